@@ -1,0 +1,102 @@
+package goodness
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Usage is a node's mean resource usage over an interval.
+type Usage struct {
+	// CPU is the fraction of the node's CPU time spent busy, excluding
+	// I/O wait, in [0, 1].
+	CPU float64
+	// IOWait is the fraction of the node's CPU time spent waiting on I/O, in [0, 1].
+	IOWait float64
+	// DiskRead, DiskWrite, NetRecv and NetSent are rates in bytes per second.
+	DiskRead, DiskWrite, NetRecv, NetSent float64
+}
+
+// Limits are a node's hardware maxima, in bytes per second (paper: r_max, w_max).
+type Limits struct {
+	DiskRead, DiskWrite, NetRecv, NetSent float64
+}
+
+// Range of Score: with every input valid, e^1 <= G <= e^4.
+//
+// The lower end is an idle node (or an I/O-saturated one with full iowait);
+// the upper end needs full CPU and saturated disk and network with no iowait,
+// which u_cpu + h_disk + h_net approaches (tanh < 1) but never exceeds.
+var (
+	Min = math.E      // e^1
+	Max = math.Exp(4) // e^4
+)
+
+// ErrInvalid is wrapped by every validation error of this package.
+var ErrInvalid = errors.New("goodness: invalid input")
+
+// Validate reports the first field of u that is outside its domain: NaN or
+// ±Inf anywhere, a fraction outside [0, 1], CPU+IOWait above 1, a negative rate.
+func (u Usage) Validate() error {
+	for _, f := range []struct {
+		name string
+		v    float64
+		frac bool
+	}{
+		{"cpu", u.CPU, true}, {"iowait", u.IOWait, true},
+		{"disk_read", u.DiskRead, false}, {"disk_write", u.DiskWrite, false},
+		{"net_recv", u.NetRecv, false}, {"net_sent", u.NetSent, false},
+	} {
+		switch {
+		case math.IsNaN(f.v) || math.IsInf(f.v, 0):
+			return fmt.Errorf("%w: usage %s is %v", ErrInvalid, f.name, f.v)
+		case f.v < 0:
+			return fmt.Errorf("%w: usage %s is negative (%v)", ErrInvalid, f.name, f.v)
+		case f.frac && f.v > 1:
+			return fmt.Errorf("%w: usage %s is %v, above 1 (a fraction of CPU time)", ErrInvalid, f.name, f.v)
+		}
+	}
+	// Telegraf's cpu fields are percentages that sum to 100 per sample; a
+	// little rounding slack is allowed.
+	if s := u.CPU + u.IOWait; s > 1+1e-9 {
+		return fmt.Errorf("%w: usage cpu+iowait is %v, above 1", ErrInvalid, s)
+	}
+	return nil
+}
+
+// Validate reports the first limit that is not a positive finite number.
+func (l Limits) Validate() error {
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{
+		{"disk_read", l.DiskRead}, {"disk_write", l.DiskWrite},
+		{"net_recv", l.NetRecv}, {"net_sent", l.NetSent},
+	} {
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v <= 0 {
+			return fmt.Errorf("%w: limit %s must be a positive finite rate in bytes/s, got %v", ErrInvalid, f.name, f.v)
+		}
+	}
+	return nil
+}
+
+// Score returns G (Eq. 1) for u under lim. It does not validate: callers
+// that read untrusted data use Checked, or Validate first. On valid input
+// the result lies in [Min, Max].
+func Score(u Usage, lim Limits) float64 {
+	hDisk := math.Tanh(u.DiskRead/lim.DiskRead + u.DiskWrite/lim.DiskWrite)
+	hNet := math.Tanh(u.NetRecv/lim.NetRecv + u.NetSent/lim.NetSent)
+	l := math.Exp(-5 * u.IOWait)
+	return math.Exp(1 + u.CPU + (hDisk+hNet)*l)
+}
+
+// Checked validates u and lim, then scores. The error names the bad field.
+func Checked(u Usage, lim Limits) (float64, error) {
+	if err := lim.Validate(); err != nil {
+		return 0, err
+	}
+	if err := u.Validate(); err != nil {
+		return 0, err
+	}
+	return Score(u, lim), nil
+}

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs what the integration tests need, once, into a cache directory that is
+# not part of the repository (default $HOME/.cache/colocd/tools, override with
+# COLOCD_TOOLS). Safe to run repeatedly: each tool is built only when missing.
+#
+#   influxd   InfluxDB 1.8.10 (Flux enabled by the tests' config)
+#   telegraf  Telegraf v1.37.2, custom build with the inputs colocd reads
+#   chromium  Debian's chromium, for the status-page test
+set -euo pipefail
+
+TOOLS=${COLOCD_TOOLS:-$HOME/.cache/colocd/tools}
+mkdir -p "$TOOLS/bin"
+export GOBIN="$TOOLS/bin"
+export GOFLAGS=-mod=mod
+
+log() { printf 'install-tools: %s\n' "$*" >&2; }
+
+if [ ! -x "$GOBIN/influxd" ]; then
+  log "building influxd 1.8.10 (a few minutes, once)"
+  (cd "$TOOLS" && go install github.com/influxdata/influxdb/cmd/influxd@v1.8.10)
+fi
+
+if [ ! -x "$GOBIN/telegraf" ]; then
+  log "building telegraf v1.37.2 custom (a few minutes, once)"
+  (cd "$TOOLS" && go install \
+    -tags custom,inputs.cpu,inputs.diskio,inputs.net,inputs.mem,inputs.execd,outputs.influxdb_v2 \
+    github.com/influxdata/telegraf/cmd/telegraf@v1.37.2)
+fi
+
+if ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    log "installing Debian chromium"
+    apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  else
+    log "chromium is missing and cannot be installed (not root or no apt-get)"
+    exit 1
+  fi
+fi
+
+log "tools ready in $GOBIN ($(command -v chromium))"
