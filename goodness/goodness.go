@@ -33,10 +33,31 @@ var (
 )
 
 // ErrInvalid is wrapped by every validation error of this package.
-var ErrInvalid = errors.New("goodness: invalid input")
+var (
+	ErrInvalid = errors.New("goodness: invalid input")
+)
+
+// FieldError is the error Validate and Checked return: it names the bad
+// field ("usage.cpu", "limits.net_sent", ...) and unwraps to ErrInvalid.
+type FieldError struct {
+	Field  string // "usage.<name>" or "limits.<name>"; "usage.cpu+iowait" for the sum
+	Reason string // what is wrong with it, including the offending value
+}
+
+func (e *FieldError) Error() string {
+	return "goodness: invalid " + e.Field + ": " + e.Reason
+}
+
+// Unwrap makes errors.Is(err, ErrInvalid) hold.
+func (e *FieldError) Unwrap() error { return ErrInvalid }
+
+func fieldErr(field, format string, args ...any) error {
+	return &FieldError{Field: field, Reason: fmt.Sprintf(format, args...)}
+}
 
 // Validate reports the first field of u that is outside its domain: NaN or
-// ±Inf anywhere, a fraction outside [0, 1], CPU+IOWait above 1, a negative rate.
+// ±Inf anywhere, a fraction outside [0, 1], CPU+IOWait above 1, a negative
+// rate. The error is a *FieldError.
 func (u Usage) Validate() error {
 	for _, f := range []struct {
 		name string
@@ -49,22 +70,23 @@ func (u Usage) Validate() error {
 	} {
 		switch {
 		case math.IsNaN(f.v) || math.IsInf(f.v, 0):
-			return fmt.Errorf("%w: usage %s is %v", ErrInvalid, f.name, f.v)
+			return fieldErr("usage."+f.name, "is %v, want a finite number", f.v)
 		case f.v < 0:
-			return fmt.Errorf("%w: usage %s is negative (%v)", ErrInvalid, f.name, f.v)
+			return fieldErr("usage."+f.name, "is negative (%v)", f.v)
 		case f.frac && f.v > 1:
-			return fmt.Errorf("%w: usage %s is %v, above 1 (a fraction of CPU time)", ErrInvalid, f.name, f.v)
+			return fieldErr("usage."+f.name, "is %v, above 1 (a fraction of CPU time)", f.v)
 		}
 	}
 	// Telegraf's cpu fields are percentages that sum to 100 per sample; a
 	// little rounding slack is allowed.
 	if s := u.CPU + u.IOWait; s > 1+1e-9 {
-		return fmt.Errorf("%w: usage cpu+iowait is %v, above 1", ErrInvalid, s)
+		return fieldErr("usage.cpu+iowait", "is %v, above 1 (fractions of the same CPU time)", s)
 	}
 	return nil
 }
 
-// Validate reports the first limit that is not a positive finite number.
+// Validate reports the first limit that is not a positive finite number, as
+// a *FieldError.
 func (l Limits) Validate() error {
 	for _, f := range []struct {
 		name string
@@ -74,7 +96,7 @@ func (l Limits) Validate() error {
 		{"net_recv", l.NetRecv}, {"net_sent", l.NetSent},
 	} {
 		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v <= 0 {
-			return fmt.Errorf("%w: limit %s must be a positive finite rate in bytes/s, got %v", ErrInvalid, f.name, f.v)
+			return fieldErr("limits."+f.name, "is %v, want a positive finite rate in bytes/s", f.v)
 		}
 	}
 	return nil
@@ -90,7 +112,8 @@ func Score(u Usage, lim Limits) float64 {
 	return math.Exp(1 + u.CPU + (hDisk+hNet)*l)
 }
 
-// Checked validates u and lim, then scores. The error names the bad field.
+// Checked validates lim, then u, then scores. The error is a *FieldError
+// naming the first bad field; it wraps ErrInvalid.
 func Checked(u Usage, lim Limits) (float64, error) {
 	if err := lim.Validate(); err != nil {
 		return 0, err
