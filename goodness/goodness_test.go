@@ -192,7 +192,7 @@ func TestValidateErrors(t *testing.T) {
 	}{
 		{"valid", ok, lim100, ""},
 		{"cpu plus iowait exactly 1", with(func(u *goodness.Usage) { u.CPU, u.IOWait = 0.7, 0.3 }), lim100, ""},
-		{"cpu plus iowait within rounding slack", with(func(u *goodness.Usage) { u.CPU, u.IOWait = 0.5, 0.5 + 1e-12 }), lim100, ""},
+		{"cpu plus iowait within rounding slack", with(func(u *goodness.Usage) { u.CPU, u.IOWait = 0.5, 0.5+1e-12 }), lim100, ""},
 		{"cpu NaN", with(func(u *goodness.Usage) { u.CPU = nan }), lim100, "usage.cpu"},
 		{"cpu negative", with(func(u *goodness.Usage) { u.CPU = -0.01 }), lim100, "usage.cpu"},
 		{"cpu above 1", with(func(u *goodness.Usage) { u.CPU, u.IOWait = 1.5, 0 }), lim100, "usage.cpu"},
