@@ -1,0 +1,175 @@
+package bandit
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+)
+
+// Errors. Every error this package returns wraps one of these, through a
+// *FieldError that names the bad field.
+var (
+	// ErrInvalidConfig: Config.Validate found a field out of its domain.
+	ErrInvalidConfig = errors.New("bandit: invalid config")
+	// ErrInvalidSnapshot: Restore refused a snapshot (the learner is unchanged).
+	ErrInvalidSnapshot = errors.New("bandit: invalid snapshot")
+	// ErrUnknownBaselineMode: ParseBaselineMode or UnmarshalText got a name it does not know.
+	ErrUnknownBaselineMode = errors.New("bandit: unknown baseline mode")
+)
+
+// FieldError names the field of a Config or Snapshot that is wrong. Field
+// uses the JSON names ("step_size", "h[2][0]", "kinds[1]"). It unwraps to
+// ErrInvalidConfig or ErrInvalidSnapshot.
+type FieldError struct {
+	Field  string
+	Reason string
+	Err    error // the sentinel
+}
+
+func (e *FieldError) Error() string { return e.Err.Error() + ": " + e.Field + ": " + e.Reason }
+
+// Unwrap returns the sentinel, for errors.Is.
+func (e *FieldError) Unwrap() error { return e.Err }
+
+func configErr(field, format string, args ...any) error {
+	return &FieldError{Field: field, Reason: fmt.Sprintf(format, args...), Err: ErrInvalidConfig}
+}
+
+func snapErr(field, format string, args ...any) error {
+	return &FieldError{Field: field, Reason: fmt.Sprintf(format, args...), Err: ErrInvalidSnapshot}
+}
+
+// BaselineMode selects the reference goodness Ḡ that an observation is
+// compared with in Eqs. 2–3.
+type BaselineMode int
+
+const (
+	// GlobalMean is the paper's baseline and the default: the mean of every
+	// goodness value observed so far, the current one included.
+	GlobalMean BaselineMode = iota
+	// RowMean keeps one mean per running kind a' (per row of H), the current
+	// value included: a kind that co-locates badly with everything does not
+	// drag the other rows' baseline down.
+	RowMean
+	// Recency is an exponential recency-weighted average, Ḡ += α(g−Ḡ) with
+	// α = Config.RecencyAlpha, for jobs whose behaviour drifts. It starts
+	// unbiased (Sutton & Barto §2.5, ex. 2.7): the step is α/(1−(1−α)^n) for
+	// the n-th observation, so the first observation sets Ḡ = g and the step
+	// tends to α.
+	Recency
+)
+
+var baselineNames = [...]string{GlobalMean: "global", RowMean: "row", Recency: "recency"}
+
+// String returns "global", "row" or "recency".
+func (m BaselineMode) String() string {
+	if m >= 0 && int(m) < len(baselineNames) {
+		return baselineNames[m]
+	}
+	return fmt.Sprintf("BaselineMode(%d)", int(m))
+}
+
+// ParseBaselineMode accepts the names String returns, case-insensitively,
+// plus the spellings "global-mean", "global_mean", "row-mean", "row_mean".
+// The empty string is the default, GlobalMean.
+func ParseBaselineMode(s string) (BaselineMode, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "global", "global-mean", "global_mean":
+		return GlobalMean, nil
+	case "row", "row-mean", "row_mean":
+		return RowMean, nil
+	case "recency":
+		return Recency, nil
+	}
+	return 0, fmt.Errorf("%w %q (want global, row or recency)", ErrUnknownBaselineMode, s)
+}
+
+// MarshalText writes the mode's name, so JSON and YAML carry "global", not 0.
+func (m BaselineMode) MarshalText() ([]byte, error) {
+	if m < 0 || int(m) >= len(baselineNames) {
+		return nil, fmt.Errorf("%w %d", ErrUnknownBaselineMode, int(m))
+	}
+	return []byte(m.String()), nil
+}
+
+// UnmarshalText parses a name with ParseBaselineMode.
+func (m *BaselineMode) UnmarshalText(b []byte) error {
+	v, err := ParseBaselineMode(string(b))
+	if err != nil {
+		return err
+	}
+	*m = v
+	return nil
+}
+
+// DefaultStepSize is γ when Config.StepSize is zero.
+//
+// The paper gives no value for γ. We chose 0.05 from the scale of the
+// reward: goodness lies in [e, e^4] ≈ [2.7, 54.6], so G−Ḡ is typically a
+// few units and at most about ±52. One update moves the chosen preference by
+// at most γ|G−Ḡ| ≤ 2.6 at γ = 0.05, which changes a probability by a large
+// but finite factor and cannot saturate the softmax from a single outlier,
+// while a typical gap of 5–20 between a good and a bad partner moves H by
+// 0.25–1 per observation. In TestLearnsBestPartner (10 kinds, best partner
+// G≈33 against others in [4.5, 12], noisy) π(best|a') passes 0.9 after a few
+// dozen observations of that row; γ = 0.5 learns faster but is driven to
+// near-certainty by a single noisy sample, γ = 0.005 needs hundreds of runs
+// of the same pair, which a batch cluster does not see in a day.
+const DefaultStepSize = 0.05
+
+// DefaultRecencyAlpha is α for the Recency baseline when Config.RecencyAlpha
+// is zero: an effective memory of about 1/α = 10 observations.
+const DefaultRecencyAlpha = 0.1
+
+// Config configures a Learner. The zero value is valid: every zero field
+// takes its default (the paper's choices where the paper makes one).
+type Config struct {
+	// StepSize is γ in Eqs. 2–3; 0 means DefaultStepSize.
+	StepSize float64 `json:"step_size"`
+	// Baseline selects Ḡ; the zero value is GlobalMean, the paper's.
+	Baseline BaselineMode `json:"baseline"`
+	// RecencyAlpha is α for the Recency baseline, in (0, 1]; 0 means
+	// DefaultRecencyAlpha. Ignored by the other modes.
+	RecencyAlpha float64 `json:"recency_alpha,omitempty"`
+	// Clip, when positive, clamps every preference to [−Clip, Clip] after
+	// each update, bounding how certain the learner can become: the largest
+	// probability ratio between two kinds in a row is e^(2·Clip). 0 (the
+	// default, the paper's) means no clipping. The softmax is computed with
+	// the row maximum subtracted, so it stays finite either way.
+	Clip float64 `json:"clip,omitempty"`
+}
+
+// DefaultConfig returns the configuration New uses for a zero Config, with
+// every default filled in.
+func DefaultConfig() Config {
+	return Config{StepSize: DefaultStepSize, Baseline: GlobalMean, RecencyAlpha: DefaultRecencyAlpha}
+}
+
+// Validate reports the first field outside its domain, as a *FieldError
+// wrapping ErrInvalidConfig. Zero fields are valid (they mean "default").
+func (c Config) Validate() error {
+	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+	switch {
+	case !finite(c.StepSize) || c.StepSize < 0:
+		return configErr("step_size", "is %v, want a finite number >= 0 (0 = default %v)", c.StepSize, DefaultStepSize)
+	case c.Baseline < 0 || int(c.Baseline) >= len(baselineNames):
+		return configErr("baseline", "is %d, want global (0), row (1) or recency (2)", int(c.Baseline))
+	case !finite(c.RecencyAlpha) || c.RecencyAlpha < 0 || c.RecencyAlpha > 1:
+		return configErr("recency_alpha", "is %v, want a number in (0, 1] (0 = default %v)", c.RecencyAlpha, DefaultRecencyAlpha)
+	case !finite(c.Clip) || c.Clip < 0:
+		return configErr("clip", "is %v, want a finite number >= 0 (0 = no clipping)", c.Clip)
+	}
+	return nil
+}
+
+// withDefaults fills zero fields.
+func (c Config) withDefaults() Config {
+	if c.StepSize == 0 {
+		c.StepSize = DefaultStepSize
+	}
+	if c.RecencyAlpha == 0 {
+		c.RecencyAlpha = DefaultRecencyAlpha
+	}
+	return c
+}

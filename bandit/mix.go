@@ -1,0 +1,270 @@
+package bandit
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+)
+
+// mixScratch holds Mix's buffers; Learner.scratch pools them so a Mix call
+// allocates nothing in the steady state.
+type mixScratch struct {
+	idx     []int32   // candidate → kind index, −1 = unknown
+	ctxRow  []int32   // context → kind index, −1 = unknown (a zero row)
+	ctxOff  []float64 // context → log(w/W) − max − log Z of its row
+	best    []float64 // kind → max over contexts of H + off; [K] = any unknown kind
+	e       []float64 // kind → Σ over contexts of exp(H + off − shift); [K] = unknown
+	unknown map[string]struct{}
+}
+
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n, n+n/4)
+	}
+	return s[:n]
+}
+
+// Mix scores candidates against a context of running kinds: with weights w,
+//
+//	out[i] ∝ Σ_j w_j π(candidates[i] | given[j]) / Σ_j w_j
+//
+// renormalised so that out sums to 1 over the candidates. Weights that are
+// negative, NaN or ±Inf count as 0; nil weights mean equal weights. With no
+// context (empty given, or every weight 0) out is uniform. Unknown kinds,
+// among the candidates or the context, are treated as if they had been added
+// (zero preferences; they join the set each softmax spreads over), so Mix
+// does not change when the caller Adds them first. Candidates may repeat;
+// each occurrence gets the same score before the renormalisation.
+//
+// Mix is computed in log space with one shift for the whole call: the best
+// candidate's top term is exp(0), so out never underflows to all zeros and
+// never holds NaN or Inf, however large the preferences. Cost: one map
+// lookup per candidate plus 2·K·J exponentials for K known kinds and J
+// context kinds; no allocation in the steady state.
+//
+// Mix panics if len(out) != len(candidates), or if weights is not nil and
+// len(weights) != len(given).
+func (l *Learner) Mix(candidates, given []string, weights []float64, out []float64) {
+	if len(out) != len(candidates) {
+		panic(fmt.Sprintf("bandit: Mix: len(out) = %d, want len(candidates) = %d", len(out), len(candidates)))
+	}
+	if weights != nil && len(weights) != len(given) {
+		panic(fmt.Sprintf("bandit: Mix: len(weights) = %d, want len(given) = %d", len(weights), len(given)))
+	}
+	n := len(candidates)
+	if n == 0 {
+		return
+	}
+	weight := func(j int) float64 {
+		if weights == nil {
+			return 1
+		}
+		if w := weights[j]; w > 0 && !math.IsInf(w, 1) {
+			return w
+		}
+		return 0
+	}
+	maxw := 0.0
+	for j := range given {
+		maxw = max(maxw, weight(j))
+	}
+	if maxw == 0 {
+		uniform(out)
+		return
+	}
+	wsum := 0.0 // of w/maxw, so it cannot overflow
+	for j := range given {
+		wsum += weight(j) / maxw
+	}
+
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	s, _ := l.scratch.Get().(*mixScratch)
+	if s == nil {
+		s = &mixScratch{unknown: map[string]struct{}{}}
+	}
+	defer l.scratch.Put(s)
+
+	k := len(l.kinds)
+	// Resolve the candidates, and count the distinct unknown kinds u.
+	s.idx = grow(s.idx, n)
+	for i, c := range candidates {
+		if ki, ok := l.index[c]; ok {
+			s.idx[i] = int32(ki)
+		} else {
+			s.idx[i] = -1
+			s.unknown[c] = struct{}{}
+		}
+	}
+	s.ctxRow, s.ctxOff = s.ctxRow[:0], s.ctxOff[:0]
+	for _, g := range given {
+		if _, ok := l.index[g]; !ok {
+			s.unknown[g] = struct{}{}
+		}
+	}
+	u := len(s.unknown)
+	clear(s.unknown)
+
+	// One offset per context kind: log(w_j/W) − m_j − log Z_j, so that
+	// exp(H_j[b] + off_j) = (w_j/W)·π(b|given_j). Z_j runs over the K known
+	// kinds plus the u unknown ones (H = 0).
+	for j, g := range given {
+		w := weight(j) / maxw
+		if w == 0 {
+			continue
+		}
+		lw := math.Log(w / wsum)
+		gi, ok := l.index[g]
+		if !ok {
+			s.ctxRow = append(s.ctxRow, -1)
+			s.ctxOff = append(s.ctxOff, lw-math.Log(float64(k+u)))
+			continue
+		}
+		row := l.h[gi]
+		m := row[0]
+		for _, v := range row[1:] {
+			m = max(m, v)
+		}
+		if u > 0 {
+			m = max(m, 0)
+		}
+		z := float64(u) * math.Exp(-m)
+		for _, v := range row {
+			z += math.Exp(v - m)
+		}
+		s.ctxRow = append(s.ctxRow, int32(gi))
+		s.ctxOff = append(s.ctxOff, lw-m-math.Log(z))
+	}
+
+	// best[b] = max_j (H_j[b] + off_j); index k stands for every unknown kind.
+	s.best = grow(s.best, k+1)
+	for b := range s.best {
+		s.best[b] = math.Inf(-1)
+	}
+	for j, gi := range s.ctxRow {
+		off := s.ctxOff[j]
+		if gi < 0 {
+			for b := range s.best {
+				s.best[b] = max(s.best[b], off)
+			}
+			continue
+		}
+		for b, v := range l.h[gi] {
+			s.best[b] = max(s.best[b], v+off)
+		}
+		s.best[k] = max(s.best[k], off)
+	}
+	// The shift: the largest term over the candidates actually scored.
+	shift := math.Inf(-1)
+	for _, ki := range s.idx[:n] {
+		b := int(ki)
+		if b < 0 {
+			b = k
+		}
+		shift = max(shift, s.best[b])
+	}
+	// e[b] = Σ_j exp(H_j[b] + off_j − shift), ≤ J for every candidate kind.
+	s.e = grow(s.e, k+1)
+	clear(s.e)
+	for j, gi := range s.ctxRow {
+		off := s.ctxOff[j] - shift
+		if gi < 0 {
+			x := math.Exp(off)
+			for b := range s.e {
+				s.e[b] += x
+			}
+			continue
+		}
+		for b, v := range l.h[gi] {
+			s.e[b] += math.Exp(v + off)
+		}
+		s.e[k] += math.Exp(off)
+	}
+	total := 0.0
+	for i, ki := range s.idx[:n] {
+		b := int(ki)
+		if b < 0 {
+			b = k
+		}
+		out[i] = s.e[b]
+		total += out[i]
+	}
+	for i := range out {
+		out[i] /= total
+	}
+}
+
+func uniform(p []float64) {
+	for i := range p {
+		p[i] = 1 / float64(len(p))
+	}
+}
+
+// Sample draws an index of p with probability proportional to p[i]. p need
+// not be normalised; negative, NaN and ±Inf entries count as 0. If no entry
+// is positive, every index is equally likely. It returns −1 only for an
+// empty p. It panics if rng is nil.
+func Sample(p []float64, rng *rand.Rand) int {
+	if rng == nil {
+		panic("bandit: Sample: nil *rand.Rand")
+	}
+	if len(p) == 0 {
+		return -1
+	}
+	total, last := 0.0, -1
+	for i, v := range p {
+		if v > 0 && !math.IsInf(v, 1) {
+			total += v
+			last = i
+		}
+	}
+	if last < 0 || math.IsInf(total, 1) {
+		if last >= 0 { // finite weights whose sum overflows: scale down
+			return Sample(scaled(p), rng)
+		}
+		return rng.IntN(len(p))
+	}
+	r := rng.Float64() * total
+	acc := 0.0
+	for i, v := range p {
+		if v > 0 && !math.IsInf(v, 1) {
+			acc += v
+			if r < acc {
+				return i
+			}
+		}
+	}
+	return last // r landed in the rounding gap at the top
+}
+
+// scaled returns the usable entries of p divided by their maximum.
+func scaled(p []float64) []float64 {
+	m := 0.0
+	for _, v := range p {
+		if v > 0 && !math.IsInf(v, 1) {
+			m = max(m, v)
+		}
+	}
+	q := make([]float64, len(p))
+	for i, v := range p {
+		if v > 0 && !math.IsInf(v, 1) {
+			q[i] = v / m
+		}
+	}
+	return q
+}
+
+// Argmax returns the index of the largest entry of p, the lowest index on a
+// tie. NaN entries are skipped; it returns −1 if p is empty or all NaN.
+func Argmax(p []float64) int {
+	best := -1
+	for i, v := range p {
+		if math.IsNaN(v) {
+			continue
+		}
+		if best < 0 || v > p[best] {
+			best = i
+		}
+	}
+	return best
+}
