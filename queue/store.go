@@ -1,0 +1,612 @@
+package queue
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
+)
+
+// Options configure Open. The zero value is safe: durable writes, a 1 s lock
+// timeout, the wall clock and crypto/rand.
+type Options struct {
+	// Timeout bounds the wait for the file lock (another colocd holding the
+	// file). Zero means 1 s; negative means wait forever.
+	Timeout time.Duration
+	// NoSync skips fsync on commit. Only for tests and benchmarks: a crash
+	// may lose acknowledged jobs.
+	NoSync bool
+	// Now is the clock for every timestamp the store writes. Nil: time.Now.
+	Now func() time.Time
+	// Entropy feeds the random part of job ids. Nil: crypto/rand.
+	Entropy io.Reader
+	// Logger receives warnings (e.g. a negative runtime). Nil: discard.
+	Logger *slog.Logger
+	// MaxBatch caps how many submissions share one commit. Zero: 256.
+	MaxBatch int
+	// Check runs bbolt's full consistency check at Open (reads every page:
+	// O(file size)). Off by default.
+	Check bool
+}
+
+// Store is the durable job queue: one bbolt file. All methods are safe for
+// concurrent use. Every state change is one transaction; submissions from
+// concurrent callers are group-committed (one fsync for many).
+type Store struct {
+	db      *bolt.DB
+	now     func() time.Time
+	entropy *ulid.MonotonicEntropy // used only by the writer goroutine
+	log     *slog.Logger
+
+	maxBatch   int
+	ops        chan *submitOp
+	writerDone chan struct{}
+
+	mu     sync.RWMutex // held for reading by every operation, for writing by Close
+	closed bool
+}
+
+// Bucket and key names. See doc.go for the layout.
+var (
+	bucketMeta    = []byte("meta")
+	bucketJobs    = []byte("jobs")    // id → Job JSON
+	bucketPending = []byte("pending") // seq (8 bytes BE) → id: the FIFO
+	bucketStates  = []byte("states")  // state 0x00 seq → id
+	bucketIdem    = []byte("idem")    // user 0x00 key → id
+	bucketKinds   = []byte("kinds")   // kind → KindHistory JSON
+	bucketPrefs   = []byte("prefs")   // "snapshot" → bandit snapshot bytes
+	bucketCounts  = []byte("counts")  // state → count (8 bytes BE)
+
+	allBuckets = [][]byte{bucketMeta, bucketJobs, bucketPending, bucketStates, bucketIdem, bucketKinds, bucketPrefs, bucketCounts}
+
+	keyMagic    = []byte("magic")
+	keySchema   = []byte("schema")
+	keyPrefs    = []byte("snapshot")
+	magicValue  = []byte("colocd-queue")
+	boltMagic   = uint32(0xED0CDAED)
+	boltPageSzs = []int{4096, 8192, 16384, 32768, 65536}
+)
+
+// SchemaVersion is the on-disk layout this build writes.
+const SchemaVersion = 1
+
+// schema is the version and the migration table Open works with; tests swap
+// it to exercise the migration hook.
+type schema struct {
+	version uint64
+	// migrations[v] upgrades a file from version v to v+1. All needed steps
+	// run in one transaction, with the new version written at its end.
+	migrations map[uint64]func(tx *bolt.Tx) error
+}
+
+// currentSchema: version 1 is the first layout, so there is nothing to
+// migrate from yet. A later layout adds migrations[1] here.
+func currentSchema() schema {
+	return schema{version: SchemaVersion, migrations: map[uint64]func(*bolt.Tx) error{}}
+}
+
+// Open opens (creating if needed) the queue file at path. A file that is not
+// bbolt, or bbolt written by another program, gives ErrForeign; an
+// unreadable bbolt file gives ErrCorrupt; a newer schema gives ErrSchema; a
+// lock held past Options.Timeout gives ErrLocked. Open never panics on a
+// damaged file.
+func Open(path string, opts Options) (*Store, error) {
+	return open(path, opts, currentSchema())
+}
+
+func open(path string, opts Options, sch schema) (s *Store, err error) {
+	if err := sniff(path); err != nil {
+		return nil, err
+	}
+	timeout := opts.Timeout
+	switch {
+	case timeout == 0:
+		timeout = time.Second
+	case timeout < 0:
+		timeout = 0 // bbolt: wait forever
+	}
+	db, err := safeOpen(path, &bolt.Options{Timeout: timeout, NoSync: opts.NoSync, FreelistType: bolt.FreelistMapType})
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			db.Close()
+		}
+	}()
+	if err := initialise(db, sch); err != nil {
+		return nil, err
+	}
+	if opts.Check {
+		if err := check(db); err != nil {
+			return nil, err
+		}
+	}
+	s = &Store{
+		db:         db,
+		now:        opts.Now,
+		log:        opts.Logger,
+		maxBatch:   opts.MaxBatch,
+		writerDone: make(chan struct{}),
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.maxBatch <= 0 {
+		s.maxBatch = 256
+	}
+	ent := opts.Entropy
+	if ent == nil {
+		ent = rand.Reader
+	}
+	s.entropy = ulid.Monotonic(ent, 0)
+	s.ops = make(chan *submitOp, s.maxBatch)
+	go s.writer()
+	return s, nil
+}
+
+// sniff looks for bbolt's meta-page magic before bbolt reads the file, so a
+// foreign file is reported as such instead of as corrupt.
+func sniff(path string) error {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("queue: open %s: %w", path, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("queue: stat %s: %w", path, err)
+	}
+	if st.Size() == 0 {
+		return nil // bbolt initialises an empty file
+	}
+	if st.IsDir() {
+		return fmt.Errorf("%w: %s is a directory", ErrForeign, path)
+	}
+	var buf [4]byte
+	// The meta page header is 16 bytes (id, flags, count, overflow); the
+	// magic follows. Page 0 holds the first meta, page 1 the second.
+	for _, off := range append([]int{0}, boltPageSzs...) {
+		if _, err := f.ReadAt(buf[:], int64(off)+16); err != nil {
+			continue
+		}
+		if binary.LittleEndian.Uint32(buf[:]) == boltMagic || binary.BigEndian.Uint32(buf[:]) == boltMagic {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: %s is not a bbolt database (no meta page magic)", ErrForeign, path)
+}
+
+// safeOpen calls bolt.Open, turning its errors and panics into ours.
+func safeOpen(path string, o *bolt.Options) (db *bolt.DB, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			db, err = nil, fmt.Errorf("%w: %s: bbolt panicked on open: %v", ErrCorrupt, path, r)
+		}
+	}()
+	db, err = bolt.Open(path, 0o600, o)
+	switch {
+	case err == nil:
+		return db, nil
+	case errors.Is(err, bolterrors.ErrTimeout):
+		return nil, fmt.Errorf("%w: %s (waited %v): %w", ErrLocked, path, o.Timeout, err)
+	case errors.Is(err, os.ErrPermission), errors.Is(err, os.ErrNotExist):
+		return nil, fmt.Errorf("queue: open %s: %w", path, err)
+	default:
+		return nil, fmt.Errorf("%w: %s: %w", ErrCorrupt, path, err)
+	}
+}
+
+// initialise classifies the file (fresh, ours, foreign, newer), creates the
+// layout on a fresh file and runs migrations on an older one. Panics inside
+// bbolt (corrupt pages) become ErrCorrupt.
+func initialise(db *bolt.DB, sch schema) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: %s: bbolt panicked reading the file: %v", ErrCorrupt, db.Path(), r)
+		}
+	}()
+	var (
+		fresh   bool
+		version uint64
+	)
+	err = db.View(func(tx *bolt.Tx) error {
+		empty := true
+		if err := tx.ForEach(func([]byte, *bolt.Bucket) error { empty = false; return nil }); err != nil {
+			return err
+		}
+		if empty {
+			fresh = true
+			return nil
+		}
+		meta := tx.Bucket(bucketMeta)
+		if meta == nil || !bytes.Equal(meta.Get(keyMagic), magicValue) {
+			return fmt.Errorf("%w: %s is a bbolt database of another program", ErrForeign, db.Path())
+		}
+		v := meta.Get(keySchema)
+		if len(v) != 8 {
+			return fmt.Errorf("%w: %s: schema version key missing or malformed", ErrCorrupt, db.Path())
+		}
+		version = binary.BigEndian.Uint64(v)
+		if version > sch.version {
+			return fmt.Errorf("%w: %s has schema %d, this build knows up to %d (newer colocd?)", ErrSchema, db.Path(), version, sch.version)
+		}
+		if version == sch.version {
+			// Touch every bucket's root so a broken page shows now.
+			for _, name := range allBuckets {
+				b := tx.Bucket(name)
+				if b == nil {
+					return fmt.Errorf("%w: %s: bucket %q missing", ErrCorrupt, db.Path(), name)
+				}
+				b.Cursor().First()
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	switch {
+	case fresh:
+		return db.Update(func(tx *bolt.Tx) error {
+			for _, name := range allBuckets {
+				if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+					return fmt.Errorf("queue: create bucket %s: %w", name, err)
+				}
+			}
+			meta := tx.Bucket(bucketMeta)
+			if err := meta.Put(keyMagic, magicValue); err != nil {
+				return err
+			}
+			return meta.Put(keySchema, u64(sch.version))
+		})
+	case version < sch.version:
+		return db.Update(func(tx *bolt.Tx) error {
+			for v := version; v < sch.version; v++ {
+				m, ok := sch.migrations[v]
+				if !ok {
+					return fmt.Errorf("%w: %s: no migration from schema %d to %d", ErrSchema, db.Path(), v, v+1)
+				}
+				if err := m(tx); err != nil {
+					return fmt.Errorf("%w: %s: migration %d → %d: %w", ErrSchema, db.Path(), v, v+1, err)
+				}
+			}
+			for _, name := range allBuckets {
+				if tx.Bucket(name) == nil {
+					return fmt.Errorf("%w: %s: bucket %q missing after migration", ErrSchema, db.Path(), name)
+				}
+			}
+			return tx.Bucket(bucketMeta).Put(keySchema, u64(sch.version))
+		})
+	}
+	return nil
+}
+
+// check runs bbolt's consistency check.
+func check(db *bolt.DB) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: %s: bbolt panicked during check: %v", ErrCorrupt, db.Path(), r)
+		}
+	}()
+	return db.View(func(tx *bolt.Tx) error {
+		var errs []error
+		for e := range tx.Check() {
+			errs = append(errs, e)
+		}
+		if len(errs) > 0 {
+			return fmt.Errorf("%w: %s: %w", ErrCorrupt, db.Path(), errors.Join(errs...))
+		}
+		return nil
+	})
+}
+
+// Close stops accepting work, waits for queued submissions to commit and
+// closes the file. Later calls return ErrClosed.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return ErrClosed
+	}
+	s.closed = true
+	close(s.ops)
+	s.mu.Unlock()
+	<-s.writerDone
+	return s.db.Close()
+}
+
+// Path is the file the store uses.
+func (s *Store) Path() string { return s.db.Path() }
+
+// view and update run fn in a read or write transaction, unless closed.
+func (s *Store) view(fn func(tx *bolt.Tx) error) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return ErrClosed
+	}
+	return s.db.View(fn)
+}
+
+func (s *Store) update(fn func(tx *bolt.Tx) error) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return ErrClosed
+	}
+	return s.db.Update(fn)
+}
+
+// stamp is the store's clock, without the monotonic reading and in UTC, so
+// a time reads back equal to what was written.
+func (s *Store) stamp() time.Time { return s.now().Round(0).UTC() }
+
+func u64(v uint64) []byte {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], v)
+	return b[:]
+}
+
+func stateKey(st State, seq uint64) []byte {
+	k := make([]byte, 0, len(st)+9)
+	k = append(k, st...)
+	k = append(k, 0)
+	return binary.BigEndian.AppendUint64(k, seq)
+}
+
+func idemKey(user, key string) []byte {
+	k := make([]byte, 0, len(user)+1+len(key))
+	k = append(k, user...)
+	k = append(k, 0)
+	return append(k, key...)
+}
+
+// getJob reads and decodes a job inside tx (decoding copies out of the page).
+func getJob(tx *bolt.Tx, id string) (Job, error) {
+	v := tx.Bucket(bucketJobs).Get([]byte(id))
+	if v == nil {
+		return Job{}, fmt.Errorf("%w: %q", ErrNotFound, id)
+	}
+	var j Job
+	if err := json.Unmarshal(v, &j); err != nil {
+		return Job{}, fmt.Errorf("%w: job %s: %w", ErrCorrupt, id, err)
+	}
+	return j, nil
+}
+
+func putJob(tx *bolt.Tx, j *Job) error {
+	b, err := json.Marshal(j)
+	if err != nil {
+		return fmt.Errorf("queue: encode job %s: %w", j.ID, err)
+	}
+	return tx.Bucket(bucketJobs).Put([]byte(j.ID), b)
+}
+
+// addCount adjusts the per-state counter by d.
+func addCount(tx *bolt.Tx, st State, d int64) error {
+	b := tx.Bucket(bucketCounts)
+	var n int64
+	if v := b.Get([]byte(st)); len(v) == 8 {
+		n = int64(binary.BigEndian.Uint64(v))
+	}
+	n += d
+	if n < 0 {
+		n = 0
+	}
+	return b.Put([]byte(st), u64(uint64(n)))
+}
+
+// index moves j's index entries from state from to j.State (from == ""
+// for a new job, j.State == "" for a deleted one).
+func index(tx *bolt.Tx, j *Job, from State) error {
+	seq := u64(j.Seq)
+	states := tx.Bucket(bucketStates)
+	if from != "" {
+		if err := states.Delete(stateKey(from, j.Seq)); err != nil {
+			return err
+		}
+		if err := addCount(tx, from, -1); err != nil {
+			return err
+		}
+		if from == StatePending {
+			if err := tx.Bucket(bucketPending).Delete(seq); err != nil {
+				return err
+			}
+		}
+	}
+	if j.State != "" {
+		if err := states.Put(stateKey(j.State, j.Seq), []byte(j.ID)); err != nil {
+			return err
+		}
+		if err := addCount(tx, j.State, 1); err != nil {
+			return err
+		}
+		if j.State == StatePending {
+			if err := tx.Bucket(bucketPending).Put(seq, []byte(j.ID)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Get returns the job with id, or an error wrapping ErrNotFound.
+func (s *Store) Get(id string) (Job, error) {
+	var j Job
+	err := s.view(func(tx *bolt.Tx) (err error) {
+		j, err = getJob(tx, id)
+		return err
+	})
+	return j, err
+}
+
+// Pending returns the first limit pending jobs in FIFO (submission) order;
+// limit <= 0 means all. Cost: O(log n + limit) page reads.
+func (s *Store) Pending(limit int) ([]Job, error) {
+	var out []Job
+	err := s.view(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketPending).Cursor()
+		for k, v := c.First(); k != nil && (limit <= 0 || len(out) < limit); k, v = c.Next() {
+			j, err := getJob(tx, string(v))
+			if err != nil {
+				return fmt.Errorf("%w: pending index names %s: %w", ErrCorrupt, v, err)
+			}
+			out = append(out, j)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Position returns the 0-based place of a pending job in the FIFO (0 = next
+// in line). It walks the index from the head: O(position). A job that is not
+// pending gives an error wrapping ErrNotPending.
+func (s *Store) Position(id string) (int, error) {
+	pos := -1
+	err := s.view(func(tx *bolt.Tx) error {
+		j, err := getJob(tx, id)
+		if err != nil {
+			return err
+		}
+		if j.State != StatePending {
+			return fmt.Errorf("%w: job %s is %s", ErrNotPending, id, j.State)
+		}
+		want := u64(j.Seq)
+		c := tx.Bucket(bucketPending).Cursor()
+		n := 0
+		for k, _ := c.First(); k != nil; k, _ = c.Next() {
+			if bytes.Equal(k, want) {
+				pos = n
+				return nil
+			}
+			n++
+		}
+		return fmt.Errorf("%w: pending job %s missing from the FIFO index", ErrCorrupt, id)
+	})
+	return pos, err
+}
+
+// List returns jobs in state st in submission order, at most limit of them
+// (limit <= 0: all). st == "" lists every job, in id (creation) order.
+func (s *Store) List(st State, limit int) ([]Job, error) {
+	if st != "" && !st.Valid() {
+		return nil, fieldErr("state", "unknown state %q (want one of %s)", st, stateNames())
+	}
+	var out []Job
+	err := s.view(func(tx *bolt.Tx) error {
+		if st == "" {
+			c := tx.Bucket(bucketJobs).Cursor()
+			for k, v := c.First(); k != nil && (limit <= 0 || len(out) < limit); k, v = c.Next() {
+				var j Job
+				if err := json.Unmarshal(v, &j); err != nil {
+					return fmt.Errorf("%w: job %s: %w", ErrCorrupt, k, err)
+				}
+				out = append(out, j)
+			}
+			return nil
+		}
+		prefix := append([]byte(st), 0)
+		c := tx.Bucket(bucketStates).Cursor()
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) && (limit <= 0 || len(out) < limit); k, v = c.Next() {
+			j, err := getJob(tx, string(v))
+			if err != nil {
+				return fmt.Errorf("%w: state index names %s: %w", ErrCorrupt, v, err)
+			}
+			out = append(out, j)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Counts returns the number of jobs in each state (every state present,
+// zero included). O(1): counters are kept in the same transactions that
+// move jobs.
+func (s *Store) Counts() (map[State]int, error) {
+	out := make(map[State]int, len(States))
+	err := s.view(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketCounts)
+		for _, st := range States {
+			if v := b.Get([]byte(st)); len(v) == 8 {
+				out[st] = int(binary.BigEndian.Uint64(v))
+			} else {
+				out[st] = 0
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// History returns the run history of kind (zero KindHistory with Kind set
+// when it never succeeded).
+func (s *Store) History(kind string) (KindHistory, error) {
+	h := KindHistory{Kind: kind}
+	err := s.view(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bucketKinds).Get([]byte(kind))
+		if v == nil {
+			return nil
+		}
+		if err := json.Unmarshal(v, &h); err != nil {
+			return fmt.Errorf("%w: history of %s: %w", ErrCorrupt, kind, err)
+		}
+		return nil
+	})
+	return h, err
+}
+
+// Histories returns every kind's history, keyed by kind.
+func (s *Store) Histories() (map[string]KindHistory, error) {
+	out := map[string]KindHistory{}
+	err := s.view(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketKinds).ForEach(func(k, v []byte) error {
+			var h KindHistory
+			if err := json.Unmarshal(v, &h); err != nil {
+				return fmt.Errorf("%w: history of %s: %w", ErrCorrupt, k, err)
+			}
+			out[string(k)] = h
+			return nil
+		})
+	})
+	return out, err
+}
+
+// SavePreferences stores the learner's snapshot bytes (replacing the last
+// ones). Nil or empty b deletes them.
+func (s *Store) SavePreferences(b []byte) error {
+	return s.update(func(tx *bolt.Tx) error {
+		if len(b) == 0 {
+			return tx.Bucket(bucketPrefs).Delete(keyPrefs)
+		}
+		return tx.Bucket(bucketPrefs).Put(keyPrefs, cloneBytes(b))
+	})
+}
+
+// LoadPreferences returns the stored snapshot bytes, or nil, nil when none
+// were saved.
+func (s *Store) LoadPreferences() ([]byte, error) {
+	var out []byte
+	err := s.view(func(tx *bolt.Tx) error {
+		out = cloneBytes(tx.Bucket(bucketPrefs).Get(keyPrefs))
+		return nil
+	})
+	return out, err
+}
