@@ -1,0 +1,310 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/colocd/colocd/bandit"
+	"github.com/colocd/colocd/queue"
+)
+
+// Controller is what the API needs from the admission engine (daemon.Engine
+// implements it).
+type Controller interface {
+	// Kick requests an admission pass soon. It never blocks.
+	Kick()
+	// Prepare fills backend defaults into a submitted job and validates it
+	// for the backend (on the simulator: resources from the workload kind).
+	// Bad input is reported as a *queue.FieldError.
+	Prepare(j *queue.Job) error
+	// Kill kills an admitted or running job on the cluster and marks it
+	// killed.
+	Kill(ctx context.Context, id string) (queue.Job, error)
+	// Ready reports whether the store is open and the backend reachable.
+	Ready(ctx context.Context) error
+}
+
+// Deps is everything the API serves from.
+type Deps struct {
+	Store      *queue.Store    // required
+	Learner    *bandit.Learner // required
+	Journal    *Journal        // nil: no decisions or goodness are listed
+	Controller Controller      // required
+	// Tokens are the accepted bearer tokens (at least one).
+	Tokens []Token
+	// Metrics backs /metrics and records API requests; nil: no /metrics.
+	Metrics *Metrics
+	// Now is the clock (deadline checks, default goodness window);
+	// nil means time.Now.
+	Now func() time.Time
+	// MaxBodyBytes caps request bodies (413 above); zero means
+	// DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// Logger receives one line per request; nil discards.
+	Logger *slog.Logger
+	// PublicMetrics serves /metrics without a token, for scrapers that
+	// cannot send one. The default needs a reader token (Prometheus:
+	// authorization.credentials_file in the scrape config).
+	PublicMetrics bool
+}
+
+// Defaults and bounds of request parameters.
+const (
+	DefaultMaxBodyBytes = 1 << 20
+	defaultListLimit    = 100
+	maxListLimit        = 10000
+	defaultDecisions    = 50
+	readyTimeout        = 2 * time.Second
+	maxIdempotencyKey   = 128
+)
+
+// server holds the API's state; its methods are the handlers.
+type server struct {
+	store   *queue.Store
+	learner *bandit.Learner
+	journal *Journal
+	ctl     Controller
+	metrics *Metrics
+	auth    *authenticator
+	now     func() time.Time
+	maxBody int64
+	log     *slog.Logger
+}
+
+// handlerFunc is an endpoint: it returns an error instead of writing one;
+// an *httpError is sent as is, anything else as a logged 500.
+type handlerFunc func(w http.ResponseWriter, r *http.Request, p principal) error
+
+// endpoint is one method of one route.
+type endpoint struct {
+	role   Role // least role allowed; 0 = no authentication
+	handle handlerFunc
+}
+
+// New returns the API's handler: /v1/..., /healthz, /readyz, /metrics and
+// the status page at /. It does no I/O.
+func New(d Deps) (http.Handler, error) {
+	switch {
+	case d.Store == nil:
+		return nil, fmt.Errorf("%w: Deps.Store is nil", ErrConfig)
+	case d.Learner == nil:
+		return nil, fmt.Errorf("%w: Deps.Learner is nil", ErrConfig)
+	case d.Controller == nil:
+		return nil, fmt.Errorf("%w: Deps.Controller is nil", ErrConfig)
+	case d.MaxBodyBytes < 0:
+		return nil, fmt.Errorf("%w: Deps.MaxBodyBytes is %d, want >= 0", ErrConfig, d.MaxBodyBytes)
+	}
+	auth, err := newAuthenticator(d.Tokens)
+	if err != nil {
+		return nil, err
+	}
+	s := &server{
+		store: d.Store, learner: d.Learner, journal: d.Journal, ctl: d.Controller,
+		metrics: d.Metrics, auth: auth, now: d.Now, maxBody: d.MaxBodyBytes, log: d.Logger,
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.maxBody == 0 {
+		s.maxBody = DefaultMaxBodyBytes
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+
+	mux := http.NewServeMux()
+	route := func(pattern string, methods map[string]endpoint) {
+		mux.Handle(pattern, s.dispatch(methods))
+	}
+	route("/v1/jobs", map[string]endpoint{
+		http.MethodGet:  {RoleReader, s.listJobs},
+		http.MethodPost: {RoleSubmitter, s.submitJob},
+	})
+	route("/v1/jobs/{id}", map[string]endpoint{
+		http.MethodGet:    {RoleReader, s.getJob},
+		http.MethodDelete: {RoleSubmitter, s.deleteJob},
+	})
+	route("/v1/preferences", map[string]endpoint{
+		http.MethodGet:    {RoleReader, s.getPreferences},
+		http.MethodPut:    {RoleAdmin, s.putPreferences},
+		http.MethodDelete: {RoleAdmin, s.resetPreferences},
+	})
+	route("/v1/preferences/heatmap.svg", map[string]endpoint{http.MethodGet: {RoleReader, s.heatmapSVG}})
+	route("/v1/decisions", map[string]endpoint{http.MethodGet: {RoleReader, s.listDecisions}})
+	route("/v1/goodness", map[string]endpoint{http.MethodGet: {RoleReader, s.listGoodness}})
+	route("/healthz", map[string]endpoint{http.MethodGet: {0, s.healthz}})
+	route("/readyz", map[string]endpoint{http.MethodGet: {0, s.readyz}})
+	if d.Metrics != nil {
+		role := RoleReader
+		if d.PublicMetrics {
+			role = 0
+		}
+		h := d.Metrics.Handler()
+		route("/metrics", map[string]endpoint{http.MethodGet: {role, func(w http.ResponseWriter, r *http.Request, _ principal) error {
+			h.ServeHTTP(w, r)
+			return nil
+		}}})
+	}
+	// The status page: static files, no data, so no authentication.
+	route("/{$}", map[string]endpoint{http.MethodGet: {0, serveStatic("index.html")}})
+	route("/static/{file}", map[string]endpoint{http.MethodGet: {0, serveStaticFile}})
+	// Everything else: a JSON 404.
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, errorf(http.StatusNotFound, "", "no such endpoint: %s %s", r.Method, r.URL.Path))
+	})
+	return s.observe(mux), nil
+}
+
+// reqInfo carries what a handler learned (the caller) back to the
+// logging middleware.
+type reqInfo struct{ user string }
+
+type reqInfoKey struct{}
+
+// dispatch picks the endpoint for the method (405 with Allow if none),
+// authenticates (401) and authorises (403) the caller, then runs it.
+func (s *server) dispatch(methods map[string]endpoint) http.Handler {
+	allow := make([]string, 0, len(methods)+1)
+	for m := range methods {
+		allow = append(allow, m)
+	}
+	if _, ok := methods[http.MethodGet]; ok {
+		allow = append(allow, http.MethodHead)
+	}
+	slices.Sort(allow)
+	allowHeader := strings.Join(allow, ", ")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		method := r.Method
+		if method == http.MethodHead {
+			method = http.MethodGet
+		}
+		ep, ok := methods[method]
+		if !ok {
+			w.Header().Set("Allow", allowHeader)
+			writeError(w, errorf(http.StatusMethodNotAllowed, "", "method %s not allowed on %s (allowed: %s)", r.Method, r.URL.Path, allowHeader))
+			return
+		}
+		var p principal
+		if ep.role != 0 {
+			var ok bool
+			if p, ok = s.auth.check(r); !ok {
+				writeError(w, errorf(http.StatusUnauthorized, "", "missing or invalid bearer token (send Authorization: Bearer <token>)"))
+				return
+			}
+			if info, _ := r.Context().Value(reqInfoKey{}).(*reqInfo); info != nil {
+				info.user = p.User
+			}
+			if p.Role < ep.role {
+				writeError(w, errorf(http.StatusForbidden, "", "role %s may not %s %s (needs %s)", p.Role, r.Method, r.URL.Path, ep.role))
+				return
+			}
+		}
+		if err := ep.handle(w, r, p); err != nil {
+			var he *httpError
+			if !errors.As(err, &he) {
+				s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+				he = errorf(http.StatusInternalServerError, "", "internal error: %v", err)
+			}
+			writeError(w, he)
+		}
+	})
+}
+
+// statusWriter records the status code and size of a response.
+type statusWriter struct {
+	http.ResponseWriter
+	code  int
+	bytes int64
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.code == 0 {
+		w.code = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += int64(n)
+	return n, err
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// observe logs every request, counts it by route pattern and code, and
+// turns a panic into a JSON 500.
+func (s *server) observe(next *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		start := time.Now() // latency measurement only, not logic
+		info := &reqInfo{}
+		r = r.WithContext(context.WithValue(r.Context(), reqInfoKey{}, info))
+		w := &statusWriter{ResponseWriter: rw}
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				s.log.Error("handler panic", "method", r.Method, "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
+				if w.code == 0 {
+					writeError(w, errorf(http.StatusInternalServerError, "", "internal error"))
+				}
+			}
+			code := w.code
+			if code == 0 {
+				code = http.StatusOK
+			}
+			route := r.Pattern // set by the mux; bounded, unlike the path
+			if route == "" {
+				route = "other"
+			}
+			d := time.Since(start)
+			s.metrics.apiRequest(route, code, d)
+			level := slog.LevelInfo
+			switch {
+			case code >= 500:
+				level = slog.LevelError
+			case route == "/healthz" || route == "/readyz" || route == "/metrics" || strings.HasPrefix(route, "/static/"):
+				level = slog.LevelDebug
+			}
+			s.log.Log(r.Context(), level, "http request", "method", r.Method, "route", route, "path", r.URL.Path,
+				"code", code, "bytes", w.bytes, "dur", d, "user", info.user, "remote", r.RemoteAddr)
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// healthz is liveness: the process serves HTTP.
+func (s *server) healthz(w http.ResponseWriter, _ *http.Request, _ principal) error {
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	return nil
+}
+
+// readyz is readiness: the controller says the store is open and the
+// backend reachable, within readyTimeout.
+func (s *server) readyz(w http.ResponseWriter, r *http.Request, _ principal) error {
+	ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
+	defer cancel()
+	w.Header().Set("Cache-Control", "no-store")
+	if err := s.ctl.Ready(ctx); err != nil {
+		return errorf(http.StatusServiceUnavailable, "", "not ready: %v", err)
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	return nil
+}
+
+// drain discards what is left of a request body (bounded), so the
+// connection can be reused.
+func drain(r *http.Request) { _, _ = io.Copy(io.Discard, io.LimitReader(r.Body, 64<<10)) }

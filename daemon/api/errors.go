@@ -1,0 +1,60 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+)
+
+// Sentinel errors of this package.
+var (
+	// ErrConfig is wrapped by errors in Deps or tokens passed to New.
+	ErrConfig = errors.New("api: invalid configuration")
+	// ErrClosed is returned by a Journal after Close.
+	ErrClosed = errors.New("api: journal closed")
+	// ErrJournal is wrapped by I/O errors of the journal files.
+	ErrJournal = errors.New("api: journal")
+)
+
+// errorBody is the JSON shape of every error response.
+type errorBody struct {
+	Error string `json:"error"`
+	Field string `json:"field,omitempty"`
+}
+
+// httpError is an error with the status and field it is reported with.
+type httpError struct {
+	Status int
+	Field  string
+	Msg    string
+}
+
+func (e *httpError) Error() string { return e.Msg }
+
+func errorf(status int, field, format string, args ...any) *httpError {
+	return &httpError{Status: status, Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+// writeJSON writes v with status. Encoding errors can only come from a
+// broken connection at this point; they are ignored.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		b, _ = json.Marshal(errorBody{Error: "encoding response: " + err.Error()})
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json; charset=utf-8")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}
+
+func writeError(w http.ResponseWriter, e *httpError) {
+	switch e.Status {
+	case http.StatusUnauthorized:
+		w.Header().Set("WWW-Authenticate", `Bearer realm="colocd"`)
+	}
+	writeJSON(w, e.Status, errorBody{Error: e.Msg, Field: e.Field})
+}

@@ -1,0 +1,400 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/colocd/colocd/queue"
+)
+
+// jobRequest is the body of POST /v1/jobs. Its shape is fixed here, not by
+// queue.Job, so the store's fields (id, state, ...) cannot be set by a
+// client, and unknown fields are rejected.
+type jobRequest struct {
+	Kind      string            `json:"kind"`
+	User      string            `json:"user"`
+	Queue     string            `json:"queue"`
+	Priority  int               `json:"priority"`
+	Resources *resourcesRequest `json:"resources"`
+	Submit    json.RawMessage   `json:"submit"`
+	Deadline  *string           `json:"deadline"` // RFC 3339
+	Labels    map[string]string `json:"labels"`
+}
+
+// resourcesRequest: memory_mb and vcores are per container.
+type resourcesRequest struct {
+	Containers int   `json:"containers"`
+	MemoryMB   int64 `json:"memory_mb"`
+	VCores     int   `json:"vcores"`
+}
+
+// jobView is a job as the API returns it.
+type jobView struct {
+	queue.Job
+	// Position is the number of pending jobs ahead of this one in FIFO
+	// order (0 = head of the queue); only for pending jobs. The pipeline
+	// may admit out of FIFO order, so it is a guide, not a promise.
+	Position *int `json:"position,omitempty"`
+	// EstimatedWait is set on GET /v1/jobs/{id} for pending jobs.
+	EstimatedWait *waitEstimate `json:"estimated_wait,omitempty"`
+}
+
+// waitEstimate explains how long a pending job may wait:
+//
+//	seconds = Σ_{jobs ahead} EWMA runtime(kind) / concurrency
+//
+// where the EWMA runtimes come from the kinds' recurring history
+// (queue.KindHistory), a job ahead whose kind has no history counts as the
+// mean EWMA of the kinds that have one, and concurrency is the number of
+// jobs admitted or running now (at least 1): the queue drains about that
+// many jobs at a time. Seconds is null when no kind has any history.
+type waitEstimate struct {
+	Seconds     *float64 `json:"seconds"`
+	JobsAhead   int      `json:"jobs_ahead"`
+	WithHistory int      `json:"jobs_ahead_with_history"`
+	Concurrency int      `json:"concurrency"`
+	// RuntimeSeconds is this job's own expected runtime (EWMA of its
+	// kind), when known.
+	RuntimeSeconds *float64 `json:"runtime_seconds,omitempty"`
+	Method         string   `json:"method"`
+}
+
+// maxWaitScan bounds how many jobs ahead the estimate reads; beyond it the
+// mean of the scanned ones stands in for the rest.
+const maxWaitScan = 5000
+
+const waitMethod = "sum of EWMA runtimes of the kinds of the jobs ahead (kinds without history: mean EWMA) / jobs admitted or running now"
+
+// jobList is the body of GET /v1/jobs.
+type jobList struct {
+	Jobs   []jobView           `json:"jobs"`
+	Count  int                 `json:"count"`
+	Counts map[queue.State]int `json:"counts"` // every job in the store by state
+}
+
+// submitJob: POST /v1/jobs.
+func (s *server) submitJob(w http.ResponseWriter, r *http.Request, p principal) error {
+	var req jobRequest
+	if err := decodeJSON(w, r, s.maxBody, &req); err != nil {
+		return err
+	}
+	job := queue.Job{
+		Kind: req.Kind, User: req.User, Queue: req.Queue, Priority: req.Priority,
+		Labels: req.Labels, IdempotencyKey: r.Header.Get("Idempotency-Key"),
+	}
+	// No impersonation: a submitter's job is its own user's.
+	switch {
+	case job.User == "":
+		job.User = p.User
+	case job.User != p.User && p.Role < RoleAdmin:
+		return errorf(http.StatusForbidden, "user", "a %s token may only submit as its own user %q, not %q", p.Role, p.User, job.User)
+	}
+	if k := job.IdempotencyKey; len(k) > maxIdempotencyKey || strings.ContainsFunc(k, func(c rune) bool { return c < 0x21 || c > 0x7e }) {
+		return errorf(http.StatusBadRequest, "Idempotency-Key", "Idempotency-Key must be printable ASCII without spaces, at most %d bytes", maxIdempotencyKey)
+	}
+	if req.Resources != nil {
+		job.Resources = queue.Resources{Containers: req.Resources.Containers, MemoryMB: req.Resources.MemoryMB, VCores: req.Resources.VCores}
+	}
+	if len(req.Submit) > 0 && !bytes.Equal(bytes.TrimSpace(req.Submit), []byte("null")) {
+		job.Submit = req.Submit
+	}
+	if req.Deadline != nil {
+		d, err := time.Parse(time.RFC3339, *req.Deadline)
+		if err != nil {
+			return errorf(http.StatusBadRequest, "deadline", "deadline %q is not an RFC 3339 time such as 2026-12-01T10:00:00Z", *req.Deadline)
+		}
+		job.Deadline = &d
+	}
+	if err := s.ctl.Prepare(&job); err != nil {
+		return invalidJob(err, "preparing job")
+	}
+	if err := job.Validate(); err != nil {
+		return invalidJob(err, "validating job")
+	}
+	stored, created, err := s.store.Submit(r.Context(), job)
+	if err != nil {
+		return invalidJob(err, "storing job")
+	}
+	if !created && !sameRequest(job, stored) {
+		return errorf(http.StatusConflict, "Idempotency-Key", "Idempotency-Key %q was already used for job %s with a different request", job.IdempotencyKey, stored.ID)
+	}
+	v := jobView{Job: stored}
+	if stored.State == queue.StatePending {
+		if pos, err := s.store.Position(stored.ID); err == nil {
+			v.Position = &pos
+		}
+	}
+	w.Header().Set("Location", "/v1/jobs/"+url.PathEscape(stored.ID))
+	if !created {
+		writeJSON(w, http.StatusOK, v)
+		return nil
+	}
+	s.ctl.Kick()
+	writeJSON(w, http.StatusCreated, v)
+	return nil
+}
+
+// invalidJob maps Prepare, Validate and Submit errors: field errors are
+// the client's (400 naming the field), a closed store is 503, anything
+// else is ours.
+func invalidJob(err error, doing string) error {
+	var fe *queue.FieldError
+	switch {
+	case errors.As(err, &fe):
+		return errorf(http.StatusBadRequest, fe.Field, "invalid %s: %s", fe.Field, fe.Reason)
+	case errors.Is(err, queue.ErrInvalid):
+		return errorf(http.StatusBadRequest, "", "invalid job: %v", err)
+	case errors.Is(err, queue.ErrClosed):
+		return errorf(http.StatusServiceUnavailable, "", "store is closed (shutting down)")
+	}
+	return fmt.Errorf("%s: %w", doing, err)
+}
+
+// sameRequest reports whether a repeated idempotent submit asked for the
+// same job as the stored one.
+func sameRequest(req, stored queue.Job) bool {
+	deadlineEq := (req.Deadline == nil) == (stored.Deadline == nil) &&
+		(req.Deadline == nil || req.Deadline.Equal(*stored.Deadline))
+	return req.Kind == stored.Kind && req.User == stored.User && req.Queue == stored.Queue &&
+		req.Priority == stored.Priority && req.Resources == stored.Resources && deadlineEq &&
+		maps.Equal(req.Labels, stored.Labels) && jsonEqual(req.Submit, stored.Submit)
+}
+
+func jsonEqual(a, b json.RawMessage) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return len(a) == len(b)
+	}
+	var ca, cb bytes.Buffer
+	if json.Compact(&ca, a) != nil || json.Compact(&cb, b) != nil {
+		return bytes.Equal(a, b)
+	}
+	return bytes.Equal(ca.Bytes(), cb.Bytes())
+}
+
+// listJobs: GET /v1/jobs?state=pending,running&limit=N. The default is the
+// live queue (pending, admitted, running); state=all lists every job. Pending
+// jobs come first, in queue order with their positions; the others follow
+// newest first. limit caps the total.
+func (s *server) listJobs(w http.ResponseWriter, r *http.Request, _ principal) error {
+	limit, err := queryInt(r, "limit", defaultListLimit, maxListLimit)
+	if err != nil {
+		return err
+	}
+	want, err := parseStates(r.URL.Query().Get("state"))
+	if err != nil {
+		return err
+	}
+	out := jobList{Jobs: []jobView{}}
+	for _, st := range want {
+		left := limit - len(out.Jobs)
+		if left <= 0 {
+			break
+		}
+		if st == queue.StatePending {
+			pending, err := s.store.Pending(left)
+			if err != nil {
+				return fmt.Errorf("listing pending jobs: %w", err)
+			}
+			for i, j := range pending {
+				out.Jobs = append(out.Jobs, jobView{Job: j, Position: &i})
+			}
+			continue
+		}
+		jobs, err := s.store.List(st, left)
+		if err != nil {
+			return fmt.Errorf("listing %s jobs: %w", st, err)
+		}
+		// Newest first.
+		slices.SortFunc(jobs, func(a, b queue.Job) int { return -cmpSeq(a.Seq, b.Seq) })
+		for _, j := range jobs {
+			out.Jobs = append(out.Jobs, jobView{Job: j})
+		}
+	}
+	if out.Counts, err = s.store.Counts(); err != nil {
+		return fmt.Errorf("counting jobs: %w", err)
+	}
+	out.Count = len(out.Jobs)
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func cmpSeq(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// parseStates parses the state filter: empty = pending, admitted,
+// running; "all" = every state; else a comma-separated list.
+func parseStates(q string) ([]queue.State, error) {
+	switch strings.TrimSpace(strings.ToLower(q)) {
+	case "":
+		return []queue.State{queue.StatePending, queue.StateAdmitted, queue.StateRunning}, nil
+	case "all":
+		return slices.Clone(queue.States), nil
+	}
+	var out []queue.State
+	for part := range strings.SplitSeq(q, ",") {
+		st, err := queue.ParseState(part)
+		if err != nil {
+			return nil, errorf(http.StatusBadRequest, "state", "state %q is not one of %v (or all)", part, queue.States)
+		}
+		if !slices.Contains(out, st) {
+			out = append(out, st)
+		}
+	}
+	// Pending first (queue order), then the rest in life-cycle order.
+	slices.SortStableFunc(out, func(a, b queue.State) int {
+		return slices.Index(queue.States, a) - slices.Index(queue.States, b)
+	})
+	return out, nil
+}
+
+// getJob: GET /v1/jobs/{id} with position and estimated wait when pending.
+// The decision that admitted the job is in its "decision" field.
+func (s *server) getJob(w http.ResponseWriter, r *http.Request, _ principal) error {
+	id := r.PathValue("id")
+	j, err := s.store.Get(id)
+	if err != nil {
+		return jobError(err, id)
+	}
+	v := jobView{Job: j}
+	if j.State == queue.StatePending {
+		if pos, err := s.store.Position(id); err == nil {
+			v.Position = &pos
+			if est, err := s.estimateWait(j.Kind, pos); err == nil {
+				v.EstimatedWait = est
+			} else {
+				s.log.Warn("estimating wait", "job", id, "err", err)
+			}
+		}
+	}
+	writeJSON(w, http.StatusOK, v)
+	return nil
+}
+
+func jobError(err error, id string) error {
+	switch {
+	case errors.Is(err, queue.ErrNotFound):
+		return errorf(http.StatusNotFound, "id", "no job %q", id)
+	case errors.Is(err, queue.ErrClosed):
+		return errorf(http.StatusServiceUnavailable, "", "store is closed (shutting down)")
+	}
+	return fmt.Errorf("reading job %s: %w", id, err)
+}
+
+// estimateWait computes the documented waitEstimate for a job of kind at
+// queue position pos.
+func (s *server) estimateWait(kind string, pos int) (*waitEstimate, error) {
+	hist, err := s.store.Histories()
+	if err != nil {
+		return nil, err
+	}
+	counts, err := s.store.Counts()
+	if err != nil {
+		return nil, err
+	}
+	est := &waitEstimate{JobsAhead: pos, Method: waitMethod,
+		Concurrency: max(1, counts[queue.StateAdmitted]+counts[queue.StateRunning])}
+	var known, sumKnown float64
+	for _, h := range hist {
+		if h.Runs > 0 {
+			known++
+			sumKnown += h.EWMARuntime.Seconds()
+		}
+	}
+	if h, ok := hist[kind]; ok && h.Runs > 0 {
+		rt := h.EWMARuntime.Seconds()
+		est.RuntimeSeconds = &rt
+	}
+	if known == 0 {
+		return est, nil
+	}
+	fallback := sumKnown / known
+	ahead, err := s.store.Pending(min(pos, maxWaitScan))
+	if err != nil {
+		return nil, err
+	}
+	var total float64
+	for _, j := range ahead {
+		if h, ok := hist[j.Kind]; ok && h.Runs > 0 {
+			total += h.EWMARuntime.Seconds()
+			est.WithHistory++
+		} else {
+			total += fallback
+		}
+	}
+	if n := len(ahead); n > 0 && pos > n {
+		total *= float64(pos) / float64(n) // the unscanned rest, at the scanned mean
+	}
+	secs := total / float64(est.Concurrency)
+	est.Seconds = &secs
+	return est, nil
+}
+
+// deleteJob: DELETE /v1/jobs/{id}. A pending job is cancelled; an
+// admitted or running one is killed on the cluster. Only its owner or an
+// admin may do either. A job that leaves pending between our read and the
+// cancel (admitted by the engine meanwhile) gets 409 naming its new state:
+// never a silent no-op.
+func (s *server) deleteJob(w http.ResponseWriter, r *http.Request, p principal) error {
+	id := r.PathValue("id")
+	j, err := s.store.Get(id)
+	if err != nil {
+		return jobError(err, id)
+	}
+	if j.User != p.User && p.Role < RoleAdmin {
+		return errorf(http.StatusForbidden, "", "job %s belongs to user %q; a %s token may only cancel its own user's (%q) jobs", id, j.User, p.Role, p.User)
+	}
+	switch {
+	case j.State == queue.StatePending:
+		done, err := s.store.Cancel(id)
+		if err == nil {
+			s.log.Info("job cancelled", "job", id, "by", p.User)
+			writeJSON(w, http.StatusOK, jobView{Job: done})
+			return nil
+		}
+		if !errors.Is(err, queue.ErrIllegalTransition) {
+			return jobError(err, id)
+		}
+		// Lost the race with the admission engine.
+		now, gerr := s.store.Get(id)
+		if gerr != nil {
+			return jobError(gerr, id)
+		}
+		if now.State.Terminal() {
+			return errorf(http.StatusConflict, "", "job %s is already %s; nothing to cancel", id, now.State)
+		}
+		return errorf(http.StatusConflict, "", "job %s was %s before it could be cancelled; it was not cancelled: DELETE it again to kill it", id, now.State)
+	case j.State.Terminal():
+		return errorf(http.StatusConflict, "", "job %s is already %s; nothing to cancel", id, j.State)
+	}
+	killed, err := s.ctl.Kill(r.Context(), id)
+	switch {
+	case err == nil:
+		s.log.Info("job killed", "job", id, "by", p.User)
+		writeJSON(w, http.StatusOK, jobView{Job: killed})
+		return nil
+	case errors.Is(err, queue.ErrIllegalTransition):
+		now, gerr := s.store.Get(id)
+		if gerr != nil {
+			return jobError(gerr, id)
+		}
+		return errorf(http.StatusConflict, "", "job %s could not be killed: it is now %s", id, now.State)
+	case errors.Is(err, queue.ErrNotFound):
+		return jobError(err, id)
+	}
+	return errorf(http.StatusBadGateway, "", "killing job %s on the cluster: %v", id, err)
+}

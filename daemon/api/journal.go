@@ -1,0 +1,395 @@
+package api
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/colocd/colocd/goodness"
+	"github.com/colocd/colocd/queue"
+)
+
+// Journal file names inside the journal directory.
+const (
+	DecisionsFile = "decisions.jsonl"
+	GoodnessFile  = "goodness.jsonl"
+)
+
+// maxJournalLine bounds one JSONL line read back at open; a longer line is
+// skipped as corrupt instead of being buffered whole.
+const maxJournalLine = 8 << 20
+
+// DecisionRecord is one admission decision as the API explains it: the
+// pipeline's decision plus what the daemon did with it.
+type DecisionRecord struct {
+	queue.Decision
+	// Shadow is set when the daemon ran in shadow mode: Chosen is what
+	// colocd would have admitted, FIFOChoice what it did admit.
+	Shadow     bool   `json:"shadow"`
+	FIFOChoice string `json:"fifo_choice,omitempty"`
+	// AppID is the cluster application the admitted job became.
+	AppID string `json:"app_id,omitempty"`
+}
+
+// GoodnessRecord is one goodness observation of a learning tick: node Node
+// ran kinds Chosen (admitted later) and Given (running before) over
+// [From, To), with mean usage Usage and goodness G.
+type GoodnessRecord struct {
+	At, From, To  time.Time
+	Node          string
+	Chosen, Given string
+	G             float64
+	Usage         goodness.Usage
+}
+
+// goodnessWire is GoodnessRecord's JSON shape (snake_case, usage included).
+type goodnessWire struct {
+	At     time.Time `json:"at"`
+	From   time.Time `json:"from"`
+	To     time.Time `json:"to"`
+	Node   string    `json:"node"`
+	Chosen string    `json:"chosen"`
+	Given  string    `json:"given"`
+	G      float64   `json:"g"`
+	Usage  usageWire `json:"usage"`
+}
+
+type usageWire struct {
+	CPU       float64 `json:"cpu"`
+	IOWait    float64 `json:"iowait"`
+	DiskRead  float64 `json:"disk_read"`
+	DiskWrite float64 `json:"disk_write"`
+	NetRecv   float64 `json:"net_recv"`
+	NetSent   float64 `json:"net_sent"`
+}
+
+// MarshalJSON encodes the record with snake_case names.
+func (r GoodnessRecord) MarshalJSON() ([]byte, error) {
+	u := r.Usage
+	return json.Marshal(goodnessWire{
+		At: r.At, From: r.From, To: r.To, Node: r.Node, Chosen: r.Chosen, Given: r.Given, G: r.G,
+		Usage: usageWire{CPU: u.CPU, IOWait: u.IOWait, DiskRead: u.DiskRead, DiskWrite: u.DiskWrite, NetRecv: u.NetRecv, NetSent: u.NetSent},
+	})
+}
+
+// UnmarshalJSON decodes what MarshalJSON wrote.
+func (r *GoodnessRecord) UnmarshalJSON(b []byte) error {
+	var w goodnessWire
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	u := w.Usage
+	*r = GoodnessRecord{
+		At: w.At, From: w.From, To: w.To, Node: w.Node, Chosen: w.Chosen, Given: w.Given, G: w.G,
+		Usage: goodness.Usage{CPU: u.CPU, IOWait: u.IOWait, DiskRead: u.DiskRead, DiskWrite: u.DiskWrite, NetRecv: u.NetRecv, NetSent: u.NetSent},
+	}
+	return nil
+}
+
+// Journal keeps the most recent decisions and goodness observations in
+// bounded in-memory rings, appended as JSON lines to decisions.jsonl and
+// goodness.jsonl in its directory. At open it reloads the last records of
+// each file, skipping (and counting) lines that do not parse, such as a
+// line torn by a crash. A file is compacted (rewritten with just the ring,
+// atomically) when it grows past twice its ring's size. Appends are not
+// fsync'd one by one: the journal explains decisions, the store is the
+// record of truth. Safe for concurrent use.
+type Journal struct {
+	mu      sync.Mutex
+	closed  bool
+	dec     *jsonLog[DecisionRecord]
+	good    *jsonLog[GoodnessRecord]
+	corrupt int
+}
+
+// OpenJournal opens (creating if needed) the journal in dir, keeping up to
+// maxDecisions decisions and maxGoodness goodness records.
+func OpenJournal(dir string, maxDecisions, maxGoodness int) (*Journal, error) {
+	switch {
+	case dir == "":
+		return nil, fmt.Errorf("%w: journal dir is empty", ErrConfig)
+	case maxDecisions < 1:
+		return nil, fmt.Errorf("%w: journal maxDecisions is %d, want at least 1", ErrConfig, maxDecisions)
+	case maxGoodness < 1:
+		return nil, fmt.Errorf("%w: journal maxGoodness is %d, want at least 1", ErrConfig, maxGoodness)
+	}
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, fmt.Errorf("%w: creating dir: %w", ErrJournal, err)
+	}
+	dec, err := openJSONLog[DecisionRecord](filepath.Join(dir, DecisionsFile), maxDecisions)
+	if err != nil {
+		return nil, err
+	}
+	good, err := openJSONLog[GoodnessRecord](filepath.Join(dir, GoodnessFile), maxGoodness)
+	if err != nil {
+		_ = dec.close()
+		return nil, err
+	}
+	return &Journal{dec: dec, good: good, corrupt: dec.corrupt + good.corrupt}, nil
+}
+
+// Corrupt returns how many lines were skipped at open because they did
+// not parse (both files together).
+func (j *Journal) Corrupt() int {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.corrupt
+}
+
+// AddDecision records a decision.
+func (j *Journal) AddDecision(r DecisionRecord) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.closed {
+		return ErrClosed
+	}
+	return j.dec.append(r)
+}
+
+// Decisions returns up to limit of the most recent decisions, newest
+// first; limit <= 0 returns all that are kept.
+func (j *Journal) Decisions(limit int) []DecisionRecord {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	all := j.dec.items()
+	if limit <= 0 || limit > len(all) {
+		limit = len(all)
+	}
+	out := make([]DecisionRecord, 0, limit)
+	for i := len(all) - 1; i >= 0 && len(out) < limit; i-- {
+		out = append(out, all[i])
+	}
+	return out
+}
+
+// AddGoodness records a goodness observation.
+func (j *Journal) AddGoodness(r GoodnessRecord) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.closed {
+		return ErrClosed
+	}
+	return j.good.append(r)
+}
+
+// Goodness returns the kept observations with from <= At < to, oldest
+// first. A zero from or to leaves that end open.
+func (j *Journal) Goodness(from, to time.Time) []GoodnessRecord {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	var out []GoodnessRecord
+	for _, r := range j.good.items() {
+		if (!from.IsZero() && r.At.Before(from)) || (!to.IsZero() && !r.At.Before(to)) {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// Close flushes both files to disk and closes them. Later calls are no-ops.
+func (j *Journal) Close() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.closed {
+		return nil
+	}
+	j.closed = true
+	return errors.Join(j.dec.close(), j.good.close())
+}
+
+// jsonLog is one bounded ring of T backed by an append-only JSONL file.
+type jsonLog[T any] struct {
+	path    string
+	f       *os.File
+	ring    []T // ring[(start+i)%cap] for i < n
+	start   int
+	n       int
+	lines   int // records in the file
+	corrupt int // lines skipped at open
+}
+
+func openJSONLog[T any](path string, capacity int) (*jsonLog[T], error) {
+	l := &jsonLog[T]{path: path, ring: make([]T, capacity)}
+	needCompact := false
+	if f, err := os.Open(path); err == nil {
+		torn, err := l.load(f)
+		_ = f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%w: reading %s: %w", ErrJournal, path, err)
+		}
+		needCompact = torn || l.corrupt > 0 || l.lines > l.bound()
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%w: opening %s: %w", ErrJournal, path, err)
+	}
+	if needCompact {
+		// Rewrite the file clean so a torn or corrupt line is reported
+		// once and later appends start on a fresh line.
+		if err := l.compact(); err != nil {
+			return nil, err
+		}
+		return l, nil
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o640)
+	if err != nil {
+		return nil, fmt.Errorf("%w: opening %s: %w", ErrJournal, path, err)
+	}
+	l.f = f
+	return l, nil
+}
+
+// bound is the file length (in records) that triggers compaction.
+func (l *jsonLog[T]) bound() int { return 2*len(l.ring) + 16 }
+
+// load reads every line of r into the ring (keeping the last ones). It
+// reports whether the data ended without a newline (a torn last write).
+func (l *jsonLog[T]) load(r io.Reader) (torn bool, err error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var line []byte
+	tooLong := false
+	for {
+		chunk, isPrefix, err := br.ReadLine()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return false, err
+		}
+		if !tooLong {
+			line = append(line, chunk...)
+			if len(line) > maxJournalLine {
+				tooLong, line = true, line[:0]
+			}
+		}
+		if isPrefix {
+			continue
+		}
+		switch {
+		case tooLong:
+			l.corrupt++
+		case len(bytes.TrimSpace(line)) == 0:
+		default:
+			var v T
+			if json.Unmarshal(line, &v) != nil {
+				l.corrupt++
+			} else {
+				l.push(v)
+				l.lines++
+			}
+		}
+		line, tooLong = line[:0], false
+	}
+	if s, ok := r.(io.Seeker); ok {
+		// bufio.ReadLine hides whether the last line had its newline.
+		if end, err := s.Seek(-1, io.SeekEnd); err == nil && end >= 0 {
+			var b [1]byte
+			if f, ok := r.(io.ReaderAt); ok {
+				if _, err := f.ReadAt(b[:], end); err == nil && b[0] != '\n' {
+					torn = true
+				}
+			}
+		}
+	}
+	return torn, nil
+}
+
+func (l *jsonLog[T]) push(v T) {
+	c := len(l.ring)
+	if l.n < c {
+		l.ring[(l.start+l.n)%c] = v
+		l.n++
+		return
+	}
+	l.ring[l.start] = v
+	l.start = (l.start + 1) % c
+}
+
+// items returns the ring's records, oldest first (a copy).
+func (l *jsonLog[T]) items() []T {
+	out := make([]T, l.n)
+	for i := range l.n {
+		out[i] = l.ring[(l.start+i)%len(l.ring)]
+	}
+	return out
+}
+
+func (l *jsonLog[T]) append(v T) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("%w: encoding record: %w", ErrJournal, err)
+	}
+	l.push(v)
+	if l.f == nil {
+		// A failed compaction left no file open; retry it now.
+		return l.compact()
+	}
+	if _, err := l.f.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("%w: appending to %s: %w", ErrJournal, l.path, err)
+	}
+	l.lines++
+	if l.lines > l.bound() {
+		return l.compact()
+	}
+	return nil
+}
+
+// compact atomically replaces the file with the ring's records: write a
+// temporary file, fsync it, rename it over the old one, fsync the dir.
+func (l *jsonLog[T]) compact() error {
+	if l.f != nil {
+		_ = l.f.Close()
+		l.f = nil
+	}
+	tmp := l.path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o640)
+	if err != nil {
+		return fmt.Errorf("%w: compacting %s: %w", ErrJournal, l.path, err)
+	}
+	w := bufio.NewWriter(f)
+	items := l.items()
+	for _, v := range items {
+		b, err := json.Marshal(v)
+		if err != nil {
+			_ = f.Close()
+			return fmt.Errorf("%w: compacting %s: %w", ErrJournal, l.path, err)
+		}
+		_, _ = w.Write(b)
+		_ = w.WriteByte('\n')
+	}
+	err = errors.Join(w.Flush(), f.Sync(), f.Close())
+	if err == nil {
+		err = os.Rename(tmp, l.path)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: compacting %s: %w", ErrJournal, l.path, err)
+	}
+	if d, err := os.Open(filepath.Dir(l.path)); err == nil {
+		_ = d.Sync()
+		_ = d.Close()
+	}
+	f, err = os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND, 0o640)
+	if err != nil {
+		return fmt.Errorf("%w: reopening %s: %w", ErrJournal, l.path, err)
+	}
+	l.f, l.lines = f, len(items)
+	return nil
+}
+
+func (l *jsonLog[T]) close() error {
+	if l.f == nil {
+		return nil
+	}
+	err := errors.Join(l.f.Sync(), l.f.Close())
+	l.f = nil
+	if err != nil {
+		return fmt.Errorf("%w: closing %s: %w", ErrJournal, l.path, err)
+	}
+	return nil
+}

@@ -1,0 +1,118 @@
+package api
+
+import (
+	"cmp"
+	"net/http"
+	"slices"
+	"time"
+)
+
+// decisionList is the body of GET /v1/decisions.
+type decisionList struct {
+	Decisions []DecisionRecord `json:"decisions"` // newest first
+}
+
+// listDecisions: GET /v1/decisions?limit=N (default 50).
+func (s *server) listDecisions(w http.ResponseWriter, r *http.Request, _ principal) error {
+	limit, err := queryInt(r, "limit", defaultDecisions, maxListLimit)
+	if err != nil {
+		return err
+	}
+	out := decisionList{Decisions: []DecisionRecord{}}
+	if s.journal != nil {
+		out.Decisions = append(out.Decisions, s.journal.Decisions(limit)...)
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// goodnessList is the body of GET /v1/goodness.
+type goodnessList struct {
+	From    time.Time        `json:"from"`
+	To      time.Time        `json:"to"`
+	Records []GoodnessRecord `json:"records"` // oldest first
+	Pairs   []pairSummary    `json:"pairs"`   // by (chosen, given)
+	Nodes   []nodeSummary    `json:"nodes"`   // by node
+}
+
+// pairSummary aggregates the goodness of kind Chosen started beside Given.
+type pairSummary struct {
+	Chosen string  `json:"chosen"`
+	Given  string  `json:"given"`
+	Count  int     `json:"count"`
+	MeanG  float64 `json:"mean_g"`
+	MinG   float64 `json:"min_g"`
+	MaxG   float64 `json:"max_g"`
+}
+
+// nodeSummary aggregates the goodness observed on one node.
+type nodeSummary struct {
+	Node  string  `json:"node"`
+	Count int     `json:"count"`
+	MeanG float64 `json:"mean_g"`
+}
+
+// defaultGoodnessWindow is the window of GET /v1/goodness without from.
+const defaultGoodnessWindow = 24 * time.Hour
+
+// listGoodness: GET /v1/goodness?from=RFC3339&to=RFC3339 (default: the last
+// 24 hours up to now). Records with from <= at < to.
+func (s *server) listGoodness(w http.ResponseWriter, r *http.Request, _ principal) error {
+	q := r.URL.Query()
+	to := s.now()
+	if v := q.Get("to"); v != "" {
+		t, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			return errorf(http.StatusBadRequest, "to", "to %q is not an RFC 3339 time such as 2026-12-01T10:00:00Z", v)
+		}
+		to = t
+	}
+	from := to.Add(-defaultGoodnessWindow)
+	if v := q.Get("from"); v != "" {
+		t, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			return errorf(http.StatusBadRequest, "from", "from %q is not an RFC 3339 time such as 2026-12-01T10:00:00Z", v)
+		}
+		from = t
+	}
+	if !from.Before(to) {
+		return errorf(http.StatusBadRequest, "from", "from (%s) must be before to (%s)", from.Format(time.RFC3339), to.Format(time.RFC3339))
+	}
+	out := goodnessList{From: from, To: to, Records: []GoodnessRecord{}, Pairs: []pairSummary{}, Nodes: []nodeSummary{}}
+	if s.journal != nil {
+		out.Records = append(out.Records, s.journal.Goodness(from, to)...)
+	}
+	type pairKey struct{ chosen, given string }
+	pairs := map[pairKey]*pairSummary{}
+	nodes := map[string]*nodeSummary{}
+	for _, rec := range out.Records {
+		k := pairKey{rec.Chosen, rec.Given}
+		p := pairs[k]
+		if p == nil {
+			p = &pairSummary{Chosen: rec.Chosen, Given: rec.Given, MinG: rec.G, MaxG: rec.G}
+			pairs[k] = p
+		}
+		p.Count++
+		p.MeanG += (rec.G - p.MeanG) / float64(p.Count)
+		p.MinG, p.MaxG = min(p.MinG, rec.G), max(p.MaxG, rec.G)
+		n := nodes[rec.Node]
+		if n == nil {
+			n = &nodeSummary{Node: rec.Node}
+			nodes[rec.Node] = n
+		}
+		n.Count++
+		n.MeanG += (rec.G - n.MeanG) / float64(n.Count)
+	}
+	for _, p := range pairs {
+		out.Pairs = append(out.Pairs, *p)
+	}
+	slices.SortFunc(out.Pairs, func(a, b pairSummary) int {
+		return cmp.Or(cmp.Compare(a.Chosen, b.Chosen), cmp.Compare(a.Given, b.Given))
+	})
+	for _, n := range nodes {
+		out.Nodes = append(out.Nodes, *n)
+	}
+	slices.SortFunc(out.Nodes, func(a, b nodeSummary) int { return cmp.Compare(a.Node, b.Node) })
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}

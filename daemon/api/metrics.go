@@ -1,0 +1,178 @@
+package api
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/colocd/colocd/queue"
+)
+
+// states lists every job state, so colocd_jobs always exposes all of them
+// (a state with no jobs reads 0 rather than vanishing).
+var states = []queue.State{
+	queue.StatePending, queue.StateAdmitted, queue.StateRunning,
+	queue.StateSucceeded, queue.StateFailed, queue.StateKilled, queue.StateCancelled,
+}
+
+// Metrics holds colocd's Prometheus series, registered on one registry
+// passed in (never the global one). The daemon calls its methods from the
+// admission and learning loops; the API records its own requests. All
+// methods are safe on a nil *Metrics (they do nothing).
+type Metrics struct {
+	reg *prometheus.Registry
+
+	admissions  prometheus.Counter
+	failures    prometheus.Counter
+	decision    prometheus.Histogram
+	learning    prometheus.Counter
+	stale       prometheus.Gauge
+	dominant    *prometheus.GaugeVec
+	backendErrs *prometheus.CounterVec
+	requests    *prometheus.CounterVec
+	reqSeconds  *prometheus.HistogramVec
+}
+
+// NewMetrics registers colocd's series, a collector reading store.Counts()
+// at scrape time (colocd_jobs{state}), and the Go and process collectors on
+// reg. store may be nil (no colocd_jobs). It panics if reg already holds
+// any of them, a programming error.
+func NewMetrics(reg *prometheus.Registry, store *queue.Store) *Metrics {
+	m := &Metrics{
+		reg: reg,
+		admissions: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "colocd_admissions_total", Help: "Jobs admitted to the cluster.",
+		}),
+		failures: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "colocd_admission_failures_total", Help: "Admissions that failed and were rolled back.",
+		}),
+		decision: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "colocd_decision_seconds",
+			Help:    "Time to compute one admission decision (ordering pipeline).",
+			Buckets: prometheus.ExponentialBuckets(50e-6, 4, 10), // 50µs .. ~13s
+		}),
+		learning: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "colocd_learning_updates_total", Help: "Preference (bandit) updates applied.",
+		}),
+		stale: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "colocd_stale_hosts", Help: "Hosts skipped in the last learning tick for stale or missing metrics.",
+		}),
+		dominant: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "colocd_dominant_share", Help: "Dominant resource share of running jobs per user or group (DRF).",
+		}, []string{"group"}),
+		backendErrs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "colocd_backend_errors_total", Help: "Errors from the cluster or metrics backend, by operation.",
+		}, []string{"op"}),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "colocd_api_requests_total", Help: "HTTP API requests by route pattern and status code.",
+		}, []string{"route", "code"}),
+		reqSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "colocd_api_request_seconds",
+			Help:    "HTTP API request latency by route pattern.",
+			Buckets: prometheus.ExponentialBuckets(250e-6, 4, 9), // 250µs .. ~16s
+		}, []string{"route"}),
+	}
+	reg.MustRegister(m.admissions, m.failures, m.decision, m.learning, m.stale,
+		m.dominant, m.backendErrs, m.requests, m.reqSeconds,
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if store != nil {
+		reg.MustRegister(&jobsCollector{store: store, desc: prometheus.NewDesc(
+			"colocd_jobs", "Jobs in the store by state.", []string{"state"}, nil)})
+	}
+	return m
+}
+
+// Handler serves the registry in the Prometheus exposition formats.
+func (m *Metrics) Handler() http.Handler {
+	if m == nil {
+		return http.NotFoundHandler()
+	}
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{
+		Registry:            m.reg, // promhttp_metric_handler_errors_total
+		ErrorHandling:       promhttp.ContinueOnError,
+		MaxRequestsInFlight: 4,
+	})
+}
+
+// ObserveDecision records how long one decision took.
+func (m *Metrics) ObserveDecision(d time.Duration) {
+	if m != nil {
+		m.decision.Observe(d.Seconds())
+	}
+}
+
+// Admitted counts one admitted job.
+func (m *Metrics) Admitted() {
+	if m != nil {
+		m.admissions.Inc()
+	}
+}
+
+// AdmissionFailed counts one failed (rolled back) admission.
+func (m *Metrics) AdmissionFailed() {
+	if m != nil {
+		m.failures.Inc()
+	}
+}
+
+// LearningUpdates counts n preference updates.
+func (m *Metrics) LearningUpdates(n int) {
+	if m != nil && n > 0 {
+		m.learning.Add(float64(n))
+	}
+}
+
+// StaleHosts sets how many hosts the last learning tick skipped.
+func (m *Metrics) StaleHosts(n int) {
+	if m != nil {
+		m.stale.Set(float64(n))
+	}
+}
+
+// DominantShare sets a user's (or group's) dominant share.
+func (m *Metrics) DominantShare(group string, v float64) {
+	if m != nil {
+		m.dominant.WithLabelValues(group).Set(v)
+	}
+}
+
+// BackendErrors counts one backend error of operation op (e.g. "submit",
+// "state", "usage"). Keep op to a small fixed set: it is a label.
+func (m *Metrics) BackendErrors(op string) {
+	if m != nil {
+		m.backendErrs.WithLabelValues(op).Inc()
+	}
+}
+
+// apiRequest records one API request by route pattern (never the raw path,
+// which would make the label unbounded).
+func (m *Metrics) apiRequest(route string, code int, d time.Duration) {
+	if m != nil {
+		m.requests.WithLabelValues(route, strconv.Itoa(code)).Inc()
+		m.reqSeconds.WithLabelValues(route).Observe(d.Seconds())
+	}
+}
+
+// jobsCollector reads the store's counts at scrape time.
+type jobsCollector struct {
+	store *queue.Store
+	desc  *prometheus.Desc
+}
+
+func (c *jobsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c *jobsCollector) Collect(ch chan<- prometheus.Metric) {
+	counts, err := c.store.Counts()
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(c.desc, err)
+		return
+	}
+	for _, s := range states {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(counts[s]), string(s))
+	}
+}
