@@ -1,0 +1,530 @@
+package yarnclient
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// Defaults for the zero fields of Config.
+const (
+	DefaultTimeout       = 30 * time.Second
+	DefaultRetries       = 3
+	DefaultBackoff       = 200 * time.Millisecond
+	DefaultMaxBackoff    = 5 * time.Second
+	DefaultNMConcurrency = 8
+
+	// maxBodyBytes bounds what is read of one answer; an apps list of a large
+	// cluster is tens of MB.
+	maxBodyBytes = 256 << 20
+)
+
+// Config configures a Client. Zero fields take the defaults above.
+type Config struct {
+	// RMURLs lists the ResourceManagers' web addresses, e.g.
+	// "http://rm1:8088" (a path prefix, as behind a gateway, is kept). With
+	// RM HA list every RM; the client finds the active one and remembers it.
+	RMURLs []string
+	// User is the user.name of Hadoop simple auth. Leave it empty when Auth
+	// is set.
+	User string
+	// Auth, when set, authenticates every request instead of simple auth;
+	// the hook for SPNEGO or delegation tokens.
+	Auth Auth
+	// HTTPClient is the one client used for every request. It is copied and
+	// the copy never follows redirects (a standby RM's redirect is handled
+	// here). Nil builds one with Timeout and CAFile.
+	HTTPClient *http.Client
+	// CAFile is a PEM bundle of the CAs to trust for https RM and NM URLs.
+	// Only when HTTPClient is nil.
+	CAFile string
+	// Timeout bounds one HTTP exchange (when HTTPClient has no timeout).
+	Timeout time.Duration
+	// Retries is how many times an idempotent GET is retried after a 5xx or
+	// a connection error (0 means DefaultRetries, negative means none).
+	// new-application, submit and kill are never retried.
+	Retries int
+	// Backoff is the wait before the first retry; it doubles up to
+	// MaxBackoff.
+	Backoff    time.Duration
+	MaxBackoff time.Duration
+	// NMConcurrency bounds parallel NodeManager requests in Placement's
+	// fallback.
+	NMConcurrency int
+	// Logger receives failovers and retries; nil discards.
+	Logger *slog.Logger
+	// Sleep replaces the backoff wait (tests). Nil waits on a timer and
+	// returns early when the context ends.
+	Sleep func(time.Duration)
+}
+
+// Validate checks the Config without touching the network.
+func (c Config) Validate() error {
+	if len(c.RMURLs) == 0 {
+		return fmt.Errorf("%w: RMURLs: at least one ResourceManager URL is required", ErrInvalid)
+	}
+	for i, s := range c.RMURLs {
+		if _, err := parseRMURL(s); err != nil {
+			return fmt.Errorf("%w: RMURLs[%d]: %v", ErrInvalid, i, err)
+		}
+	}
+	if c.User != "" && c.Auth != nil {
+		return fmt.Errorf("%w: User and Auth: set one, not both", ErrInvalid)
+	}
+	if c.HTTPClient != nil && c.CAFile != "" {
+		return fmt.Errorf("%w: CAFile: not used with HTTPClient; put the CA in its transport", ErrInvalid)
+	}
+	if c.Timeout < 0 {
+		return fmt.Errorf("%w: Timeout: %v is negative", ErrInvalid, c.Timeout)
+	}
+	if c.Backoff < 0 || c.MaxBackoff < 0 {
+		return fmt.Errorf("%w: Backoff/MaxBackoff: must not be negative", ErrInvalid)
+	}
+	if c.NMConcurrency < 0 {
+		return fmt.Errorf("%w: NMConcurrency: %d is negative", ErrInvalid, c.NMConcurrency)
+	}
+	return nil
+}
+
+func parseRMURL(s string) (*url.URL, error) {
+	u, err := url.Parse(strings.TrimSpace(s))
+	if err != nil {
+		return nil, err
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("%q: scheme must be http or https", s)
+	}
+	if u.Host == "" {
+		return nil, fmt.Errorf("%q: no host", s)
+	}
+	if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return nil, fmt.Errorf("%q: no query, fragment or credentials allowed", s)
+	}
+	u.Path = strings.TrimRight(u.Path, "/")
+	u.RawPath = ""
+	return u, nil
+}
+
+// Client talks to the YARN ResourceManager REST API (and to NodeManagers for
+// placement on Hadoop 2.x). It is safe for concurrent use.
+type Client struct {
+	rms           []*url.URL
+	http          *http.Client
+	auth          Auth
+	retries       int
+	backoff       time.Duration
+	maxBackoff    time.Duration
+	nmConcurrency int
+	log           *slog.Logger
+	sleep         func(context.Context, time.Duration) error
+
+	active atomic.Int32 // index into rms of the RM believed active
+	// noAttemptContainers is set once the RM answered the attempt-containers
+	// endpoint with Jersey's "no such resource" 404 (Hadoop 2.x).
+	noAttemptContainers atomic.Bool
+}
+
+// New validates cfg and builds a Client. It does no network I/O (it reads
+// CAFile).
+func New(cfg Config) (*Client, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	c := &Client{
+		retries:       cfg.Retries,
+		backoff:       cfg.Backoff,
+		maxBackoff:    cfg.MaxBackoff,
+		nmConcurrency: cfg.NMConcurrency,
+		log:           cfg.Logger,
+		auth:          cfg.Auth,
+	}
+	for _, s := range cfg.RMURLs {
+		u, _ := parseRMURL(s)
+		c.rms = append(c.rms, u)
+	}
+	if c.auth == nil {
+		c.auth = SimpleAuth{User: cfg.User}
+	}
+	switch {
+	case c.retries == 0:
+		c.retries = DefaultRetries
+	case c.retries < 0:
+		c.retries = 0
+	}
+	if c.backoff == 0 {
+		c.backoff = DefaultBackoff
+	}
+	if c.maxBackoff == 0 {
+		c.maxBackoff = DefaultMaxBackoff
+	}
+	if c.maxBackoff < c.backoff {
+		c.maxBackoff = c.backoff
+	}
+	if c.nmConcurrency == 0 {
+		c.nmConcurrency = DefaultNMConcurrency
+	}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	c.sleep = sleepCtx
+	if cfg.Sleep != nil {
+		s := cfg.Sleep
+		c.sleep = func(ctx context.Context, d time.Duration) error {
+			s(d)
+			return ctx.Err()
+		}
+	}
+	hc, err := newHTTPClient(cfg)
+	if err != nil {
+		return nil, err
+	}
+	c.http = hc
+	return c, nil
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
+func newHTTPClient(cfg Config) (*http.Client, error) {
+	timeout := cfg.Timeout
+	if timeout == 0 {
+		timeout = DefaultTimeout
+	}
+	if cfg.HTTPClient != nil {
+		cp := *cfg.HTTPClient
+		cp.CheckRedirect = noRedirect
+		if cp.Timeout == 0 {
+			cp.Timeout = timeout
+		}
+		return &cp, nil
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	if cfg.CAFile != "" {
+		pem, err := os.ReadFile(cfg.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("%w: CAFile: %v", ErrInvalid, err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("%w: CAFile: %s holds no PEM certificate", ErrInvalid, cfg.CAFile)
+		}
+		tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	}
+	return &http.Client{Transport: tr, Timeout: timeout, CheckRedirect: noRedirect}, nil
+}
+
+// ActiveRM returns the URL of the RM the client currently sends to.
+func (c *Client) ActiveRM() string { return c.rms[c.active.Load()].String() }
+
+// request is one logical call.
+type request struct {
+	method     string
+	path       string // below the RM base, e.g. /ws/v1/cluster/apps
+	query      url.Values
+	body       []byte
+	idempotent bool           // may be retried and failed over after it was sent
+	ok         func(int) bool // statuses that mean success
+}
+
+func status200(s int) bool { return s == http.StatusOK }
+func status2xx(s int) bool { return s >= 200 && s < 300 }
+
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+	method string
+	url    string // without the query
+}
+
+// transportError is a failure to get an answer at all. dial marks failures
+// before anything was sent (connection refused, unknown host), after which
+// even a non-idempotent call may go to another RM.
+type transportError struct {
+	method, url string
+	dial        bool
+	err         error
+}
+
+func (e *transportError) Error() string {
+	return fmt.Sprintf("yarnclient: %s %s: %v", e.method, e.url, e.err)
+}
+
+func (e *transportError) Unwrap() error { return e.err }
+
+func isDialError(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
+
+// rmCall runs r against the RMs: failover across them, retries with backoff
+// for idempotent calls, and the RemoteException decoding of a failed answer.
+func (c *Client) rmCall(ctx context.Context, r request) (*response, error) {
+	resp, err := c.withRetries(ctx, r, func(ctx context.Context) (*response, error) {
+		return c.tryRMs(ctx, r)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !r.ok(resp.status) {
+		return nil, remoteError(resp)
+	}
+	return resp, nil
+}
+
+// urlCall runs r against one fixed base URL (a NodeManager): retries but no
+// failover.
+func (c *Client) urlCall(ctx context.Context, base *url.URL, r request) (*response, error) {
+	resp, err := c.withRetries(ctx, r, func(ctx context.Context) (*response, error) {
+		return c.send(ctx, base, r)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !r.ok(resp.status) {
+		return nil, remoteError(resp)
+	}
+	return resp, nil
+}
+
+// withRetries retries an idempotent call after a transport error, an
+// all-RMs-unavailable error or a 5xx answer, waiting Backoff·2^i between
+// tries. Non-idempotent calls get exactly one try.
+func (c *Client) withRetries(ctx context.Context, r request, try func(context.Context) (*response, error)) (*response, error) {
+	for i := 0; ; i++ {
+		resp, err := try(ctx)
+		if err == nil && resp.status < 500 {
+			return resp, nil
+		}
+		if cerr := ctx.Err(); cerr != nil {
+			if err == nil {
+				err = cerr
+			}
+			return nil, fmt.Errorf("yarnclient: %s %s: %w", r.method, r.path, err)
+		}
+		transient := err == nil || isTransient(err)
+		if !r.idempotent || !transient || i >= c.retries {
+			if err != nil {
+				return nil, err
+			}
+			return resp, nil
+		}
+		wait := c.backoff << i
+		if wait > c.maxBackoff || wait <= 0 {
+			wait = c.maxBackoff
+		}
+		if err != nil {
+			c.log.Warn("yarn call failed; retrying", "method", r.method, "path", r.path, "attempt", i+1, "wait", wait, "err", err)
+		} else {
+			c.log.Warn("yarn call answered 5xx; retrying", "method", r.method, "path", r.path, "status", resp.status, "attempt", i+1, "wait", wait)
+		}
+		if err := c.sleep(ctx, wait); err != nil {
+			return nil, fmt.Errorf("yarnclient: %s %s: %w", r.method, r.path, err)
+		}
+	}
+}
+
+func isTransient(err error) bool {
+	var te *transportError
+	return errors.As(err, &te) || errors.Is(err, errNoActiveRM)
+}
+
+// errNoActiveRM marks the error of a pass over every RM that found none able
+// to answer; it is transient, so idempotent calls retry it.
+var errNoActiveRM = errors.New("no active resource manager")
+
+// tryRMs sends r to the active RM and, when it is standby or unreachable, to
+// the others, remembering the one that answered. A non-idempotent call moves
+// on only when the previous RM cannot have acted on it: it refused the
+// connection, or it answered as a standby.
+func (c *Client) tryRMs(ctx context.Context, r request) (*response, error) {
+	n := len(c.rms)
+	start := int(c.active.Load())
+	tried := make([]bool, n)
+	next := start
+	var errs []error
+	for k := 0; k < n && next >= 0; k++ {
+		i := next
+		tried[i] = true
+		resp, err := c.send(ctx, c.rms[i], r)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, err
+			}
+			var te *transportError
+			if !errors.As(err, &te) || !(te.dial || r.idempotent) {
+				return nil, err
+			}
+			errs = append(errs, err)
+			next = nextUntried(tried, i)
+			if next >= 0 {
+				c.log.Info("resource manager unreachable; trying the next one", "rm", c.rms[i].String(), "next", c.rms[next].String(), "err", err)
+			}
+			continue
+		}
+		if standby, location := standbyAnswer(resp); standby {
+			errs = append(errs, fmt.Errorf("%s is standby (HTTP %d: %s)", c.rms[i], resp.status, snippet(resp.body, 120)))
+			next = nextUntried(tried, i)
+			if j := c.rmIndex(location); j >= 0 && !tried[j] {
+				next = j
+			}
+			if next >= 0 {
+				c.log.Info("resource manager is standby; trying the next one", "rm", c.rms[i].String(), "next", c.rms[next].String(), "redirect", location)
+			}
+			continue
+		}
+		if i != start {
+			c.active.Store(int32(i))
+			c.log.Info("active resource manager", "rm", c.rms[i].String())
+		}
+		return resp, nil
+	}
+	return nil, fmt.Errorf("yarnclient: %s %s: %w: %w among %d: %w", r.method, r.path, ErrUnavailable, errNoActiveRM, n, errors.Join(errs...))
+}
+
+func nextUntried(tried []bool, i int) int {
+	n := len(tried)
+	for k := 1; k <= n; k++ {
+		if j := (i + k) % n; !tried[j] {
+			return j
+		}
+	}
+	return -1
+}
+
+// rmIndex returns the index of the configured RM that location (a redirect
+// target) points at, or -1.
+func (c *Client) rmIndex(location string) int {
+	if location == "" {
+		return -1
+	}
+	u, err := url.Parse(location)
+	if err != nil {
+		return -1
+	}
+	for i, rm := range c.rms {
+		if strings.EqualFold(rm.Host, u.Host) && rm.Scheme == u.Scheme {
+			return i
+		}
+	}
+	return -1
+}
+
+// standbyAnswer recognises a standby RM. Hadoop 3.x's RMWebAppFilter answers
+// 307 Temporary Redirect with Location set to the active RM and the body
+// "This is standby RM. The redirect url is: ..."; Hadoop 2.x answers 200 with
+// "This is standby RM. Redirecting to the current active RM: <url>" and a
+// Refresh header; with no active RM known either says "Can not find any
+// active RM..." or "There is no active RM right now.". Any redirect is treated
+// the same way: the REST API itself never redirects.
+func standbyAnswer(resp *response) (bool, string) {
+	if resp.status >= 300 && resp.status < 400 {
+		return true, resp.header.Get("Location")
+	}
+	b := trimSpace(resp.body)
+	if len(b) > 0 && (b[0] == '{' || b[0] == '[') {
+		return false, ""
+	}
+	head := string(b[:min(len(b), 1024)])
+	for _, marker := range []string{"This is standby RM", "Can not find any active RM", "There is no active RM right now"} {
+		if strings.Contains(head, marker) {
+			loc := ""
+			if _, after, ok := strings.Cut(head, "Redirecting to the current active RM: "); ok {
+				loc = strings.Fields(after + " ")[0]
+			}
+			return true, loc
+		}
+	}
+	return false, ""
+}
+
+// send makes one HTTP exchange with base+r.path.
+func (c *Client) send(ctx context.Context, base *url.URL, r request) (*response, error) {
+	u := *base
+	u.Path = base.Path + r.path
+	u.RawPath = ""
+	u.RawQuery = r.query.Encode()
+	shown := u
+	shown.RawQuery = ""
+	var body io.Reader
+	if r.body != nil {
+		body = bytes.NewReader(r.body)
+	}
+	req, err := http.NewRequestWithContext(ctx, r.method, u.String(), body)
+	if err != nil {
+		return nil, fmt.Errorf("yarnclient: %s %s: %w", r.method, shown.String(), err)
+	}
+	req.Header.Set("Accept", "application/json")
+	if r.body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if err := c.auth.Authenticate(req); err != nil {
+		return nil, fmt.Errorf("yarnclient: %s %s: authenticate: %w", r.method, shown.String(), err)
+	}
+	hresp, err := c.http.Do(req)
+	if err != nil {
+		return nil, &transportError{method: r.method, url: shown.String(), dial: isDialError(err), err: err}
+	}
+	defer hresp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(hresp.Body, maxBodyBytes+1))
+	if err != nil {
+		return nil, &transportError{method: r.method, url: shown.String(), err: fmt.Errorf("reading the %d answer: %w", hresp.StatusCode, err)}
+	}
+	if len(b) > maxBodyBytes {
+		return nil, fmt.Errorf("yarnclient: %s %s: answer larger than %d bytes", r.method, shown.String(), maxBodyBytes)
+	}
+	return &response{status: hresp.StatusCode, header: hresp.Header, body: b, method: r.method, url: shown.String()}, nil
+}
+
+// remoteError turns a failed answer into a *RemoteError.
+func remoteError(resp *response) error {
+	e := &RemoteError{StatusCode: resp.status, Method: resp.method, URL: resp.url}
+	if exc, cls, msg, ok := decodeRemoteException(resp.body); ok {
+		e.Exception, e.JavaClassName, e.Message = exc, cls, msg
+	} else {
+		e.Message = snippet(resp.body, 200)
+	}
+	if resp.status == http.StatusUnauthorized && strings.Contains(resp.header.Get("WWW-Authenticate"), "Negotiate") && e.Message == "" {
+		e.Message = "the cluster asks for Kerberos (SPNEGO); configure an Auth that provides it"
+	}
+	return e
+}
+
+// decodeWith decodes a successful answer, wrapping failures in *DecodeError.
+func decodeWith[T any](resp *response, dec func([]byte) (T, error)) (T, error) {
+	v, err := dec(resp.body)
+	if err != nil {
+		var zero T
+		return zero, &DecodeError{
+			StatusCode:  resp.status,
+			ContentType: resp.header.Get("Content-Type"),
+			Method:      resp.method,
+			URL:         resp.url,
+			Snippet:     snippet(resp.body, 200),
+			Err:         err,
+		}
+	}
+	return v, nil
+}

@@ -1,0 +1,63 @@
+// Package yarnclient is colocd's client of the Hadoop YARN ResourceManager
+// REST API (Hadoop 2.7 and 3.x), plus the one NodeManager endpoint it needs.
+//
+// # What it owns
+//
+//   - The Go types of the documented JSON objects (ResourceManagerRest.md,
+//     NodeManagerRest.md in apache/hadoop), under the documented field names,
+//     decoding both the 2.7 and the 3.x shapes: cluster info and metrics,
+//     nodes, applications (with the states, queue, user, applicationTags and
+//     time filters), one application and its state, attempts, the 3.x
+//     attempt-containers endpoint and a NodeManager's containers.
+//   - Submission over REST: new-application, then the
+//     application-submission-context (202 Accepted + Location), with the
+//     submitter's am-container-spec passed through untouched; kill through
+//     PUT .../state {"state":"KILLED"}.
+//   - Submission by command (spark-submit, flink run, ...): the command runs
+//     with a timeout, its process group is killed on timeout, its output tail
+//     is kept, and the tags reach it through COLOCD_YARN_TAGS and the
+//     {{tags}}/{{job_id}}/{{kind}} argv placeholders; FindAppByTag then finds
+//     the application. JobTags makes colocd's lower-case tags.
+//   - Placement: which nodes an application's containers run on, from the
+//     3.x attempt-containers endpoint, or from the NodeManagers when the RM is
+//     2.x and has none.
+//   - RM high availability: a list of RM URLs; a standby RM (3.x: 307 with
+//     Location; 2.x: 200 "This is standby RM. Redirecting to ...") or an
+//     unreachable one sends the call to the next RM, and the active one is
+//     remembered.
+//   - Errors: YARN's RemoteException bodies become *RemoteError, matching
+//     ErrNotFound, ErrBadRequest, ErrUnauthorized, ErrForbidden, ErrConflict
+//     and (5xx) ErrUnavailable; an answer that is not the documented JSON is a
+//     *DecodeError with the status and the start of the body.
+//
+// # Retries, and what is never retried
+//
+// Idempotent GETs are retried after a 5xx answer or a connection error, with
+// exponential backoff (Config.Retries, Backoff, MaxBackoff). The writes —
+// new-application, submit and kill — are never retried. A write is sent to a
+// second RM only when the first cannot have acted on it: it refused the
+// connection, or it answered as a standby. After any other failure of
+// SubmitApp the caller must ask the RM (App) whether the id exists before
+// submitting again; that is how colocd submits exactly once. (The RM itself
+// answers a second submission of an id it already knows with 202 and does
+// nothing, so even a duplicate submit is harmless; only two concurrent
+// submissions of one id get "already present! Cannot add a duplicate!",
+// which matches ErrConflict.)
+//
+// # Gaps
+//
+// Kerberos/SPNEGO is not implemented: it needs a Kerberos library outside
+// the standard library. The Auth interface is the hook for it: an Auth that
+// sets "Authorization: Negotiate <token>" (or a delegation-token header) on
+// each request plugs in without changes here, as does an HTTPClient whose
+// transport does SPNEGO. Simple auth (user.name) and TLS with a custom CA
+// (Config.CAFile) are built in. Only JSON is spoken, never XML. The scheduler,
+// reservation, queue and priority APIs are not wrapped.
+//
+// # What it must not do
+//
+// It holds no global state and starts no goroutines that outlive a call. It
+// does no network I/O in New. It does not import other colocd packages: the
+// daemon adapts these types to its own Cluster interface. The fakes for tests
+// (a ResourceManager and a NodeManager) live in yarnclient/yarntest.
+package yarnclient
