@@ -1,0 +1,260 @@
+package collector
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Schema names the measurements, tags and fields the collector reads. The
+// defaults are Telegraf's: inputs.cpu, inputs.diskio, inputs.net and the
+// colocd-telegraf-yarn execd plugin. Sites whose Telegraf renames anything
+// (name_override, tag renames, a processor) set the names here.
+//
+// The pattern lists are Go regular expressions (RE2 syntax), each matched
+// against the whole tag value: "sd[a-z]+[0-9]+" matches "sda1" but not
+// "xsda1x".
+type Schema struct {
+	// HostTag identifies a node in every measurement ("host").
+	HostTag string
+
+	// CPUMeasurement ("cpu") holds percentages of CPU time; only the series
+	// whose CPUTag ("cpu") equals CPUTotal ("cpu-total") is read, so per-CPU
+	// series are ignored. CPUIdleField ("usage_idle") and CPUIOWaitField
+	// ("usage_iowait") give CPU = (100 − idle − iowait)/100 and
+	// IOWait = iowait/100.
+	CPUMeasurement, CPUTag, CPUTotal, CPUIdleField, CPUIOWaitField string
+
+	// DiskMeasurement ("diskio") holds cumulative byte counters
+	// DiskReadField ("read_bytes") and DiskWriteField ("write_bytes") per
+	// device, named by DiskNameTag ("name"). Devices matching any DiskExclude
+	// pattern are skipped; the default list drops partitions and stacked
+	// devices (device mapper, md RAID, loop, ...) so every byte is counted
+	// once, on the whole disk that served it.
+	DiskMeasurement, DiskNameTag, DiskReadField, DiskWriteField string
+	DiskExclude                                                 []string
+
+	// NetMeasurement ("net") holds cumulative byte counters NetRecvField
+	// ("bytes_recv") and NetSentField ("bytes_sent") per interface, named by
+	// NetInterfaceTag ("interface"). An interface is read when it matches a
+	// NetInclude pattern (an empty list includes every interface) and no
+	// NetExclude pattern. Telegraf's protocol-statistics series
+	// (interface="all") is always excluded. Bonding slaves cannot be told
+	// from their names: list them in NetExclude, or list only the bond in
+	// NetInclude, or the bond's traffic is counted twice.
+	NetMeasurement, NetInterfaceTag, NetRecvField, NetSentField string
+	NetInclude, NetExclude                                      []string
+
+	// ContainersMeasurement ("yarn_containers") is written by the
+	// colocd-telegraf-yarn plugin: one point per application per node per
+	// interval, with the colocd job kind in ContainersKindTag ("kind") and
+	// the number of containers in ContainersField ("containers").
+	ContainersMeasurement, ContainersKindTag, ContainersField string
+}
+
+// DefaultSchema is Telegraf's schema with colocd's default exclusions.
+func DefaultSchema() Schema {
+	return Schema{
+		HostTag:        "host",
+		CPUMeasurement: "cpu", CPUTag: "cpu", CPUTotal: "cpu-total",
+		CPUIdleField: "usage_idle", CPUIOWaitField: "usage_iowait",
+		DiskMeasurement: "diskio", DiskNameTag: "name",
+		DiskReadField: "read_bytes", DiskWriteField: "write_bytes",
+		DiskExclude: []string{
+			`(?:sd|hd|vd|xvd)[a-z]+[0-9]+`, // partitions of SCSI/SATA, IDE, virtio and Xen disks
+			`nvme[0-9]+n[0-9]+p[0-9]+`,     // NVMe partitions
+			`mmcblk[0-9]+p[0-9]+`,          // SD/eMMC partitions
+			`dm-[0-9]+`,                    // device mapper (LVM, dm-crypt) above the disks
+			`md[0-9]+(?:p[0-9]+)?`,         // software RAID above the disks
+			`loop[0-9]+`,                   // loop devices backed by files on the disks
+			`z?ram[0-9]+`,                  // RAM disks and zram swap
+			`sr[0-9]+`, `fd[0-9]+`,         // optical and floppy drives
+		},
+		NetMeasurement: "net", NetInterfaceTag: "interface",
+		NetRecvField: "bytes_recv", NetSentField: "bytes_sent",
+		NetExclude: []string{
+			`lo`,
+			// Container, VM and overlay plumbing: their traffic also
+			// crosses a physical interface.
+			`veth.*`, `docker.*`, `br-.*`, `virbr.*`, `vnet[0-9]+`,
+			`cni.*`, `flannel.*`, `cali.*`, `cilium.*`, `lxc.*`, `weave.*`,
+			`vxlan.*`, `genev_sys_.*`, `kube-.*`, `ovs-.*`, `dummy.*`,
+			`tun.*`, `tap.*`, `wg.*`,
+		},
+		ContainersMeasurement: "yarn_containers",
+		ContainersKindTag:     "kind",
+		ContainersField:       "containers",
+	}
+}
+
+// Config configures a Collector. Zero Schema means DefaultSchema.
+//
+// InfluxDB 1.8: URL of influxd (Flux enabled), Org empty, Bucket
+// "database/retention-policy" (e.g. "telegraf/autogen"), Token
+// "user:password" or empty when authentication is off.
+// InfluxDB 2.x: Org, Bucket and an API token with read access.
+type Config struct {
+	URL, Org, Bucket, Token string
+	// Timeout bounds each call (query, ping) including reading the result.
+	Timeout time.Duration
+	// StaleAfter is the largest age, at the end of a window, of a host's
+	// latest cpu point for its usage to count. It is also how far before a
+	// window the counters are read, so the first sample in the window has a
+	// predecessor to take its rate from; set it to at least Telegraf's
+	// interval plus its flush jitter (e.g. 30s for interval = "10s").
+	StaleAfter time.Duration
+	Schema     Schema
+	// HTTPClient is used for every request when set; otherwise the client
+	// library's default client is used. Either way Timeout applies.
+	HTTPClient *http.Client
+}
+
+// DefaultConfig reads Telegraf's default schema from a local InfluxDB 1.8.
+func DefaultConfig() Config {
+	return Config{
+		URL:        "http://127.0.0.1:8086",
+		Bucket:     "telegraf/autogen",
+		Timeout:    10 * time.Second,
+		StaleAfter: 30 * time.Second,
+		Schema:     DefaultSchema(),
+	}
+}
+
+// Validate reports the first invalid field, naming it. It does no I/O.
+func (c Config) Validate() error {
+	_, err := c.compile()
+	return err
+}
+
+// compiled is a validated Config with its patterns joined for Flux.
+type compiled struct {
+	Config
+	diskExclude, netInclude, netExclude string // "" = no pattern
+}
+
+func (c Config) compile() (compiled, error) {
+	if c.Schema.isZero() {
+		c.Schema = DefaultSchema()
+	}
+	out := compiled{Config: c}
+	u, err := url.Parse(c.URL)
+	switch {
+	case c.URL == "":
+		return out, invalid("url", "is empty")
+	case err != nil:
+		return out, invalid("url", "does not parse: %v", err)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return out, invalid("url", "scheme must be http or https, got %q", u.Scheme)
+	case u.Host == "":
+		return out, invalid("url", "has no host: %q", c.URL)
+	case u.RawQuery != "" || u.Fragment != "":
+		return out, invalid("url", "must not have a query or fragment: %q", c.URL)
+	}
+	if err := checkName("bucket", c.Bucket); err != nil {
+		return out, err
+	}
+	if c.Org != "" {
+		if err := checkName("org", c.Org); err != nil {
+			return out, err
+		}
+	}
+	if c.Timeout <= 0 {
+		return out, invalid("timeout", "must be positive, got %v", c.Timeout)
+	}
+	if c.StaleAfter <= 0 {
+		return out, invalid("stale_after", "must be positive, got %v", c.StaleAfter)
+	}
+	s := c.Schema
+	for _, f := range []struct{ name, v string }{
+		{"schema.host_tag", s.HostTag},
+		{"schema.cpu_measurement", s.CPUMeasurement}, {"schema.cpu_tag", s.CPUTag},
+		{"schema.cpu_total", s.CPUTotal}, {"schema.cpu_idle_field", s.CPUIdleField},
+		{"schema.cpu_iowait_field", s.CPUIOWaitField},
+		{"schema.disk_measurement", s.DiskMeasurement}, {"schema.disk_name_tag", s.DiskNameTag},
+		{"schema.disk_read_field", s.DiskReadField}, {"schema.disk_write_field", s.DiskWriteField},
+		{"schema.net_measurement", s.NetMeasurement}, {"schema.net_interface_tag", s.NetInterfaceTag},
+		{"schema.net_recv_field", s.NetRecvField}, {"schema.net_sent_field", s.NetSentField},
+		{"schema.containers_measurement", s.ContainersMeasurement},
+		{"schema.containers_kind_tag", s.ContainersKindTag},
+		{"schema.containers_field", s.ContainersField},
+	} {
+		if err := checkName(f.name, f.v); err != nil {
+			return out, err
+		}
+	}
+	// Tags read from rows must not collide with Flux's own columns.
+	for _, f := range []struct{ name, v string }{
+		{"schema.host_tag", s.HostTag}, {"schema.cpu_tag", s.CPUTag},
+		{"schema.disk_name_tag", s.DiskNameTag}, {"schema.net_interface_tag", s.NetInterfaceTag},
+		{"schema.containers_kind_tag", s.ContainersKindTag},
+	} {
+		if strings.HasPrefix(f.v, "_") || f.v == "result" || f.v == "table" {
+			return out, invalid(f.name, "%q is a reserved column name", f.v)
+		}
+	}
+	if out.diskExclude, err = joinPatterns("schema.disk_exclude", s.DiskExclude); err != nil {
+		return out, err
+	}
+	if out.netInclude, err = joinPatterns("schema.net_include", s.NetInclude); err != nil {
+		return out, err
+	}
+	if out.netExclude, err = joinPatterns("schema.net_exclude", s.NetExclude); err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
+func (s Schema) isZero() bool {
+	return s.HostTag == "" && s.CPUMeasurement == "" && s.CPUTag == "" && s.CPUTotal == "" &&
+		s.CPUIdleField == "" && s.CPUIOWaitField == "" && s.DiskMeasurement == "" &&
+		s.DiskNameTag == "" && s.DiskReadField == "" && s.DiskWriteField == "" &&
+		len(s.DiskExclude) == 0 && s.NetMeasurement == "" && s.NetInterfaceTag == "" &&
+		s.NetRecvField == "" && s.NetSentField == "" && len(s.NetInclude) == 0 &&
+		len(s.NetExclude) == 0 && s.ContainersMeasurement == "" &&
+		s.ContainersKindTag == "" && s.ContainersField == ""
+}
+
+// checkName accepts any non-empty UTF-8 name without control characters;
+// names reach Flux only as escaped string literals.
+func checkName(field, v string) error {
+	switch {
+	case v == "":
+		return invalid(field, "is empty")
+	case !utf8.ValidString(v):
+		return invalid(field, "is not valid UTF-8: %q", v)
+	case strings.ContainsFunc(v, unicode.IsControl):
+		return invalid(field, "contains a control character: %q", v)
+	}
+	return nil
+}
+
+// joinPatterns compiles each pattern and returns one anchored alternation,
+// "" for an empty list.
+func joinPatterns(field string, pats []string) (string, error) {
+	if len(pats) == 0 {
+		return "", nil
+	}
+	parts := make([]string, 0, len(pats))
+	for i, p := range pats {
+		if p == "" {
+			return "", invalid(fmt.Sprintf("%s[%d]", field, i), "is empty")
+		}
+		if _, err := regexp.Compile(p); err != nil {
+			return "", invalid(fmt.Sprintf("%s[%d]", field, i), "does not compile: %v", err)
+		}
+		parts = append(parts, "(?:"+p+")")
+	}
+	slices.Sort(parts)
+	parts = slices.Compact(parts)
+	return "^(?:" + strings.Join(parts, "|") + ")$", nil
+}
+
+func invalid(field, format string, args ...any) error {
+	return fmt.Errorf("%w: %s %s", ErrInvalid, field, fmt.Sprintf(format, args...))
+}
