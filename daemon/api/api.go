@@ -77,6 +77,10 @@ type server struct {
 	now     func() time.Time
 	maxBody int64
 	log     *slog.Logger
+
+	// beforeCancel, when set (tests only), runs between reading a pending
+	// job and cancelling it: the window in which the engine may admit it.
+	beforeCancel func(id string)
 }
 
 // handlerFunc is an endpoint: it returns an error instead of writing one;
@@ -160,7 +164,7 @@ func New(d Deps) (http.Handler, error) {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errorf(http.StatusNotFound, "", "no such endpoint: %s %s", r.Method, r.URL.Path))
 	})
-	return s.observe(mux), nil
+	return &observed{s: s, mux: mux}, nil
 }
 
 // reqInfo carries what a handler learned (the caller) back to the
@@ -243,46 +247,50 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// observe logs every request, counts it by route pattern and code, and
-// turns a panic into a JSON 500.
-func (s *server) observe(next *http.ServeMux) http.Handler {
-	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		start := time.Now() // latency measurement only, not logic
-		info := &reqInfo{}
-		r = r.WithContext(context.WithValue(r.Context(), reqInfoKey{}, info))
-		w := &statusWriter{ResponseWriter: rw}
-		defer func() {
-			if v := recover(); v != nil {
-				if v == http.ErrAbortHandler {
-					panic(v)
-				}
-				s.log.Error("handler panic", "method", r.Method, "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
-				if w.code == 0 {
-					writeError(w, errorf(http.StatusInternalServerError, "", "internal error"))
-				}
+// observed is New's handler: it logs every request, counts it by route
+// pattern and code, and turns a panic into a JSON 500.
+type observed struct {
+	s   *server
+	mux *http.ServeMux
+}
+
+func (o *observed) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	s := o.s
+	start := time.Now() // latency measurement only, not logic
+	info := &reqInfo{}
+	r = r.WithContext(context.WithValue(r.Context(), reqInfoKey{}, info))
+	w := &statusWriter{ResponseWriter: rw}
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
 			}
-			code := w.code
-			if code == 0 {
-				code = http.StatusOK
+			s.log.Error("handler panic", "method", r.Method, "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
+			if w.code == 0 {
+				writeError(w, errorf(http.StatusInternalServerError, "", "internal error"))
 			}
-			route := r.Pattern // set by the mux; bounded, unlike the path
-			if route == "" {
-				route = "other"
-			}
-			d := time.Since(start)
-			s.metrics.apiRequest(route, code, d)
-			level := slog.LevelInfo
-			switch {
-			case code >= 500:
-				level = slog.LevelError
-			case route == "/healthz" || route == "/readyz" || route == "/metrics" || strings.HasPrefix(route, "/static/"):
-				level = slog.LevelDebug
-			}
-			s.log.Log(r.Context(), level, "http request", "method", r.Method, "route", route, "path", r.URL.Path,
-				"code", code, "bytes", w.bytes, "dur", d, "user", info.user, "remote", r.RemoteAddr)
-		}()
-		next.ServeHTTP(w, r)
-	})
+		}
+		code := w.code
+		if code == 0 {
+			code = http.StatusOK
+		}
+		route := r.Pattern // set by the mux; bounded, unlike the path
+		if route == "" {
+			route = "other"
+		}
+		d := time.Since(start)
+		s.metrics.apiRequest(route, code, d)
+		level := slog.LevelInfo
+		switch {
+		case code >= 500:
+			level = slog.LevelError
+		case route == "/healthz" || route == "/readyz" || route == "/metrics" || strings.HasPrefix(route, "/static/"):
+			level = slog.LevelDebug
+		}
+		s.log.Log(r.Context(), level, "http request", "method", r.Method, "route", route, "path", r.URL.Path,
+			"code", code, "bytes", w.bytes, "dur", d, "user", info.user, "remote", r.RemoteAddr)
+	}()
+	o.mux.ServeHTTP(w, r)
 }
 
 // healthz is liveness: the process serves HTTP.

@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -208,13 +209,15 @@ func (s *server) listJobs(w http.ResponseWriter, r *http.Request, _ principal) e
 			}
 			continue
 		}
-		jobs, err := s.store.List(st, left)
+		// The store lists oldest first with no reverse cursor, so read the
+		// state's jobs and keep the newest: O(jobs in that state). Compact
+		// keeps terminal states short.
+		jobs, err := s.store.List(st, 0)
 		if err != nil {
 			return fmt.Errorf("listing %s jobs: %w", st, err)
 		}
-		// Newest first.
-		slices.SortFunc(jobs, func(a, b queue.Job) int { return -cmpSeq(a.Seq, b.Seq) })
-		for _, j := range jobs {
+		slices.SortFunc(jobs, func(a, b queue.Job) int { return cmp.Compare(b.Seq, a.Seq) })
+		for _, j := range jobs[:min(left, len(jobs))] {
 			out.Jobs = append(out.Jobs, jobView{Job: j})
 		}
 	}
@@ -224,16 +227,6 @@ func (s *server) listJobs(w http.ResponseWriter, r *http.Request, _ principal) e
 	out.Count = len(out.Jobs)
 	writeJSON(w, http.StatusOK, out)
 	return nil
-}
-
-func cmpSeq(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // parseStates parses the state filter: empty = pending, admitted,
@@ -360,6 +353,9 @@ func (s *server) deleteJob(w http.ResponseWriter, r *http.Request, p principal) 
 	}
 	switch {
 	case j.State == queue.StatePending:
+		if s.beforeCancel != nil {
+			s.beforeCancel(id)
+		}
 		done, err := s.store.Cancel(id)
 		if err == nil {
 			s.log.Info("job cancelled", "job", id, "by", p.User)

@@ -1,0 +1,204 @@
+package api
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestAuth(t *testing.T) {
+	h := newHarness(t)
+	sam := h.submit(submitterTok, jobBody("wordcount"), http.StatusCreated)
+	for _, tc := range []struct {
+		name, method, path, token, body string
+		want                            int
+	}{
+		{"no token", "GET", "/v1/jobs", "", "", 401},
+		{"bad token", "GET", "/v1/jobs", "nope", "", 401},
+		{"token prefix", "GET", "/v1/jobs", readerTok[:len(readerTok)-1], "", 401},
+		{"token plus suffix", "GET", "/v1/jobs", readerTok + "x", "", 401},
+		{"reader GET jobs", "GET", "/v1/jobs", readerTok, "", 200},
+		{"reader GET job", "GET", "/v1/jobs/" + sam.ID, readerTok, "", 200},
+		{"reader POST job", "POST", "/v1/jobs", readerTok, jobBody("wordcount"), 403},
+		{"reader DELETE job", "DELETE", "/v1/jobs/" + sam.ID, readerTok, "", 403},
+		{"submitter PUT prefs", "PUT", "/v1/preferences", submitterTok, `{}`, 403},
+		{"submitter DELETE prefs", "DELETE", "/v1/preferences", submitterTok, "", 403},
+		{"reader prefs", "GET", "/v1/preferences", readerTok, "", 200},
+		{"reader heatmap", "GET", "/v1/preferences/heatmap.svg", readerTok, "", 200},
+		{"reader decisions", "GET", "/v1/decisions", readerTok, "", 200},
+		{"reader goodness", "GET", "/v1/goodness", readerTok, "", 200},
+		{"metrics no token", "GET", "/metrics", "", "", 401},
+		{"metrics reader", "GET", "/metrics", readerTok, "", 200},
+		{"healthz no token", "GET", "/healthz", "", "", 200},
+		{"readyz no token", "GET", "/readyz", "", "", 200},
+		{"status page no token", "GET", "/", "", "", 200},
+		{"static no token", "GET", "/static/app.js", "", "", 200},
+		{"admin DELETE prefs", "DELETE", "/v1/preferences", adminTok, "", 200},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := h.do(tc.method, tc.path, tc.token, tc.body)
+			if r.Code != tc.want {
+				t.Fatalf("%s %s: got %d, want %d: %s", tc.method, tc.path, r.Code, tc.want, r.Body)
+			}
+			switch tc.want {
+			case 401:
+				r.errBody(t)
+				if got := r.Header.Get("WWW-Authenticate"); !strings.HasPrefix(got, "Bearer") {
+					t.Errorf("WWW-Authenticate = %q, want Bearer ...", got)
+				}
+			case 403:
+				r.errBody(t)
+			}
+		})
+	}
+	t.Run("basic scheme refused", func(t *testing.T) {
+		r := h.do("GET", "/v1/jobs", "", "", "Authorization", "Basic "+readerTok)
+		if r.Code != 401 {
+			t.Fatalf("got %d, want 401", r.Code)
+		}
+	})
+	t.Run("scheme is case-insensitive", func(t *testing.T) {
+		r := h.do("GET", "/v1/jobs", "", "", "Authorization", "bearer "+readerTok)
+		if r.Code != 200 {
+			t.Fatalf("got %d, want 200: %s", r.Code, r.Body)
+		}
+	})
+}
+
+func TestAuthenticatorMatchesEveryToken(t *testing.T) {
+	a, err := newAuthenticator(testTokens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tok := range testTokens {
+		req, _ := http.NewRequest("GET", "/", nil)
+		req.Header.Set("Authorization", "Bearer "+tok.Secret)
+		p, ok := a.check(req)
+		if !ok {
+			t.Fatalf("token of %s refused", tok.User)
+		}
+		if diff := cmp.Diff(principal{User: tok.User, Role: tok.Role}, p); diff != "" {
+			t.Errorf("principal (-want +got):\n%s", diff)
+		}
+	}
+}
+
+func TestNewRejectsBadTokens(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		tokens []Token
+		want   string
+	}{
+		{"none", nil, "none configured"},
+		{"empty secret", []Token{{Secret: "", User: "a", Role: RoleAdmin}}, "tokens[0].secret is empty"},
+		{"space in secret", []Token{{Secret: "a b", User: "a", Role: RoleAdmin}}, "white space"},
+		{"no user", []Token{{Secret: "abc", Role: RoleAdmin}}, "tokens[0].user"},
+		{"no role", []Token{{Secret: "abc", User: "a"}}, "tokens[0].role"},
+		{"duplicate", []Token{{Secret: "abc", User: "a", Role: RoleAdmin}, {Secret: "abc", User: "b", Role: RoleReader}}, "tokens[1].secret duplicates"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := newAuthenticator(tc.tokens)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestParseRole(t *testing.T) {
+	for _, r := range []Role{RoleReader, RoleSubmitter, RoleAdmin} {
+		got, err := ParseRole(strings.ToUpper(r.String()))
+		if err != nil || got != r {
+			t.Errorf("ParseRole(%q) = %v, %v; want %v", r.String(), got, err, r)
+		}
+		var u Role
+		b, _ := r.MarshalText()
+		if err := u.UnmarshalText(b); err != nil || u != r {
+			t.Errorf("text round trip of %v: %v, %v", r, u, err)
+		}
+	}
+	if _, err := ParseRole("root"); err == nil {
+		t.Error("ParseRole(root) succeeded")
+	}
+}
+
+func TestSubmitterCannotImpersonate(t *testing.T) {
+	h := newHarness(t)
+	r := h.do("POST", "/v1/jobs", submitterTok, jobBody("wordcount", `"user":"ada"`))
+	if r.Code != http.StatusForbidden {
+		t.Fatalf("got %d, want 403: %s", r.Code, r.Body)
+	}
+	if e := r.errBody(t); e.Field != "user" {
+		t.Errorf("field = %q, want user", e.Field)
+	}
+	own := h.submit(submitterTok, jobBody("wordcount", `"user":"sam"`), http.StatusCreated)
+	implicit := h.submit(submitterTok, jobBody("wordcount"), http.StatusCreated)
+	forBob := h.submit(adminTok, jobBody("wordcount", `"user":"bob"`), http.StatusCreated)
+	adminOwn := h.submit(adminTok, jobBody("wordcount"), http.StatusCreated)
+	got := []string{own.User, implicit.User, forBob.User, adminOwn.User}
+	if diff := cmp.Diff([]string{"sam", "sam", "bob", "ada"}, got); diff != "" {
+		t.Errorf("users (-want +got):\n%s", diff)
+	}
+}
+
+func TestOnlyOwnerOrAdminCancels(t *testing.T) {
+	h := newHarness(t)
+	a := h.submit(submitterTok, jobBody("wordcount"), http.StatusCreated)
+	b := h.submit(submitterTok, jobBody("wordcount"), http.StatusCreated)
+	c := h.submit(submitterTok, jobBody("wordcount"), http.StatusCreated)
+
+	if r := h.do("DELETE", "/v1/jobs/"+a.ID, submitter2Tok, ""); r.Code != http.StatusForbidden {
+		t.Fatalf("sue cancelling sam's job: got %d, want 403: %s", r.Code, r.Body)
+	}
+	if j, _ := h.store.Get(a.ID); j.State != "pending" {
+		t.Fatalf("after a refused cancel the job is %s", j.State)
+	}
+	for _, tc := range []struct {
+		id, token string
+	}{{a.ID, submitterTok}, {b.ID, adminTok}} {
+		r := h.do("DELETE", "/v1/jobs/"+tc.id, tc.token, "")
+		if r.Code != http.StatusOK {
+			t.Fatalf("DELETE %s: got %d: %s", tc.id, r.Code, r.Body)
+		}
+		var v jobView
+		r.decode(t, &v)
+		if v.State != "cancelled" {
+			t.Errorf("DELETE %s: state %s, want cancelled", tc.id, v.State)
+		}
+	}
+	// Killing a running job: other submitter refused, admin allowed.
+	h.runJobStart(c.ID)
+	if r := h.do("DELETE", "/v1/jobs/"+c.ID, submitter2Tok, ""); r.Code != http.StatusForbidden {
+		t.Fatalf("sue killing sam's running job: got %d, want 403", r.Code)
+	}
+	r := h.do("DELETE", "/v1/jobs/"+c.ID, adminTok, "")
+	if r.Code != http.StatusOK {
+		t.Fatalf("admin kill: got %d: %s", r.Code, r.Body)
+	}
+	if diff := cmp.Diff([]string{c.ID}, h.ctl.Killed()); diff != "" {
+		t.Errorf("Controller.Kill calls (-want +got):\n%s", diff)
+	}
+	if j, _ := h.store.Get(c.ID); j.State != "killed" {
+		t.Errorf("state after kill: %s", j.State)
+	}
+	// A second DELETE of a finished job is a clear 409.
+	r = h.do("DELETE", "/v1/jobs/"+c.ID, adminTok, "")
+	if r.Code != http.StatusConflict || !strings.Contains(r.errBody(t).Error, "already killed") {
+		t.Errorf("DELETE of a killed job: got %d %s, want 409 already killed", r.Code, r.Body)
+	}
+	if r := h.do("DELETE", "/v1/jobs/nope", adminTok, ""); r.Code != http.StatusNotFound {
+		t.Errorf("DELETE unknown job: got %d, want 404", r.Code)
+	}
+}
+
+func (h *harness) runJobStart(id string) {
+	h.t.Helper()
+	if _, err := h.store.Admit(id, "app-"+id, nil, nil); err != nil {
+		h.t.Fatal(err)
+	}
+	if _, err := h.store.Start(id); err != nil {
+		h.t.Fatal(err)
+	}
+}
