@@ -54,6 +54,7 @@ func (s *Store) Submit(ctx context.Context, j Job) (Job, bool, error) {
 		Labels: j.Labels, IdempotencyKey: j.IdempotencyKey,
 	}
 	in = in.clone()
+	in.Submit = compactJSON(in.Submit) // stored as encoding/json writes it back
 	if in.Deadline != nil {
 		d := in.Deadline.Round(0).UTC()
 		in.Deadline = &d

@@ -1,0 +1,224 @@
+package queue
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// Config drives the ordering pipeline. Every stage can be switched off;
+// parameters of a disabled stage are not validated. The zero Config is
+// valid and means plain FIFO over all pending jobs (no fit check).
+type Config struct {
+	Window     WindowConfig     `json:"window" yaml:"window"`
+	Fit        FitConfig        `json:"fit" yaml:"fit"`
+	Fairness   FairnessConfig   `json:"fairness" yaml:"fairness"`
+	Altruism   AltruismConfig   `json:"altruism" yaml:"altruism"`
+	Preference PreferenceConfig `json:"preference" yaml:"preference"`
+	Starvation StarvationConfig `json:"starvation" yaml:"starvation"`
+	Select     SelectConfig     `json:"select" yaml:"select"`
+	// MaxRecorded caps the dropped jobs recorded per stage and the
+	// candidates and groups recorded per decision (the rest are counted).
+	// Zero: 32.
+	MaxRecorded int `json:"max_recorded" yaml:"max_recorded"`
+}
+
+// WindowConfig: choose among the first Size pending jobs only.
+type WindowConfig struct {
+	Enabled bool `json:"enabled" yaml:"enabled"`
+	Size    int  `json:"size" yaml:"size"`
+}
+
+// FitConfig: drop jobs that do not fit the free resources.
+type FitConfig struct {
+	Enabled bool `json:"enabled" yaml:"enabled"`
+	// PerNode also checks that the containers can be placed on the nodes'
+	// free capacity, when the snapshot lists nodes.
+	PerNode bool `json:"per_node" yaml:"per_node"`
+}
+
+// GroupBy names what fairness groups jobs by.
+type GroupBy string
+
+// Fairness groupings.
+const (
+	GroupByUser  GroupBy = "user"
+	GroupByQueue GroupBy = "queue"
+)
+
+// ShareMetric is how a multi-resource amount becomes one share.
+type ShareMetric string
+
+// Share metrics.
+const (
+	// ShareDominant is DRF's dominant share: the largest of the normalised
+	// resource shares.
+	ShareDominant ShareMetric = "dominant"
+	// ShareSum is X-Flex's instantaneous charge, Σ_d r_d/R_d, divided by
+	// the number of resources so that the whole cluster is 1.
+	ShareSum ShareMetric = "sum"
+)
+
+// FairnessConfig: bounded unfairness between users or YARN queues (DRF shares,
+// Graphene §5.1 deficit counters, X-Flex long-term fairness). See
+// fairnessStage for the rules.
+type FairnessConfig struct {
+	Enabled bool    `json:"enabled" yaml:"enabled"`
+	GroupBy GroupBy `json:"group_by" yaml:"group_by"`
+	// Kappa is Graphene's κ: when the most-starved group's deficit reaches
+	// κ·C (C, the cluster capacity, is 1 in share units) only its jobs stay.
+	// In (0, 1].
+	Kappa float64 `json:"kappa" yaml:"kappa"`
+	// Weights per group (default 1): a group's fair share is its weight over
+	// the sum of the weights of the groups with pending jobs.
+	Weights map[string]float64 `json:"weights,omitempty" yaml:"weights,omitempty"`
+	Metric  ShareMetric        `json:"metric" yaml:"metric"`
+	// HalfLife > 0 selects long-term fairness (X-Flex): the deficit is the
+	// group's shortfall from its fair share of the running allocation,
+	// averaged over time with this half-life. Zero: Graphene's counters,
+	// charged per admission.
+	HalfLife time.Duration `json:"half_life" yaml:"half_life"`
+}
+
+// AltruismConfig: Carbyne §3.4.2 — deadline jobs may yield to others while
+// they have slack, with probability P.
+type AltruismConfig struct {
+	Enabled bool `json:"enabled" yaml:"enabled"`
+	// P is P(altruism): the probability that a deadline job with positive
+	// slack lets jobs behind it go first in one decision. 0: never.
+	P float64 `json:"p" yaml:"p"`
+	// DefaultRuntime is the expected runtime of a kind with no history.
+	DefaultRuntime time.Duration `json:"default_runtime" yaml:"default_runtime"`
+}
+
+// PreferenceConfig: score candidates by the learned co-location
+// preferences. Disabled: the oldest survivor goes first.
+type PreferenceConfig struct {
+	Enabled bool `json:"enabled" yaml:"enabled"`
+}
+
+// Shape is how the starvation weight grows with skips.
+type Shape string
+
+// Starvation weight shapes.
+const (
+	ShapeLinear      Shape = "linear"      // 1 + a·skips
+	ShapeExponential Shape = "exponential" // (1 + a)^skips
+)
+
+// StarvationConfig: paper §4.3, last paragraph — weight by times skipped,
+// renormalise; a hard cap forces a job through.
+type StarvationConfig struct {
+	Enabled  bool    `json:"enabled" yaml:"enabled"`
+	Shape    Shape   `json:"shape" yaml:"shape"`
+	A        float64 `json:"a" yaml:"a"`
+	MaxSkips int     `json:"max_skips" yaml:"max_skips"`
+}
+
+// SelectMode is how the final distribution becomes one job.
+type SelectMode string
+
+// Select modes.
+const (
+	SelectSample SelectMode = "sample" // draw from the distribution (the paper)
+	SelectArgmax SelectMode = "argmax" // most probable; ties → oldest
+)
+
+// SelectConfig: draw the job. Disabled: the oldest candidate.
+type SelectConfig struct {
+	Enabled bool       `json:"enabled" yaml:"enabled"`
+	Mode    SelectMode `json:"mode" yaml:"mode"`
+}
+
+// DefaultWindow is the default window size. The paper (§4.1) chooses among
+// "the n first jobs of the queue" but gives no value for n; 8 keeps several
+// kinds in view while bounding how far a job can be overtaken.
+const DefaultWindow = 8
+
+// DefaultConfig is the paper's scheduler with its suggested starvation
+// guard: window 8, fit with per-node placement, fairness off, altruism on
+// (P = 0.5, unknown runtime 10 min), preferences on, linear starvation
+// weights (a = 0.5, max 8 skips), sampling.
+func DefaultConfig() Config {
+	return Config{
+		Window: WindowConfig{Enabled: true, Size: DefaultWindow},
+		Fit:    FitConfig{Enabled: true, PerNode: true},
+		Fairness: FairnessConfig{
+			Enabled: false, GroupBy: GroupByUser, Kappa: 0.1, Metric: ShareDominant,
+		},
+		Altruism:    AltruismConfig{Enabled: true, P: 0.5, DefaultRuntime: 10 * time.Minute},
+		Preference:  PreferenceConfig{Enabled: true},
+		Starvation:  StarvationConfig{Enabled: true, Shape: ShapeLinear, A: 0.5, MaxSkips: 8},
+		Select:      SelectConfig{Enabled: true, Mode: SelectSample},
+		MaxRecorded: 32,
+	}
+}
+
+// MaxWindow bounds Window.Size.
+const MaxWindow = 1 << 20
+
+// Validate reports the first bad field as a *FieldError (wrapping
+// ErrInvalid) named like "starvation.max_skips", with the bound it broke.
+func (c Config) Validate() error {
+	if c.MaxRecorded < 0 {
+		return fieldErr("max_recorded", "%d is negative", c.MaxRecorded)
+	}
+	if w := c.Window; w.Enabled && (w.Size < 1 || w.Size > MaxWindow) {
+		return fieldErr("window.size", "%d outside [1, %d]", w.Size, MaxWindow)
+	}
+	if f := c.Fairness; f.Enabled {
+		switch f.GroupBy {
+		case GroupByUser, GroupByQueue:
+		default:
+			return fieldErr("fairness.group_by", "%q is not user or queue", f.GroupBy)
+		}
+		if !(f.Kappa > 0 && f.Kappa <= 1) {
+			return fieldErr("fairness.kappa", "%v outside (0, 1]", f.Kappa)
+		}
+		switch f.Metric {
+		case ShareDominant, ShareSum:
+		default:
+			return fieldErr("fairness.metric", "%q is not dominant or sum", f.Metric)
+		}
+		if f.HalfLife < 0 {
+			return fieldErr("fairness.half_life", "%v is negative", f.HalfLife)
+		}
+		for g, w := range f.Weights {
+			if !(w > 0) || math.IsInf(w, 0) {
+				return fieldErr(fmt.Sprintf("fairness.weights[%s]", g), "%v is not a positive finite weight", w)
+			}
+		}
+	}
+	if a := c.Altruism; a.Enabled {
+		if !(a.P >= 0 && a.P <= 1) {
+			return fieldErr("altruism.p", "%v outside [0, 1]", a.P)
+		}
+		if a.DefaultRuntime < 0 {
+			return fieldErr("altruism.default_runtime", "%v is negative", a.DefaultRuntime)
+		}
+	}
+	if s := c.Starvation; s.Enabled {
+		switch s.Shape {
+		case ShapeLinear, ShapeExponential:
+		default:
+			return fieldErr("starvation.shape", "%q is not linear or exponential", s.Shape)
+		}
+		if !(s.A >= 0) || math.IsInf(s.A, 0) {
+			return fieldErr("starvation.a", "%v is not a finite number ≥ 0", s.A)
+		}
+		if s.MaxSkips < 1 || s.MaxSkips > 1<<20 {
+			return fieldErr("starvation.max_skips", "%d outside [1, %d]", s.MaxSkips, 1<<20)
+		}
+		if s.Shape == ShapeExponential && math.IsInf(math.Pow(1+s.A, float64(s.MaxSkips)), 0) {
+			return fieldErr("starvation.a", "(1+%v)^%d overflows", s.A, s.MaxSkips)
+		}
+	}
+	if s := c.Select; s.Enabled {
+		switch s.Mode {
+		case SelectSample, SelectArgmax:
+		default:
+			return fieldErr("select.mode", "%q is not sample or argmax", s.Mode)
+		}
+	}
+	return nil
+}

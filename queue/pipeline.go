@@ -1,0 +1,412 @@
+package queue
+
+import (
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+)
+
+// Capacity is an amount of cluster resources.
+type Capacity struct {
+	MemoryMB int64 `json:"memory_mb"`
+	VCores   int64 `json:"vcores"`
+}
+
+// NodeFree is one node's free resources.
+type NodeFree struct {
+	Name string   `json:"name"`
+	Free Capacity `json:"free"`
+}
+
+// Running is one application on the cluster, as the daemon sees it.
+type Running struct {
+	JobID string   `json:"job_id"`
+	Kind  string   `json:"kind"`
+	User  string   `json:"user"`
+	Queue string   `json:"queue"`
+	Alloc Capacity `json:"alloc"`
+	// Weight of this job in the preference context: the free capacity
+	// share of the nodes it occupies.
+	Weight float64 `json:"weight"`
+}
+
+// Snapshot is everything one decision reads. The pipeline never reads a
+// clock, the store or the network: the daemon gathers this, then decides.
+type Snapshot struct {
+	Now      time.Time
+	Capacity Capacity // whole cluster
+	Free     Capacity // whole cluster
+	Nodes    []NodeFree
+	Running  []Running
+	// Pending is the FIFO head (Store.Pending(window)), oldest first.
+	Pending []Job
+	History map[string]KindHistory
+}
+
+// Preferences gives the co-location preference distribution: out[i] is the
+// probability of candidates[i] given the running kinds, mixed by weights.
+// bandit.Learner satisfies it.
+type Preferences interface {
+	Mix(candidates, given []string, weights []float64, out []float64)
+}
+
+// Decision is the outcome of one Decide and the explanation of it: what each
+// stage kept and dropped and why, the final distribution, and the jobs that
+// were passed over (give Passed to Store.Admit so their skips grow).
+type Decision struct {
+	At time.Time `json:"at"`
+	// Chosen is the job id to admit; "" when no job can go (Note says why).
+	Chosen     string `json:"chosen"`
+	ChosenKind string `json:"chosen_kind,omitempty"`
+	// Forced is set when a hard rule, not the distribution, chose the job.
+	Forced     string        `json:"forced,omitempty"`
+	Note       string        `json:"note,omitempty"`
+	Context    []ContextKind `json:"context"`
+	Stages     []StageRecord `json:"stages"`
+	Candidates []Candidate   `json:"candidates"`
+	// Passed: jobs that survived Fit and were ahead of Chosen in the FIFO.
+	Passed []string      `json:"passed"`
+	Groups []GroupRecord `json:"groups,omitempty"`
+}
+
+// ContextKind is one running kind in the preference context.
+type ContextKind struct {
+	Kind   string  `json:"kind"`
+	Weight float64 `json:"weight"`
+}
+
+// StageRecord is what one stage did.
+type StageRecord struct {
+	Name    string `json:"name"`
+	In      int    `json:"in"`
+	Out     int    `json:"out"`
+	Dropped []Drop `json:"dropped,omitempty"`
+	// Omitted counts drops beyond Config.MaxRecorded.
+	Omitted int    `json:"omitted,omitempty"`
+	Note    string `json:"note,omitempty"`
+}
+
+// Drop is one job a stage removed, and why.
+type Drop struct {
+	JobID  string `json:"job_id"`
+	Reason string `json:"reason"`
+}
+
+// Candidate is one job in the final distribution: the oldest surviving job
+// of its kind.
+type Candidate struct {
+	JobID  string  `json:"job_id"`
+	Kind   string  `json:"kind"`
+	Prob   float64 `json:"prob"`   // final probability
+	Pref   float64 `json:"pref"`   // preference probability before starvation weights
+	Weight float64 `json:"weight"` // starvation weight
+	Skips  int     `json:"skips"`
+}
+
+// GroupRecord is one fairness group at decision time.
+type GroupRecord struct {
+	Group   string  `json:"group"`
+	Weight  float64 `json:"weight"`
+	Share   float64 `json:"share"`   // of the running allocation, in capacity units
+	Deficit float64 `json:"deficit"` // before this decision
+	Pending int     `json:"pending"` // jobs in the window
+}
+
+// Pipeline runs the ordering stages. It keeps the fairness counters between
+// decisions and scratch buffers; Decide is serialised by a mutex.
+type Pipeline struct {
+	cfg    Config
+	prefs  Preferences
+	stages []stage
+	fair   *fairnessStage // nil when fairness is off
+
+	mu      sync.Mutex
+	scratch scratch
+}
+
+// stage is one step of the pipeline. Filter stages shrink r.live; scoring
+// stages build and reweight r.cands.
+type stage interface {
+	name() string
+	run(r *run, rec *StageRecord)
+}
+
+// NewPipeline validates cfg and wires the stages. A nil prefs acts as an
+// untrained learner: every kind equally likely.
+func NewPipeline(cfg Config, prefs Preferences) (*Pipeline, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.MaxRecorded == 0 {
+		cfg.MaxRecorded = 32
+	}
+	if cfg.Fairness.Weights != nil {
+		w := make(map[string]float64, len(cfg.Fairness.Weights))
+		for k, v := range cfg.Fairness.Weights {
+			w[k] = v
+		}
+		cfg.Fairness.Weights = w
+	}
+	p := &Pipeline{cfg: cfg, prefs: prefs}
+	p.stages = p.stack()
+	return p, nil
+}
+
+// stack composes the stages, in order. This is the one place the pipeline
+// is wired (like nomad's scheduler/stack.go).
+func (p *Pipeline) stack() []stage {
+	c := p.cfg
+	var s []stage
+	// 1. Window: only the first n pending jobs compete (paper §4.1); the
+	//    rest keep their FIFO place.
+	if c.Window.Enabled {
+		s = append(s, windowStage{size: c.Window.Size})
+	}
+	// 2. Fit: drop jobs whose reservation does not fit the free resources,
+	//    in total and, given nodes, container by container (paper §5.2).
+	if c.Fit.Enabled {
+		s = append(s, fitStage{perNode: c.Fit.PerNode})
+	}
+	// 3. Fairness: DRF shares and Graphene deficit counters; past κ only
+	//    the most-starved group's jobs stay.
+	if c.Fairness.Enabled {
+		p.fair = newFairnessStage(c.Fairness)
+		s = append(s, p.fair)
+	}
+	// 4. Altruism: deadline jobs yield only while they have slack, with
+	//    probability P (Carbyne §3.4.2); jobs out of slack go first.
+	if c.Altruism.Enabled {
+		s = append(s, altruismStage{p: c.Altruism})
+	}
+	// 5. Preference: π(kind | running kinds) from the learner; a kind's
+	//    probability goes to its oldest job. Off: FIFO head.
+	if c.Preference.Enabled {
+		s = append(s, preferenceStage{prefs: p.prefs})
+	} else {
+		s = append(s, fifoStage{})
+	}
+	// 6. Starvation: weight by skips and renormalise (paper §4.3); past
+	//    max_skips the oldest such job is forced through.
+	if c.Starvation.Enabled {
+		s = append(s, starvationStage{c: c.Starvation})
+	}
+	// 7. Select: sample from the distribution (the paper) or argmax. Off:
+	//    the oldest candidate.
+	if c.Select.Enabled {
+		s = append(s, selectStage{mode: c.Select.Mode})
+	}
+	return s
+}
+
+// Config returns the configuration the pipeline runs with.
+func (p *Pipeline) Config() Config { return p.cfg }
+
+// Deficits returns a copy of the fairness deficit per group (nil when
+// fairness is off).
+func (p *Pipeline) Deficits() map[string]float64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.fair == nil {
+		return nil
+	}
+	out := make(map[string]float64, len(p.fair.deficit))
+	for g, d := range p.fair.deficit {
+		out[g] = d
+	}
+	return out
+}
+
+// cand is one job moving through a decision.
+type cand struct {
+	job    *Job
+	idx    int // FIFO position in the window
+	group  string
+	slack  time.Duration // valid when job.Deadline != nil
+	pref   float64
+	weight float64
+	prob   float64
+}
+
+// scratch holds buffers reused across decisions.
+type scratch struct {
+	cands             []cand
+	window, fit, live []*cand
+	spare, kindHeads  []*cand
+	kinds, ctxKinds   []string
+	ctxWeights, out   []float64
+	kindIdx           map[string]int
+	shapeFit          map[[2]int64]int64
+}
+
+// run is the state of one decision.
+type run struct {
+	p    *Pipeline
+	cfg  *Config
+	snap *Snapshot
+	rng  *rand.Rand
+	dec  *Decision
+	sc   *scratch
+
+	window []*cand // the window, FIFO order
+	fit    []*cand // survivors of Fit: every job that could have gone now
+	live   []*cand // survivors so far, FIFO order
+	cut    *cand   // first deadline job that will not yield, or nil
+	cands  []*cand // the distribution (set by preference/fifo stage)
+	chosen *cand
+	note   string // why nothing was chosen
+}
+
+// room reports whether rec can hold another drop record; if not it counts
+// the drop as omitted.
+func (r *run) room(rec *StageRecord) bool {
+	if len(rec.Dropped) < r.cfg.MaxRecorded {
+		return true
+	}
+	rec.Omitted++
+	return false
+}
+
+// beginFilter returns an empty slice to collect the survivors into;
+// endFilter installs it as r.live.
+func (r *run) beginFilter() []*cand { return r.sc.spare[:0] }
+
+func (r *run) endFilter(kept []*cand) {
+	r.sc.spare, r.sc.live = r.live[:0], kept
+	r.live = kept
+}
+
+// Decide runs the stages over snap and returns the decision. It reads
+// nothing but snap, the fairness counters and rng; with fairness on it
+// charges the chosen job to its group. A nil rng means no randomness:
+// deadline jobs never yield and Select takes the argmax.
+func (p *Pipeline) Decide(snap Snapshot, rng *rand.Rand) Decision {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	dec := Decision{At: snap.Now, Stages: make([]StageRecord, 0, len(p.stages))}
+	r := &run{p: p, cfg: &p.cfg, snap: &snap, rng: rng, dec: &dec, sc: &p.scratch}
+	r.load()
+	for _, s := range p.stages {
+		rec := StageRecord{Name: s.name(), In: r.size()}
+		s.run(r, &rec)
+		rec.Out = r.size()
+		if rec.Out == 0 && r.note == "" && r.chosen == nil && len(r.cands) == 0 {
+			r.note = s.name() + ": " + emptyReason(rec)
+		}
+		dec.Stages = append(dec.Stages, rec)
+	}
+	if r.chosen == nil && len(r.cands) > 0 {
+		// Select is off: the oldest candidate goes.
+		r.chosen = r.cands[0]
+	}
+	r.finish()
+	return dec
+}
+
+// size is how many jobs are still in play: candidates once scoring began,
+// survivors before.
+func (r *run) size() int {
+	if r.cands != nil {
+		return len(r.cands)
+	}
+	return len(r.live)
+}
+
+func emptyReason(rec StageRecord) string {
+	if rec.Note != "" {
+		return rec.Note
+	}
+	if rec.In == 0 {
+		return "no jobs"
+	}
+	return "dropped every job"
+}
+
+// load turns the snapshot's pending jobs into candidates, in FIFO order.
+func (r *run) load() {
+	pend := r.snap.Pending
+	if !slices.IsSortedFunc(pend, jobOrder) {
+		pend = slices.Clone(pend)
+		slices.SortStableFunc(pend, jobOrder)
+		r.snap.Pending = pend
+	}
+	sc := r.sc
+	if cap(sc.cands) < len(pend) {
+		sc.cands = make([]cand, len(pend))
+		sc.window = make([]*cand, 0, len(pend))
+		sc.fit = make([]*cand, 0, len(pend))
+		sc.live = make([]*cand, 0, len(pend))
+		sc.spare = make([]*cand, 0, len(pend))
+	}
+	sc.cands = sc.cands[:len(pend)]
+	r.window = sc.window[:0]
+	for i := range pend {
+		sc.cands[i] = cand{job: &pend[i], idx: i}
+		r.window = append(r.window, &sc.cands[i])
+	}
+	sc.window = r.window
+	r.fit = append(sc.fit[:0], r.window...)
+	sc.fit = r.fit
+	r.live = append(sc.live[:0], r.window...)
+	sc.live = r.live
+	if len(pend) == 0 {
+		r.note = "queue empty"
+	}
+}
+
+func jobOrder(a, b Job) int {
+	switch {
+	case a.Seq < b.Seq:
+		return -1
+	case a.Seq > b.Seq:
+		return 1
+	case a.ID < b.ID:
+		return -1
+	case a.ID > b.ID:
+		return 1
+	}
+	return 0
+}
+
+// finish fills in the chosen job, the candidates, Passed, and charges the
+// fairness counters.
+func (r *run) finish() {
+	d := r.dec
+	lim := r.cfg.MaxRecorded
+	for _, c := range r.cands {
+		if len(d.Candidates) >= lim && c != r.chosen {
+			continue
+		}
+		d.Candidates = append(d.Candidates, Candidate{
+			JobID: c.job.ID, Kind: c.job.Kind, Prob: c.prob, Pref: c.pref, Weight: c.weight, Skips: c.job.Skips,
+		})
+	}
+	if r.chosen == nil {
+		if r.note == "" {
+			r.note = "no candidate"
+		}
+		d.Note = r.note
+		return
+	}
+	d.Chosen, d.ChosenKind = r.chosen.job.ID, r.chosen.job.Kind
+	for _, c := range r.fit {
+		if c.idx >= r.chosen.idx {
+			break
+		}
+		d.Passed = append(d.Passed, c.job.ID)
+	}
+	if r.p.fair != nil {
+		r.p.fair.charge(r)
+	}
+}
+
+// sortedKeys returns m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,656 @@
+package queue
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+)
+
+// windowStage keeps the first size pending jobs (paper §4.1: "the scheduler
+// chooses the most suitable of the n first jobs of the queue"). Jobs beyond
+// the window are not dropped, just not considered: they keep their place.
+type windowStage struct{ size int }
+
+func (windowStage) name() string { return "window" }
+
+func (s windowStage) run(r *run, rec *StageRecord) {
+	if len(r.window) <= s.size {
+		rec.Note = fmt.Sprintf("all %d pending jobs (window %d)", len(r.window), s.size)
+		return
+	}
+	rec.Note = fmt.Sprintf("first %d of %d pending jobs", s.size, len(r.window))
+	r.window = r.window[:s.size]
+	r.fit = r.fit[:s.size]
+	r.live = r.live[:s.size]
+}
+
+// fitStage drops jobs whose whole reservation does not fit the cluster's
+// free memory and vcores (paper §5.2: "we filter out the jobs that do not
+// fit the available cluster resources"). With perNode and a node list it
+// also places the containers greedily on the nodes' free capacity: a node
+// with free (m, v) holds min(m/mem, v/vcores) containers of the job, and the
+// job fits when the nodes together hold all of them.
+type fitStage struct{ perNode bool }
+
+func (fitStage) name() string { return "fit" }
+
+func (s fitStage) run(r *run, rec *StageRecord) {
+	free := r.snap.Free
+	nodes := r.snap.Nodes
+	if !s.perNode {
+		nodes = nil
+	}
+	if nodes != nil {
+		if r.sc.shapeFit == nil {
+			r.sc.shapeFit = make(map[[2]int64]int64)
+		}
+		clear(r.sc.shapeFit)
+	}
+	kept := r.beginFilter()
+	for _, c := range r.live {
+		res := c.job.Resources
+		mem, vc := res.TotalMemoryMB(), res.TotalVCores()
+		switch {
+		case mem > free.MemoryMB:
+			if r.room(rec) {
+				rec.Dropped = append(rec.Dropped, Drop{c.job.ID, fmt.Sprintf("needs %d MB, %d MB free", mem, free.MemoryMB)})
+			}
+		case vc > free.VCores:
+			if r.room(rec) {
+				rec.Dropped = append(rec.Dropped, Drop{c.job.ID, fmt.Sprintf("needs %d vcores, %d free", vc, free.VCores)})
+			}
+		case nodes != nil && placeable(r.sc.shapeFit, nodes, res) < int64(res.Containers):
+			if r.room(rec) {
+				rec.Dropped = append(rec.Dropped, Drop{c.job.ID, fmt.Sprintf("%d containers of %d MB/%d vcores: only %d fit on the %d nodes",
+					res.Containers, res.MemoryMB, res.VCores, placeable(r.sc.shapeFit, nodes, res), len(nodes))})
+			}
+		default:
+			kept = append(kept, c)
+		}
+	}
+	r.endFilter(kept)
+	r.fit = append(r.fit[:0], kept...)
+	if len(kept) == 0 && len(rec.Dropped)+rec.Omitted > 0 {
+		rec.Note = "no job fits the free resources"
+	}
+}
+
+// placeable is how many containers of res's shape the nodes can hold,
+// memoised per shape for one decision.
+func placeable(memo map[[2]int64]int64, nodes []NodeFree, res Resources) int64 {
+	key := [2]int64{res.MemoryMB, int64(res.VCores)}
+	if n, ok := memo[key]; ok {
+		return n
+	}
+	var n int64
+	if res.MemoryMB > 0 && res.VCores > 0 {
+		for _, nd := range nodes {
+			if nd.Free.MemoryMB <= 0 || nd.Free.VCores <= 0 {
+				continue
+			}
+			n += min(nd.Free.MemoryMB/res.MemoryMB, nd.Free.VCores/int64(res.VCores))
+			if n > MaxContainers {
+				break // enough for any valid job
+			}
+		}
+	} else {
+		n = math.MaxInt64 // invalid shape: nothing to place
+	}
+	memo[key] = n
+	return n
+}
+
+// fairnessStage bounds unfairness between groups (users or YARN queues).
+//
+// Shares (DRF hook): a group's share is its running allocation over the
+// cluster capacity, reduced to one number by the metric (dominant: the
+// largest resource share, DRF; sum: X-Flex's Σ r_d/R_d, over the number of
+// resources). Its fair share is its weight over the weights of the active
+// groups.
+//
+// Deficits, instantaneous mode (HalfLife 0, Graphene §5.1): counters
+// charged per admission. When a job of group g is admitted, g's deficit
+// grows by factor·(fairShare_g − 1) and every other group g' with pending
+// jobs grows by factor·fairShare_g', where factor is the job's demand of g's
+// dominant resource (DRF) or its X-Flex charge, in capacity units. A group
+// with no pending job has its counter reset (it is not being wronged).
+//
+// Deficits, long-term mode (HalfLife > 0, X-Flex fairness over time): the
+// deficit is the group's shortfall, fairShare − share, averaged over time
+// with weights halving every HalfLife.
+//
+// Bound: let g* be the most-starved group (largest deficit; ties: smaller
+// weighted share, then name) among groups with a window job that could fit
+// the whole cluster. When its deficit ≥ κ, only g*'s jobs stay — even if
+// none fits now (the cluster waits for room rather than admitting others),
+// unless nothing is running, when waiting would not help.
+type fairnessStage struct {
+	c       FairnessConfig
+	deficit map[string]float64
+	lastAt  time.Time
+
+	// per decision
+	alloc   map[string][2]float64 // group → normalised (memory, vcores) allocation
+	pending map[string]int
+	fair    map[string]float64 // fair share of the active groups
+}
+
+func newFairnessStage(c FairnessConfig) *fairnessStage {
+	return &fairnessStage{
+		c: c, deficit: map[string]float64{},
+		alloc: map[string][2]float64{}, pending: map[string]int{}, fair: map[string]float64{},
+	}
+}
+
+func (*fairnessStage) name() string { return "fairness" }
+
+func (f *fairnessStage) group(user, queue string) string {
+	if f.c.GroupBy == GroupByQueue {
+		return queue
+	}
+	return user
+}
+
+func (f *fairnessStage) weight(g string) float64 {
+	if w, ok := f.c.Weights[g]; ok {
+		return w
+	}
+	return 1
+}
+
+// norm scales an amount by the capacity: (memory share, vcores share).
+func norm(mem, vc int64, capa Capacity) [2]float64 {
+	var s [2]float64
+	if capa.MemoryMB > 0 {
+		s[0] = float64(mem) / float64(capa.MemoryMB)
+	}
+	if capa.VCores > 0 {
+		s[1] = float64(vc) / float64(capa.VCores)
+	}
+	return s
+}
+
+// reduce turns normalised per-resource amounts into one share.
+func (f *fairnessStage) reduce(s [2]float64, capa Capacity) float64 {
+	if f.c.Metric == ShareSum {
+		n := 0
+		if capa.MemoryMB > 0 {
+			n++
+		}
+		if capa.VCores > 0 {
+			n++
+		}
+		if n == 0 {
+			return 0
+		}
+		return (s[0] + s[1]) / float64(n)
+	}
+	return max(s[0], s[1])
+}
+
+func (f *fairnessStage) run(r *run, rec *StageRecord) {
+	capa := r.snap.Capacity
+	clear(f.alloc)
+	clear(f.pending)
+	clear(f.fair)
+	for _, c := range r.window {
+		c.group = f.group(c.job.User, c.job.Queue)
+		f.pending[c.group]++
+	}
+	for _, ru := range r.snap.Running {
+		g := f.group(ru.User, ru.Queue)
+		a := f.alloc[g]
+		s := norm(max(ru.Alloc.MemoryMB, 0), max(ru.Alloc.VCores, 0), capa)
+		f.alloc[g] = [2]float64{a[0] + s[0], a[1] + s[1]}
+	}
+
+	longTerm := f.c.HalfLife > 0
+	active := func(g string) bool {
+		if f.pending[g] > 0 {
+			return true
+		}
+		_, running := f.alloc[g]
+		return longTerm && running
+	}
+	var wsum float64
+	for g := range f.pending {
+		wsum += f.weight(g)
+	}
+	if longTerm {
+		for g := range f.alloc {
+			if f.pending[g] == 0 {
+				wsum += f.weight(g)
+			}
+		}
+	}
+	for g := range f.pending {
+		f.fair[g] = f.weight(g) / wsum
+	}
+	if longTerm {
+		for g := range f.alloc {
+			f.fair[g] = f.weight(g) / wsum
+		}
+	}
+	for g := range f.deficit {
+		if !active(g) {
+			delete(f.deficit, g)
+		}
+	}
+	if longTerm {
+		now := r.snap.Now
+		if !f.lastAt.IsZero() {
+			dt := max(now.Sub(f.lastAt), 0)
+			decay := math.Exp2(-float64(dt) / float64(f.c.HalfLife))
+			for g, fair := range f.fair {
+				gap := fair - f.reduce(f.alloc[g], capa)
+				f.deficit[g] = f.deficit[g]*decay + gap*(1-decay)
+			}
+		}
+		if now.After(f.lastAt) {
+			f.lastAt = now
+		}
+	}
+
+	// The most-starved group among those that could ever run a window job.
+	var (
+		star      string
+		found     bool
+		starD     float64
+		starShare float64
+	)
+	for _, c := range r.window {
+		res := c.job.Resources
+		need := norm(res.TotalMemoryMB(), res.TotalVCores(), capa)
+		if need[0] > 1 || need[1] > 1 {
+			continue // larger than the cluster: waiting for it would never end
+		}
+		g := c.group
+		d := f.deficit[g]
+		sh := f.reduce(f.alloc[g], capa) / f.weight(g)
+		if !found || d > starD || (d == starD && (sh < starShare || (sh == starShare && g < star))) {
+			star, starD, starShare, found = g, d, sh, true
+		}
+	}
+	f.record(r)
+	if !found || starD < f.c.Kappa {
+		if found {
+			rec.Note = fmt.Sprintf("max deficit %.3f (group %q) below κ %.3g", starD, star, f.c.Kappa)
+		}
+		return
+	}
+	hasLive := false
+	for _, c := range r.live {
+		if c.group == star {
+			hasLive = true
+			break
+		}
+	}
+	if !hasLive && len(r.snap.Running) == 0 {
+		rec.Note = fmt.Sprintf("group %q deficit %.3f ≥ κ %.3g but none of its jobs fits an idle cluster; not waiting", star, starD, f.c.Kappa)
+		return
+	}
+	rec.Note = fmt.Sprintf("group %q deficit %.3f ≥ κ %.3g: only its jobs stay", star, starD, f.c.Kappa)
+	kept := r.beginFilter()
+	for _, c := range r.live {
+		if c.group == star {
+			kept = append(kept, c)
+		} else if r.room(rec) {
+			rec.Dropped = append(rec.Dropped, Drop{c.job.ID, fmt.Sprintf("group %q is owed first (deficit %.3f ≥ κ)", star, starD)})
+		}
+	}
+	r.endFilter(kept)
+}
+
+// record puts the groups into the decision, sorted by name.
+func (f *fairnessStage) record(r *run) {
+	capa := r.snap.Capacity
+	names := sortedKeys(f.fair)
+	for _, g := range names {
+		if len(r.dec.Groups) >= r.cfg.MaxRecorded {
+			break
+		}
+		r.dec.Groups = append(r.dec.Groups, GroupRecord{
+			Group: g, Weight: f.weight(g), Share: f.reduce(f.alloc[g], capa),
+			Deficit: f.deficit[g], Pending: f.pending[g],
+		})
+	}
+}
+
+// charge updates the instantaneous-mode counters for the chosen job.
+func (f *fairnessStage) charge(r *run) {
+	if f.c.HalfLife > 0 {
+		return // long-term mode learns from the running allocations
+	}
+	c := r.chosen
+	g := f.group(c.job.User, c.job.Queue)
+	res := c.job.Resources
+	need := norm(res.TotalMemoryMB(), res.TotalVCores(), r.snap.Capacity)
+	var factor float64
+	if f.c.Metric == ShareSum {
+		factor = f.reduce(need, r.snap.Capacity)
+	} else {
+		// DRF: the job's demand of its group's dominant resource (the
+		// group's running allocation decides; with nothing running, the
+		// job's own).
+		dom := need
+		if a, ok := f.alloc[g]; ok && (a[0] > 0 || a[1] > 0) {
+			dom = a
+		}
+		if dom[0] >= dom[1] {
+			factor = need[0]
+		} else {
+			factor = need[1]
+		}
+	}
+	for h, fair := range f.fair {
+		if h == g {
+			f.deficit[h] += factor * (fair - 1)
+		} else {
+			f.deficit[h] += factor * fair
+		}
+	}
+}
+
+// altruismStage lets deadline jobs yield, boundedly (Carbyne §3.4.2).
+//
+// A job's slack is deadline − now − expected runtime (its kind's EWMA
+// runtime, or DefaultRuntime for a kind with no history). Walking the jobs
+// that survived Fit in FIFO order, each deadline job with positive slack
+// yields — lets jobs behind it go first — with probability P; the first one
+// that does not yield, or that has no slack left, is the cut: every job
+// behind it is dropped, so it cannot be passed over. With P = 0 no deadline
+// job is ever passed over. The cut job stays even if Fairness dropped it and
+// nothing ahead of it survived (else it would block everything). Then, if a
+// surviving job has no slack, only such jobs stay, earliest deadline first.
+type altruismStage struct{ p AltruismConfig }
+
+func (altruismStage) name() string { return "altruism" }
+
+func (s altruismStage) run(r *run, rec *StageRecord) {
+	now := r.snap.Now
+	for _, c := range r.fit {
+		if c.job.Deadline == nil {
+			continue
+		}
+		exp := s.p.DefaultRuntime
+		if h, ok := r.snap.History[c.job.Kind]; ok && h.Runs > 0 {
+			exp = h.EWMARuntime
+		}
+		c.slack = c.job.Deadline.Sub(now) - exp
+	}
+	for _, c := range r.fit {
+		if c.job.Deadline == nil {
+			continue
+		}
+		if c.slack > 0 && s.p.P > 0 && r.rng != nil && r.rng.Float64() < s.p.P {
+			continue // yields this time
+		}
+		r.cut = c
+		break
+	}
+	if cut := r.cut; cut != nil {
+		why := "does not yield"
+		if cut.slack <= 0 {
+			why = "has no slack"
+		}
+		rec.Note = fmt.Sprintf("deadline job %s (slack %v) %s: jobs behind it wait", cut.job.ID, cut.slack.Round(time.Second), why)
+		kept := r.beginFilter()
+		inLive := false
+		for _, c := range r.live {
+			switch {
+			case c.idx < cut.idx:
+				kept = append(kept, c)
+			case c == cut:
+				kept = append(kept, c)
+				inLive = true
+			default:
+				if r.room(rec) {
+					rec.Dropped = append(rec.Dropped, Drop{c.job.ID, fmt.Sprintf("behind deadline job %s, which %s", cut.job.ID, why)})
+				}
+			}
+		}
+		if !inLive && len(kept) == 0 {
+			kept = append(kept, cut)
+			rec.Note += "; kept it although an earlier stage dropped it"
+		}
+		r.endFilter(kept)
+	}
+
+	var edf *cand
+	for _, c := range r.live {
+		if c.job.Deadline != nil && c.slack <= 0 && (edf == nil || c.job.Deadline.Before(*edf.job.Deadline)) {
+			edf = c
+		}
+	}
+	if edf == nil {
+		return
+	}
+	kept := r.beginFilter()
+	for _, c := range r.live {
+		if c == edf {
+			kept = append(kept, c)
+		} else if r.room(rec) {
+			rec.Dropped = append(rec.Dropped, Drop{c.job.ID, fmt.Sprintf("job %s is out of slack (%v) and goes first", edf.job.ID, edf.slack.Round(time.Second))})
+		}
+	}
+	r.endFilter(kept)
+}
+
+// preferenceStage scores the survivors with the learned preferences (paper
+// §4.3, §5.2). It calls Preferences.Mix once, with the distinct kinds of the
+// survivors (in FIFO order of their oldest job) and the running kinds
+// weighted by the free capacity of their nodes; a kind's probability goes to
+// its oldest surviving job, so within a kind the queue stays FIFO. With
+// nothing running there is no context: the FIFO head wins.
+type preferenceStage struct{ prefs Preferences }
+
+func (preferenceStage) name() string { return "preference" }
+
+func (s preferenceStage) run(r *run, rec *StageRecord) {
+	sc := r.sc
+	heads := sc.kindHeads[:0]
+	if len(r.live) == 0 {
+		r.cands = heads
+		return
+	}
+	if len(r.snap.Running) == 0 {
+		c := r.live[0]
+		c.pref, c.prob, c.weight = 1, 1, 1
+		r.cands = append(heads, c)
+		sc.kindHeads = r.cands
+		rec.Note = "nothing running: the FIFO head wins"
+		return
+	}
+	if sc.kindIdx == nil {
+		sc.kindIdx = make(map[string]int)
+	}
+	clear(sc.kindIdx)
+	kinds := sc.kinds[:0]
+	for _, c := range r.live {
+		if _, ok := sc.kindIdx[c.job.Kind]; !ok {
+			sc.kindIdx[c.job.Kind] = len(heads)
+			heads = append(heads, c)
+			kinds = append(kinds, c.job.Kind)
+		}
+	}
+	sc.kinds, sc.kindHeads = kinds, heads
+
+	// The context: running kinds, weights summed per kind, sorted by kind.
+	ctx := make([]ContextKind, 0, 4)
+	for _, ru := range r.snap.Running {
+		w := ru.Weight
+		if !(w > 0) || math.IsInf(w, 0) {
+			w = 0
+		}
+		i := slices.IndexFunc(ctx, func(k ContextKind) bool { return k.Kind == ru.Kind })
+		if i < 0 {
+			ctx = append(ctx, ContextKind{Kind: ru.Kind, Weight: w})
+		} else {
+			ctx[i].Weight += w
+		}
+	}
+	slices.SortFunc(ctx, func(a, b ContextKind) int {
+		switch {
+		case a.Kind < b.Kind:
+			return -1
+		case a.Kind > b.Kind:
+			return 1
+		}
+		return 0
+	})
+	r.dec.Context = ctx
+	given, weights := sc.ctxKinds[:0], sc.ctxWeights[:0]
+	for _, k := range ctx {
+		given = append(given, k.Kind)
+		weights = append(weights, k.Weight)
+	}
+	sc.ctxKinds, sc.ctxWeights = given, weights
+
+	out := slices.Grow(sc.out[:0], len(kinds))[:len(kinds)]
+	sc.out = out
+	for i := range out {
+		out[i] = 0
+	}
+	if s.prefs != nil {
+		s.prefs.Mix(kinds, given, weights, out)
+	}
+	var sum float64
+	for i, p := range out {
+		if !(p > 0) || math.IsInf(p, 0) {
+			out[i] = 0
+		}
+		sum += out[i]
+	}
+	for i, c := range heads {
+		if sum > 0 {
+			c.pref = out[i] / sum
+		} else {
+			c.pref = 1 / float64(len(heads)) // no information: uniform
+		}
+		c.prob, c.weight = c.pref, 1
+	}
+	r.cands = heads
+	rec.Note = fmt.Sprintf("%d kinds among %d jobs; context of %d running kinds", len(heads), len(r.live), len(ctx))
+}
+
+// fifoStage stands in for the preference stage when it is off: the oldest
+// survivor is the only candidate.
+type fifoStage struct{}
+
+func (fifoStage) name() string { return "fifo" }
+
+func (fifoStage) run(r *run, rec *StageRecord) {
+	r.cands = r.sc.kindHeads[:0]
+	if len(r.live) > 0 {
+		c := r.live[0]
+		c.pref, c.prob, c.weight = 1, 1, 1
+		r.cands = append(r.cands, c)
+		rec.Note = "preferences off: the FIFO head"
+	}
+	r.sc.kindHeads = r.cands
+}
+
+// starvationStage guards against starvation (paper §4.3, last paragraph:
+// weight π by a positive w_a encoding the wait, renormalise). The weight is
+// 1 + a·skips (linear) or (1 + a)^skips (exponential). Hard cap: the oldest
+// job that survived Fit, is not behind the altruism cut, and was passed over
+// max_skips times wins outright — whatever Fairness or Altruism's
+// out-of-slack rule dropped — so no job is passed over more than max_skips
+// times.
+type starvationStage struct{ c StarvationConfig }
+
+func (starvationStage) name() string { return "starvation" }
+
+func (s starvationStage) w(skips int) float64 {
+	k := float64(max(skips, 0))
+	if s.c.Shape == ShapeExponential {
+		return math.Pow(1+s.c.A, k)
+	}
+	return 1 + s.c.A*k
+}
+
+func (s starvationStage) run(r *run, rec *StageRecord) {
+	for _, c := range r.fit {
+		if r.cut != nil && c.idx > r.cut.idx {
+			break
+		}
+		if c.job.Skips >= s.c.MaxSkips {
+			c.weight, c.prob = s.w(c.job.Skips), 1
+			if !slices.Contains(r.cands, c) {
+				c.pref = 0
+			}
+			r.cands = append(r.sc.kindHeads[:0], c)
+			r.sc.kindHeads = r.cands
+			r.dec.Forced = fmt.Sprintf("job %s was passed over %d times (max_skips %d)", c.job.ID, c.job.Skips, s.c.MaxSkips)
+			rec.Note = "forced: " + r.dec.Forced
+			return
+		}
+	}
+	var sum, wsum float64
+	for _, c := range r.cands {
+		c.weight = s.w(c.job.Skips)
+		c.prob = c.pref * c.weight
+		sum += c.prob
+		wsum += c.weight
+	}
+	for _, c := range r.cands {
+		if sum > 0 && !math.IsInf(sum, 0) {
+			c.prob /= sum
+		} else {
+			c.prob = c.weight / wsum
+		}
+	}
+}
+
+// selectStage draws the job: a sample from the distribution with the
+// injected random source (the paper), or the argmax (ties → oldest).
+type selectStage struct{ mode SelectMode }
+
+func (selectStage) name() string { return "select" }
+
+func (s selectStage) run(r *run, rec *StageRecord) {
+	cs := r.cands
+	switch {
+	case len(cs) == 0:
+		return
+	case len(cs) == 1:
+		r.chosen = cs[0]
+		return
+	case s.mode == SelectArgmax || r.rng == nil:
+		best := cs[0]
+		for _, c := range cs[1:] {
+			if c.prob > best.prob {
+				best = c
+			}
+		}
+		r.chosen = best
+		rec.Note = "argmax"
+		return
+	}
+	var total float64
+	for _, c := range cs {
+		total += c.prob
+	}
+	u := r.rng.Float64() * total
+	var acc float64
+	for _, c := range cs {
+		acc += c.prob
+		if c.prob > 0 && u < acc {
+			r.chosen = c
+			break
+		}
+	}
+	if r.chosen == nil { // rounding at the top end
+		for i := len(cs) - 1; i >= 0; i-- {
+			if cs[i].prob > 0 {
+				r.chosen = cs[i]
+				break
+			}
+		}
+		if r.chosen == nil {
+			r.chosen = cs[0]
+		}
+	}
+	rec.Note = fmt.Sprintf("sampled u=%.4f", u/max(total, math.SmallestNonzeroFloat64))
+}
