@@ -677,7 +677,11 @@ func TestMigrationHook(t *testing.T) {
 
 	var ran []uint64
 	migs := map[uint64]func(*bolt.Tx) error{
-		1: func(tx *bolt.Tx) error { ran = append(ran, 1); _, err := tx.CreateBucket([]byte("v2-extra")); return err },
+		1: func(tx *bolt.Tx) error {
+			ran = append(ran, 1)
+			_, err := tx.CreateBucket([]byte("v2-extra"))
+			return err
+		},
 		2: func(tx *bolt.Tx) error { ran = append(ran, 2); return nil },
 	}
 	s, err = queue.OpenSchema(path, queue.Options{}, 3, migs)
