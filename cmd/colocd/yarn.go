@@ -1,0 +1,215 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/colocd/colocd/yarnclient"
+)
+
+// yarnFlags are the flags every yarn subcommand takes.
+type yarnFlags struct {
+	asJSON bool
+}
+
+func newYarnCmd(g *globals) *cobra.Command {
+	yf := &yarnFlags{}
+	cmd := &cobra.Command{
+		Use:   "yarn",
+		Short: "Show what colocd sees of the YARN ResourceManager",
+		Long: `Query the ResourceManager(s) of config key yarn.rm_urls (or --rm) the way colocd
+does, to check connectivity and the data admission decisions are based on.
+Tables for people; --json prints the decoded values under YARN's documented
+field names.`,
+		Args: noArgs,
+	}
+	pf := cmd.PersistentFlags()
+	pf.String("rm", "", "comma-separated RM URLs (config key yarn.rm_urls)")
+	pf.String("user", "", "simple-auth user.name (config key yarn.user)")
+	pf.BoolVar(&yf.asJSON, "json", false, "print JSON")
+
+	client := func(cmd *cobra.Command) (*yarnclient.Client, error) {
+		cfg, err := loadConfig(cmd, g, map[string]string{"rm": "yarn.rm_urls", "user": "yarn.user"})
+		if err != nil {
+			return nil, err
+		}
+		if len(cfg.Yarn.RMURLs) == 0 {
+			return nil, usagef("no ResourceManager: pass --rm URL[,URL] or set yarn.rm_urls (COLOCD_YARN_RM_URLS)")
+		}
+		c, err := yarnclient.New(cfg.Yarn.ClientConfig(nil))
+		if err != nil {
+			return nil, usageError{fmt.Errorf("yarn: %w", err)}
+		}
+		return c, nil
+	}
+
+	info := &cobra.Command{
+		Use: "info", Short: "Cluster info and metrics", Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := client(cmd)
+			if err != nil {
+				return err
+			}
+			ci, err := c.ClusterInfo(cmd.Context())
+			if err != nil {
+				return err
+			}
+			cm, err := c.ClusterMetrics(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if yf.asJSON {
+				return printJSON(cmd.OutOrStdout(), map[string]any{"clusterInfo": ci, "clusterMetrics": cm})
+			}
+			tw := table(cmd.OutOrStdout())
+			fmt.Fprintf(tw, "ResourceManager\t%s\n", c.ActiveRM())
+			fmt.Fprintf(tw, "cluster id\t%d\n", ci.ID)
+			fmt.Fprintf(tw, "state / HA state\t%s / %s\n", ci.State, ci.HAState)
+			fmt.Fprintf(tw, "Hadoop\t%s\n", ci.HadoopVersion)
+			fmt.Fprintf(tw, "started\t%s\n", msTime(ci.StartedOn))
+			fmt.Fprintf(tw, "nodes active/total\t%d/%d (lost %d, unhealthy %d, decommissioned %d)\n",
+				cm.ActiveNodes, cm.TotalNodes, cm.LostNodes, cm.UnhealthyNodes, cm.DecommissionedNodes)
+			fmt.Fprintf(tw, "memory MB avail/alloc/total\t%d/%d/%d\n", cm.AvailableMB, cm.AllocatedMB, cm.TotalMB)
+			fmt.Fprintf(tw, "vcores avail/alloc/total\t%d/%d/%d\n", cm.AvailableVirtualCores, cm.AllocatedVirtualCores, cm.TotalVirtualCores)
+			fmt.Fprintf(tw, "apps running/pending/completed\t%d/%d/%d\n", cm.AppsRunning, cm.AppsPending, cm.AppsCompleted)
+			return tw.Flush()
+		},
+	}
+
+	var states []string
+	nodes := &cobra.Command{
+		Use: "nodes", Short: "Nodes and their free resources", Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := client(cmd)
+			if err != nil {
+				return err
+			}
+			ns, err := c.Nodes(cmd.Context(), states...)
+			if err != nil {
+				return err
+			}
+			if yf.asJSON {
+				return printJSON(cmd.OutOrStdout(), ns)
+			}
+			tw := table(cmd.OutOrStdout())
+			fmt.Fprintln(tw, "ID\tHOST\tRACK\tSTATE\tCONTAINERS\tMEM USED/AVAIL MB\tVCORES USED/AVAIL\tHEALTH")
+			for _, n := range ns {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d/%d\t%d/%d\t%s\n", n.ID, n.NodeHostName, n.Rack, n.State, n.NumContainers,
+					n.UsedMemoryMB, n.AvailMemoryMB, n.UsedVirtualCores, n.AvailableVirtualCores, oneLine(n.HealthReport))
+			}
+			return tw.Flush()
+		},
+	}
+	nodes.Flags().StringSliceVar(&states, "state", nil, "node states (RUNNING, UNHEALTHY, LOST, ...); default all")
+
+	var f yarnclient.AppsFilter
+	var tags, appStates []string
+	var limit int
+	apps := &cobra.Command{
+		Use: "apps", Short: "Applications (filters: --state, --queue, --app-user, --tag)", Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := client(cmd)
+			if err != nil {
+				return err
+			}
+			f.States, f.ApplicationTags, f.Limit = appStates, tags, limit
+			as, err := c.Apps(cmd.Context(), f)
+			if err != nil {
+				return err
+			}
+			if yf.asJSON {
+				return printJSON(cmd.OutOrStdout(), as)
+			}
+			slices.SortFunc(as, func(a, b yarnclient.App) int { return strings.Compare(a.ID, b.ID) })
+			tw := table(cmd.OutOrStdout())
+			fmt.Fprintln(tw, "ID\tNAME\tUSER\tQUEUE\tSTATE\tFINAL\tPROGRESS\tMEM MB\tVCORES\tTAGS")
+			for _, a := range as {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.0f%%\t%d\t%d\t%s\n", a.ID, a.Name, a.User, a.Queue, a.State,
+					a.FinalStatus, a.Progress, a.AllocatedMB, a.AllocatedVCores, a.ApplicationTags)
+			}
+			return tw.Flush()
+		},
+	}
+	af := apps.Flags()
+	af.StringSliceVar(&appStates, "state", nil, "application states (RUNNING, ACCEPTED, FINISHED, ...)")
+	af.StringVar(&f.Queue, "queue", "", "queue")
+	af.StringVar(&f.User, "app-user", "", "applications of this user")
+	af.StringSliceVar(&tags, "tag", nil, "application tags (any of), e.g. colocd-kind-kmeans")
+	af.IntVar(&limit, "limit", 0, "at most this many")
+
+	app := &cobra.Command{
+		Use: "app ID", Short: "One application and where its containers run", Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := client(cmd)
+			if err != nil {
+				return err
+			}
+			a, err := c.App(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			var placement map[string]int
+			var perr error
+			if !a.Terminal() {
+				placement, perr = c.Placement(cmd.Context(), a.ID)
+			}
+			if yf.asJSON {
+				return printJSON(cmd.OutOrStdout(), map[string]any{"app": a, "placement": placement})
+			}
+			tw := table(cmd.OutOrStdout())
+			for _, kv := range [][2]string{
+				{"id", a.ID}, {"name", a.Name}, {"type", a.ApplicationType}, {"user", a.User}, {"queue", a.Queue},
+				{"state", a.State}, {"final status", a.FinalStatus}, {"progress", fmt.Sprintf("%.0f%%", a.Progress)},
+				{"started", msTime(a.StartedTime)}, {"finished", msTime(a.FinishedTime)},
+				{"allocated", fmt.Sprintf("%d MB, %d vcores, %d containers", a.AllocatedMB, a.AllocatedVCores, a.RunningContainers)},
+				{"tags", a.ApplicationTags}, {"tracking URL", a.TrackingURL}, {"diagnostics", oneLine(a.Diagnostics)},
+			} {
+				fmt.Fprintf(tw, "%s\t%s\n", kv[0], kv[1])
+			}
+			if perr != nil {
+				fmt.Fprintf(tw, "placement\tunavailable: %v\n", perr)
+			}
+			hosts := make([]string, 0, len(placement))
+			for h := range placement {
+				hosts = append(hosts, h)
+			}
+			slices.Sort(hosts)
+			for _, h := range hosts {
+				fmt.Fprintf(tw, "containers on %s\t%d\n", h, placement[h])
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.AddCommand(info, nodes, apps, app)
+	return cmd
+}
+
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func table(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 4, 2, ' ', 0) }
+
+func msTime(ms int64) string {
+	if ms <= 0 {
+		return "-"
+	}
+	return time.UnixMilli(ms).UTC().Format(time.RFC3339)
+}
+
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 120 {
+		s = s[:117] + "..."
+	}
+	return s
+}

@@ -1,0 +1,230 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/colocd/colocd/daemon/api"
+	"github.com/colocd/colocd/queue"
+)
+
+// AdmitReport says what one AdmitPass did.
+type AdmitReport struct {
+	Admitted  []string // job ids admitted and submitted (or left for Reconcile)
+	Requeued  []string // job ids whose submission the cluster rejected
+	Ambiguous []string // job ids whose submission outcome is unknown (left admitted)
+	// Stopped says why the pass ended: "empty", "nothing fits", "max_running",
+	// "rejected", "ambiguous", "context".
+	Stopped string
+}
+
+// AdmitPass admits jobs while the pipeline yields one that fits and
+// admission.max_running allows. Each admission is recorded first and acted
+// on second: reserve an application id, store.Admit (the job, its app id
+// and the decision in one transaction), then submit. A definite rejection
+// requeues the job; an ambiguous failure (a timeout) leaves it admitted for
+// Sync/Reconcile to check under the same id. In shadow mode the learned
+// choice is computed and journaled, but the FIFO choice is admitted.
+func (e *Engine) AdmitPass(ctx context.Context) (AdmitReport, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var rep AdmitReport
+	if !e.reconciled {
+		return rep, ErrNotReady
+	}
+	for {
+		if ctx.Err() != nil {
+			rep.Stopped = "context"
+			return rep, nil
+		}
+		done, err := e.admitOne(ctx, &rep)
+		if err != nil || done {
+			return rep, err
+		}
+	}
+}
+
+// admitOne admits at most one job; done reports that the pass should end.
+func (e *Engine) admitOne(ctx context.Context, rep *AdmitReport) (done bool, err error) {
+	counts, err := e.store.Counts()
+	if err != nil {
+		return true, fmt.Errorf("admit: count jobs: %w", err)
+	}
+	if counts[statePending] == 0 {
+		rep.Stopped = "empty"
+		return true, nil
+	}
+	if e.maxRunning > 0 && counts[stateAdmitted]+counts[stateRunning] >= e.maxRunning {
+		rep.Stopped = "max_running"
+		return true, nil
+	}
+	snap, err := e.snapshot(ctx)
+	if err != nil {
+		return true, err
+	}
+	for _, j := range snap.Pending {
+		e.learner.Add(j.Kind)
+	}
+	t0 := e.wall()
+	learned := e.pipeline.Decide(snap, e.rng)
+	took := e.wall().Sub(t0)
+	rec := api.DecisionRecord{Decision: learned}
+	admit := learned
+	if e.mode == ModeShadow {
+		admit = e.fifo.Decide(snap, e.rng)
+		rec.Shadow = true
+		rec.FIFOChoice = admit.Chosen
+	}
+	if e.mx != nil {
+		e.mx.ObserveDecision(took)
+	}
+	if admit.Chosen == "" {
+		rep.Stopped = "nothing fits"
+		return true, nil
+	}
+	log := e.log.With("job", admit.Chosen, "kind", admit.ChosenKind)
+
+	appID, err := e.cluster.Reserve(ctx)
+	if err != nil {
+		e.backendError("reserve")
+		return true, fmt.Errorf("admit job %s: reserve application: %w", admit.Chosen, err)
+	}
+	rec.AppID = appID
+	decJSON, err := json.Marshal(rec)
+	if err != nil {
+		return true, fmt.Errorf("admit job %s: encode decision: %w", admit.Chosen, err)
+	}
+	// Record first: from here on a crash leaves the job admitted under
+	// appID, and Reconcile asks the cluster about appID before anything else.
+	job, err := e.store.Admit(admit.Chosen, appID, decJSON, admit.Passed)
+	if err != nil {
+		return true, fmt.Errorf("admit job %s: record: %w", admit.Chosen, err)
+	}
+	if e.journal != nil {
+		if err := e.journal.AddDecision(rec); err != nil {
+			log.Warn("journal decision", "err", err)
+		}
+	}
+	// Then act.
+	err = e.cluster.Submit(ctx, appID, job)
+	switch {
+	case err == nil:
+		rep.Admitted = append(rep.Admitted, job.ID)
+		if e.mx != nil {
+			e.mx.Admitted()
+		}
+		log.Info("admitted", "app", appID, "forced", learned.Forced, "shadow", rec.Shadow,
+			"learned_choice", learned.Chosen, "passed", len(admit.Passed))
+		return false, nil
+	case errors.Is(err, ErrRejected):
+		if e.mx != nil {
+			e.mx.AdmissionFailed()
+		}
+		if _, err2 := e.store.Requeue(job.ID, err.Error()); err2 != nil {
+			return true, fmt.Errorf("admit job %s: requeue after rejection (%v): %w", job.ID, err, err2)
+		}
+		log.Warn("submission rejected; job requeued", "app", appID, "err", err)
+		rep.Requeued = append(rep.Requeued, job.ID)
+		rep.Stopped = "rejected"
+		return true, nil
+	default:
+		if e.mx != nil {
+			e.mx.AdmissionFailed()
+		}
+		e.backendError("submit")
+		log.Warn("submission outcome unknown; left admitted for reconcile", "app", appID, "err", err)
+		rep.Ambiguous = append(rep.Ambiguous, job.ID)
+		rep.Stopped = "ambiguous"
+		return true, nil
+	}
+}
+
+// snapshot gathers the pipeline's input: cluster state, the pending window
+// and the kinds' runtime history. Resources of admitted jobs whose
+// application does not hold resources yet (YARN allocates asynchronously)
+// are taken off the free capacity, so one pass cannot over-admit.
+func (e *Engine) snapshot(ctx context.Context) (queue.Snapshot, error) {
+	now := e.clock.Now()
+	st, err := e.cluster.State(ctx)
+	if err != nil {
+		e.backendError("state")
+		return queue.Snapshot{}, fmt.Errorf("admit: cluster state: %w", err)
+	}
+	pending, err := e.store.Pending(e.window)
+	if err != nil {
+		return queue.Snapshot{}, fmt.Errorf("admit: pending jobs: %w", err)
+	}
+	hist, err := e.store.Histories()
+	if err != nil {
+		return queue.Snapshot{}, fmt.Errorf("admit: kind histories: %w", err)
+	}
+	admitted, err := e.store.List(stateAdmitted, 0)
+	if err != nil {
+		return queue.Snapshot{}, fmt.Errorf("admit: admitted jobs: %w", err)
+	}
+	holding := map[string]bool{}
+	for _, a := range st.Apps {
+		holding[a.ID] = true
+		if a.JobID != "" {
+			holding[a.JobID] = true
+		}
+	}
+	free := st.Free
+	for _, j := range admitted {
+		if !holding[j.AppID] && !holding[j.ID] {
+			free.MemoryMB -= j.Resources.TotalMemoryMB()
+			free.VCores -= j.Resources.TotalVCores()
+		}
+	}
+	free.MemoryMB = max(free.MemoryMB, 0)
+	free.VCores = max(free.VCores, 0)
+
+	nodeFree := map[string]float64{}
+	nodes := make([]queue.NodeFree, 0, len(st.Nodes))
+	for _, n := range st.Nodes {
+		nodes = append(nodes, queue.NodeFree{Name: n.Name, Free: n.Free})
+		if n.Capacity.MemoryMB > 0 {
+			nodeFree[n.Name] = float64(n.Free.MemoryMB) / float64(n.Capacity.MemoryMB)
+		}
+	}
+	running := make([]queue.Running, 0, len(st.Apps))
+	for _, a := range st.Apps {
+		// Weight: the mean free share of the nodes the app occupies — the
+		// next job lands on free capacity, beside these apps.
+		w := 0.0
+		for _, n := range a.Nodes {
+			w += nodeFree[n]
+		}
+		if len(a.Nodes) > 0 {
+			w /= float64(len(a.Nodes))
+		}
+		running = append(running, queue.Running{JobID: a.JobID, Kind: a.Kind, User: a.User, Queue: a.Queue, Alloc: a.Alloc, Weight: w})
+	}
+	sort.Slice(running, func(i, j int) bool { return running[i].JobID < running[j].JobID })
+	e.dominantShares(st)
+	return queue.Snapshot{
+		Now: now, Capacity: st.Capacity, Free: free, Nodes: nodes,
+		Running: running, Pending: pending, History: hist,
+	}, nil
+}
+
+// dominantShares reports each user's dominant share of the cluster.
+func (e *Engine) dominantShares(st ClusterState) {
+	if e.mx == nil || st.Capacity.MemoryMB <= 0 || st.Capacity.VCores <= 0 {
+		return
+	}
+	use := map[string]queue.Capacity{}
+	for _, a := range st.Apps {
+		u := use[a.User]
+		u.MemoryMB += a.Alloc.MemoryMB
+		u.VCores += a.Alloc.VCores
+		use[a.User] = u
+	}
+	for user, u := range use {
+		share := max(float64(u.MemoryMB)/float64(st.Capacity.MemoryMB), float64(u.VCores)/float64(st.Capacity.VCores))
+		e.mx.DominantShare(user, share)
+	}
+}

@@ -1,0 +1,111 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/colocd/colocd/goodness"
+	"github.com/colocd/colocd/queue"
+)
+
+// Clock is the daemon's only source of time. On the simulator backend it is
+// the simulator's virtual clock, so every cadence (admission tick, learning
+// schedule, retention) runs in virtual time.
+type Clock interface {
+	Now() time.Time
+	After(d time.Duration) <-chan time.Time
+}
+
+// Cluster is what the engine needs of a resource manager.
+type Cluster interface {
+	// State is the cluster now: capacity, free resources, nodes and the
+	// applications running on them.
+	State(ctx context.Context) (ClusterState, error)
+	// Reserve obtains an application id before the job is recorded as
+	// admitted (YARN new-application).
+	Reserve(ctx context.Context) (appID string, err error)
+	// Submit starts the job as application appID. An error wrapping
+	// ErrRejected is definite (the cluster did not and will not run it);
+	// any other error is ambiguous (it may have been accepted).
+	Submit(ctx context.Context, appID string, j queue.Job) error
+	// App reports one application; ErrUnknownApp when the cluster never saw
+	// a submission for appID.
+	App(ctx context.Context, appID string) (AppStatus, error)
+	// Kill stops an application.
+	Kill(ctx context.Context, appID string) error
+}
+
+// Metrics is a source of node usage.
+type Metrics interface {
+	// Usage returns each host's mean usage over [from, to). Hosts without
+	// fresh data are absent from the map and listed in stale.
+	Usage(ctx context.Context, hosts []string, from, to time.Time) (usage map[string]goodness.Usage, stale []string, err error)
+}
+
+// Errors of the cluster and metrics adapters.
+var (
+	// ErrUnknownApp: the cluster has no application with that id.
+	ErrUnknownApp = errors.New("unknown application")
+	// ErrRejected: the cluster refused a submission; retrying it unchanged
+	// would fail again, and it certainly does not run.
+	ErrRejected = errors.New("submission rejected")
+	// ErrMetrics wraps errors of the metrics source during learning; the
+	// daemon keeps admitting with its last preferences.
+	ErrMetrics = errors.New("metrics source failed")
+	// ErrUnknownKind: the simulator's workload defines no such kind.
+	ErrUnknownKind = errors.New("unknown job kind")
+)
+
+// ClusterState is a snapshot of the cluster.
+type ClusterState struct {
+	Capacity, Free queue.Capacity
+	Nodes          []NodeState
+	Apps           []AppState // running (resource-holding) applications, colocd's or not
+}
+
+// NodeState is one schedulable node.
+type NodeState struct {
+	Name           string // host name, as the metrics source knows it
+	Capacity, Free queue.Capacity
+	Apps           []string // ids of applications with containers here
+}
+
+// AppState is one running application.
+type AppState struct {
+	ID     string
+	JobID  string // "" for applications colocd did not submit
+	Kind   string
+	User   string
+	Queue  string
+	Alloc  queue.Capacity
+	Nodes  []string
+	Starts time.Time
+}
+
+// AppPhase is an application's coarse state.
+type AppPhase string
+
+// Application phases.
+const (
+	AppAccepted  AppPhase = "accepted" // known, not yet running (YARN NEW..ACCEPTED)
+	AppRunning   AppPhase = "running"
+	AppSucceeded AppPhase = "succeeded"
+	AppFailed    AppPhase = "failed"
+	AppKilled    AppPhase = "killed"
+)
+
+// Terminal reports whether the application has ended.
+func (p AppPhase) Terminal() bool {
+	return p == AppSucceeded || p == AppFailed || p == AppKilled
+}
+
+// AppStatus is what the cluster says about one application.
+type AppStatus struct {
+	ID          string
+	JobID       string
+	Phase       AppPhase
+	Diagnostics string
+	Started     time.Time
+	Finished    time.Time
+}

@@ -1,0 +1,253 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/colocd/colocd/bandit"
+	"github.com/colocd/colocd/daemon/api"
+	"github.com/colocd/colocd/goodness"
+	"github.com/colocd/colocd/queue"
+)
+
+// Job states, named once (queue.State is a string).
+const (
+	statePending   = queue.State("pending")
+	stateAdmitted  = queue.State("admitted")
+	stateRunning   = queue.State("running")
+	stateSucceeded = queue.State("succeeded")
+	stateFailed    = queue.State("failed")
+	stateKilled    = queue.State("killed")
+)
+
+// Engine is the daemon's core: it reconciles the store with the cluster,
+// follows applications, admits jobs and learns preferences. It has no
+// goroutines and reads time only from its Clock, so the loop (Server) or a
+// benchmark drives it, in wall or virtual time. Its methods are safe for
+// concurrent use; passes are serialised.
+type Engine struct {
+	store    *queue.Store
+	learner  *bandit.Learner
+	pipeline *queue.Pipeline // the learned ordering
+	fifo     *queue.Pipeline // shadow mode's FIFO ordering (no preferences)
+	cluster  Cluster
+	metrics  Metrics
+	clock    Clock
+	journal  *api.Journal // nil: no journal
+	mx       *api.Metrics // nil: no Prometheus metrics
+	rng      *rand.Rand
+	log      *slog.Logger
+	wall     func() time.Time // decision latency only
+
+	window     int
+	maxRunning int
+	mode       AdmissionMode
+	credit     CreditMode
+	maxKinds   int
+	limits     goodness.Limits
+
+	kick chan struct{}
+
+	mu         sync.Mutex // serialises passes and guards the fields below
+	reconciled bool
+	presence   map[string]map[string]*presence // node → job id → presence
+	lastLearn  LearnReport
+}
+
+// presence is one job's containers on one node, as seen by Sync.
+type presence struct {
+	kind     string
+	admitted time.Time // when the job was admitted (credit order)
+	seq      uint64    // tiebreak
+	since    time.Time // first seen on the node
+	lastSeen time.Time
+	goneAt   time.Time // first sync that no longer saw it; zero while present
+}
+
+// EngineOptions are Engine's dependencies. Store, Learner, Cluster and Clock
+// are required; Metrics nil disables learning.
+type EngineOptions struct {
+	Store   *queue.Store
+	Learner *bandit.Learner
+	Cluster Cluster
+	Metrics Metrics
+	Clock   Clock
+	Journal *api.Journal
+	Prom    *api.Metrics
+	Rand    *rand.Rand // nil: seeded with 1
+	Logger  *slog.Logger
+	// Wall times decision latency for metrics; nil means time.Now. It never
+	// influences a decision.
+	Wall func() time.Time
+
+	Pipeline  PipelineConfig
+	Admission AdmissionConfig
+	Learning  LearningConfig
+	Limits    goodness.Limits
+}
+
+// JobPreparer is implemented by clusters that fill backend defaults into a
+// job before it is queued and reject what they cannot run.
+type JobPreparer interface {
+	Prepare(j *queue.Job) error
+}
+
+// Pinger is implemented by clusters that can check they are reachable.
+type Pinger interface {
+	Ping(ctx context.Context) error
+}
+
+// Errors of the engine.
+var (
+	// ErrNotReady: the engine has not reconciled with the cluster yet.
+	ErrNotReady = errors.New("engine not ready")
+	// ErrNotKillable: the job is neither admitted nor running.
+	ErrNotKillable = errors.New("job is not admitted or running")
+)
+
+var _ api.Controller = (*Engine)(nil)
+
+// NewEngine builds an engine. It does no I/O besides restoring nothing: the
+// caller restores the learner (RestoreLearner) and calls Reconcile before
+// the first AdmitPass.
+func NewEngine(o EngineOptions) (*Engine, error) {
+	switch {
+	case o.Store == nil:
+		return nil, errors.New("new engine: nil store")
+	case o.Learner == nil:
+		return nil, errors.New("new engine: nil learner")
+	case o.Cluster == nil:
+		return nil, errors.New("new engine: nil cluster")
+	case o.Clock == nil:
+		return nil, errors.New("new engine: nil clock")
+	}
+	qc, err := o.Pipeline.QueueConfig()
+	if err != nil {
+		return nil, err
+	}
+	p, err := queue.NewPipeline(qc, o.Learner)
+	if err != nil {
+		return nil, fmt.Errorf("new engine: pipeline: %w", err)
+	}
+	fifo, err := queue.NewPipeline(fifoConfig(qc), o.Learner)
+	if err != nil {
+		return nil, fmt.Errorf("new engine: fifo pipeline: %w", err)
+	}
+	e := &Engine{
+		store: o.Store, learner: o.Learner, pipeline: p, fifo: fifo,
+		cluster: o.Cluster, metrics: o.Metrics, clock: o.Clock,
+		journal: o.Journal, mx: o.Prom, rng: o.Rand, log: o.Logger, wall: o.Wall,
+		window:     o.Pipeline.windowSize(),
+		maxRunning: o.Admission.MaxRunning,
+		mode:       o.Admission.Mode,
+		credit:     o.Learning.Credit,
+		maxKinds:   o.Learning.MaxKindsPerNode,
+		limits:     o.Limits,
+		kick:       make(chan struct{}, 1),
+		presence:   map[string]map[string]*presence{},
+	}
+	if e.rng == nil {
+		e.rng = rand.New(rand.NewPCG(1, 2))
+	}
+	if e.log == nil {
+		e.log = slog.New(slog.DiscardHandler)
+	}
+	if e.wall == nil {
+		e.wall = time.Now
+	}
+	if e.mode == "" {
+		e.mode = ModeActive
+	}
+	if e.credit == "" {
+		e.credit = CreditLater
+	}
+	if e.maxKinds < 2 {
+		e.maxKinds = 2
+	}
+	return e, nil
+}
+
+// Kicked is closed-over by the loop: a value arrives after Kick.
+func (e *Engine) Kicked() <-chan struct{} { return e.kick }
+
+// Kick asks for an admission pass soon. It never blocks; kicks coalesce.
+func (e *Engine) Kick() {
+	select {
+	case e.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Prepare fills backend defaults into j and validates what the backend
+// needs (api.Controller). Errors are *queue.FieldError.
+func (e *Engine) Prepare(j *queue.Job) error {
+	if p, ok := e.cluster.(JobPreparer); ok {
+		if err := p.Prepare(j); err != nil {
+			return err
+		}
+	}
+	if j.Kind != "" {
+		e.learner.Add(j.Kind)
+	}
+	return nil
+}
+
+// Kill stops an admitted or running job on the cluster and marks it killed.
+func (e *Engine) Kill(ctx context.Context, id string) (queue.Job, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	j, err := e.store.Get(id)
+	if err != nil {
+		return queue.Job{}, err
+	}
+	if j.State != stateAdmitted && j.State != stateRunning {
+		return j, fmt.Errorf("kill job %s: %w (state %s)", id, ErrNotKillable, j.State)
+	}
+	if j.AppID != "" {
+		if err := e.cluster.Kill(ctx, j.AppID); err != nil && !errors.Is(err, ErrUnknownApp) {
+			e.backendError("kill")
+			return j, fmt.Errorf("kill job %s application %s: %w", id, j.AppID, err)
+		}
+	}
+	j, err = e.store.Finish(id, stateKilled, "killed through the API")
+	if err != nil {
+		return j, fmt.Errorf("kill job %s: %w", id, err)
+	}
+	e.log.Info("job killed", "job", id, "app", j.AppID)
+	e.Kick()
+	return j, nil
+}
+
+// Ready reports whether the engine has reconciled, the store answers and
+// the backend is reachable.
+func (e *Engine) Ready(ctx context.Context) error {
+	e.mu.Lock()
+	ok := e.reconciled
+	e.mu.Unlock()
+	if !ok {
+		return ErrNotReady
+	}
+	if _, err := e.store.Counts(); err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	if p, ok := e.cluster.(Pinger); ok {
+		if err := p.Ping(ctx); err != nil {
+			return fmt.Errorf("backend: %w", err)
+		}
+	}
+	return nil
+}
+
+// Learner is the engine's learner.
+func (e *Engine) Learner() *bandit.Learner { return e.learner }
+
+func (e *Engine) backendError(op string) {
+	if e.mx != nil {
+		e.mx.BackendErrors(op)
+	}
+}

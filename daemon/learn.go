@@ -1,0 +1,162 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/colocd/colocd/bandit"
+	"github.com/colocd/colocd/daemon/api"
+	"github.com/colocd/colocd/goodness"
+	"github.com/colocd/colocd/queue"
+)
+
+// LearnReport says what one learning tick did.
+type LearnReport struct {
+	From, To    time.Time
+	Colocations int      // nodes with a qualifying co-location
+	Updates     int      // learner.Update calls
+	Stale       []string // hosts without fresh metrics, skipped
+	Invalid     []string // hosts whose usage failed validation, skipped
+}
+
+// Learn runs one learning tick over [from, to] (paper §5.3): every node that
+// had containers of exactly two distinct kinds (up to
+// learning.max_kinds_per_node) for the whole interval is scored with Eq. 1
+// from its mean usage, and the goodness credits the kind admitted later
+// given the one that ran before it (both ways with symmetric credit). Hosts
+// with stale or missing metrics are skipped and reported. The preferences
+// are persisted. A failing metrics source returns an error wrapping
+// ErrMetrics and leaves the preferences as they were; admission goes on.
+func (e *Engine) Learn(ctx context.Context, from, to time.Time) (LearnReport, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	rep := LearnReport{From: from, To: to}
+	defer func() { e.lastLearn = rep }()
+	colos := e.colocations(from, to)
+	e.prune(from)
+	rep.Colocations = len(colos)
+	if len(colos) == 0 || e.metrics == nil {
+		return rep, nil
+	}
+	hosts := make([]string, len(colos))
+	for i, c := range colos {
+		hosts[i] = c.node
+	}
+	usage, stale, err := e.metrics.Usage(ctx, hosts, from, to)
+	if err != nil {
+		e.backendError("metrics")
+		return rep, fmt.Errorf("learn [%s, %s]: %w: %w", from.Format(time.RFC3339), to.Format(time.RFC3339), ErrMetrics, err)
+	}
+	staleSet := map[string]bool{}
+	for _, h := range stale {
+		staleSet[h] = true
+	}
+	now := e.clock.Now()
+	for _, c := range colos {
+		u, ok := usage[c.node]
+		if !ok || staleSet[c.node] {
+			rep.Stale = append(rep.Stale, c.node)
+			continue
+		}
+		g, err := goodness.Checked(u, e.limits)
+		if err != nil {
+			e.log.Warn("learn: usage rejected", "node", c.node, "err", err)
+			rep.Invalid = append(rep.Invalid, c.node)
+			continue
+		}
+		for i := 0; i < len(c.kinds); i++ {
+			for k := i + 1; k < len(c.kinds); k++ {
+				earlier, later := c.kinds[i], c.kinds[k]
+				e.update(later, earlier, g, c.node, from, to, now, u, &rep)
+				if e.credit == CreditSymmetric {
+					e.update(earlier, later, g, c.node, from, to, now, u, &rep)
+				}
+			}
+		}
+	}
+	sort.Strings(rep.Stale)
+	if e.mx != nil {
+		e.mx.StaleHosts(len(rep.Stale))
+		e.mx.LearningUpdates(rep.Updates)
+	}
+	if len(rep.Stale) > 0 {
+		e.log.Warn("learn: hosts without fresh metrics skipped", "hosts", rep.Stale)
+	}
+	if rep.Updates > 0 {
+		if err := e.persistPreferences(); err != nil {
+			return rep, err
+		}
+	}
+	e.log.Debug("learned", "colocations", rep.Colocations, "updates", rep.Updates, "stale", len(rep.Stale))
+	return rep, nil
+}
+
+func (e *Engine) update(chosen, given string, g float64, node string, from, to, now time.Time, u goodness.Usage, rep *LearnReport) {
+	e.learner.Update(chosen, given, g)
+	rep.Updates++
+	if e.journal == nil {
+		return
+	}
+	err := e.journal.AddGoodness(api.GoodnessRecord{At: now, From: from, To: to, Node: node, Chosen: chosen, Given: given, G: g, Usage: u})
+	if err != nil {
+		e.log.Warn("journal goodness", "err", err)
+	}
+}
+
+func (e *Engine) persistPreferences() error {
+	b, err := json.Marshal(e.learner.Snapshot())
+	if err != nil {
+		return fmt.Errorf("encode preferences: %w", err)
+	}
+	if err := e.store.SavePreferences(b); err != nil {
+		return fmt.Errorf("save preferences: %w", err)
+	}
+	return nil
+}
+
+// LastLearn is the report of the latest learning tick.
+func (e *Engine) LastLearn() LearnReport {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.lastLearn
+}
+
+// RestoreLearner loads the persisted preferences into l, if any. The
+// configured learning parameters win over the ones stored with them.
+func RestoreLearner(store *queue.Store, l *bandit.Learner, cfg bandit.Config) (bool, error) {
+	b, err := store.LoadPreferences()
+	if err != nil {
+		return false, fmt.Errorf("load preferences: %w", err)
+	}
+	if b == nil {
+		return false, nil
+	}
+	var s bandit.Snapshot
+	if err := json.Unmarshal(b, &s); err != nil {
+		return false, fmt.Errorf("decode stored preferences: %w", err)
+	}
+	s.Config = cfg
+	if err := l.Restore(s); err != nil {
+		return false, fmt.Errorf("restore preferences: %w", err)
+	}
+	return true, nil
+}
+
+// BanditConfig translates the learning section.
+func (l LearningConfig) BanditConfig() (bandit.Config, error) {
+	mode, err := bandit.ParseBaselineMode(l.Baseline)
+	if err != nil {
+		return bandit.Config{}, cfgErr("learning.baseline", "%v", err)
+	}
+	c := bandit.Config{StepSize: l.StepSize, Baseline: mode, RecencyAlpha: l.RecencyAlpha, Clip: l.Clip}
+	if err := c.Validate(); err != nil {
+		return bandit.Config{}, &ConfigError{Key: "learning", Reason: err.Error()}
+	}
+	return c, nil
+}
+
+var _ = errors.Is

@@ -1,0 +1,301 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/colocd/colocd/queue"
+)
+
+// SyncReport says what a Sync or Reconcile changed.
+type SyncReport struct {
+	At          time.Time // the clock when the cluster state was read
+	Started     []string  // job ids that became running
+	Finished    []string  // job ids that ended
+	Resubmitted []string  // job ids submitted again under their recorded app id
+	Requeued    []string  // job ids returned to pending (their submission was rejected)
+}
+
+// Reconcile checks every admitted or running job against the cluster before
+// anything new is admitted: an application the cluster knows makes its job
+// running or finished; an admitted job whose application the cluster never
+// saw is submitted again under the same id (the adapter looks a command
+// submission's tag up first), so a crash between recording and submitting
+// neither loses the job nor runs it twice. A running job whose application
+// vanished is marked failed. Reconcile may be retried; once it returns nil
+// the engine is ready.
+func (e *Engine) Reconcile(ctx context.Context) (SyncReport, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var rep SyncReport
+	jobs, err := e.activeJobs()
+	if err != nil {
+		return rep, err
+	}
+	for _, j := range jobs {
+		e.learner.Add(j.Kind)
+		st, err := e.cluster.App(ctx, j.AppID)
+		if err != nil && !errors.Is(err, ErrUnknownApp) {
+			e.backendError("app")
+			return rep, fmt.Errorf("reconcile job %s (application %s): %w", j.ID, j.AppID, err)
+		}
+		if err := e.applyStatus(ctx, j, st, err, &rep); err != nil {
+			return rep, fmt.Errorf("reconcile job %s: %w", j.ID, err)
+		}
+	}
+	e.reconciled = true
+	e.log.Info("reconciled with the cluster", "jobs", len(jobs), "started", len(rep.Started),
+		"finished", len(rep.Finished), "resubmitted", len(rep.Resubmitted), "requeued", len(rep.Requeued))
+	return rep, nil
+}
+
+// Sync polls the cluster: admitted jobs whose application runs become
+// running, ended applications finish their jobs, and the per-node presence
+// of jobs (for learning) is updated. A finished job kicks admission.
+func (e *Engine) Sync(ctx context.Context) (SyncReport, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.syncLocked(ctx)
+}
+
+func (e *Engine) syncLocked(ctx context.Context) (SyncReport, error) {
+	var rep SyncReport
+	if !e.reconciled {
+		return rep, ErrNotReady
+	}
+	rep.At = e.clock.Now()
+	st, err := e.cluster.State(ctx)
+	if err != nil {
+		e.backendError("state")
+		return rep, fmt.Errorf("sync: cluster state: %w", err)
+	}
+	jobs, err := e.activeJobs()
+	if err != nil {
+		return rep, err
+	}
+	byApp := make(map[string]queue.Job, len(jobs))
+	byID := make(map[string]queue.Job, len(jobs))
+	for _, j := range jobs {
+		byApp[j.AppID] = j
+		byID[j.ID] = j
+	}
+	for _, a := range st.Apps { // command submissions: the store holds a token, the cluster the real id
+		if _, ok := byApp[a.ID]; !ok && a.JobID != "" {
+			if j, ok := byID[a.JobID]; ok {
+				byApp[a.ID] = j
+			}
+		}
+	}
+	running := map[string]bool{} // job ids whose application holds resources
+	for _, a := range st.Apps {
+		if j, ok := byApp[a.ID]; ok {
+			running[j.ID] = true
+		}
+	}
+	for _, j := range jobs {
+		if running[j.ID] {
+			if j.State == stateAdmitted {
+				if _, err := e.store.Start(j.ID); err != nil {
+					return rep, fmt.Errorf("sync: start job %s: %w", j.ID, err)
+				}
+				rep.Started = append(rep.Started, j.ID)
+			}
+			continue
+		}
+		s, err := e.cluster.App(ctx, j.AppID)
+		if err != nil && !errors.Is(err, ErrUnknownApp) {
+			e.backendError("app")
+			e.log.Warn("sync: application status unavailable", "job", j.ID, "app", j.AppID, "err", err)
+			continue
+		}
+		if err := e.applyStatus(ctx, j, s, err, &rep); err != nil {
+			return rep, fmt.Errorf("sync job %s: %w", j.ID, err)
+		}
+	}
+	e.observe(st, byApp, rep.At)
+	if len(rep.Finished) > 0 || len(rep.Requeued) > 0 {
+		e.Kick()
+	}
+	return rep, nil
+}
+
+// applyStatus moves job j according to what the cluster said about its
+// application (appErr is nil or wraps ErrUnknownApp).
+func (e *Engine) applyStatus(ctx context.Context, j queue.Job, s AppStatus, appErr error, rep *SyncReport) error {
+	log := e.log.With("job", j.ID, "app", j.AppID)
+	if appErr != nil { // the cluster never saw it
+		if j.State == stateRunning {
+			if _, err := e.store.Finish(j.ID, stateFailed, "application unknown to the cluster"); err != nil {
+				return err
+			}
+			log.Warn("running job's application is unknown to the cluster; marked failed")
+			rep.Finished = append(rep.Finished, j.ID)
+			return nil
+		}
+		return e.resubmit(ctx, j, rep)
+	}
+	switch {
+	case s.Phase == AppRunning && j.State == stateAdmitted:
+		if _, err := e.store.Start(j.ID); err != nil {
+			return err
+		}
+		rep.Started = append(rep.Started, j.ID)
+	case s.Phase.Terminal():
+		final := map[AppPhase]queue.State{AppSucceeded: stateSucceeded, AppFailed: stateFailed, AppKilled: stateKilled}[s.Phase]
+		if _, err := e.store.Finish(j.ID, final, s.Diagnostics); err != nil {
+			return err
+		}
+		log.Debug("job finished", "state", final)
+		rep.Finished = append(rep.Finished, j.ID)
+	}
+	return nil
+}
+
+// resubmit submits admitted job j again under its recorded application id.
+func (e *Engine) resubmit(ctx context.Context, j queue.Job, rep *SyncReport) error {
+	log := e.log.With("job", j.ID, "app", j.AppID)
+	if j.AppID == "" {
+		if _, err := e.store.Requeue(j.ID, "admitted without an application id"); err != nil {
+			return err
+		}
+		rep.Requeued = append(rep.Requeued, j.ID)
+		return nil
+	}
+	err := e.cluster.Submit(ctx, j.AppID, j)
+	switch {
+	case err == nil:
+		log.Info("resubmitted under the recorded application id")
+		rep.Resubmitted = append(rep.Resubmitted, j.ID)
+	case errors.Is(err, ErrRejected):
+		if _, err2 := e.store.Requeue(j.ID, err.Error()); err2 != nil {
+			return err2
+		}
+		log.Warn("resubmission rejected; job requeued", "err", err)
+		rep.Requeued = append(rep.Requeued, j.ID)
+	default:
+		e.backendError("submit")
+		log.Warn("resubmission outcome unknown; will check again", "err", err)
+	}
+	return nil
+}
+
+// activeJobs lists admitted and running jobs.
+func (e *Engine) activeJobs() ([]queue.Job, error) {
+	var out []queue.Job
+	for _, s := range []queue.State{stateAdmitted, stateRunning} {
+		js, err := e.store.List(s, 0)
+		if err != nil {
+			return nil, fmt.Errorf("list %s jobs: %w", s, err)
+		}
+		out = append(out, js...)
+	}
+	return out, nil
+}
+
+// observe updates which jobs are present on which node at time now.
+func (e *Engine) observe(st ClusterState, byApp map[string]queue.Job, now time.Time) {
+	seen := map[string]map[string]bool{}
+	for _, n := range st.Nodes {
+		for _, appID := range n.Apps {
+			j, ok := byApp[appID]
+			if !ok {
+				continue
+			}
+			if seen[n.Name] == nil {
+				seen[n.Name] = map[string]bool{}
+			}
+			seen[n.Name][j.ID] = true
+			m := e.presence[n.Name]
+			if m == nil {
+				m = map[string]*presence{}
+				e.presence[n.Name] = m
+			}
+			p := m[j.ID]
+			if p == nil || !p.goneAt.IsZero() {
+				p = &presence{kind: j.Kind, seq: j.Seq, since: now}
+				if j.AdmittedAt != nil {
+					p.admitted = *j.AdmittedAt
+				}
+				m[j.ID] = p
+			}
+			p.lastSeen = now
+		}
+	}
+	for node, m := range e.presence {
+		for id, p := range m {
+			if p.goneAt.IsZero() && !seen[node][id] {
+				p.goneAt = now
+			}
+		}
+	}
+}
+
+// prune forgets presences that ended before t.
+func (e *Engine) prune(t time.Time) {
+	for node, m := range e.presence {
+		for id, p := range m {
+			if !p.goneAt.IsZero() && p.goneAt.Before(t) {
+				delete(m, id)
+			}
+		}
+		if len(m) == 0 {
+			delete(e.presence, node)
+		}
+	}
+}
+
+// colocation is a node whose kinds were present for a whole interval.
+type colocation struct {
+	node  string
+	kinds []string // ordered by admission: earliest first
+}
+
+// colocations lists the nodes that had containers of between 2 and
+// maxKinds distinct kinds for the whole of [from, to], and of no other kind
+// at any time in it.
+func (e *Engine) colocations(from, to time.Time) []colocation {
+	var out []colocation
+	for node, m := range e.presence {
+		type first struct {
+			admitted time.Time
+			seq      uint64
+		}
+		all := map[string]first{}
+		whole := map[string]bool{}
+		for _, p := range m {
+			overlaps := p.since.Before(to) && (p.goneAt.IsZero() || p.goneAt.After(from))
+			if !overlaps {
+				continue
+			}
+			if f, ok := all[p.kind]; !ok || p.admitted.Before(f.admitted) || (p.admitted.Equal(f.admitted) && p.seq < f.seq) {
+				all[p.kind] = first{p.admitted, p.seq}
+			}
+			if !p.since.After(from) && !p.lastSeen.Before(to) {
+				whole[p.kind] = true
+			}
+		}
+		if len(all) < 2 || len(all) > e.maxKinds || len(whole) != len(all) {
+			continue
+		}
+		kinds := make([]string, 0, len(all))
+		for k := range all {
+			kinds = append(kinds, k)
+		}
+		sort.Slice(kinds, func(a, b int) bool {
+			fa, fb := all[kinds[a]], all[kinds[b]]
+			if !fa.admitted.Equal(fb.admitted) {
+				return fa.admitted.Before(fb.admitted)
+			}
+			if fa.seq != fb.seq {
+				return fa.seq < fb.seq
+			}
+			return kinds[a] < kinds[b]
+		})
+		out = append(out, colocation{node: node, kinds: kinds})
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].node < out[b].node })
+	return out
+}

@@ -1,0 +1,348 @@
+package daemon
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	mrand "math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/colocd/colocd/bandit"
+	"github.com/colocd/colocd/collector"
+	"github.com/colocd/colocd/daemon/api"
+	"github.com/colocd/colocd/goodness"
+	"github.com/colocd/colocd/queue"
+	"github.com/colocd/colocd/sim"
+	"github.com/colocd/colocd/yarnclient"
+)
+
+// ServeOptions are Serve's inputs besides the configuration.
+type ServeOptions struct {
+	Logger *slog.Logger // nil: discard
+	// Listener, when set, is used instead of listening on cfg.Listen.
+	Listener net.Listener
+	// Version is reported in the start log line.
+	Version string
+}
+
+// Serve runs the daemon until ctx is cancelled (SIGTERM/SIGINT in `colocd
+// serve`), then shuts down gracefully within cfg.ShutdownTimeout: stop
+// accepting HTTP requests, stop the loop after the pass in flight, close
+// the journal and the store. It returns nil after a clean shutdown.
+//
+// Start-up order: backend (the simulator is rebuilt from data_dir first),
+// store, learner (restored), journal, metrics, engine, HTTP server; the loop
+// reconciles before it admits anything.
+func Serve(ctx context.Context, cfg Config, opts ServeOptions) (err error) {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if len(cfg.Tokens) == 0 {
+		return cfgErr("tokens", "at least one API token is required to serve (tokens or token_file)")
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
+		return fmt.Errorf("create data_dir: %w", err)
+	}
+	var closers []func() error
+	defer func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			if cerr := closers[i](); cerr != nil && err == nil {
+				err = cerr
+			}
+		}
+	}()
+
+	// Backend.
+	var (
+		b      backend
+		kickFn func()
+		kickMu sync.Mutex
+		doKick = func() {
+			kickMu.Lock()
+			f := kickFn
+			kickMu.Unlock()
+			if f != nil {
+				f()
+			}
+		}
+		nowWall = time.Now
+	)
+	switch cfg.Backend {
+	case BackendSim:
+		b, err = openSimBackend(cfg, log, nowWall, doKick)
+	case BackendYarn:
+		b, err = openYarnBackend(cfg, log)
+	default:
+		err = cfgErr("backend", "must be sim or yarn, got %q", cfg.Backend)
+	}
+	if err != nil {
+		return err
+	}
+	closers = append(closers, b.close)
+
+	// Store, learner, journal, metrics.
+	store, err := queue.Open(filepath.Join(cfg.DataDir, "colocd.db"), queue.Options{
+		Timeout: 5 * time.Second, Now: b.clock.Now, Logger: log.With("component", "store"),
+	})
+	if err != nil {
+		return fmt.Errorf("open store: %w", err)
+	}
+	closers = append(closers, store.Close)
+	bcfg, err := cfg.Learning.BanditConfig()
+	if err != nil {
+		return err
+	}
+	learner := bandit.New(bcfg)
+	restored, err := RestoreLearner(store, learner, bcfg)
+	if err != nil {
+		return err
+	}
+	for _, k := range b.kinds {
+		learner.Add(k)
+	}
+	journal, err := api.OpenJournal(filepath.Join(cfg.DataDir, "journal"), cfg.Journal.MaxDecisions, cfg.Journal.MaxGoodness)
+	if err != nil {
+		return fmt.Errorf("open journal: %w", err)
+	}
+	closers = append(closers, journal.Close)
+	reg := prometheus.NewRegistry()
+	prom := api.NewMetrics(reg, store)
+
+	limits := cfg.Goodness.limits(b.limits)
+	engine, err := NewEngine(EngineOptions{
+		Store: store, Learner: learner, Cluster: b.cluster, Metrics: b.metrics, Clock: b.clock,
+		Journal: journal, Prom: prom, Rand: mrand.New(mrand.NewPCG(b.seed, b.seed^0x5851f42d4c957f2d)),
+		Logger: log.With("component", "engine"), Pipeline: cfg.Pipeline, Admission: cfg.Admission,
+		Learning: cfg.Learning, Limits: limits,
+	})
+	if err != nil {
+		return err
+	}
+	kickMu.Lock()
+	kickFn = engine.Kick
+	kickMu.Unlock()
+
+	tokens, err := apiTokens(cfg.Tokens)
+	if err != nil {
+		return err
+	}
+	handler, err := api.New(api.Deps{
+		Store: store, Learner: learner, Journal: journal, Controller: engine, Tokens: tokens,
+		Metrics: prom, Now: b.clock.Now, MaxBodyBytes: cfg.API.MaxBodyBytes, Logger: log.With("component", "api"),
+	})
+	if err != nil {
+		return fmt.Errorf("build API: %w", err)
+	}
+
+	ln := opts.Listener
+	if ln == nil {
+		ln, err = net.Listen("tcp", cfg.Listen)
+		if err != nil {
+			return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
+		}
+	}
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	log.Info("colocd serving", "version", opts.Version, "addr", ln.Addr().String(), "tls", cfg.TLS.CertFile != "",
+		"backend", cfg.Backend, "seed", b.seed, "data_dir", cfg.DataDir, "mode", cfg.Admission.Mode,
+		"preferences_restored", restored, "kinds", len(learner.Kinds()), "limits", limits)
+	srvErr := make(chan error, 1)
+	go func() {
+		var err error
+		if cfg.TLS.CertFile != "" {
+			err = srv.ServeTLS(ln, cfg.TLS.CertFile, cfg.TLS.KeyFile)
+		} else {
+			err = srv.Serve(ln)
+		}
+		if errors.Is(err, http.ErrServerClosed) {
+			err = nil
+		}
+		srvErr <- err
+	}()
+
+	// The loop: passes run on passCtx, which outlives ctx by up to the
+	// shutdown timeout so that the pass in flight can finish its transaction.
+	passCtx, cancelPass := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelPass()
+	stop := make(chan struct{})
+	loopDone := make(chan error, 1)
+	l, err := newLoop(engine, b, cfg, store, log.With("component", "loop"))
+	if err != nil {
+		return err
+	}
+	go func() { loopDone <- l.run(passCtx, stop) }()
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down", "timeout", cfg.ShutdownTimeout)
+	case runErr = <-srvErr:
+		log.Error("HTTP server failed", "err", runErr)
+	case runErr = <-loopDone:
+		log.Error("loop failed", "err", runErr)
+		loopDone <- nil
+	}
+	shCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(shCtx); err != nil {
+		log.Warn("HTTP shutdown", "err", err)
+		srv.Close()
+	}
+	close(stop)
+	select {
+	case <-loopDone:
+	case <-shCtx.Done():
+		cancelPass()
+		<-loopDone
+		if runErr == nil {
+			runErr = fmt.Errorf("shutdown: the pass in flight did not finish within shutdown_timeout %v", cfg.ShutdownTimeout)
+		}
+	}
+	if err := b.checkpoint(); err != nil {
+		log.Warn("simulator checkpoint", "err", err)
+	}
+	if runErr == nil {
+		log.Info("stopped")
+	}
+	return runErr
+}
+
+// backend is the cluster side of the daemon, built from the config.
+type backend struct {
+	cluster    Cluster
+	metrics    Metrics
+	clock      Clock
+	kinds      []string
+	limits     goodness.Limits // the backend's own (sim: the workload node); zero: none
+	seed       uint64
+	checkpoint func() error
+	close      func() error
+}
+
+func openSimBackend(cfg Config, log *slog.Logger, wallNow func() time.Time, kick func()) (backend, error) {
+	raw, err := os.ReadFile(cfg.Sim.Workload)
+	if err != nil {
+		return backend{}, cfgErr("sim.workload", "%v", err)
+	}
+	wl, err := sim.ParseWorkload(raw)
+	if err != nil {
+		return backend{}, cfgErr("sim.workload", "%s: %v", cfg.Sim.Workload, err)
+	}
+	sum := sha256.Sum256(raw)
+	seed := cfg.Sim.Seed
+	if seed == 0 {
+		seed = randomSeed()
+	}
+	newSim := func(seed uint64, start time.Time) (*sim.Sim, error) {
+		return wl.NewSim(sim.Options{Seed: seed, Start: start, MetricsInterval: cfg.Sim.MetricsInterval,
+			Retention: simRetention(cfg)})
+	}
+	state, s, err := OpenSimState(filepath.Join(cfg.DataDir, "sim"), hex.EncodeToString(sum[:]), seed,
+		wallNow().Truncate(time.Second), newSim)
+	if err != nil {
+		return backend{}, err
+	}
+	if cfg.Sim.Seed != 0 && cfg.Sim.Seed != state.Seed {
+		log.Warn("sim.seed differs from the seed this data_dir was started with; keeping the stored one",
+			"config", cfg.Sim.Seed, "stored", state.Seed)
+	}
+	log.Info("simulator ready", "workload", cfg.Sim.Workload, "seed", state.Seed, "speed", cfg.Sim.Speed,
+		"replayed", state.Replayed, "virtual_now", s.Now())
+	rt := sim.NewRealtime(s, cfg.Sim.Speed, wallNow)
+	rt.OnEvent(func(sim.Event) { kick() })
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := rt.Start(ctx); err != nil {
+		cancel()
+		state.Close()
+		return backend{}, fmt.Errorf("start simulator: %w", err)
+	}
+	c := NewSimCluster(rt.Do, state)
+	var kinds []string
+	for _, k := range wl.Kinds {
+		kinds = append(kinds, k.Name)
+	}
+	return backend{
+		cluster: c, metrics: c, clock: rt, kinds: kinds, limits: c.Limits(), seed: state.Seed,
+		checkpoint: c.Checkpoint,
+		close: func() error {
+			rt.Stop()
+			cancel()
+			return state.Close()
+		},
+	}, nil
+}
+
+// simRetention keeps enough simulated metrics for learning and the API.
+func simRetention(cfg Config) time.Duration { return 24 * time.Hour }
+
+func openYarnBackend(cfg Config, log *slog.Logger) (backend, error) {
+	yc, err := yarnclient.New(cfg.Yarn.ClientConfig(log))
+	if err != nil {
+		return backend{}, cfgErr("yarn", "%v", err)
+	}
+	col, err := collector.New(cfg.Influx.CollectorConfig())
+	if err != nil {
+		return backend{}, cfgErr("influx", "%v", err)
+	}
+	c := NewYarnCluster(yc, cfg.Yarn, log.With("component", "yarn"))
+	seed := randomSeed()
+	return backend{
+		cluster: c, metrics: NewInfluxMetrics(col), clock: WallClock{}, seed: seed,
+		checkpoint: func() error { return nil },
+		close:      func() error { col.Close(); return nil },
+	}, nil
+}
+
+func randomSeed() uint64 {
+	var b [8]byte
+	if _, err := io.ReadFull(rand.Reader, b[:]); err != nil {
+		return uint64(time.Now().UnixNano())
+	}
+	return binary.LittleEndian.Uint64(b[:]) | 1
+}
+
+// limits is the configured goodness maxima in bytes/s, each falling back
+// to the backend's own where the config leaves it at zero.
+func (g GoodnessConfig) limits(def goodness.Limits) goodness.Limits {
+	pick := func(mbps, d float64) float64 {
+		if mbps > 0 {
+			return mbps * 1e6
+		}
+		return d
+	}
+	return goodness.Limits{
+		DiskRead: pick(g.DiskReadMBps, def.DiskRead), DiskWrite: pick(g.DiskWriteMBps, def.DiskWrite),
+		NetRecv: pick(g.NetRecvMBps, def.NetRecv), NetSent: pick(g.NetSentMBps, def.NetSent),
+	}
+}
+
+func apiTokens(ts []TokenConfig) ([]api.Token, error) {
+	out := make([]api.Token, 0, len(ts))
+	for i, t := range ts {
+		r, err := api.ParseRole(strings.ToLower(t.Role))
+		if err != nil {
+			return nil, cfgErr(fmt.Sprintf("tokens[%d].role", i), "%v", err)
+		}
+		out = append(out, api.Token{Secret: t.Token, User: t.User, Role: r})
+	}
+	return out, nil
+}

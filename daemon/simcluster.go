@@ -1,0 +1,219 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/colocd/colocd/goodness"
+	"github.com/colocd/colocd/queue"
+	"github.com/colocd/colocd/sim"
+	"github.com/colocd/colocd/yarnclient"
+)
+
+// SimCluster adapts the simulator to Cluster, Metrics and JobPreparer.
+// Every access to the simulator goes through exec, which must run its
+// argument with exclusive access: sim.Realtime.Do for `colocd serve`, a
+// direct call for a benchmark that owns the simulator.
+type SimCluster struct {
+	exec  func(func(*sim.Sim))
+	state *SimState // nil: nothing is logged (not durable)
+	kinds map[string]sim.KindSpec
+}
+
+var (
+	_ Cluster     = (*SimCluster)(nil)
+	_ Metrics     = (*SimCluster)(nil)
+	_ JobPreparer = (*SimCluster)(nil)
+)
+
+// NewSimCluster adapts the simulator reached through exec. state, when not
+// nil, receives every reservation, submission and kill (see OpenSimState).
+func NewSimCluster(exec func(func(*sim.Sim)), state *SimState) *SimCluster {
+	c := &SimCluster{exec: exec, state: state, kinds: map[string]sim.KindSpec{}}
+	exec(func(s *sim.Sim) {
+		for _, k := range s.Kinds() {
+			c.kinds[k.Name] = k
+		}
+	})
+	return c
+}
+
+// DirectExec runs f on s: the exec of a simulator owned by one goroutine.
+func DirectExec(s *sim.Sim) func(func(*sim.Sim)) { return func(f func(*sim.Sim)) { f(s) } }
+
+// Prepare fills a job's resources from its kind's spec; the kind must be
+// one of the workload's.
+func (c *SimCluster) Prepare(j *queue.Job) error {
+	k, ok := c.kinds[j.Kind]
+	if !ok {
+		names := make([]string, 0, len(c.kinds))
+		for n := range c.kinds {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		return &queue.FieldError{Field: "kind", Reason: fmt.Sprintf("%q is not a kind of the simulated workload (%v)", j.Kind, names)}
+	}
+	want := queue.Resources{Containers: k.Containers, MemoryMB: k.Container.MemoryMB, VCores: k.Container.VCores}
+	if j.Resources == (queue.Resources{}) {
+		j.Resources = want
+		return nil
+	}
+	if j.Resources != want {
+		return &queue.FieldError{Field: "resources", Reason: fmt.Sprintf("kind %s runs %d containers of %d MB and %d vcores on the simulator; leave resources out or match it",
+			j.Kind, want.Containers, want.MemoryMB, want.VCores)}
+	}
+	return nil
+}
+
+// State reports nodes (advertised vcores and memory) and running apps.
+func (c *SimCluster) State(ctx context.Context) (ClusterState, error) {
+	var st ClusterState
+	c.exec(func(s *sim.Sim) {
+		ids := []string{}
+		for _, n := range s.Nodes() {
+			capa := queue.Capacity{MemoryMB: n.MemoryMB, VCores: int64(n.VCores)}
+			free := queue.Capacity{MemoryMB: n.MemoryMB - n.UsedMemoryMB, VCores: int64(n.VCores - n.UsedVCores)}
+			st.Nodes = append(st.Nodes, NodeState{Name: n.Name, Capacity: capa, Free: free, Apps: slices.Clone(n.Apps)})
+			st.Capacity.MemoryMB += capa.MemoryMB
+			st.Capacity.VCores += capa.VCores
+			st.Free.MemoryMB += free.MemoryMB
+			st.Free.VCores += free.VCores
+			for _, id := range n.Apps {
+				if !slices.Contains(ids, id) {
+					ids = append(ids, id)
+				}
+			}
+		}
+		slices.Sort(ids)
+		for _, id := range ids {
+			a, ok := s.App(id)
+			if !ok || a.State != sim.AppRunning {
+				continue
+			}
+			st.Apps = append(st.Apps, AppState{ID: a.ID, JobID: a.JobID, Kind: a.Kind, User: a.User, Queue: a.Queue,
+				Alloc: queue.Capacity{MemoryMB: a.Alloc.MemoryMB, VCores: a.Alloc.VCores}, Nodes: a.Nodes, Starts: a.Started})
+		}
+	})
+	return st, nil
+}
+
+// Reserve reserves an application id (logged before it is returned).
+func (c *SimCluster) Reserve(ctx context.Context) (string, error) {
+	var id string
+	var err error
+	c.exec(func(s *sim.Sim) {
+		id = s.NewApplication()
+		err = c.log(SimLogEntry{Op: simOpReserve, AppID: id, At: s.Now()})
+	})
+	return id, err
+}
+
+// Submit places and starts the job. A submission the simulator cannot take
+// (no fit, unknown kind or id) is rejected; one it already has is success.
+func (c *SimCluster) Submit(ctx context.Context, appID string, j queue.Job) error {
+	var err error
+	c.exec(func(s *sim.Sim) {
+		if a, ok := s.App(appID); ok {
+			if a.JobID != j.ID {
+				err = fmt.Errorf("%w: application %s already runs job %s", ErrRejected, appID, a.JobID)
+			}
+			return
+		}
+		spec := sim.AppSpec{JobID: j.ID, Kind: j.Kind, User: j.User, Queue: j.Queue, Tags: jobTags(j.ID, j.Kind)}
+		if err = s.Submit(appID, spec); err != nil {
+			if errors.Is(err, sim.ErrNoFit) || errors.Is(err, sim.ErrUnknownKind) || errors.Is(err, sim.ErrUnknownApp) {
+				err = fmt.Errorf("%w: %w", ErrRejected, err)
+			}
+			return
+		}
+		err = c.log(SimLogEntry{Op: simOpSubmit, AppID: appID, JobID: j.ID, Kind: j.Kind, User: j.User, Queue: j.Queue, At: s.Now()})
+	})
+	return err
+}
+
+// App reports an application.
+func (c *SimCluster) App(ctx context.Context, appID string) (AppStatus, error) {
+	var st AppStatus
+	var err error
+	c.exec(func(s *sim.Sim) {
+		a, ok := s.App(appID)
+		if !ok {
+			err = fmt.Errorf("application %s: %w", appID, ErrUnknownApp)
+			return
+		}
+		st = AppStatus{ID: a.ID, JobID: a.JobID, Started: a.Started, Finished: a.Finished}
+		switch a.State {
+		case sim.AppRunning:
+			st.Phase = AppRunning
+		case sim.AppFinished:
+			st.Phase = AppSucceeded
+		case sim.AppKilled:
+			st.Phase = AppKilled
+			st.Diagnostics = "killed"
+		default:
+			st.Phase = AppFailed
+			st.Diagnostics = string(a.State)
+		}
+	})
+	return st, err
+}
+
+// Kill kills an application.
+func (c *SimCluster) Kill(ctx context.Context, appID string) error {
+	var err error
+	c.exec(func(s *sim.Sim) {
+		if err = s.Kill(appID); err != nil {
+			if errors.Is(err, sim.ErrUnknownApp) {
+				err = fmt.Errorf("%w: %w", ErrUnknownApp, err)
+			}
+			return
+		}
+		err = c.log(SimLogEntry{Op: simOpKill, AppID: appID, At: s.Now()})
+	})
+	return err
+}
+
+// Usage is the simulator's metrics: each node's mean over [from, to).
+func (c *SimCluster) Usage(ctx context.Context, hosts []string, from, to time.Time) (map[string]goodness.Usage, []string, error) {
+	out := make(map[string]goodness.Usage, len(hosts))
+	var stale []string
+	c.exec(func(s *sim.Sim) {
+		for _, h := range hosts {
+			if u, ok := s.Usage(h, from, to); ok {
+				out[h] = u
+			} else {
+				stale = append(stale, h)
+			}
+		}
+	})
+	return out, stale, nil
+}
+
+// Limits are the workload node's maxima.
+func (c *SimCluster) Limits() goodness.Limits {
+	var l goodness.Limits
+	c.exec(func(s *sim.Sim) { l = s.Cluster().Limits() })
+	return l
+}
+
+// Checkpoint records the simulator's virtual time in its durable state.
+func (c *SimCluster) Checkpoint() error {
+	if c.state == nil {
+		return nil
+	}
+	var at time.Time
+	c.exec(func(s *sim.Sim) { at = s.Now() })
+	return c.state.Checkpoint(at)
+}
+
+func (c *SimCluster) log(e SimLogEntry) error {
+	if c.state == nil {
+		return nil
+	}
+	return c.state.Append(e)
+}
+
+func jobTags(jobID, kind string) []string { return yarnclient.JobTags(jobID, kind) }

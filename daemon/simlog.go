@@ -1,0 +1,268 @@
+package daemon
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/colocd/colocd/sim"
+)
+
+// The simulator backend's durability.
+//
+// On the sim backend the "cluster" lives inside the daemon process, so a
+// SIGKILL would take every running application with it and a restart would
+// meet an empty cluster: Reconcile would then submit every admitted job
+// again, and jobs the store marked running would be unknown. To make the
+// simulated cluster as durable as a real ResourceManager, the daemon keeps,
+// in data_dir/sim/:
+//
+//   - state.json: the seed, the virtual start time and the workload's
+//     checksum, written once at first start;
+//   - submissions.jsonl: an append-only, fsync'd log of every call that
+//     changes the simulated cluster — {op: reserve|submit|kill, app_id,
+//     job_id, kind, user, queue, at} with at in virtual time — written
+//     under the simulator's lock right after the call succeeds;
+//   - checkpoint.json: the latest virtual time, replaced periodically.
+//
+// At restart, OpenSimState rebuilds the simulator deterministically: same
+// seed and start, then every logged call replayed at its virtual time, then
+// advanced to the checkpoint. Applications submitted before the crash are
+// therefore known again, running or finished exactly as they would have
+// been, and Reconcile never submits them twice; a job recorded as admitted
+// whose submit call never reached the simulator is unknown to it, so
+// Reconcile submits it under its reserved id, once. Virtual time resumes
+// from the checkpoint (it may step back by up to one checkpoint interval;
+// jobs the store already finished in that gap simply end again in the
+// simulator, which the store ignores).
+//
+// The log grows with the number of submissions; the simulator backend is
+// meant for demos, tests and what-if runs, not months of service.
+
+// SimLogEntry is one line of submissions.jsonl.
+type SimLogEntry struct {
+	Op    string    `json:"op"` // reserve | submit | kill
+	AppID string    `json:"app_id"`
+	JobID string    `json:"job_id,omitempty"`
+	Kind  string    `json:"kind,omitempty"`
+	User  string    `json:"user,omitempty"`
+	Queue string    `json:"queue,omitempty"`
+	At    time.Time `json:"at"`
+}
+
+// Sim log operations.
+const (
+	simOpReserve = "reserve"
+	simOpSubmit  = "submit"
+	simOpKill    = "kill"
+)
+
+// simState is state.json.
+type simState struct {
+	Seed     uint64    `json:"seed"`
+	Start    time.Time `json:"start"`
+	Workload string    `json:"workload_sha256"`
+}
+
+type simCheckpoint struct {
+	At time.Time `json:"at"`
+}
+
+// SimState is the simulator's durable state in a directory.
+type SimState struct {
+	dir  string
+	f    *os.File // submissions.jsonl, append
+	Seed uint64
+	// Replayed counts the log entries replayed at open.
+	Replayed int
+}
+
+// ErrSimState wraps errors of the simulator's durable state.
+var ErrSimState = errors.New("simulator state")
+
+// OpenSimState opens (or creates) the simulator state in dir and returns a
+// simulator rebuilt from it. seed and start are used only when the state is
+// new (seed 0 means: the caller already chose one). newSim builds an empty
+// simulator from a seed and start.
+func OpenSimState(dir string, workloadSum string, seed uint64, start time.Time,
+	newSim func(seed uint64, start time.Time) (*sim.Sim, error)) (*SimState, *sim.Sim, error) {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", ErrSimState, err)
+	}
+	st, err := readJSON[simState](filepath.Join(dir, "state.json"))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		st = simState{Seed: seed, Start: start.UTC(), Workload: workloadSum}
+		if err := writeJSONAtomic(filepath.Join(dir, "state.json"), st, true); err != nil {
+			return nil, nil, fmt.Errorf("%w: %v", ErrSimState, err)
+		}
+	case err != nil:
+		return nil, nil, fmt.Errorf("%w: %v", ErrSimState, err)
+	case st.Workload != workloadSum:
+		return nil, nil, fmt.Errorf("%w: %s was written with another workload file (checksum %.12s, now %.12s); use a new data_dir",
+			ErrSimState, dir, st.Workload, workloadSum)
+	}
+	s, err := newSim(st.Seed, st.Start)
+	if err != nil {
+		return nil, nil, err
+	}
+	logPath := filepath.Join(dir, "submissions.jsonl")
+	n, good, err := replay(logPath, s)
+	if err != nil {
+		return nil, nil, err
+	}
+	cp, err := readJSON[simCheckpoint](filepath.Join(dir, "checkpoint.json"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, fmt.Errorf("%w: %v", ErrSimState, err)
+	}
+	if cp.At.After(s.Now()) {
+		s.Advance(cp.At)
+	}
+	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY, 0o640)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", ErrSimState, err)
+	}
+	// Drop a torn last line (a crash mid-append) so appends stay parseable.
+	if err := f.Truncate(good); err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("%w: %v", ErrSimState, err)
+	}
+	if _, err := f.Seek(good, io.SeekStart); err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("%w: %v", ErrSimState, err)
+	}
+	return &SimState{dir: dir, f: f, Seed: st.Seed, Replayed: n}, s, nil
+}
+
+// replay applies the log at path to s; it returns the number of entries
+// and the byte offset after the last complete one.
+func replay(path string, s *sim.Sim) (n int, good int64, err error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, 0, nil
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("%w: %v", ErrSimState, err)
+	}
+	r := bufio.NewReader(bytes.NewReader(b))
+	for line := 1; ; line++ {
+		raw, err := r.ReadBytes('\n')
+		if err == io.EOF {
+			return n, good, nil // a last line without '\n' is torn
+		}
+		var e SimLogEntry
+		if err := json.Unmarshal(raw, &e); err != nil {
+			return n, good, fmt.Errorf("%w: %s line %d: %v", ErrSimState, path, line, err)
+		}
+		s.Advance(e.At)
+		if err := apply(s, e); err != nil {
+			return n, good, fmt.Errorf("%w: %s line %d: replay %s %s: %v", ErrSimState, path, line, e.Op, e.AppID, err)
+		}
+		good += int64(len(raw))
+		n++
+	}
+}
+
+func apply(s *sim.Sim, e SimLogEntry) error {
+	switch e.Op {
+	case simOpReserve:
+		if id := s.NewApplication(); id != e.AppID {
+			return fmt.Errorf("replay reserved %s, the log says %s (not the same simulator)", id, e.AppID)
+		}
+		return nil
+	case simOpSubmit:
+		return s.Submit(e.AppID, sim.AppSpec{JobID: e.JobID, Kind: e.Kind, User: e.User, Queue: e.Queue, Tags: jobTags(e.JobID, e.Kind)})
+	case simOpKill:
+		return s.Kill(e.AppID)
+	}
+	return fmt.Errorf("unknown op %q", e.Op)
+}
+
+// Append writes e and fsyncs.
+func (st *SimState) Append(e SimLogEntry) error {
+	b, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	if _, err := st.f.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("%w: append: %v", ErrSimState, err)
+	}
+	if err := st.f.Sync(); err != nil {
+		return fmt.Errorf("%w: sync: %v", ErrSimState, err)
+	}
+	return nil
+}
+
+// Checkpoint records virtual time at (atomic replace; not fsync'd: a
+// process crash keeps it, a power loss falls back to an older one).
+func (st *SimState) Checkpoint(at time.Time) error {
+	return writeJSONAtomic(filepath.Join(st.dir, "checkpoint.json"), simCheckpoint{At: at}, false)
+}
+
+// Close closes the log.
+func (st *SimState) Close() error { return st.f.Close() }
+
+// ReadSimLog reads a submissions.jsonl file (for tests and tools).
+func ReadSimLog(path string) ([]SimLogEntry, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []SimLogEntry
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var e SimLogEntry
+		if err := json.Unmarshal(line, &e); err != nil {
+			return out, err
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+func readJSON[T any](path string) (T, error) {
+	var v T
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return v, err
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return v, fmt.Errorf("decode %s: %v", path, err)
+	}
+	return v, nil
+}
+
+func writeJSONAtomic(path string, v any, sync bool) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o640)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if sync {
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}

@@ -1,0 +1,420 @@
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/colocd/colocd/queue"
+	"github.com/colocd/colocd/yarnclient"
+)
+
+// YarnCluster adapts a YARN ResourceManager (yarnclient) to Cluster.
+//
+// REST submission: Reserve is new-application; Submit posts the job's
+// application-submission-context (job.submit, passed through) under the
+// reserved id with the tags colocd-job-<id> and colocd-kind-<kind>. A second
+// submission of an id the RM already has is harmless: Submit checks the id
+// first when the RM refuses.
+//
+// Command submission: Reserve mints a token ("cmd-<hex>") that becomes the
+// job's app id in the store and a tag colocd-app-<token> on the
+// application; Submit looks that tag up before running the command (tags
+// first), so a command is never run twice for one reservation, and App,
+// Kill and State resolve the token to the real application through it.
+type YarnCluster struct {
+	c    *yarnclient.Client
+	cfg  YarnConfig
+	log  *slog.Logger
+	now  func() time.Time // placement cache only
+	mu   sync.Mutex
+	real map[string]string // command token → application id
+	pl   map[string]placementEntry
+}
+
+type placementEntry struct {
+	at    time.Time
+	nodes []string
+}
+
+var (
+	_ Cluster     = (*YarnCluster)(nil)
+	_ JobPreparer = (*YarnCluster)(nil)
+	_ Pinger      = (*YarnCluster)(nil)
+)
+
+// placementTTL is how long an application's node list is reused.
+const placementTTL = 10 * time.Second
+
+// commandTokenPrefix marks the app ids of command submissions.
+const commandTokenPrefix = "cmd-"
+
+// tagAppPrefix tags a command submission with its reservation token.
+const tagAppPrefix = "colocd-app-"
+
+// NewYarnCluster adapts c.
+func NewYarnCluster(c *yarnclient.Client, cfg YarnConfig, log *slog.Logger) *YarnCluster {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &YarnCluster{c: c, cfg: cfg, log: log, now: time.Now, real: map[string]string{}, pl: map[string]placementEntry{}}
+}
+
+// ClientConfig translates the yarn section.
+func (y YarnConfig) ClientConfig(log *slog.Logger) yarnclient.Config {
+	return yarnclient.Config{RMURLs: y.RMURLs, User: y.User, CAFile: y.CAFile, Timeout: y.Timeout, Logger: log}
+}
+
+// commandSubmit is job.submit in command mode.
+type commandSubmit struct {
+	Args []string `json:"args"`
+	Env  []string `json:"env"`
+	Dir  string   `json:"dir"`
+}
+
+// Prepare checks what YARN needs: resources, and a submit spec for REST
+// (an application-submission-context without application-id, with an
+// am-container-spec) or optional {args, env, dir} for command submission.
+func (y *YarnCluster) Prepare(j *queue.Job) error {
+	switch {
+	case j.Resources.Containers < 1:
+		return &queue.FieldError{Field: "resources.containers", Reason: "must be >= 1 on the yarn backend"}
+	case j.Resources.MemoryMB < 1:
+		return &queue.FieldError{Field: "resources.memory_mb", Reason: "must be >= 1 on the yarn backend"}
+	case j.Resources.VCores < 1:
+		return &queue.FieldError{Field: "resources.vcores", Reason: "must be >= 1 on the yarn backend"}
+	}
+	if y.cfg.Submit == SubmitCommand {
+		if len(j.Submit) == 0 {
+			return nil
+		}
+		var cs commandSubmit
+		dec := json.NewDecoder(bytes.NewReader(j.Submit))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&cs); err != nil {
+			return &queue.FieldError{Field: "submit", Reason: fmt.Sprintf("command submission takes {args, env, dir}: %v", err)}
+		}
+		for i, kv := range cs.Env {
+			if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+				return &queue.FieldError{Field: fmt.Sprintf("submit.env[%d]", i), Reason: "must be KEY=VALUE"}
+			}
+		}
+		return nil
+	}
+	if len(j.Submit) == 0 {
+		return &queue.FieldError{Field: "submit", Reason: "required on the yarn backend: an application-submission-context"}
+	}
+	var sc yarnclient.SubmissionContext
+	if err := json.Unmarshal(j.Submit, &sc); err != nil {
+		return &queue.FieldError{Field: "submit", Reason: fmt.Sprintf("not an application-submission-context: %v", err)}
+	}
+	if sc.ApplicationID != "" {
+		return &queue.FieldError{Field: "submit.application-id", Reason: "must be left out: colocd reserves the id"}
+	}
+	if len(sc.AMContainerSpec) == 0 && !sc.UnmanagedAM {
+		return &queue.FieldError{Field: "submit.am-container-spec", Reason: "required"}
+	}
+	return nil
+}
+
+// Ping asks the RM for its cluster info.
+func (y *YarnCluster) Ping(ctx context.Context) error {
+	_, err := y.c.ClusterInfo(ctx)
+	return err
+}
+
+// State reads cluster metrics, running nodes and running applications; the
+// nodes of colocd's applications come from yarnclient.Placement (cached
+// for placementTTL).
+func (y *YarnCluster) State(ctx context.Context) (ClusterState, error) {
+	var st ClusterState
+	m, err := y.c.ClusterMetrics(ctx)
+	if err != nil {
+		return st, fmt.Errorf("cluster metrics: %w", err)
+	}
+	st.Capacity = queue.Capacity{MemoryMB: m.TotalMB, VCores: m.TotalVirtualCores}
+	st.Free = queue.Capacity{MemoryMB: m.AvailableMB, VCores: m.AvailableVirtualCores}
+	nodes, err := y.c.Nodes(ctx, "RUNNING")
+	if err != nil {
+		return st, fmt.Errorf("nodes: %w", err)
+	}
+	idx := map[string]int{}
+	for _, n := range nodes {
+		name := nodeHost(n)
+		idx[name] = len(st.Nodes)
+		st.Nodes = append(st.Nodes, NodeState{Name: name,
+			Capacity: queue.Capacity{MemoryMB: n.UsedMemoryMB + n.AvailMemoryMB, VCores: n.UsedVirtualCores + n.AvailableVirtualCores},
+			Free:     queue.Capacity{MemoryMB: n.AvailMemoryMB, VCores: n.AvailableVirtualCores}})
+	}
+	apps, err := y.c.Apps(ctx, yarnclient.AppsFilter{States: []string{"RUNNING"}})
+	if err != nil {
+		return st, fmt.Errorf("running applications: %w", err)
+	}
+	live := map[string]bool{}
+	for _, a := range apps {
+		as := AppState{ID: a.ID, User: a.User, Queue: a.Queue,
+			Alloc: queue.Capacity{MemoryMB: a.AllocatedMB, VCores: a.AllocatedVCores}}
+		if a.StartedTime > 0 {
+			as.Starts = time.UnixMilli(a.StartedTime)
+		}
+		for _, t := range a.Tags() {
+			switch {
+			case strings.HasPrefix(t, yarnclient.TagJobPrefix):
+				as.JobID = strings.ToUpper(strings.TrimPrefix(t, yarnclient.TagJobPrefix)) // YARN lower-cases tags; job ids are upper-case ULIDs
+			case strings.HasPrefix(t, yarnclient.TagKindPrefix):
+				as.Kind = strings.TrimPrefix(t, yarnclient.TagKindPrefix)
+			}
+		}
+		if as.JobID != "" {
+			live[a.ID] = true
+			as.Nodes, err = y.placement(ctx, a.ID)
+			if err != nil {
+				y.log.Warn("placement unavailable", "app", a.ID, "err", err)
+			}
+			for _, n := range as.Nodes {
+				if i, ok := idx[n]; ok {
+					st.Nodes[i].Apps = append(st.Nodes[i].Apps, a.ID)
+				}
+			}
+		}
+		st.Apps = append(st.Apps, as)
+	}
+	y.mu.Lock()
+	for id := range y.pl {
+		if !live[id] {
+			delete(y.pl, id)
+		}
+	}
+	y.mu.Unlock()
+	return st, nil
+}
+
+func (y *YarnCluster) placement(ctx context.Context, appID string) ([]string, error) {
+	now := y.now()
+	y.mu.Lock()
+	e, ok := y.pl[appID]
+	y.mu.Unlock()
+	if ok && now.Sub(e.at) < placementTTL {
+		return e.nodes, nil
+	}
+	p, err := y.c.Placement(ctx, appID)
+	if err != nil {
+		return nil, err
+	}
+	nodes := make([]string, 0, len(p))
+	for n, c := range p {
+		if c > 0 {
+			nodes = append(nodes, n)
+		}
+	}
+	slices.Sort(nodes)
+	y.mu.Lock()
+	y.pl[appID] = placementEntry{at: now, nodes: nodes}
+	y.mu.Unlock()
+	return nodes, nil
+}
+
+func nodeHost(n yarnclient.Node) string {
+	if n.NodeHostName != "" {
+		return n.NodeHostName
+	}
+	if h, _, err := net.SplitHostPort(n.ID); err == nil {
+		return h
+	}
+	return n.ID
+}
+
+// Reserve is new-application (REST) or a fresh token (command).
+func (y *YarnCluster) Reserve(ctx context.Context) (string, error) {
+	if y.cfg.Submit == SubmitCommand {
+		var b [8]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return "", fmt.Errorf("mint command token: %w", err)
+		}
+		return commandTokenPrefix + hex.EncodeToString(b[:]), nil
+	}
+	na, err := y.c.NewApplication(ctx)
+	if err != nil {
+		return "", fmt.Errorf("new-application: %w", err)
+	}
+	return na.ApplicationID, nil
+}
+
+// Submit submits j as appID.
+func (y *YarnCluster) Submit(ctx context.Context, appID string, j queue.Job) error {
+	if strings.HasPrefix(appID, commandTokenPrefix) {
+		return y.submitCommand(ctx, appID, j)
+	}
+	var sc yarnclient.SubmissionContext
+	if len(j.Submit) > 0 {
+		if err := json.Unmarshal(j.Submit, &sc); err != nil {
+			return fmt.Errorf("%w: job %s submit: %v", ErrRejected, j.ID, err)
+		}
+	}
+	sc.ApplicationID = appID
+	if sc.Queue == "" {
+		sc.Queue = j.Queue
+	}
+	if sc.ApplicationName == "" {
+		sc.ApplicationName = "colocd-" + j.Kind
+	}
+	sc.AddTags(yarnclient.JobTags(j.ID, j.Kind)...)
+	_, err := y.c.SubmitApp(ctx, sc)
+	if err == nil {
+		return nil
+	}
+	// The RM may already have it (a retry after a lost answer): then it is
+	// submitted, whatever this answer says.
+	if _, aerr := y.c.App(ctx, appID); aerr == nil {
+		return nil
+	}
+	var re *yarnclient.RemoteError
+	if errors.As(err, &re) && re.StatusCode >= 400 && re.StatusCode < 500 && !errors.Is(err, yarnclient.ErrConflict) {
+		return fmt.Errorf("%w: %w", ErrRejected, err)
+	}
+	if errors.Is(err, yarnclient.ErrInvalid) {
+		return fmt.Errorf("%w: %w", ErrRejected, err)
+	}
+	return err // ambiguous: a timeout or an unreachable RM
+}
+
+func (y *YarnCluster) submitCommand(ctx context.Context, token string, j queue.Job) error {
+	tag := tagAppPrefix + token
+	if a, found, err := y.c.FindAppByTag(ctx, tag); err != nil {
+		return fmt.Errorf("look up tag %s before running the command: %w", tag, err)
+	} else if found {
+		y.remember(token, a.ID)
+		return nil
+	}
+	var cs commandSubmit
+	if len(j.Submit) > 0 {
+		if err := json.Unmarshal(j.Submit, &cs); err != nil {
+			return fmt.Errorf("%w: job %s submit: %v", ErrRejected, j.ID, err)
+		}
+	}
+	spec := yarnclient.CommandSpec{Argv: append(slices.Clone(y.cfg.Command.Argv), cs.Args...), Env: cs.Env, Dir: cs.Dir,
+		Timeout: y.cfg.Command.Timeout, JobID: j.ID, Kind: j.Kind}
+	out, err := y.c.SubmitCommand(ctx, spec, append(yarnclient.JobTags(j.ID, j.Kind), tag))
+	a, found, ferr := y.c.FindAppByTag(ctx, tag)
+	if ferr == nil && found {
+		y.remember(token, a.ID)
+		return nil
+	}
+	switch {
+	case err == nil:
+		// The command succeeded but the RM does not list the app (yet):
+		// Sync will look the tag up again.
+		return fmt.Errorf("command for job %s succeeded but no application carries tag %s yet", j.ID, tag)
+	case errors.Is(err, yarnclient.ErrCommandFailed) && ferr == nil:
+		return fmt.Errorf("%w: %w (output: %s)", ErrRejected, err, tail(out, 512))
+	default:
+		return err
+	}
+}
+
+func tail(b []byte, n int) string {
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return string(b)
+}
+
+func (y *YarnCluster) remember(token, appID string) {
+	y.mu.Lock()
+	y.real[token] = appID
+	y.mu.Unlock()
+}
+
+// resolve maps a command token to its application id; ErrUnknownApp when no
+// application carries its tag.
+func (y *YarnCluster) resolve(ctx context.Context, appID string) (string, error) {
+	if !strings.HasPrefix(appID, commandTokenPrefix) {
+		return appID, nil
+	}
+	y.mu.Lock()
+	id, ok := y.real[appID]
+	y.mu.Unlock()
+	if ok {
+		return id, nil
+	}
+	a, found, err := y.c.FindAppByTag(ctx, tagAppPrefix+appID)
+	if err != nil {
+		return "", err
+	}
+	if !found {
+		return "", fmt.Errorf("command submission %s: %w", appID, ErrUnknownApp)
+	}
+	y.remember(appID, a.ID)
+	return a.ID, nil
+}
+
+// App reports an application's phase.
+func (y *YarnCluster) App(ctx context.Context, appID string) (AppStatus, error) {
+	id, err := y.resolve(ctx, appID)
+	if err != nil {
+		return AppStatus{}, err
+	}
+	a, err := y.c.App(ctx, id)
+	if errors.Is(err, yarnclient.ErrNotFound) {
+		return AppStatus{}, fmt.Errorf("application %s: %w: %w", id, ErrUnknownApp, err)
+	}
+	if err != nil {
+		return AppStatus{}, err
+	}
+	st := AppStatus{ID: a.ID, Phase: yarnPhase(a.State, a.FinalStatus), Diagnostics: a.Diagnostics}
+	for _, t := range a.Tags() {
+		if strings.HasPrefix(t, yarnclient.TagJobPrefix) {
+			st.JobID = strings.ToUpper(strings.TrimPrefix(t, yarnclient.TagJobPrefix))
+		}
+	}
+	if a.StartedTime > 0 {
+		st.Started = time.UnixMilli(a.StartedTime)
+	}
+	if a.FinishedTime > 0 {
+		st.Finished = time.UnixMilli(a.FinishedTime)
+	}
+	return st, nil
+}
+
+func yarnPhase(state, final string) AppPhase {
+	switch strings.ToUpper(state) {
+	case "RUNNING":
+		return AppRunning
+	case "FINISHED":
+		switch strings.ToUpper(final) {
+		case "FAILED":
+			return AppFailed
+		case "KILLED":
+			return AppKilled
+		}
+		return AppSucceeded
+	case "FAILED":
+		return AppFailed
+	case "KILLED":
+		return AppKilled
+	}
+	return AppAccepted // NEW, NEW_SAVING, SUBMITTED, ACCEPTED
+}
+
+// Kill kills an application.
+func (y *YarnCluster) Kill(ctx context.Context, appID string) error {
+	id, err := y.resolve(ctx, appID)
+	if err != nil {
+		return err
+	}
+	err = y.c.KillApp(ctx, id)
+	if errors.Is(err, yarnclient.ErrNotFound) {
+		return fmt.Errorf("application %s: %w: %w", id, ErrUnknownApp, err)
+	}
+	return err
+}
