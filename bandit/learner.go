@@ -201,7 +201,8 @@ func (l *Learner) Kinds() []string {
 // kinds are added first (chosen, then given). An update is rejected — not
 // applied at all, and counted in Snapshot().Rejected — when g is NaN or
 // ±Inf, when a kind is the empty string, or when it would make a preference
-// or a baseline non-finite (only possible for |g| near the float64 limit;
+// or a baseline non-finite, or would spread the row's preferences over more
+// than the float64 range (only possible for |g| near the float64 limit;
 // unknown kinds stay added in that case). O(K).
 func (l *Learner) Update(chosen, given string, g float64) {
 	l.mu.Lock()
@@ -242,6 +243,7 @@ func (l *Learner) Update(chosen, given string, g float64) {
 	pi, next := l.pi[:k], l.next[:k]
 	softmax(row, pi)
 	clip := l.cfg.Clip
+	lo, hi := math.Inf(1), math.Inf(-1)
 	for b, hb := range row {
 		v := hb - d*pi[b]
 		if b == ci {
@@ -255,6 +257,11 @@ func (l *Learner) Update(chosen, given string, g float64) {
 			return
 		}
 		next[b] = v
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	if !finite(hi - lo) { // the softmax needs H − max(H) finite
+		l.reject++
+		return
 	}
 	copy(row, next)
 	l.base, l.obs = base, n

@@ -11,7 +11,8 @@ import (
 type mixScratch struct {
 	idx     []int32   // candidate → kind index, −1 = unknown
 	ctxRow  []int32   // context → kind index, −1 = unknown (a zero row)
-	ctxOff  []float64 // context → log(w/W) − max − log Z of its row
+	ctxMax  []float64 // context → m, the max of its row (0 for unknown)
+	ctxOff  []float64 // context → log(w/W) − log Z of its row
 	best    []float64 // kind → max over contexts of H + off; [K] = any unknown kind
 	e       []float64 // kind → Σ over contexts of exp(H + off − shift); [K] = unknown
 	unknown map[string]struct{}
@@ -96,7 +97,7 @@ func (l *Learner) Mix(candidates, given []string, weights []float64, out []float
 			s.unknown[c] = struct{}{}
 		}
 	}
-	s.ctxRow, s.ctxOff = s.ctxRow[:0], s.ctxOff[:0]
+	s.ctxRow, s.ctxMax, s.ctxOff = s.ctxRow[:0], s.ctxMax[:0], s.ctxOff[:0]
 	for _, g := range given {
 		if _, ok := l.index[g]; !ok {
 			s.unknown[g] = struct{}{}
@@ -105,9 +106,11 @@ func (l *Learner) Mix(candidates, given []string, weights []float64, out []float
 	u := len(s.unknown)
 	clear(s.unknown)
 
-	// One offset per context kind: log(w_j/W) − m_j − log Z_j, so that
-	// exp(H_j[b] + off_j) = (w_j/W)·π(b|given_j). Z_j runs over the K known
-	// kinds plus the u unknown ones (H = 0).
+	// Per context kind j: its row maximum m_j and off_j = log(w_j/W) − log Z_j,
+	// so that exp((H_j[b] − m_j) + off_j) = (w_j/W)·π(b|given_j). Z_j runs over
+	// the K known kinds plus the u unknown ones (H = 0). Update and Restore
+	// keep every row's span finite, so H − m is finite and ≤ 0, and adding
+	// off (in [−800, 0]) cannot overflow.
 	for j, g := range given {
 		w := weight(j) / maxw
 		if w == 0 {
@@ -117,6 +120,7 @@ func (l *Learner) Mix(candidates, given []string, weights []float64, out []float
 		gi, ok := l.index[g]
 		if !ok {
 			s.ctxRow = append(s.ctxRow, -1)
+			s.ctxMax = append(s.ctxMax, 0)
 			s.ctxOff = append(s.ctxOff, lw-math.Log(float64(k+u)))
 			continue
 		}
@@ -133,16 +137,18 @@ func (l *Learner) Mix(candidates, given []string, weights []float64, out []float
 			z += math.Exp(v - m)
 		}
 		s.ctxRow = append(s.ctxRow, int32(gi))
-		s.ctxOff = append(s.ctxOff, lw-m-math.Log(z))
+		s.ctxMax = append(s.ctxMax, m)
+		s.ctxOff = append(s.ctxOff, lw-math.Log(z))
 	}
 
-	// best[b] = max_j (H_j[b] + off_j); index k stands for every unknown kind.
+	// best[b] = max_j ((H_j[b] − m_j) + off_j); index k stands for every
+	// unknown kind.
 	s.best = grow(s.best, k+1)
 	for b := range s.best {
 		s.best[b] = math.Inf(-1)
 	}
 	for j, gi := range s.ctxRow {
-		off := s.ctxOff[j]
+		m, off := s.ctxMax[j], s.ctxOff[j]
 		if gi < 0 {
 			for b := range s.best {
 				s.best[b] = max(s.best[b], off)
@@ -150,9 +156,9 @@ func (l *Learner) Mix(candidates, given []string, weights []float64, out []float
 			continue
 		}
 		for b, v := range l.h[gi] {
-			s.best[b] = max(s.best[b], v+off)
+			s.best[b] = max(s.best[b], (v-m)+off)
 		}
-		s.best[k] = max(s.best[k], off)
+		s.best[k] = max(s.best[k], (0-m)+off)
 	}
 	// The shift: the largest term over the candidates actually scored.
 	shift := math.Inf(-1)
@@ -163,22 +169,23 @@ func (l *Learner) Mix(candidates, given []string, weights []float64, out []float
 		}
 		shift = max(shift, s.best[b])
 	}
-	// e[b] = Σ_j exp(H_j[b] + off_j − shift), ≤ J for every candidate kind.
+	// e[b] = Σ_j exp((H_j[b] − m_j) + off_j − shift), in (0, J] for the
+	// kind that set the shift and ≤ J for every candidate kind.
 	s.e = grow(s.e, k+1)
 	clear(s.e)
 	for j, gi := range s.ctxRow {
-		off := s.ctxOff[j] - shift
+		m, off := s.ctxMax[j], s.ctxOff[j]
 		if gi < 0 {
-			x := math.Exp(off)
+			x := math.Exp(off - shift)
 			for b := range s.e {
 				s.e[b] += x
 			}
 			continue
 		}
 		for b, v := range l.h[gi] {
-			s.e[b] += math.Exp(v + off)
+			s.e[b] += math.Exp((v - m) + off - shift)
 		}
-		s.e[k] += math.Exp(off)
+		s.e[k] += math.Exp((0 - m) + off - shift)
 	}
 	total := 0.0
 	for i, ki := range s.idx[:n] {

@@ -65,7 +65,8 @@ func (l *Learner) Snapshot() Snapshot {
 // Restore replaces the learner's state (kinds, preferences, baselines,
 // counters) with a deep copy of s, after checking it: a supported version,
 // a valid s.Config, unique non-empty kinds, H and PairObservations square
-// K×K, RowBaseline and RowObservations of length K, every number finite,
+// K×K, RowBaseline and RowObservations of length K, every number finite
+// (and every row of H spanning less than the float64 range),
 // every counter non-negative and the counters consistent. On error the
 // learner is unchanged and the error is a *FieldError naming the field,
 // wrapping ErrInvalidSnapshot.
@@ -145,6 +146,11 @@ func (s *Snapshot) validate() error {
 		for j, v := range row {
 			if !finite(v) {
 				return snapErr(fmt.Sprintf("h[%d][%d]", i, j), "is %v, want a finite number", v)
+			}
+		}
+		if k > 0 {
+			if lo, hi := slices.Min(row), slices.Max(row); !finite(hi - lo) {
+				return snapErr(fmt.Sprintf("h[%d]", i), "spans %v .. %v, wider than the float64 range (the softmax needs max − min finite)", lo, hi)
 			}
 		}
 	}
