@@ -338,21 +338,36 @@ func Load(opts LoadOptions) (Config, error) {
 		}
 		if len(unknown) > 0 {
 			sort.Strings(unknown)
-			return Config{}, &ConfigError{Key: unknown[0], Reason: fmt.Sprintf("unknown key in %s (known keys: colocd config keys, see configs/colocd.yaml)", opts.File)}
+			reason := fmt.Sprintf("unknown key in %s", opts.File)
+			if near := nearest(unknown[0], Keys()); near != "" {
+				reason += fmt.Sprintf(" (did you mean %s?)", near)
+			}
+			return Config{}, &ConfigError{Key: unknown[0], Reason: reason + "; configs/colocd.yaml lists every key"}
 		}
 	}
 	lookup := opts.LookupEnv
 	if lookup == nil {
 		lookup = os.LookupEnv
 	}
-	env := map[string]any{}
+	// The environment replaces whole values: a list or map from the
+	// environment replaces the file's instead of merging into it.
+	envVals := map[string]string{}
 	for _, k := range Keys() {
 		if s, ok := lookup(EnvName(k)); ok {
-			setPath(env, strings.Split(k, "."), s)
+			envVals[k] = s
 		}
 	}
-	if len(env) > 0 {
-		if err := v.MergeConfigMap(env); err != nil {
+	if len(envVals) > 0 {
+		settings := v.AllSettings()
+		for k, s := range envVals {
+			setPath(settings, strings.Split(k, "."), s)
+		}
+		v = viper.New()
+		v.SetConfigType("yaml")
+		for k, val := range flatten(reflect.ValueOf(DefaultConfig()), "") {
+			v.SetDefault(k, val)
+		}
+		if err := v.MergeConfigMap(settings); err != nil {
 			return Config{}, fmt.Errorf("%w: environment: %v", ErrConfig, err)
 		}
 	}
@@ -375,7 +390,7 @@ func Load(opts LoadOptions) (Config, error) {
 		mapstructure.StringToSliceHookFunc(","),
 	)), func(dc *mapstructure.DecoderConfig) { dc.ErrorUnused = true })
 	if err != nil {
-		return Config{}, fmt.Errorf("%w: %v", ErrConfig, err)
+		return Config{}, fmt.Errorf("%w: %s", ErrConfig, strings.Join(strings.Fields(err.Error()), " "))
 	}
 	cfg.normalize()
 	if cfg.TokenFile != "" {
@@ -792,4 +807,35 @@ func setPath(m map[string]any, path []string, val any) {
 		m = next
 	}
 	m[path[len(path)-1]] = val
+}
+
+// nearest is the known key closest to key by edit distance, if close.
+func nearest(key string, known []string) string {
+	best, bestD := "", 4
+	for _, k := range known {
+		if d := editDistance(key, k); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			c := 1
+			if a[i-1] == b[j-1] {
+				c = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
