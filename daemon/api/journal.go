@@ -248,10 +248,10 @@ func openJSONLog[T any](path string, capacity int) (*jsonLog[T], error) {
 // bound is the file length (in records) that triggers compaction.
 func (l *jsonLog[T]) bound() int { return 2*len(l.ring) + 16 }
 
-// load reads every line of r into the ring (keeping the last ones). It
-// reports whether the data ended without a newline (a torn last write).
-func (l *jsonLog[T]) load(r io.Reader) (torn bool, err error) {
-	br := bufio.NewReaderSize(r, 64<<10)
+// load reads every line of f into the ring (keeping the last ones). It
+// reports whether the file ended without a newline (a torn last write).
+func (l *jsonLog[T]) load(f *os.File) (torn bool, err error) {
+	br := bufio.NewReaderSize(f, 64<<10)
 	var line []byte
 	tooLong := false
 	for {
@@ -286,15 +286,11 @@ func (l *jsonLog[T]) load(r io.Reader) (torn bool, err error) {
 		}
 		line, tooLong = line[:0], false
 	}
-	if s, ok := r.(io.Seeker); ok {
-		// bufio.ReadLine hides whether the last line had its newline.
-		if end, err := s.Seek(-1, io.SeekEnd); err == nil && end >= 0 {
-			var b [1]byte
-			if f, ok := r.(io.ReaderAt); ok {
-				if _, err := f.ReadAt(b[:], end); err == nil && b[0] != '\n' {
-					torn = true
-				}
-			}
+	// bufio.ReadLine hides whether the last line had its newline.
+	if st, err := f.Stat(); err == nil && st.Size() > 0 {
+		var b [1]byte
+		if _, err := f.ReadAt(b[:], st.Size()-1); err == nil && b[0] != '\n' {
+			torn = true
 		}
 	}
 	return torn, nil

@@ -89,7 +89,9 @@
     ]);
     const counts = $('counts');
     counts.replaceChildren();
-    for (const [state, n] of Object.entries(data.counts || {})) {
+    const order = ['pending', 'admitted', 'running', 'succeeded', 'failed', 'killed', 'cancelled'];
+    const entries = Object.entries(data.counts || {}).sort((a, b) => order.indexOf(a[0]) - order.indexOf(b[0]));
+    for (const [state, n] of entries) {
       const li = el('li', state);
       li.dataset.state = state;
       li.append(el('b', n));

@@ -1,0 +1,252 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/colocd/colocd/goodness"
+	"github.com/colocd/colocd/queue"
+)
+
+var t0 = time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
+
+func decision(i int) DecisionRecord {
+	id := fmt.Sprintf("job-%03d", i)
+	return DecisionRecord{
+		Decision: queue.Decision{
+			At: t0.Add(time.Duration(i) * time.Second), Chosen: id, ChosenKind: "kmeans",
+			Context:    []queue.ContextKind{{Kind: "terasort", Weight: 0.5}},
+			Candidates: []queue.Candidate{{JobID: id, Kind: "kmeans", Prob: 0.7, Weight: 1}, {JobID: "other", Kind: "wordcount", Prob: 0.3, Weight: 1}},
+		},
+		Shadow: i%2 == 0, FIFOChoice: "other", AppID: fmt.Sprintf("application_1_%04d", i),
+	}
+}
+
+func good(i int) GoodnessRecord {
+	at := t0.Add(time.Duration(i) * time.Minute)
+	return GoodnessRecord{
+		At: at, From: at.Add(-time.Minute), To: at, Node: fmt.Sprintf("node-%d", i%3),
+		Chosen: "kmeans", Given: "terasort", G: 10 + float64(i),
+		Usage: goodness.Usage{CPU: 0.5, IOWait: 0.1, DiskRead: 1e6, DiskWrite: 2e6, NetRecv: 3e6, NetSent: 4e6},
+	}
+}
+
+func lines(t testing.TB, path string) int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bytes.Count(b, []byte("\n"))
+}
+
+func TestJournalReload(t *testing.T) {
+	dir := t.TempDir()
+	j, err := OpenJournal(dir, 5, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wantDec []DecisionRecord
+	for i := range 8 {
+		if err := j.AddDecision(decision(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 7; i >= 3; i-- { // the last 5, newest first
+		wantDec = append(wantDec, decision(i))
+	}
+	var wantGood []GoodnessRecord
+	for i := range 12 {
+		if err := j.AddGoodness(good(i)); err != nil {
+			t.Fatal(err)
+		}
+		if i >= 2 {
+			wantGood = append(wantGood, good(i))
+		}
+	}
+	if diff := cmp.Diff(wantDec, j.Decisions(0)); diff != "" {
+		t.Errorf("decisions before reopen (-want +got):\n%s", diff)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.AddDecision(decision(9)); !errors.Is(err, ErrClosed) {
+		t.Errorf("AddDecision after Close: %v, want ErrClosed", err)
+	}
+	j, err = OpenJournal(dir, 5, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	if diff := cmp.Diff(wantDec, j.Decisions(0)); diff != "" {
+		t.Errorf("decisions after reopen (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(wantDec[:2], j.Decisions(2)); diff != "" {
+		t.Errorf("Decisions(2) (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(wantGood, j.Goodness(time.Time{}, time.Time{})); diff != "" {
+		t.Errorf("goodness after reopen (-want +got):\n%s", diff)
+	}
+	// Window [good(4).At, good(6).At): records 4 and 5.
+	if diff := cmp.Diff([]GoodnessRecord{good(4), good(5)}, j.Goodness(good(4).At, good(6).At)); diff != "" {
+		t.Errorf("goodness window (-want +got):\n%s", diff)
+	}
+	if j.Corrupt() != 0 {
+		t.Errorf("Corrupt = %d on a clean journal", j.Corrupt())
+	}
+}
+
+func TestJournalCorruptLines(t *testing.T) {
+	dir := t.TempDir()
+	j, err := OpenJournal(dir, 10, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		_ = j.AddDecision(decision(i))
+	}
+	_ = j.Close()
+	path := filepath.Join(dir, DecisionsFile)
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A garbage line, a line longer than the limit, a good record, and a
+	// torn last write (no newline).
+	_, _ = f.WriteString("not json at all\n")
+	_, _ = f.WriteString(`{"chosen":` + string(bytes.Repeat([]byte("9"), maxJournalLine+10)) + "}\n")
+	rec, _ := jsonLine(decision(3))
+	_, _ = f.Write(rec)
+	_, _ = f.WriteString(`{"at":"2026-11-23T09:00:05Z","chos`)
+	_ = f.Close()
+
+	j, err = OpenJournal(dir, 10, 10)
+	if err != nil {
+		t.Fatalf("open with corrupt lines: %v", err)
+	}
+	if got := j.Corrupt(); got != 3 {
+		t.Errorf("Corrupt = %d, want 3 (garbage, overlong, torn)", got)
+	}
+	want := []DecisionRecord{decision(3), decision(2), decision(1), decision(0)}
+	if diff := cmp.Diff(want, j.Decisions(0)); diff != "" {
+		t.Errorf("decisions (-want +got):\n%s", diff)
+	}
+	// The file was rewritten clean: appends land on their own line.
+	if err := j.AddDecision(decision(4)); err != nil {
+		t.Fatal(err)
+	}
+	_ = j.Close()
+	j, err = OpenJournal(dir, 10, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	if j.Corrupt() != 0 || len(j.Decisions(0)) != 5 {
+		t.Errorf("after repair: corrupt %d, %d decisions", j.Corrupt(), len(j.Decisions(0)))
+	}
+}
+
+func jsonLine(r DecisionRecord) ([]byte, error) {
+	b, err := json.Marshal(r)
+	return append(b, '\n'), err
+}
+
+func TestJournalCompacts(t *testing.T) {
+	dir := t.TempDir()
+	j, err := OpenJournal(dir, 4, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	path := filepath.Join(dir, DecisionsFile)
+	bound := 2*4 + 16
+	for i := range 200 {
+		if err := j.AddDecision(decision(i)); err != nil {
+			t.Fatal(err)
+		}
+		if n := lines(t, path); n > bound {
+			t.Fatalf("after %d appends the file has %d lines, bound %d", i+1, n, bound)
+		}
+	}
+	want := []DecisionRecord{decision(199), decision(198), decision(197), decision(196)}
+	if diff := cmp.Diff(want, j.Decisions(0)); diff != "" {
+		t.Errorf("ring (-want +got):\n%s", diff)
+	}
+	if _, err := os.Stat(path + ".tmp"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("compaction left %s.tmp behind: %v", path, err)
+	}
+}
+
+func TestOpenJournalValidates(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		dir     string
+		dec, gd int
+	}{{"no dir", "", 1, 1}, {"zero decisions", t.TempDir(), 0, 1}, {"zero goodness", t.TempDir(), 1, 0}} {
+		if _, err := OpenJournal(tc.dir, tc.dec, tc.gd); !errors.Is(err, ErrConfig) {
+			t.Errorf("%s: got %v, want ErrConfig", tc.name, err)
+		}
+	}
+}
+
+func TestDecisionsAndGoodnessEndpoints(t *testing.T) {
+	h := newHarness(t)
+	for i := range 5 {
+		_ = h.journal.AddDecision(decision(i))
+		_ = h.journal.AddGoodness(good(i))
+	}
+	var dl decisionList
+	h.do("GET", "/v1/decisions?limit=2", readerTok, "").decode(t, &dl)
+	if diff := cmp.Diff([]DecisionRecord{decision(4), decision(3)}, dl.Decisions); diff != "" {
+		t.Errorf("decisions (-want +got):\n%s", diff)
+	}
+	// Raw JSON shape: snake_case, the decision's fields inline.
+	raw := string(h.do("GET", "/v1/decisions?limit=1", readerTok, "").Body)
+	for _, key := range []string{`"chosen":"job-004"`, `"chosen_kind":"kmeans"`, `"shadow":true`, `"fifo_choice":"other"`, `"app_id":"application_1_0004"`, `"candidates":[`} {
+		if !bytes.Contains([]byte(raw), []byte(key)) {
+			t.Errorf("decision JSON lacks %s: %s", key, raw)
+		}
+	}
+
+	var gl goodnessList
+	q := "/v1/goodness?from=" + good(1).At.Format(time.RFC3339) + "&to=" + good(4).At.Format(time.RFC3339)
+	r := h.do("GET", q, readerTok, "")
+	r.decode(t, &gl)
+	if diff := cmp.Diff([]GoodnessRecord{good(1), good(2), good(3)}, gl.Records); diff != "" {
+		t.Errorf("records (-want +got):\n%s", diff)
+	}
+	wantPairs := []pairSummary{{Chosen: "kmeans", Given: "terasort", Count: 3, MeanG: 12, MinG: 11, MaxG: 13}}
+	if diff := cmp.Diff(wantPairs, gl.Pairs); diff != "" {
+		t.Errorf("pairs (-want +got):\n%s", diff)
+	}
+	wantNodes := []nodeSummary{{"node-0", 1, 13}, {"node-1", 1, 11}, {"node-2", 1, 12}}
+	if diff := cmp.Diff(wantNodes, gl.Nodes); diff != "" {
+		t.Errorf("nodes (-want +got):\n%s", diff)
+	}
+	if !bytes.Contains(r.Body, []byte(`"usage":{"cpu":0.5,"iowait":0.1,"disk_read":1000000`)) {
+		t.Errorf("goodness JSON is not snake_case: %s", r.Body)
+	}
+	for _, tc := range []struct{ q, field string }{
+		{"from=yesterday", "from"}, {"to=2026-13-01T00:00:00Z", "to"},
+		{"from=2026-11-24T00:00:00Z&to=2026-11-23T00:00:00Z", "from"},
+	} {
+		r := h.do("GET", "/v1/goodness?"+tc.q, readerTok, "")
+		if r.Code != 400 || r.errBody(t).Field != tc.field {
+			t.Errorf("%s: %d %s, want 400 field %s", tc.q, r.Code, r.Body, tc.field)
+		}
+	}
+	// Default window: the last 24 h before now (the fake clock is t0).
+	h.clock.Advance(time.Hour)
+	h.do("GET", "/v1/goodness", readerTok, "").decode(t, &gl)
+	if len(gl.Records) != 5 {
+		t.Errorf("default window: %d records, want 5", len(gl.Records))
+	}
+}

@@ -1,0 +1,104 @@
+package api
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+func TestMetricsEndpoint(t *testing.T) {
+	h := newHarness(t)
+	h.submit(submitterTok, jobBody("a"), http.StatusCreated)
+	h.submit(submitterTok, jobBody("b"), http.StatusCreated)
+	h.runJobStart(h.submit(submitterTok, jobBody("c"), http.StatusCreated).ID)
+	h.do("GET", "/v1/jobs", "", "") // a 401
+
+	m := h.metrics
+	m.Admitted()
+	m.Admitted()
+	m.AdmissionFailed()
+	m.ObserveDecision(3 * time.Millisecond)
+	m.LearningUpdates(7)
+	m.StaleHosts(2)
+	m.DominantShare("sam", 0.25)
+	m.BackendErrors("submit")
+
+	r := h.do("GET", "/metrics", readerTok, "")
+	if r.Code != 200 {
+		t.Fatalf("GET /metrics: %d %s", r.Code, r.Body)
+	}
+	body := string(r.Body)
+	for _, want := range []string{
+		`colocd_jobs{state="pending"} 2`,
+		`colocd_jobs{state="running"} 1`,
+		`colocd_jobs{state="cancelled"} 0`,
+		`colocd_admissions_total 2`,
+		`colocd_admission_failures_total 1`,
+		`colocd_decision_seconds_count 1`,
+		`colocd_learning_updates_total 7`,
+		`colocd_stale_hosts 2`,
+		`colocd_dominant_share{group="sam"} 0.25`,
+		`colocd_backend_errors_total{op="submit"} 1`,
+		`colocd_api_requests_total{code="201",route="/v1/jobs"} 3`,
+		`colocd_api_requests_total{code="401",route="/v1/jobs"} 1`,
+		`colocd_api_request_seconds_bucket{route="/v1/jobs",le=`,
+		`go_goroutines `,
+		`process_resident_memory_bytes `,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+	// The route label is the pattern, never the raw path.
+	if strings.Contains(body, `route="/v1/jobs/0`) {
+		t.Error("a raw job path leaked into the route label")
+	}
+}
+
+func TestMetricsLint(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := NewMetrics(reg, nil)
+	m.DominantShare("g", 1)
+	m.BackendErrors("op")
+	m.apiRequest("/x", 200, time.Millisecond)
+	problems, err := testutil.GatherAndLint(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		if strings.HasPrefix(p.Metric, "colocd_") {
+			t.Errorf("lint %s: %s", p.Metric, p.Text)
+		}
+	}
+}
+
+func TestNilMetricsIsSafe(t *testing.T) {
+	var m *Metrics
+	m.Admitted()
+	m.AdmissionFailed()
+	m.ObserveDecision(time.Second)
+	m.LearningUpdates(1)
+	m.StaleHosts(1)
+	m.DominantShare("g", 1)
+	m.BackendErrors("op")
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	if rec.Code != 404 {
+		t.Errorf("nil Metrics handler: %d, want 404", rec.Code)
+	}
+}
+
+func TestPublicMetrics(t *testing.T) {
+	h := newHarness(t, func(d *Deps) { d.PublicMetrics = true })
+	if r := h.do("GET", "/metrics", "", ""); r.Code != 200 {
+		t.Errorf("public /metrics without a token: %d", r.Code)
+	}
+	if r := h.do("GET", "/v1/jobs", "", ""); r.Code != 401 {
+		t.Errorf("PublicMetrics opened /v1/jobs: %d", r.Code)
+	}
+}
