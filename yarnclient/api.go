@@ -1,6 +1,7 @@
 package yarnclient
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -308,10 +309,13 @@ func (c *Client) SubmitApp(ctx context.Context, sub SubmissionContext) (string, 
 	if err := checkAppID("ApplicationID", sub.ApplicationID); err != nil {
 		return "", err
 	}
-	body, err := json.Marshal(sub)
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // pass "<LOG_DIR>" and friends through as written
+	if err := enc.Encode(sub); err != nil {
 		return "", fmt.Errorf("yarnclient: encode submission of %s: %w", sub.ApplicationID, err)
 	}
+	body := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	resp, err := c.rmCall(ctx, request{method: http.MethodPost, path: PathApps, body: body, ok: status2xx})
 	if err != nil {
 		return "", err

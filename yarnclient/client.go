@@ -235,6 +235,10 @@ func newHTTPClient(cfg Config) (*http.Client, error) {
 	return &http.Client{Transport: tr, Timeout: timeout, CheckRedirect: noRedirect}, nil
 }
 
+// CloseIdleConnections closes the idle keep-alive connections of the
+// client's transport (at shutdown, or in tests checking for leaks).
+func (c *Client) CloseIdleConnections() { c.http.CloseIdleConnections() }
+
 // ActiveRM returns the URL of the RM the client currently sends to.
 func (c *Client) ActiveRM() string { return c.rms[c.active.Load()].String() }
 

@@ -1,0 +1,23 @@
+// Package yarntest holds test fakes for code that talks to YARN through
+// yarnclient: FakeRM, a ResourceManager serving the documented REST API
+// (Hadoop 3.x shapes, or 2.7 with the Hadoop2 option) from an in-memory
+// cluster, and FakeNM, a NodeManager serving /ws/v1/node/containers. Both
+// listen on 127.0.0.1 through net/http/httptest and close with the test.
+//
+// FakeRM allocates application ids application_<clusterTimestamp>_<%04d> on
+// new-application, accepts submissions (202 + Location) and records them
+// (Submissions, SubmitCalls), moves apps ACCEPTED → RUNNING (StartApp, or
+// AutoStart) and to an end (FinishApp, or a kill through the API), places
+// containers on nodes (PlaceContainers), filters apps like the RM
+// (states, queue, user, applicationTags, started/finished time, limit),
+// acts as a standby RM (SetStandby, SetActiveURL), and injects faults per
+// path (InjectFault: 5xx, a body that is not JSON, a truncated JSON body, a
+// connection reset, or a request held until the test releases it).
+//
+// Like a real RM, a second submission of a known application id is answered
+// 202 and ignored (ClientRMService treats it as "an earlier submitted
+// application"); RejectDuplicateSubmissions makes it fail as two racing
+// submissions do.
+//
+// It must not be imported by production code.
+package yarntest
