@@ -138,19 +138,29 @@ type harness struct {
 	dir     string
 }
 
-type harnessOpt func(*Deps)
+// harnessCfg is what options may change before the harness starts.
+type harnessCfg struct {
+	Deps
+	durable bool // fsync every store commit (benchmarks of durable submits)
+}
 
-func withMaxBody(n int64) harnessOpt { return func(d *Deps) { d.MaxBodyBytes = n } }
+type harnessOpt func(*harnessCfg)
 
-// noSync makes store commits skip fsync (tests that do not measure
-// durability).
-var noSync = true
+func withMaxBody(n int64) harnessOpt { return func(c *harnessCfg) { c.MaxBodyBytes = n } }
+
+// durable makes the store fsync its commits; tests otherwise skip fsync
+// (they do not measure durability).
+func durable() harnessOpt { return func(c *harnessCfg) { c.durable = true } }
 
 func newHarness(t testing.TB, opts ...harnessOpt) *harness {
 	t.Helper()
+	var cfg harnessCfg
+	for _, o := range opts {
+		o(&cfg)
+	}
 	dir := t.TempDir()
 	clock := newClock()
-	store, err := queue.Open(filepath.Join(dir, "queue.db"), queue.Options{NoSync: noSync, Now: clock.Now})
+	store, err := queue.Open(filepath.Join(dir, "queue.db"), queue.Options{NoSync: !cfg.durable, Now: clock.Now})
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
@@ -164,13 +174,9 @@ func newHarness(t testing.TB, opts ...harnessOpt) *harness {
 	}}
 	reg := prometheus.NewRegistry()
 	m := NewMetrics(reg, store)
-	d := Deps{
-		Store: store, Learner: learner, Journal: journal, Controller: ctl,
-		Tokens: testTokens, Metrics: m, Now: clock.Now,
-	}
-	for _, o := range opts {
-		o(&d)
-	}
+	d := cfg.Deps
+	d.Store, d.Learner, d.Journal, d.Controller = store, learner, journal, ctl
+	d.Tokens, d.Metrics, d.Now = testTokens, m, clock.Now
 	h, err := New(d)
 	if err != nil {
 		t.Fatalf("New: %v", err)

@@ -41,8 +41,9 @@ type resourcesRequest struct {
 type jobView struct {
 	queue.Job
 	// Position is the number of pending jobs ahead of this one in FIFO
-	// order (0 = head of the queue); only for pending jobs. The pipeline
-	// may admit out of FIFO order, so it is a guide, not a promise.
+	// order (0 = head of the queue); only for pending jobs, in listings
+	// and GET /v1/jobs/{id} (not in the POST response). The pipeline may
+	// admit out of FIFO order, so it is a guide, not a promise.
 	Position *int `json:"position,omitempty"`
 	// EstimatedWait is set on GET /v1/jobs/{id} for pending jobs.
 	EstimatedWait *waitEstimate `json:"estimated_wait,omitempty"`
@@ -127,12 +128,9 @@ func (s *server) submitJob(w http.ResponseWriter, r *http.Request, p principal) 
 	if !created && !sameRequest(job, stored) {
 		return errorf(http.StatusConflict, "Idempotency-Key", "Idempotency-Key %q was already used for job %s with a different request", job.IdempotencyKey, stored.ID)
 	}
+	// No position here: Store.Position walks the FIFO (O(position)), too
+	// dear on the submit path of a deep queue. GET /v1/jobs/{id} has it.
 	v := jobView{Job: stored}
-	if stored.State == queue.StatePending {
-		if pos, err := s.store.Position(stored.ID); err == nil {
-			v.Position = &pos
-		}
-	}
 	w.Header().Set("Location", "/v1/jobs/"+url.PathEscape(stored.ID))
 	if !created {
 		writeJSON(w, http.StatusOK, v)

@@ -163,8 +163,10 @@ func TestSubmitShape(t *testing.T) {
 	if diff := cmp.Diff(want, v.Job); diff != "" {
 		t.Errorf("stored job (-want +got):\n%s", diff)
 	}
-	if v.Position == nil || *v.Position != 0 {
-		t.Errorf("position = %v, want 0", v.Position)
+	var got jobView
+	h.do("GET", "/v1/jobs/"+v.ID, readerTok, "").decode(t, &got)
+	if got.Position == nil || *got.Position != 0 {
+		t.Errorf("position = %v, want 0", got.Position)
 	}
 	if h.ctl.Kicks() != 1 {
 		t.Errorf("kicks = %d, want 1", h.ctl.Kicks())

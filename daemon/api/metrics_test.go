@@ -94,7 +94,7 @@ func TestNilMetricsIsSafe(t *testing.T) {
 }
 
 func TestPublicMetrics(t *testing.T) {
-	h := newHarness(t, func(d *Deps) { d.PublicMetrics = true })
+	h := newHarness(t, func(c *harnessCfg) { c.PublicMetrics = true })
 	if r := h.do("GET", "/metrics", "", ""); r.Code != 200 {
 		t.Errorf("public /metrics without a token: %d", r.Code)
 	}
