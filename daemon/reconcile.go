@@ -169,6 +169,12 @@ func (e *Engine) resubmit(ctx context.Context, j queue.Job, rep *SyncReport) err
 	case err == nil:
 		log.Info("resubmitted under the recorded application id")
 		rep.Resubmitted = append(rep.Resubmitted, j.ID)
+		if s, err := e.cluster.App(ctx, j.AppID); err == nil && s.Phase == AppRunning {
+			if _, err := e.store.Start(j.ID); err != nil {
+				return err
+			}
+			rep.Started = append(rep.Started, j.ID)
+		}
 	case errors.Is(err, ErrRejected):
 		if _, err2 := e.store.Requeue(j.ID, err.Error()); err2 != nil {
 			return err2
