@@ -113,8 +113,10 @@ func placeable(memo map[[2]int64]int64, nodes []NodeFree, res Resources) int64 {
 // charged per admission. When a job of group g is admitted, g's deficit
 // grows by factor·(fairShare_g − 1) and every other group g' with pending
 // jobs grows by factor·fairShare_g', where factor is the job's demand of g's
-// dominant resource (DRF) or its X-Flex charge, in capacity units. A group
-// with no pending job has its counter reset (it is not being wronged).
+// dominant resource (DRF) or its X-Flex charge, in capacity units. Only
+// groups with a job in the window take part: a group with none drops out
+// (it is not being wronged), one that comes back starts level, and the
+// counters are re-centred to sum to zero over the groups taking part.
 //
 // Deficits, long-term mode (HalfLife > 0, X-Flex fairness over time): the
 // deficit is the group's shortfall, fairShare − share, averaged over time
@@ -235,6 +237,20 @@ func (f *fairnessStage) run(r *run, rec *StageRecord) {
 	for g := range f.deficit {
 		if !active(g) {
 			delete(f.deficit, g)
+		}
+	}
+	if !longTerm && len(f.fair) > 0 {
+		// Keep the counters of the waiting groups summing to zero, as
+		// Graphene's updates do while the set of groups is fixed: a group
+		// that leaves takes its credit or debt with it, shared out here, so
+		// groups coming and going cannot pile up deficit.
+		var sum float64
+		for g := range f.fair {
+			sum += f.deficit[g]
+		}
+		mean := sum / float64(len(f.fair))
+		for g := range f.fair {
+			f.deficit[g] -= mean
 		}
 	}
 	if longTerm {
