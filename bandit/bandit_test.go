@@ -649,6 +649,79 @@ func TestMixUnknownKindsAsIfAdded(t *testing.T) {
 	}
 }
 
+// TestMixMatchesReference: Mix against the definition, computed naively with
+// Prob on a copy of the learner to which the unknown kinds were added.
+func TestMixMatchesReference(t *testing.T) {
+	rng, seed := seedRNG(t)
+	for trial := range 200 {
+		k := 1 + rng.IntN(8)
+		scale := []float64{0.1, 3, 40}[rng.IntN(3)]
+		snap := bandit.Snapshot{Version: 1, RowBaseline: make([]float64, k), RowObservations: make([]int64, k)}
+		for i := range k {
+			snap.Kinds = append(snap.Kinds, fmt.Sprintf("k%d", i))
+			row := make([]float64, k)
+			for j := range row {
+				row[j] = scale * (2*rng.Float64() - 1)
+			}
+			snap.H = append(snap.H, row)
+			snap.PairObservations = append(snap.PairObservations, make([]int64, k))
+		}
+		l := bandit.New(bandit.Config{})
+		if err := l.Restore(snap); err != nil {
+			t.Fatal(err)
+		}
+		pick := func() string { // known, or one of two unknown kinds
+			if i := rng.IntN(k + 2); i < k {
+				return snap.Kinds[i]
+			} else {
+				return fmt.Sprintf("new%d", i-k)
+			}
+		}
+		cands := make([]string, 1+rng.IntN(12))
+		for i := range cands {
+			cands[i] = pick()
+		}
+		given := make([]string, 1+rng.IntN(4))
+		w := make([]float64, len(given))
+		for j := range given {
+			given[j] = pick()
+			w[j] = []float64{0, 0.5, 1, 7}[rng.IntN(4)]
+		}
+		got := make([]float64, len(cands))
+		l.Mix(cands, given, w, got)
+
+		ref := bandit.New(bandit.Config{})
+		if err := ref.Restore(snap); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range append(slices.Clone(cands), given...) {
+			ref.Add(c)
+		}
+		want := make([]float64, len(cands))
+		sumW, total := 0.0, 0.0
+		for _, x := range w {
+			sumW += x
+		}
+		for i, c := range cands {
+			if sumW == 0 {
+				want[i] = 1
+			}
+			for j, g := range given {
+				if sumW > 0 {
+					want[i] += w[j] * ref.Prob(c, g) / sumW
+				}
+			}
+			total += want[i]
+		}
+		for i := range want {
+			want[i] /= total
+		}
+		if diff := cmp.Diff(want, got, cmpopts.EquateApprox(1e-9, 1e-300)); diff != "" {
+			t.Fatalf("seed %d trial %d: Mix(%v, %v, %v) (-reference +got):\n%s", seed, trial, cands, given, w, diff)
+		}
+	}
+}
+
 // TestMixNoUnderflow: preferences so far apart that every π of the
 // candidates underflows to 0 in a plain softmax; Mix still ranks them.
 func TestMixNoUnderflow(t *testing.T) {

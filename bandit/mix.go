@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 )
 
 // mixScratch holds Mix's buffers; Learner.scratch pools them so a Mix call
@@ -15,6 +16,7 @@ type mixScratch struct {
 	ctxOff  []float64 // context → log(w/W) − log Z of its row
 	best    []float64 // kind → max over contexts of H + off; [K] = any unknown kind
 	e       []float64 // kind → Σ over contexts of exp(H + off − shift); [K] = unknown
+	ex      []float64 // exp(H_j[b] − m_j) for each known context j, K per context
 	unknown map[string]struct{}
 }
 
@@ -40,8 +42,9 @@ func grow[T any](s []T, n int) []T {
 // Mix is computed in log space with one shift for the whole call: the best
 // candidate's top term is exp(0), so out never underflows to all zeros and
 // never holds NaN or Inf, however large the preferences. Cost: one map
-// lookup per candidate plus 2·K·J exponentials for K known kinds and J
-// context kinds; no allocation in the steady state.
+// lookup per candidate plus K·J exponentials for K known kinds and J
+// context kinds (2·K·J when every candidate is below e^−300 in every
+// context); no allocation in the steady state.
 //
 // Mix panics if len(out) != len(candidates), or if weights is not nil and
 // len(weights) != len(given).
@@ -97,7 +100,7 @@ func (l *Learner) Mix(candidates, given []string, weights []float64, out []float
 			s.unknown[c] = struct{}{}
 		}
 	}
-	s.ctxRow, s.ctxMax, s.ctxOff = s.ctxRow[:0], s.ctxMax[:0], s.ctxOff[:0]
+	s.ctxRow, s.ctxMax, s.ctxOff, s.ex = s.ctxRow[:0], s.ctxMax[:0], s.ctxOff[:0], s.ex[:0]
 	for _, g := range given {
 		if _, ok := l.index[g]; !ok {
 			s.unknown[g] = struct{}{}
@@ -127,14 +130,21 @@ func (l *Learner) Mix(candidates, given []string, weights []float64, out []float
 		row := l.h[gi]
 		m := row[0]
 		for _, v := range row[1:] {
-			m = max(m, v)
+			if v > m { // not max(): no NaN here, and the builtin's NaN/±0 care is slow
+				m = v
+			}
 		}
 		if u > 0 {
 			m = max(m, 0)
 		}
 		z := float64(u) * math.Exp(-m)
-		for _, v := range row {
-			z += math.Exp(v - m)
+		at := len(s.ex)
+		s.ex = slices.Grow(s.ex, k)[:at+k]
+		ex := s.ex[at:]
+		for b, v := range row {
+			x := math.Exp(v - m)
+			ex[b] = x
+			z += x
 		}
 		s.ctxRow = append(s.ctxRow, int32(gi))
 		s.ctxMax = append(s.ctxMax, m)
@@ -155,8 +165,11 @@ func (l *Learner) Mix(candidates, given []string, weights []float64, out []float
 			}
 			continue
 		}
+		best := s.best[:len(l.h[gi])]
 		for b, v := range l.h[gi] {
-			s.best[b] = max(s.best[b], (v-m)+off)
+			if t := (v - m) + off; t > best[b] {
+				best[b] = t
+			}
 		}
 		s.best[k] = max(s.best[k], (0-m)+off)
 	}
@@ -167,12 +180,22 @@ func (l *Learner) Mix(candidates, given []string, weights []float64, out []float
 		if b < 0 {
 			b = k
 		}
-		shift = max(shift, s.best[b])
+		if t := s.best[b]; t > shift {
+			shift = t
+		}
 	}
-	// e[b] = Σ_j exp((H_j[b] − m_j) + off_j − shift), in (0, J] for the
-	// kind that set the shift and ≤ J for every candidate kind.
+	// e[b] = Σ_j exp((H_j[b] − m_j) + off_j − shift), about 1 for the kind
+	// that set the shift and ≤ J for every candidate kind.
+	//
+	// Usually the best candidate is not astronomically unlikely (shift >
+	// −300), and the exponentials of the normaliser pass are reused:
+	// exp(H − m)·exp(off − shift), with the factor ≤ e^300. A term that
+	// underflowed there is below e^−708 of its row, so below e^−408 of the
+	// best candidate: it cannot matter. Otherwise each term is recomputed
+	// whole, which stays exact however small the probabilities.
 	s.e = grow(s.e, k+1)
 	clear(s.e)
+	at := 0
 	for j, gi := range s.ctxRow {
 		m, off := s.ctxMax[j], s.ctxOff[j]
 		if gi < 0 {
@@ -182,9 +205,18 @@ func (l *Learner) Mix(candidates, given []string, weights []float64, out []float
 			}
 			continue
 		}
-		for b, v := range l.h[gi] {
-			s.e[b] += math.Exp((v - m) + off - shift)
+		e := s.e[:k]
+		if shift > -300 {
+			f := math.Exp(off - shift)
+			for b, x := range s.ex[at : at+k] {
+				e[b] += x * f
+			}
+		} else {
+			for b, v := range l.h[gi] {
+				e[b] += math.Exp((v - m) + off - shift)
+			}
 		}
+		at += k
 		s.e[k] += math.Exp((0 - m) + off - shift)
 	}
 	total := 0.0
