@@ -24,8 +24,8 @@ import (
 // these together with the underlying error, so both errors.Is(err,
 // ErrUnreachable) and errors.Is(err, context.DeadlineExceeded) work.
 var (
-	// ErrInvalid: a Config field or an argument is invalid (the message
-	// names it). Nothing was sent.
+	// ErrInvalid: a Config field or an argument is invalid; the error is a
+	// *FieldError naming it. Nothing was sent.
 	ErrInvalid = errors.New("collector: invalid")
 	// ErrUnreachable: InfluxDB did not answer in time, refused or dropped
 	// the connection, or a proxy in front of it reported it unavailable
@@ -116,7 +116,7 @@ func (c *Collector) Usage(ctx context.Context, hosts []string, from, to time.Tim
 	hosts = slices.Clone(hosts)
 	for i, h := range hosts {
 		if h == "" || !utf8.ValidString(h) {
-			return res, fmt.Errorf("%w: hosts[%d] %q is not a non-empty UTF-8 name", ErrInvalid, i, h)
+			return res, invalid(fmt.Sprintf("hosts[%d]", i), "%q is not a non-empty UTF-8 name", h)
 		}
 	}
 	slices.Sort(hosts)
@@ -126,7 +126,7 @@ func (c *Collector) Usage(ctx context.Context, hosts []string, from, to time.Tim
 	}
 	q, err := c.usageQuery(hosts, from, to)
 	if err != nil {
-		return res, fmt.Errorf("%w: %w", ErrInvalid, err)
+		return res, invalid("schema", "%v", err)
 	}
 	op := fmt.Sprintf("usage of %d hosts in [%s, %s)", len(hosts), fluxTime(from), fluxTime(to))
 	rows, err := c.run(ctx, op, q)
@@ -314,11 +314,11 @@ var (
 func checkWindow(from, to time.Time, lookback time.Duration) error {
 	switch {
 	case !from.Before(to):
-		return fmt.Errorf("%w: window from %s is not before to %s", ErrInvalid, fluxTime(from), fluxTime(to))
+		return invalid("window", "from %s is not before to %s", fluxTime(from), fluxTime(to))
 	case from.Add(-lookback).Before(minTime):
-		return fmt.Errorf("%w: window from %s (minus stale_after) is before %s", ErrInvalid, fluxTime(from), fluxTime(minTime))
+		return invalid("window", "from %s (minus stale_after) is before %s", fluxTime(from), fluxTime(minTime))
 	case to.After(maxTime):
-		return fmt.Errorf("%w: window to %s is after %s", ErrInvalid, fluxTime(to), fluxTime(maxTime))
+		return invalid("window", "to %s is after %s", fluxTime(to), fluxTime(maxTime))
 	}
 	return nil
 }

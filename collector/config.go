@@ -255,6 +255,18 @@ func joinPatterns(field string, pats []string) (string, error) {
 	return "^(?:" + strings.Join(parts, "|") + ")$", nil
 }
 
+// FieldError is a Config field or argument that failed validation.
+// errors.Is(err, ErrInvalid) holds for every FieldError.
+type FieldError struct {
+	Field  string // e.g. "timeout", "schema.disk_exclude[2]", "hosts[0]", "window"
+	Reason string
+}
+
+func (e *FieldError) Error() string { return "collector: invalid " + e.Field + ": " + e.Reason }
+
+// Unwrap makes errors.Is(err, ErrInvalid) true.
+func (e *FieldError) Unwrap() error { return ErrInvalid }
+
 func invalid(field, format string, args ...any) error {
-	return fmt.Errorf("%w: %s %s", ErrInvalid, field, fmt.Sprintf(format, args...))
+	return &FieldError{Field: field, Reason: fmt.Sprintf(format, args...)}
 }

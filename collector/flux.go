@@ -9,6 +9,11 @@ import (
 	"time"
 )
 
+// InfluxDB 1.8's storage layer returns points stamped exactly at range()'s
+// stop (influxdata/influxdb#19966), so every query also filters
+// r._time < stop itself. The storage layer receives only the tag and field
+// predicates of a filter; the time comparison stays in Flux.
+
 // Every value that reaches a Flux script goes through one of the functions
 // below; nothing is pasted in raw.
 
@@ -123,7 +128,7 @@ func (c *Collector) usageQuery(hosts []string, from, to time.Time) (string, erro
 
 	w("cpu = from(bucket: %s)\n", bucket)
 	w("\t|> range(start: lookback, stop: stop)\n")
-	w("\t|> filter(fn: (r) => r._measurement == %s and %s == %s and (r._field == %s or r._field == %s) and %s =~ %s)\n",
+	w("\t|> filter(fn: (r) => r._measurement == %s and %s == %s and (r._field == %s or r._field == %s) and %s =~ %s and r._time < stop)\n",
 		fluxString(s.CPUMeasurement), member(s.CPUTag), fluxString(s.CPUTotal),
 		fluxString(s.CPUIdleField), fluxString(s.CPUIOWaitField), host, hostRe)
 	w("cpu\n\t|> filter(fn: (r) => r._field == %s)\n\t|> last()\n", fluxString(s.CPUIdleField))
@@ -152,7 +157,7 @@ func (c *Collector) usageQuery(hosts []string, from, to time.Time) (string, erro
 		w("\t|> range(start: lookback, stop: stop)\n")
 		w("\t|> filter(fn: (r) => %s)\n", strings.Join(preds, " and "))
 		w("\t|> derivative(unit: 1s, nonNegative: true)\n")
-		w("\t|> filter(fn: (r) => r._time >= start)\n")
+		w("\t|> filter(fn: (r) => r._time >= start and r._time < stop)\n")
 		w("\t|> mean()\n")
 		w("\t|> group(columns: %s)\n", fluxStrings(s.HostTag, "_field"))
 		w("\t|> sum()\n")
@@ -181,8 +186,8 @@ func (c *Collector) colocationsQuery(from, to time.Time) string {
 	fmt.Fprintf(&b, "// colocd collector: job kinds per host in [start, stop)\n")
 	fmt.Fprintf(&b, "from(bucket: %s)\n", fluxString(c.cfg.Bucket))
 	fmt.Fprintf(&b, "\t|> range(start: %s, stop: %s)\n", fluxTime(from), fluxTime(to))
-	fmt.Fprintf(&b, "\t|> filter(fn: (r) => r._measurement == %s and r._field == %s)\n",
-		fluxString(s.ContainersMeasurement), fluxString(s.ContainersField))
+	fmt.Fprintf(&b, "\t|> filter(fn: (r) => r._measurement == %s and r._field == %s and r._time < %s)\n",
+		fluxString(s.ContainersMeasurement), fluxString(s.ContainersField), fluxTime(to))
 	fmt.Fprintf(&b, "\t|> group(columns: %s)\n", fluxStrings(s.HostTag, s.ContainersKindTag))
 	fmt.Fprintf(&b, "\t|> max()\n")
 	fmt.Fprintf(&b, "\t|> keep(columns: %s)\n", fluxStrings(s.HostTag, s.ContainersKindTag, "_value"))

@@ -1,0 +1,407 @@
+package collector_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/colocd/colocd/collector"
+	"github.com/colocd/colocd/collector/influxtest"
+	"github.com/colocd/colocd/goodness"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// t0 anchors the synthetic data; sec(n) is t0 + n seconds in nanoseconds.
+var t0 = time.Date(2024, 3, 1, 12, 0, 0, 0, time.UTC)
+
+func sec(n int) int64 { return t0.Add(time.Duration(n) * time.Second).UnixNano() }
+
+// lp builds line protocol in Telegraf's shape.
+type lp struct{ strings.Builder }
+
+func (b *lp) cpu(host, cpu string, at int, idle, iowait float64) {
+	fmt.Fprintf(b, "cpu,cpu=%s,host=%s usage_idle=%v,usage_iowait=%v,usage_user=%v %d\n",
+		cpu, host, idle, iowait, 100-idle-iowait, sec(at))
+}
+
+func (b *lp) disk(host, name string, at int, read, write int64) {
+	fmt.Fprintf(b, "diskio,host=%s,name=%s read_bytes=%di,write_bytes=%di,reads=1i %d\n", host, name, read, write, sec(at))
+}
+
+func (b *lp) net(host, iface string, at int, recv, sent int64) {
+	fmt.Fprintf(b, "net,host=%s,interface=%s bytes_recv=%di,bytes_sent=%di,packets_recv=1i %d\n", host, iface, recv, sent, sec(at))
+}
+
+func (b *lp) containers(host, app, kind string, at int, n int) {
+	kindTag := ""
+	if kind != "" {
+		kindTag = ",kind=" + kind
+	}
+	fmt.Fprintf(b, "yarn_containers,application_id=%s,host=%s%s containers=%di,memory_mb=%di,vcores=%di %d\n",
+		app, host, kindTag, n, 1024*n, n, sec(at))
+}
+
+func newCollector(t testing.TB, s *influxtest.Server, mod ...func(*collector.Config)) *collector.Collector {
+	t.Helper()
+	cfg := collector.DefaultConfig()
+	cfg.URL, cfg.Bucket, cfg.Token = s.URL(), s.Bucket(), s.Token()
+	cfg.StaleAfter = 20 * time.Second
+	for _, m := range mod {
+		m(&cfg)
+	}
+	c, err := collector.New(cfg)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+var approx = cmpopts.EquateApprox(0, 1e-9)
+
+// TestUsageExact writes Telegraf-shaped data with known rates, a counter
+// reset, excluded devices and interfaces, a stale host and a missing one,
+// and checks every mean against values worked out by hand.
+//
+// Window [60s, 90s), StaleAfter 20s: counters are read from 40s, rates are
+// stamped at the end of their 10 s step, and the steps ending at 60, 70 and
+// 80 are averaged.
+func TestUsageExact(t *testing.T) {
+	s := influxtest.Start(t)
+	var b lp
+
+	// h1: everything.
+	for _, p := range []struct {
+		at           int
+		idle, iowait float64
+	}{{40, 99, 0}, {50, 98, 1}, {60, 50, 10}, {70, 40, 20}, {80, 30, 0}, {90, 0, 0}} {
+		b.cpu("h1", "cpu-total", p.at, p.idle, p.iowait)
+		b.cpu("h1", "cpu0", p.at, 0, 100) // per-CPU: ignored
+	}
+	// cpu-total in window: idle 50,40,30 → 40; iowait 10,20,0 → 10.
+	// CPU = (100−40−10)/100 = 0.5, IOWait = 0.1.
+	for i, at := range []int{40, 50, 60, 70, 80, 90} {
+		k := int64(i)
+		// sda read: 1000, 2000, 4000, 7000, 11000 → 100, 200, 300, 400 /s;
+		// in window 200, 300, 400 → 300. The point at 90 (= stop) is out.
+		reads := []int64{1000, 2000, 4000, 7000, 11000, 1e12}
+		// sda write resets (reboot) between 60 and 70:
+		// 1e9, 1e9+1000, 1e9+2000, 500, 1500 → 100, 100, (dropped), 100 → 100.
+		writes := []int64{1e9, 1e9 + 1000, 1e9 + 2000, 500, 1500, 1e12}
+		b.disk("h1", "sda", at, reads[i], writes[i])
+		b.disk("h1", "sdb", at, 500*k, 0) // 50/s read, no writes
+		// Partitions and stacked devices repeat the disks' bytes: excluded.
+		for _, dev := range []string{"sda1", "sdb2", "dm-0", "md0", "loop3", "nvme0n1p1", "zram0"} {
+			b.disk("h1", dev, at, 1e9*k, 1e9*k)
+		}
+		b.disk("h1", "nvme0n1", at, 0, 250*k) // whole NVMe disk: 25/s write
+		// eth0: 1000/s in, 200/s out; eth1: 100/s in.
+		b.net("h1", "eth0", at, 10000*k, 2000*k)
+		b.net("h1", "eth1", at, 1000*k, 0)
+		// Loopback, container plumbing and Telegraf's "all": excluded.
+		for _, ifc := range []string{"lo", "veth12ab", "docker0", "br-0f3c", "cali9", "flannel.1", "all"} {
+			b.net("h1", ifc, at, 1e9*k, 1e9*k)
+		}
+	}
+	// h2: stopped reporting at 60 (< 90−20): stale, though it has data.
+	for _, at := range []int{40, 50, 60} {
+		b.cpu("h2", "cpu-total", at, 10, 0)
+		b.disk("h2", "sda", at, int64(at)*1000, 0)
+	}
+	// h4: cpu only, fully idle; no diskio or net series → zero rates.
+	for _, at := range []int{60, 70, 80} {
+		b.cpu("h4", "cpu-total", at, 100, 0)
+	}
+	// h5: last sample at exactly 90−20 = 70: still fresh. idle 80, 60 → 70.
+	// Its counter has a single in-window step (60→70) after a reset between
+	// 50 and 60: 5e9, 6e9, 100, 2100 → 1e8 (before window), dropped, 200.
+	for i, at := range []int{40, 50, 60, 70} {
+		b.cpu("h5", "cpu-total", at, []float64{0, 0, 80, 60}[i], 0)
+		b.net("h5", "ens3", at, []int64{5e9, 6e9, 100, 2100}[i], 0)
+	}
+	// h6: has data, not asked for.
+	b.cpu("h6", "cpu-total", 70, 0, 0)
+	// h7: only data before the lookback: missing.
+	b.cpu("h7", "cpu-total", 10, 0, 0)
+	s.Write(t, b.String())
+
+	c := newCollector(t, s)
+	got, err := c.Usage(context.Background(), []string{"h1", "h2", "h3", "h4", "h5", "h7", "h1"},
+		t0.Add(60*time.Second), t0.Add(90*time.Second))
+	if err != nil {
+		t.Fatalf("Usage: %v", err)
+	}
+	want := collector.Result{
+		Usage: map[string]goodness.Usage{
+			"h1": {CPU: 0.5, IOWait: 0.1, DiskRead: 350, DiskWrite: 125, NetRecv: 1100, NetSent: 200},
+			"h4": {},
+			"h5": {CPU: 0.3, NetRecv: 200},
+		},
+		Stale:   []string{"h2"},
+		Missing: []string{"h3", "h7"},
+	}
+	if diff := cmp.Diff(want, got, approx); diff != "" {
+		t.Errorf("Usage (-want +got):\n%s", diff)
+	}
+	for h, u := range got.Usage {
+		if err := u.Validate(); err != nil {
+			t.Errorf("host %s: %v", h, err)
+		}
+	}
+
+	t.Run("custom exclusions", func(t *testing.T) {
+		c := newCollector(t, s, func(cfg *collector.Config) {
+			sch := collector.DefaultSchema()
+			sch.DiskExclude = append(sch.DiskExclude, "sdb")
+			sch.NetInclude = []string{"eth[0-9]+", "lo"}
+			sch.NetExclude = []string{"eth1"}
+			cfg.Schema = sch
+		})
+		got, err := c.Usage(context.Background(), []string{"h1"}, t0.Add(60*time.Second), t0.Add(90*time.Second))
+		if err != nil {
+			t.Fatalf("Usage: %v", err)
+		}
+		// Disk without sdb: 300 read; net: eth0 plus lo (1e9 per 10 s step).
+		want := goodness.Usage{CPU: 0.5, IOWait: 0.1, DiskRead: 300, DiskWrite: 125, NetRecv: 1000 + 1e8, NetSent: 200 + 1e8}
+		if diff := cmp.Diff(want, got.Usage["h1"], approx); diff != "" {
+			t.Errorf("h1 (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("empty", func(t *testing.T) {
+		got, err := c.Usage(context.Background(), []string{"nobody", "h6"}, t0.Add(200*time.Second), t0.Add(230*time.Second))
+		if !errors.Is(err, collector.ErrEmpty) {
+			t.Fatalf("Usage with no data: err %v, want ErrEmpty", err)
+		}
+		if diff := cmp.Diff([]string{"h6", "nobody"}, got.Missing); diff != "" {
+			t.Errorf("Missing (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("no hosts", func(t *testing.T) {
+		got, err := c.Usage(context.Background(), nil, t0, t0.Add(time.Minute))
+		if err != nil || len(got.Usage)+len(got.Stale)+len(got.Missing) != 0 {
+			t.Errorf("Usage(nil hosts) = %+v, %v; want empty, nil", got, err)
+		}
+	})
+}
+
+func TestColocations(t *testing.T) {
+	s := influxtest.Start(t)
+	var b lp
+	b.containers("h1", "application_1_0001", "terasort", 65, 2)
+	b.containers("h1", "application_1_0002", "pagerank", 66, 1)
+	b.containers("h1", "application_1_0003", "", 67, 3) // not colocd's: no kind
+	b.containers("h1", "application_1_0001", "terasort", 75, 2)
+	b.containers("h1", "application_1_0004", "terasort", 76, 1)
+	b.containers("h2", "application_1_0005", "wordcount", 55, 1) // before the window
+	b.containers("h2", "application_1_0006", "sort", 70, 0)      // no containers
+	b.containers("h4", "application_1_0007", "kmeans", 89, 4)
+	b.containers("h5", "application_1_0008", "late", 90, 1) // at stop: outside
+	s.Write(t, b.String())
+
+	c := newCollector(t, s)
+	got, err := c.Colocations(context.Background(), t0.Add(60*time.Second), t0.Add(90*time.Second))
+	if err != nil {
+		t.Fatalf("Colocations: %v", err)
+	}
+	want := map[string][]string{"h1": {"pagerank", "terasort"}, "h4": {"kmeans"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Colocations (-want +got):\n%s", diff)
+	}
+
+	got, err = c.Colocations(context.Background(), t0.Add(time.Hour), t0.Add(2*time.Hour))
+	if err != nil || len(got) != 0 {
+		t.Errorf("Colocations on an empty window = %v, %v; want empty, nil", got, err)
+	}
+}
+
+// TestEscapingRealServer sends host names and schema names full of Flux,
+// regex and line-protocol metacharacters through the real server.
+func TestEscapingRealServer(t *testing.T) {
+	s := influxtest.Start(t)
+	hosts := []string{
+		`a.b`, `axb`, `we"ird`, `dollar${x}`, `$`, `sl/ash`, `sl\/ash`, `back\slash`,
+		`ünïcödé`, `sp ace`, `com,ma`, `eq=ual`, `paren(`, `star*`, `[class]`, `a|b`, `^$`, `tab	x`,
+	}
+	lpEscape := strings.NewReplacer(`,`, `\,`, ` `, `\ `, `=`, `\=`)
+	var b strings.Builder
+	for i, h := range hosts {
+		for _, at := range []int{60, 70} {
+			fmt.Fprintf(&b, "cpu,cpu=cpu-total,host=%s usage_idle=%d,usage_iowait=0 %d\n", lpEscape.Replace(h), i, sec(at))
+			// A measurement and tag named with metacharacters, for a custom schema.
+			fmt.Fprintf(&b, "we\\ird\\,cpu,c\"p$u=to${t}al,host=%s i\\=dle=%d,io\"wait=0 %d\n", lpEscape.Replace(h), i, sec(at))
+		}
+	}
+	s.Write(t, b.String())
+	from, to := t0.Add(60*time.Second), t0.Add(80*time.Second)
+
+	check := func(t *testing.T, c *collector.Collector) {
+		t.Helper()
+		for i, h := range hosts {
+			got, err := c.Usage(context.Background(), []string{h}, from, to)
+			if err != nil {
+				t.Errorf("host %q: %v", h, err)
+				continue
+			}
+			want := collector.Result{Usage: map[string]goodness.Usage{h: {CPU: 1 - float64(i)/100}}}
+			if diff := cmp.Diff(want, got, approx); diff != "" {
+				t.Errorf("host %q (-want +got):\n%s", h, diff)
+			}
+		}
+		got, err := c.Usage(context.Background(), hosts, from, to)
+		if err != nil {
+			t.Fatalf("all hosts: %v", err)
+		}
+		if len(got.Usage) != len(hosts) || len(got.Missing)+len(got.Stale) != 0 {
+			t.Errorf("all hosts: %d usages, missing %q, stale %q; want %d, none", len(got.Usage), got.Missing, got.Stale, len(hosts))
+		}
+	}
+	t.Run("default schema", func(t *testing.T) { check(t, newCollector(t, s)) })
+	t.Run("odd schema names", func(t *testing.T) {
+		check(t, newCollector(t, s, func(cfg *collector.Config) {
+			sch := collector.DefaultSchema()
+			sch.CPUMeasurement, sch.CPUTag, sch.CPUTotal = `we\ird,cpu`, `c"p$u`, `to${t}al`
+			sch.CPUIdleField, sch.CPUIOWaitField = `i=dle`, `io"wait`
+			sch.DiskExclude = []string{`a/b`, `\/x`, `[/]y`, `\\/z`}
+			sch.NetInclude = []string{`e.*/`}
+			cfg.Schema = sch
+		}))
+	})
+}
+
+func TestErrors(t *testing.T) {
+	s := influxtest.Start(t, influxtest.WithAuth("colocd", "s3cret"))
+	var b lp
+	b.cpu("h1", "cpu-total", 60, 50, 0)
+	s.Write(t, b.String())
+	from, to := t0.Add(55*time.Second), t0.Add(65*time.Second)
+	ctx := context.Background()
+
+	t.Run("good token", func(t *testing.T) {
+		c := newCollector(t, s)
+		got, err := c.Usage(ctx, []string{"h1"}, from, to)
+		if err != nil {
+			t.Fatalf("Usage: %v", err)
+		}
+		if diff := cmp.Diff(goodness.Usage{CPU: 0.5}, got.Usage["h1"], approx); diff != "" {
+			t.Errorf("h1 (-want +got):\n%s", diff)
+		}
+		if err := c.Ping(ctx); err != nil {
+			t.Errorf("Ping: %v", err)
+		}
+	})
+	for name, tc := range map[string]struct {
+		mod  func(*collector.Config)
+		want error
+	}{
+		"wrong password": {func(c *collector.Config) { c.Token = "colocd:wrong" }, collector.ErrAuth},
+		"no token":       {func(c *collector.Config) { c.Token = "" }, collector.ErrAuth},
+		"unknown bucket": {func(c *collector.Config) { c.Bucket = "nope/autogen" }, collector.ErrBadQuery},
+		"bad field name": {func(c *collector.Config) { c.Schema = collector.DefaultSchema(); c.Schema.CPUIdleField = "nope" }, collector.ErrEmpty},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := newCollector(t, s, tc.mod)
+			_, err := c.Usage(ctx, []string{"h1"}, from, to)
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("Usage error = %v, want %v", err, tc.want)
+			}
+			_, err = c.Colocations(ctx, from, to)
+			if tc.want != collector.ErrEmpty && !errors.Is(err, tc.want) {
+				t.Errorf("Colocations error = %v, want %v", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestOutage stops InfluxDB between two calls: the second gets
+// ErrUnreachable at once, well inside the timeout, and never hangs.
+func TestOutage(t *testing.T) {
+	s := influxtest.Start(t)
+	var b lp
+	b.cpu("h1", "cpu-total", 60, 50, 0)
+	s.Write(t, b.String())
+	const timeout = 5 * time.Second
+	c := newCollector(t, s, func(cfg *collector.Config) { cfg.Timeout = timeout })
+	ctx := context.Background()
+	from, to := t0.Add(55*time.Second), t0.Add(65*time.Second)
+	if _, err := c.Usage(ctx, []string{"h1"}, from, to); err != nil {
+		t.Fatalf("Usage before the outage: %v", err)
+	}
+	if err := s.Stop(); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	for name, call := range map[string]func() error{
+		"usage":       func() error { _, err := c.Usage(ctx, []string{"h1"}, from, to); return err },
+		"colocations": func() error { _, err := c.Colocations(ctx, from, to); return err },
+		"ping":        func() error { return c.Ping(ctx) },
+	} {
+		start := time.Now()
+		err := call()
+		elapsed := time.Since(start)
+		if !errors.Is(err, collector.ErrUnreachable) {
+			t.Errorf("%s after Stop: err = %v, want ErrUnreachable", name, err)
+		}
+		if elapsed > timeout/2 {
+			t.Errorf("%s after Stop took %v; a refused connection should fail at once", name, elapsed)
+		}
+	}
+}
+
+// TestHungServer: a server that accepts connections and never answers
+// costs one Timeout, then ErrUnreachable wrapping DeadlineExceeded.
+func TestHungServer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	var conns []net.Conn
+	go func() {
+		defer close(done)
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns = append(conns, conn) // hold it open, say nothing
+		}
+	}()
+	t.Cleanup(func() {
+		_ = ln.Close()
+		<-done
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	})
+	const timeout = 300 * time.Millisecond
+	cfg := collector.DefaultConfig()
+	cfg.URL, cfg.Timeout = "http://"+ln.Addr().String(), timeout
+	c, err := collector.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	start := time.Now()
+	_, err = c.Usage(context.Background(), []string{"h1"}, t0, t0.Add(time.Minute))
+	elapsed := time.Since(start)
+	if !errors.Is(err, collector.ErrUnreachable) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("err = %v, want ErrUnreachable wrapping context.DeadlineExceeded", err)
+	}
+	if elapsed < timeout || elapsed > 10*timeout {
+		t.Errorf("took %v, want about the %v timeout", elapsed, timeout)
+	}
+
+	// A caller's cancellation is not an outage.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = c.Usage(ctx, []string{"h1"}, t0, t0.Add(time.Minute))
+	if !errors.Is(err, context.Canceled) || errors.Is(err, collector.ErrUnreachable) {
+		t.Errorf("cancelled: err = %v, want context.Canceled and not ErrUnreachable", err)
+	}
+}
