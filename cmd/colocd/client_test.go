@@ -1,0 +1,398 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/cobra"
+
+	"github.com/colocd/colocd/bandit"
+	"github.com/colocd/colocd/daemon/api"
+	"github.com/colocd/colocd/queue"
+)
+
+const (
+	cliReader    = "cli-reader-token"
+	cliSubmitter = "cli-submitter-token"
+	cliAdmin     = "cli-admin-token"
+)
+
+// cliController is the engine side the API needs: Prepare fills nothing,
+// Kill marks the job killed.
+type cliController struct{ store *queue.Store }
+
+func (c cliController) Kick()                    {}
+func (c cliController) Prepare(*queue.Job) error { return nil }
+func (c cliController) Ready(context.Context) error {
+	return nil
+}
+func (c cliController) Kill(_ context.Context, id string) (queue.Job, error) {
+	return c.store.Finish(id, queue.StateKilled, "killed")
+}
+
+type cliServer struct {
+	url     string
+	store   *queue.Store
+	learner *bandit.Learner
+}
+
+func startAPI(t *testing.T) *cliServer {
+	t.Helper()
+	dir := t.TempDir()
+	store, err := queue.Open(filepath.Join(dir, "q.db"), queue.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	learner := bandit.New(bandit.Config{})
+	h, err := api.New(api.Deps{
+		Store: store, Learner: learner, Controller: cliController{store},
+		Metrics: api.NewMetrics(prometheus.NewRegistry(), store),
+		Tokens: []api.Token{
+			{Secret: cliReader, User: "rita", Role: api.RoleReader},
+			{Secret: cliSubmitter, User: "sam", Role: api.RoleSubmitter},
+			{Secret: cliAdmin, User: "ada", Role: api.RoleAdmin},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(h)
+	srv.Listener.Close()
+	if srv.Listener, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	srv.Start()
+	t.Cleanup(func() {
+		srv.Close()
+		_ = store.Close()
+	})
+	return &cliServer{url: srv.URL, store: store, learner: learner}
+}
+
+// runCLI runs one client command (found by name in clientCommands) with
+// args, the server's URL and token; it returns stdout and the error.
+func (s *cliServer) runCLI(t *testing.T, token, stdin string, args ...string) (string, error) {
+	t.Helper()
+	var cmd *cobra.Command
+	for _, c := range clientCommands() {
+		if c.Name() == args[0] {
+			cmd = c
+		}
+	}
+	if cmd == nil {
+		t.Fatalf("no client command %q", args[0])
+	}
+	full := append([]string{"--server", s.url}, args[1:]...)
+	if token != "" {
+		full = append(full, "--token", token)
+	}
+	cmd.SetArgs(full)
+	var out, errOut bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	cmd.SetIn(strings.NewReader(stdin))
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err := cmd.ExecuteContext(ctx)
+	return out.String(), err
+}
+
+func TestClientCommandNames(t *testing.T) {
+	var names []string
+	for _, c := range clientCommands() {
+		names = append(names, c.Name())
+		for _, f := range []string{"server", "token"} {
+			if c.Flags().Lookup(f) == nil {
+				t.Errorf("%s lacks --%s", c.Name(), f)
+			}
+		}
+	}
+	if diff := cmp.Diff([]string{"submit", "queue", "job", "cancel", "prefs"}, names); diff != "" {
+		t.Errorf("commands (-want +got):\n%s", diff)
+	}
+}
+
+func TestClientSubmitFlags(t *testing.T) {
+	s := startAPI(t)
+	out, err := s.runCLI(t, cliSubmitter, "", "submit", "--kind", "kmeans", "--queue", "default",
+		"--containers", "12", "--memory-mb", "1536", "--vcores", "1", "--label", "team=search",
+		"--deadline", "2099-12-01T10:00:00Z")
+	if err != nil {
+		t.Fatalf("submit: %v", err)
+	}
+	if !strings.HasPrefix(out, "submitted job ") {
+		t.Errorf("output %q", out)
+	}
+	jobs, _ := s.store.Pending(0)
+	if len(jobs) != 1 {
+		t.Fatalf("%d jobs stored", len(jobs))
+	}
+	j := jobs[0]
+	deadline := time.Date(2099, 12, 1, 10, 0, 0, 0, time.UTC)
+	want := queue.Job{Kind: "kmeans", User: "sam", Queue: "default",
+		Resources: queue.Resources{Containers: 12, MemoryMB: 1536, VCores: 1},
+		Labels:    map[string]string{"team": "search"}, Deadline: &deadline}
+	got := queue.Job{Kind: j.Kind, User: j.User, Queue: j.Queue, Resources: j.Resources, Labels: j.Labels, Deadline: j.Deadline}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("stored job (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(out, j.ID) {
+		t.Errorf("output %q lacks the id %s", out, j.ID)
+	}
+}
+
+func TestClientSubmitFileIdempotent(t *testing.T) {
+	s := startAPI(t)
+	path := filepath.Join(t.TempDir(), "job.json")
+	body := `{"kind":"terasort","resources":{"containers":2,"memory_mb":1024,"vcores":1},"labels":{"team":"infra"}}`
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	first, err := s.runCLI(t, cliSubmitter, "", "submit", "-f", path, "--idempotency-key", "nightly-1", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var j1 queue.Job
+	if err := json.Unmarshal([]byte(first), &j1); err != nil {
+		t.Fatalf("--json output is not JSON: %v\n%s", err, first)
+	}
+	again, err := s.runCLI(t, cliSubmitter, body, "submit", "-f", "-", "--idempotency-key", "nightly-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(again, "already submitted") || !strings.Contains(again, j1.ID) {
+		t.Errorf("repeat output %q, want 'already submitted' and %s", again, j1.ID)
+	}
+	if jobs, _ := s.store.List("", 0); len(jobs) != 1 {
+		t.Errorf("%d jobs stored, want 1", len(jobs))
+	}
+	// -f with job flags is a usage error, caught before any request.
+	_, err = s.runCLI(t, cliSubmitter, "", "submit", "-f", path, "--kind", "x")
+	var ue usageError
+	if !errors.As(err, &ue) {
+		t.Errorf("-f with --kind: %v, want a usage error", err)
+	}
+}
+
+func TestClientServerErrors(t *testing.T) {
+	s := startAPI(t)
+	for _, tc := range []struct {
+		name  string
+		token string
+		args  []string
+		want  []string // substrings of the error
+	}{
+		{"bad field", cliSubmitter, []string{"submit", "--kind", "kmeans", "--containers", "0", "--memory-mb", "1", "--vcores", "1"},
+			[]string{"resources.containers", "HTTP 400"}},
+		{"reader submits", cliReader, []string{"submit", "--kind", "kmeans"}, []string{"role reader may not", "HTTP 403"}},
+		{"bad token", "wrong", []string{"queue"}, []string{"HTTP 401"}},
+		{"unknown job", cliReader, []string{"job", "NOSUCHJOB"}, []string{`no job "NOSUCHJOB"`, "HTTP 404"}},
+		{"bad state", cliReader, []string{"queue", "--state", "sleeping"}, []string{"sleeping", "HTTP 400"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := s.runCLI(t, tc.token, "", tc.args...)
+			var ae *apiError
+			if !errors.As(err, &ae) {
+				t.Fatalf("got %v, want the server's error", err)
+			}
+			var ue usageError
+			if errors.As(err, &ue) {
+				t.Errorf("a server error must not be a usage error (exit 1, not 2)")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+		})
+	}
+	t.Run("no token", func(t *testing.T) {
+		t.Setenv(envToken, "")
+		_, err := s.runCLI(t, "", "", "queue")
+		var ue usageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), envToken) {
+			t.Errorf("got %v, want a usage error naming %s", err, envToken)
+		}
+	})
+}
+
+func TestClientQueueJobCancel(t *testing.T) {
+	s := startAPI(t)
+	var ids []string
+	for _, k := range []string{"kmeans", "terasort", "wordcount"} {
+		out, err := s.runCLI(t, cliSubmitter, "", "submit", "--kind", k, "--containers", "1", "--memory-mb", "512", "--vcores", "1", "--json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var j queue.Job
+		_ = json.Unmarshal([]byte(out), &j)
+		ids = append(ids, j.ID)
+	}
+	out, err := s.runCLI(t, cliReader, "", "queue")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if !strings.HasPrefix(lines[0], "POS") {
+		t.Errorf("no header: %q", lines[0])
+	}
+	for i, id := range ids {
+		f := strings.Fields(lines[i+1])
+		if f[0] != []string{"0", "1", "2"}[i] || f[1] != id {
+			t.Errorf("row %d = %q, want position %d and %s", i, lines[i+1], i, id)
+		}
+	}
+	if !strings.Contains(out, "pending 3") {
+		t.Errorf("summary lacks the counts: %q", out)
+	}
+
+	out, err = s.runCLI(t, cliReader, "", "job", ids[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"id:", ids[2], "state:", "pending", "position:", "2 (pending jobs ahead", "estimated wait:", "wordcount"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("job output lacks %q:\n%s", want, out)
+		}
+	}
+	out, err = s.runCLI(t, cliSubmitter, "", "cancel", ids[0])
+	if err != nil || !strings.Contains(out, "cancelled") {
+		t.Errorf("cancel: %q, %v", out, err)
+	}
+	// Admit the next one behind the API's back; cancel then kills it.
+	if _, err := s.store.Admit(ids[1], "application_1_0001", json.RawMessage(`{"candidates":[{"kind":"terasort","prob":0.75}]}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	out, _ = s.runCLI(t, cliReader, "", "job", ids[1])
+	if !strings.Contains(out, "application_1_0001") || !strings.Contains(out, "terasort 75.0%") {
+		t.Errorf("admitted job output lacks the app or decision:\n%s", out)
+	}
+	out, err = s.runCLI(t, cliSubmitter, "", "cancel", ids[1])
+	if err != nil || !strings.Contains(out, "killed") {
+		t.Errorf("cancel admitted: %q, %v", out, err)
+	}
+	out, err = s.runCLI(t, cliReader, "", "queue", "--state", "cancelled,killed", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var l struct {
+		Jobs []queue.Job `json:"jobs"`
+	}
+	if err := json.Unmarshal([]byte(out), &l); err != nil || len(l.Jobs) != 2 {
+		t.Errorf("queue --json: %v, %d jobs:\n%s", err, len(l.Jobs), out)
+	}
+}
+
+func TestClientPrefs(t *testing.T) {
+	s := startAPI(t)
+	out, err := s.runCLI(t, cliReader, "", "prefs")
+	if err != nil || !strings.Contains(out, "no kinds learned yet") {
+		t.Errorf("empty prefs: %q, %v", out, err)
+	}
+	kinds := []string{"kmeans", "terasort", "wordcount"}
+	for range 30 {
+		s.learner.Update("terasort", "kmeans", 40)
+		s.learner.Update("wordcount", "kmeans", 5)
+		s.learner.Update("kmeans", "terasort", 20)
+		s.learner.Update("wordcount", "wordcount", 10)
+	}
+	out, err = s.runCLI(t, cliReader, "", "prefs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(out, "\n")
+	if h := strings.Fields(lines[0]); len(h) < 4 || h[len(h)-1] != "OBS" {
+		t.Errorf("header %q", lines[0])
+	}
+	for _, k := range kinds {
+		if !strings.Contains(out, k) {
+			t.Errorf("prefs table lacks %s:\n%s", k, out)
+		}
+	}
+	if !strings.Contains(out, "120 observations") {
+		t.Errorf("prefs summary:\n%s", out)
+	}
+
+	out, err = s.runCLI(t, cliReader, "", "prefs", "--csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if err != nil || len(recs) != 4 {
+		t.Fatalf("--csv: %v, %d records:\n%s", err, len(recs), out)
+	}
+	if diff := cmp.Diff(append([]string{"given"}, s.learner.Kinds()...), recs[0]); diff != "" {
+		t.Errorf("csv header (-want +got):\n%s", diff)
+	}
+	out, err = s.runCLI(t, cliReader, "", "prefs", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p struct {
+		Kinds []string    `json:"kinds"`
+		Pi    [][]float64 `json:"pi"`
+	}
+	if err := json.Unmarshal([]byte(out), &p); err != nil || len(p.Pi) != 3 {
+		t.Errorf("--json: %v\n%s", err, out)
+	}
+	if _, err := s.runCLI(t, cliReader, "", "prefs", "--csv", "--json"); err == nil {
+		t.Error("--csv with --json accepted")
+	}
+}
+
+func TestClientEnv(t *testing.T) {
+	s := startAPI(t)
+	t.Setenv(envServer, s.url)
+	t.Setenv(envToken, cliReader)
+	cmd := newQueueCmd()
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetArgs(nil)
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	if err := cmd.ExecuteContext(context.Background()); err != nil {
+		t.Fatalf("queue from env: %v", err)
+	}
+	if !strings.Contains(out.String(), "no jobs") {
+		t.Errorf("output %q", out.String())
+	}
+	// A flag beats the environment.
+	cmd = newQueueCmd()
+	cmd.SetArgs([]string{"--server", "http://127.0.0.1:1"})
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	if err := cmd.ExecuteContext(context.Background()); err == nil {
+		t.Error("--server did not override COLOCD_SERVER")
+	}
+}
+
+func TestParseDeadline(t *testing.T) {
+	now := time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
+	for _, tc := range []struct{ in, want string }{
+		{"2026-12-01T10:00:00Z", "2026-12-01T10:00:00Z"},
+		{"2026-12-01T11:00:00+01:00", "2026-12-01T11:00:00+01:00"},
+		{"90m", "2026-11-23T10:30:00Z"},
+	} {
+		got, err := parseDeadline(tc.in, now)
+		if err != nil || got != tc.want {
+			t.Errorf("parseDeadline(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
+		}
+	}
+	for _, bad := range []string{"tomorrow", "-1h", "0s"} {
+		if _, err := parseDeadline(bad, now); err == nil {
+			t.Errorf("parseDeadline(%q) accepted", bad)
+		}
+	}
+}
+
