@@ -395,4 +395,3 @@ func TestParseDeadline(t *testing.T) {
 		}
 	}
 }
-
