@@ -83,6 +83,7 @@ Configuration: --config FILE (YAML), COLOCD_* environment variables, flags.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          noArgs,
+		RunE:          func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -99,9 +100,8 @@ Configuration: --config FILE (YAML), COLOCD_* environment variables, flags.`,
 		newMetricsCmd(g),
 		newYarnCmd(g),
 	)
-	// The API helper's client commands (submit, queue, job, cancel, prefs),
-	// defined in client.go. LEAD: enable this line once cmd/colocd/client.go lands:
-	// root.AddCommand(clientCommands()...)
+	// The client commands (submit, queue, job, cancel, prefs), client.go.
+	root.AddCommand(clientCommands()...)
 	return root
 }
 

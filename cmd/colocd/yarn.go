@@ -29,6 +29,7 @@ does, to check connectivity and the data admission decisions are based on.
 Tables for people; --json prints the decoded values under YARN's documented
 field names.`,
 		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	pf := cmd.PersistentFlags()
 	pf.String("rm", "", "comma-separated RM URLs (config key yarn.rm_urls)")
