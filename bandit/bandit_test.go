@@ -1031,8 +1031,12 @@ func TestRestoreRejects(t *testing.T) {
 	if err := bandit.New(bandit.Config{}).Restore(bandit.New(bandit.Config{}).Snapshot()); err != nil {
 		t.Errorf("restoring an empty snapshot: %v", err)
 	}
-	if err := bandit.New(bandit.Config{}).Restore(bandit.Snapshot{Version: 1}); err != nil {
+	minimal := bandit.New(bandit.Config{})
+	if err := minimal.Restore(bandit.Snapshot{Version: 1, Kinds: []string{}}); err != nil {
 		t.Errorf("restoring Snapshot{Version: 1}: %v", err)
+	}
+	if diff := cmp.Diff(bandit.New(bandit.Config{}).Snapshot(), minimal.Snapshot()); diff != "" {
+		t.Errorf("restored minimal snapshot vs a fresh learner's (-want +got):\n%s", diff)
 	}
 }
 

@@ -14,8 +14,9 @@ import (
 // A Learner is safe for concurrent use: readers (Pref, Prob, Mix, Kinds,
 // Snapshot) share a read lock, writers (Add, AddSimilar, Update, Restore,
 // Reset) take the write lock. Every method is O(K) or better for K kinds,
-// except Restore and Snapshot (O(K²)) and Mix (O(K·J + N) for J context
-// kinds and N candidates). It must not be copied after first use.
+// except Restore and Snapshot (O(K²)), AddSimilar (O(K·S) for S similar
+// kinds) and Mix (O(K·J + N) for J context kinds and N candidates). It
+// must not be copied after first use.
 type Learner struct {
 	mu  sync.RWMutex
 	cfg Config // defaults filled in

@@ -108,7 +108,7 @@ func (l *Learner) Restore(s Snapshot) error {
 	l.rowObs = slices.Clone(s.RowObservations)
 	l.pairObs = pair
 	l.reject = s.Rejected
-	if l.kinds == nil { // keep Snapshot's slices non-nil, so JSON shows []
+	if k == 0 { // keep Snapshot's slices non-nil, so JSON shows []
 		l.kinds, l.h, l.rowBase, l.rowObs, l.pairObs = []string{}, [][]float64{}, []float64{}, []int64{}, [][]int64{}
 	}
 	return nil
