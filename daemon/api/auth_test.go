@@ -202,3 +202,21 @@ func (h *harness) runJobStart(id string) {
 		h.t.Fatal(err)
 	}
 }
+
+func TestSubmitSpecOnlyForOwnerAndAdmin(t *testing.T) {
+	h := newHarness(t)
+	j := h.submit(submitterTok, jobBody("wordcount", `"submit":{"env":{"SECRET":"s3"}}`), http.StatusCreated)
+	for _, tc := range []struct {
+		name, token string
+		visible     bool
+	}{{"owner", submitterTok, true}, {"admin", adminTok, true}, {"reader", readerTok, false}, {"other submitter", submitter2Tok, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, path := range []string{"/v1/jobs/" + j.ID, "/v1/jobs"} {
+				body := string(h.do("GET", path, tc.token, "").Body)
+				if got := strings.Contains(body, "SECRET"); got != tc.visible {
+					t.Errorf("GET %s: submit spec visible = %v, want %v", path, got, tc.visible)
+				}
+			}
+		})
+	}
+}

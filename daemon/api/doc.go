@@ -2,21 +2,63 @@
 // preferences, decisions, goodness), health and readiness probes, the
 // Prometheus endpoint, and the status page at / (embedded static files that
 // fetch everything from the API). It also owns the decision and goodness
-// journal (bounded rings persisted as JSONL) and the Prometheus series.
+// journal (bounded rings persisted as JSONL) and colocd's Prometheus series.
+//
+// # Endpoints
+//
+//	POST   /v1/jobs                     submitter  body {"kind","user","queue","priority",
+//	                                               "resources":{"containers","memory_mb","vcores"},
+//	                                               "submit":{...},"deadline":RFC3339,"labels":{}}
+//	                                               (memory_mb, vcores per container; optional
+//	                                               Idempotency-Key header) → 201 + Location, or
+//	                                               200 with the same job for a repeated key
+//	GET    /v1/jobs?state=&limit=       reader     {"jobs":[job+"position"],"count","counts":{state:n}}
+//	                                               default states pending,admitted,running; "all";
+//	                                               pending first in FIFO order, others newest first
+//	GET    /v1/jobs/{id}                reader     job (+ "position", "estimated_wait" when pending;
+//	                                               "decision" = the record that admitted it)
+//	DELETE /v1/jobs/{id}                owner|admin pending → cancelled; admitted/running → killed
+//	                                               (Controller.Kill); 409 if it changed state meanwhile
+//	GET    /v1/preferences              reader     {"kinds","h","pi","baseline","row_baseline",
+//	                                               "observations","row_observations",
+//	                                               "pair_observations","rejected","config"}
+//	       ?format=csv[&matrix=pi|h]               header "given,<kinds>", one row per running kind
+//	       ?format=snapshot                        the bandit.Snapshot (what PUT takes)
+//	GET    /v1/preferences/heatmap.svg  reader     π (or ?matrix=h) as an SVG heatmap
+//	PUT    /v1/preferences              admin      import a bandit.Snapshot; persisted
+//	DELETE /v1/preferences              admin      reset; persisted
+//	GET    /v1/decisions?limit=         reader     {"decisions":[DecisionRecord]} newest first
+//	GET    /v1/goodness?from=&to=       reader     {"from","to","records","pairs","nodes"}
+//	GET    /healthz, /readyz            none       liveness; readiness (503 with the reason)
+//	GET    /metrics                     reader     Prometheus (no token with Deps.PublicMetrics)
+//	GET    /, /static/{file}            none       the status page (no data in it)
+//
+// Rows of every matrix are the running (given) kind, columns the queued
+// kind. A job's "submit" spec is shown only to its owner and admins.
+//
+// Estimated wait of a pending job at position p: the sum, over the p jobs
+// ahead of it, of their kind's EWMA runtime (queue.KindHistory; a kind with
+// no history counts as the mean EWMA of those with one), divided by the
+// number of jobs admitted or running now (at least 1). It ignores that the
+// learned policy may reorder the queue; it is a guide.
 //
 // # Security
 //
 // Every endpoint except /healthz, /readyz and the static status page needs
-// "Authorization: Bearer <token>". Tokens map to a user and a role:
+// "Authorization: Bearer <token>" (401 with WWW-Authenticate otherwise).
+// Tokens map to a user and a role:
 //
-//	reader     GET anything (including /metrics unless Deps.PublicMetrics)
-//	submitter  + POST /v1/jobs as its own user, DELETE its own jobs
+//	reader     GET anything
+//	submitter  + POST /v1/jobs as its own user (another "user" is 403), DELETE its own jobs
 //	admin      + submit for any user, DELETE anyone's jobs, PUT/DELETE /v1/preferences
 //
-// Secrets are compared in constant time over every configured token.
-// Bodies are capped at Deps.MaxBodyBytes (413), must be application/json
-// (415) and are decoded strictly (unknown fields and wrong types are 400
-// naming the field). Every error is JSON: {"error": "...", "field": "..."}.
+// Secrets are compared in constant time against every configured token
+// (SHA-256 digests, no early exit). Bodies are capped at Deps.MaxBodyBytes
+// (413), must be application/json (415) and are decoded strictly: unknown
+// fields and wrong JSON types are 400 naming the field. Every error is JSON:
+// {"error": "...", "field": "..."}; 405 carries Allow. The status page is
+// served with a strict Content-Security-Policy; its token comes from
+// ?token= or a form, lives in sessionStorage and is sent by fetch().
 //
 // # What it must not do
 //

@@ -75,6 +75,16 @@ const maxWaitScan = 5000
 
 const waitMethod = "sum of EWMA runtimes of the kinds of the jobs ahead (kinds without history: mean EWMA) / jobs admitted or running now"
 
+// redact hides a job's submit spec from callers other than its owner and
+// admins: a YARN submission context can carry credentials and environment
+// that readers of the queue have no business seeing.
+func redact(j queue.Job, p principal) queue.Job {
+	if p.Role < RoleAdmin && j.User != p.User {
+		j.Submit = nil
+	}
+	return j
+}
+
 // jobList is the body of GET /v1/jobs.
 type jobList struct {
 	Jobs   []jobView           `json:"jobs"`
@@ -182,7 +192,7 @@ func jsonEqual(a, b json.RawMessage) bool {
 // live queue (pending, admitted, running); state=all lists every job. Pending
 // jobs come first, in queue order with their positions; the others follow
 // newest first. limit caps the total.
-func (s *server) listJobs(w http.ResponseWriter, r *http.Request, _ principal) error {
+func (s *server) listJobs(w http.ResponseWriter, r *http.Request, p principal) error {
 	limit, err := queryInt(r, "limit", defaultListLimit, maxListLimit)
 	if err != nil {
 		return err
@@ -203,7 +213,7 @@ func (s *server) listJobs(w http.ResponseWriter, r *http.Request, _ principal) e
 				return fmt.Errorf("listing pending jobs: %w", err)
 			}
 			for i, j := range pending {
-				out.Jobs = append(out.Jobs, jobView{Job: j, Position: &i})
+				out.Jobs = append(out.Jobs, jobView{Job: redact(j, p), Position: &i})
 			}
 			continue
 		}
@@ -216,7 +226,7 @@ func (s *server) listJobs(w http.ResponseWriter, r *http.Request, _ principal) e
 		}
 		slices.SortFunc(jobs, func(a, b queue.Job) int { return cmp.Compare(b.Seq, a.Seq) })
 		for _, j := range jobs[:min(left, len(jobs))] {
-			out.Jobs = append(out.Jobs, jobView{Job: j})
+			out.Jobs = append(out.Jobs, jobView{Job: redact(j, p)})
 		}
 	}
 	if out.Counts, err = s.store.Counts(); err != nil {
@@ -255,13 +265,13 @@ func parseStates(q string) ([]queue.State, error) {
 
 // getJob: GET /v1/jobs/{id} with position and estimated wait when pending.
 // The decision that admitted the job is in its "decision" field.
-func (s *server) getJob(w http.ResponseWriter, r *http.Request, _ principal) error {
+func (s *server) getJob(w http.ResponseWriter, r *http.Request, p principal) error {
 	id := r.PathValue("id")
 	j, err := s.store.Get(id)
 	if err != nil {
 		return jobError(err, id)
 	}
-	v := jobView{Job: j}
+	v := jobView{Job: redact(j, p)}
 	if j.State == queue.StatePending {
 		if pos, err := s.store.Position(id); err == nil {
 			v.Position = &pos
