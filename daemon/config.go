@@ -178,8 +178,22 @@ type LearningConfig struct {
 	RecencyAlpha    float64    `mapstructure:"recency_alpha"`
 	Clip            float64    `mapstructure:"clip"` // 0 = no clipping
 	Credit          CreditMode `mapstructure:"credit"`
+	Aggregate       Aggregate  `mapstructure:"aggregate"`
 	MaxKindsPerNode int        `mapstructure:"max_kinds_per_node"`
 }
+
+// Aggregate says how many updates one learning tick makes.
+type Aggregate string
+
+// Aggregations.
+const (
+	// AggregatePair: one update per co-located kind pair, with the mean
+	// goodness of the nodes it shared (the paper's "goodness per
+	// combination of co-located jobs").
+	AggregatePair Aggregate = "pair"
+	// AggregateNode: one update per node (a pair on 16 nodes counts 16 times).
+	AggregateNode Aggregate = "node"
+)
 
 // CreditMode says which preference a co-location's goodness updates.
 type CreditMode string
@@ -245,6 +259,7 @@ func DefaultConfig() Config {
 			Baseline:        "global",
 			RecencyAlpha:    0.1,
 			Credit:          CreditLater,
+			Aggregate:       AggregatePair,
 			MaxKindsPerNode: 2,
 		},
 		Admission: AdmissionConfig{Tick: 10 * time.Second, Mode: ModeActive},
@@ -712,6 +727,9 @@ func (l LearningConfig) validate() error {
 	}
 	if l.Credit != CreditLater && l.Credit != CreditSymmetric {
 		return cfgErr("learning.credit", "must be later or symmetric, got %q", l.Credit)
+	}
+	if l.Aggregate != AggregatePair && l.Aggregate != AggregateNode {
+		return cfgErr("learning.aggregate", "must be pair or node, got %q", l.Aggregate)
 	}
 	if l.MaxKindsPerNode < 2 || l.MaxKindsPerNode > 16 {
 		return cfgErr("learning.max_kinds_per_node", "must be in [2, 16], got %d", l.MaxKindsPerNode)

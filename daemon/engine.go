@@ -47,7 +47,8 @@ type Engine struct {
 	window     int
 	maxRunning int
 	mode       AdmissionMode
-	credit     CreditMode
+	creditMode CreditMode
+	aggregate  Aggregate
 	maxKinds   int
 	limits     goodness.Limits
 
@@ -145,7 +146,8 @@ func NewEngine(o EngineOptions) (*Engine, error) {
 		window:     o.Pipeline.windowSize(),
 		maxRunning: o.Admission.MaxRunning,
 		mode:       o.Admission.Mode,
-		credit:     o.Learning.Credit,
+		creditMode: o.Learning.Credit,
+		aggregate:  o.Learning.Aggregate,
 		maxKinds:   o.Learning.MaxKindsPerNode,
 		limits:     o.Limits,
 		kick:       make(chan struct{}, 1),
@@ -163,8 +165,11 @@ func NewEngine(o EngineOptions) (*Engine, error) {
 	if e.mode == "" {
 		e.mode = ModeActive
 	}
-	if e.credit == "" {
-		e.credit = CreditLater
+	if e.creditMode == "" {
+		e.creditMode = CreditLater
+	}
+	if e.aggregate == "" {
+		e.aggregate = AggregatePair
 	}
 	if e.maxKinds < 2 {
 		e.maxKinds = 2

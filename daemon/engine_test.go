@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -350,7 +351,7 @@ func TestLearnCreditsLaterKindGivenEarlier(t *testing.T) {
 			}
 			g := goodness.Score(u, h.cluster.Limits())
 			got := h.journal.Goodness(from.Add(-time.Hour), to.Add(time.Hour))
-			if len(got) != wantUpdates || got[0].Chosen != "disk" || got[0].Given != "cpu" || got[0].Node != "node01" || got[0].G != g {
+			if len(got) != 1 || got[0].Chosen != "disk" || got[0].Given != "cpu" || got[0].Node != "node01" || got[0].G != g {
 				t.Fatalf("goodness records %+v, want disk given cpu on node01 with G=%v", got, g)
 			}
 			// One observation: the baseline is G itself, so the first
@@ -367,12 +368,76 @@ func TestLearnCreditsLaterKindGivenEarlier(t *testing.T) {
 			if err := json.Unmarshal(b, &saved); err != nil || saved.Observations != snap.Observations {
 				t.Errorf("persisted observations %d (err %v), want %d", saved.Observations, err, snap.Observations)
 			}
-			pairs := map[[2]string]bool{}
-			for _, r := range got {
-				pairs[[2]string{r.Chosen, r.Given}] = true
+			kinds := h.learner.Kinds()
+			po := h.learner.Snapshot().PairObservations
+			at := func(given, chosen string) int64 {
+				return po[slices.Index(kinds, given)][slices.Index(kinds, chosen)]
 			}
-			if credit == CreditSymmetric && !pairs[[2]string{"cpu", "disk"}] {
-				t.Errorf("symmetric credit did not update cpu given disk: %v", pairs)
+			if at("cpu", "disk") != 1 {
+				t.Errorf("observations of disk given cpu = %d, want 1", at("cpu", "disk"))
+			}
+			wantRev := map[CreditMode]int64{CreditLater: 0, CreditSymmetric: 1}[credit]
+			if at("disk", "cpu") != wantRev {
+				t.Errorf("observations of cpu given disk = %d, want %d", at("disk", "cpu"), wantRev)
+			}
+		})
+	}
+}
+
+// fixedMetrics returns set usage per host.
+type fixedMetrics map[string]goodness.Usage
+
+func (f fixedMetrics) Usage(_ context.Context, hosts []string, _, _ time.Time) (map[string]goodness.Usage, []string, error) {
+	out := map[string]goodness.Usage{}
+	var stale []string
+	for _, h := range hosts {
+		if u, ok := f[h]; ok {
+			out[h] = u
+		} else {
+			stale = append(stale, h)
+		}
+	}
+	return out, stale, nil
+}
+
+func TestLearnAggregate(t *testing.T) {
+	um := fixedMetrics{
+		"n1": {CPU: 0.9, DiskRead: 50e6},
+		"n2": {CPU: 0.2, IOWait: 0.3, DiskRead: 150e6, DiskWrite: 100e6},
+	}
+	for _, tc := range []struct {
+		agg     Aggregate
+		updates int
+	}{{AggregatePair, 1}, {AggregateNode, 2}} {
+		t.Run(string(tc.agg), func(t *testing.T) {
+			h := newHarness(t, harnessOpts{nodes: 1, metrics: func(*SimCluster) Metrics { return um }})
+			h.e.aggregate = tc.agg
+			t0 := h.s.Now()
+			t1 := t0.Add(time.Minute)
+			h.e.mu.Lock()
+			for _, n := range []string{"n1", "n2"} {
+				h.e.presence[n] = map[string]*presence{
+					n + "a": {kind: "cpu", since: t0, lastSeen: t1, admitted: t0},
+					n + "b": {kind: "disk", since: t0, lastSeen: t1, admitted: t0.Add(time.Second)},
+				}
+			}
+			h.e.mu.Unlock()
+			rep, err := h.e.Learn(h.ctx, t0, t1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Observed != 2 || rep.Updates != tc.updates {
+				t.Errorf("report %+v, want 2 nodes observed and %d updates", rep, tc.updates)
+			}
+			lim := h.cluster.Limits()
+			g1, g2 := goodness.Score(um["n1"], lim), goodness.Score(um["n2"], lim)
+			snap := h.learner.Snapshot()
+			want := (g1 + g2) / 2 // the baseline: the mean of what the learner saw
+			if snap.Observations != int64(tc.updates) || math.Abs(snap.Baseline-want) > 1e-9 {
+				t.Errorf("observations %d baseline %v, want %d and %v", snap.Observations, snap.Baseline, tc.updates, want)
+			}
+			if got := len(h.journal.Goodness(t0.Add(-time.Hour), t1.Add(time.Hour))); got != 2 {
+				t.Errorf("journaled %d goodness records, want one per node (2)", got)
 			}
 		})
 	}

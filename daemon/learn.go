@@ -18,19 +18,26 @@ import (
 type LearnReport struct {
 	From, To    time.Time
 	Colocations int      // nodes with a qualifying co-location
+	Observed    int      // nodes scored (goodness computed and journaled)
 	Updates     int      // learner.Update calls
 	Stale       []string // hosts without fresh metrics, skipped
 	Invalid     []string // hosts whose usage failed validation, skipped
 }
 
+// pairKey is an ordered kind pair: later was admitted after earlier.
+type pairKey struct{ later, earlier string }
+
 // Learn runs one learning tick over [from, to] (paper §5.3): every node that
 // had containers of exactly two distinct kinds (up to
 // learning.max_kinds_per_node) for the whole interval is scored with Eq. 1
-// from its mean usage, and the goodness credits the kind admitted later
-// given the one that ran before it (both ways with symmetric credit). Hosts
-// with stale or missing metrics are skipped and reported. The preferences
-// are persisted. A failing metrics source returns an error wrapping
-// ErrMetrics and leaves the preferences as they were; admission goes on.
+// from its mean usage and journaled. The goodness credits the kind admitted
+// later given the one that ran before it (both ways with symmetric credit):
+// with learning.aggregate "pair" (the paper's "goodness per combination of
+// co-located jobs") one update per kind pair with the mean goodness of its
+// nodes, with "node" one update per node. Hosts with stale or missing
+// metrics are skipped and reported. The preferences are persisted. A
+// failing metrics source returns an error wrapping ErrMetrics and leaves
+// the preferences as they were; admission goes on.
 func (e *Engine) Learn(ctx context.Context, from, to time.Time) (LearnReport, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -56,6 +63,9 @@ func (e *Engine) Learn(ctx context.Context, from, to time.Time) (LearnReport, er
 		staleSet[h] = true
 	}
 	now := e.clock.Now()
+	sum := map[pairKey]float64{}
+	n := map[pairKey]int{}
+	var order []pairKey
 	for _, c := range colos {
 		u, ok := usage[c.node]
 		if !ok || staleSet[c.node] {
@@ -68,15 +78,25 @@ func (e *Engine) Learn(ctx context.Context, from, to time.Time) (LearnReport, er
 			rep.Invalid = append(rep.Invalid, c.node)
 			continue
 		}
+		rep.Observed++
 		for i := 0; i < len(c.kinds); i++ {
 			for k := i + 1; k < len(c.kinds); k++ {
-				earlier, later := c.kinds[i], c.kinds[k]
-				e.update(later, earlier, g, c.node, from, to, now, u, &rep)
-				if e.credit == CreditSymmetric {
-					e.update(earlier, later, g, c.node, from, to, now, u, &rep)
+				pk := pairKey{later: c.kinds[k], earlier: c.kinds[i]}
+				e.journalGoodness(api.GoodnessRecord{At: now, From: from, To: to, Node: c.node, Chosen: pk.later, Given: pk.earlier, G: g, Usage: u})
+				if e.aggregate == AggregateNode {
+					e.credit(pk, g, &rep)
+					continue
 				}
+				if n[pk] == 0 {
+					order = append(order, pk)
+				}
+				sum[pk] += g
+				n[pk]++
 			}
 		}
+	}
+	for _, pk := range order { // pair aggregation: nodes in name order, pairs in first-seen order
+		e.credit(pk, sum[pk]/float64(n[pk]), &rep)
 	}
 	sort.Strings(rep.Stale)
 	if e.mx != nil {
@@ -91,18 +111,25 @@ func (e *Engine) Learn(ctx context.Context, from, to time.Time) (LearnReport, er
 			return rep, err
 		}
 	}
-	e.log.Debug("learned", "colocations", rep.Colocations, "updates", rep.Updates, "stale", len(rep.Stale))
+	e.log.Debug("learned", "colocations", rep.Colocations, "observed", rep.Observed, "updates", rep.Updates, "stale", len(rep.Stale))
 	return rep, nil
 }
 
-func (e *Engine) update(chosen, given string, g float64, node string, from, to, now time.Time, u goodness.Usage, rep *LearnReport) {
-	e.learner.Update(chosen, given, g)
+// credit applies goodness g of pair pk to the learner.
+func (e *Engine) credit(pk pairKey, g float64, rep *LearnReport) {
+	e.learner.Update(pk.later, pk.earlier, g)
 	rep.Updates++
+	if e.creditMode == CreditSymmetric {
+		e.learner.Update(pk.earlier, pk.later, g)
+		rep.Updates++
+	}
+}
+
+func (e *Engine) journalGoodness(r api.GoodnessRecord) {
 	if e.journal == nil {
 		return
 	}
-	err := e.journal.AddGoodness(api.GoodnessRecord{At: now, From: from, To: to, Node: node, Chosen: chosen, Given: given, G: g, Usage: u})
-	if err != nil {
+	if err := e.journal.AddGoodness(r); err != nil {
 		e.log.Warn("journal goodness", "err", err)
 	}
 }
