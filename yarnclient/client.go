@@ -510,8 +510,12 @@ func remoteError(resp *response) error {
 	} else {
 		e.Message = snippet(resp.body, 200)
 	}
-	if resp.status == http.StatusUnauthorized && strings.Contains(resp.header.Get("WWW-Authenticate"), "Negotiate") && e.Message == "" {
-		e.Message = "the cluster asks for Kerberos (SPNEGO); configure an Auth that provides it"
+	if resp.status == http.StatusUnauthorized && strings.Contains(resp.header.Get("WWW-Authenticate"), "Negotiate") {
+		hint := "the RM asks for Kerberos (SPNEGO), which needs an Auth that provides it"
+		if e.Message != "" {
+			hint += "; " + e.Message
+		}
+		e.Message = hint
 	}
 	return e
 }

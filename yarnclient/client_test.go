@@ -173,8 +173,8 @@ func TestDuplicateSubmission(t *testing.T) {
 		opts    []yarntest.Option
 		wantErr error
 	}{
-		"like a real RM, a resubmission is a no-op": {nil, nil},
-		"racing submissions are rejected":           {[]yarntest.Option{yarntest.RejectDuplicateSubmissions()}, yarnclient.ErrConflict},
+		"sequential resubmission, a no-op on a real RM": {[]yarntest.Option{yarntest.AcceptResubmission()}, nil},
+		"rejected like racing submissions (default)":    {nil, yarnclient.ErrConflict},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {

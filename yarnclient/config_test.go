@@ -88,3 +88,19 @@ func TestCAFile(t *testing.T) {
 		t.Errorf("CA file without certificates: %v, want ErrInvalid", err)
 	}
 }
+
+// TestKerberosChallenge: a 401 with "WWW-Authenticate: Negotiate" says what
+// is missing.
+func TestKerberosChallenge(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("WWW-Authenticate", "Negotiate")
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprint(w, "<html><body><h2>HTTP ERROR 401</h2>Authentication required</body></html>")
+	}))
+	t.Cleanup(srv.Close)
+	c, _ := newClient(t, nil, srv.URL)
+	_, err := c.ClusterMetrics(ctxT(t))
+	if !errors.Is(err, yarnclient.ErrUnauthorized) || !strings.Contains(err.Error(), "SPNEGO") || !strings.Contains(err.Error(), "Authentication required") {
+		t.Errorf("err = %v, want ErrUnauthorized naming SPNEGO and quoting the page", err)
+	}
+}

@@ -124,26 +124,49 @@ func scalarText(b []byte) (string, bool, error) {
 	return string(b), false, nil
 }
 
-// UnmarshalJSON reads an app, accepting the spellings seen across versions:
-// unmanagedApplication as a boolean or a string, priority and progress as
+// appWire decodes an App in one pass: the plain fields through appPlain
+// (App without its methods), the fields whose spelling varies across
+// versions through flexible types that shadow them. unmanagedApplication is
+// a boolean or a string ("false" in the 2.8 docs), priority and progress
 // numbers or strings.
+type appPlain App
+
+type appWire struct {
+	appPlain
+	Progress             flexFloat `json:"progress"`
+	Priority             flexInt   `json:"priority"`
+	ApplicationPriority  flexInt   `json:"applicationPriority"`
+	UnmanagedApplication flexBool  `json:"unmanagedApplication"`
+}
+
+func (w *appWire) app() App {
+	a := App(w.appPlain)
+	a.Progress = float64(w.Progress)
+	a.Priority = int(w.Priority)
+	a.ApplicationPriority = int(w.ApplicationPriority)
+	a.UnmanagedApplication = bool(w.UnmanagedApplication)
+	return a
+}
+
+// UnmarshalJSON reads an app in any of the documented spellings.
 func (a *App) UnmarshalJSON(b []byte) error {
-	type plain App
-	aux := struct {
-		*plain
-		Progress             flexFloat `json:"progress"`
-		Priority             flexInt   `json:"priority"`
-		ApplicationPriority  flexInt   `json:"applicationPriority"`
-		UnmanagedApplication flexBool  `json:"unmanagedApplication"`
-	}{plain: (*plain)(a)}
-	if err := json.Unmarshal(b, &aux); err != nil {
+	var w appWire
+	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	a.Progress = float64(aux.Progress)
-	a.Priority = int(aux.Priority)
-	a.ApplicationPriority = int(aux.ApplicationPriority)
-	a.UnmanagedApplication = bool(aux.UnmanagedApplication)
+	*a = w.app()
 	return nil
+}
+
+func appsOf(ws []appWire) []App {
+	if ws == nil {
+		return nil
+	}
+	out := make([]App, len(ws))
+	for i := range ws {
+		out[i] = ws[i].app()
+	}
+	return out
 }
 
 // UnmarshalJSON reads an attempt whose id and times may be numbers or strings.
@@ -304,7 +327,24 @@ func decodeClusterMetrics(b []byte) (ClusterMetrics, error) {
 	return *env.ClusterMetrics, nil
 }
 
+// Lists decode in one pass when they have the usual shape (an array); only
+// when that fails on a type (a one-element list written as a bare object, ""
+// for an empty list) does the tolerant, slower decoding run. That keeps a
+// 2000-app list cheap.
+
 func decodeNodes(b []byte) ([]Node, error) {
+	var fast struct {
+		Nodes *struct {
+			Node []Node `json:"node"`
+		} `json:"nodes"`
+	}
+	err := unmarshalObject(b, &fast)
+	if err == nil && fast.Nodes != nil {
+		return fast.Nodes.Node, nil
+	}
+	if err != nil && !isTypeError(err) {
+		return nil, err
+	}
 	var env struct {
 		Nodes *struct {
 			Node oneOrMany[Node] `json:"node"`
@@ -325,9 +365,21 @@ func decodeNodes(b []byte) ([]Node, error) {
 // decodeApps reads {"apps":{"app":[...]}}; YARN answers {"apps":null} when no
 // app matches.
 func decodeApps(b []byte) ([]App, error) {
+	var fast struct {
+		Apps *struct {
+			App []appWire `json:"app"`
+		} `json:"apps"`
+	}
+	err := unmarshalObject(b, &fast)
+	if err == nil && fast.Apps != nil {
+		return appsOf(fast.Apps.App), nil
+	}
+	if err != nil && !isTypeError(err) {
+		return nil, err
+	}
 	var env struct {
 		Apps *struct {
-			App oneOrMany[App] `json:"app"`
+			App oneOrMany[appWire] `json:"app"`
 		} `json:"apps"`
 	}
 	if err := unmarshalObject(b, &env); err != nil {
@@ -339,12 +391,17 @@ func decodeApps(b []byte) ([]App, error) {
 	if env.Apps == nil {
 		return nil, nil
 	}
-	return env.Apps.App, nil
+	return appsOf(env.Apps.App), nil
+}
+
+func isTypeError(err error) bool {
+	var te *json.UnmarshalTypeError
+	return errors.As(err, &te)
 }
 
 func decodeApp(b []byte) (App, error) {
 	var env struct {
-		App *App `json:"app"`
+		App *appWire `json:"app"`
 	}
 	if err := unmarshalObject(b, &env); err != nil {
 		return App{}, err
@@ -355,7 +412,7 @@ func decodeApp(b []byte) (App, error) {
 	if env.App.ID == "" {
 		return App{}, errors.New(`"app" has no "id"`)
 	}
-	return *env.App, nil
+	return env.App.app(), nil
 }
 
 // decodeAppState reads the documented {"state":"..."} and also the wrapped
@@ -468,7 +525,8 @@ func decodeRemoteException(b []byte) (exception, javaClassName, message string, 
 	return r.Exception, r.JavaClassName, r.Message, true
 }
 
-// unmarshalObject decodes a JSON object into v, rejecting trailing data.
+// unmarshalObject decodes a JSON object into v; json.Unmarshal also rejects
+// trailing data.
 func unmarshalObject(b []byte, v any) error {
 	t := trimSpace(b)
 	if len(t) == 0 {
@@ -477,14 +535,7 @@ func unmarshalObject(b []byte, v any) error {
 	if t[0] != '{' {
 		return fmt.Errorf("want a JSON object, body starts with %q", truncate(string(t), 16))
 	}
-	dec := json.NewDecoder(bytes.NewReader(t))
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if dec.More() {
-		return errors.New("trailing data after the JSON object")
-	}
-	return nil
+	return json.Unmarshal(t, v)
 }
 
 // hasKey reports whether the top-level object of b has key (exact or

@@ -397,3 +397,27 @@ func TestAuthHook(t *testing.T) {
 		t.Errorf("err = %v, want the Auth's error", err)
 	}
 }
+
+// TestSubmitAnswerLost: the RM accepts a submission but the answer is lost.
+// SubmitApp fails without retrying, and the way to learn the outcome is to
+// ask the RM for the id, as the daemon's reconciliation does.
+func TestSubmitAnswerLost(t *testing.T) {
+	rm := yarntest.NewFakeRM(t)
+	rm.InjectFault(yarnclient.PathApps, yarntest.Fault{Method: "POST", ResetAfter: true, Times: 1})
+	c, sleeps := newClient(t, nil, rm.URL())
+	ctx := ctxT(t)
+	na, err := c.NewApplication(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.SubmitApp(ctx, yarnclient.SubmissionContext{ApplicationID: na.ApplicationID}); err == nil {
+		t.Fatal("SubmitApp succeeded although its answer was lost")
+	}
+	if rm.SubmitCalls() != 1 || len(rm.Submissions()) != 1 || len(sleeps.got()) != 0 {
+		t.Fatalf("submit calls %d, submissions %d, waits %v; want 1, 1, none", rm.SubmitCalls(), len(rm.Submissions()), sleeps.got())
+	}
+	app, err := c.App(ctx, na.ApplicationID)
+	if err != nil || app.State != "ACCEPTED" {
+		t.Errorf("App after the lost answer = %+v, %v; want it known to the RM", app, err)
+	}
+}

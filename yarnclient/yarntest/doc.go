@@ -14,10 +14,11 @@
 // path (InjectFault: 5xx, a body that is not JSON, a truncated JSON body, a
 // connection reset, or a request held until the test releases it).
 //
-// Like a real RM, a second submission of a known application id is answered
-// 202 and ignored (ClientRMService treats it as "an earlier submitted
-// application"); RejectDuplicateSubmissions makes it fail as two racing
-// submissions do.
+// A second submission of a known application id is rejected with the RM's
+// 400 "... is already present! Cannot add a duplicate!" (what a real RM says
+// when two submissions race; a sequential resubmission it accepts as a no-op,
+// which AcceptResubmission reproduces). Either way SubmitCalls counts every
+// submission POST, so an exactly-once test can assert it is 1.
 //
 // It must not be imported by production code.
 package yarntest

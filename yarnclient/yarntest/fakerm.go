@@ -25,14 +25,14 @@ const DefaultClusterTimestamp int64 = 1700000000000
 type Option func(*options)
 
 type options struct {
-	hadoop2          bool
-	clusterTS        int64
-	now              func() time.Time
-	requireUser      bool
-	rejectDuplicates bool
-	autoStart        bool
-	maxMemory        int64
-	maxVCores        int64
+	hadoop2            bool
+	clusterTS          int64
+	now                func() time.Time
+	requireUser        bool
+	acceptResubmission bool
+	autoStart          bool
+	maxMemory          int64
+	maxVCores          int64
 }
 
 // Hadoop2 makes the fake answer like a Hadoop 2.7 RM: the 3.x-only fields are
@@ -54,12 +54,14 @@ func Clock(now func() time.Time) Option { return func(o *options) { o.now = now 
 // interface has no anonymous access.
 func RequireUser() Option { return func(o *options) { o.requireUser = true } }
 
-// RejectDuplicateSubmissions makes a second submission of a known id fail with
-// 400 "Application with id ... is already present! Cannot add a duplicate!",
-// the answer a real RM gives only when two submissions race. By default the
-// fake does what a real RM does for a sequential resubmission: answer 202 and
-// change nothing.
-func RejectDuplicateSubmissions() Option { return func(o *options) { o.rejectDuplicates = true } }
+// AcceptResubmission makes a second submission of a known application id
+// succeed (202) and change nothing, which is what a real RM does when the
+// submissions are sequential (ClientRMService: "This is an earlier submitted
+// application"). By default the fake rejects it with the RM's 400
+// "Application with id ... is already present! Cannot add a duplicate!" (the
+// real answer when two submissions race), so that a duplicate submit shows
+// up as an error in the code under test. SubmitCalls counts both kinds.
+func AcceptResubmission() Option { return func(o *options) { o.acceptResubmission = true } }
 
 // AutoStart moves submitted apps to RUNNING at once (StartApp).
 func AutoStart() Option { return func(o *options) { o.autoStart = true } }
@@ -578,6 +580,11 @@ func (f *FakeRM) serve(w http.ResponseWriter, r *http.Request) {
 	if fault != nil && f.applyFault(w, r, fault) {
 		return
 	}
+	f.answer(w, r)
+}
+
+// answer serves r normally: as a standby, or from the cluster state.
+func (f *FakeRM) answer(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	standby, active := f.standby, f.activeURL
 	f.mu.Unlock()
@@ -1089,7 +1096,7 @@ func (f *FakeRM) handleSubmit(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	if _, dup := f.apps[sub.ApplicationID]; dup {
 		f.mu.Unlock()
-		if f.opts.rejectDuplicates {
+		if !f.opts.acceptResubmission {
 			f.badRequest(w, "Application with id "+sub.ApplicationID+" is already present! Cannot add a duplicate!")
 			return
 		}

@@ -4,11 +4,12 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 )
 
 // Fault is a failure the FakeRM injects into the requests of one path.
-// Settings combine in this order: Block, then Reset, then Status, then
-// Malformed; a Fault with only Block delays the normal answer.
+// Settings combine in this order: Block, then ResetAfter, Reset, Status,
+// Malformed (the first set one acts); a Fault with only Block delays the normal answer.
 type Fault struct {
 	// Method restricts the fault to one HTTP method; "" matches any.
 	Method string
@@ -20,6 +21,10 @@ type Fault struct {
 	Arrived chan<- struct{}
 	// Reset closes the connection without answering (a TCP reset).
 	Reset bool
+	// ResetAfter serves the request normally (a submission is recorded, a
+	// kill happens) and then resets the connection instead of answering: the
+	// RM acted but the client never heard back.
+	ResetAfter bool
 	// Status answers with this status and a RemoteException body (Body, when
 	// set, replaces it verbatim, e.g. an HTML error page).
 	Status int
@@ -85,6 +90,10 @@ func (f *FakeRM) applyFault(w http.ResponseWriter, r *http.Request, ft *Fault) b
 		}
 	}
 	switch {
+	case ft.ResetAfter:
+		f.answer(httptest.NewRecorder(), r)
+		resetConn(w)
+		return true
 	case ft.Reset:
 		resetConn(w)
 		return true
