@@ -220,8 +220,14 @@ func (p *Pipeline) Deficits() map[string]float64 {
 
 // cand is one job moving through a decision.
 type cand struct {
-	job    *Job
-	idx    int // FIFO position in the window
+	job *Job
+	idx int // FIFO position in the window
+	// Copied from the job, so that stages scan small structs.
+	kind     string
+	res      Resources
+	deadline *time.Time
+	skips    int
+
 	group  string
 	slack  time.Duration // valid when job.Deadline != nil
 	pref   float64
@@ -237,7 +243,7 @@ type scratch struct {
 	kinds, ctxKinds   []string
 	ctxWeights, out   []float64
 	kindIdx           map[string]int
-	shapeFit          map[[2]int64]int64
+	shapeFit          map[uint64]int64
 }
 
 // run is the state of one decision.
@@ -256,6 +262,8 @@ type run struct {
 	cands  []*cand // the distribution (set by preference/fifo stage)
 	chosen *cand
 	note   string // why nothing was chosen
+
+	pendingTotal int // jobs in the snapshot, before the window
 }
 
 // room reports whether rec can hold another drop record; if not it counts
@@ -326,10 +334,14 @@ func emptyReason(rec StageRecord) string {
 // load turns the snapshot's pending jobs into candidates, in FIFO order.
 func (r *run) load() {
 	pend := r.snap.Pending
-	if !slices.IsSortedFunc(pend, jobOrder) {
+	if !fifoOrdered(pend) {
 		pend = slices.Clone(pend)
-		slices.SortStableFunc(pend, jobOrder)
+		slices.SortStableFunc(pend, func(a, b Job) int { return jobOrder(&a, &b) })
 		r.snap.Pending = pend
+	}
+	if w := r.cfg.Window; w.Enabled && len(pend) > w.Size {
+		// Only the window is ever looked at; the window stage records the cut.
+		pend = pend[:w.Size]
 	}
 	sc := r.sc
 	if cap(sc.cands) < len(pend) {
@@ -342,7 +354,8 @@ func (r *run) load() {
 	sc.cands = sc.cands[:len(pend)]
 	r.window = sc.window[:0]
 	for i := range pend {
-		sc.cands[i] = cand{job: &pend[i], idx: i}
+		j := &pend[i]
+		sc.cands[i] = cand{job: j, idx: i, kind: j.Kind, res: j.Resources, deadline: j.Deadline, skips: j.Skips}
 		r.window = append(r.window, &sc.cands[i])
 	}
 	sc.window = r.window
@@ -353,9 +366,20 @@ func (r *run) load() {
 	if len(pend) == 0 {
 		r.note = "queue empty"
 	}
+	r.pendingTotal = len(r.snap.Pending)
 }
 
-func jobOrder(a, b Job) int {
+// fifoOrdered reports whether jobs are in FIFO order (by Seq, then ID).
+func fifoOrdered(jobs []Job) bool {
+	for i := 1; i < len(jobs); i++ {
+		if jobOrder(&jobs[i-1], &jobs[i]) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func jobOrder(a, b *Job) int {
 	switch {
 	case a.Seq < b.Seq:
 		return -1
@@ -379,7 +403,7 @@ func (r *run) finish() {
 			continue
 		}
 		d.Candidates = append(d.Candidates, Candidate{
-			JobID: c.job.ID, Kind: c.job.Kind, Prob: c.prob, Pref: c.pref, Weight: c.weight, Skips: c.job.Skips,
+			JobID: c.job.ID, Kind: c.kind, Prob: c.prob, Pref: c.pref, Weight: c.weight, Skips: c.skips,
 		})
 	}
 	if r.chosen == nil {

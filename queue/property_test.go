@@ -125,6 +125,7 @@ const propertyDecisions = 100000
 // With starvation on (and every other default on, deadlines included), no
 // job is passed over more than max_skips times.
 func TestPropertyStarvationBound(t *testing.T) {
+	t.Parallel()
 	cfg := queue.DefaultConfig()
 	cfg.Window.Size = 6
 	s := newQueueSim(t, cfg, propertySeed(t))
@@ -153,6 +154,7 @@ func TestPropertyStarvationBound(t *testing.T) {
 
 // With P(altruism) = 0 a job with a deadline is never passed over.
 func TestPropertyNoAltruism(t *testing.T) {
+	t.Parallel()
 	cfg := queue.DefaultConfig()
 	cfg.Window.Size = 6
 	cfg.Altruism.P = 0
@@ -176,6 +178,7 @@ func TestPropertyNoAltruism(t *testing.T) {
 // With fairness on, the largest deficit stays bounded by κ, give or take the
 // size of an admission.
 func TestPropertyFairnessBound(t *testing.T) {
+	t.Parallel()
 	cfg := queue.DefaultConfig()
 	cfg.Window.Size = 6
 	cfg.Fairness.Enabled = true

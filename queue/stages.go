@@ -15,14 +15,13 @@ type windowStage struct{ size int }
 func (windowStage) name() string { return "window" }
 
 func (s windowStage) run(r *run, rec *StageRecord) {
-	if len(r.window) <= s.size {
-		rec.Note = fmt.Sprintf("all %d pending jobs (window %d)", len(r.window), s.size)
+	// load already cut the snapshot to the window; record it.
+	rec.In = r.pendingTotal
+	if r.pendingTotal <= s.size {
+		rec.Note = fmt.Sprintf("all %d pending jobs (window %d)", r.pendingTotal, s.size)
 		return
 	}
-	rec.Note = fmt.Sprintf("first %d of %d pending jobs", s.size, len(r.window))
-	r.window = r.window[:s.size]
-	r.fit = r.fit[:s.size]
-	r.live = r.live[:s.size]
+	rec.Note = fmt.Sprintf("first %d of %d pending jobs", s.size, r.pendingTotal)
 }
 
 // fitStage drops jobs whose whole reservation does not fit the cluster's
@@ -43,13 +42,13 @@ func (s fitStage) run(r *run, rec *StageRecord) {
 	}
 	if nodes != nil {
 		if r.sc.shapeFit == nil {
-			r.sc.shapeFit = make(map[[2]int64]int64)
+			r.sc.shapeFit = make(map[uint64]int64)
 		}
 		clear(r.sc.shapeFit)
 	}
 	kept := r.beginFilter()
 	for _, c := range r.live {
-		res := c.job.Resources
+		res := c.res
 		mem, vc := res.TotalMemoryMB(), res.TotalVCores()
 		switch {
 		case mem > free.MemoryMB:
@@ -78,10 +77,14 @@ func (s fitStage) run(r *run, rec *StageRecord) {
 
 // placeable is how many containers of res's shape the nodes can hold,
 // memoised per shape for one decision.
-func placeable(memo map[[2]int64]int64, nodes []NodeFree, res Resources) int64 {
-	key := [2]int64{res.MemoryMB, int64(res.VCores)}
-	if n, ok := memo[key]; ok {
-		return n
+func placeable(memo map[uint64]int64, nodes []NodeFree, res Resources) int64 {
+	// Valid shapes (memory ≤ 2^20, vcores ≤ 2^10) pack into one word.
+	memoise := res.MemoryMB >= 0 && res.MemoryMB <= MaxMemoryMB && res.VCores >= 0 && res.VCores <= MaxVCores
+	key := uint64(res.MemoryMB)<<11 | uint64(res.VCores)
+	if memoise {
+		if n, ok := memo[key]; ok {
+			return n
+		}
 	}
 	var n int64
 	if res.MemoryMB > 0 && res.VCores > 0 {
@@ -97,7 +100,9 @@ func placeable(memo map[[2]int64]int64, nodes []NodeFree, res Resources) int64 {
 	} else {
 		n = math.MaxInt64 // invalid shape: nothing to place
 	}
-	memo[key] = n
+	if memoise {
+		memo[key] = n
+	}
 	return n
 }
 
@@ -276,7 +281,7 @@ func (f *fairnessStage) run(r *run, rec *StageRecord) {
 		starShare float64
 	)
 	for _, c := range r.window {
-		res := c.job.Resources
+		res := c.res
 		need := norm(res.TotalMemoryMB(), res.TotalVCores(), capa)
 		if need[0] > 1 || need[1] > 1 {
 			continue // larger than the cluster: waiting for it would never end
@@ -340,7 +345,7 @@ func (f *fairnessStage) charge(r *run) {
 	}
 	c := r.chosen
 	g := f.group(c.job.User, c.job.Queue)
-	res := c.job.Resources
+	res := c.res
 	need := norm(res.TotalMemoryMB(), res.TotalVCores(), r.snap.Capacity)
 	var factor float64
 	if f.c.Metric == ShareSum {
@@ -386,17 +391,17 @@ func (altruismStage) name() string { return "altruism" }
 func (s altruismStage) run(r *run, rec *StageRecord) {
 	now := r.snap.Now
 	for _, c := range r.fit {
-		if c.job.Deadline == nil {
+		if c.deadline == nil {
 			continue
 		}
 		exp := s.p.DefaultRuntime
-		if h, ok := r.snap.History[c.job.Kind]; ok && h.Runs > 0 {
+		if h, ok := r.snap.History[c.kind]; ok && h.Runs > 0 {
 			exp = h.EWMARuntime
 		}
-		c.slack = c.job.Deadline.Sub(now) - exp
+		c.slack = c.deadline.Sub(now) - exp
 	}
 	for _, c := range r.fit {
-		if c.job.Deadline == nil {
+		if c.deadline == nil {
 			continue
 		}
 		if c.slack > 0 && s.p.P > 0 && r.rng != nil && r.rng.Float64() < s.p.P {
@@ -435,7 +440,7 @@ func (s altruismStage) run(r *run, rec *StageRecord) {
 
 	var edf *cand
 	for _, c := range r.live {
-		if c.job.Deadline != nil && c.slack <= 0 && (edf == nil || c.job.Deadline.Before(*edf.job.Deadline)) {
+		if c.deadline != nil && c.slack <= 0 && (edf == nil || c.deadline.Before(*edf.deadline)) {
 			edf = c
 		}
 	}
@@ -484,10 +489,10 @@ func (s preferenceStage) run(r *run, rec *StageRecord) {
 	clear(sc.kindIdx)
 	kinds := sc.kinds[:0]
 	for _, c := range r.live {
-		if _, ok := sc.kindIdx[c.job.Kind]; !ok {
-			sc.kindIdx[c.job.Kind] = len(heads)
+		if _, ok := sc.kindIdx[c.kind]; !ok {
+			sc.kindIdx[c.kind] = len(heads)
 			heads = append(heads, c)
-			kinds = append(kinds, c.job.Kind)
+			kinds = append(kinds, c.kind)
 		}
 	}
 	sc.kinds, sc.kindHeads = kinds, heads
@@ -591,21 +596,21 @@ func (s starvationStage) run(r *run, rec *StageRecord) {
 		if r.cut != nil && c.idx > r.cut.idx {
 			break
 		}
-		if c.job.Skips >= s.c.MaxSkips {
-			c.weight, c.prob = s.w(c.job.Skips), 1
+		if c.skips >= s.c.MaxSkips {
+			c.weight, c.prob = s.w(c.skips), 1
 			if !slices.Contains(r.cands, c) {
 				c.pref = 0
 			}
 			r.cands = append(r.sc.kindHeads[:0], c)
 			r.sc.kindHeads = r.cands
-			r.dec.Forced = fmt.Sprintf("job %s was passed over %d times (max_skips %d)", c.job.ID, c.job.Skips, s.c.MaxSkips)
+			r.dec.Forced = fmt.Sprintf("job %s was passed over %d times (max_skips %d)", c.job.ID, c.skips, s.c.MaxSkips)
 			rec.Note = "forced: " + r.dec.Forced
 			return
 		}
 	}
 	var sum, wsum float64
 	for _, c := range r.cands {
-		c.weight = s.w(c.job.Skips)
+		c.weight = s.w(c.skips)
 		c.prob = c.pref * c.weight
 		sum += c.prob
 		wsum += c.weight

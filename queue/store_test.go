@@ -489,7 +489,7 @@ func TestCompact(t *testing.T) {
 
 func TestCompactManyChunks(t *testing.T) {
 	s, clk := openStore(t, queue.Options{NoSync: true})
-	const n = 2500
+	const n = 1500
 	var wg sync.WaitGroup
 	for w := 0; w < 10; w++ {
 		wg.Add(1)
