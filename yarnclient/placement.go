@@ -69,7 +69,49 @@ func (c *Client) Placement(ctx context.Context, appID string) (map[string]int, e
 			c.log.Info("the RM does not know the attempt's containers; asking NodeManagers", "app", appID, "attempt", attemptID, "err", err)
 		}
 	}
-	return c.placementFromNMs(ctx, appID)
+	all, err := c.placementFromNMs(ctx, map[string]bool{appID: true})
+	if err != nil {
+		return nil, fmt.Errorf("yarnclient: placement of %s: %w", appID, err)
+	}
+	return all[appID], nil
+}
+
+// Placements is Placement for several applications: appID → node host →
+// containers. Apps the RM does not know are left out. On a Hadoop 2.x RM
+// every NodeManager is asked once for all of them, instead of once per app.
+func (c *Client) Placements(ctx context.Context, appIDs []string) (map[string]map[string]int, error) {
+	for i, id := range appIDs {
+		if err := checkAppID(fmt.Sprintf("appIDs[%d]", i), id); err != nil {
+			return nil, err
+		}
+	}
+	out := make(map[string]map[string]int, len(appIDs))
+	rest := map[string]bool{}
+	for _, id := range appIDs {
+		if c.noAttemptContainers.Load() {
+			rest[id] = true
+			continue
+		}
+		p, err := c.Placement(ctx, id)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			continue
+		case err != nil:
+			return nil, err
+		}
+		out[id] = p
+	}
+	if len(rest) == 0 {
+		return out, nil
+	}
+	fromNMs, err := c.placementFromNMs(ctx, rest)
+	if err != nil {
+		return nil, fmt.Errorf("yarnclient: placements: %w", err)
+	}
+	for id, p := range fromNMs {
+		out[id] = p
+	}
+	return out, nil
 }
 
 // endpointMissing tells Jersey's "no resource at this path" 404 (com.sun.jersey
@@ -84,7 +126,10 @@ func endpointMissing(err error) bool {
 		strings.Contains(re.Message, "null for uri")
 }
 
-func (c *Client) placementFromNMs(ctx context.Context, appID string) (map[string]int, error) {
+// placementFromNMs asks every NodeManager the RM lists with containers for
+// its containers and counts the live ones of the wanted apps. Every wanted app
+// gets an entry, empty when none of its containers was seen.
+func (c *Client) placementFromNMs(ctx context.Context, apps map[string]bool) (map[string]map[string]int, error) {
 	nodes, err := c.Nodes(ctx)
 	if err != nil {
 		return nil, err
@@ -95,9 +140,12 @@ func (c *Client) placementFromNMs(ctx context.Context, appID string) (map[string
 			targets = append(targets, n)
 		}
 	}
+	out := make(map[string]map[string]int, len(apps))
+	for id := range apps {
+		out[id] = map[string]int{}
+	}
 	var (
 		mu    sync.Mutex
-		out   = map[string]int{}
 		errs  []error
 		wg    sync.WaitGroup
 		slots = make(chan struct{}, c.nmConcurrency)
@@ -109,9 +157,6 @@ func (c *Client) placementFromNMs(ctx context.Context, appID string) (map[string
 			select {
 			case slots <- struct{}{}:
 			case <-ctx.Done():
-				mu.Lock()
-				errs = append(errs, ctx.Err())
-				mu.Unlock()
 				return
 			}
 			defer func() { <-slots }()
@@ -123,26 +168,27 @@ func (c *Client) placementFromNMs(ctx context.Context, appID string) (map[string
 				return
 			}
 			for _, ct := range cs {
-				if ct.AppID() != appID || !ct.Live() {
+				app := ct.AppID()
+				if !apps[app] || !ct.Live() {
 					continue
 				}
 				node := ct.NodeID
 				if node == "" {
 					node = n.ID
 				}
-				out[nodeHost(node)]++
+				out[app][nodeHost(node)]++
 			}
 		}()
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("yarnclient: placement of %s: %w", appID, err)
+		return nil, err
 	}
 	if len(errs) > 0 {
 		if len(errs) == len(targets) {
-			return nil, fmt.Errorf("yarnclient: placement of %s: no NodeManager answered: %w", appID, errors.Join(errs...))
+			return nil, fmt.Errorf("no NodeManager answered: %w", errors.Join(errs...))
 		}
-		c.log.Warn("some NodeManagers did not answer; placement may be partial", "app", appID, "failed", len(errs), "asked", len(targets), "err", errors.Join(errs...))
+		c.log.Warn("some NodeManagers did not answer; placement may be partial", "failed", len(errs), "asked", len(targets), "err", errors.Join(errs...))
 	}
 	return out, nil
 }

@@ -93,6 +93,39 @@ func TestPlacementFromNodeManagers(t *testing.T) {
 	if n := rm.Requests(http.MethodGet, yarnclient.PathAttemptContainers(id, attempt)); n != 1 {
 		t.Errorf("the missing endpoint was asked %d times; once is enough to learn it is missing", n)
 	}
+
+	// Several apps at once: each NodeManager is asked once.
+	before := rm.Requests(http.MethodGet, yarnclient.PathNodes)
+	all, err := c.Placements(ctx, []string{id, other, "application_1700000000000_0999"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]map[string]int{id: {"w1": 1, "w2": 2}, other: {"w1": 2, "w2": 1}, "application_1700000000000_0999": {}}
+	if diff := cmp.Diff(want, all); diff != "" {
+		t.Errorf("Placements (-want +got)\n%s", diff)
+	}
+	if n := rm.Requests(http.MethodGet, yarnclient.PathNodes) - before; n != 1 {
+		t.Errorf("Placements listed the nodes %d times, want 1", n)
+	}
+}
+
+func TestPlacementsFromRM(t *testing.T) {
+	rm := yarntest.NewFakeRM(t)
+	addNodes(rm, "w1:45454", "w2:45454")
+	a := startedApp(t, rm, "w2:45454")
+	b := startedApp(t, rm)
+	c, _ := newClient(t, nil, rm.URL())
+	got, err := c.Placements(ctxT(t), []string{a, b, "application_1700000000000_0999"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]map[string]int{a: {"w1": 1, "w2": 1}, b: {"w1": 1}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got)\n%s", diff)
+	}
+	if _, err := c.Placements(ctxT(t), []string{"nope"}); !errors.Is(err, yarnclient.ErrInvalid) {
+		t.Errorf("bad id: %v, want ErrInvalid", err)
+	}
 }
 
 func TestPlacementNodeManagerDown(t *testing.T) {
