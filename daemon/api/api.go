@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -312,7 +311,3 @@ func (s *server) readyz(w http.ResponseWriter, r *http.Request, _ principal) err
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	return nil
 }
-
-// drain discards what is left of a request body (bounded), so the
-// connection can be reused.
-func drain(r *http.Request) { _, _ = io.Copy(io.Discard, io.LimitReader(r.Body, 64<<10)) }

@@ -15,13 +15,19 @@ import (
 // BenchmarkSubmitHTTP submits 10,000 jobs over HTTP from 32 concurrent
 // clients to the real handler on loopback, with a real store that fsyncs
 // every (group) commit. It reports durable submissions per second and the
-// p50/p99 latency of one POST.
+// p50/p99 latency of one POST. The nosync variant (store without fsync)
+// shows what the disk costs.
 func BenchmarkSubmitHTTP(b *testing.B) {
+	b.Run("fsync", func(b *testing.B) { benchSubmitHTTP(b, durable()) })
+	b.Run("nosync", func(b *testing.B) { benchSubmitHTTP(b) })
+}
+
+func benchSubmitHTTP(b *testing.B, opts ...harnessOpt) {
 	const (
 		jobs    = 10000
 		clients = 32
 	)
-	h := newHarness(b, durable())
+	h := newHarness(b, opts...)
 	tr := &http.Transport{MaxIdleConns: clients * 2, MaxIdleConnsPerHost: clients * 2, IdleConnTimeout: time.Minute}
 	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
 	b.Cleanup(tr.CloseIdleConnections)
