@@ -85,11 +85,11 @@ type ContainerSpec struct {
 // uses CPU cores and the given disk and network rates (MB/s). Under
 // contention a container's progress slows down and its usage scales with it.
 type Phase struct {
-	Name                      string
-	Seconds                   float64
-	CPU                       float64
+	Name                        string
+	Seconds                     float64
+	CPU                         float64
 	DiskReadMBps, DiskWriteMBps float64
-	NetInMBps, NetOutMBps     float64
+	NetInMBps, NetOutMBps       float64
 }
 
 // QueueEntry is Count jobs of Kind, submitted in a row.

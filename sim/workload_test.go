@@ -1,0 +1,373 @@
+package sim_test
+
+import (
+	"errors"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/colocd/colocd/sim"
+	"github.com/colocd/colocd/sim/simtest"
+)
+
+const (
+	queueA = "../configs/workloads/paper-queue-a.yaml"
+	queueB = "../configs/workloads/paper-queue-b.yaml"
+)
+
+func load(tb testing.TB, path string) *sim.Workload {
+	tb.Helper()
+	w, err := sim.LoadWorkload(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return w
+}
+
+func kindsOf(jobs []sim.JobSpec) []string {
+	out := make([]string, len(jobs))
+	for i, j := range jobs {
+		out[i] = j.Kind
+	}
+	return out
+}
+
+func block(m int, kinds ...string) []string {
+	var out []string
+	for _, k := range kinds {
+		for range m {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func TestShippedWorkloads(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		path string
+		m, n int
+	}{
+		{"queue A (m=4, n=3)", queueA, 4, 3},
+		{"queue B (m=3, n=4)", queueB, 3, 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := load(t, tc.path)
+			wantCluster := sim.ClusterSpec{Nodes: 16, Node: sim.NodeSpec{Cores: 4, VCores: 6, MemoryMB: 12288, DiskMBps: 300, NetMBps: 117}}
+			if diff := cmp.Diff(wantCluster, w.Cluster); diff != "" {
+				t.Errorf("cluster (-want +got):\n%s", diff)
+			}
+			var names []string
+			for _, k := range w.Kinds {
+				names = append(names, k.Name)
+				// Each job a quarter of the cluster's containers.
+				if got := k.Containers * k.Container.VCores; got != 16*6/4 {
+					t.Errorf("kind %s reserves %d vcores, want a quarter of 96", k.Name, got)
+				}
+			}
+			if diff := cmp.Diff([]string{"tpch-q10", "kmeans", "tpch-q3", "cc"}, names); diff != "" {
+				t.Errorf("kinds (-want +got):\n%s", diff)
+			}
+			var want []string
+			for range tc.n {
+				want = append(want, block(tc.m, "tpch-q10", "kmeans", "tpch-q3", "cc")...)
+			}
+			jobs := w.Jobs(nil)
+			if diff := cmp.Diff(want, kindsOf(jobs)); diff != "" {
+				t.Errorf("queue (-want +got):\n%s", diff)
+			}
+			for i, j := range jobs {
+				if j.Seq != i || j.Arrival != 0 {
+					t.Errorf("job %d = %+v, want seq %d arriving at 0 (batch)", i, j, i)
+				}
+			}
+		})
+	}
+}
+
+// Both queue files describe the same cluster and kinds: only the queue differs.
+func TestQueuesShareKinds(t *testing.T) {
+	a, b := load(t, queueA), load(t, queueB)
+	if diff := cmp.Diff(a.Kinds, b.Kinds); diff != "" {
+		t.Errorf("kinds of A and B differ (-A +B):\n%s", diff)
+	}
+	if diff := cmp.Diff(a.Cluster, b.Cluster); diff != "" {
+		t.Errorf("clusters of A and B differ (-A +B):\n%s", diff)
+	}
+}
+
+func TestParseDefaults(t *testing.T) {
+	w, err := sim.ParseWorkload([]byte(`
+cluster: {nodes: 2, node: {cores: 4.5, memory_mb: 4096, disk_mbps: 100, net_mbps: 100}}
+kinds:
+  - name: k
+    containers: 2
+    container: {vcores: 1, memory_mb: 1024}
+    phases: [{seconds: 10}]
+queue: [{kind: k, count: 1}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Cluster.Node.VCores != 4 || w.Kinds[0].Repeat != 1 || w.Repeat != 1 || w.Arrivals.Mode != sim.ArrivalsBatch {
+		t.Errorf("defaults: vcores %d (want 4), kind repeat %d, repeat %d (want 1), arrivals %q (want batch)",
+			w.Cluster.Node.VCores, w.Kinds[0].Repeat, w.Repeat, w.Arrivals.Mode)
+	}
+	if got, want := w.Kinds[0].SoloDuration(), 10*time.Second; got != want {
+		t.Errorf("SoloDuration = %v, want %v", got, want)
+	}
+}
+
+// base is a valid workload; each bad case edits one spot of it.
+const base = `
+cluster:
+  nodes: 2
+  node: {cores: 4, vcores: 6, memory_mb: 8192, disk_mbps: 100, net_mbps: 100}
+kinds:
+  - name: a
+    containers: 6
+    container: {vcores: 1, memory_mb: 1024}
+    setup:
+      - {seconds: 5, cpu: 0.5}
+    repeat: 2
+    phases:
+      - {seconds: 10, cpu: 1, disk_read_mbps: 10, disk_write_mbps: 10, net_in_mbps: 5, net_out_mbps: 5}
+  - name: b
+    containers: 3
+    container: {vcores: 2, memory_mb: 2048}
+    phases:
+      - {seconds: 20, cpu: 0.5}
+  - name: c
+    containers: 1
+    container: {vcores: 1, memory_mb: 1024}
+    phases:
+      - {seconds: 30, cpu: 0.1}
+queue:
+  - {kind: a, count: 2}
+  - {kind: b, count: 1}
+repeat: 2
+arrivals: {mode: batch}
+`
+
+func TestParseBase(t *testing.T) {
+	w, err := sim.ParseWorkload([]byte(base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := w.Kinds[0].SoloDuration(), 25*time.Second; got != want {
+		t.Errorf("kind a SoloDuration = %v, want %v (5 + 2×10)", got, want)
+	}
+	if got := len(w.Jobs(nil)); got != 6 {
+		t.Errorf("jobs = %d, want 6", got)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		old, new string // edit of base; old == "" replaces the whole document with new
+		path     string
+	}{
+		{"unknown top-level key", "\nrepeat: 2", "\nrepeat: 2\nrepeats: 3", "repeats"},
+		{"unknown node key", "net_mbps: 100}", "net_mbps: 100, gpus: 1}", "cluster.node.gpus"},
+		{"unknown phase key", "{seconds: 20, cpu: 0.5}", "{sekonds: 20, cpu: 0.5}", "kinds[1].phases[0].sekonds"},
+		{"unknown arrivals key", "{mode: batch}", "{mode: batch, burst: 2}", "arrivals.burst"},
+		{"repeated key", "nodes: 2", "nodes: 2\n  nodes: 3", "cluster.nodes"},
+		{"zero seconds", "{seconds: 30, cpu: 0.1}", "{seconds: 0, cpu: 0.1}", "kinds[2].phases[0].seconds"},
+		{"negative seconds", "{seconds: 30, cpu: 0.1}", "{seconds: -1, cpu: 0.1}", "kinds[2].phases[0].seconds"},
+		{"missing seconds", "{seconds: 20, cpu: 0.5}", "{cpu: 0.5}", "kinds[1].phases[0].seconds"},
+		{"bad setup phase", "{seconds: 5, cpu: 0.5}", "{seconds: 5, cpu: -0.5}", "kinds[0].setup[0].cpu"},
+		{"cpu above node cores", "{seconds: 20, cpu: 0.5}", "{seconds: 20, cpu: 5}", "kinds[1].phases[0].cpu"},
+		{"disk above node", "disk_read_mbps: 10, disk_write_mbps: 10", "disk_read_mbps: 60, disk_write_mbps: 50", "kinds[0].phases[0].disk_read_mbps"},
+		{"net in above node", "net_in_mbps: 5,", "net_in_mbps: 101,", "kinds[0].phases[0].net_in_mbps"},
+		{"net out above node", "net_out_mbps: 5}", "net_out_mbps: 200}", "kinds[0].phases[0].net_out_mbps"},
+		{"NaN demand", "net_out_mbps: 5}", "net_out_mbps: .nan}", "kinds[0].phases[0].net_out_mbps"},
+		{"string for a number", "cores: 4,", "cores: four,", "cluster.node.cores"},
+		{"list for a number", "nodes: 2", "nodes: [2]", "cluster.nodes"},
+		{"mapping for a number", "{kind: b, count: 1}", "{kind: b, count: {n: 1}}", "queue[1].count"},
+		{"phases not a list", "    phases:\n      - {seconds: 30, cpu: 0.1}", "    phases: {seconds: 30}", "kinds[2].phases"},
+		{"no phases", "    phases:\n      - {seconds: 30, cpu: 0.1}", "", "kinds[2].phases"},
+		{"zero nodes", "nodes: 2", "nodes: 0", "cluster.nodes"},
+		{"too many nodes", "nodes: 2", "nodes: 100000", "cluster.nodes"},
+		{"negative disk", "disk_mbps: 100", "disk_mbps: -1", "cluster.node.disk_mbps"},
+		{"zero vcores", "vcores: 6,", "vcores: 0,", "cluster.node.vcores"},
+		{"missing memory", "memory_mb: 8192, ", "", "cluster.node.memory_mb"},
+		{"missing cluster", "cluster:\n  nodes: 2\n  node: {cores: 4, vcores: 6, memory_mb: 8192, disk_mbps: 100, net_mbps: 100}\n", "", "cluster"},
+		{"zero containers", "containers: 3", "containers: 0", "kinds[1].containers"},
+		{"never fits the cluster", "containers: 3", "containers: 7", "kinds[1].containers"},
+		{"container vcores above node", "{vcores: 2, memory_mb: 2048}", "{vcores: 7, memory_mb: 2048}", "kinds[1].container.vcores"},
+		{"container memory above node", "{vcores: 2, memory_mb: 2048}", "{vcores: 2, memory_mb: 9000}", "kinds[1].container.memory_mb"},
+		{"missing container", "    container: {vcores: 2, memory_mb: 2048}\n", "", "kinds[1].container"},
+		{"zero kind repeat", "repeat: 2\n    phases", "repeat: 0\n    phases", "kinds[0].repeat"},
+		{"zero queue repeat", "\nrepeat: 2", "\nrepeat: 0", "repeat"},
+		{"duplicate kind", "name: b", "name: a", "kinds[1].name"},
+		{"bad kind name", "name: b", "name: 'b b'", "kinds[1].name"},
+		{"missing kind name", "  - name: c\n    containers: 1", "  - containers: 1", "kinds[2].name"},
+		{"unknown kind in queue", "{kind: b, count: 1}", "{kind: bb, count: 1}", "queue[1].kind"},
+		{"zero count", "{kind: b, count: 1}", "{kind: b, count: 0}", "queue[1].count"},
+		{"missing count", "{kind: b, count: 1}", "{kind: b}", "queue[1].count"},
+		{"empty queue", "queue:\n  - {kind: a, count: 2}\n  - {kind: b, count: 1}\n", "queue: []\n", "queue"},
+		{"too many jobs", "\nrepeat: 2", "\nrepeat: 1000000", "repeat"},
+		{"bad arrival mode", "{mode: batch}", "{mode: burst}", "arrivals.mode"},
+		{"poisson without rate", "{mode: batch}", "{mode: poisson}", "arrivals.rate_per_hour"},
+		{"poisson negative rate", "{mode: batch}", "{mode: poisson, rate_per_hour: -2}", "arrivals.rate_per_hour"},
+		{"batch with rate", "{mode: batch}", "{mode: batch, rate_per_hour: 2}", "arrivals.rate_per_hour"},
+		{"no kinds", "", "cluster: {nodes: 1, node: {cores: 1, memory_mb: 1, disk_mbps: 1, net_mbps: 1}}\nqueue: [{kind: a, count: 1}]", "kinds"},
+		{"empty document", "", "", "(document)"},
+		{"two documents", "", base + "---\n" + base, "(document)"},
+		{"not YAML", "", "cluster: [", "(document)"},
+		{"scalar document", "", "42", "(document)"},
+		{"merge key", "cluster:\n  nodes: 2", "cluster:\n  <<: {nodes: 2}", "cluster.<<"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			doc := tc.new
+			if tc.old != "" {
+				if !strings.Contains(base, tc.old) {
+					t.Fatalf("test edit %q not found in base", tc.old)
+				}
+				doc = strings.Replace(base, tc.old, tc.new, 1)
+			}
+			_, err := sim.ParseWorkload([]byte(doc))
+			if err == nil {
+				t.Fatalf("ParseWorkload accepted:\n%s", doc)
+			}
+			if !errors.Is(err, sim.ErrInvalid) {
+				t.Errorf("error %v is not ErrInvalid", err)
+			}
+			var fe *sim.FieldError
+			if !errors.As(err, &fe) {
+				t.Fatalf("error %T %v is not a *FieldError", err, err)
+			}
+			if fe.Path != tc.path {
+				t.Errorf("path = %q, want %q (error: %v)", fe.Path, tc.path, err)
+			}
+			if !strings.HasPrefix(err.Error(), tc.path+": ") {
+				t.Errorf("message %q does not start with the key path", err)
+			}
+		})
+	}
+}
+
+func TestParseAliases(t *testing.T) {
+	ok := strings.Replace(strings.Replace(base, "{kind: a, count: 2}", "{kind: a, count: &n 2}", 1), "{kind: b, count: 1}", "{kind: b, count: *n}", 1)
+	w, err := sim.ParseWorkload([]byte(ok))
+	if err != nil {
+		t.Fatalf("alias to a number: %v", err)
+	}
+	if got := w.Queue[1].Count; got != 2 {
+		t.Errorf("aliased count = %d, want 2", got)
+	}
+	bad := strings.Replace(strings.Replace(base, "node: {cores", "node: &nd {cores", 1), "{kind: b, count: 1}", "{kind: b, count: *nd}", 1)
+	_, err = sim.ParseWorkload([]byte(bad))
+	var fe *sim.FieldError
+	if !errors.As(err, &fe) || fe.Path != "queue[1].count" {
+		t.Errorf("alias to a mapping as a count: err = %v, want a FieldError at queue[1].count", err)
+	}
+}
+
+func TestErrorNamesLine(t *testing.T) {
+	doc := strings.Replace(base, "{seconds: 30, cpu: 0.1}", "{seconds: 0, cpu: 0.1}", 1)
+	_, err := sim.ParseWorkload([]byte(doc))
+	var fe *sim.FieldError
+	if !errors.As(err, &fe) {
+		t.Fatalf("err = %v", err)
+	}
+	wantLine := 0
+	for i, l := range strings.Split(doc, "\n") {
+		if strings.Contains(l, "seconds: 0") {
+			wantLine = i + 1
+		}
+	}
+	if fe.Line != wantLine {
+		t.Errorf("line = %d, want %d (%v)", fe.Line, wantLine, err)
+	}
+}
+
+func TestLoadWorkloadErrors(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := sim.LoadWorkload(dir + "/missing.yaml"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: err = %v, want ErrNotExist", err)
+	}
+	bad := dir + "/bad.yaml"
+	if err := os.WriteFile(bad, []byte("cluster: {nodes: -1}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := sim.LoadWorkload(bad)
+	if !errors.Is(err, sim.ErrInvalid) || !strings.Contains(err.Error(), bad) {
+		t.Errorf("bad file: err = %v, want ErrInvalid naming the file", err)
+	}
+}
+
+func TestJobsPoisson(t *testing.T) {
+	w := simtest.Tiny(t)
+	w.Arrivals = sim.Arrivals{Mode: sim.ArrivalsPoisson, RatePerHour: 60}
+	w.Repeat = 250 // 1000 jobs
+	if err := w.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	a := w.Jobs(rand.New(rand.NewPCG(3, 4)))
+	b := w.Jobs(rand.New(rand.NewPCG(3, 4)))
+	if diff := cmp.Diff(a, b); diff != "" {
+		t.Fatalf("same seed, different arrivals (-a +b):\n%s", diff)
+	}
+	if a[0].Arrival != 0 {
+		t.Errorf("first arrival = %v, want 0", a[0].Arrival)
+	}
+	for i := 1; i < len(a); i++ {
+		if a[i].Arrival < a[i-1].Arrival {
+			t.Fatalf("arrivals not sorted at %d: %v < %v", i, a[i].Arrival, a[i-1].Arrival)
+		}
+	}
+	// 60/hour: mean gap one minute; 999 gaps, so the mean is within ±10% w.h.p.
+	mean := a[len(a)-1].Arrival / time.Duration(len(a)-1)
+	if mean < 54*time.Second || mean > 66*time.Second {
+		t.Errorf("mean gap = %v, want about 1m", mean)
+	}
+	c := w.Jobs(rand.New(rand.NewPCG(5, 6)))
+	if cmp.Equal(a, c) {
+		t.Errorf("different seeds gave identical arrivals")
+	}
+}
+
+func FuzzParseWorkload(f *testing.F) {
+	for _, p := range []string{queueA, queueB} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte(base))
+	f.Add([]byte(simtest.TinyYAML))
+	f.Add([]byte("a: &a [*a]"))
+	f.Add([]byte("cluster: &c {nodes: 1}\nkinds: [*c]"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		w, err := sim.ParseWorkload(b)
+		if err != nil {
+			if !errors.Is(err, sim.ErrInvalid) {
+				t.Fatalf("error %v is not ErrInvalid", err)
+			}
+			return
+		}
+		// Accepted workloads are usable: they validate again, expand,
+		// and start a simulator that can place any one of their jobs.
+		if err := w.Validate(); err != nil {
+			t.Fatalf("accepted workload fails Validate: %v", err)
+		}
+		jobs := w.Jobs(nil)
+		if len(jobs) == 0 {
+			t.Fatal("accepted workload has no jobs")
+		}
+		s, err := w.NewSim(sim.Options{})
+		if err != nil {
+			t.Fatalf("accepted workload fails New: %v", err)
+		}
+		if err := s.Submit(s.NewApplication(), sim.AppSpec{Kind: jobs[0].Kind}); err != nil {
+			t.Fatalf("first job does not fit an empty cluster: %v", err)
+		}
+	})
+}
