@@ -45,7 +45,9 @@ func startRealtime(t *testing.T, factor float64) (*sim.Realtime, *simtest.FakeWa
 	return rt, fw, rec
 }
 
-func virt(sec float64) time.Time { return sim.DefaultStart.Add(time.Duration(sec * float64(time.Second))) }
+func virt(sec float64) time.Time {
+	return sim.DefaultStart.Add(time.Duration(sec * float64(time.Second)))
+}
 
 func TestRealtimeAccelerates(t *testing.T) {
 	rt, fw, rec := startRealtime(t, 60)
