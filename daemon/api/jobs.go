@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -163,6 +164,9 @@ func invalidJob(err error, doing string) error {
 		return errorf(http.StatusBadRequest, "", "invalid job: %v", err)
 	case errors.Is(err, queue.ErrClosed):
 		return errorf(http.StatusServiceUnavailable, "", "store is closed (shutting down)")
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		// The store writes nothing for a submit cancelled before its commit.
+		return errorf(http.StatusServiceUnavailable, "", "request ended before the job was stored: %v", err)
 	}
 	return fmt.Errorf("%s: %w", doing, err)
 }
