@@ -251,16 +251,23 @@ func (l *Learner) Update(chosen, given string, g float64) {
 			v = hb + d*(1-pi[b])
 		}
 		if clip > 0 {
-			v = min(max(v, -clip), clip)
-		}
-		if !finite(v) {
-			l.reject++
-			return
+			if v < -clip {
+				v = -clip
+			} else if v > clip {
+				v = clip
+			}
 		}
 		next[b] = v
-		lo, hi = min(lo, v), max(hi, v)
+		if v < lo {
+			lo = v
+		}
+		if v > hi {
+			hi = v
+		}
 	}
-	if !finite(hi - lo) { // the softmax needs H − max(H) finite
+	// v is never NaN (H, d and π are finite); an overflow to ±Inf shows in
+	// lo or hi. The softmax also needs the span hi − lo finite.
+	if !finite(hi - lo) {
 		l.reject++
 		return
 	}
@@ -303,7 +310,7 @@ func (l *Learner) Prob(a, given string) float64 {
 		return 1 / float64(len(l.kinds)+u) // a zero row: uniform
 	}
 	row := l.h[gi]
-	m := slices.Max(row)
+	m := maxOf(row)
 	if u > 0 {
 		m = max(m, 0)
 	}
@@ -324,7 +331,7 @@ func softmax(h, p []float64) {
 	if len(h) == 0 {
 		return
 	}
-	m := slices.Max(h)
+	m := maxOf(h)
 	z := 0.0
 	for i, v := range h {
 		e := math.Exp(v - m)
@@ -334,6 +341,19 @@ func softmax(h, p []float64) {
 	for i := range p {
 		p[i] /= z
 	}
+}
+
+// maxOf returns the largest element of a non-empty h that holds no NaN.
+// (slices.Max and the max builtin handle NaN and ±0, and are several times
+// slower on the hot paths.)
+func maxOf(h []float64) float64 {
+	m := h[0]
+	for _, v := range h[1:] {
+		if v > m {
+			m = v
+		}
+	}
+	return m
 }
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }

@@ -128,12 +128,7 @@ func (l *Learner) Mix(candidates, given []string, weights []float64, out []float
 			continue
 		}
 		row := l.h[gi]
-		m := row[0]
-		for _, v := range row[1:] {
-			if v > m { // not max(): no NaN here, and the builtin's NaN/±0 care is slow
-				m = v
-			}
-		}
+		m := maxOf(row)
 		if u > 0 {
 			m = max(m, 0)
 		}
