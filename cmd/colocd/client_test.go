@@ -395,3 +395,32 @@ func TestParseDeadline(t *testing.T) {
 		}
 	}
 }
+
+// TestClientExitStatus runs the client through the real root command: a
+// server error goes to stderr with exit status 1, a usage error exits 2.
+func TestClientExitStatus(t *testing.T) {
+	s := startAPI(t)
+	t.Setenv(envToken, "")
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		status int
+		stderr string
+	}{
+		{"ok", []string{"queue", "--server", s.url, "--token", cliReader}, 0, ""},
+		{"server refuses", []string{"submit", "--server", s.url, "--token", cliReader, "--kind", "kmeans"}, 1, "role reader may not POST /v1/jobs"},
+		{"bad field", []string{"submit", "--server", s.url, "--token", cliSubmitter, "--kind", "Bad Kind"}, 1, "invalid kind"},
+		{"no token", []string{"queue", "--server", s.url}, 2, envToken},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			got := run(context.Background(), tc.args, &out, &errOut)
+			if got != tc.status {
+				t.Fatalf("exit status %d, want %d; stderr %q", got, tc.status, errOut.String())
+			}
+			if !strings.Contains(errOut.String(), tc.stderr) {
+				t.Errorf("stderr %q lacks %q", errOut.String(), tc.stderr)
+			}
+		})
+	}
+}
