@@ -71,9 +71,19 @@ func (s *queueSim) arrive() {
 // step runs one decision and applies it. It returns the decision and the
 // jobs passed over.
 func (s *queueSim) step() (queue.Decision, []queue.Job) {
+	s.arrivals()
+	return s.decide()
+}
+
+// arrivals adds jobs at random, keeping 3 to 30 pending.
+func (s *queueSim) arrivals() {
 	for len(s.pending) < 3 || (len(s.pending) < 30 && s.rng.Float64() < 0.5) {
 		s.arrive()
 	}
+}
+
+// decide runs one decision on the current queue and applies it.
+func (s *queueSim) decide() (queue.Decision, []queue.Job) {
 	s.now = s.now.Add(time.Duration(s.rng.Int64N(int64(time.Minute))))
 	free := s.capa
 	if !s.alwaysFit {

@@ -1,0 +1,62 @@
+// Package queue is colocd's durable job queue and its ordering pipeline.
+//
+// # What it owns
+//
+// The job model (Job, Resources, State and the state machine, validation
+// with errors that name the field), the Store — one bbolt file holding every
+// job, the FIFO of pending jobs, the per-kind run history and the learner's
+// snapshot — and the Pipeline that decides which pending job goes to the
+// cluster next.
+//
+// # The store
+//
+// States move pending → admitted → running → succeeded | failed | killed, or
+// pending → cancelled; admitted → pending is the rollback when a submit to the
+// cluster fails. Each move is one transaction with fsync on (Options.NoSync
+// is for tests). Submissions are group-committed by a single writer, so
+// concurrent submitters share an fsync; an idempotency key (scoped per user)
+// makes a retried submission return the first job. Open tells a foreign file
+// (ErrForeign), a damaged one (ErrCorrupt), a newer schema (ErrSchema) and a
+// held lock (ErrLocked) apart, and never panics on a bad file.
+//
+// File layout (schema 1), one bucket each:
+//
+//	meta     "magic" = "colocd-queue", "schema" = uint64 BE
+//	jobs     id (ULID) → Job as JSON
+//	pending  seq (uint64 BE) → id           the FIFO: a cursor gives the head in O(log n + k)
+//	states   state 0x00 seq → id            listing by state, in submission order
+//	idem     user 0x00 key → id             idempotency keys
+//	kinds    kind → KindHistory as JSON
+//	prefs    "snapshot" → the learner's snapshot bytes
+//	counts   state → uint64 BE              O(1) Counts
+//
+// A later schema adds a step to the migration table (store.go); Open runs all
+// needed steps in one transaction.
+//
+// # The pipeline
+//
+// Decide takes a Snapshot (the FIFO head, free and total capacity, nodes,
+// running applications, kind histories, the time) and a random source, runs
+// the stages — Window, Fit, Fairness, Altruism, Preference, Starvation,
+// Select, wired in Pipeline.stack — and returns a Decision: the chosen job,
+// what each stage kept and dropped and why, the final probabilities, and the
+// jobs passed over (hand them to Store.Admit so their skip counts grow). The
+// method is the paper's (learning-efficient-co-locations §4–5); the hooks
+// follow Graphene §5.1 (deficit counters, bound κ), Carbyne §3.4.2
+// (P(altruism)) and X-Flex (fairness over time).
+//
+// Guarantees, with the stages on: no job that fits is passed over more than
+// Starvation.MaxSkips times; with Altruism.P = 0 no deadline job that fits is
+// ever passed over; Fairness keeps the largest deficit near κ. Where they
+// collide, the altruism cut (a deadline job that will not yield) comes
+// first, then the starvation cap, then the out-of-slack rule and fairness.
+//
+// # What it must not do
+//
+// No network I/O, no clock reads and no global randomness in logic: the
+// store takes Options.Now and Options.Entropy, the pipeline reads only its
+// Snapshot, its fairness counters and the *rand.Rand it is given. It imports
+// no other colocd package (bandit.Learner satisfies Preferences without
+// queue knowing it). It does not talk to YARN, submit anything, or log
+// decisions: the daemon does, from the Decision it gets back.
+package queue
