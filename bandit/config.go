@@ -7,8 +7,9 @@ import (
 	"strings"
 )
 
-// Errors. Every error this package returns wraps one of these, through a
-// *FieldError that names the bad field.
+// Errors. Config.Validate and Restore return a *FieldError naming the bad
+// field and wrapping ErrInvalidConfig or ErrInvalidSnapshot;
+// ParseBaselineMode wraps ErrUnknownBaselineMode.
 var (
 	// ErrInvalidConfig: Config.Validate found a field out of its domain.
 	ErrInvalidConfig = errors.New("bandit: invalid config")
