@@ -25,6 +25,18 @@ type loop struct {
 	keep       time.Duration // retention.finished_after; 0 = forever
 	checkpoint func() error
 	every      time.Duration // checkpoint cadence (clock time)
+	// hook, when set, is called at the end of every iteration, once the
+	// loop has armed its timer and is about to wait (tests step a fake
+	// clock on it).
+	hook func(iteration)
+}
+
+// iteration is what one loop iteration did.
+type iteration struct {
+	At      time.Time // the clock at the sync
+	Learned bool
+	Learn   LearnReport
+	Admit   AdmitReport
 }
 
 func newLoop(e *Engine, b backend, cfg Config, store *queue.Store, log *slog.Logger) (*loop, error) {
@@ -66,6 +78,7 @@ func (l *loop) run(ctx context.Context, stop <-chan struct{}) error {
 	nextRetention := l.retention.Next(start)
 	lastCheckpoint := start
 	for {
+		var it iteration
 		now := l.clock.Now()
 		rep, err := l.e.Sync(ctx)
 		if err != nil {
@@ -75,6 +88,7 @@ func (l *loop) run(ctx context.Context, stop <-chan struct{}) error {
 		}
 		if !now.Before(nextLearn) && err == nil {
 			lr, err := l.e.Learn(ctx, lastLearn, now)
+			it.Learned, it.Learn = true, lr
 			switch {
 			case errors.Is(err, ErrMetrics):
 				l.log.Warn("learning skipped: metrics unavailable; admitting with the last preferences", "err", err)
@@ -107,17 +121,31 @@ func (l *loop) run(ctx context.Context, stop <-chan struct{}) error {
 			return nil
 		default:
 		}
-		if _, err := l.e.AdmitPass(ctx); err != nil {
+		ar, err := l.e.AdmitPass(ctx)
+		if err != nil {
 			l.log.Warn("admission pass", "err", err)
 		}
-		wake := min(nextLearn.Sub(now), nextRetention.Sub(now), l.tick)
+		it.At, it.Admit = now, ar
+		// Wake at the earliest due time, measured from the clock now (it
+		// moved during the pass).
+		due := now.Add(l.tick)
+		for _, t := range []time.Time{nextLearn, nextRetention} {
+			if t.Before(due) {
+				due = t
+			}
+		}
+		wake := due.Sub(l.clock.Now())
+		timer := l.clock.After(max(wake, 0))
+		if l.hook != nil {
+			l.hook(it)
+		}
 		select {
 		case <-stop:
 			return nil
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-l.e.Kicked():
-		case <-l.clock.After(max(wake, 0)):
+		case <-timer:
 		}
 	}
 }

@@ -244,7 +244,7 @@ func (p *proc) getJSON(path string, v any) {
 		p.tb.Fatalf("GET %s: %d %s", path, code, b)
 	}
 	if err := json.Unmarshal(b, v); err != nil {
-		p.tb.Fatalf("GET %s: %v in %s", path, err, b)
+		p.tb.Fatalf("GET %s: %v in %.500s", path, err, b)
 	}
 }
 

@@ -1,0 +1,198 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/colocd/colocd/bandit"
+	"github.com/colocd/colocd/queue"
+	"github.com/colocd/colocd/sim"
+)
+
+// fakeClock is a Clock the test steps; After fires when Advance passes it.
+type fakeClock struct {
+	mu     sync.Mutex
+	now    time.Time
+	timers []fakeTimer
+}
+
+type fakeTimer struct {
+	at time.Time
+	ch chan time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) After(d time.Duration) <-chan time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ch := make(chan time.Time, 1)
+	if d <= 0 {
+		ch <- c.now
+		return ch
+	}
+	c.timers = append(c.timers, fakeTimer{at: c.now.Add(d), ch: ch})
+	return ch
+}
+
+// Advance moves the clock and fires the timers that are due.
+func (c *fakeClock) Advance(d time.Duration) time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+	keep := c.timers[:0]
+	for _, t := range c.timers {
+		if t.at.After(c.now) {
+			keep = append(keep, t)
+			continue
+		}
+		t.ch <- c.now
+	}
+	c.timers = keep
+	return c.now
+}
+
+// loopHarness runs the real loop on a simulator slaved to a fake clock.
+type loopHarness struct {
+	clock *fakeClock
+	store *queue.Store
+	e     *Engine
+	l     *loop
+	its   chan iteration
+	stop  chan struct{}
+	done  chan error
+}
+
+func newLoopHarness(t *testing.T, schedule string, tick time.Duration) *loopHarness {
+	t.Helper()
+	wl, err := sim.ParseWorkload([]byte(fmt.Sprintf(testWorkload, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := wl.NewSim(sim.Options{Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := &fakeClock{now: s.Now()}
+	var mu sync.Mutex
+	exec := func(f func(*sim.Sim)) { // like sim.Realtime.Do: catch up, then run
+		mu.Lock()
+		defer mu.Unlock()
+		s.Advance(clk.Now())
+		f(s)
+	}
+	sc := NewSimCluster(exec, nil)
+	store, err := queue.Open(filepath.Join(t.TempDir(), "colocd.db"), queue.Options{NoSync: true, Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	cfg := DefaultConfig()
+	cfg.Learning.Schedule = schedule
+	cfg.Admission.Tick = tick
+	e, err := NewEngine(EngineOptions{Store: store, Learner: bandit.New(bandit.Config{}), Cluster: sc, Metrics: sc, Clock: clk,
+		Pipeline: cfg.Pipeline, Admission: cfg.Admission, Learning: cfg.Learning, Limits: sc.Limits()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := newLoop(e, backend{clock: clk, checkpoint: func() error { return nil }}, cfg, store, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &loopHarness{clock: clk, store: store, e: e, l: l, its: make(chan iteration, 100), stop: make(chan struct{}), done: make(chan error, 1)}
+	l.log = e.log
+	l.hook = func(it iteration) { h.its <- it }
+	return h
+}
+
+func (h *loopHarness) start(t *testing.T) {
+	go func() { h.done <- h.l.run(context.Background(), h.stop) }()
+	t.Cleanup(func() {
+		close(h.stop)
+		for {
+			select {
+			case err := <-h.done:
+				if err != nil {
+					t.Errorf("loop: %v", err)
+				}
+				return
+			case <-h.its:
+			}
+		}
+	})
+}
+
+// next returns the next iteration at or after t.
+func (h *loopHarness) next(t *testing.T, at time.Time) iteration {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case it := <-h.its:
+			if !it.At.Before(at) {
+				return it
+			}
+		case <-timeout:
+			t.Fatalf("no loop iteration at %v", at)
+		}
+	}
+}
+
+func TestLoopLearnsOnTheCronScheduleInClockTime(t *testing.T) {
+	for _, tc := range []struct {
+		schedule string
+		tick     time.Duration
+		steps    int
+		want     []time.Duration // learning times after the start
+	}{
+		{"@every 30s", 10 * time.Second, 15, []time.Duration{30 * time.Second, 60 * time.Second, 90 * time.Second, 120 * time.Second, 150 * time.Second}},
+		// Five-field cron: on every second minute of the clock.
+		{"*/2 * * * *", 30 * time.Second, 12, []time.Duration{2 * time.Minute, 4 * time.Minute, 6 * time.Minute}},
+	} {
+		t.Run(tc.schedule, func(t *testing.T) {
+			h := newLoopHarness(t, tc.schedule, tc.tick)
+			// Two jobs that share the one node, submitted before the start.
+			for _, k := range []string{"cpu", "disk"} {
+				j := queue.Job{Kind: k, User: "ana"}
+				if err := h.e.Prepare(&j); err != nil {
+					t.Fatal(err)
+				}
+				if _, _, err := h.store.Submit(context.Background(), j); err != nil {
+					t.Fatal(err)
+				}
+			}
+			start := h.clock.Now()
+			h.start(t)
+			first := h.next(t, start)
+			if len(first.Admit.Admitted) != 2 {
+				t.Errorf("first iteration admitted %v, want both jobs", first.Admit.Admitted)
+			}
+			var learned []time.Duration
+			updates := 0
+			for range tc.steps {
+				now := h.clock.Advance(tc.tick)
+				it := h.next(t, now)
+				if it.Learned {
+					learned = append(learned, it.At.Sub(start))
+					updates += it.Learn.Updates
+				}
+			}
+			if diff := cmp.Diff(tc.want, learned); diff != "" {
+				t.Errorf("learning times (-want +got):\n%s", diff)
+			}
+			if tc.tick == 10*time.Second && updates == 0 {
+				t.Errorf("no preference update from the co-located jobs")
+			}
+		})
+	}
+}
