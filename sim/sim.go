@@ -398,21 +398,31 @@ func (s *Sim) place(k *kindRT) ([]int, bool) {
 		}
 	}
 	// 2. Whole groups on random nodes with room for one; 3. then singles.
+	// cand holds the nodes with room for a group of want; a node leaves it
+	// when it fills up, so each group costs O(1) after an O(n) scan (one
+	// more scan when the last, partial group is smaller).
 	for _, size := range []int{g, 1} {
 		for left > 0 {
-			want := int64(min(size, left))
+			want := min(size, left)
 			cand = cand[:0]
 			for i := range n {
-				if room(i) >= want {
+				if room(i) >= int64(want) {
 					cand = append(cand, i)
 				}
 			}
 			if len(cand) == 0 {
 				break
 			}
-			i := cand[s.rng.IntN(len(cand))]
-			put(i, int(want))
-			left -= int(want)
+			for left >= want && len(cand) > 0 {
+				j := s.rng.IntN(len(cand))
+				i := cand[j]
+				put(i, want)
+				left -= want
+				if room(i) < int64(want) {
+					cand[j] = cand[len(cand)-1]
+					cand = cand[:len(cand)-1]
+				}
+			}
 		}
 	}
 	return counts, left == 0

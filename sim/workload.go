@@ -22,6 +22,7 @@ import (
 // Bounds that keep a workload (and a fuzzed one) cheap to validate and run.
 const (
 	MaxNodes       = 10000
+	MaxContainers  = 100000 // per job
 	MaxJobs        = 100000
 	MaxPhases      = 1000    // per phase list of one kind
 	MaxKindRepeat  = 1000000 // iterations of one kind
@@ -373,6 +374,9 @@ func (k KindSpec) validate(p string, c ClusterSpec) error {
 	}
 	if k.Containers <= 0 {
 		return &FieldError{Path: p + ".containers", Reason: "must be > 0"}
+	}
+	if k.Containers > MaxContainers {
+		return &FieldError{Path: p + ".containers", Reason: fmt.Sprintf("must be <= %d", MaxContainers)}
 	}
 	if fit := int64(c.Nodes) * k.Container.perNode(node); int64(k.Containers) > fit {
 		return &FieldError{Path: p + ".containers", Reason: fmt.Sprintf("%d containers never fit the cluster (at most %d of %d vcores, %d MB on %d nodes)",
