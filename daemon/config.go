@@ -303,6 +303,9 @@ type LoadOptions struct {
 	FlagKeys map[string]string
 	// LookupEnv reads the environment; nil means os.LookupEnv.
 	LookupEnv func(string) (string, bool)
+	// SkipTokenFile leaves token_file unread (commands other than serve
+	// need no API tokens, and may run as a user who cannot read them).
+	SkipTokenFile bool
 }
 
 // flagKeys maps flag names to config keys.
@@ -408,7 +411,7 @@ func Load(opts LoadOptions) (Config, error) {
 		return Config{}, fmt.Errorf("%w: %s", ErrConfig, strings.Join(strings.Fields(err.Error()), " "))
 	}
 	cfg.normalize()
-	if cfg.TokenFile != "" {
+	if cfg.TokenFile != "" && !opts.SkipTokenFile {
 		toks, err := readTokenFile(cfg.TokenFile)
 		if err != nil {
 			return Config{}, err

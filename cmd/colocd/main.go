@@ -122,13 +122,13 @@ func exactArgs(n int) cobra.PositionalArgs {
 }
 
 // loadConfig loads the configuration for cmd: --config (or COLOCD_CONFIG),
-// COLOCD_* env, and the flags that map to keys.
+// COLOCD_* env, and the flags that map to keys. Only serve reads token_file.
 func loadConfig(cmd *cobra.Command, g *globals, extra map[string]string) (daemon.Config, error) {
 	file := g.config
 	if file == "" {
 		file = os.Getenv("COLOCD_CONFIG")
 	}
-	return daemon.Load(daemon.LoadOptions{File: file, Flags: cmd.Flags(), FlagKeys: extra})
+	return daemon.Load(daemon.LoadOptions{File: file, Flags: cmd.Flags(), FlagKeys: extra, SkipTokenFile: cmd.Name() != "serve"})
 }
 
 // newLogger builds the slog logger of the config.

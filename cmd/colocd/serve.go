@@ -27,6 +27,8 @@ requests, finish the admission pass in flight, close the store, exit 0.
 			log := newLogger(cmd.ErrOrStderr(), cfg.LogLevel, cfg.LogFormat)
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
+			// After the first signal, a second one kills at once.
+			go func() { <-ctx.Done(); stop() }()
 			return daemon.Serve(ctx, cfg, daemon.ServeOptions{Logger: log, Version: versionString()})
 		},
 	}
