@@ -18,9 +18,9 @@
 //     is kept, and the tags reach it through COLOCD_YARN_TAGS and the
 //     {{tags}}/{{job_id}}/{{kind}} argv placeholders; FindAppByTag then finds
 //     the application. JobTags makes colocd's lower-case tags.
-//   - Placement: which nodes an application's containers run on, from the
-//     3.x attempt-containers endpoint, or from the NodeManagers when the RM is
-//     2.x and has none.
+//   - Placement and Placements: which nodes an application's containers run
+//     on, from the 3.x attempt-containers endpoint, or from the NodeManagers
+//     (one sweep for many apps) when the RM is 2.x and has none.
 //   - RM high availability: a list of RM URLs; a standby RM (3.x: 307 with
 //     Location; 2.x: 200 "This is standby RM. Redirecting to ...") or an
 //     unreachable one sends the call to the next RM, and the active one is
