@@ -243,7 +243,7 @@ type scratch struct {
 	kinds, ctxKinds   []string
 	ctxWeights, out   []float64
 	kindIdx           map[string]int
-	shapeFit          map[uint64]int64
+	shapeFit          *shapeMemo
 }
 
 // run is the state of one decision.
@@ -334,13 +334,12 @@ func emptyReason(rec StageRecord) string {
 // load turns the snapshot's pending jobs into candidates, in FIFO order.
 func (r *run) load() {
 	pend := r.snap.Pending
-	if !fifoOrdered(pend) {
-		pend = slices.Clone(pend)
-		slices.SortStableFunc(pend, func(a, b Job) int { return jobOrder(&a, &b) })
-		r.snap.Pending = pend
-	}
+	r.pendingTotal = len(pend)
 	if w := r.cfg.Window; w.Enabled && len(pend) > w.Size {
 		// Only the window is ever looked at; the window stage records the cut.
+		if !fifoOrdered(pend) {
+			pend = sortedFIFO(pend)
+		}
 		pend = pend[:w.Size]
 	}
 	sc := r.sc
@@ -351,12 +350,21 @@ func (r *run) load() {
 		sc.live = make([]*cand, 0, len(pend))
 		sc.spare = make([]*cand, 0, len(pend))
 	}
-	sc.cands = sc.cands[:len(pend)]
-	r.window = sc.window[:0]
-	for i := range pend {
-		j := &pend[i]
-		sc.cands[i] = cand{job: j, idx: i, kind: j.Kind, res: j.Resources, deadline: j.Deadline, skips: j.Skips}
-		r.window = append(r.window, &sc.cands[i])
+	// One pass over the jobs (the memory they sit in is the cost here):
+	// copy what the stages read and check the FIFO order on the way.
+	for fill := true; fill; {
+		fill = false
+		sc.cands = sc.cands[:len(pend)]
+		r.window = sc.window[:0]
+		for i := range pend {
+			j := &pend[i]
+			if i > 0 && jobOrder(&pend[i-1], j) > 0 {
+				pend, fill = sortedFIFO(pend), true
+				break
+			}
+			sc.cands[i] = cand{job: j, idx: i, kind: j.Kind, res: j.Resources, deadline: j.Deadline, skips: j.Skips}
+			r.window = append(r.window, &sc.cands[i])
+		}
 	}
 	sc.window = r.window
 	r.fit = append(sc.fit[:0], r.window...)
@@ -366,7 +374,13 @@ func (r *run) load() {
 	if len(pend) == 0 {
 		r.note = "queue empty"
 	}
-	r.pendingTotal = len(r.snap.Pending)
+}
+
+// sortedFIFO returns a sorted copy of jobs.
+func sortedFIFO(jobs []Job) []Job {
+	jobs = slices.Clone(jobs)
+	slices.SortStableFunc(jobs, func(a, b Job) int { return jobOrder(&a, &b) })
+	return jobs
 }
 
 // fifoOrdered reports whether jobs are in FIFO order (by Seq, then ID).
@@ -414,11 +428,12 @@ func (r *run) finish() {
 		return
 	}
 	d.Chosen, d.ChosenKind = r.chosen.job.ID, r.chosen.job.Kind
-	for _, c := range r.fit {
-		if c.idx >= r.chosen.idx {
-			break
+	n, _ := slices.BinarySearchFunc(r.fit, r.chosen.idx, func(c *cand, idx int) int { return c.idx - idx })
+	if n > 0 {
+		d.Passed = make([]string, n)
+		for i, c := range r.fit[:n] {
+			d.Passed[i] = c.job.ID
 		}
-		d.Passed = append(d.Passed, c.job.ID)
 	}
 	if r.p.fair != nil {
 		r.p.fair.charge(r)

@@ -530,3 +530,18 @@ func TestDecideEmptyAndUnsorted(t *testing.T) {
 		t.Errorf("unsorted pending: chosen %s, want the lowest seq", d.Chosen)
 	}
 }
+
+func TestRecordLimit(t *testing.T) {
+	pend := []queue.Job{pj(1, "a"), pj(2, "dl", deadline(time.Hour))}
+	for i := uint64(3); i <= 12; i++ {
+		pend = append(pend, pj(i, "b"))
+	}
+	cfg := only("altruism", "preference")
+	cfg.Altruism.P = 0
+	cfg.MaxRecorded = 3
+	d := mustPipeline(t, cfg, nil).Decide(snapshot(pend...), nil)
+	s := stage(d, "altruism")
+	if diff := cmp.Diff([]string{"j03", "j04", "j05"}, dropped(s)); diff != "" || s.Omitted != 7 || s.In != 12 || s.Out != 2 {
+		t.Errorf("in %d out %d omitted %d (want 12, 2, 7); dropped (-want +got):\n%s", s.In, s.Out, s.Omitted, diff)
+	}
+}

@@ -42,9 +42,9 @@ func (s fitStage) run(r *run, rec *StageRecord) {
 	}
 	if nodes != nil {
 		if r.sc.shapeFit == nil {
-			r.sc.shapeFit = make(map[uint64]int64)
+			r.sc.shapeFit = new(shapeMemo)
 		}
-		clear(r.sc.shapeFit)
+		clear(r.sc.shapeFit[:])
 	}
 	kept := r.beginFilter()
 	for _, c := range r.live {
@@ -75,16 +75,22 @@ func (s fitStage) run(r *run, rec *StageRecord) {
 	}
 }
 
-// placeable is how many containers of res's shape the nodes can hold,
-// memoised per shape for one decision.
-func placeable(memo map[uint64]int64, nodes []NodeFree, res Resources) int64 {
+// shapeMemo caches placeable per container shape for one decision: a
+// direct-mapped table (a collision just recomputes), cheaper than a map for
+// the few shapes a queue holds.
+type shapeMemo [512]struct {
+	key uint64 // memory<<11 | vcores, +1 so that zero means empty
+	n   int64
+}
+
+// placeable is how many containers of res's shape the nodes can hold.
+func placeable(memo *shapeMemo, nodes []NodeFree, res Resources) int64 {
 	// Valid shapes (memory ≤ 2^20, vcores ≤ 2^10) pack into one word.
 	memoise := res.MemoryMB >= 0 && res.MemoryMB <= MaxMemoryMB && res.VCores >= 0 && res.VCores <= MaxVCores
-	key := uint64(res.MemoryMB)<<11 | uint64(res.VCores)
-	if memoise {
-		if n, ok := memo[key]; ok {
-			return n
-		}
+	key := (uint64(res.MemoryMB)<<11 | uint64(res.VCores)) + 1
+	slot := &memo[(key*0x9E3779B97F4A7C15)>>55]
+	if memoise && slot.key == key {
+		return slot.n
 	}
 	var n int64
 	if res.MemoryMB > 0 && res.VCores > 0 {
@@ -101,7 +107,7 @@ func placeable(memo map[uint64]int64, nodes []NodeFree, res Resources) int64 {
 		n = math.MaxInt64 // invalid shape: nothing to place
 	}
 	if memoise {
-		memo[key] = n
+		slot.key, slot.n = key, n
 	}
 	return n
 }
@@ -389,6 +395,8 @@ type altruismStage struct{ p AltruismConfig }
 func (altruismStage) name() string { return "altruism" }
 
 func (s altruismStage) run(r *run, rec *StageRecord) {
+	// Walk the jobs that fit, in FIFO order, up to the cut. Jobs behind the
+	// cut leave, so their slack is never needed.
 	now := r.snap.Now
 	for _, c := range r.fit {
 		if c.deadline == nil {
@@ -399,11 +407,6 @@ func (s altruismStage) run(r *run, rec *StageRecord) {
 			exp = h.EWMARuntime
 		}
 		c.slack = c.deadline.Sub(now) - exp
-	}
-	for _, c := range r.fit {
-		if c.deadline == nil {
-			continue
-		}
 		if c.slack > 0 && s.p.P > 0 && r.rng != nil && r.rng.Float64() < s.p.P {
 			continue // yields this time
 		}
@@ -418,18 +421,20 @@ func (s altruismStage) run(r *run, rec *StageRecord) {
 		rec.Note = fmt.Sprintf("deadline job %s (slack %v) %s: jobs behind it wait", cut.job.ID, cut.slack.Round(time.Second), why)
 		kept := r.beginFilter()
 		inLive := false
-		for _, c := range r.live {
-			switch {
-			case c.idx < cut.idx:
-				kept = append(kept, c)
-			case c == cut:
-				kept = append(kept, c)
-				inLive = true
-			default:
-				if r.room(rec) {
+		for i, c := range r.live {
+			if c.idx > cut.idx { // FIFO order: the rest are behind it too
+				for _, c := range r.live[i:] {
+					if !r.room(rec) {
+						rec.Omitted += len(r.live) - i - 1 // room counted this one
+						break
+					}
 					rec.Dropped = append(rec.Dropped, Drop{c.job.ID, fmt.Sprintf("behind deadline job %s, which %s", cut.job.ID, why)})
+					i++
 				}
+				break
 			}
+			kept = append(kept, c)
+			inLive = inLive || c == cut
 		}
 		if !inLive && len(kept) == 0 {
 			kept = append(kept, cut)
