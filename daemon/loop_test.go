@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sync"
@@ -73,7 +74,7 @@ type loopHarness struct {
 	done  chan error
 }
 
-func newLoopHarness(t *testing.T, schedule string, tick time.Duration) *loopHarness {
+func newLoopHarness(t *testing.T, schedule string, tick time.Duration, mut ...func(*Config)) *loopHarness {
 	t.Helper()
 	wl, err := sim.ParseWorkload([]byte(fmt.Sprintf(testWorkload, 1)))
 	if err != nil {
@@ -100,6 +101,9 @@ func newLoopHarness(t *testing.T, schedule string, tick time.Duration) *loopHarn
 	cfg := DefaultConfig()
 	cfg.Learning.Schedule = schedule
 	cfg.Admission.Tick = tick
+	for _, m := range mut {
+		m(&cfg)
+	}
 	e, err := NewEngine(EngineOptions{Store: store, Learner: bandit.New(bandit.Config{}), Cluster: sc, Metrics: sc, Clock: clk,
 		Pipeline: cfg.Pipeline, Admission: cfg.Admission, Learning: cfg.Learning, Limits: sc.Limits()})
 	if err != nil {
@@ -161,16 +165,7 @@ func TestLoopLearnsOnTheCronScheduleInClockTime(t *testing.T) {
 	} {
 		t.Run(tc.schedule, func(t *testing.T) {
 			h := newLoopHarness(t, tc.schedule, tc.tick)
-			// Two jobs that share the one node, submitted before the start.
-			for _, k := range []string{"cpu", "disk"} {
-				j := queue.Job{Kind: k, User: "ana"}
-				if err := h.e.Prepare(&j); err != nil {
-					t.Fatal(err)
-				}
-				if _, _, err := h.store.Submit(context.Background(), j); err != nil {
-					t.Fatal(err)
-				}
-			}
+			h.submit(t, "cpu", "disk") // they share the one node
 			start := h.clock.Now()
 			h.start(t)
 			first := h.next(t, start)
@@ -195,4 +190,53 @@ func TestLoopLearnsOnTheCronScheduleInClockTime(t *testing.T) {
 			}
 		})
 	}
+}
+
+func (h *loopHarness) submit(t *testing.T, kinds ...string) []string {
+	t.Helper()
+	var ids []string
+	for _, k := range kinds {
+		j := queue.Job{Kind: k, User: "ana"}
+		if err := h.e.Prepare(&j); err != nil {
+			t.Fatal(err)
+		}
+		got, _, err := h.store.Submit(context.Background(), j)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, got.ID)
+	}
+	return ids
+}
+
+func TestLoopRetention(t *testing.T) {
+	h := newLoopHarness(t, "@every 1h", 30*time.Second, func(c *Config) {
+		c.Retention.Schedule = "@every 1m"
+		c.Retention.FinishedAfter = 2 * time.Minute
+	})
+	ids := h.submit(t, "cpu", "disk")
+	start := h.clock.Now()
+	h.start(t)
+	h.next(t, start)
+	finished := time.Duration(0)
+	for range 12 { // 6 minutes
+		now := h.clock.Advance(30 * time.Second)
+		h.next(t, now)
+		j, err := h.store.Get(ids[0])
+		switch {
+		case errors.Is(err, queue.ErrNotFound):
+			if finished == 0 || now.Sub(start)-finished < 2*time.Minute {
+				t.Fatalf("job deleted at +%v, finished at +%v: before finished_after", now.Sub(start), finished)
+			}
+			if _, err := h.store.Get(ids[1]); !errors.Is(err, queue.ErrNotFound) {
+				t.Errorf("the other finished job is still there: %v", err)
+			}
+			return
+		case err != nil:
+			t.Fatal(err)
+		case j.State.Terminal() && finished == 0:
+			finished = now.Sub(start)
+		}
+	}
+	t.Fatalf("finished jobs were never compacted (finished at +%v)", finished)
 }
