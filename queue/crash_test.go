@@ -151,7 +151,7 @@ func TestCrashSafety(t *testing.T) {
 		}
 		t.Logf("round %d: killed after %d acknowledged lines (%d jobs so far)", round, lines, len(all))
 
-		s, err := queue.Open(path, queue.Options{Check: true})
+		s, err := queue.Open(path, queue.Options{})
 		if err != nil {
 			t.Fatalf("round %d: reopen after SIGKILL: %v", round, err)
 		}

@@ -632,15 +632,21 @@ func TestOpenBadFiles(t *testing.T) {
 		"directory":        {dir, queue.ErrForeign},
 	}
 	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			s, err := queue.Open(tc.path, queue.Options{Check: true})
-			if err == nil {
-				s.Close()
-			}
-			if !errors.Is(err, tc.want) {
-				t.Fatalf("Open: %v, want %v", err, tc.want)
-			}
-		})
+		for _, skip := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/skip_check=%v", name, skip), func(t *testing.T) {
+				before, _ := os.ReadFile(tc.path)
+				s, err := queue.Open(tc.path, queue.Options{SkipCheck: skip, Timeout: time.Second})
+				if err == nil {
+					s.Close()
+				}
+				if !errors.Is(err, tc.want) {
+					t.Fatalf("Open: %v, want %v", err, tc.want)
+				}
+				if after, _ := os.ReadFile(tc.path); string(after) != string(before) {
+					t.Error("Open modified a file it refused")
+				}
+			})
+		}
 	}
 	// An empty file is a new queue.
 	s, err = queue.Open(write("empty.db", nil), queue.Options{})
