@@ -1,0 +1,217 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/colocd/colocd/collector"
+	"github.com/colocd/colocd/collector/influxtest"
+	"github.com/colocd/colocd/goodness"
+	"github.com/colocd/colocd/yarnclient"
+	"github.com/colocd/colocd/yarnclient/yarntest"
+)
+
+// runCmd runs the colocd command line in-process.
+func runCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	code = run(ctx, args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// isolate clears the COLOCD_* config variables of the developer's shell.
+func isolate(t *testing.T) {
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "COLOCD_") && k != "COLOCD_INFLUXD" && k != "COLOCD_REQUIRE_TOOLS" {
+			t.Setenv(k, "")
+			os.Unsetenv(k)
+		}
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	isolate(t)
+	rm := yarntest.NewFakeRM(t)
+	rm.InjectFault(yarnclient.PathClusterInfo, yarntest.Fault{Status: http.StatusForbidden})
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(bad, []byte("learning:\n  stepsize: 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args    []string
+		code    int
+		message string // in stderr
+	}{
+		{[]string{"version"}, exitOK, ""},
+		{[]string{}, exitOK, ""},
+		{[]string{"bogus"}, exitUsage, `unknown command "bogus"`},
+		{[]string{"serve", "--bogus"}, exitUsage, "unknown flag: --bogus"},
+		{[]string{"serve", "extra"}, exitUsage, "unknown command"},
+		{[]string{"serve", "--config", "/nonexistent/colocd.yaml"}, exitUsage, "does not exist"},
+		{[]string{"serve", "--config", bad}, exitUsage, "learning.stepsize"},
+		{[]string{"serve", "--listen", "nope"}, exitUsage, "config key listen"},
+		{[]string{"yarn", "app"}, exitUsage, "takes 1 argument"},
+		{[]string{"yarn", "info"}, exitUsage, "yarn.rm_urls"},
+		{[]string{"yarn", "info", "--rm", rm.URL()}, exitRuntime, "403"},
+		{[]string{"metrics"}, exitUsage, "--from is required"},
+		{[]string{"metrics", "--from", "2026-01-01T00:01:00Z", "--to", "2026-01-01T00:00:00Z"}, exitUsage, "must be after"},
+		{[]string{"metrics", "--from", "2026-01-01T00:00:00Z", "--to", "2026-01-01T00:01:00Z"}, exitUsage, "influx.url"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			code, _, stderr := runCmd(t, tc.args...)
+			if code != tc.code || !strings.Contains(stderr, tc.message) {
+				t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr, tc.code, tc.message)
+			}
+		})
+	}
+}
+
+func TestVersion(t *testing.T) {
+	code, out, _ := runCmd(t, "version")
+	if code != 0 || !strings.HasPrefix(out, "colocd "+version+"\ncommit ") || !strings.Contains(out, "go go1.") {
+		t.Errorf("version: %d %q", code, out)
+	}
+}
+
+func TestYarnCommands(t *testing.T) {
+	isolate(t)
+	rm := yarntest.NewFakeRM(t, yarntest.AutoStart())
+	rm.AddNode(yarnclient.Node{ID: "worker1:8041"})
+	rm.AddNode(yarnclient.Node{ID: "worker2:8041"})
+	app := rm.AddApp(yarnclient.App{Name: "wordcount", User: "ana", Queue: "default", State: "RUNNING",
+		ApplicationTags: "colocd-job-01abc,colocd-kind-wordcount"})
+	// The config names an RM that does not exist; --rm overrides it.
+	cfg := filepath.Join(t.TempDir(), "colocd.yaml")
+	if err := os.WriteFile(cfg, []byte("yarn:\n  rm_urls: [\"http://127.0.0.1:1\"]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	yarn := func(args ...string) string {
+		t.Helper()
+		code, out, errOut := runCmd(t, append(append([]string{"yarn"}, args...), "--config", cfg, "--rm", rm.URL())...)
+		if code != 0 {
+			t.Fatalf("yarn %v: exit %d: %s", args, code, errOut)
+		}
+		return out
+	}
+	var info map[string]map[string]any
+	if err := json.Unmarshal([]byte(yarn("info", "--json")), &info); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := info["clusterInfo"]["haState"]; !ok {
+		t.Errorf("info --json lacks clusterInfo.haState: %v", info)
+	}
+	if got := info["clusterMetrics"]["activeNodes"]; got != float64(2) {
+		t.Errorf("clusterMetrics.activeNodes = %v, want 2", got)
+	}
+	var nodes []map[string]any
+	if err := json.Unmarshal([]byte(yarn("nodes", "--json")), &nodes); err != nil {
+		t.Fatal(err)
+	}
+	var hosts []string
+	for _, n := range nodes {
+		hosts = append(hosts, n["nodeHostName"].(string))
+	}
+	if !slices.Equal(hosts, []string{"worker1", "worker2"}) {
+		t.Errorf("nodes --json hosts %v", hosts)
+	}
+	if out := yarn("nodes"); !strings.Contains(out, "HOST") || !strings.Contains(out, "worker2") {
+		t.Errorf("nodes table:\n%s", out)
+	}
+	var apps []map[string]any
+	if err := json.Unmarshal([]byte(yarn("apps", "--json", "--tag", "colocd-kind-wordcount")), &apps); err != nil {
+		t.Fatal(err)
+	}
+	if len(apps) != 1 || apps[0]["id"] != app || apps[0]["applicationTags"] == nil {
+		t.Errorf("apps --json: %v", apps)
+	}
+	if out := yarn("apps"); !strings.Contains(out, app) || !strings.Contains(out, "wordcount") {
+		t.Errorf("apps table:\n%s", out)
+	}
+	var one map[string]map[string]any
+	if err := json.Unmarshal([]byte(yarn("app", app, "--json")), &one); err != nil {
+		t.Fatal(err)
+	}
+	if one["app"]["id"] != app || one["app"]["user"] != "ana" {
+		t.Errorf("app --json: %v", one)
+	}
+	if out := yarn("app", app); !strings.Contains(out, "wordcount") || !strings.Contains(out, "colocd-kind-wordcount") {
+		t.Errorf("app table:\n%s", out)
+	}
+}
+
+// TestMetricsCommand reads Telegraf-shaped points from a real InfluxDB 1.8.
+func TestMetricsCommand(t *testing.T) {
+	isolate(t)
+	srv := influxtest.Start(t)
+	t0 := time.Now().Add(-3 * time.Minute).Truncate(10 * time.Second)
+	var lines strings.Builder
+	for i := 0; i <= 18; i++ { // every 10 s for 3 minutes
+		ts := t0.Add(time.Duration(i) * 10 * time.Second).UnixNano()
+		for h, k := range map[string]int64{"w1": 1, "w2": 3} {
+			fmt.Fprintf(&lines, "cpu,cpu=cpu-total,host=%s usage_idle=%d,usage_iowait=%d %d\n", h, 40-5*k, 5*k, ts)
+			fmt.Fprintf(&lines, "diskio,host=%s,name=sda read_bytes=%di,write_bytes=%di %d\n", h, int64(i)*k*100e6, int64(i)*k*20e6, ts)
+			fmt.Fprintf(&lines, "net,host=%s,interface=eth0 bytes_recv=%di,bytes_sent=%di %d\n", h, int64(i)*k*50e6, int64(i)*k*10e6, ts)
+		}
+	}
+	srv.Write(t, lines.String())
+	from, to := t0.Add(30*time.Second), t0.Add(150*time.Second)
+	for k, v := range map[string]string{"DISK_READ": "500", "DISK_WRITE": "500", "NET_RECV": "125", "NET_SENT": "125"} {
+		t.Setenv("COLOCD_GOODNESS_"+k+"_MBPS", v)
+	}
+	args := []string{"metrics", "--from", from.UTC().Format(time.RFC3339), "--to", to.UTC().Format(time.RFC3339),
+		"--hosts", "w1,w2,ghost", "--influx-url", srv.URL(), "--influx-bucket", srv.Bucket(), "--influx-token", srv.Token()}
+	code, out, errOut := runCmd(t, append(args, "--json")...)
+	if code != 0 {
+		t.Fatalf("metrics: exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(errOut, "ghost") {
+		t.Errorf("the host without data is not reported on stderr: %q", errOut)
+	}
+	var got map[string]map[string]map[string]float64
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v in %s", err, out)
+	}
+	// The expected values: the collector's own answer, scored with Eq. 1.
+	col, err := collector.New(collector.Config{URL: srv.URL(), Bucket: srv.Bucket(), Token: srv.Token(),
+		Timeout: 10 * time.Second, StaleAfter: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer col.Close()
+	res, err := col.Usage(context.Background(), []string{"w1", "w2"}, from, to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim := goodness.Limits{DiskRead: 500e6, DiskWrite: 500e6, NetRecv: 125e6, NetSent: 125e6}
+	want := map[string]map[string]map[string]float64{"hosts": {}}
+	for h, u := range res.Usage {
+		want["hosts"][h] = map[string]float64{"cpu": u.CPU, "iowait": u.IOWait, "disk_read_bps": u.DiskRead, "disk_write_bps": u.DiskWrite,
+			"net_recv_bps": u.NetRecv, "net_sent_bps": u.NetSent, "goodness": goodness.Score(u, lim)}
+	}
+	if len(want["hosts"]) != 2 {
+		t.Fatalf("collector found %v", res)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("metrics --json (-want +got):\n%s", diff)
+	}
+	if w1 := got["hosts"]["w1"]; w1["cpu"] < 0.5 || w1["disk_read_bps"] < 5e6 {
+		t.Errorf("w1 usage implausible: %v", w1)
+	}
+	code, out, errOut = runCmd(t, args...)
+	if code != 0 || !strings.Contains(out, "GOODNESS") || !strings.Contains(out, "w2") {
+		t.Errorf("metrics table: exit %d\n%s%s", code, out, errOut)
+	}
+}
