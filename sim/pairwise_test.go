@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/colocd/colocd/goodness"
 	"github.com/colocd/colocd/sim"
 )
 
@@ -98,4 +99,76 @@ func TestPairwiseUnknownKind(t *testing.T) {
 	if _, err := sim.Pairwise(load(t, queueA), "kmeans", "spark", 1); !errors.Is(err, sim.ErrUnknownKind) {
 		t.Errorf("err = %v, want ErrUnknownKind", err)
 	}
+}
+
+// Each kind's resource profile, alone (a triplet per node) and packed (six
+// containers per node, the separated half of the pair experiment), checked
+// against the paper's §3.2 descriptions. Run with -v for the table.
+func TestKindProfiles(t *testing.T) {
+	w := load(t, queueA)
+	lim := w.Cluster.Limits()
+	var table strings.Builder
+	table.WriteString("| kind | solo (s) | solo CPU / iowait / disk / net | packed (s) | packed CPU / iowait / disk / net |\n")
+	table.WriteString("|---|---|---|---|---|\n")
+	pct := func(u goodness.Usage) string {
+		return fmt.Sprintf("%.0f%% / %.0f%% / %.0f%% / %.0f%%", 100*u.CPU, 100*u.IOWait,
+			100*(u.DiskRead+u.DiskWrite)/lim.DiskRead, 100*(u.NetRecv+u.NetSent)/(2*lim.NetRecv))
+	}
+	for _, k := range w.Kinds {
+		s := newSim(t, w, sim.Options{Seed: 1})
+		id := s.NewApplication()
+		if err := s.Submit(id, sim.AppSpec{Kind: k.Name}); err != nil {
+			t.Fatal(err)
+		}
+		s.RunUntilIdle()
+		app, _ := s.App(id)
+		var solo goodness.Usage
+		n := 0.0
+		for _, sm := range s.Samples() {
+			if app.Placement[sm.Node] > 0 {
+				solo = addUsage(solo, sm.Usage)
+				n++
+			}
+		}
+		solo = scaleUsage(solo, 1/n)
+		r, err := sim.Pairwise(w, k.Name, k.Name, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		packed := r.Separated.Usage
+		fmt.Fprintf(&table, "| %s | %.0f | %s | %.0f | %s |\n", k.Name, k.SoloDuration().Seconds(), pct(solo), r.Separated.A.Seconds(), pct(packed))
+
+		switch k.Name {
+		case "tpch-q10", "tpch-q3":
+			// I/O-bound: CPU at most about 50%, the disk saturated when packed.
+			if packed.CPU > 0.5 || solo.CPU > 0.5 {
+				t.Errorf("%s: mean CPU solo %.2f, packed %.2f; want <= 0.5", k.Name, solo.CPU, packed.CPU)
+			}
+			if packed.IOWait <= 0 {
+				t.Errorf("%s: no iowait when packed", k.Name)
+			}
+		case "kmeans", "cc":
+			// CPU-bound: the CPU is the busiest resource.
+			if packed.CPU < 0.6 {
+				t.Errorf("%s: packed mean CPU %.2f, want >= 0.6", k.Name, packed.CPU)
+			}
+		}
+	}
+	// CC's first stage is disk-bound (iowait when packed); K-Means's is not.
+	cc, _ := sim.Pairwise(w, "cc", "cc", 1)
+	km, _ := sim.Pairwise(w, "kmeans", "kmeans", 1)
+	if cc.Separated.Usage.IOWait <= 0 || km.Separated.Usage.IOWait != 0 {
+		t.Errorf("packed iowait: cc %v (want > 0), kmeans %v (want 0)", cc.Separated.Usage.IOWait, km.Separated.Usage.IOWait)
+	}
+	t.Logf("kind profiles, %s (disk: (read+write)/disk_mbps; net: (in+out)/(2·net_mbps)):\n%s", queueA, table.String())
+}
+
+func addUsage(a, b goodness.Usage) goodness.Usage {
+	return goodness.Usage{CPU: a.CPU + b.CPU, IOWait: a.IOWait + b.IOWait, DiskRead: a.DiskRead + b.DiskRead,
+		DiskWrite: a.DiskWrite + b.DiskWrite, NetRecv: a.NetRecv + b.NetRecv, NetSent: a.NetSent + b.NetSent}
+}
+
+func scaleUsage(a goodness.Usage, f float64) goodness.Usage {
+	return goodness.Usage{CPU: a.CPU * f, IOWait: a.IOWait * f, DiskRead: a.DiskRead * f,
+		DiskWrite: a.DiskWrite * f, NetRecv: a.NetRecv * f, NetSent: a.NetSent * f}
 }

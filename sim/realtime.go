@@ -152,8 +152,8 @@ func (r *Realtime) halt() {
 // timers. Callers hold mu.
 func (r *Realtime) catchUp() {
 	if r.started && !r.stopped {
-		el := r.wallNow().Sub(r.wallStart)
-		target := r.virtStart.Add(time.Duration(float64(el) * r.factor))
+		el := float64(r.wallNow().Sub(r.wallStart)) * r.factor
+		target := r.virtStart.Add(time.Duration(min(el, math.MaxInt64/2))) // a wall clock that jumps far ahead must not overflow
 		if target.After(r.sim.Now()) {
 			r.pending = append(r.pending, r.sim.Advance(target)...)
 		}
@@ -208,7 +208,8 @@ func (r *Realtime) After(d time.Duration) <-chan time.Time {
 	return ch
 }
 
-// OnEvent registers a handler for application events.
+// OnEvent registers a handler for application events. Handlers run on
+// the driver goroutine: a slow handler delays the next tick.
 func (r *Realtime) OnEvent(f func(Event)) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
