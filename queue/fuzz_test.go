@@ -107,14 +107,15 @@ func TestDecideDeterministic(t *testing.T) {
 		var out []string
 		for i := 0; i < 300; i++ {
 			d, _ := s.step()
-			out = append(out, d.Chosen)
+			b, _ := json.Marshal(d) // the whole explanation, deficits included
+			out = append(out, string(b))
 		}
 		return out
 	}
 	a, b := run(), run()
 	for i := range a {
 		if a[i] != b[i] {
-			t.Fatalf("decision %d differs between runs with the same seed: %s vs %s", i, a[i], b[i])
+			t.Fatalf("decision %d differs between runs with the same seed:\n%s\n%s", i, a[i], b[i])
 		}
 	}
 }

@@ -3,7 +3,6 @@ package queue
 import (
 	"math/rand/v2"
 	"slices"
-	"sort"
 	"sync"
 	"time"
 )
@@ -201,7 +200,16 @@ func (p *Pipeline) stack() []stage {
 }
 
 // Config returns the configuration the pipeline runs with.
-func (p *Pipeline) Config() Config { return p.cfg }
+func (p *Pipeline) Config() Config {
+	c := p.cfg
+	if c.Fairness.Weights != nil {
+		c.Fairness.Weights = make(map[string]float64, len(p.cfg.Fairness.Weights))
+		for k, v := range p.cfg.Fairness.Weights {
+			c.Fairness.Weights[k] = v
+		}
+	}
+	return c
+}
 
 // Deficits returns a copy of the fairness deficit per group (nil when
 // fairness is off).
@@ -438,14 +446,4 @@ func (r *run) finish() {
 	if r.p.fair != nil {
 		r.p.fair.charge(r)
 	}
-}
-
-// sortedKeys returns m's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -146,7 +146,8 @@ type fairnessStage struct {
 	// per decision
 	alloc   map[string][2]float64 // group → normalised (memory, vcores) allocation
 	pending map[string]int
-	fair    map[string]float64 // fair share of the active groups
+	fair    map[string]float64 // fair share of the groups taking part
+	names   []string           // the groups taking part, sorted
 }
 
 func newFairnessStage(c FairnessConfig) *fairnessStage {
@@ -218,49 +219,45 @@ func (f *fairnessStage) run(r *run, rec *StageRecord) {
 		f.alloc[g] = [2]float64{a[0] + s[0], a[1] + s[1]}
 	}
 
+	// The groups taking part, in name order so that sums and updates do
+	// not depend on map iteration: those with a job in the window and, in
+	// long-term mode, those with running applications.
 	longTerm := f.c.HalfLife > 0
-	active := func(g string) bool {
-		if f.pending[g] > 0 {
-			return true
-		}
-		_, running := f.alloc[g]
-		return longTerm && running
-	}
-	var wsum float64
+	f.names = f.names[:0]
 	for g := range f.pending {
-		wsum += f.weight(g)
+		f.names = append(f.names, g)
 	}
 	if longTerm {
 		for g := range f.alloc {
 			if f.pending[g] == 0 {
-				wsum += f.weight(g)
+				f.names = append(f.names, g)
 			}
 		}
 	}
-	for g := range f.pending {
+	slices.Sort(f.names)
+	var wsum float64
+	for _, g := range f.names {
+		wsum += f.weight(g)
+	}
+	for _, g := range f.names {
 		f.fair[g] = f.weight(g) / wsum
 	}
-	if longTerm {
-		for g := range f.alloc {
-			f.fair[g] = f.weight(g) / wsum
-		}
-	}
 	for g := range f.deficit {
-		if !active(g) {
+		if _, ok := f.fair[g]; !ok {
 			delete(f.deficit, g)
 		}
 	}
-	if !longTerm && len(f.fair) > 0 {
+	if !longTerm && len(f.names) > 0 {
 		// Keep the counters of the waiting groups summing to zero, as
 		// Graphene's updates do while the set of groups is fixed: a group
 		// that leaves takes its credit or debt with it, shared out here, so
 		// groups coming and going cannot pile up deficit.
 		var sum float64
-		for g := range f.fair {
+		for _, g := range f.names {
 			sum += f.deficit[g]
 		}
-		mean := sum / float64(len(f.fair))
-		for g := range f.fair {
+		mean := sum / float64(len(f.names))
+		for _, g := range f.names {
 			f.deficit[g] -= mean
 		}
 	}
@@ -269,8 +266,8 @@ func (f *fairnessStage) run(r *run, rec *StageRecord) {
 		if !f.lastAt.IsZero() {
 			dt := max(now.Sub(f.lastAt), 0)
 			decay := math.Exp2(-float64(dt) / float64(f.c.HalfLife))
-			for g, fair := range f.fair {
-				gap := fair - f.reduce(f.alloc[g], capa)
+			for _, g := range f.names {
+				gap := f.fair[g] - f.reduce(f.alloc[g], capa)
 				f.deficit[g] = f.deficit[g]*decay + gap*(1-decay)
 			}
 		}
@@ -332,8 +329,7 @@ func (f *fairnessStage) run(r *run, rec *StageRecord) {
 // record puts the groups into the decision, sorted by name.
 func (f *fairnessStage) record(r *run) {
 	capa := r.snap.Capacity
-	names := sortedKeys(f.fair)
-	for _, g := range names {
+	for _, g := range f.names {
 		if len(r.dec.Groups) >= r.cfg.MaxRecorded {
 			break
 		}
@@ -370,7 +366,8 @@ func (f *fairnessStage) charge(r *run) {
 			factor = need[1]
 		}
 	}
-	for h, fair := range f.fair {
+	for _, h := range f.names {
+		fair := f.fair[h]
 		if h == g {
 			f.deficit[h] += factor * (fair - 1)
 		} else {
