@@ -258,8 +258,11 @@ func New(cluster ClusterSpec, kinds []KindSpec, opts Options) (*Sim, error) {
 	if opts.Start.IsZero() {
 		opts.Start = DefaultStart
 	}
-	if opts.MetricsInterval <= 0 {
+	if opts.MetricsInterval == 0 {
 		opts.MetricsInterval = 10 * time.Second
+	}
+	if opts.MetricsInterval < time.Millisecond {
+		return nil, &FieldError{Path: "options.metrics_interval", Reason: "must be >= 1ms"}
 	}
 	if opts.GroupSize <= 0 {
 		opts.GroupSize = 3

@@ -599,6 +599,7 @@ func TestValidateOptionsAndSpecs(t *testing.T) {
 	}{
 		{"jitter", sim.Options{Jitter: 1}, "options.jitter"},
 		{"retention", sim.Options{Retention: -1}, "options.retention"},
+		{"metrics interval", sim.Options{MetricsInterval: time.Microsecond}, "options.metrics_interval"},
 	} {
 		var fe *sim.FieldError
 		if _, err := w.NewSim(tc.opts); !errors.As(err, &fe) || fe.Path != tc.path {
