@@ -131,9 +131,6 @@ func (e *Engine) admitOne(ctx context.Context, rep *AdmitReport) (done bool, err
 		rep.Stopped = "rejected"
 		return true, nil
 	default:
-		if e.mx != nil {
-			e.mx.AdmissionFailed()
-		}
 		e.backendError("submit")
 		log.Warn("submission outcome unknown; left admitted for reconcile", "app", appID, "err", err)
 		rep.Ambiguous = append(rep.Ambiguous, job.ID)
@@ -226,5 +223,14 @@ func (e *Engine) dominantShares(st ClusterState) {
 	for user, u := range use {
 		share := max(float64(u.MemoryMB)/float64(st.Capacity.MemoryMB), float64(u.VCores)/float64(st.Capacity.VCores))
 		e.mx.DominantShare(user, share)
+	}
+	for user := range e.shareUsers { // users that stopped running: back to 0
+		if _, ok := use[user]; !ok {
+			e.mx.DominantShare(user, 0)
+			delete(e.shareUsers, user)
+		}
+	}
+	for user := range use {
+		e.shareUsers[user] = true
 	}
 }

@@ -58,6 +58,7 @@ type Engine struct {
 	reconciled bool
 	presence   map[string]map[string]*presence // node → job id → presence
 	lastLearn  LearnReport
+	shareUsers map[string]bool // users with a dominant-share gauge
 }
 
 // presence is one job's containers on one node, as seen by Sync.
@@ -152,6 +153,7 @@ func NewEngine(o EngineOptions) (*Engine, error) {
 		limits:     o.Limits,
 		kick:       make(chan struct{}, 1),
 		presence:   map[string]map[string]*presence{},
+		shareUsers: map[string]bool{},
 	}
 	if e.rng == nil {
 		e.rng = rand.New(rand.NewPCG(1, 2))
@@ -177,7 +179,7 @@ func NewEngine(o EngineOptions) (*Engine, error) {
 	return e, nil
 }
 
-// Kicked is closed-over by the loop: a value arrives after Kick.
+// Kicked delivers a value after Kick; the loop waits on it.
 func (e *Engine) Kicked() <-chan struct{} { return e.kick }
 
 // Kick asks for an admission pass soon. It never blocks; kicks coalesce.

@@ -3,7 +3,6 @@ package daemon
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -185,5 +184,3 @@ func (l LearningConfig) BanditConfig() (bandit.Config, error) {
 	}
 	return c, nil
 }
-
-var _ = errors.Is
