@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
@@ -149,6 +150,14 @@ func Serve(ctx context.Context, cfg Config, opts ServeOptions) (err error) {
 		return fmt.Errorf("build API: %w", err)
 	}
 
+	var tlsCfg *tls.Config
+	if cfg.TLS.CertFile != "" {
+		cert, err := tls.LoadX509KeyPair(cfg.TLS.CertFile, cfg.TLS.KeyFile)
+		if err != nil {
+			return cfgErr("tls.cert_file", "load the certificate and key: %v", err)
+		}
+		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
 	ln := opts.Listener
 	if ln == nil {
 		ln, err = net.Listen("tcp", cfg.Listen)
@@ -158,6 +167,7 @@ func Serve(ctx context.Context, cfg Config, opts ServeOptions) (err error) {
 	}
 	srv := &http.Server{
 		Handler:           handler,
+		TLSConfig:         tlsCfg,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
@@ -168,8 +178,8 @@ func Serve(ctx context.Context, cfg Config, opts ServeOptions) (err error) {
 	srvErr := make(chan error, 1)
 	go func() {
 		var err error
-		if cfg.TLS.CertFile != "" {
-			err = srv.ServeTLS(ln, cfg.TLS.CertFile, cfg.TLS.KeyFile)
+		if tlsCfg != nil {
+			err = srv.ServeTLS(ln, "", "")
 		} else {
 			err = srv.Serve(ln)
 		}
