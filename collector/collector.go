@@ -1,13 +1,16 @@
 package collector
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"syscall"
@@ -16,7 +19,6 @@ import (
 
 	"github.com/colocd/colocd/goodness"
 	influxdb2 "github.com/influxdata/influxdb-client-go/v2"
-	"github.com/influxdata/influxdb-client-go/v2/api"
 	ihttp "github.com/influxdata/influxdb-client-go/v2/api/http"
 )
 
@@ -37,9 +39,8 @@ var (
 	// unknown bucket or database, a result that does not decode. InfluxDB
 	// 1.8 reports these as 500 with the reason in the body.
 	ErrBadQuery = errors.New("collector: influxdb query failed")
-	// ErrEmpty: none of the requested hosts has any cpu data from the
-	// window's lookback to its end: usually a wrong bucket or schema name, or
-	// Telegraf not writing.
+	// ErrEmpty: none of the requested hosts has any cpu sample in the
+	// window: usually a wrong bucket or schema name, or Telegraf not writing.
 	ErrEmpty = errors.New("collector: no data")
 )
 
@@ -47,11 +48,12 @@ var (
 type Result struct {
 	// Usage holds each fresh host's mean usage in the window.
 	Usage map[string]goodness.Usage
-	// Stale lists, sorted, hosts whose newest cpu sample is older than the
-	// window's end minus StaleAfter: their data stopped, so no usage.
+	// Stale lists, sorted, hosts whose newest cpu sample in the window is
+	// older than the window's end minus StaleAfter: their data stopped, so
+	// no usage.
 	Stale []string
-	// Missing lists, sorted, hosts with no cpu sample in the window (and
-	// not stale).
+	// Missing lists, sorted, hosts without enough data in the window: no cpu
+	// sample, or disk or net counters with fewer than two samples.
 	Missing []string
 }
 
@@ -59,9 +61,11 @@ type Result struct {
 // It is safe for concurrent use. New does no I/O; Close releases idle
 // connections.
 type Collector struct {
-	cfg    compiled
-	client influxdb2.Client
-	query  api.QueryAPI
+	cfg      compiled
+	client   influxdb2.Client
+	queryURL string
+
+	maxHostPattern int // maxHostPattern, lowered by tests
 }
 
 // New validates cfg and returns a Collector. It does not connect.
@@ -78,7 +82,10 @@ func New(cfg Config) (*Collector, error) {
 		opts.SetHTTPClient(cc.HTTPClient)
 	}
 	client := influxdb2.NewClientWithOptions(strings.TrimRight(cc.URL, "/"), cc.Token, opts)
-	return &Collector{cfg: cc, client: client, query: client.QueryAPI(cc.Org)}, nil
+	q := url.Values{}
+	q.Set("org", cc.Org)
+	queryURL := client.HTTPService().ServerAPIURL() + "query?" + q.Encode()
+	return &Collector{cfg: cc, client: client, queryURL: queryURL, maxHostPattern: maxHostPattern}, nil
 }
 
 // Close releases the client's idle connections.
@@ -98,19 +105,24 @@ func (c *Collector) Ping(ctx context.Context) error {
 // Usage returns each host's mean usage over [from, to) with one Flux query
 // for all hosts:
 //   - CPU = (100 − mean usage_idle − mean usage_iowait)/100 and
-//     IOWait = mean usage_iowait/100 from cpu-total, clamped to [0, 1];
-//   - DiskRead/DiskWrite: per-second rates of the whole disks' byte
-//     counters, each disk's mean rate in the window, summed;
+//     IOWait = mean usage_iowait/100 over the cpu-total samples in the
+//     window, clamped to [0, 1];
+//   - DiskRead/DiskWrite: for each whole disk, the per-second rate of its
+//     byte counter between consecutive samples in the window, averaged, then
+//     summed over the disks. A step where the counter went backwards (a
+//     reboot) has no rate, and the next step counts from the new value;
 //   - NetRecv/NetSent: the same over the included interfaces.
 //
-// A host with no disk or net series in the window gets zero rates there. A
-// host is Stale, with no usage, when its newest cpu sample is older than
-// to − StaleAfter, and Missing when it has none in the window. When no
-// requested host has any cpu data at all, Usage returns a Result listing
-// every host as Missing together with an error wrapping ErrEmpty.
+// A host is Stale, with no usage, when its newest cpu sample in the window
+// is older than to − StaleAfter. It is Missing when it has no cpu sample in
+// the window, or has disk or net series of which none has two samples there
+// (the window is shorter than two Telegraf intervals). A host with no disk
+// or net series at all gets zero rates for them. When no requested host has
+// any cpu sample, Usage returns a Result listing every host as Missing
+// together with an error wrapping ErrEmpty.
 func (c *Collector) Usage(ctx context.Context, hosts []string, from, to time.Time) (Result, error) {
 	res := Result{Usage: map[string]goodness.Usage{}}
-	if err := checkWindow(from, to, c.cfg.StaleAfter); err != nil {
+	if err := checkWindow(from, to); err != nil {
 		return res, err
 	}
 	hosts = slices.Clone(hosts)
@@ -129,151 +141,90 @@ func (c *Collector) Usage(ctx context.Context, hosts []string, from, to time.Tim
 		return res, invalid("schema", "%v", err)
 	}
 	op := fmt.Sprintf("usage of %d hosts in [%s, %s)", len(hosts), fluxTime(from), fluxTime(to))
-	rows, err := c.run(ctx, op, q)
-	if err != nil {
+	acc := make(map[string]*hostAcc, len(hosts))
+	for _, h := range hosts {
+		acc[h] = &hostAcc{}
+	}
+	if err := c.run(ctx, op, q, func(body io.Reader) error {
+		return c.decodeUsage(body, acc, from, to)
+	}); err != nil {
 		return res, err
 	}
-	return c.assemble(rows, hosts, to, op)
-}
-
-// row is one decoded record of a query result.
-type row struct {
-	result, host, field, kind string
-	value                     float64
-	time                      time.Time
-}
-
-// run executes q under Timeout and decodes every record.
-func (c *Collector) run(ctx context.Context, op, q string) ([]row, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
-	defer cancel()
-	tr, err := c.query.Query(ctx, q)
-	if err != nil {
-		if tr != nil {
-			_ = tr.Close()
-		}
-		return nil, classify(op, err)
-	}
-	defer tr.Close()
-	s := c.cfg.Schema
-	var rows []row
-	for tr.Next() {
-		rec := tr.Record()
-		r := row{result: rec.Result(), time: rec.Time()}
-		r.host, _ = rec.ValueByKey(s.HostTag).(string)
-		r.kind, _ = rec.ValueByKey(s.ContainersKindTag).(string)
-		r.field, _ = rec.ValueByKey("_field").(string)
-		switch v := rec.Value().(type) {
-		case float64:
-			r.value = v
-		case int64:
-			r.value = float64(v)
-		case uint64:
-			r.value = float64(v)
-		case nil:
-			r.value = math.NaN()
-		default:
-			return nil, fmt.Errorf("%w: %s: result %q: _value of type %T", ErrBadQuery, op, r.result, v)
-		}
-		rows = append(rows, r)
-	}
-	if err := tr.Err(); err != nil {
-		return nil, classify(op, err)
-	}
-	// A context that ended mid-stream can look like a clean end of data.
-	if err := ctx.Err(); err != nil {
-		return nil, classify(op, err)
-	}
-	return rows, nil
-}
-
-// assemble turns the usage query's rows into a Result.
-func (c *Collector) assemble(rows []row, hosts []string, to time.Time, op string) (Result, error) {
-	s := c.cfg.Schema
-	type acc struct {
-		last                       time.Time
-		idle, iowait               float64
-		hasIdle, hasIOWait         bool
-		diskR, diskW, netRx, netTx float64
-	}
-	byHost := make(map[string]*acc, len(hosts))
-	get := func(h string) *acc {
-		a := byHost[h]
-		if a == nil {
-			a = &acc{}
-			byHost[h] = a
-		}
-		return a
-	}
-	for _, r := range rows {
-		if r.host == "" {
-			continue
-		}
-		a := get(r.host)
-		valid := !math.IsNaN(r.value) && !math.IsInf(r.value, 0)
-		switch r.result {
-		case resultLast:
-			if r.time.After(a.last) {
-				a.last = r.time
-			}
-		case resultCPU:
-			switch {
-			case !valid:
-			case r.field == s.CPUIdleField:
-				a.idle, a.hasIdle = r.value, true
-			case r.field == s.CPUIOWaitField:
-				a.iowait, a.hasIOWait = r.value, true
-			}
-		case resultDisk, resultNet:
-			if !valid {
-				continue
-			}
-			v := max(r.value, 0)
-			switch {
-			case r.result == resultDisk && r.field == s.DiskReadField:
-				a.diskR = v
-			case r.result == resultDisk && r.field == s.DiskWriteField:
-				a.diskW = v
-			case r.result == resultNet && r.field == s.NetRecvField:
-				a.netRx = v
-			case r.result == resultNet && r.field == s.NetSentField:
-				a.netTx = v
-			}
-		}
-	}
-	res := Result{Usage: make(map[string]goodness.Usage, len(hosts))}
 	freshAfter := to.Add(-c.cfg.StaleAfter)
 	anyData := false
 	for _, h := range hosts {
-		a := byHost[h]
-		if a == nil || a.last.IsZero() {
+		a := acc[h]
+		if a.cpuN[0] > 0 {
+			anyData = true
+			if a.last.Before(freshAfter) {
+				res.Stale = append(res.Stale, h)
+				continue
+			}
+		}
+		u, ok := a.usage()
+		if !ok {
 			res.Missing = append(res.Missing, h)
 			continue
 		}
-		anyData = true
-		if a.last.Before(freshAfter) {
-			res.Stale = append(res.Stale, h)
-			continue
-		}
-		if !a.hasIdle {
-			res.Missing = append(res.Missing, h)
-			continue
-		}
-		iowait := clamp01(a.iowait / 100)
-		res.Usage[h] = goodness.Usage{
-			CPU:       min(clamp01((100-a.idle-a.iowait)/100), 1-iowait),
-			IOWait:    iowait,
-			DiskRead:  a.diskR,
-			DiskWrite: a.diskW,
-			NetRecv:   a.netRx,
-			NetSent:   a.netTx,
-		}
+		res.Usage[h] = u
 	}
 	if !anyData {
+		s := c.cfg.Schema
 		return res, fmt.Errorf("%w: %s: no %s.%s samples with %s=%s for any host in bucket %q",
 			ErrEmpty, op, s.CPUMeasurement, s.CPUIdleField, s.CPUTag, s.CPUTotal, c.cfg.Bucket)
 	}
 	return res, nil
+}
+
+// queryBody is the JSON body of POST /api/v2/query: Flux, answered as CSV
+// with a header row per table and no annotations, which the decoders
+// stream without building a record per row.
+type queryBody struct {
+	Query   string       `json:"query"`
+	Type    string       `json:"type"`
+	Dialect queryDialect `json:"dialect"`
+}
+
+type queryDialect struct {
+	Header      bool     `json:"header"`
+	Delimiter   string   `json:"delimiter"`
+	Annotations []string `json:"annotations"`
+}
+
+// run posts q under Timeout through the client library's HTTP service
+// (authorization, user agent, error decoding) and streams the CSV body to
+// decode.
+func (c *Collector) run(ctx context.Context, op, q string, decode func(io.Reader) error) error {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+	body, err := json.Marshal(queryBody{Query: q, Type: "flux",
+		Dialect: queryDialect{Header: true, Delimiter: ",", Annotations: []string{}}})
+	if err != nil {
+		return fmt.Errorf("collector: %s: encode request: %w", op, err)
+	}
+	var decodeErr error
+	perr := c.client.HTTPService().DoPostRequest(ctx, c.queryURL, bytes.NewReader(body),
+		func(req *http.Request) {
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/csv")
+		},
+		func(resp *http.Response) error {
+			defer resp.Body.Close()
+			decodeErr = decode(resp.Body)
+			if decodeErr != nil {
+				_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20)) // let the connection be reused
+			}
+			return nil
+		})
+	switch {
+	case perr != nil:
+		return classify(op, perr)
+	case decodeErr != nil:
+		return classify(op, decodeErr)
+	case ctx.Err() != nil: // ended mid-stream, yet looked like a clean end
+		return classify(op, ctx.Err())
+	}
+	return nil
 }
 
 // Colocations returns, for each host, the sorted distinct job kinds that
@@ -282,24 +233,19 @@ func (c *Collector) assemble(rows []row, hosts []string, to time.Time, op string
 // without a kind (applications colocd did not submit) are ignored. An
 // empty window gives an empty map and no error.
 func (c *Collector) Colocations(ctx context.Context, from, to time.Time) (map[string][]string, error) {
-	if err := checkWindow(from, to, 0); err != nil {
+	if err := checkWindow(from, to); err != nil {
 		return nil, err
 	}
 	op := fmt.Sprintf("colocations in [%s, %s)", fluxTime(from), fluxTime(to))
-	rows, err := c.run(ctx, op, c.colocationsQuery(from, to))
-	if err != nil {
+	sets := map[string]map[string]bool{}
+	if err := c.run(ctx, op, c.colocationsQuery(from, to), func(body io.Reader) error {
+		return c.decodeColocations(body, sets, from, to)
+	}); err != nil {
 		return nil, err
 	}
-	out := map[string][]string{}
-	for _, r := range rows {
-		if r.host == "" || r.kind == "" || !(r.value > 0) {
-			continue
-		}
-		out[r.host] = append(out[r.host], r.kind)
-	}
-	for h, kinds := range out {
-		slices.Sort(kinds)
-		out[h] = slices.Compact(kinds)
+	out := make(map[string][]string, len(sets))
+	for h, kinds := range sets {
+		out[h] = sortedKeys(kinds)
 	}
 	return out, nil
 }
@@ -311,12 +257,12 @@ var (
 	maxTime = time.Unix(0, math.MaxInt64).UTC().AddDate(-1, 0, 0)
 )
 
-func checkWindow(from, to time.Time, lookback time.Duration) error {
+func checkWindow(from, to time.Time) error {
 	switch {
 	case !from.Before(to):
 		return invalid("window", "from %s is not before to %s", fluxTime(from), fluxTime(to))
-	case from.Add(-lookback).Before(minTime):
-		return invalid("window", "from %s (minus stale_after) is before %s", fluxTime(from), fluxTime(minTime))
+	case from.Before(minTime):
+		return invalid("window", "from %s is before %s", fluxTime(from), fluxTime(minTime))
 	case to.After(maxTime):
 		return invalid("window", "to %s is after %s", fluxTime(to), fluxTime(maxTime))
 	}
@@ -335,7 +281,7 @@ func classify(op string, err error) error {
 	case errors.Is(err, context.DeadlineExceeded),
 		errors.As(err, &netErr),
 		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET),
-		errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF), errors.Is(err, http.ErrBodyReadAfterClose):
 		return fmt.Errorf("%w: %s: %w", ErrUnreachable, op, err)
 	case isHTTP && (he.StatusCode == http.StatusUnauthorized || he.StatusCode == http.StatusForbidden):
 		return fmt.Errorf("%w: %s: %w", ErrAuth, op, err)

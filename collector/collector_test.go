@@ -65,12 +65,11 @@ func newCollector(t testing.TB, s *influxtest.Server, mod ...func(*collector.Con
 var approx = cmpopts.EquateApprox(0, 1e-9)
 
 // TestUsageExact writes Telegraf-shaped data with known rates, a counter
-// reset, excluded devices and interfaces, a stale host and a missing one,
+// reset, excluded devices and interfaces, stale, missing and short hosts,
 // and checks every mean against values worked out by hand.
 //
-// Window [60s, 90s), StaleAfter 20s: counters are read from 40s, rates are
-// stamped at the end of their 10 s step, and the steps ending at 60, 70 and
-// 80 are averaged.
+// Window [60s, 90s), StaleAfter 20s, Telegraf's 10 s samples: the samples
+// at 60, 70 and 80 count; the ones at 40, 50 and 90 (= stop) do not.
 func TestUsageExact(t *testing.T) {
 	s := influxtest.Start(t)
 	var b lp
@@ -83,15 +82,16 @@ func TestUsageExact(t *testing.T) {
 		b.cpu("h1", "cpu-total", p.at, p.idle, p.iowait)
 		b.cpu("h1", "cpu0", p.at, 0, 100) // per-CPU: ignored
 	}
-	// cpu-total in window: idle 50,40,30 → 40; iowait 10,20,0 → 10.
+	// cpu-total in window: idle 50, 40, 30 → 40; iowait 10, 20, 0 → 10.
 	// CPU = (100−40−10)/100 = 0.5, IOWait = 0.1.
 	for i, at := range []int{40, 50, 60, 70, 80, 90} {
 		k := int64(i)
-		// sda read: 1000, 2000, 4000, 7000, 11000 → 100, 200, 300, 400 /s;
-		// in window 200, 300, 400 → 300. The point at 90 (= stop) is out.
+		// sda read at 60, 70, 80: 4000, 7000, 11000 → 300, 400 /s → 350.
 		reads := []int64{1000, 2000, 4000, 7000, 11000, 1e12}
-		// sda write resets (reboot) between 60 and 70:
-		// 1e9, 1e9+1000, 1e9+2000, 500, 1500 → 100, 100, (dropped), 100 → 100.
+		// sda write resets (a reboot) between 60 and 70:
+		// 1e9+2000, 500, 1500 → (dropped), 100 /s → 100. Taking the reset
+		// as a step from zero would give 50/s, and from the old value
+		// a huge negative rate.
 		writes := []int64{1e9, 1e9 + 1000, 1e9 + 2000, 500, 1500, 1e12}
 		b.disk("h1", "sda", at, reads[i], writes[i])
 		b.disk("h1", "sdb", at, 500*k, 0) // 50/s read, no writes
@@ -118,40 +118,53 @@ func TestUsageExact(t *testing.T) {
 		b.cpu("h4", "cpu-total", at, 100, 0)
 	}
 	// h5: last sample at exactly 90−20 = 70: still fresh. idle 80, 60 → 70.
-	// Its counter has a single in-window step (60→70) after a reset between
-	// 50 and 60: 5e9, 6e9, 100, 2100 → 1e8 (before window), dropped, 200.
+	// One in-window step on ens3: 100 → 2100 in 10 s = 200/s.
 	for i, at := range []int{40, 50, 60, 70} {
 		b.cpu("h5", "cpu-total", at, []float64{0, 0, 80, 60}[i], 0)
 		b.net("h5", "ens3", at, []int64{5e9, 6e9, 100, 2100}[i], 0)
 	}
 	// h6: has data, not asked for.
 	b.cpu("h6", "cpu-total", 70, 0, 0)
-	// h7: only data before the lookback: missing.
+	// h7: only data before the window: missing.
 	b.cpu("h7", "cpu-total", 10, 0, 0)
+	// h8: fresh cpu, but its disk has one sample in the window: no rate
+	// can be known, so missing rather than a made-up zero.
+	for _, at := range []int{60, 70, 80} {
+		b.cpu("h8", "cpu-total", at, 50, 0)
+	}
+	b.disk("h8", "sda", 80, 1000, 1000)
 	s.Write(t, b.String())
 
-	c := newCollector(t, s)
-	got, err := c.Usage(context.Background(), []string{"h1", "h2", "h3", "h4", "h5", "h7", "h1"},
-		t0.Add(60*time.Second), t0.Add(90*time.Second))
-	if err != nil {
-		t.Fatalf("Usage: %v", err)
-	}
 	want := collector.Result{
 		Usage: map[string]goodness.Usage{
-			"h1": {CPU: 0.5, IOWait: 0.1, DiskRead: 350, DiskWrite: 125, NetRecv: 1100, NetSent: 200},
+			"h1": {CPU: 0.5, IOWait: 0.1, DiskRead: 400, DiskWrite: 125, NetRecv: 1100, NetSent: 200},
 			"h4": {},
 			"h5": {CPU: 0.3, NetRecv: 200},
 		},
 		Stale:   []string{"h2"},
-		Missing: []string{"h3", "h7"},
+		Missing: []string{"h3", "h7", "h8"},
 	}
-	if diff := cmp.Diff(want, got, approx); diff != "" {
-		t.Errorf("Usage (-want +got):\n%s", diff)
-	}
-	for h, u := range got.Usage {
-		if err := u.Validate(); err != nil {
-			t.Errorf("host %s: %v", h, err)
-		}
+	c := newCollector(t, s)
+	// Few hosts are named in the storage predicate; many are filtered by
+	// the decoder. Both must give the same answer.
+	for _, maxPattern := range []int{200, 0} {
+		t.Run(fmt.Sprintf("maxHostPattern=%d", maxPattern), func(t *testing.T) {
+			c := newCollector(t, s)
+			collector.SetMaxHostPattern(c, maxPattern)
+			got, err := c.Usage(context.Background(), []string{"h1", "h2", "h3", "h4", "h5", "h7", "h8", "h1"},
+				t0.Add(60*time.Second), t0.Add(90*time.Second))
+			if err != nil {
+				t.Fatalf("Usage: %v", err)
+			}
+			if diff := cmp.Diff(want, got, approx); diff != "" {
+				t.Errorf("Usage (-want +got):\n%s", diff)
+			}
+			for h, u := range got.Usage {
+				if err := u.Validate(); err != nil {
+					t.Errorf("host %s: %v", h, err)
+				}
+			}
+		})
 	}
 
 	t.Run("custom exclusions", func(t *testing.T) {
@@ -166,8 +179,8 @@ func TestUsageExact(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Usage: %v", err)
 		}
-		// Disk without sdb: 300 read; net: eth0 plus lo (1e9 per 10 s step).
-		want := goodness.Usage{CPU: 0.5, IOWait: 0.1, DiskRead: 300, DiskWrite: 125, NetRecv: 1000 + 1e8, NetSent: 200 + 1e8}
+		// Disk without sdb: 350 read; net: eth0 plus lo (1e9 per 10 s step).
+		want := goodness.Usage{CPU: 0.5, IOWait: 0.1, DiskRead: 350, DiskWrite: 125, NetRecv: 1000 + 1e8, NetSent: 200 + 1e8}
 		if diff := cmp.Diff(want, got.Usage["h1"], approx); diff != "" {
 			t.Errorf("h1 (-want +got):\n%s", diff)
 		}

@@ -104,10 +104,10 @@ type Config struct {
 	// Timeout bounds each call (query, ping) including reading the result.
 	Timeout time.Duration
 	// StaleAfter is the largest age, at the end of a window, of a host's
-	// latest cpu point for its usage to count. It is also how far before a
-	// window the counters are read, so the first sample in the window has a
-	// predecessor to take its rate from; set it to at least Telegraf's
-	// interval plus its flush jitter (e.g. 30s for interval = "10s").
+	// newest cpu sample in the window for its usage to count: a host whose
+	// Telegraf stopped part-way through the window is reported Stale. Set it
+	// to a little more than Telegraf's interval plus flush jitter (e.g. 30s
+	// for interval = "10s").
 	StaleAfter time.Duration
 	Schema     Schema
 	// HTTPClient is used for every request when set; otherwise the client
@@ -197,6 +197,22 @@ func (c Config) compile() (compiled, error) {
 		if strings.HasPrefix(f.v, "_") || f.v == "result" || f.v == "table" {
 			return out, invalid(f.name, "%q is a reserved column name", f.v)
 		}
+	}
+	// Rows are told apart by (measurement, field).
+	seen := map[[2]string]string{}
+	for _, f := range []struct{ name, m, f string }{
+		{"schema.cpu_idle_field", s.CPUMeasurement, s.CPUIdleField},
+		{"schema.cpu_iowait_field", s.CPUMeasurement, s.CPUIOWaitField},
+		{"schema.disk_read_field", s.DiskMeasurement, s.DiskReadField},
+		{"schema.disk_write_field", s.DiskMeasurement, s.DiskWriteField},
+		{"schema.net_recv_field", s.NetMeasurement, s.NetRecvField},
+		{"schema.net_sent_field", s.NetMeasurement, s.NetSentField},
+	} {
+		k := [2]string{f.m, f.f}
+		if other, dup := seen[k]; dup {
+			return out, invalid(f.name, "names the same measurement and field as %s (%q.%q)", other, f.m, f.f)
+		}
+		seen[k] = f.name
 	}
 	if out.diskExclude, err = joinPatterns("schema.disk_exclude", s.DiskExclude); err != nil {
 		return out, err

@@ -9,11 +9,6 @@ import (
 	"time"
 )
 
-// InfluxDB 1.8's storage layer returns points stamped exactly at range()'s
-// stop (influxdata/influxdb#19966), so every query also filters
-// r._time < stop itself. The storage layer receives only the tag and field
-// predicates of a filter; the time comparison stays in Flux.
-
 // Every value that reaches a Flux script goes through one of the functions
 // below; nothing is pasted in raw.
 
@@ -92,106 +87,127 @@ func fluxStrings(ss ...string) string {
 // storage layer still receives predicates written this way.
 func member(name string) string { return "r[" + fluxString(name) + "]" }
 
-// Result names of the usage query.
-const (
-	resultLast = "last" // newest cpu-total sample per host, from lookback
-	resultCPU  = "cpu"  // mean idle and iowait per host in the window
-	resultDisk = "disk" // Σ over whole disks of the mean read/write rate
-	resultNet  = "net"  // Σ over interfaces of the mean recv/sent rate
-)
-
-// usageQuery is the one Flux script Usage runs for all hosts.
+// usageQuery is the one Flux script Usage runs for all hosts: for each of
+// cpu, diskio and net, a filtered read of the window whose predicates are
+// all on tags and fields, so InfluxDB's storage layer evaluates them, then
+// group() to one table, which InfluxDB 1.8 also does in storage. Rates,
+// means and sums are computed by the decoder as the rows stream in.
 //
-// Counters are read from lookback = from − StaleAfter so that the first
-// sample inside the window has a predecessor. Each (host, device, field)
-// series becomes a per-second rate with derivative(nonNegative: true): a
-// counter that went backwards (a reboot) yields a null for that step, and
-// the next step is taken from the reset value, so a reset never produces a
-// negative or a huge rate. Only rates stamped inside [from, to) are averaged
-// (a rate is stamped with the end of its interval, like Telegraf's cpu
-// percentages), and the per-device means are then summed per host. Summing
-// means rather than averaging sums keeps a device that lost a sample (the
-// reset step) from pulling the total down.
+// Why no derivative()/mean()/sum() in Flux: InfluxDB 1.8 runs Flux 0.65,
+// whose cost is per table per transformation, and a read gives one table
+// per series, about eight per host. For 1,000 hosts the all-Flux version
+// (derivative, filter, mean, group, sum) cost seconds of server CPU where
+// these reads cost about 0.2 s; see BenchmarkUsage1000Hosts.
+//
+// The host filter is a regex of the quoted names while there are at most
+// maxHostPattern hosts. Past that the storage layer spends more on
+// compiling and matching the alternation than on reading the few series it
+// saves, so the read takes every host and the decoder keeps the requested
+// ones.
+//
+// The reads stop 1 ns before the window's end: InfluxDB 1.8 returns points
+// stamped exactly at range()'s stop (influxdata/influxdb#19966), which on
+// Telegraf's aligned timestamps is one extra sample per series. The decoder
+// still drops anything outside [from, to), so InfluxDB 2.x, whose stop is
+// exclusive, gives the same answer.
 func (c *Collector) usageQuery(hosts []string, from, to time.Time) (string, error) {
 	s := c.cfg.Schema
-	hostRe, err := fluxRegex(hostsPattern(hosts))
-	if err != nil {
-		return "", fmt.Errorf("host pattern: %w", err)
-	}
-	bucket := fluxString(c.cfg.Bucket)
-	host := member(s.HostTag)
-
-	var b strings.Builder
-	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
-	w("// colocd collector: mean usage of %d hosts in [start, stop)\n", len(hosts))
-	w("lookback = %s\nstart = %s\nstop = %s\n\n", fluxTime(from.Add(-c.cfg.StaleAfter)), fluxTime(from), fluxTime(to))
-
-	w("cpu = from(bucket: %s)\n", bucket)
-	w("\t|> range(start: lookback, stop: stop)\n")
-	w("\t|> filter(fn: (r) => r._measurement == %s and %s == %s and (r._field == %s or r._field == %s) and %s =~ %s and r._time < stop)\n",
-		fluxString(s.CPUMeasurement), member(s.CPUTag), fluxString(s.CPUTotal),
-		fluxString(s.CPUIdleField), fluxString(s.CPUIOWaitField), host, hostRe)
-	w("cpu\n\t|> filter(fn: (r) => r._field == %s)\n\t|> last()\n", fluxString(s.CPUIdleField))
-	w("\t|> keep(columns: %s)\n\t|> yield(name: %q)\n", fluxStrings("_time", s.HostTag), resultLast)
-	w("cpu\n\t|> filter(fn: (r) => r._time >= start)\n\t|> mean()\n")
-	w("\t|> keep(columns: %s)\n\t|> yield(name: %q)\n\n", fluxStrings("_field", "_value", s.HostTag), resultCPU)
-
-	counters := func(result, measurement, read, write, tag, include, exclude string, extra ...string) error {
-		preds := []string{
-			"r._measurement == " + fluxString(measurement),
-			fmt.Sprintf("(r._field == %s or r._field == %s)", fluxString(read), fluxString(write)),
-			host + " =~ " + hostRe,
+	var hostPred string
+	if len(hosts) <= c.maxHostPattern {
+		re, err := fluxRegex(hostsPattern(hosts))
+		if err != nil {
+			return "", fmt.Errorf("host pattern: %w", err)
 		}
-		for _, p := range []struct{ op, pat string }{{"=~", include}, {"!~", exclude}} {
-			if p.pat == "" {
-				continue
-			}
-			re, err := fluxRegex(p.pat)
-			if err != nil {
-				return fmt.Errorf("%s pattern: %w", result, err)
-			}
-			preds = append(preds, member(tag)+" "+p.op+" "+re)
-		}
-		preds = append(preds, extra...)
-		w("from(bucket: %s)\n", bucket)
-		w("\t|> range(start: lookback, stop: stop)\n")
-		w("\t|> filter(fn: (r) => %s)\n", strings.Join(preds, " and "))
-		w("\t|> derivative(unit: 1s, nonNegative: true)\n")
-		w("\t|> filter(fn: (r) => r._time >= start and r._time < stop)\n")
-		w("\t|> mean()\n")
-		w("\t|> group(columns: %s)\n", fluxStrings(s.HostTag, "_field"))
-		w("\t|> sum()\n")
-		w("\t|> yield(name: %q)\n\n", result)
-		return nil
+		hostPred = member(s.HostTag) + " =~ " + re
 	}
-	if err := counters(resultDisk, s.DiskMeasurement, s.DiskReadField, s.DiskWriteField,
-		s.DiskNameTag, "", c.cfg.diskExclude); err != nil {
-		return "", err
+	fields := func(a, b string) string {
+		return fmt.Sprintf("(r._field == %s or r._field == %s)", fluxString(a), fluxString(b))
+	}
+	cpu := []string{
+		"r._measurement == " + fluxString(s.CPUMeasurement),
+		member(s.CPUTag) + " == " + fluxString(s.CPUTotal),
+		fields(s.CPUIdleField, s.CPUIOWaitField),
+	}
+	disk := []string{
+		"r._measurement == " + fluxString(s.DiskMeasurement),
+		fields(s.DiskReadField, s.DiskWriteField),
+	}
+	if c.cfg.diskExclude != "" {
+		re, err := fluxRegex(c.cfg.diskExclude)
+		if err != nil {
+			return "", fmt.Errorf("disk exclude pattern: %w", err)
+		}
+		disk = append(disk, member(s.DiskNameTag)+" !~ "+re)
+	}
+	net := []string{
+		"r._measurement == " + fluxString(s.NetMeasurement),
+		fields(s.NetRecvField, s.NetSentField),
+	}
+	for _, p := range []struct{ op, pat string }{{"=~", c.cfg.netInclude}, {"!~", c.cfg.netExclude}} {
+		if p.pat == "" {
+			continue
+		}
+		re, err := fluxRegex(p.pat)
+		if err != nil {
+			return "", fmt.Errorf("net pattern: %w", err)
+		}
+		net = append(net, member(s.NetInterfaceTag)+" "+p.op+" "+re)
 	}
 	// interface="all" carries Telegraf's protocol counters, never bytes;
 	// excluding it always keeps a site's own exclude list from mattering.
-	if err := counters(resultNet, s.NetMeasurement, s.NetRecvField, s.NetSentField,
-		s.NetInterfaceTag, c.cfg.netInclude, c.cfg.netExclude,
-		member(s.NetInterfaceTag)+` != "all"`); err != nil {
-		return "", err
+	net = append(net, member(s.NetInterfaceTag)+" != "+fluxString("all"))
+
+	var b strings.Builder
+	fmt.Fprintf(&b, "// colocd collector: usage of %d hosts in [%s, %s)\n", len(hosts), fluxTime(from), fluxTime(to))
+	for _, read := range []struct {
+		name  string
+		preds []string
+	}{{resultCPU, cpu}, {resultDisk, disk}, {resultNet, net}} {
+		preds := read.preds
+		if hostPred != "" {
+			preds = append([]string{hostPred}, preds...)
+		}
+		fmt.Fprintf(&b, "from(bucket: %s)\n", fluxString(c.cfg.Bucket))
+		fmt.Fprintf(&b, "\t|> range(start: %s, stop: %s)\n", fluxTime(from), fluxTime(readStop(from, to)))
+		fmt.Fprintf(&b, "\t|> filter(fn: (r) => %s)\n", strings.Join(preds, " and "))
+		fmt.Fprintf(&b, "\t|> group()\n")
+		fmt.Fprintf(&b, "\t|> yield(name: %s)\n", fluxString(read.name))
 	}
 	return b.String(), nil
 }
 
-// colocationsQuery lists, per host and kind, the largest container count of
-// any yarn_containers point in [from, to).
+// Result names of the usage query.
+const (
+	resultCPU  = "cpu"
+	resultDisk = "disk"
+	resultNet  = "net"
+)
+
+// maxHostPattern is the most hosts Usage names in the storage predicate;
+// see usageQuery.
+const maxHostPattern = 200
+
+// colocationsQuery reads the yarn_containers counts in [from, to), again
+// as one pushed-down read and group(), with the distinct (host, kind)
+// pairs worked out by the decoder.
 func (c *Collector) colocationsQuery(from, to time.Time) string {
 	s := c.cfg.Schema
 	var b strings.Builder
-	fmt.Fprintf(&b, "// colocd collector: job kinds per host in [start, stop)\n")
+	fmt.Fprintf(&b, "// colocd collector: job kinds per host in [%s, %s)\n", fluxTime(from), fluxTime(to))
 	fmt.Fprintf(&b, "from(bucket: %s)\n", fluxString(c.cfg.Bucket))
-	fmt.Fprintf(&b, "\t|> range(start: %s, stop: %s)\n", fluxTime(from), fluxTime(to))
-	fmt.Fprintf(&b, "\t|> filter(fn: (r) => r._measurement == %s and r._field == %s and r._time < %s)\n",
-		fluxString(s.ContainersMeasurement), fluxString(s.ContainersField), fluxTime(to))
-	fmt.Fprintf(&b, "\t|> group(columns: %s)\n", fluxStrings(s.HostTag, s.ContainersKindTag))
-	fmt.Fprintf(&b, "\t|> max()\n")
-	fmt.Fprintf(&b, "\t|> keep(columns: %s)\n", fluxStrings(s.HostTag, s.ContainersKindTag, "_value"))
+	fmt.Fprintf(&b, "\t|> range(start: %s, stop: %s)\n", fluxTime(from), fluxTime(readStop(from, to)))
+	fmt.Fprintf(&b, "\t|> filter(fn: (r) => r._measurement == %s and r._field == %s)\n",
+		fluxString(s.ContainersMeasurement), fluxString(s.ContainersField))
+	fmt.Fprintf(&b, "\t|> group()\n")
 	return b.String()
+}
+
+// readStop is the stop passed to range(): 1 ns before to, see usageQuery.
+func readStop(from, to time.Time) time.Time {
+	if stop := to.Add(-time.Nanosecond); stop.After(from) {
+		return stop
+	}
+	return to
 }
 
 // sortedKeys returns the keys of m in order.

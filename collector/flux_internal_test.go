@@ -190,13 +190,13 @@ func FuzzHostsRegex(f *testing.F) {
 	})
 }
 
-// TestUsageQueryShape pins what the query sends to storage: every value is
-// a literal produced by the escapers, the window is exact to the
-// nanosecond, and the stop bound is enforced in Flux.
+// TestUsageQueryShape pins what the query sends: every value is a literal
+// produced by the escapers, the window is exact to the nanosecond (the
+// stop 1 ns early, for InfluxDB 1.8's inclusive stop), and nothing follows
+// the filter, so storage does all the work Flux would do per table.
 func TestUsageQueryShape(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Bucket = `tele"graf/auto${x}`
-	cfg.StaleAfter = 30 * time.Second
 	c, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -207,23 +207,35 @@ func TestUsageQueryShape(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"lookback = 2024-03-01T10:59:30.000000005Z\n",
-		"start = 2024-03-01T11:00:00.000000005Z\n",
-		"stop = 2024-03-01T11:00:30.000000005Z\n",
 		`from(bucket: "tele\"graf/auto\x24{x}")`,
+		"range(start: 2024-03-01T11:00:00.000000005Z, stop: 2024-03-01T11:00:30.000000004Z)",
 		`r["host"] =~ /(?-m:\Ah(?:\x2f1|"2)$)/`,
+		`r._measurement == "cpu" and r["cpu"] == "cpu-total"`,
+		`r["name"] !~ /`,
 		`r["interface"] != "all"`,
-		"derivative(unit: 1s, nonNegative: true)",
-		"r._time >= start and r._time < stop",
 	} {
 		if !strings.Contains(q, want) {
 			t.Errorf("query lacks %s:\n%s", want, q)
 		}
 	}
-	if n := strings.Count(q, "|> yield("); n != 4 {
-		t.Errorf("query has %d yields, want 4:\n%s", n, q)
+	// Per read: range, filter (pushed to storage), group (storage too), yield.
+	if diff := cmp.Diff(12, strings.Count(q, "|>")); diff != "" {
+		t.Errorf("pipe count (-want +got):\n%s\n%s", diff, q)
 	}
-	if diff := cmp.Diff(1, strings.Count(q, "filter(fn: (r) => r._measurement == \"cpu\"")); diff != "" {
-		t.Errorf("cpu read count (-want +got):\n%s", diff)
+	for _, name := range []string{resultCPU, resultDisk, resultNet} {
+		if !strings.Contains(q, "|> group()\n\t|> yield(name: \""+name+"\")") {
+			t.Errorf("query lacks the %s read:\n%s", name, q)
+		}
+	}
+	c.maxHostPattern = 1
+	q, err = c.usageQuery([]string{"h/1", `h"2`}, from, from.Add(30*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(q, `r["host"]`) {
+		t.Errorf("over maxHostPattern hosts, the query still filters hosts:\n%s", q)
+	}
+	if got := readStop(from, from.Add(time.Nanosecond)); !got.Equal(from.Add(time.Nanosecond)) {
+		t.Errorf("readStop on a 1 ns window = %v, want the window's end", got)
 	}
 }

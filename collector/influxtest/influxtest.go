@@ -376,6 +376,9 @@ func (s *Server) stop() error {
 	}
 }
 
+// PID is the influxd process id, e.g. for reading its CPU time.
+func (s *Server) PID() int { return s.cmd.Process.Pid }
+
 // Exited is closed once the influxd process has exited.
 func (s *Server) Exited() <-chan struct{} { return s.exited }
 

@@ -1,0 +1,127 @@
+package collector_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/colocd/colocd/collector"
+	"github.com/colocd/colocd/collector/influxtest"
+	"github.com/colocd/colocd/goodness"
+	"github.com/google/go-cmp/cmp"
+)
+
+// BenchmarkUsage measures one learning interval's query and decode:
+// 1,000 hosts, a 30 s window, Telegraf's 10 s points, with per-CPU series,
+// a partition and loopback present (and filtered out) as on real nodes.
+// The data is written once; every iteration is one Usage call. Besides
+// wall time it reports the CPU time influxd and this process spent per
+// call, which stays meaningful on a loaded machine.
+func BenchmarkUsage(b *testing.B) {
+	const hosts = 1000
+	s := influxtest.Start(b)
+	names := make([]string, hosts)
+	var lines strings.Builder
+	flush := func() {
+		s.Write(b, lines.String())
+		lines.Reset()
+	}
+	// Points from −30 s to +30 s (the window's stop, excluded).
+	for i := range hosts {
+		h := fmt.Sprintf("node-%04d.rack%02d.example.com", i, i%40)
+		names[i] = h
+		for step := -3; step <= 3; step++ {
+			at := t0.Add(time.Duration(step) * 10 * time.Second).UnixNano()
+			k := int64(step + 3)
+			for _, cpu := range []string{"cpu-total", "cpu0", "cpu1"} {
+				fmt.Fprintf(&lines, "cpu,cpu=%s,host=%s usage_idle=60,usage_iowait=5,usage_user=30,usage_system=5 %d\n", cpu, h, at)
+			}
+			for _, dev := range []string{"sda", "sda1", "nvme0n1"} {
+				fmt.Fprintf(&lines, "diskio,host=%s,name=%s read_bytes=%di,write_bytes=%di,reads=%di,writes=%di %d\n", h, dev, 1000*k, 2000*k, k, k, at)
+			}
+			for _, ifc := range []string{"eth0", "lo"} {
+				fmt.Fprintf(&lines, "net,host=%s,interface=%s bytes_recv=%di,bytes_sent=%di,packets_recv=%di %d\n", h, ifc, 5000*k, 7000*k, k, at)
+			}
+		}
+		if i%100 == 99 {
+			flush()
+		}
+	}
+	flush()
+
+	cfg := collector.DefaultConfig()
+	cfg.URL, cfg.Bucket = s.URL(), s.Bucket()
+	c, err := collector.New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	from, to := t0, t0.Add(30*time.Second)
+	// 2 disks × (100, 200)/s, eth0 only (lo excluded).
+	want := goodness.Usage{CPU: 0.35, IOWait: 0.05, DiskRead: 200, DiskWrite: 400, NetRecv: 500, NetSent: 700}
+
+	for _, n := range []int{hosts, 150} {
+		b.Run(fmt.Sprintf("hosts=%d", n), func(b *testing.B) {
+			asked := names[:n]
+			// Check the result before timing it.
+			res, err := c.Usage(ctx, asked, from, to)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(res.Usage) != n || len(res.Stale)+len(res.Missing) != 0 {
+				b.Fatalf("got %d usages, stale %d, missing %d; want %d, 0, 0", len(res.Usage), len(res.Stale), len(res.Missing), n)
+			}
+			for _, h := range []string{asked[0], asked[n-1]} {
+				if diff := cmp.Diff(want, res.Usage[h], approx); diff != "" {
+					b.Fatalf("%s (-want +got):\n%s", h, diff)
+				}
+			}
+			b.ReportAllocs()
+			server0, self0 := procCPU(s.PID()), selfCPU()
+			for b.Loop() {
+				if _, err := c.Usage(ctx, asked, from, to); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if server0 >= 0 {
+				b.ReportMetric(float64(procCPU(s.PID())-server0)/float64(time.Millisecond)/float64(b.N), "influxd-cpu-ms/op")
+			}
+			b.ReportMetric(float64(selfCPU()-self0)/float64(time.Millisecond)/float64(b.N), "client-cpu-ms/op")
+		})
+	}
+}
+
+// procCPU is a process's user+system CPU time from /proc, -1 if unknown.
+func procCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return -1
+	}
+	// Fields after the parenthesised command name; utime and stime are
+	// fields 14 and 15, in clock ticks of 1/100 s on Linux.
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 13 {
+		return -1
+	}
+	u, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return -1
+	}
+	return time.Duration(u+st) * 10 * time.Millisecond
+}
+
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

@@ -1,0 +1,359 @@
+package collector
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/colocd/colocd/goodness"
+)
+
+// errQueryTable is wrapped when the result stream carries Flux's error
+// table (a failure after the response headers were sent).
+var errQueryTable = errors.New("error in query result")
+
+// fluxCSV reads Flux's CSV without annotations: a header row before each
+// table ("", "result", "table", "_start", ...), then data rows whose
+// "table" column changes from one table to the next.
+type fluxCSV struct {
+	r     *csv.Reader
+	cols  map[string]int
+	table int // index of the "table" column
+	prev  string
+}
+
+func newFluxCSV(r io.Reader) *fluxCSV {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	cr.ReuseRecord = true
+	return &fluxCSV{r: cr, table: -1}
+}
+
+// next returns the next data row and whether it starts a new table. The
+// row is only valid until the following call.
+func (f *fluxCSV) next() (row []string, newTable bool, err error) {
+	for {
+		row, err := f.r.Read()
+		if err != nil {
+			return nil, false, err
+		}
+		if len(row) < 2 {
+			continue
+		}
+		switch row[1] {
+		case "result": // a header row
+			f.cols = make(map[string]int, len(row))
+			for i, name := range row {
+				f.cols[name] = i
+			}
+			t, ok := f.cols["table"]
+			if !ok {
+				return nil, false, fmt.Errorf("header without a table column: %q", row)
+			}
+			f.table, f.prev = t, "\x00" // the next row starts a table
+			continue
+		case "error":
+			row, err := f.r.Read()
+			switch {
+			case err != nil:
+				return nil, false, fmt.Errorf("%w: (unreadable: %v)", errQueryTable, err)
+			case len(row) > 2 && row[2] != "":
+				return nil, false, fmt.Errorf("%w: %s (%s)", errQueryTable, row[1], row[2])
+			case len(row) > 1:
+				return nil, false, fmt.Errorf("%w: %s", errQueryTable, row[1])
+			}
+			return nil, false, errQueryTable
+		}
+		if f.table < 0 || f.table >= len(row) {
+			return nil, false, fmt.Errorf("data row before a header or too short: %q", row)
+		}
+		newTable = row[f.table] != f.prev
+		if newTable {
+			f.prev = row[f.table]
+		}
+		return row, newTable, nil
+	}
+}
+
+// col returns the index of a column in the current table, -1 if absent.
+func (f *fluxCSV) col(name string) int {
+	if i, ok := f.cols[name]; ok {
+		return i
+	}
+	return -1
+}
+
+// cell is row[i], "" when the column is absent.
+func cell(row []string, i int) string {
+	if i < 0 || i >= len(row) {
+		return ""
+	}
+	return row[i]
+}
+
+type seriesKind int
+
+const (
+	kindCPU seriesKind = iota
+	kindDisk
+	kindNet
+	numKinds
+)
+
+// hostAcc accumulates one host's series.
+type hostAcc struct {
+	last          time.Time            // newest cpu sample in the window
+	cpuSum        [2]float64           // idle, iowait: Σ samples
+	cpuN          [2]int               // idle, iowait: number of samples
+	rate          [numKinds][2]float64 // disk/net: Σ over series of the mean rate, per field
+	series, rated [numKinds]int        // counter series seen / with at least one rate
+}
+
+// seriesAcc is the table being read: one series, samples in time order.
+type seriesAcc struct {
+	host  *hostAcc
+	kind  seriesKind
+	field int // 0: idle/read/recv, 1: iowait/write/sent
+
+	sum  float64 // cpu: Σ samples
+	n    int     // cpu: samples; counters: rates
+	last time.Time
+
+	prevT   time.Time
+	prevI   int64
+	prevF   float64
+	prevInt bool
+	hasPrev bool
+}
+
+// add takes one sample at t.
+func (s *seriesAcc) add(t time.Time, raw string) error {
+	if s.kind == kindCPU {
+		v, err := strconv.ParseFloat(raw, 64)
+		if err != nil {
+			return fmt.Errorf("_value %q: %w", raw, err)
+		}
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil
+		}
+		s.sum += v
+		s.n++
+		if t.After(s.last) {
+			s.last = t
+		}
+		return nil
+	}
+	// Counters: Telegraf writes integers (or unsigned with
+	// influx_uint_support); differences of integers are exact.
+	i, ierr := strconv.ParseInt(raw, 10, 64)
+	f := float64(i)
+	if ierr != nil {
+		var err error
+		if f, err = strconv.ParseFloat(raw, 64); err != nil {
+			return fmt.Errorf("_value %q: %w", raw, err)
+		}
+	}
+	isInt := ierr == nil
+	if s.hasPrev {
+		if !t.After(s.prevT) {
+			return nil // not after the previous sample: ignore it
+		}
+		var delta float64
+		if isInt && s.prevInt {
+			delta = float64(i - s.prevI)
+		} else {
+			delta = f - s.prevF
+		}
+		// A counter that went backwards was reset (a reboot): that step
+		// has no rate, and the next one is taken from the new value, so a
+		// reset yields neither a negative nor a huge rate.
+		if delta >= 0 && !math.IsNaN(delta) && !math.IsInf(delta, 0) {
+			s.sum += delta / t.Sub(s.prevT).Seconds()
+			s.n++
+		}
+	}
+	s.prevT, s.prevI, s.prevF, s.prevInt, s.hasPrev = t, i, f, isInt, true
+	return nil
+}
+
+// finish folds the series into its host.
+func (s *seriesAcc) finish() {
+	h := s.host
+	if h == nil {
+		return
+	}
+	if s.kind == kindCPU {
+		h.cpuSum[s.field] += s.sum
+		h.cpuN[s.field] += s.n
+		if s.last.After(h.last) {
+			h.last = s.last
+		}
+		return
+	}
+	h.series[s.kind]++
+	if s.n > 0 {
+		h.rate[s.kind][s.field] += s.sum / float64(s.n)
+		h.rated[s.kind]++
+	}
+}
+
+// seriesID names one series: the rows of a group()ed table arrive
+// series by series, each in time order.
+type seriesID struct {
+	kind         seriesKind
+	field        int
+	host, device string
+}
+
+// decodeUsage reads the usage query's result into per-host accumulators
+// for the requested hosts (keys of acc). Rows of one series are expected
+// in time order (storage's order); a row not after its series' previous
+// one is ignored. Series may arrive interleaved.
+func (c *Collector) decodeUsage(body io.Reader, acc map[string]*hostAcc, from, to time.Time) error {
+	s := c.cfg.Schema
+	f := newFluxCSV(body)
+	series := map[seriesID]*seriesAcc{}
+	var (
+		cur                                              *seriesAcc
+		curID                                            seriesID
+		haveCur                                          bool
+		iTime, iValue, iHost, iMeas, iField, iDisk, iNet int
+	)
+	for {
+		row, newTable, err := f.next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if newTable {
+			iTime, iValue = f.col("_time"), f.col("_value")
+			iHost, iMeas, iField = f.col(s.HostTag), f.col("_measurement"), f.col("_field")
+			iDisk, iNet = f.col(s.DiskNameTag), f.col(s.NetInterfaceTag)
+			if iTime < 0 || iValue < 0 {
+				return fmt.Errorf("table without _time or _value: columns %v", f.cols)
+			}
+		}
+		id := seriesID{host: cell(row, iHost)}
+		meas, field := cell(row, iMeas), cell(row, iField)
+		switch {
+		case meas == s.CPUMeasurement && field == s.CPUIdleField:
+			id.kind, id.field = kindCPU, 0
+		case meas == s.CPUMeasurement && field == s.CPUIOWaitField:
+			id.kind, id.field = kindCPU, 1
+		case meas == s.DiskMeasurement && field == s.DiskReadField:
+			id.kind, id.field, id.device = kindDisk, 0, cell(row, iDisk)
+		case meas == s.DiskMeasurement && field == s.DiskWriteField:
+			id.kind, id.field, id.device = kindDisk, 1, cell(row, iDisk)
+		case meas == s.NetMeasurement && field == s.NetRecvField:
+			id.kind, id.field, id.device = kindNet, 0, cell(row, iNet)
+		case meas == s.NetMeasurement && field == s.NetSentField:
+			id.kind, id.field, id.device = kindNet, 1, cell(row, iNet)
+		default:
+			continue
+		}
+		if !haveCur || id != curID {
+			curID, haveCur = id, true
+			cur = series[id]
+			if cur == nil {
+				if host := acc[id.host]; host != nil { // a requested host
+					cur = &seriesAcc{host: host, kind: id.kind, field: id.field}
+					series[id] = cur
+				}
+			}
+		}
+		if cur == nil {
+			continue
+		}
+		t, err := time.Parse(time.RFC3339Nano, row[iTime])
+		if err != nil {
+			return fmt.Errorf("_time %q: %w", row[iTime], err)
+		}
+		if t.Before(from) || !t.Before(to) {
+			continue
+		}
+		if err := cur.add(t, row[iValue]); err != nil {
+			return err
+		}
+	}
+	for _, sa := range series {
+		sa.finish()
+	}
+	return nil
+}
+
+// usage turns one host's accumulator into a usage, or says why not.
+func (h *hostAcc) usage() (goodness.Usage, bool) {
+	if h.cpuN[0] == 0 {
+		return goodness.Usage{}, false
+	}
+	for k := kindDisk; k < numKinds; k++ {
+		if h.series[k] > 0 && h.rated[k] == 0 {
+			return goodness.Usage{}, false // counters present but no two samples
+		}
+	}
+	idle := h.cpuSum[0] / float64(h.cpuN[0])
+	iowait := 0.0
+	if h.cpuN[1] > 0 {
+		iowait = h.cpuSum[1] / float64(h.cpuN[1])
+	}
+	iow := clamp01(iowait / 100)
+	return goodness.Usage{
+		CPU:       min(clamp01((100-idle-iowait)/100), 1-iow),
+		IOWait:    iow,
+		DiskRead:  max(h.rate[kindDisk][0], 0),
+		DiskWrite: max(h.rate[kindDisk][1], 0),
+		NetRecv:   max(h.rate[kindNet][0], 0),
+		NetSent:   max(h.rate[kindNet][1], 0),
+	}, true
+}
+
+// decodeColocations collects host → set of kinds with containers > 0.
+func (c *Collector) decodeColocations(body io.Reader, out map[string]map[string]bool, from, to time.Time) error {
+	s := c.cfg.Schema
+	f := newFluxCSV(body)
+	var iTime, iValue, iHost, iKind int
+	for {
+		row, newTable, err := f.next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if newTable {
+			iTime, iValue = f.col("_time"), f.col("_value")
+			iHost, iKind = f.col(s.HostTag), f.col(s.ContainersKindTag)
+			if iTime < 0 || iValue < 0 {
+				return fmt.Errorf("table without _time or _value: columns %v", f.cols)
+			}
+		}
+		host, kind := cell(row, iHost), cell(row, iKind)
+		if host == "" || kind == "" {
+			continue // not a colocd application
+		}
+		v, err := strconv.ParseFloat(row[iValue], 64)
+		if err != nil {
+			return fmt.Errorf("_value %q: %w", row[iValue], err)
+		}
+		if !(v > 0) {
+			continue
+		}
+		t, err := time.Parse(time.RFC3339Nano, row[iTime])
+		if err != nil {
+			return fmt.Errorf("_time %q: %w", row[iTime], err)
+		}
+		if t.Before(from) || !t.Before(to) {
+			continue
+		}
+		if out[host] == nil {
+			out[host] = map[string]bool{}
+		}
+		out[host][kind] = true
+	}
+}
