@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/colocd/colocd/goodness"
@@ -42,20 +41,6 @@ type Metrics interface {
 	// fresh data are absent from the map and listed in stale.
 	Usage(ctx context.Context, hosts []string, from, to time.Time) (usage map[string]goodness.Usage, stale []string, err error)
 }
-
-// Errors of the cluster and metrics adapters.
-var (
-	// ErrUnknownApp: the cluster has no application with that id.
-	ErrUnknownApp = errors.New("unknown application")
-	// ErrRejected: the cluster refused a submission; retrying it unchanged
-	// would fail again, and it certainly does not run.
-	ErrRejected = errors.New("submission rejected")
-	// ErrMetrics wraps errors of the metrics source during learning; the
-	// daemon keeps admitting with its last preferences.
-	ErrMetrics = errors.New("metrics source failed")
-	// ErrUnknownKind: the simulator's workload defines no such kind.
-	ErrUnknownKind = errors.New("unknown job kind")
-)
 
 // ClusterState is a snapshot of the cluster.
 type ClusterState struct {

@@ -272,10 +272,6 @@ func DefaultConfig() Config {
 
 func defaultSchema() SchemaConfig { return schemaConfig(collector.DefaultSchema()) }
 
-// ErrConfig is wrapped by every configuration error (*ConfigError); the CLI
-// maps it to exit status 2.
-var ErrConfig = errors.New("invalid configuration")
-
 // ConfigError names the key that is wrong and why.
 type ConfigError struct {
 	Key    string // e.g. "learning.step_size"

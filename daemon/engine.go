@@ -104,14 +104,6 @@ type Pinger interface {
 	Ping(ctx context.Context) error
 }
 
-// Errors of the engine.
-var (
-	// ErrNotReady: the engine has not reconciled with the cluster yet.
-	ErrNotReady = errors.New("engine not ready")
-	// ErrNotKillable: the job is neither admitted nor running.
-	ErrNotKillable = errors.New("job is not admitted or running")
-)
-
 var _ api.Controller = (*Engine)(nil)
 
 // NewEngine builds an engine. It does no I/O besides restoring nothing: the

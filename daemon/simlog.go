@@ -84,9 +84,6 @@ type SimState struct {
 	Replayed int
 }
 
-// ErrSimState wraps errors of the simulator's durable state.
-var ErrSimState = errors.New("simulator state")
-
 // OpenSimState opens (or creates) the simulator state in dir and returns a
 // simulator rebuilt from it. seed and start are used only when the state is
 // new (seed 0 means: the caller already chose one). newSim builds an empty
