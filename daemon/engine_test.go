@@ -45,13 +45,6 @@ queue:
   - {kind: cpu, count: 1}
 `
 
-// simClock is the simulator's virtual time as a Clock; the test advances
-// the simulator, After is not used by the engine.
-type simClock struct{ s *sim.Sim }
-
-func (c simClock) Now() time.Time                       { return c.s.Now() }
-func (c simClock) After(time.Duration) <-chan time.Time { return nil }
-
 // harness is an engine on a simulator in virtual time.
 type harness struct {
 	tb      testing.TB
@@ -90,7 +83,7 @@ func newHarness(tb testing.TB, o harnessOpts) *harness {
 		tb.Fatal(err)
 	}
 	dir := tb.TempDir()
-	clk := simClock{s}
+	clk := SimClock{s}
 	store, err := queue.Open(filepath.Join(dir, "colocd.db"), queue.Options{NoSync: true, Now: clk.Now})
 	if err != nil {
 		tb.Fatal(err)

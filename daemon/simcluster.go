@@ -217,3 +217,16 @@ func (c *SimCluster) log(e SimLogEntry) error {
 }
 
 func jobTags(jobID, kind string) []string { return yarnclient.JobTags(jobID, kind) }
+
+// SimClock is the virtual clock of a simulator that the caller advances
+// itself, in one goroutine (a benchmark driving Engine's passes directly).
+// After's channel never fires: nothing advances the simulator on its own.
+type SimClock struct{ Sim *sim.Sim }
+
+var _ Clock = SimClock{}
+
+// Now is the simulator's virtual time.
+func (c SimClock) Now() time.Time { return c.Sim.Now() }
+
+// After returns a channel that never fires.
+func (c SimClock) After(time.Duration) <-chan time.Time { return nil }
