@@ -63,6 +63,19 @@ func (s *Store) CheckInvariants() error {
 		if n := tx.Bucket(bucketPending).Stats().KeyN; n != len(pending) {
 			return fmt.Errorf("pending index has %d keys, %d pending jobs", n, len(pending))
 		}
+		blocks := map[uint64]int{}
+		tx.Bucket(bucketPending).ForEach(func(k, _ []byte) error {
+			blocks[binary.BigEndian.Uint64(k)>>blockBits]++
+			return nil
+		})
+		stored := map[uint64]int{}
+		tx.Bucket(bucketBlocks).ForEach(func(k, v []byte) error {
+			stored[binary.BigEndian.Uint64(k)] = int(binary.BigEndian.Uint64(v))
+			return nil
+		})
+		if fmt.Sprint(blocks) != fmt.Sprint(stored) {
+			return fmt.Errorf("pending block counts %v, want %v", stored, blocks)
+		}
 		total := 0
 		for _, n := range counts {
 			total += n

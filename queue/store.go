@@ -68,8 +68,9 @@ var (
 	bucketKinds   = []byte("kinds")   // kind → KindHistory JSON
 	bucketPrefs   = []byte("prefs")   // "snapshot" → bandit snapshot bytes
 	bucketCounts  = []byte("counts")  // state → count (8 bytes BE)
+	bucketBlocks  = []byte("blocks")  // seq>>blockBits (8 bytes BE) → pending jobs in that block
 
-	allBuckets = [][]byte{bucketMeta, bucketJobs, bucketPending, bucketStates, bucketIdem, bucketKinds, bucketPrefs, bucketCounts}
+	allBuckets = [][]byte{bucketMeta, bucketJobs, bucketPending, bucketStates, bucketIdem, bucketKinds, bucketPrefs, bucketCounts, bucketBlocks}
 
 	keyMagic    = []byte("magic")
 	keySchema   = []byte("schema")
@@ -81,6 +82,10 @@ var (
 
 // SchemaVersion is the on-disk layout this build writes.
 const SchemaVersion = 1
+
+// blockBits sizes the blocks of sequence numbers whose pending jobs are
+// counted, so that Position skips whole blocks: 4096 seqs per block.
+const blockBits = 12
 
 // schema is the version and the migration table Open works with; tests swap
 // it to exercise the migration hook.
@@ -427,6 +432,21 @@ func addCount(tx *bolt.Tx, st State, d int64) error {
 	return b.Put([]byte(st), u64(uint64(n)))
 }
 
+// addBlock adjusts the pending count of seq's block by d, deleting empty
+// blocks.
+func addBlock(tx *bolt.Tx, seq uint64, d int64) error {
+	b := tx.Bucket(bucketBlocks)
+	k := u64(seq >> blockBits)
+	var n int64
+	if v := b.Get(k); len(v) == 8 {
+		n = int64(binary.BigEndian.Uint64(v))
+	}
+	if n += d; n <= 0 {
+		return b.Delete(k)
+	}
+	return b.Put(k, u64(uint64(n)))
+}
+
 // index moves j's index entries from state from to j.State (from == ""
 // for a new job, j.State == "" for a deleted one).
 func index(tx *bolt.Tx, j *Job, from State) error {
@@ -443,6 +463,9 @@ func index(tx *bolt.Tx, j *Job, from State) error {
 			if err := tx.Bucket(bucketPending).Delete(seq); err != nil {
 				return err
 			}
+			if err := addBlock(tx, j.Seq, -1); err != nil {
+				return err
+			}
 		}
 	}
 	if j.State != "" {
@@ -454,6 +477,9 @@ func index(tx *bolt.Tx, j *Job, from State) error {
 		}
 		if j.State == StatePending {
 			if err := tx.Bucket(bucketPending).Put(seq, []byte(j.ID)); err != nil {
+				return err
+			}
+			if err := addBlock(tx, j.Seq, 1); err != nil {
 				return err
 			}
 		}
@@ -490,8 +516,10 @@ func (s *Store) Pending(limit int) ([]Job, error) {
 }
 
 // Position returns the 0-based place of a pending job in the FIFO (0 = next
-// in line). It walks the index from the head: O(position). A job that is not
-// pending gives an error wrapping ErrNotPending.
+// in line). Pending jobs are counted per block of 4096 sequence numbers, so
+// it adds up the blocks before the job's and walks at most one block:
+// O(n/4096 + 4096) keys. A job that is not pending gives an error wrapping
+// ErrNotPending.
 func (s *Store) Position(id string) (int, error) {
 	pos := -1
 	err := s.view(func(tx *bolt.Tx) error {
@@ -502,10 +530,15 @@ func (s *Store) Position(id string) (int, error) {
 		if j.State != StatePending {
 			return fmt.Errorf("%w: job %s is %s", ErrNotPending, id, j.State)
 		}
+		block := j.Seq >> blockBits
+		n := 0
+		bc := tx.Bucket(bucketBlocks).Cursor()
+		for k, v := bc.First(); k != nil && binary.BigEndian.Uint64(k) < block; k, v = bc.Next() {
+			n += int(binary.BigEndian.Uint64(v))
+		}
 		want := u64(j.Seq)
 		c := tx.Bucket(bucketPending).Cursor()
-		n := 0
-		for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		for k, _ := c.Seek(u64(block << blockBits)); k != nil; k, _ = c.Next() {
 			if bytes.Equal(k, want) {
 				pos = n
 				return nil
@@ -517,17 +550,34 @@ func (s *Store) Position(id string) (int, error) {
 	return pos, err
 }
 
-// List returns jobs in state st in submission order, at most limit of them
-// (limit <= 0: all). st == "" lists every job, in id (creation) order.
+// List returns jobs in state st, oldest first (submission order), at most
+// limit of them (limit <= 0: all). st == "" lists every job, in id
+// (creation) order.
 func (s *Store) List(st State, limit int) ([]Job, error) {
+	return s.list(st, limit, false)
+}
+
+// Recent is List newest first: the last limit jobs in state st (every job
+// when st == ""), most recently submitted first. It reads only the jobs it
+// returns.
+func (s *Store) Recent(st State, limit int) ([]Job, error) {
+	return s.list(st, limit, true)
+}
+
+func (s *Store) list(st State, limit int, newest bool) ([]Job, error) {
 	if st != "" && !st.Valid() {
 		return nil, fieldErr("state", "unknown state %q (want one of %s)", st, stateNames())
 	}
 	var out []Job
 	err := s.view(func(tx *bolt.Tx) error {
+		more := func() bool { return limit <= 0 || len(out) < limit }
 		if st == "" {
 			c := tx.Bucket(bucketJobs).Cursor()
-			for k, v := c.First(); k != nil && (limit <= 0 || len(out) < limit); k, v = c.Next() {
+			first, next := c.First, c.Next
+			if newest {
+				first, next = c.Last, c.Prev
+			}
+			for k, v := first(); k != nil && more(); k, v = next() {
 				var j Job
 				if err := json.Unmarshal(v, &j); err != nil {
 					return fmt.Errorf("%w: job %s: %w", ErrCorrupt, k, err)
@@ -538,7 +588,21 @@ func (s *Store) List(st State, limit int) ([]Job, error) {
 		}
 		prefix := append([]byte(st), 0)
 		c := tx.Bucket(bucketStates).Cursor()
-		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) && (limit <= 0 || len(out) < limit); k, v = c.Next() {
+		var k, v []byte
+		next := c.Next
+		if newest {
+			// The last key of the prefix: seek past it, step back.
+			end := append([]byte(st), 1)
+			if k, v = c.Seek(end); k == nil {
+				k, v = c.Last()
+			} else {
+				k, v = c.Prev()
+			}
+			next = c.Prev
+		} else {
+			k, v = c.Seek(prefix)
+		}
+		for ; k != nil && bytes.HasPrefix(k, prefix) && more(); k, v = next() {
 			j, err := getJob(tx, string(v))
 			if err != nil {
 				return fmt.Errorf("%w: state index names %s: %w", ErrCorrupt, v, err)

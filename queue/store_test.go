@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -96,6 +97,130 @@ func TestSubmitRejectsPastDeadline(t *testing.T) {
 	var fe *queue.FieldError
 	if !errors.As(err, &fe) || fe.Field != "deadline" || !errors.Is(err, queue.ErrInvalid) {
 		t.Fatalf("Submit with past deadline: %v, want FieldError on deadline", err)
+	}
+}
+
+func TestRetryAfterDeadlinePassed(t *testing.T) {
+	s, clk := openStore(t, queue.Options{})
+	j := queuetest.Job("k")
+	j.IdempotencyKey = "once"
+	dl := clk.Now().Add(time.Minute)
+	j.Deadline = &dl
+	first := submit(t, s, j)
+	clk.Advance(time.Hour)
+	again, created, err := s.Submit(context.Background(), j)
+	if err != nil || created || again.ID != first.ID {
+		t.Fatalf("retry after the deadline: id %s created %v err %v; want the first job", again.ID, created, err)
+	}
+	j.IdempotencyKey = "new"
+	if _, _, err := s.Submit(context.Background(), j); !errors.Is(err, queue.ErrInvalid) {
+		t.Fatalf("new job with a past deadline: %v, want ErrInvalid", err)
+	}
+}
+
+func TestRejectedSubmitDoesNotFailItsBatch(t *testing.T) {
+	s, clk := openStore(t, queue.Options{})
+	past := clk.Now().Add(-time.Second)
+	var wg sync.WaitGroup
+	var bad, good atomic.Int32
+	for i := 0; i < 40; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			j := queuetest.Job("k")
+			if i%2 == 0 {
+				j.Deadline = &past
+			}
+			_, _, err := s.Submit(context.Background(), j)
+			switch {
+			case i%2 == 0 && errors.Is(err, queue.ErrInvalid):
+				bad.Add(1)
+			case i%2 == 1 && err == nil:
+				good.Add(1)
+			default:
+				t.Errorf("submit %d: %v", i, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if bad.Load() != 20 || good.Load() != 20 {
+		t.Errorf("rejected %d, accepted %d; want 20 and 20", bad.Load(), good.Load())
+	}
+}
+
+func TestRecent(t *testing.T) {
+	s, _ := openStore(t, queue.Options{})
+	var js []queue.Job
+	for i := 0; i < 6; i++ {
+		js = append(js, submit(t, s, queuetest.Job("k")))
+	}
+	for _, i := range []int{0, 2, 3} {
+		s.Cancel(js[i].ID)
+	}
+	tests := map[string]struct {
+		state queue.State
+		limit int
+		want  []queue.Job
+	}{
+		"cancelled":     {queue.StateCancelled, 0, []queue.Job{js[3], js[2], js[0]}},
+		"cancelled, 2":  {queue.StateCancelled, 2, []queue.Job{js[3], js[2]}},
+		"pending":       {queue.StatePending, 0, []queue.Job{js[5], js[4], js[1]}},
+		"all, 4":        {"", 4, []queue.Job{js[5], js[4], js[3], js[2]}},
+		"none finished": {queue.StateSucceeded, 0, nil},
+		"cancelled, 1":  {queue.StateCancelled, 1, []queue.Job{js[3]}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got, err := s.Recent(tc.state, tc.limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(ids(tc.want), ids(got)); diff != "" {
+				t.Errorf("Recent (-want +got):\n%s", diff)
+			}
+		})
+	}
+	// "succeeded" sorts last among the states: no key follows its prefix.
+	for _, j := range js[4:] {
+		s.Admit(j.ID, "", nil, nil)
+		s.Finish(j.ID, queue.StateSucceeded, "")
+	}
+	got, _ := s.Recent(queue.StateSucceeded, 0)
+	if diff := cmp.Diff([]string{js[5].ID, js[4].ID}, ids(got)); diff != "" {
+		t.Errorf("Recent(succeeded) (-want +got):\n%s", diff)
+	}
+}
+
+func TestPositionAcrossBlocks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("submits 9,000 jobs")
+	}
+	s, _ := openStore(t, queue.Options{NoSync: true})
+	const n = 9000 // three blocks of 4096 sequence numbers
+	var wg sync.WaitGroup
+	for w := 0; w < 30; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < n/30; i++ {
+				if _, _, err := s.Submit(context.Background(), queuetest.Job("k")); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	all, _ := s.Pending(0)
+	rng := rand.New(rand.NewPCG(4, 4))
+	for i := 0; i < 1500; i++ { // holes in every block
+		s.Cancel(all[rng.IntN(len(all))].ID)
+	}
+	pend, _ := s.Pending(0)
+	for _, i := range []int{0, 1, len(pend) / 3, len(pend) / 2, len(pend) - 2, len(pend) - 1} {
+		if got, err := s.Position(pend[i].ID); err != nil || got != i {
+			t.Errorf("Position(job %d, seq %d) = %d, %v; want %d", i, pend[i].Seq, got, err, i)
+		}
 	}
 }
 

@@ -2,8 +2,10 @@ package queue
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"github.com/oklog/ulid/v2"
 	bolt "go.etcd.io/bbolt"
@@ -31,8 +33,9 @@ const (
 // FIFO. The store assigns ID (a ULID), Seq, CreatedAt and State; it ignores
 // whatever the caller put in the store-owned fields. When j carries an
 // IdempotencyKey that the same user already used, nothing is written and the
-// first job comes back with created == false, even under concurrent
-// retries. The job is fsync'd (unless Options.NoSync) before Submit returns.
+// first job comes back with created == false, even under concurrent retries
+// and even if its deadline has passed since. A new job's deadline must be in
+// the future (a *FieldError on "deadline" otherwise). The job is fsync'd (unless Options.NoSync) before Submit returns.
 //
 // Concurrent calls are group-committed: a single writer takes every
 // submission queued while the previous commit was running and commits them in
@@ -44,9 +47,6 @@ const (
 func (s *Store) Submit(ctx context.Context, j Job) (Job, bool, error) {
 	if err := j.Validate(); err != nil {
 		return Job{}, false, err
-	}
-	if j.Deadline != nil && !j.Deadline.After(s.now()) {
-		return Job{}, false, fieldErr("deadline", "%v is not in the future", j.Deadline.Format("2006-01-02T15:04:05Z07:00"))
 	}
 	in := Job{ // only the submitter's fields; the store owns the rest
 		Kind: j.Kind, User: j.User, Queue: j.Queue, Priority: j.Priority,
@@ -132,23 +132,27 @@ func (s *Store) commit(batch []*submitOp) {
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		for _, op := range take {
 			var err error
-			if op.res, op.created, err = s.insert(tx, op.job); err != nil {
+			op.res, op.created, err = s.insert(tx, op.job)
+			if errors.Is(err, ErrInvalid) {
+				op.err = err // rejected before writing anything: the others go on
+				continue
+			}
+			if err != nil {
 				return err
 			}
 		}
 		return nil
 	})
-	if err != nil && len(take) > 1 {
+	switch {
+	case err != nil && len(take) > 1:
 		for _, op := range take {
 			op.err = s.db.Update(func(tx *bolt.Tx) (err error) {
 				op.res, op.created, err = s.insert(tx, op.job)
 				return err
 			})
 		}
-	} else {
-		for _, op := range take {
-			op.err = err
-		}
+	case err != nil:
+		take[0].err = err
 	}
 	for _, op := range take {
 		close(op.done)
@@ -171,12 +175,17 @@ func (s *Store) insert(tx *bolt.Tx, j Job) (Job, bool, error) {
 			return first, false, nil
 		}
 	}
+	now := s.stamp()
+	// Checked after the key lookup: a retry of an accepted job whose
+	// deadline has passed since must still get that job back.
+	if j.Deadline != nil && !j.Deadline.After(now) {
+		return Job{}, false, fieldErr("deadline", "%s is not in the future", j.Deadline.Format(time.RFC3339))
+	}
 	jobs := tx.Bucket(bucketJobs)
 	seq, err := jobs.NextSequence()
 	if err != nil {
 		return Job{}, false, fmt.Errorf("queue: next sequence: %w", err)
 	}
-	now := s.stamp()
 	id, err := ulid.New(ulid.Timestamp(now), s.entropy)
 	if err != nil {
 		return Job{}, false, fmt.Errorf("queue: new job id: %w", err)
