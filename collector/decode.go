@@ -124,7 +124,7 @@ type seriesAcc struct {
 	last time.Time
 
 	prevT   time.Time
-	prevI   int64
+	prevU   uint64
 	prevF   float64
 	prevInt bool
 	hasPrev bool
@@ -147,25 +147,28 @@ func (s *seriesAcc) add(t time.Time, raw string) error {
 		}
 		return nil
 	}
-	// Counters: Telegraf writes integers (or unsigned with
-	// influx_uint_support); differences of integers are exact.
-	i, ierr := strconv.ParseInt(raw, 10, 64)
-	f := float64(i)
-	if ierr != nil {
+	// Counters: Telegraf writes integers, unsigned ones with
+	// influx_uint_support; differences of integers are taken exactly.
+	u, uerr := strconv.ParseUint(raw, 10, 64)
+	f := float64(u)
+	if uerr != nil {
 		var err error
 		if f, err = strconv.ParseFloat(raw, 64); err != nil {
 			return fmt.Errorf("_value %q: %w", raw, err)
 		}
 	}
-	isInt := ierr == nil
+	isInt := uerr == nil
 	if s.hasPrev {
 		if !t.After(s.prevT) {
 			return nil // not after the previous sample: ignore it
 		}
 		var delta float64
-		if isInt && s.prevInt {
-			delta = float64(i - s.prevI)
-		} else {
+		switch {
+		case isInt && s.prevInt && u >= s.prevU:
+			delta = float64(u - s.prevU)
+		case isInt && s.prevInt:
+			delta = -1
+		default:
 			delta = f - s.prevF
 		}
 		// A counter that went backwards was reset (a reboot): that step
@@ -176,7 +179,7 @@ func (s *seriesAcc) add(t time.Time, raw string) error {
 			s.n++
 		}
 	}
-	s.prevT, s.prevI, s.prevF, s.prevInt, s.hasPrev = t, i, f, isInt, true
+	s.prevT, s.prevU, s.prevF, s.prevInt, s.hasPrev = t, u, f, isInt, true
 	return nil
 }
 
