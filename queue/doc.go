@@ -29,6 +29,7 @@
 //	kinds    kind → KindHistory as JSON
 //	prefs    "snapshot" → the learner's snapshot bytes
 //	counts   state → uint64 BE              O(1) Counts
+//	blocks   seq>>12 (uint64 BE) → count    pending jobs per 4096 seqs, for Position
 //
 // A later schema adds a step to the migration table (store.go); Open runs all
 // needed steps in one transaction.

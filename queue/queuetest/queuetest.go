@@ -49,8 +49,8 @@ var Start = time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 
 // OpenStore opens a store in t.TempDir() with a fake clock (returned),
 // seeded id entropy and fsync off (tests do not need durability unless they
-// kill a process). opts may override any of those. The store is closed in
-// t.Cleanup.
+// kill a process; those should call queue.Open). opts.Now and opts.Entropy,
+// when set, replace the fakes. The store is closed in t.Cleanup.
 func OpenStore(tb testing.TB, opts queue.Options) (*queue.Store, *Clock) {
 	tb.Helper()
 	clk := NewClock(Start)
@@ -60,6 +60,7 @@ func OpenStore(tb testing.TB, opts queue.Options) (*queue.Store, *Clock) {
 	if opts.Entropy == nil {
 		opts.Entropy = rand.NewChaCha8([32]byte{1})
 	}
+	opts.NoSync = true
 	path := filepath.Join(tb.TempDir(), "queue.db")
 	s, err := queue.Open(path, opts)
 	if err != nil {
