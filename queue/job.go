@@ -172,7 +172,7 @@ var (
 // Idempotency key: printable ASCII, up to 128 bytes. Submit spec: valid
 // JSON, at most 64 KiB. Deadline: a real time (years 1970..9999); Submit also
 // rejects one already past. State, when set, must be a known state.
-func (j *Job) Validate() error {
+func (j Job) Validate() error {
 	switch {
 	case j.Kind == "":
 		return fieldErr("kind", "required")
