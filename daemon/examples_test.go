@@ -1,0 +1,70 @@
+package daemon
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/colocd/colocd/queue"
+	"github.com/colocd/colocd/sim"
+)
+
+// TestExampleJobs checks that configs/jobs/*.json are valid API bodies that
+// the backend they are written for accepts: yarn-*.json on YARN (REST
+// submission), the others on the demo's simulated workload.
+func TestExampleJobs(t *testing.T) {
+	files, err := filepath.Glob("../configs/jobs/*.json")
+	if err != nil || len(files) < 4 {
+		t.Fatalf("example jobs: %v %v", files, err)
+	}
+	wl, err := sim.LoadWorkload("../configs/workloads/paper-queue-a.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := wl.NewSim(sim.Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	simc := NewSimCluster(DirectExec(s), nil)
+	yarnc := NewYarnCluster(nil, YarnConfig{Submit: SubmitREST}, nil)
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var req struct { // the API's POST /v1/jobs body
+				Kind      string            `json:"kind"`
+				User      string            `json:"user"`
+				Queue     string            `json:"queue"`
+				Priority  int               `json:"priority"`
+				Resources *queue.Resources  `json:"resources"`
+				Submit    json.RawMessage   `json:"submit"`
+				Deadline  *string           `json:"deadline"`
+				Labels    map[string]string `json:"labels"`
+			}
+			dec := json.NewDecoder(bytes.NewReader(b))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&req); err != nil {
+				t.Fatal(err)
+			}
+			j := queue.Job{Kind: req.Kind, User: "demo", Queue: req.Queue, Priority: req.Priority, Submit: req.Submit, Labels: req.Labels}
+			if req.Resources != nil {
+				j.Resources = *req.Resources
+			}
+			var p JobPreparer = simc
+			if strings.HasPrefix(filepath.Base(f), "yarn-") {
+				p = yarnc
+			}
+			if err := p.Prepare(&j); err != nil {
+				t.Fatalf("Prepare: %v", err)
+			}
+			if err := j.Validate(); err != nil {
+				t.Fatalf("Validate: %v", err)
+			}
+		})
+	}
+}
