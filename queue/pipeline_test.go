@@ -289,6 +289,17 @@ func TestPreferenceStage(t *testing.T) {
 			}
 		}
 	})
+	t.Run("huge scores stay finite", func(t *testing.T) {
+		big := &queuetest.Prefs{Score: map[string]float64{"a": math.MaxFloat64, "b": math.MaxFloat64, "c": math.NaN()}}
+		d := mustPipeline(t, cfg, big).Decide(snapshot(pend...), nil)
+		var got []float64
+		for _, c := range d.Candidates {
+			got = append(got, c.Prob)
+		}
+		if diff := cmp.Diff([]float64{0.5, 0.5, 0}, got); diff != "" {
+			t.Errorf("probabilities (-want +got):\n%s", diff)
+		}
+	})
 	t.Run("off: FIFO head", func(t *testing.T) {
 		d := mustPipeline(t, only(), prefs).Decide(snapshot(pend...), nil)
 		if d.Chosen != "j01" {

@@ -538,11 +538,15 @@ func (s preferenceStage) run(r *run, rec *StageRecord) {
 	if s.prefs != nil {
 		s.prefs.Mix(kinds, given, weights, out)
 	}
-	var sum float64
+	var top, sum float64
 	for i, p := range out {
 		if !(p > 0) || math.IsInf(p, 0) {
 			out[i] = 0
 		}
+		top = max(top, out[i])
+	}
+	for i := range out {
+		out[i] /= max(top, math.SmallestNonzeroFloat64) // scale first: the sum cannot overflow
 		sum += out[i]
 	}
 	for i, c := range heads {
