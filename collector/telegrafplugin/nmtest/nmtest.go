@@ -1,0 +1,145 @@
+package nmtest
+
+import (
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// Container is a NodeManager container, in the documented JSON shape.
+type Container struct {
+	ID                  string `json:"id"`
+	State               string `json:"state"`
+	ExitCode            int    `json:"exitCode"`
+	Diagnostics         string `json:"diagnostics"`
+	User                string `json:"user"`
+	TotalMemoryNeededMB int64  `json:"totalMemoryNeededMB"`
+	TotalVCoresNeeded   int64  `json:"totalVCoresNeeded"`
+	ContainerLogsLink   string `json:"containerLogsLink"`
+	NodeID              string `json:"nodeId"`
+	ExecutionType       string `json:"executionType"`
+}
+
+// Server is the fake. Its methods are safe for concurrent use.
+type Server struct {
+	srv *httptest.Server
+
+	mu         sync.Mutex
+	containers []Container
+	tags       map[string][]string // application id → tags
+	rmStatus   int                 // 0: answer normally
+	nmStatus   int
+	rmRequests map[string]int
+}
+
+// New starts the fake and closes it when the test ends.
+func New(t testing.TB) *Server {
+	t.Helper()
+	s := &Server{tags: map[string][]string{}, rmRequests: map[string]int{}}
+	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("nmtest: listen: %v", err)
+	}
+	s.srv.Listener = ln
+	s.srv.Start()
+	t.Cleanup(s.srv.Close)
+	return s
+}
+
+// URL is the base URL of both the NodeManager and the ResourceManager.
+func (s *Server) URL() string { return s.srv.URL }
+
+// SetContainers replaces the NodeManager's container list.
+func (s *Server) SetContainers(cs ...Container) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.containers = append([]Container(nil), cs...)
+}
+
+// SetApp registers an application with the ResourceManager.
+func (s *Server) SetApp(id string, tags ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tags[id] = tags
+}
+
+// FailRM makes the ResourceManager answer with status (0 restores it).
+func (s *Server) FailRM(status int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rmStatus = status
+}
+
+// FailNM makes the NodeManager answer with status (0 restores it).
+func (s *Server) FailNM(status int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nmStatus = status
+}
+
+// RMRequests is how often each application was looked up.
+func (s *Server) RMRequests() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]int, len(s.rmRequests))
+	for k, v := range s.rmRequests {
+		out[k] = v
+	}
+	return out
+}
+
+// Running is a RUNNING container with the documented defaults filled in.
+func Running(id string, memoryMB, vcores int64) Container {
+	return Container{
+		ID: id, State: "RUNNING", ExitCode: -1000, User: "user1",
+		TotalMemoryNeededMB: memoryMB, TotalVCoresNeeded: vcores,
+		ContainerLogsLink: "http://host.domain.com:8042/node/containerlogs/" + id + "/user1",
+		NodeID:            "host.domain.com:8041", ExecutionType: "GUARANTEED",
+	}
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	switch {
+	case r.URL.Path == "/ws/v1/node/containers":
+		if s.nmStatus != 0 {
+			http.Error(w, `{"RemoteException":{"message":"injected"}}`, s.nmStatus)
+			return
+		}
+		body := map[string]any{"containers": nil}
+		if len(s.containers) > 0 {
+			body["containers"] = map[string]any{"container": s.containers}
+		}
+		_ = json.NewEncoder(w).Encode(body)
+	case strings.HasPrefix(r.URL.Path, "/ws/v1/cluster/apps/"):
+		id := strings.TrimPrefix(r.URL.Path, "/ws/v1/cluster/apps/")
+		s.rmRequests[id]++
+		if s.rmStatus != 0 {
+			http.Error(w, `{"RemoteException":{"message":"injected"}}`, s.rmStatus)
+			return
+		}
+		tags, ok := s.tags[id]
+		if !ok {
+			w.WriteHeader(http.StatusNotFound)
+			_ = json.NewEncoder(w).Encode(map[string]any{"RemoteException": map[string]string{
+				"exception": "NotFoundException", "javaClassName": "org.apache.hadoop.yarn.webapp.NotFoundException",
+				"message": "java.lang.Exception: app with id: " + id + " not found",
+			}})
+			return
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"app": map[string]any{
+			"id": id, "user": "user1", "name": "job", "queue": "default", "state": "RUNNING",
+			"finalStatus": "UNDEFINED", "applicationType": "MAPREDUCE",
+			"applicationTags": strings.Join(tags, ","),
+		}})
+	default:
+		http.NotFound(w, r)
+	}
+}

@@ -1,0 +1,17 @@
+// Package yarncontainers is the yarn_containers Telegraf input: which YARN
+// applications hold containers on this NodeManager, with their colocd job
+// kind, so that colocd can answer "which kinds shared node X during
+// [t0, t1]" from InfluxDB alone.
+//
+// It owns reading the NodeManager's /ws/v1/node/containers and each
+// application's tags from the ResourceManager's /ws/v1/cluster/apps/<id>
+// (cached while the application stays on the node), and the points it
+// emits: measurement yarn_containers, tags application_id and kind (when
+// the application carries a colocd-kind-<kind> tag; Telegraf adds host),
+// fields containers, memory_mb and vcores.
+//
+// It follows Telegraf's plugin rules: no package-level state besides the
+// embedded sample config and the registration Telegraf's registry needs,
+// and Init validates without connecting. It must not write anywhere but
+// the accumulator, nor depend on colocd's other packages.
+package yarncontainers
