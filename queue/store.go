@@ -102,11 +102,12 @@ func currentSchema() schema {
 	return schema{version: SchemaVersion, migrations: map[uint64]func(*bolt.Tx) error{}}
 }
 
-// Open opens (creating if needed) the queue file at path. A file that is not
-// bbolt, or bbolt written by another program, gives ErrForeign; an
-// unreadable bbolt file gives ErrCorrupt; a newer schema gives ErrSchema; a
-// lock held past Options.Timeout gives ErrLocked. Open never panics on a
-// damaged file.
+// Open opens (creating if needed) the queue file at path, runs pending
+// schema migrations and, unless Options.SkipCheck, bbolt's consistency check.
+// A file that is not bbolt, or bbolt written by another program, gives
+// ErrForeign; an unreadable bbolt file gives ErrCorrupt; a newer schema gives
+// ErrSchema; a lock held past Options.Timeout gives ErrLocked. Open never
+// panics on a damaged file and never modifies a file it refuses.
 func Open(path string, opts Options) (*Store, error) {
 	return open(path, opts, currentSchema())
 }
