@@ -91,6 +91,9 @@ type jobList struct {
 	Jobs   []jobView           `json:"jobs"`
 	Count  int                 `json:"count"`
 	Counts map[queue.State]int `json:"counts"` // every job in the store by state
+	// Now is the daemon's clock (virtual time on the simulator backend), so
+	// clients can age timestamps without comparing them to their own clock.
+	Now time.Time `json:"now"`
 }
 
 // submitJob: POST /v1/jobs.
@@ -205,7 +208,7 @@ func (s *server) listJobs(w http.ResponseWriter, r *http.Request, p principal) e
 	if err != nil {
 		return err
 	}
-	out := jobList{Jobs: []jobView{}}
+	out := jobList{Jobs: []jobView{}, Now: s.now()}
 	for _, st := range want {
 		left := limit - len(out.Jobs)
 		if left <= 0 {

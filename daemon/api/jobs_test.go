@@ -371,6 +371,11 @@ func TestListJobs(t *testing.T) {
 	if l.Counts[queue.StatePending] != 3 || l.Counts[queue.StateRunning] != 2 || l.Count != 5 {
 		t.Errorf("counts %v, count %d", l.Counts, l.Count)
 	}
+	// The listing carries the daemon's clock (virtual on the simulator) so the
+	// status page ages timestamps against it, not the browser's clock.
+	if !l.Now.Equal(h.clock.Now()) {
+		t.Errorf("now = %v, want the daemon clock %v", l.Now, h.clock.Now())
+	}
 	r = h.do("GET", "/v1/jobs?state=running&limit=1", readerTok, "")
 	r.decode(t, &l)
 	if len(l.Jobs) != 1 || l.Jobs[0].ID != ids[3] {

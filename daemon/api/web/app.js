@@ -48,9 +48,13 @@
     return e;
   }
 
+  // Ages are measured against the daemon's clock (serverNow), not the
+  // browser's: on the simulator backend the daemon runs in virtual time.
+  let serverNow = null;
   function ago(iso) {
     if (!iso) return '';
-    const s = Math.max(0, (Date.now() - Date.parse(iso)) / 1000);
+    const ref = serverNow === null ? Date.now() : serverNow;
+    const s = Math.max(0, (ref - Date.parse(iso)) / 1000);
     if (s < 90) return Math.round(s) + ' s';
     if (s < 5400) return Math.round(s / 60) + ' min';
     return (s / 3600).toFixed(1) + ' h';
@@ -77,6 +81,7 @@
 
   async function loadJobs() {
     const data = await api('/v1/jobs?state=pending,admitted,running&limit=500');
+    serverNow = data.now ? Date.parse(data.now) : null;
     const pending = data.jobs.filter((j) => j.state === 'pending');
     const active = data.jobs.filter((j) => j.state !== 'pending');
     fillTable('queue', pending, [
@@ -140,7 +145,8 @@
     try {
       await Promise.all([loadJobs(), loadHeatmap(), loadDecisions()]);
       showError('');
-      $('updated').textContent = 'updated ' + new Date().toLocaleTimeString();
+      $('updated').textContent = 'updated ' + new Date().toLocaleTimeString() +
+        (serverNow === null ? '' : ' · cluster time ' + new Date(serverNow).toLocaleTimeString());
     } catch (err) {
       showError(err.status === 401 ? 'The token was refused (401). Enter another one.' : String(err.message || err));
       if (err.status === 401) return; // no point polling with a bad token
