@@ -54,21 +54,28 @@ func BenchmarkUsage(b *testing.B) {
 	}
 	flush()
 
-	cfg := collector.DefaultConfig()
-	cfg.URL, cfg.Bucket = s.URL(), s.Bucket()
-	c, err := collector.New(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Close()
 	ctx := context.Background()
 	from, to := t0, t0.Add(30*time.Second)
 	// 2 disks × (100, 200)/s, eth0 only (lo excluded).
 	want := goodness.Usage{CPU: 0.35, IOWait: 0.05, DiskRead: 200, DiskWrite: 400, NetRecv: 500, NetSent: 700}
 
-	for _, n := range []int{hosts, 150} {
-		b.Run(fmt.Sprintf("hosts=%d", n), func(b *testing.B) {
-			asked := names[:n]
+	for _, bc := range []struct {
+		name      string
+		n, maxPat int
+	}{
+		{"hosts=1000", hosts, 0},             // default: over HostPatternMax, no host predicate
+		{"hosts=1000,pattern", hosts, hosts}, // the 1,000 names in the storage predicate
+		{"hosts=150,pattern", 150, 0},        // a subset, named in the predicate
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			n, asked := bc.n, names[:bc.n]
+			cfg := collector.DefaultConfig()
+			cfg.URL, cfg.Bucket, cfg.HostPatternMax = s.URL(), s.Bucket(), bc.maxPat
+			c, err := collector.New(cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close()
 			// Check the result before timing it.
 			res, err := c.Usage(ctx, asked, from, to)
 			if err != nil {

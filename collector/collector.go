@@ -64,8 +64,6 @@ type Collector struct {
 	cfg      compiled
 	client   influxdb2.Client
 	queryURL string
-
-	maxHostPattern int // maxHostPattern, lowered by tests
 }
 
 // New validates cfg and returns a Collector. It does not connect.
@@ -85,7 +83,7 @@ func New(cfg Config) (*Collector, error) {
 	q := url.Values{}
 	q.Set("org", cc.Org)
 	queryURL := client.HTTPService().ServerAPIURL() + "query?" + q.Encode()
-	return &Collector{cfg: cc, client: client, queryURL: queryURL, maxHostPattern: maxHostPattern}, nil
+	return &Collector{cfg: cc, client: client, queryURL: queryURL}, nil
 }
 
 // Close releases the client's idle connections.

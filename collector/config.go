@@ -110,6 +110,13 @@ type Config struct {
 	// for interval = "10s").
 	StaleAfter time.Duration
 	Schema     Schema
+	// HostPatternMax is the most hosts Usage names in the storage
+	// predicate (a regex of the quoted names). Asked about more, it reads
+	// every host in the bucket and keeps the requested ones, which is
+	// cheaper on InfluxDB 1.8 when the bucket holds little besides the
+	// cluster. Zero means DefaultHostPatternMax; raise it when the bucket
+	// holds many hosts colocd never asks about.
+	HostPatternMax int
 	// HTTPClient is used for every request when set; otherwise the client
 	// library's default client is used. Either way Timeout applies.
 	HTTPClient *http.Client
@@ -166,6 +173,12 @@ func (c Config) compile() (compiled, error) {
 	}
 	if c.Timeout <= 0 {
 		return out, invalid("timeout", "must be positive, got %v", c.Timeout)
+	}
+	if c.HostPatternMax < 0 {
+		return out, invalid("host_pattern_max", "must not be negative, got %d", c.HostPatternMax)
+	}
+	if out.HostPatternMax == 0 {
+		out.HostPatternMax = DefaultHostPatternMax
 	}
 	if c.StaleAfter <= 0 {
 		return out, invalid("stale_after", "must be positive, got %v", c.StaleAfter)

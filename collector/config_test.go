@@ -30,6 +30,7 @@ func TestConfigValidate(t *testing.T) {
 		"control in bucket":          {func(c *collector.Config) { c.Bucket = "a\nb" }, "bucket"},
 		"bad utf8 org":               {func(c *collector.Config) { c.Org = "\xff" }, "org"},
 		"zero timeout":               {func(c *collector.Config) { c.Timeout = 0 }, "timeout"},
+		"negative host max":          {func(c *collector.Config) { c.HostPatternMax = -1 }, "host_pattern_max"},
 		"negative stale":             {func(c *collector.Config) { c.StaleAfter = -time.Second }, "stale_after"},
 		"empty host tag":             {func(c *collector.Config) { c.Schema.HostTag = "" }, "schema.host_tag"},
 		"empty cpu total":            {func(c *collector.Config) { c.Schema.CPUTotal = "" }, "schema.cpu_total"},

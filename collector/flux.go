@@ -100,10 +100,10 @@ func member(name string) string { return "r[" + fluxString(name) + "]" }
 // these reads cost about 0.2 s; see BenchmarkUsage1000Hosts.
 //
 // The host filter is a regex of the quoted names while there are at most
-// maxHostPattern hosts. Past that the storage layer spends more on
-// compiling and matching the alternation than on reading the few series it
-// saves, so the read takes every host and the decoder keeps the requested
-// ones.
+// Config.HostPatternMax hosts. Past that, in a bucket that holds little
+// besides the cluster, the storage layer spends more on compiling and
+// matching the alternation than on reading the few series it saves, so the
+// read takes every host and the decoder keeps the requested ones.
 //
 // The reads stop 1 ns before the window's end: InfluxDB 1.8 returns points
 // stamped exactly at range()'s stop (influxdata/influxdb#19966), which on
@@ -113,7 +113,7 @@ func member(name string) string { return "r[" + fluxString(name) + "]" }
 func (c *Collector) usageQuery(hosts []string, from, to time.Time) (string, error) {
 	s := c.cfg.Schema
 	var hostPred string
-	if len(hosts) <= c.maxHostPattern {
+	if len(hosts) <= c.cfg.HostPatternMax {
 		re, err := fluxRegex(hostsPattern(hosts))
 		if err != nil {
 			return "", fmt.Errorf("host pattern: %w", err)
@@ -183,9 +183,8 @@ const (
 	resultNet  = "net"
 )
 
-// maxHostPattern is the most hosts Usage names in the storage predicate;
-// see usageQuery.
-const maxHostPattern = 200
+// DefaultHostPatternMax is Config.HostPatternMax's default; see usageQuery.
+const DefaultHostPatternMax = 200
 
 // colocationsQuery reads the yarn_containers counts in [from, to), again
 // as one pushed-down read and group(), with the distinct (host, kind)

@@ -227,13 +227,13 @@ func TestUsageQueryShape(t *testing.T) {
 			t.Errorf("query lacks the %s read:\n%s", name, q)
 		}
 	}
-	c.maxHostPattern = 1
+	c.cfg.HostPatternMax = 1
 	q, err = c.usageQuery([]string{"h/1", `h"2`}, from, from.Add(30*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(q, `r["host"]`) {
-		t.Errorf("over maxHostPattern hosts, the query still filters hosts:\n%s", q)
+		t.Errorf("over HostPatternMax hosts, the query still filters hosts:\n%s", q)
 	}
 	if got := readStop(from, from.Add(time.Nanosecond)); !got.Equal(from.Add(time.Nanosecond)) {
 		t.Errorf("readStop on a 1 ns window = %v, want the window's end", got)
