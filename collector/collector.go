@@ -22,9 +22,11 @@ import (
 	ihttp "github.com/influxdata/influxdb-client-go/v2/api/http"
 )
 
-// Errors. Every error from Usage, Colocations and Ping wraps exactly one of
-// these together with the underlying error, so both errors.Is(err,
-// ErrUnreachable) and errors.Is(err, context.DeadlineExceeded) work.
+// Errors. Every error from New, Usage, Colocations and Ping wraps one of
+// these, and the underlying error too, so both errors.Is(err,
+// ErrUnreachable) and errors.Is(err, context.DeadlineExceeded) hold after a
+// timeout. The one exception is the caller's own cancellation, which
+// wraps context.Canceled and nothing else: it says nothing about InfluxDB.
 var (
 	// ErrInvalid: a Config field or an argument is invalid; the error is a
 	// *FieldError naming it. Nothing was sent.
@@ -95,7 +97,7 @@ func (c *Collector) Ping(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
 	if _, err := c.client.Ping(ctx); err != nil {
-		return classify("ping "+c.cfg.URL, err)
+		return classify("ping", err)
 	}
 	return nil
 }
@@ -267,31 +269,34 @@ func checkWindow(from, to time.Time) error {
 	return nil
 }
 
-// classify wraps err in the sentinel that describes it.
+// classify wraps err in the sentinel that describes it: an HTTP status
+// first (a 401 whose body failed to decode is still a 401), then the
+// transport's failures.
 func classify(op string, err error) error {
 	var he *ihttp.Error
-	isHTTP := errors.As(err, &he)
 	var netErr net.Error
+	wrap := func(sentinel error) error { return fmt.Errorf("%w: %s: %w", sentinel, op, err) }
 	switch {
 	case errors.Is(err, context.Canceled):
 		// The caller gave up; that says nothing about InfluxDB.
 		return fmt.Errorf("collector: %s: %w", op, err)
-	case errors.Is(err, context.DeadlineExceeded),
-		errors.As(err, &netErr),
+	case errors.As(err, &he) && he.StatusCode != 0:
+		switch he.StatusCode {
+		case http.StatusUnauthorized, http.StatusForbidden:
+			return wrap(ErrAuth)
+		case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+			return wrap(ErrUnreachable)
+		}
+		return wrap(ErrBadQuery)
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr),
 		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET),
 		errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF), errors.Is(err, http.ErrBodyReadAfterClose):
-		return fmt.Errorf("%w: %s: %w", ErrUnreachable, op, err)
-	case isHTTP && (he.StatusCode == http.StatusUnauthorized || he.StatusCode == http.StatusForbidden):
-		return fmt.Errorf("%w: %s: %w", ErrAuth, op, err)
-	case isHTTP && (he.StatusCode == http.StatusBadGateway || he.StatusCode == http.StatusServiceUnavailable ||
-		he.StatusCode == http.StatusGatewayTimeout):
-		return fmt.Errorf("%w: %s: %w", ErrUnreachable, op, err)
-	case isHTTP && he.StatusCode == 0 && he.Err != nil:
-		// Transport failure without a recognisable cause.
-		return fmt.Errorf("%w: %s: %w", ErrUnreachable, op, err)
-	default:
-		return fmt.Errorf("%w: %s: %w", ErrBadQuery, op, err)
+		return wrap(ErrUnreachable)
+	case errors.As(err, &he):
+		// A transport failure the library wrapped without a status.
+		return wrap(ErrUnreachable)
 	}
+	return wrap(ErrBadQuery)
 }
 
 func clamp01(v float64) float64 {
