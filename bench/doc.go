@@ -1,0 +1,44 @@
+// Package bench is colocd's co-location benchmark: it plays a workload
+// (sim.Workload) on the cluster simulator in pure virtual time under an
+// admission policy and measures makespan, job completion times and resource
+// usage, so that colocd's learned ordering can be compared with FIFO, a
+// random order, a greedy oracle that knows the simulator's ground truth, and
+// a resource lower bound.
+//
+// # What it owns
+//
+//   - Run: one virtual-time run of one policy on one seed (Result).
+//     The policies fifo, random and oracle drive the simulator directly;
+//     ra and ra-warm run colocd's own admission and learning code — the
+//     queue store and pipeline, the bandit, daemon.Engine's Reconcile, Sync,
+//     Learn and AdmitPass over daemon.SimCluster — exactly as `colocd serve`
+//     does on the simulator backend, but stepped by this package's event
+//     loop instead of wall-clock timers. bound computes a lower bound on
+//     the makespan without scheduling anything.
+//   - RunAll: many runs (policies × seeds) on a bounded worker pool, with
+//     results that do not depend on the parallelism; Summarize and
+//     WriteTable: each policy's change against fifo, averaged over seeds,
+//     with its spread.
+//   - PlotUsage and PlotPreferences: the PNG figures (resource usage over
+//     time, as the paper's Figures 6 and 7; the learned preferences as
+//     probabilities, as its Figure 8).
+//   - The learning studies: BestPartners (ground truth from sim.Pairwise),
+//     LearningSpeed (co-location observations until π(best partners|a') >
+//     0.8 for every kind) and WarmStart (a new kind's preferences
+//     warm-started from job similarity, bandit.Learner.AddSimilar, against
+//     the plain bandit).
+//
+// README.md records the measured figures and how to reproduce them.
+//
+// # What it must not do
+//
+// It is a leaf: nothing in colocd imports it but cmd/colocd. It does not
+// change how colocd decides or learns: ra runs the daemon's code with the
+// daemon's configuration, and any improvement found here goes into that
+// configuration, never into a special case of the benchmark. It reads no
+// wall clock (runs are deterministic for a seed and independent of how many
+// run at once) and starts no goroutines except RunAll's worker pool (the
+// queue store has its own writer goroutine). Its only I/O is the
+// temporary directory of the engine's store and the PNG files it is asked
+// to write.
+package bench

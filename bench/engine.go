@@ -1,0 +1,236 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/colocd/colocd/bandit"
+	"github.com/colocd/colocd/daemon"
+	"github.com/colocd/colocd/queue"
+	"github.com/colocd/colocd/sim"
+)
+
+// simClock is the simulator's virtual time as the engine's Clock. The
+// driver steps time itself, so After is never used (the engine has no
+// timers; daemon's loop, which uses After, is not involved).
+type simClock struct{ s *sim.Sim }
+
+func (c simClock) Now() time.Time                       { return c.s.Now() }
+func (c simClock) After(time.Duration) <-chan time.Time { return nil }
+
+// everySchedule is daemon.Schedule for a fixed virtual interval.
+type everySchedule time.Duration
+
+func (e everySchedule) Next(t time.Time) time.Time { return t.Add(time.Duration(e)) }
+
+// runEngine plays ra or ra-warm: colocd's store, pipeline, bandit and
+// daemon.Engine on daemon.SimCluster, stepped in virtual time the way
+// daemon's loop steps them in wall time. Admission points: a job arrives
+// (the API would Kick), a job finishes (Sync kicks), the admission tick
+// (admission.tick after the previous pass) and the learning schedule; at
+// each one the engine syncs, learns when the schedule is due (over the
+// interval since the previous tick), then runs an admission pass, and syncs
+// again if it admitted jobs. Between these points nothing an admission
+// pass reads changes (in batch or Poisson arrivals without deadlines), so
+// the daemon's periodic admission tick is replayed only when
+// RunConfig.AdmissionTick is set.
+func runEngine(ctx context.Context, rc RunConfig, cfg daemon.Config, jobs []sim.JobSpec, warm *bandit.Snapshot) (res Result, err error) {
+	s, err := rc.Workload.NewSim(rc.simOptions())
+	if err != nil {
+		return Result{}, fmt.Errorf("run %s: %w", rc.Policy, err)
+	}
+	clk := simClock{s}
+	var sched daemon.Schedule = everySchedule(rc.LearnInterval)
+	if rc.LearnInterval <= 0 {
+		if sched, err = daemon.ParseSchedule(cfg.Learning.Schedule); err != nil {
+			return Result{}, fmt.Errorf("%w: learning.schedule: %w", ErrInvalid, err)
+		}
+	}
+	dir := rc.Dir
+	if dir == "" {
+		if dir, err = os.MkdirTemp(tempBase(), "colocd-bench-*"); err != nil {
+			return Result{}, fmt.Errorf("run %s: %w", rc.Policy, err)
+		}
+		defer func() {
+			if rmErr := os.RemoveAll(dir); rmErr != nil && err == nil {
+				err = fmt.Errorf("run %s: remove store: %w", rc.Policy, rmErr)
+			}
+		}()
+	}
+	var seed [32]byte
+	for i := range 8 {
+		seed[i] = byte(rc.Seed >> (8 * i))
+	}
+	store, err := queue.Open(filepath.Join(dir, "colocd.db"), queue.Options{
+		NoSync: true, Now: clk.Now, Entropy: rand.NewChaCha8(seed),
+	})
+	if err != nil {
+		return Result{}, fmt.Errorf("run %s: open store: %w", rc.Policy, err)
+	}
+	defer func() {
+		if cErr := store.Close(); cErr != nil && err == nil {
+			err = fmt.Errorf("run %s: close store: %w", rc.Policy, cErr)
+		}
+	}()
+
+	bcfg, err := cfg.Learning.BanditConfig()
+	if err != nil {
+		return Result{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	learner := bandit.New(bcfg)
+	var startObs int64
+	if warm != nil {
+		w := *warm
+		w.Config = bcfg // the configured learning parameters win, as in daemon.RestoreLearner
+		if err := learner.Restore(w); err != nil {
+			return Result{}, fmt.Errorf("run %s: restore warm preferences: %w", rc.Policy, err)
+		}
+		startObs = w.Observations
+		ws := learner.Snapshot()
+		res.Warm = &ws
+	}
+	if rc.Setup != nil {
+		rc.Setup(learner)
+		startObs = learner.Snapshot().Observations
+	}
+	cluster := daemon.NewSimCluster(daemon.DirectExec(s), nil)
+	var cl daemon.Cluster = cluster
+	if rc.wrapCluster != nil {
+		cl = rc.wrapCluster(cluster, s)
+	}
+	frozen := sim.DefaultStart
+	e, err := daemon.NewEngine(daemon.EngineOptions{
+		Store: store, Learner: learner, Cluster: cl, Metrics: cluster, Clock: clk,
+		Rand:      rand.New(rand.NewPCG(rc.Seed, 0x5851f42d4c957f2d)),
+		Wall:      func() time.Time { return frozen }, // decision latency only; no wall clock here
+		Pipeline:  cfg.Pipeline,
+		Admission: cfg.Admission,
+		Learning:  cfg.Learning,
+		Limits:    cluster.Limits(),
+	})
+	if err != nil {
+		return Result{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	if _, err := e.Reconcile(ctx); err != nil {
+		return Result{}, fmt.Errorf("run %s: reconcile: %w", rc.Policy, err)
+	}
+
+	start := s.Now()
+	seqOf := map[string]int{} // store job id → position in jobs
+	kindOf := map[string]string{}
+	lastLearn, nextLearn := start, sched.Next(start)
+	nextTick := time.Time{} // no periodic pass unless RunConfig.AdmissionTick
+	next, finished := 0, 0
+	for {
+		if err := ctx.Err(); err != nil {
+			return Result{}, err
+		}
+		now := s.Now()
+		for next < len(jobs) && !start.Add(jobs[next].Arrival).After(now) {
+			j := queue.Job{Kind: jobs[next].Kind, User: "bench", Queue: "default"}
+			if err := e.Prepare(&j); err != nil {
+				return Result{}, fmt.Errorf("run %s: job %d: %w", rc.Policy, next, err)
+			}
+			got, _, err := store.Submit(ctx, j)
+			if err != nil {
+				return Result{}, fmt.Errorf("run %s: submit job %d: %w", rc.Policy, next, err)
+			}
+			seqOf[got.ID], kindOf[got.ID] = jobs[next].Seq, got.Kind
+			next++
+		}
+		sr, err := e.Sync(ctx)
+		if err != nil {
+			return Result{}, fmt.Errorf("run %s: %w", rc.Policy, err)
+		}
+		finished += len(sr.Finished)
+		if !now.Before(nextLearn) {
+			lr, err := e.Learn(ctx, lastLearn, now)
+			if err != nil {
+				return Result{}, fmt.Errorf("run %s: %w", rc.Policy, err)
+			}
+			if rc.Observe != nil {
+				rc.Observe(LearnEvent{At: now.Sub(start), Report: lr, Learner: learner})
+			}
+			lastLearn, nextLearn = now, sched.Next(now)
+		}
+		if finished == len(jobs) {
+			break
+		}
+		ar, err := e.AdmitPass(ctx)
+		if err != nil {
+			return Result{}, fmt.Errorf("run %s: %w", rc.Policy, err)
+		}
+		if len(ar.Requeued)+len(ar.Ambiguous) > 0 {
+			return Result{}, fmt.Errorf("run %s: admission pass at %v: requeued %v, ambiguous %v (%s)",
+				rc.Policy, now.Sub(start), ar.Requeued, ar.Ambiguous, ar.Stopped)
+		}
+		for _, id := range ar.Admitted {
+			res.Admissions = append(res.Admissions, Admission{At: now.Sub(start), Seq: seqOf[id], Kind: kindOf[id]})
+		}
+		res.Decisions += len(ar.Admitted)
+		if len(ar.Admitted) > 0 {
+			// The applications run from now (the simulator places them at
+			// once): let the engine see them now, as the loop's next
+			// iteration would after its kick or tick.
+			if _, err := e.Sync(ctx); err != nil {
+				return Result{}, fmt.Errorf("run %s: %w", rc.Policy, err)
+			}
+		}
+		if rc.AdmissionTick > 0 {
+			nextTick = now.Add(rc.AdmissionTick)
+		}
+
+		_, running := s.NextEvent()
+		if !running && next == len(jobs) && len(ar.Admitted) == 0 && finished < len(jobs) {
+			counts, _ := store.Counts()
+			if counts[queue.State("admitted")] == 0 {
+				return Result{}, fmt.Errorf("run %s: %w: %d jobs pending (%s)", rc.Policy, ErrStuck, len(jobs)-finished, ar.Stopped)
+			}
+		}
+		until := nextLearn
+		if !nextTick.IsZero() {
+			until = earliest(until, nextTick)
+		}
+		if next < len(jobs) {
+			until = earliest(until, start.Add(jobs[next].Arrival))
+		}
+		advanceUntil(s, until)
+	}
+	snap := learner.Snapshot()
+	res.Preferences = &snap
+	res.Updates = snap.Observations - startObs
+	err = measure(&res, s, jobs, func(id string) (int, bool) {
+		i, ok := seqOf[id]
+		return i, ok
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	return res, nil
+}
+
+func earliest(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+// tempBase is where runs keep their stores: memory-backed /dev/shm when it
+// is usable, the system temporary directory otherwise. bbolt syncs the file
+// when it grows even with queue.Options.NoSync (it has no way to turn
+// that off through queue.Options), which on a disk costs more than the
+// whole simulation.
+func tempBase() string {
+	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
+		if d, err := os.MkdirTemp("/dev/shm", ".colocd-probe-*"); err == nil {
+			os.Remove(d)
+			return "/dev/shm"
+		}
+	}
+	return os.TempDir()
+}

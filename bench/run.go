@@ -1,0 +1,355 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/colocd/colocd/bandit"
+	"github.com/colocd/colocd/daemon"
+	"github.com/colocd/colocd/sim"
+)
+
+// Policy names an admission policy.
+type Policy string
+
+// The policies.
+const (
+	// FIFO admits the head of the queue while it fits (the paper's baseline:
+	// the queue unchanged).
+	FIFO Policy = "fifo"
+	// Random admits a job drawn uniformly from the jobs of the window (the
+	// first pipeline.window.size pending jobs) that fit.
+	Random Policy = "random"
+	// RA is colocd: the queue pipeline with the bandit learning from
+	// scratch, through daemon.Engine (the paper's "resource-aware").
+	RA Policy = "ra"
+	// RAWarm is RA starting from the preferences learned in a previous run
+	// of the same workload (the paper's RA*): RunConfig.Warm, or, when it is
+	// nil, the final preferences of an RA run with RunConfig.WarmSeed.
+	RAWarm Policy = "ra-warm"
+	// Oracle is greedy with the simulator's ground truth: at each admission,
+	// among the oldest job of each kind in the window that fits, the one
+	// that maximises the cluster's progress once placed, found by what-if
+	// runs on sim.Clone (see RunConfig.OracleHorizon).
+	Oracle Policy = "oracle"
+	// Pairwise is the best the paper's model can do: a kind-level greedy
+	// that knows the true pairwise co-location effects (sim.Pairwise: the
+	// change in the pair's duration when co-located) and predicts the new
+	// job's partners from the placement rule (empty nodes first, then nodes
+	// with room). It picks, among the oldest job of each kind in the window
+	// that fits, the one with the largest expected pairwise gain. It is a
+	// reference for what learned kind preferences could reach, not
+	// something colocd could run (it needs profiles and the placement).
+	Pairwise Policy = "pairwise"
+	// Bound is no schedule: a lower bound on the makespan (see LowerBound).
+	Bound Policy = "bound"
+)
+
+// Policies lists every policy, in the order of the comparison table.
+func Policies() []Policy { return []Policy{FIFO, Random, RA, RAWarm, Pairwise, Oracle, Bound} }
+
+// ParsePolicy parses a policy name.
+func ParsePolicy(s string) (Policy, error) {
+	p := Policy(strings.ToLower(strings.TrimSpace(s)))
+	if !slices.Contains(Policies(), p) {
+		names := make([]string, 0, 7)
+		for _, q := range Policies() {
+			names = append(names, string(q))
+		}
+		return "", fmt.Errorf("%w %q (want one of %s)", ErrUnknownPolicy, s, strings.Join(names, ", "))
+	}
+	return p, nil
+}
+
+// ParsePolicies parses a comma-separated list of distinct policy names.
+func ParsePolicies(list string) ([]Policy, error) {
+	var out []Policy
+	for item := range strings.SplitSeq(list, ",") {
+		if strings.TrimSpace(item) == "" {
+			continue
+		}
+		p, err := ParsePolicy(item)
+		if err != nil {
+			return nil, err
+		}
+		if slices.Contains(out, p) {
+			return nil, fmt.Errorf("%w: policy %q listed twice", ErrInvalid, p)
+		}
+		out = append(out, p)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w: empty policy list", ErrInvalid)
+	}
+	return out, nil
+}
+
+// DefaultOracleHorizon is the oracle's look-ahead: one learning interval.
+// Every horizon from 10 s to 5 min gives the same Queue A makespan.
+const DefaultOracleHorizon = time.Minute
+
+// WarmSeedOffset separates the seed of the run that produces ra-warm's
+// preferences from the seed of the measured run.
+const WarmSeedOffset = 1_000_000
+
+// RunConfig configures one run.
+type RunConfig struct {
+	Workload *sim.Workload // required
+	// Name is the workload's name in the result (the CLI uses the file
+	// name without its extension); "" means "workload".
+	Name   string
+	Policy Policy
+	// Seed drives the simulator's placement, the admission sampler, Poisson
+	// arrivals and the random policy: the same seed gives the same run.
+	Seed uint64
+	// Warm is ra-warm's starting preferences. Nil: ra-warm first runs ra
+	// with WarmSeed (0 means Seed+WarmSeedOffset) and starts from its
+	// final preferences. Ignored by the other policies.
+	Warm     *bandit.Snapshot
+	WarmSeed uint64
+	// WarmDaemon is the configuration of ra-warm's learning run; nil means
+	// Daemon. It lets the learning run explore (select.mode sample) while
+	// the measured run exploits (argmax), the paper's reading of RA*.
+	WarmDaemon *daemon.Config
+	// Daemon is the configuration ra and ra-warm run with: its pipeline,
+	// learning and admission sections, as `colocd serve` would. Nil means
+	// daemon.DefaultConfig(). fifo, random and oracle use its window size.
+	Daemon *daemon.Config
+	// LearnInterval, when positive, replaces learning.schedule by "every
+	// LearnInterval" (virtual time); 0 keeps the schedule (default 60 s).
+	LearnInterval time.Duration
+	// AdmissionTick, when positive, adds a periodic admission point to ra's
+	// loop every AdmissionTick after the previous one, as `colocd serve`
+	// has (admission.tick); 0 admits only when a job arrives or finishes
+	// and at learning ticks, which gives the same decisions at a fraction
+	// of the cost (see runEngine).
+	AdmissionTick time.Duration
+	// MetricsInterval is the simulator's metrics period; 0 means 10 s.
+	MetricsInterval time.Duration
+	// Jitter is the simulator's work jitter (sim.Options.Jitter, in [0, 1)):
+	// each container group's work per phase varies by up to ±Jitter, so
+	// identical jobs started together no longer finish together. 0 (the
+	// calibrated default) makes every duration exact.
+	Jitter float64
+	// OracleHorizon is how far ahead the oracle's what-if runs look: the
+	// oracle scores the solo work the cluster does in that time after the
+	// placement (no further admissions in the what-if). 0 means
+	// DefaultOracleHorizon.
+	OracleHorizon time.Duration
+	// OracleInstant makes the oracle score the progress rate at the
+	// instant of the placement instead (Σ speed × containers). It is
+	// myopic: it sees the phases that run now, not the ones about to
+	// start, and it does markedly worse (bench/README.md).
+	OracleInstant bool
+	// Observe, when set, is called after every learning tick of ra and
+	// ra-warm, synchronously, with the learner (for read-only use).
+	Observe func(LearnEvent)
+	// Setup, when set, is called with ra's and ra-warm's learner before the
+	// first admission (after Warm is restored): the warm-start study adds
+	// a new kind with AddSimilar here.
+	Setup func(*bandit.Learner)
+	// wrapCluster, when set, stands between the engine and the simulator
+	// (experiments on what the engine sees).
+	wrapCluster func(*daemon.SimCluster, *sim.Sim) daemon.Cluster
+	// Dir holds the engine's queue store; "" means a fresh temporary
+	// directory, removed at the end of the run.
+	Dir string
+}
+
+// LearnEvent is one learning tick of an ra run.
+type LearnEvent struct {
+	At      time.Duration // since the start of the run
+	Report  daemon.LearnReport
+	Learner *bandit.Learner
+}
+
+// Result is the outcome of one run. Its JSON form (one line of `colocd
+// sim --json`) has exactly the keys workload, policy, seed, jobs,
+// makespan_s, mean_jct_s, mean_cpu_util, mean_iowait, mean_disk_util,
+// mean_net_util and decisions; the other fields are for plots and studies.
+type Result struct {
+	Workload string `json:"workload"`
+	Policy   Policy `json:"policy"`
+	Seed     uint64 `json:"seed"`
+	Jobs     int    `json:"jobs"`
+	// MakespanS: from the start of the run until the last job finished.
+	MakespanS float64 `json:"makespan_s"`
+	// MeanJCTS: mean of (finish − arrival) over the jobs.
+	MeanJCTS float64 `json:"mean_jct_s"`
+	// Cluster-wide means over the makespan of the node means (see
+	// UsagePoint): CPU busy fraction, iowait fraction, disk and network
+	// utilisation.
+	MeanCPUUtil  float64 `json:"mean_cpu_util"`
+	MeanIOWait   float64 `json:"mean_iowait"`
+	MeanDiskUtil float64 `json:"mean_disk_util"`
+	MeanNetUtil  float64 `json:"mean_net_util"`
+	// Decisions is the number of admission decisions taken: one per
+	// admitted job (0 for bound).
+	Decisions int `json:"decisions"`
+
+	// Usage is the cluster's mean usage per metrics interval.
+	Usage []UsagePoint `json:"-"`
+	// Admissions are the admitted jobs in order.
+	Admissions []Admission `json:"-"`
+	// Preferences is the learner's final state (ra, ra-warm); Warm is the
+	// state ra-warm started from.
+	Preferences *bandit.Snapshot `json:"-"`
+	Warm        *bandit.Snapshot `json:"-"`
+	// Updates counts the learner updates of this run.
+	Updates int64 `json:"-"`
+}
+
+// UsagePoint is the mean over the cluster's nodes of one metrics interval
+// starting At after the start: CPU busy and iowait fractions, disk
+// utilisation (reads + writes over the disk bandwidth) and network
+// utilisation (received + sent over twice the NIC bandwidth, as the NIC is
+// full duplex).
+type UsagePoint struct {
+	At                    time.Duration
+	CPU, IOWait, Disk, Net float64
+}
+
+// Admission is one admitted job.
+type Admission struct {
+	At   time.Duration // since the start
+	Seq  int           // position in the workload's queue
+	Kind string
+}
+
+// Run plays the workload under the policy in virtual time until every job
+// finished (bound: computes the bound) and measures it.
+func Run(ctx context.Context, rc RunConfig) (Result, error) {
+	if err := rc.validate(); err != nil {
+		return Result{}, err
+	}
+	cfg := rc.daemonConfig()
+	jobs := rc.Workload.Jobs(rand.New(rand.NewPCG(rc.Seed, 0xa5a5_0001)))
+	var (
+		res Result
+		err error
+	)
+	switch rc.Policy {
+	case Bound:
+		res = boundResult(rc.Workload, jobs)
+	case RA, RAWarm:
+		warm := rc.Warm
+		if rc.Policy == RAWarm && warm == nil {
+			prev := rc
+			prev.Policy, prev.Seed, prev.Observe, prev.Setup = RA, rc.warmSeed(), nil, nil
+			if rc.WarmDaemon != nil {
+				prev.Daemon = rc.WarmDaemon
+			}
+			r, err := Run(ctx, prev)
+			if err != nil {
+				return Result{}, fmt.Errorf("ra-warm: learning run (seed %d): %w", prev.Seed, err)
+			}
+			warm = r.Preferences
+		}
+		if rc.Policy == RA {
+			warm = nil
+		}
+		res, err = runEngine(ctx, rc, cfg, jobs, warm)
+	default:
+		res, err = runDirect(ctx, rc, cfg, jobs)
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	res.Workload, res.Policy, res.Seed, res.Jobs = rc.name(), rc.Policy, rc.Seed, len(jobs)
+	return res, nil
+}
+
+func (rc RunConfig) validate() error {
+	switch {
+	case rc.Workload == nil:
+		return fmt.Errorf("%w: workload: missing", ErrInvalid)
+	case !slices.Contains(Policies(), rc.Policy):
+		return fmt.Errorf("policy: %w %q", ErrUnknownPolicy, rc.Policy)
+	case rc.LearnInterval < 0:
+		return fmt.Errorf("%w: learn_interval: %v is negative", ErrInvalid, rc.LearnInterval)
+	case rc.AdmissionTick < 0:
+		return fmt.Errorf("%w: admission_tick: %v is negative", ErrInvalid, rc.AdmissionTick)
+	case rc.MetricsInterval < 0:
+		return fmt.Errorf("%w: metrics_interval: %v is negative", ErrInvalid, rc.MetricsInterval)
+	case !(rc.Jitter >= 0 && rc.Jitter < 1):
+		return fmt.Errorf("%w: jitter: %v outside [0, 1)", ErrInvalid, rc.Jitter)
+	case rc.OracleHorizon < 0:
+		return fmt.Errorf("%w: oracle_horizon: %v is negative", ErrInvalid, rc.OracleHorizon)
+	}
+	if rc.Daemon != nil {
+		if _, err := rc.Daemon.Pipeline.QueueConfig(); err != nil {
+			return fmt.Errorf("%w: %w", ErrInvalid, err)
+		}
+		if _, err := rc.Daemon.Learning.BanditConfig(); err != nil {
+			return fmt.Errorf("%w: %w", ErrInvalid, err)
+		}
+	}
+	if rc.WarmDaemon != nil {
+		if _, err := rc.WarmDaemon.Pipeline.QueueConfig(); err != nil {
+			return fmt.Errorf("%w: warm: %w", ErrInvalid, err)
+		}
+		if _, err := rc.WarmDaemon.Learning.BanditConfig(); err != nil {
+			return fmt.Errorf("%w: warm: %w", ErrInvalid, err)
+		}
+	}
+	return nil
+}
+
+func (rc RunConfig) daemonConfig() daemon.Config {
+	if rc.Daemon != nil {
+		return *rc.Daemon
+	}
+	return daemon.DefaultConfig()
+}
+
+func (rc RunConfig) name() string {
+	if rc.Name == "" {
+		return "workload"
+	}
+	return rc.Name
+}
+
+func (rc RunConfig) warmSeed() uint64 {
+	if rc.WarmSeed != 0 {
+		return rc.WarmSeed
+	}
+	return rc.Seed + WarmSeedOffset
+}
+
+func (rc RunConfig) simOptions() sim.Options {
+	return sim.Options{Seed: rc.Seed, MetricsInterval: rc.metricsInterval(), Jitter: rc.Jitter}
+}
+
+func (rc RunConfig) metricsInterval() time.Duration {
+	if rc.MetricsInterval > 0 {
+		return rc.MetricsInterval
+	}
+	return 10 * time.Second
+}
+
+// windowSize is the number of pending jobs the direct policies look at:
+// the pipeline's window, like ra.
+func windowSize(cfg daemon.Config) int {
+	if w := cfg.Pipeline.Window; w.Enabled && w.Size > 0 {
+		return w.Size
+	}
+	return 1 << 30
+}
+
+// advanceUntil advances s to t, or to the first instant before t at which
+// applications finish, and returns those finish events.
+func advanceUntil(s *sim.Sim, t time.Time) []sim.Event {
+	for {
+		next, ok := s.NextEvent()
+		if !ok || next.After(t) {
+			s.Advance(t)
+			return nil
+		}
+		if evs := s.Advance(next); len(evs) > 0 {
+			return evs
+		}
+	}
+}
