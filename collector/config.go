@@ -139,7 +139,8 @@ func (c Config) Validate() error {
 	return err
 }
 
-// compiled is a validated Config with its patterns joined for Flux.
+// compiled is a validated Config with its patterns joined and written as
+// Flux regex literals.
 type compiled struct {
 	Config
 	diskExclude, netInclude, netExclude string // "" = no pattern
@@ -263,8 +264,8 @@ func checkName(field, v string) error {
 	return nil
 }
 
-// joinPatterns compiles each pattern and returns one anchored alternation,
-// "" for an empty list.
+// joinPatterns compiles each pattern and returns one anchored alternation
+// as a Flux regex literal, "" for an empty list.
 func joinPatterns(field string, pats []string) (string, error) {
 	if len(pats) == 0 {
 		return "", nil
@@ -281,7 +282,11 @@ func joinPatterns(field string, pats []string) (string, error) {
 	}
 	slices.Sort(parts)
 	parts = slices.Compact(parts)
-	return "^(?:" + strings.Join(parts, "|") + ")$", nil
+	lit, err := fluxRegex("^(?:" + strings.Join(parts, "|") + ")$")
+	if err != nil {
+		return "", invalid(field, "does not compile: %v", err)
+	}
+	return lit, nil
 }
 
 // FieldError is a Config field or argument that failed validation.
