@@ -214,7 +214,7 @@ func WriteTable(w io.Writer, sums []Summary) error {
 	fmt.Fprintln(tw, "workload\tpolicy\truns\tmakespan s\tvs fifo\t[min, max]\tmean JCT s\tvs fifo\t[min, max]\tof oracle gain\tcpu\tiowait\tdisk\tnet")
 	for _, s := range sums {
 		share := "-"
-		if !math.IsNaN(s.OracleShare) {
+		if !math.IsNaN(s.OracleShare) && s.Policy != FIFO && s.Policy != Bound {
 			share = fmt.Sprintf("%.0f%%", 100*s.OracleShare)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f ± %.0f\t%s\t%s\t%.0f ± %.0f\t%s\t%s\t%s\t%.2f\t%.3f\t%.2f\t%.2f\n",

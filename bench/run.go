@@ -208,7 +208,7 @@ type Result struct {
 // utilisation (received + sent over twice the NIC bandwidth, as the NIC is
 // full duplex).
 type UsagePoint struct {
-	At                    time.Duration
+	At                     time.Duration
 	CPU, IOWait, Disk, Net float64
 }
 

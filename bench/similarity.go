@@ -3,8 +3,11 @@ package bench
 import (
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"slices"
+	"strings"
+	"text/tabwriter"
 
 	"github.com/colocd/colocd/bandit"
 	"github.com/colocd/colocd/sim"
@@ -262,4 +265,107 @@ func withoutKind(w *sim.Workload, kind string) (*sim.Workload, error) {
 		return nil, fmt.Errorf("%w: the workload has no job of another kind than %q", ErrInvalid, kind)
 	}
 	return &c, nil
+}
+
+// WarmStartSummary aggregates WarmStart results for one new kind.
+type WarmStartSummary struct {
+	NewKind                      string
+	Seeds                        int
+	Weights                      map[string]float64
+	InitialPlain, InitialSimilar float64 // means
+	// Reached counts the seeds whose new-kind row passed Threshold within
+	// MaxRuns; Obs are the observations until then (reached seeds only).
+	PlainReached, SimilarReached int
+	PlainObs, SimilarObs         Stat
+	// MedianPlain and MedianSimilar count a seed that never reached as
+	// infinitely slow (+Inf when half or more never did).
+	MedianPlain, MedianSimilar float64
+}
+
+// SummarizeWarmStart groups results by new kind, in first-seen order.
+func SummarizeWarmStart(rs []WarmStartResult) []WarmStartSummary {
+	var out []WarmStartSummary
+	idx := map[string]int{}
+	plain, similar := map[string][]float64{}, map[string][]float64{}
+	for _, r := range rs {
+		i, ok := idx[r.NewKind]
+		if !ok {
+			i = len(out)
+			idx[r.NewKind] = i
+			out = append(out, WarmStartSummary{NewKind: r.NewKind, Weights: r.Weights})
+		}
+		s := &out[i]
+		s.Seeds++
+		s.InitialPlain += r.InitialPlain
+		s.InitialSimilar += r.InitialSimilar
+		p, q := r.Plain.PerKind[r.NewKind], r.Similar.PerKind[r.NewKind]
+		pv, qv := math.Inf(1), math.Inf(1)
+		if p.Total >= 0 {
+			s.PlainReached++
+			pv = float64(p.Total)
+		}
+		if q.Total >= 0 {
+			s.SimilarReached++
+			qv = float64(q.Total)
+		}
+		plain[r.NewKind] = append(plain[r.NewKind], pv)
+		similar[r.NewKind] = append(similar[r.NewKind], qv)
+	}
+	finite := func(xs []float64) []float64 {
+		var out []float64
+		for _, x := range xs {
+			if !math.IsInf(x, 0) {
+				out = append(out, x)
+			}
+		}
+		return out
+	}
+	for i := range out {
+		s := &out[i]
+		s.InitialPlain /= float64(s.Seeds)
+		s.InitialSimilar /= float64(s.Seeds)
+		s.PlainObs, s.SimilarObs = NewStat(finite(plain[s.NewKind])), NewStat(finite(similar[s.NewKind]))
+		s.MedianPlain, s.MedianSimilar = median(plain[s.NewKind]), median(similar[s.NewKind])
+	}
+	return out
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// WriteWarmStartTable prints SummarizeWarmStart(rs) as a table.
+func WriteWarmStartTable(w io.Writer, rs []WarmStartResult) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "new kind\tsimilarity weights\tπ(best|new) at start plain → similar\treached plain\treached similar\tobservations plain median [min, max]\tobservations similar median [min, max]")
+	for _, s := range SummarizeWarmStart(rs) {
+		keys := make([]string, 0, len(s.Weights))
+		for k := range s.Weights {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		ws := make([]string, len(keys))
+		for i, k := range keys {
+			ws[i] = fmt.Sprintf("%s %.3f", k, s.Weights[k])
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.2f → %.2f\t%d/%d\t%d/%d\t%s [%.0f, %.0f]\t%s [%.0f, %.0f]\n", s.NewKind, strings.Join(ws, ", "),
+			s.InitialPlain, s.InitialSimilar, s.PlainReached, s.Seeds, s.SimilarReached, s.Seeds,
+			fmtObs(s.MedianPlain), s.PlainObs.Min, s.PlainObs.Max, fmtObs(s.MedianSimilar), s.SimilarObs.Min, s.SimilarObs.Max)
+	}
+	return tw.Flush()
+}
+
+func fmtObs(x float64) string {
+	if math.IsInf(x, 1) {
+		return "never"
+	}
+	return fmt.Sprintf("%.0f", x)
 }

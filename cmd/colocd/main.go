@@ -99,8 +99,8 @@ Configuration: --config FILE (YAML), COLOCD_* environment variables, flags.`,
 		newVersionCmd(),
 		newMetricsCmd(g),
 		newYarnCmd(g),
-		// The bench helper's `colocd sim` (cmd/colocd/sim.go) goes here:
-		// newSimCmd(g),
+		// The bench helper's `colocd sim` (cmd/colocd/sim.go).
+		newSimCmd(g),
 	)
 	// The client commands (submit, queue, job, cancel, prefs), client.go.
 	root.AddCommand(clientCommands()...)

@@ -1,0 +1,279 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/colocd/colocd/bench"
+	"github.com/colocd/colocd/daemon"
+	"github.com/colocd/colocd/sim"
+)
+
+// simFlags are `colocd sim`'s flags.
+type simFlags struct {
+	workload      string
+	policy        string
+	seed          uint64
+	runs          int
+	json          bool
+	plotDir       string
+	compare       string
+	parallel      int
+	learnInterval time.Duration
+	admissionTick time.Duration
+	jitter        float64
+	oracleHorizon time.Duration
+	oracleInstant bool
+	study         string
+}
+
+func newSimCmd(g *globals) *cobra.Command {
+	f := &simFlags{}
+	cmd := &cobra.Command{
+		Use:   "sim",
+		Short: "Play a workload on the simulator under an admission policy and measure it",
+		Long: `Play a workload (configs/workloads/*.yaml) on the cluster simulator in virtual
+time under an admission policy, and report makespan, mean job completion time
+and mean resource usage. Policies:
+
+  fifo      the queue order, head first while it fits
+  random    a uniformly random job of the window that fits
+  ra        colocd: its queue pipeline, bandit and daemon engine, learning from scratch
+  ra-warm   ra starting from the preferences of a previous ra run (seed + 1000000)
+  pairwise  kind-level greedy on the simulator's pairwise ground truth (a reference)
+  oracle    greedy with ground truth: what-if runs of every candidate on a clone
+  bound     a resource lower bound on the makespan (no schedule)
+
+ra and ra-warm use the daemon configuration (--config FILE, COLOCD_* env):
+its pipeline, learning and admission sections, exactly as colocd serve.
+Runs are deterministic for a seed; --runs R plays seeds N..N+R-1 in parallel.
+
+  colocd sim --workload configs/workloads/paper-queue-a.yaml --policy ra --json
+  colocd sim --workload configs/workloads/paper-queue-a.yaml --runs 20 \
+      --compare fifo,ra,ra-warm,oracle,bound --plot-dir plots/
+  colocd sim --workload configs/workloads/paper-queue-a.yaml --runs 20 --study speed
+  colocd sim --workload configs/workloads/paper-queue-a.yaml --runs 10 --study warm-start`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runSim(cmd, g, f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.workload, "workload", "", "workload YAML file (required)")
+	fl.StringVar(&f.policy, "policy", "ra", "policy: fifo|random|ra|ra-warm|pairwise|oracle|bound")
+	fl.Uint64Var(&f.seed, "seed", 1, "first seed")
+	fl.IntVar(&f.runs, "runs", 1, "number of seeds (seed, seed+1, ...)")
+	fl.BoolVar(&f.json, "json", false, "print one JSON object per run, one per line")
+	fl.StringVar(&f.plotDir, "plot-dir", "", "write PNG plots (usage over time, learned preferences) here")
+	fl.StringVar(&f.compare, "compare", "", "comma-separated policies to compare against fifo (table)")
+	fl.IntVar(&f.parallel, "parallel", runtime.GOMAXPROCS(0), "runs at once")
+	fl.DurationVar(&f.learnInterval, "learn-interval", 0, "virtual learning interval (0: learning.schedule, default 60s)")
+	fl.DurationVar(&f.admissionTick, "admission-tick", 0, "also admit every this long in virtual time (0: on arrivals, completions and learning ticks)")
+	fl.Float64Var(&f.jitter, "jitter", 0, "simulator work jitter in [0, 1) (0: exact durations)")
+	fl.DurationVar(&f.oracleHorizon, "oracle-horizon", 0, "oracle look-ahead (0: 1m)")
+	fl.BoolVar(&f.oracleInstant, "oracle-instant", false, "oracle scores the progress rate at the instant of placement")
+	fl.StringVar(&f.study, "study", "", "run a learning study instead: speed | warm-start")
+	return cmd
+}
+
+func runSim(cmd *cobra.Command, g *globals, f *simFlags) error {
+	if f.workload == "" {
+		return usagef("sim: --workload is required")
+	}
+	if f.runs < 1 {
+		return usagef("sim: --runs must be >= 1, got %d", f.runs)
+	}
+	if f.parallel < 1 {
+		return usagef("sim: --parallel must be >= 1, got %d", f.parallel)
+	}
+	w, err := sim.LoadWorkload(f.workload)
+	if err != nil {
+		return usageError{err}
+	}
+	cfg, err := simDaemonConfig(g)
+	if err != nil {
+		return err
+	}
+	tmpl := bench.RunConfig{
+		Workload:      w,
+		Name:          strings.TrimSuffix(filepath.Base(f.workload), filepath.Ext(f.workload)),
+		Daemon:        &cfg,
+		LearnInterval: f.learnInterval,
+		AdmissionTick: f.admissionTick,
+		Jitter:        f.jitter,
+		OracleHorizon: f.oracleHorizon,
+		OracleInstant: f.oracleInstant,
+	}
+	seeds := bench.Seeds(f.seed, f.runs)
+	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	ctx := cmd.Context()
+
+	switch f.study {
+	case "":
+	case "speed":
+		return simSpeedStudy(cmd, tmpl, seeds, f.parallel)
+	case "warm-start":
+		return simWarmStartStudy(cmd, tmpl, seeds, f.parallel)
+	default:
+		return usagef("sim: --study must be speed or warm-start, got %q", f.study)
+	}
+
+	var policies []bench.Policy
+	if f.compare != "" {
+		if policies, err = bench.ParsePolicies(f.compare); err != nil {
+			return usageError{err}
+		}
+		if !slices.Contains(policies, bench.FIFO) {
+			policies = append([]bench.Policy{bench.FIFO}, policies...) // the reference
+		}
+	} else {
+		p, err := bench.ParsePolicy(f.policy)
+		if err != nil {
+			return usageError{err}
+		}
+		policies = []bench.Policy{p}
+	}
+	cfgs := bench.Configs(tmpl, policies, seeds)
+	bar := newProgressBar(errOut, len(cfgs))
+	results, err := bench.RunAll(ctx, cfgs, f.parallel, bar.update)
+	bar.done()
+	if err != nil {
+		return err
+	}
+	switch {
+	case f.json:
+		enc := json.NewEncoder(out)
+		for _, r := range results {
+			if err := enc.Encode(r); err != nil {
+				return err
+			}
+		}
+	case f.compare != "":
+		sums, err := bench.Summarize(results)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "%s, %d seeds from %d, %s\n", tmpl.Name, f.runs, f.seed, machine())
+		if err := bench.WriteTable(out, sums); err != nil {
+			return err
+		}
+	default:
+		for _, r := range results {
+			fmt.Fprintf(out, "%s %s seed %d: %d jobs, makespan %.0f s (%.1f min), mean JCT %.0f s, cpu %.2f iowait %.3f disk %.2f net %.2f, %d decisions\n",
+				r.Workload, r.Policy, r.Seed, r.Jobs, r.MakespanS, r.MakespanS/60, r.MeanJCTS,
+				r.MeanCPUUtil, r.MeanIOWait, r.MeanDiskUtil, r.MeanNetUtil, r.Decisions)
+		}
+	}
+	if f.plotDir != "" {
+		files, err := bench.WritePlots(f.plotDir, results)
+		if err != nil {
+			return err
+		}
+		for _, p := range files {
+			fmt.Fprintln(errOut, "wrote", p)
+		}
+	}
+	return nil
+}
+
+// simDaemonConfig is the daemon configuration ra runs with: --config (or
+// COLOCD_CONFIG) and COLOCD_* env when given, the defaults otherwise.
+func simDaemonConfig(g *globals) (daemon.Config, error) {
+	file := g.config
+	if file == "" {
+		file = os.Getenv("COLOCD_CONFIG")
+	}
+	if file == "" {
+		return daemon.DefaultConfig(), nil
+	}
+	return daemon.Load(daemon.LoadOptions{File: file})
+}
+
+func machine() string {
+	return fmt.Sprintf("%s/%s, %d CPUs, %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())
+}
+
+func simSpeedStudy(cmd *cobra.Command, tmpl bench.RunConfig, seeds []uint64, workers int) error {
+	out := cmd.OutOrStdout()
+	rs, truth, err := bench.LearningSpeed(cmd.Context(), bench.SpeedConfig{Run: tmpl, Seeds: seeds, Workers: workers})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "%s: learning speed, %d seeds from %d, %s\n", tmpl.Name, len(seeds), seeds[0], machine())
+	fmt.Fprintf(out, "best partners (pairwise gain ≥ %.0f%% of the best):\n", 100*(1-bench.DefaultTolerance))
+	for _, t := range truth {
+		fmt.Fprintf(out, "  %-10s best by speed %-10s by goodness %-10s set %v\n", t.Kind, t.Best, t.BestGoodness, t.Set)
+	}
+	var all []float64
+	reached := 0
+	per := map[string][]float64{}
+	for _, r := range rs {
+		if r.Reached {
+			reached++
+			all = append(all, float64(r.Observations))
+		}
+		for k, s := range r.PerKind {
+			if s.Total >= 0 {
+				per[k] = append(per[k], float64(s.Row))
+			}
+		}
+	}
+	st := bench.NewStat(all)
+	fmt.Fprintf(out, "every kind π(best|a') > %.1f: %d/%d seeds; observations mean %.0f ± %.0f [%.0f, %.0f]\n",
+		bench.Threshold, reached, len(rs), st.Mean, st.Std, st.Min, st.Max)
+	for _, t := range truth {
+		s := bench.NewStat(per[t.Kind])
+		fmt.Fprintf(out, "  %-10s %d/%d seeds; own-row observations mean %.0f [%.0f, %.0f]\n", t.Kind, s.N, len(rs), s.Mean, s.Min, s.Max)
+	}
+	return nil
+}
+
+func simWarmStartStudy(cmd *cobra.Command, tmpl bench.RunConfig, seeds []uint64, workers int) error {
+	out := cmd.OutOrStdout()
+	rs, err := bench.WarmStart(cmd.Context(), bench.WarmStartConfig{Run: tmpl, Seeds: seeds, Workers: workers})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "%s: new-kind warm start from job similarity, %d seeds from %d, %s\n", tmpl.Name, len(seeds), seeds[0], machine())
+	return bench.WriteWarmStartTable(out, rs)
+}
+
+// progressBar draws "[#####     ] 12/40" on a terminal's stderr; it does
+// nothing when stderr is not a terminal or there is a single run.
+type progressBar struct {
+	w     io.Writer
+	total int
+	on    bool
+}
+
+func newProgressBar(w io.Writer, total int) *progressBar {
+	on := false
+	if f, ok := w.(*os.File); ok && total > 1 {
+		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			on = true
+		}
+	}
+	return &progressBar{w: w, total: total, on: on}
+}
+
+func (b *progressBar) update(done, total int) {
+	if !b.on {
+		return
+	}
+	const width = 30
+	n := done * width / max(total, 1)
+	fmt.Fprintf(b.w, "\r[%s%s] %d/%d runs", strings.Repeat("#", n), strings.Repeat(" ", width-n), done, total)
+}
+
+func (b *progressBar) done() {
+	if b.on {
+		fmt.Fprint(b.w, "\r\033[K")
+	}
+}
