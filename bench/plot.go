@@ -19,7 +19,7 @@ import (
 // Figure sizes.
 var (
 	usageWidth, usageHeight = 8 * vg.Inch, 3.5 * vg.Inch
-	heatWidth, heatHeight    = 7 * vg.Inch, 6 * vg.Inch
+	heatWidth, heatHeight   = 7 * vg.Inch, 6 * vg.Inch
 )
 
 // WriteUsagePNG draws a run's cluster-mean resource usage over time, as
