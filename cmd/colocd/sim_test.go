@@ -1,0 +1,173 @@
+package main
+
+import (
+	"encoding/json"
+	"image/png"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// simWorkload: two complementary kinds on 4 nodes, 8 jobs.
+const simWorkload = `
+cluster:
+  nodes: 4
+  node: {cores: 4, vcores: 6, memory_mb: 6144, disk_mbps: 200, net_mbps: 125}
+kinds:
+  - name: cpu
+    containers: 6
+    container: {vcores: 1, memory_mb: 1024}
+    phases: [{seconds: 240, cpu: 1}]
+  - name: disk
+    containers: 6
+    container: {vcores: 1, memory_mb: 1024}
+    phases: [{seconds: 240, cpu: 0.2, disk_read_mbps: 60}]
+queue:
+  - {kind: cpu, count: 4}
+  - {kind: disk, count: 4}
+`
+
+func writeSimWorkload(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "two-kinds.yaml")
+	if err := os.WriteFile(p, []byte(simWorkload), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestSimJSONLines(t *testing.T) {
+	isolate(t)
+	wl := writeSimWorkload(t)
+	code, out, errOut := runCmd(t, "sim", "--workload", wl, "--policy", "ra", "--seed", "3", "--runs", "2", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%d lines, want 2:\n%s", len(lines), out)
+	}
+	want := []string{"decisions", "jobs", "makespan_s", "mean_cpu_util", "mean_disk_util", "mean_iowait", "mean_jct_s", "mean_net_util", "policy", "seed", "workload"}
+	for i, l := range lines {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("line %d: %v: %s", i, err, l)
+		}
+		var keys []string
+		for k := range m {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		if diff := cmp.Diff(want, keys); diff != "" {
+			t.Errorf("line %d keys (-want +got):\n%s", i, diff)
+		}
+		if m["workload"] != "two-kinds" || m["policy"] != "ra" || m["seed"] != float64(3+i) || m["jobs"] != float64(8) {
+			t.Errorf("line %d: %s", i, l)
+		}
+	}
+	if errOut != "" {
+		t.Errorf("stderr (not a terminal, so no progress bar): %q", errOut)
+	}
+}
+
+func TestSimCompareAndPlots(t *testing.T) {
+	isolate(t)
+	wl := writeSimWorkload(t)
+	dir := filepath.Join(t.TempDir(), "plots")
+	code, out, errOut := runCmd(t, "sim", "--workload", wl, "--runs", "2", "--compare", "ra,ra-warm,random,pairwise,oracle,bound", "--plot-dir", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	rows := map[string]bool{}
+	for _, l := range strings.Split(out, "\n") {
+		if f := strings.Fields(l); len(f) > 2 && f[0] == "two-kinds" {
+			rows[f[1]] = f[2] == "2"
+		}
+	}
+	for _, p := range []string{"fifo", "ra", "ra-warm", "random", "pairwise", "oracle", "bound"} {
+		if !rows[p] {
+			t.Errorf("no row with 2 runs for %s:\n%s", p, out)
+		}
+	}
+	for _, s := range []string{"vs fifo", "of oracle gain", "CPUs"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("output lacks %q:\n%s", s, out)
+		}
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "*.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// usage for every policy but bound; preferences for ra and ra-warm.
+	if len(files) != 8 {
+		t.Errorf("%d PNGs, want 8: %v", len(files), files)
+	}
+	for _, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := png.Decode(fh); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+		fh.Close()
+	}
+}
+
+func TestSimStudies(t *testing.T) {
+	isolate(t)
+	wl := writeSimWorkload(t)
+	code, out, errOut := runCmd(t, "sim", "--workload", wl, "--study", "warm-start", "--runs", "1")
+	if code != 0 {
+		t.Fatalf("warm-start: exit %d: %s", code, errOut)
+	}
+	for _, s := range []string{"new kind", "cpu", "disk"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("warm-start output lacks %q:\n%s", s, out)
+		}
+	}
+	code, out, errOut = runCmd(t, "sim", "--workload", wl, "--study", "speed", "--runs", "1")
+	if code != 0 {
+		t.Fatalf("speed: exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "best partners") || !strings.Contains(out, "set [disk]") {
+		t.Errorf("speed output:\n%s", out)
+	}
+}
+
+func TestSimUsageErrors(t *testing.T) {
+	isolate(t)
+	wl := writeSimWorkload(t)
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(bad, []byte("cluster: {nodes: 0}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := map[string]struct {
+		args []string
+		want string
+	}{
+		"no workload":    {[]string{"sim"}, "--workload"},
+		"bad workload":   {[]string{"sim", "--workload", bad}, "cluster"},
+		"missing file":   {[]string{"sim", "--workload", bad + ".nope"}, "no such file"},
+		"unknown policy": {[]string{"sim", "--workload", wl, "--policy", "lifo"}, "lifo"},
+		"bad compare":    {[]string{"sim", "--workload", wl, "--compare", "ra,ra"}, "twice"},
+		"zero runs":      {[]string{"sim", "--workload", wl, "--runs", "0"}, "--runs"},
+		"bad study":      {[]string{"sim", "--workload", wl, "--study", "everything"}, "--study"},
+		"stray argument": {[]string{"sim", "--workload", wl, "extra"}, "unknown command"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			code, _, errOut := runCmd(t, tc.args...)
+			if code != exitUsage {
+				t.Errorf("exit %d, want %d (stderr %q)", code, exitUsage, errOut)
+			}
+			if !strings.Contains(errOut, tc.want) {
+				t.Errorf("stderr %q lacks %q", errOut, tc.want)
+			}
+		})
+	}
+}
