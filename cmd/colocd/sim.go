@@ -211,13 +211,14 @@ func simSpeedStudy(cmd *cobra.Command, tmpl bench.RunConfig, seeds []uint64, wor
 	for _, t := range truth {
 		fmt.Fprintf(out, "  %-10s best by speed %-10s by goodness %-10s set %v\n", t.Kind, t.Best, t.BestGoodness, t.Set)
 	}
-	var all []float64
+	var all, runs []float64
 	reached := 0
 	per := map[string][]float64{}
 	for _, r := range rs {
 		if r.Reached {
 			reached++
 			all = append(all, float64(r.Observations))
+			runs = append(runs, float64(r.Runs))
 		}
 		for k, s := range r.PerKind {
 			if s.Total >= 0 {
@@ -225,9 +226,9 @@ func simSpeedStudy(cmd *cobra.Command, tmpl bench.RunConfig, seeds []uint64, wor
 			}
 		}
 	}
-	st := bench.NewStat(all)
-	fmt.Fprintf(out, "every kind π(best|a') > %.1f: %d/%d seeds; observations mean %.0f ± %.0f [%.0f, %.0f]\n",
-		bench.Threshold, reached, len(rs), st.Mean, st.Std, st.Min, st.Max)
+	st, rn := bench.NewStat(all), bench.NewStat(runs)
+	fmt.Fprintf(out, "every kind π(best|a') > %.1f: %d/%d seeds; observations mean %.0f ± %.0f [%.0f, %.0f], in run %.1f [%.0f, %.0f] of the workload\n",
+		bench.Threshold, reached, len(rs), st.Mean, st.Std, st.Min, st.Max, rn.Mean, rn.Min, rn.Max)
 	for _, t := range truth {
 		s := bench.NewStat(per[t.Kind])
 		fmt.Fprintf(out, "  %-10s %d/%d seeds; own-row observations mean %.0f [%.0f, %.0f]\n", t.Kind, s.N, len(rs), s.Mean, s.Min, s.Max)

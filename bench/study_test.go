@@ -1,0 +1,319 @@
+package bench
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"text/tabwriter"
+	"time"
+
+	"github.com/colocd/colocd/bandit"
+	"github.com/colocd/colocd/daemon"
+	"github.com/colocd/colocd/sim"
+)
+
+// The studies behind bench/README.md's analysis. They take minutes, so
+// they run only with -study:
+//
+//	go test ./bench -run TestStudy -v -timeout 1h -args -study
+//
+// Tuning seeds (101-120) differ from the reported ones (1-20).
+var study = flag.Bool("study", false, "run the README studies (minutes)")
+
+func studySeeds() []uint64 { return Seeds(101, 20) }
+
+func loadQueue(tb testing.TB, q string) *sim.Workload {
+	tb.Helper()
+	w, err := sim.LoadWorkload("../configs/workloads/paper-queue-" + q + ".yaml")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return w
+}
+
+// change runs rc's policy over the study seeds and returns the mean and
+// sd of its makespan change against fifo and its share of the oracle's gain.
+func change(tb testing.TB, rc RunConfig, ref []Result) (Stat, float64) {
+	tb.Helper()
+	rs, err := RunAll(context.Background(), Configs(rc, []Policy{rc.Policy}, studySeeds()), 0, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return summaryOf(tb, rc.Policy, append(rs, ref...))
+}
+
+func summaryOf(tb testing.TB, p Policy, rs []Result) (Stat, float64) {
+	tb.Helper()
+	sums, err := Summarize(rs)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, s := range sums {
+		if s.Policy == p {
+			return s.MakespanChange, s.OracleShare
+		}
+	}
+	tb.Fatalf("no summary for %s", p)
+	return Stat{}, 0
+}
+
+func references(tb testing.TB, w *sim.Workload) []Result {
+	tb.Helper()
+	rs, err := RunAll(context.Background(), Configs(RunConfig{Workload: w}, []Policy{FIFO, Oracle}, studySeeds()), 0, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return rs
+}
+
+func cell(s Stat, share float64) string {
+	return fmt.Sprintf("%+.1f%% ± %.1f (%.0f%%)", 100*s.Mean, 100*s.Std, 100*share)
+}
+
+// TestStudyConfigSweep: ra and ra-warm under single changes to the
+// daemon's pipeline and learning defaults, queues A and B.
+func TestStudyConfigSweep(t *testing.T) {
+	if !*study {
+		t.Skip("needs -study")
+	}
+	variants := []struct {
+		name string
+		f    func(*daemon.Config, *RunConfig)
+	}{
+		{"defaults", func(*daemon.Config, *RunConfig) {}},
+		{"learning.credit symmetric", func(c *daemon.Config, _ *RunConfig) { c.Learning.Credit = daemon.CreditSymmetric }},
+		{"learning.step_size 0.1", func(c *daemon.Config, _ *RunConfig) { c.Learning.StepSize = 0.1 }},
+		{"learning.step_size 0.02", func(c *daemon.Config, _ *RunConfig) { c.Learning.StepSize = 0.02 }},
+		{"learning.baseline row", func(c *daemon.Config, _ *RunConfig) { c.Learning.Baseline = "row" }},
+		{"learning.clip 2", func(c *daemon.Config, _ *RunConfig) { c.Learning.Clip = 2 }},
+		{"learning.aggregate node", func(c *daemon.Config, _ *RunConfig) { c.Learning.Aggregate = daemon.AggregateNode }},
+		{"learning interval 30s", func(_ *daemon.Config, rc *RunConfig) { rc.LearnInterval = 30 * time.Second }},
+		{"learning interval 120s", func(_ *daemon.Config, rc *RunConfig) { rc.LearnInterval = 120 * time.Second }},
+		{"pipeline.window.size 4", func(c *daemon.Config, _ *RunConfig) { c.Pipeline.Window.Size = 4 }},
+		{"pipeline.window.size 16", func(c *daemon.Config, _ *RunConfig) { c.Pipeline.Window.Size = 16 }},
+		{"pipeline.starvation.a 0.2", func(c *daemon.Config, _ *RunConfig) { c.Pipeline.Starvation.A = 0.2 }},
+		{"pipeline.starvation.a 1", func(c *daemon.Config, _ *RunConfig) { c.Pipeline.Starvation.A = 1 }},
+		{"pipeline.select.mode argmax", func(c *daemon.Config, _ *RunConfig) { c.Pipeline.Select.Mode = "argmax" }},
+	}
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "| change\t| A ra\t| A ra-warm\t| B ra\t| B ra-warm\t|")
+	fmt.Fprintln(tw, "|---\t|---\t|---\t|---\t|---\t|")
+	queues := []string{"a", "b"}
+	refs := map[string][]Result{}
+	for _, q := range queues {
+		refs[q] = references(t, loadQueue(t, q))
+	}
+	for _, v := range variants {
+		fmt.Fprintf(tw, "| %s", v.name)
+		for _, q := range queues {
+			for _, p := range []Policy{RA, RAWarm} {
+				cfg := daemon.DefaultConfig()
+				rc := RunConfig{Workload: loadQueue(t, q), Policy: p, Daemon: &cfg}
+				v.f(&cfg, &rc)
+				s, share := change(t, rc, refs[q])
+				fmt.Fprintf(tw, "\t| %s", cell(s, share))
+			}
+		}
+		fmt.Fprintln(tw, "\t|")
+	}
+	tw.Flush()
+	t.Logf("makespan change vs fifo, mean ± sd over seeds 101-120 (share of the default-window oracle's gain):\n%s", b.String())
+}
+
+// idealSnapshot is class preferences with no learning: H = +h between a
+// CPU-bound and an I/O-bound kind, −h within a class.
+func idealSnapshot(h float64) *bandit.Snapshot {
+	kinds := []string{"tpch-q10", "kmeans", "tpch-q3", "cc"}
+	io := map[string]bool{"tpch-q10": true, "tpch-q3": true}
+	l := bandit.New(bandit.Config{})
+	for _, k := range kinds {
+		l.Add(k)
+	}
+	s := l.Snapshot()
+	for gi, g := range kinds {
+		for ai, a := range kinds {
+			s.H[gi][ai] = -h
+			if io[g] != io[a] {
+				s.H[gi][ai] = h
+			}
+		}
+	}
+	return &s
+}
+
+// idleContext hides the running applications from the engine's admission
+// snapshot when the empty nodes alone can hold a job (need containers, in
+// groups of 3): the next job lands there, beside nothing, so the
+// preference stage's "nothing running: FIFO head" rule applies. Sync and
+// learning still see every application through the nodes and App.
+type idleContext struct {
+	*daemon.SimCluster
+	s    *sim.Sim
+	need int
+}
+
+func (c idleContext) State(ctx context.Context) (daemon.ClusterState, error) {
+	st, err := c.SimCluster.State(ctx)
+	room := 0
+	for _, n := range c.s.Nodes() {
+		if n.UsedVCores == 0 && n.UsedMemoryMB == 0 {
+			room += 3
+		}
+	}
+	if room >= c.need {
+		st.Apps = nil
+	}
+	return st, err
+}
+
+// daemonContextPairwise is Pairwise with the daemon's context instead of a
+// placement-aware one: running applications weighted by the mean free
+// share of their nodes (memory, as daemon.Engine computes it, or vcores,
+// the resource that binds on queue A's nodes), empty nodes ignored.
+// goodnessReward scores pairs by their goodness instead of their speed gain.
+func daemonContextPairwise(w *sim.Workload, goodnessReward, byVCores bool) picker {
+	gain := map[[2]string]float64{}
+	for _, a := range w.Kinds {
+		for _, b := range w.Kinds {
+			r, err := sim.Pairwise(w, a.Name, b.Name, 1)
+			if err != nil {
+				panic(err)
+			}
+			gain[[2]string{a.Name, b.Name}] = -r.DeltaAll()
+			if goodnessReward {
+				gain[[2]string{a.Name, b.Name}] = r.Colocated.Goodness
+			}
+		}
+	}
+	return func(s *sim.Sim, window []pendingJob) int {
+		free := map[string]float64{}
+		for _, n := range s.Nodes() {
+			free[n.Name] = float64(n.MemoryMB-n.UsedMemoryMB) / float64(n.MemoryMB)
+			if byVCores {
+				free[n.Name] = float64(n.VCores-n.UsedVCores) / float64(n.VCores)
+			}
+		}
+		best, bestScore := -1, math.Inf(-1)
+		seen := map[string]bool{}
+		for i, j := range window {
+			if seen[j.kind.Name] || !fits(s, j.kind) {
+				continue
+			}
+			seen[j.kind.Name] = true
+			var score, ws float64
+			for _, a := range s.Apps() {
+				if a.State != sim.AppRunning {
+					continue
+				}
+				var wa float64
+				for _, n := range a.Nodes {
+					wa += free[n] / float64(len(a.Nodes))
+				}
+				score += wa * gain[[2]string{j.kind.Name, a.Kind}]
+				ws += wa
+			}
+			if ws > 0 {
+				score /= ws
+			}
+			if score > bestScore+1e-9 {
+				best, bestScore = i, score
+			}
+		}
+		return best
+	}
+}
+
+// TestStudyAblation separates what limits ra on queue A: the learned
+// preferences, sampling, and the admission context.
+func TestStudyAblation(t *testing.T) {
+	if !*study {
+		t.Skip("needs -study")
+	}
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "| variant\t| queue A\t| queue B\t|")
+	fmt.Fprintln(tw, "|---\t|---\t|---\t|")
+	type variant struct {
+		name string
+		rc   func(w *sim.Workload) RunConfig
+		pick func(w *sim.Workload) picker
+	}
+	frozen := func(mode string, ideal float64, idle bool) func(w *sim.Workload) RunConfig {
+		return func(w *sim.Workload) RunConfig {
+			cfg := daemon.DefaultConfig()
+			cfg.Pipeline.Select.Mode = mode
+			rc := RunConfig{Workload: w, Policy: RA, Daemon: &cfg}
+			if ideal > 0 {
+				cfg.Learning.StepSize = 1e-9 // frozen
+				rc.Policy, rc.Warm = RAWarm, idealSnapshot(ideal)
+			}
+			if idle {
+				rc.wrapCluster = func(c *daemon.SimCluster, s *sim.Sim) daemon.Cluster { return idleContext{c, s, 24} }
+			}
+			return rc
+		}
+	}
+	variants := []variant{
+		{name: "ra (defaults: learned, sample, daemon context)", rc: frozen("sample", 0, false)},
+		{name: "ra, idle-aware context", rc: frozen("sample", 0, true)},
+		{name: "ideal class preferences H=±0.5, sample", rc: frozen("sample", 0.5, false)},
+		{name: "ideal H=±0.5, argmax", rc: frozen("argmax", 0.5, false)},
+		{name: "ideal H=±1, argmax", rc: frozen("argmax", 1, false)},
+		{name: "ideal H=±0.5, sample, idle-aware context", rc: frozen("sample", 0.5, true)},
+		{name: "ideal H=±0.5, argmax, idle-aware context", rc: frozen("argmax", 0.5, true)},
+		{name: "pairwise truth (speed), daemon context (memory), argmax", pick: func(w *sim.Workload) picker { return daemonContextPairwise(w, false, false) }},
+		{name: "pairwise truth (goodness), daemon context (memory), argmax", pick: func(w *sim.Workload) picker { return daemonContextPairwise(w, true, false) }},
+		{name: "pairwise truth (speed), daemon context by vcores, argmax", pick: func(w *sim.Workload) picker { return daemonContextPairwise(w, false, true) }},
+		{name: "pairwise truth (goodness), daemon context by vcores, argmax", pick: func(w *sim.Workload) picker { return daemonContextPairwise(w, true, true) }},
+		{name: "pairwise truth (speed), placement-aware context (policy pairwise)", rc: func(w *sim.Workload) RunConfig { return RunConfig{Workload: w, Policy: Pairwise} }},
+		{name: "oracle, instantaneous rate", rc: func(w *sim.Workload) RunConfig { return RunConfig{Workload: w, Policy: Oracle, OracleInstant: true} }},
+	}
+	queues := []string{"a", "b"}
+	refs := map[string][]Result{}
+	for _, q := range queues {
+		refs[q] = references(t, loadQueue(t, q))
+	}
+	for _, v := range variants {
+		fmt.Fprintf(tw, "| %s", v.name)
+		for _, q := range queues {
+			w := loadQueue(t, q)
+			var s Stat
+			var share float64
+			if v.pick != nil {
+				var rs []Result
+				for _, seed := range studySeeds() {
+					r, err := runPicker(context.Background(), RunConfig{Workload: w, Policy: Random, Seed: seed}, windowSize(daemon.DefaultConfig()), w.Jobs(nil), v.pick(w))
+					if err != nil {
+						t.Fatal(err)
+					}
+					r.Workload, r.Policy, r.Seed, r.Jobs = "workload", Random, seed, len(w.Jobs(nil))
+					rs = append(rs, r)
+				}
+				s, share = summaryOf(t, Random, append(rs, refs[q]...))
+			} else {
+				rc := v.rc(w)
+				if rc.Policy == Oracle {
+					// Compare with the default oracle, relabelled.
+					rs, err := RunAll(context.Background(), Configs(rc, []Policy{Oracle}, studySeeds()), 0, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for i := range rs {
+						rs[i].Policy = Random
+					}
+					s, share = summaryOf(t, Random, append(rs, refs[q]...))
+				} else {
+					s, share = change(t, rc, refs[q])
+				}
+			}
+			fmt.Fprintf(tw, "\t| %s", cell(s, share))
+		}
+		fmt.Fprintln(tw, "\t|")
+	}
+	tw.Flush()
+	t.Logf("makespan change vs fifo, mean ± sd over seeds 101-120 (share of the oracle's gain):\n%s", b.String())
+}
