@@ -8,7 +8,8 @@
 // # What it owns
 //
 //   - Run: one virtual-time run of one policy on one seed (Result).
-//     The policies fifo, random and oracle drive the simulator directly;
+//     The policies fifo, random, pairwise and oracle drive the simulator
+//     directly;
 //     ra and ra-warm run colocd's own admission and learning code — the
 //     queue store and pipeline, the bandit, daemon.Engine's Reconcile, Sync,
 //     Learn and AdmitPass over daemon.SimCluster — exactly as `colocd serve`
@@ -37,8 +38,8 @@
 // daemon's configuration, and any improvement found here goes into that
 // configuration, never into a special case of the benchmark. It reads no
 // wall clock (runs are deterministic for a seed and independent of how many
-// run at once) and starts no goroutines except RunAll's worker pool (the
-// queue store has its own writer goroutine). Its only I/O is the
+// run at once) and starts no goroutines except the worker pools of RunAll
+// and the studies (the queue store has its own writer goroutine). Its only I/O is the
 // temporary directory of the engine's store and the PNG files it is asked
 // to write.
 package bench

@@ -50,17 +50,19 @@ func runEngine(ctx context.Context, rc RunConfig, cfg daemon.Config, jobs []sim.
 			return Result{}, fmt.Errorf("%w: learning.schedule: %w", ErrInvalid, err)
 		}
 	}
-	dir := rc.Dir
-	if dir == "" {
-		if dir, err = os.MkdirTemp(tempBase(), "colocd-bench-*"); err != nil {
-			return Result{}, fmt.Errorf("run %s: %w", rc.Policy, err)
-		}
-		defer func() {
-			if rmErr := os.RemoveAll(dir); rmErr != nil && err == nil {
-				err = fmt.Errorf("run %s: remove store: %w", rc.Policy, rmErr)
-			}
-		}()
+	base := rc.Dir
+	if base == "" {
+		base = tempBase()
 	}
+	dir, err := os.MkdirTemp(base, "colocd-bench-*")
+	if err != nil {
+		return Result{}, fmt.Errorf("run %s: %w", rc.Policy, err)
+	}
+	defer func() {
+		if rmErr := os.RemoveAll(dir); rmErr != nil && err == nil {
+			err = fmt.Errorf("run %s: remove store: %w", rc.Policy, rmErr)
+		}
+	}()
 	var seed [32]byte
 	for i := range 8 {
 		seed[i] = byte(rc.Seed >> (8 * i))

@@ -154,8 +154,9 @@ type RunConfig struct {
 	// wrapCluster, when set, stands between the engine and the simulator
 	// (experiments on what the engine sees).
 	wrapCluster func(*daemon.SimCluster, *sim.Sim) daemon.Cluster
-	// Dir holds the engine's queue store; "" means a fresh temporary
-	// directory, removed at the end of the run.
+	// Dir is where ra's run makes the temporary directory of its queue
+	// store (removed at the end of the run); "" means /dev/shm when usable,
+	// else the system's temporary directory.
 	Dir string
 }
 
