@@ -9,8 +9,7 @@
 //
 //   - Run: one virtual-time run of one policy on one seed (Result).
 //     The policies fifo, random, pairwise and oracle drive the simulator
-//     directly;
-//     ra and ra-warm run colocd's own admission and learning code — the
+//     directly; ra and ra-warm run colocd's own admission and learning code — the
 //     queue store and pipeline, the bandit, daemon.Engine's Reconcile, Sync,
 //     Learn and AdmitPass over daemon.SimCluster — exactly as `colocd serve`
 //     does on the simulator backend, but stepped by this package's event
