@@ -290,6 +290,18 @@ func (l *Learner) Pref(a, given string) float64 {
 	return l.h[gi][ai]
 }
 
+// RowObservations returns how many observations updated row given (the
+// preferences of kinds started beside given); 0 for an unknown kind. O(1).
+func (l *Learner) RowObservations(given string) int64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	gi, ok := l.index[given]
+	if !ok {
+		return 0
+	}
+	return l.rowObs[gi]
+}
+
 // Prob returns π(a|given), the softmax of row given at a. Unknown kinds are
 // treated as if they had been added first (zero preferences, and they join
 // the set the softmax spreads over), so Prob does not change when the caller

@@ -179,26 +179,14 @@ func (e *Engine) snapshot(ctx context.Context) (queue.Snapshot, error) {
 	free.MemoryMB = max(free.MemoryMB, 0)
 	free.VCores = max(free.VCores, 0)
 
-	nodeFree := map[string]float64{}
 	nodes := make([]queue.NodeFree, 0, len(st.Nodes))
 	for _, n := range st.Nodes {
 		nodes = append(nodes, queue.NodeFree{Name: n.Name, Free: n.Free})
-		if n.Capacity.MemoryMB > 0 {
-			nodeFree[n.Name] = float64(n.Free.MemoryMB) / float64(n.Capacity.MemoryMB)
-		}
 	}
+	weights := contextWeights(st, pending)
 	running := make([]queue.Running, 0, len(st.Apps))
-	for _, a := range st.Apps {
-		// Weight: the mean free share of the nodes the app occupies — the
-		// next job lands on free capacity, beside these apps.
-		w := 0.0
-		for _, n := range a.Nodes {
-			w += nodeFree[n]
-		}
-		if len(a.Nodes) > 0 {
-			w /= float64(len(a.Nodes))
-		}
-		running = append(running, queue.Running{JobID: a.JobID, Kind: a.Kind, User: a.User, Queue: a.Queue, Alloc: a.Alloc, Weight: w})
+	for i, a := range st.Apps {
+		running = append(running, queue.Running{JobID: a.JobID, Kind: a.Kind, User: a.User, Queue: a.Queue, Alloc: a.Alloc, Weight: weights[i]})
 	}
 	sort.Slice(running, func(i, j int) bool { return running[i].JobID < running[j].JobID })
 	e.dominantShares(st)
@@ -233,4 +221,67 @@ func (e *Engine) dominantShares(st ClusterState) {
 	for user := range use {
 		e.shareUsers[user] = true
 	}
+}
+
+// placementGroup is the number of containers the cluster's placement puts
+// on each empty node before it fills nodes that already run something (the
+// paper's §6.1 triplets, and the simulator's default GroupSize).
+const placementGroup = 3
+
+// contextWeights weights each running application (st.Apps, same order) by
+// the chance that the next job's containers land beside it: the free slots
+// of the nodes it occupies, in container units of the window head (the
+// binding resource of vcores and memory), over all slots the head's
+// containers can take once the empty nodes have received theirs. Empty
+// nodes are filled first, placementGroup containers each; when they can hold
+// the whole head, the job will have no partner and every weight is 0 (the
+// pipeline then treats the cluster as running nothing: the FIFO head wins).
+func contextWeights(st ClusterState, pending []queue.Job) []float64 {
+	w := make([]float64, len(st.Apps))
+	if len(st.Apps) == 0 || len(pending) == 0 {
+		return w
+	}
+	head := pending[0].Resources
+	slots := func(f queue.Capacity) int64 {
+		s := int64(-1)
+		if head.VCores > 0 {
+			s = max(f.VCores, 0) / int64(head.VCores)
+		}
+		if head.MemoryMB > 0 {
+			m := max(f.MemoryMB, 0) / head.MemoryMB
+			if s < 0 || m < s {
+				s = m
+			}
+		}
+		if s < 0 { // a zero-sized container: count vcores
+			s = max(f.VCores, 0)
+		}
+		return s
+	}
+	left := int64(max(head.Containers, 1))
+	nodeSlots := make(map[string]int64, len(st.Nodes))
+	var total int64
+	for _, n := range st.Nodes {
+		s := slots(n.Free)
+		if len(n.Apps) == 0 && n.Free == n.Capacity {
+			put := min(s, placementGroup, left)
+			left -= put
+			s -= put // what is left on it sits beside the new job only
+			total += s
+			continue
+		}
+		nodeSlots[n.Name] = s
+		total += s
+	}
+	if left <= 0 || total <= 0 {
+		return w
+	}
+	for i, a := range st.Apps {
+		var s int64
+		for _, n := range a.Nodes {
+			s += nodeSlots[n]
+		}
+		w[i] = float64(s) / float64(total)
+	}
+	return w
 }

@@ -268,10 +268,12 @@ func preferNet(l *bandit.Learner) {
 func TestShadowModeAdmitsFIFOAndJournalsLearnedChoice(t *testing.T) {
 	for _, mode := range []AdmissionMode{ModeShadow, ModeActive} {
 		t.Run(string(mode), func(t *testing.T) {
-			h := newHarness(t, harnessOpts{nodes: 2, mode: mode})
+			// One node: the next job must land beside cpu (an empty node
+			// would take it alone, and the context would be empty).
+			h := newHarness(t, harnessOpts{nodes: 1, mode: mode})
 			preferNet(h.learner)
 			first := h.submit("cpu")
-			h.admit() // cpu runs on one node; the other is empty
+			h.admit() // cpu holds half of the only node
 			ids := h.submit("disk", "net")
 			rep := h.admit()
 			if len(rep.Admitted) == 0 {

@@ -65,8 +65,9 @@ type StarvationStage struct {
 
 // SelectStage mirrors queue.SelectConfig.
 type SelectStage struct {
-	Enabled bool   `mapstructure:"enabled"`
-	Mode    string `mapstructure:"mode"`
+	Enabled             bool   `mapstructure:"enabled"`
+	Mode                string `mapstructure:"mode"`
+	ExploreObservations int64  `mapstructure:"explore_observations"`
 }
 
 // DefaultPipelineConfig is queue.DefaultConfig.
@@ -80,7 +81,7 @@ func DefaultPipelineConfig() PipelineConfig {
 		Altruism:    AltruismStage{Enabled: q.Altruism.Enabled, P: q.Altruism.P, DefaultRuntime: q.Altruism.DefaultRuntime},
 		Preference:  PreferenceStage{Enabled: q.Preference.Enabled},
 		Starvation:  StarvationStage{Enabled: q.Starvation.Enabled, Shape: string(q.Starvation.Shape), A: q.Starvation.A, MaxSkips: q.Starvation.MaxSkips},
-		Select:      SelectStage{Enabled: q.Select.Enabled, Mode: string(q.Select.Mode)},
+		Select:      SelectStage{Enabled: q.Select.Enabled, Mode: string(q.Select.Mode), ExploreObservations: q.Select.ExploreObservations},
 		MaxRecorded: q.MaxRecorded,
 	}
 }
@@ -96,7 +97,7 @@ func (p PipelineConfig) QueueConfig() (queue.Config, error) {
 		Altruism:    queue.AltruismConfig{Enabled: p.Altruism.Enabled, P: p.Altruism.P, DefaultRuntime: p.Altruism.DefaultRuntime},
 		Preference:  queue.PreferenceConfig{Enabled: p.Preference.Enabled},
 		Starvation:  queue.StarvationConfig{Enabled: p.Starvation.Enabled, Shape: queue.Shape(p.Starvation.Shape), A: p.Starvation.A, MaxSkips: p.Starvation.MaxSkips},
-		Select:      queue.SelectConfig{Enabled: p.Select.Enabled, Mode: queue.SelectMode(p.Select.Mode)},
+		Select:      queue.SelectConfig{Enabled: p.Select.Enabled, Mode: queue.SelectMode(p.Select.Mode), ExploreObservations: p.Select.ExploreObservations},
 		MaxRecorded: p.MaxRecorded,
 	}
 	if err := q.Validate(); err != nil {

@@ -51,6 +51,15 @@ type Preferences interface {
 	Mix(candidates, given []string, weights []float64, out []float64)
 }
 
+// ObservationCounter is optionally implemented by Preferences (bandit.Learner
+// does): how many observations have updated the preferences given a running
+// kind. Select's anneal mode samples while the context's rows have fewer
+// than select.explore_observations and takes the argmax after; preferences
+// without it count as never observed (anneal always samples).
+type ObservationCounter interface {
+	RowObservations(given string) int64
+}
+
 // Decision is the outcome of one Decide and the explanation of it: what each
 // stage kept and dropped and why, the final distribution, and the jobs that
 // were passed over (give Passed to Store.Admit so their skips grow).
@@ -194,7 +203,7 @@ func (p *Pipeline) stack() []stage {
 	// 7. Select: sample from the distribution (the paper) or argmax. Off:
 	//    the oldest candidate.
 	if c.Select.Enabled {
-		s = append(s, selectStage{mode: c.Select.Mode})
+		s = append(s, selectStage{c: c.Select, prefs: p.prefs})
 	}
 	return s
 }

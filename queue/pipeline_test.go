@@ -162,8 +162,8 @@ func TestConfigValidate(t *testing.T) {
 func TestDefaultConfig(t *testing.T) {
 	c := queue.DefaultConfig()
 	got := []any{c.Window.Enabled, c.Window.Size, c.Fit.Enabled, c.Fairness.Enabled, c.Altruism.Enabled, c.Altruism.P,
-		c.Preference.Enabled, c.Starvation.Enabled, c.Starvation.Shape, c.Starvation.A, c.Starvation.MaxSkips, c.Select.Enabled, c.Select.Mode}
-	want := []any{true, 8, true, false, true, 0.5, true, true, queue.ShapeLinear, 0.5, 8, true, queue.SelectSample}
+		c.Preference.Enabled, c.Starvation.Enabled, c.Starvation.Shape, c.Starvation.A, c.Starvation.MaxSkips, c.Select.Enabled, c.Select.Mode, c.Select.ExploreObservations}
+	want := []any{true, 8, true, false, true, 0.5, true, true, queue.ShapeLinear, 0.5, 8, true, queue.SelectAnneal, int64(10)}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
 	}

@@ -477,12 +477,15 @@ func (s preferenceStage) run(r *run, rec *StageRecord) {
 		r.cands = heads
 		return
 	}
-	if len(r.snap.Running) == 0 {
+	if !contextWeighted(r.snap.Running) {
 		c := r.live[0]
 		c.pref, c.prob, c.weight = 1, 1, 1
 		r.cands = append(heads, c)
 		sc.kindHeads = r.cands
 		rec.Note = "nothing running: the FIFO head wins"
+		if len(r.snap.Running) > 0 {
+			rec.Note = "no running job weighs in the context: the FIFO head wins"
+		}
 		return
 	}
 	if sc.kindIdx == nil {
@@ -561,6 +564,18 @@ func (s preferenceStage) run(r *run, rec *StageRecord) {
 	rec.Note = fmt.Sprintf("%d kinds among %d jobs; context of %d running kinds", len(heads), len(r.live), len(ctx))
 }
 
+// contextWeighted reports whether any running job has a positive weight:
+// with all weights 0 (the next job lands beside none of them) the context is
+// empty, as when nothing runs.
+func contextWeighted(running []Running) bool {
+	for _, ru := range running {
+		if ru.Weight > 0 && !math.IsInf(ru.Weight, 0) {
+			return true
+		}
+	}
+	return false
+}
+
 // fifoStage stands in for the preference stage when it is off: the oldest
 // survivor is the only candidate.
 type fifoStage struct{}
@@ -631,20 +646,52 @@ func (s starvationStage) run(r *run, rec *StageRecord) {
 }
 
 // selectStage draws the job: a sample from the distribution with the
-// injected random source (the paper), or the argmax (ties → oldest).
-type selectStage struct{ mode SelectMode }
+// injected random source (the paper), the argmax (ties → oldest), or
+// (anneal) a sample while the context's preference rows are young and the
+// argmax once they have ExploreObservations observations.
+type selectStage struct {
+	c     SelectConfig
+	prefs Preferences
+}
 
 func (selectStage) name() string { return "select" }
 
+// observed is the context-weighted mean of the observations of the
+// context's preference rows; 0 without an ObservationCounter or context.
+func (s selectStage) observed(ctx []ContextKind) float64 {
+	oc, ok := s.prefs.(ObservationCounter)
+	if !ok {
+		return 0
+	}
+	var n, wsum float64
+	for _, k := range ctx {
+		if k.Weight > 0 {
+			n += k.Weight * float64(oc.RowObservations(k.Kind))
+			wsum += k.Weight
+		}
+	}
+	if wsum <= 0 {
+		return 0
+	}
+	return n / wsum
+}
+
 func (s selectStage) run(r *run, rec *StageRecord) {
 	cs := r.cands
+	argmax := s.c.Mode == SelectArgmax || r.rng == nil
+	var annealNote string
+	if s.c.Mode == SelectAnneal && !argmax && len(cs) > 1 {
+		n := s.observed(r.dec.Context)
+		argmax = n >= float64(s.c.ExploreObservations)
+		annealNote = fmt.Sprintf("anneal: %.1f of %d observations, ", n, s.c.ExploreObservations)
+	}
 	switch {
 	case len(cs) == 0:
 		return
 	case len(cs) == 1:
 		r.chosen = cs[0]
 		return
-	case s.mode == SelectArgmax || r.rng == nil:
+	case argmax:
 		best := cs[0]
 		for _, c := range cs[1:] {
 			if c.prob > best.prob {
@@ -652,7 +699,7 @@ func (s selectStage) run(r *run, rec *StageRecord) {
 			}
 		}
 		r.chosen = best
-		rec.Note = "argmax"
+		rec.Note = annealNote + "argmax"
 		return
 	}
 	var total float64
@@ -679,5 +726,5 @@ func (s selectStage) run(r *run, rec *StageRecord) {
 			r.chosen = cs[0]
 		}
 	}
-	rec.Note = fmt.Sprintf("sampled u=%.4f", u/max(total, math.SmallestNonzeroFloat64))
+	rec.Note = annealNote + fmt.Sprintf("sampled u=%.4f", u/max(total, math.SmallestNonzeroFloat64))
 }
