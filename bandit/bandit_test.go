@@ -1135,3 +1135,25 @@ func TestConcurrentUse(t *testing.T) {
 		t.Errorf("%d kinds, want %d", got, want)
 	}
 }
+
+func TestRowObservations(t *testing.T) {
+	l := bandit.New(bandit.Config{})
+	l.Update("b", "a", 10)
+	l.Update("a", "a", 5)
+	l.Update("a", "b", 7)
+	l.Update("a", "b", math.NaN()) // ignored: not an observation
+	got := map[string]int64{}
+	for _, k := range []string{"a", "b", "unknown"} {
+		got[k] = l.RowObservations(k)
+	}
+	want := map[string]int64{"a": 2, "b": 1, "unknown": 0}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("row observations (-want +got):\n%s", diff)
+	}
+	s := l.Snapshot()
+	for i, k := range s.Kinds {
+		if s.RowObservations[i] != got[k] {
+			t.Errorf("snapshot row %s = %d, RowObservations = %d", k, s.RowObservations[i], got[k])
+		}
+	}
+}

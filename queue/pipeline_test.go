@@ -135,6 +135,7 @@ func TestConfigValidate(t *testing.T) {
 		}, "starvation.a"},
 		"max skips zero":   {func(c *queue.Config) { c.Starvation.MaxSkips = 0 }, "starvation.max_skips"},
 		"select mode":      {func(c *queue.Config) { c.Select.Mode = "best" }, "select.mode"},
+		"explore negative": {func(c *queue.Config) { c.Select.ExploreObservations = -1 }, "select.explore_observations"},
 		"max recorded < 0": {func(c *queue.Config) { c.MaxRecorded = -1 }, "max_recorded"},
 	}
 	for name, tc := range tests {
