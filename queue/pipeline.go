@@ -26,8 +26,9 @@ type Running struct {
 	User  string   `json:"user"`
 	Queue string   `json:"queue"`
 	Alloc Capacity `json:"alloc"`
-	// Weight of this job in the preference context: the free capacity
-	// share of the nodes it occupies.
+	// Weight of this job in the preference context: how likely the next
+	// job's containers land beside it (the daemon: its nodes' share of the
+	// free slots left once empty nodes are filled). 0 everywhere: no context.
 	Weight float64 `json:"weight"`
 }
 

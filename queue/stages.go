@@ -465,7 +465,8 @@ func (s altruismStage) run(r *run, rec *StageRecord) {
 // survivors (in FIFO order of their oldest job) and the running kinds
 // weighted by the free capacity of their nodes; a kind's probability goes to
 // its oldest surviving job, so within a kind the queue stays FIFO. With
-// nothing running there is no context: the FIFO head wins.
+// nothing running, or no running job with a positive weight, there is no
+// context: the FIFO head wins.
 type preferenceStage struct{ prefs Preferences }
 
 func (preferenceStage) name() string { return "preference" }
