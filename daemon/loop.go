@@ -136,6 +136,12 @@ func (l *loop) run(ctx context.Context, stop <-chan struct{}) error {
 		}
 		wake := due.Sub(l.clock.Now())
 		timer := l.clock.After(max(wake, 0))
+		// The clock may have moved between reading it and setting the timer
+		// (After is relative), which would set the timer past due and lose a
+		// wake-up; checking again after the timer is set closes that gap.
+		if !l.clock.Now().Before(due) {
+			timer = l.clock.After(0)
+		}
 		if l.hook != nil {
 			l.hook(it)
 		}
