@@ -5,6 +5,7 @@ SHELL := /bin/bash
 GO ?= go
 TOOLS ?= $(or $(COLOCD_TOOLS),$(HOME)/.cache/colocd/tools)
 PLUGIN := collector/telegrafplugin
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 export COLOCD_INFLUXD := $(TOOLS)/bin/influxd
 export COLOCD_TELEGRAF := $(TOOLS)/bin/telegraf
 # Integration tests fail (instead of skipping) when a tool is missing.
@@ -15,7 +16,7 @@ export COLOCD_REQUIRE_TOOLS := 1
 all: build
 
 build:
-	$(GO) build -o bin/colocd ./cmd/colocd
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o bin/colocd ./cmd/colocd
 	cd $(PLUGIN) && $(GO) build -o ../../bin/colocd-telegraf-yarn ./cmd/colocd-telegraf-yarn
 
 tools:
