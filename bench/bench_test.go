@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"image/png"
 	"math"
 	"os"
@@ -20,35 +19,14 @@ import (
 	"github.com/colocd/colocd/bandit"
 	"github.com/colocd/colocd/daemon"
 	"github.com/colocd/colocd/sim"
+	"github.com/colocd/colocd/sim/simtest"
 )
 
-// smallWorkload: 4 nodes of 6 vcores and 4 cores; every job is 6
-// containers, so 4 run at once, two triplets per node. Two cpu triplets
-// want 6 cores of 4, two disk triplets 360 MB/s of 200: a cpu job and a
-// disk job side by side both run at full speed. The queue comes in blocks
-// of one kind, so FIFO always co-locates a kind with itself.
-const smallWorkload = `
-cluster:
-  nodes: 4
-  node: {cores: 4, vcores: 6, memory_mb: 6144, disk_mbps: 200, net_mbps: 125}
-kinds:
-  - name: cpu
-    containers: 6
-    container: {vcores: 1, memory_mb: 1024}
-    phases: [{seconds: 240, cpu: 1}]
-  - name: disk
-    containers: 6
-    container: {vcores: 1, memory_mb: 1024}
-    phases: [{seconds: 240, cpu: 0.2, disk_read_mbps: 60}]
-queue:
-  - {kind: cpu, count: 4}
-  - {kind: disk, count: 4}
-repeat: %d
-`
-
+// small parses simtest.ComplementaryYAML: a cpu and a disk kind that gain
+// from sharing nodes, queued in blocks FIFO co-locates with themselves.
 func small(tb testing.TB, repeat int) *sim.Workload {
 	tb.Helper()
-	w, err := sim.ParseWorkload(fmt.Appendf(nil, smallWorkload, repeat))
+	w, err := sim.ParseWorkload([]byte(simtest.ComplementaryYAML(repeat)))
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -10,31 +10,14 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-)
 
-// simWorkload: two complementary kinds on 4 nodes, 8 jobs.
-const simWorkload = `
-cluster:
-  nodes: 4
-  node: {cores: 4, vcores: 6, memory_mb: 6144, disk_mbps: 200, net_mbps: 125}
-kinds:
-  - name: cpu
-    containers: 6
-    container: {vcores: 1, memory_mb: 1024}
-    phases: [{seconds: 240, cpu: 1}]
-  - name: disk
-    containers: 6
-    container: {vcores: 1, memory_mb: 1024}
-    phases: [{seconds: 240, cpu: 0.2, disk_read_mbps: 60}]
-queue:
-  - {kind: cpu, count: 4}
-  - {kind: disk, count: 4}
-`
+	"github.com/colocd/colocd/sim/simtest"
+)
 
 func writeSimWorkload(t *testing.T) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "two-kinds.yaml")
-	if err := os.WriteFile(p, []byte(simWorkload), 0o600); err != nil {
+	if err := os.WriteFile(p, []byte(simtest.ComplementaryYAML(1)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return p

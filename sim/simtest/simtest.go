@@ -4,12 +4,41 @@
 package simtest
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/colocd/colocd/sim"
 )
+
+// ComplementaryYAML is a 4-node cluster (6 vcores, 4 cores) with one
+// CPU-bound and one disk-bound kind, every job 6 containers, so 4 run at once,
+// two triplets per node. Two cpu triplets want 6 cores of 4, two disk triplets
+// 360 MB/s of 200: a cpu job and a disk job side by side both run at full
+// speed. The queue comes in blocks of one kind (4 cpu, then 4 disk), repeated
+// `repeat` times, so FIFO always co-locates a kind with itself and a
+// co-location-aware policy has an obvious gain to find.
+func ComplementaryYAML(repeat int) string {
+	return fmt.Sprintf(`
+cluster:
+  nodes: 4
+  node: {cores: 4, vcores: 6, memory_mb: 6144, disk_mbps: 200, net_mbps: 125}
+kinds:
+  - name: cpu
+    containers: 6
+    container: {vcores: 1, memory_mb: 1024}
+    phases: [{seconds: 240, cpu: 1}]
+  - name: disk
+    containers: 6
+    container: {vcores: 1, memory_mb: 1024}
+    phases: [{seconds: 240, cpu: 0.2, disk_read_mbps: 60}]
+queue:
+  - {kind: cpu, count: 4}
+  - {kind: disk, count: 4}
+repeat: %d
+`, repeat)
+}
 
 // TinyYAML is a 4-node cluster with two short kinds, one CPU-bound and one
 // disk-bound, each job half the cluster's containers (so two run at once).
