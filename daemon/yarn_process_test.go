@@ -90,6 +90,23 @@ func submissionsPerApp(rm *yarntest.FakeRM) map[string]int {
 // TestExactlyOnceKilledBeforeRMRecorded: the RM holds the submit call before
 // recording it; the daemon is SIGKILLed while it waits. After a restart the
 // RM has exactly one submission, under the id recorded before the crash.
+// restartUntilRunning starts the daemon again on cfg, waits until job id
+// runs, and checks the RM holds exactly one submission, under the job's app id.
+func restartUntilRunning(t *testing.T, cfg, addr, id string, rm *yarntest.FakeRM) (*proc, apiJob) {
+	t.Helper()
+	p := startServe(t, "..", cfg, addr, yarnTestToken)
+	p.waitReady(20 * time.Second)
+	var j apiJob
+	poll(t, "the job to run after the restart", 20*time.Second, func() bool {
+		j = p.job(id)
+		return j.State == "running"
+	})
+	if got := submissionsPerApp(rm); len(got) != 1 || got[j.AppID] != 1 {
+		t.Errorf("RM submissions per app %v, want exactly one for %s", got, j.AppID)
+	}
+	return p, j
+}
+
 func TestExactlyOnceKilledBeforeRMRecorded(t *testing.T) {
 	rm := newTestRM(t)
 	block := make(chan struct{})
@@ -112,16 +129,7 @@ func TestExactlyOnceKilledBeforeRMRecorded(t *testing.T) {
 	}
 	p.kill()
 	// The store recorded the job as admitted under the reserved id.
-	p2 := startServe(t, "..", cfg, addr, yarnTestToken)
-	p2.waitReady(20 * time.Second)
-	var j apiJob
-	poll(t, "the job to run after the restart", 20*time.Second, func() bool {
-		j = p2.job(id)
-		return j.State == "running"
-	})
-	if got := submissionsPerApp(rm); len(got) != 1 || got[j.AppID] != 1 {
-		t.Errorf("RM submissions per app %v, want exactly one for %s", got, j.AppID)
-	}
+	p2, j := restartUntilRunning(t, cfg, addr, id, rm)
 	a, ok := rm.App(j.AppID)
 	if !ok || !a.HasTag(yarnclient.TagJobPrefix+id) {
 		t.Errorf("RM app %s = %+v, want it tagged with job %s", j.AppID, a, id)
@@ -178,16 +186,7 @@ func TestExactlyOnceKilledAfterRMRecorded(t *testing.T) {
 	p.kill()
 	once.Do(func() { close(release) })
 
-	p2 := startServe(t, "..", cfg, addr, yarnTestToken)
-	p2.waitReady(20 * time.Second)
-	var j apiJob
-	poll(t, "the job to run after the restart", 20*time.Second, func() bool {
-		j = p2.job(id)
-		return j.State == "running"
-	})
-	if got := submissionsPerApp(rm); len(got) != 1 || got[j.AppID] != 1 {
-		t.Errorf("RM submissions per app %v, want exactly one for %s", got, j.AppID)
-	}
+	p2, j := restartUntilRunning(t, cfg, addr, id, rm)
 	if n := rm.SubmitCalls(); n != 1 {
 		t.Errorf("RM saw %d submit calls in all, want 1 (no resubmission)", n)
 	}
