@@ -159,6 +159,29 @@ type clientJob struct {
 
 func newTable(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 4, 2, ' ', 0) }
 
+// jobRunE runs method on /v1/jobs/{ID} and prints the reply: the server's
+// JSON with --json, else through print.
+func jobRunE(c *apiClient, method string, asJSON *bool, print func(io.Writer, clientJob) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := c.resolve(cmd); err != nil {
+			return err
+		}
+		_, b, err := c.do(cmd.Context(), method, "/v1/jobs/"+url.PathEscape(args[0]), nil, nil)
+		if err != nil {
+			return err
+		}
+		out := cmd.OutOrStdout()
+		if *asJSON {
+			return writeRaw(out, b)
+		}
+		var j clientJob
+		if err := json.Unmarshal(b, &j); err != nil {
+			return fmt.Errorf("decoding reply: %w", err)
+		}
+		return print(out, j)
+	}
+}
+
 func writeRaw(w io.Writer, b []byte) error {
 	if !bytes.HasSuffix(b, []byte("\n")) {
 		b = append(b, '\n')
@@ -390,24 +413,7 @@ func newJobCmd() *cobra.Command {
 	}
 	c := addClientFlags(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON")
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		if err := c.resolve(cmd); err != nil {
-			return err
-		}
-		_, b, err := c.do(cmd.Context(), http.MethodGet, "/v1/jobs/"+url.PathEscape(args[0]), nil, nil)
-		if err != nil {
-			return err
-		}
-		out := cmd.OutOrStdout()
-		if asJSON {
-			return writeRaw(out, b)
-		}
-		var j clientJob
-		if err := json.Unmarshal(b, &j); err != nil {
-			return fmt.Errorf("decoding reply: %w", err)
-		}
-		return printJob(out, j)
-	}
+	cmd.RunE = jobRunE(c, http.MethodGet, &asJSON, printJob)
 	return cmd
 }
 
@@ -528,25 +534,10 @@ command again to kill it.`,
 	}
 	c := addClientFlags(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON")
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		if err := c.resolve(cmd); err != nil {
-			return err
-		}
-		_, b, err := c.do(cmd.Context(), http.MethodDelete, "/v1/jobs/"+url.PathEscape(args[0]), nil, nil)
-		if err != nil {
-			return err
-		}
-		out := cmd.OutOrStdout()
-		if asJSON {
-			return writeRaw(out, b)
-		}
-		var j clientJob
-		if err := json.Unmarshal(b, &j); err != nil {
-			return fmt.Errorf("decoding reply: %w", err)
-		}
-		_, err = fmt.Fprintf(out, "job %s is %s\n", j.ID, j.State)
+	cmd.RunE = jobRunE(c, http.MethodDelete, &asJSON, func(out io.Writer, j clientJob) error {
+		_, err := fmt.Fprintf(out, "job %s is %s\n", j.ID, j.State)
 		return err
-	}
+	})
 	return cmd
 }
 
