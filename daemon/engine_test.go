@@ -541,6 +541,54 @@ func TestLearnSkipsThreeKindsAndLoneKinds(t *testing.T) {
 	}
 }
 
+// Two jobs of one kind on a node are a co-location too (the paper's "two
+// distinct jobs"): the learner sees what a kind is worth beside itself.
+func TestLearnScoresTwoJobsOfOneKind(t *testing.T) {
+	h := newHarness(t, harnessOpts{nodes: 1})
+	from, to := colocate(h, "cpu")
+	rep, err := h.e.Learn(h.ctx, from, to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Colocations != 1 || rep.Updates != 1 {
+		t.Fatalf("report %+v, want 1 colocation and 1 update", rep)
+	}
+	s := h.learner.Snapshot()
+	i := slices.Index(s.Kinds, "cpu")
+	if i < 0 || s.PairObservations[i][i] != 1 {
+		t.Errorf("pair observations %v over %v, want cpu|cpu = 1", s.PairObservations, s.Kinds)
+	}
+
+	// With two kinds on the node the kinds' pair is learned, not the self
+	// pair of the kind that has two jobs there.
+	h.e.mu.Lock()
+	t0 := h.s.Now()
+	h.e.presence["nodeX"] = map[string]*presence{
+		"a": {kind: "cpu", since: t0, lastSeen: t0.Add(time.Minute), admitted: t0},
+		"b": {kind: "cpu", since: t0, lastSeen: t0.Add(time.Minute), admitted: t0.Add(time.Second)},
+		"c": {kind: "disk", since: t0, lastSeen: t0.Add(time.Minute), admitted: t0.Add(2 * time.Second)},
+		// A job of a third kind that left before the interval does not count.
+		"d": {kind: "net", since: t0.Add(-time.Hour), lastSeen: t0.Add(-time.Minute), goneAt: t0.Add(-time.Minute), admitted: t0.Add(-time.Hour)},
+	}
+	// A node whose second job of the kind arrives mid-interval does not
+	// qualify: its usage mixes one job and two.
+	h.e.presence["nodeY"] = map[string]*presence{
+		"e": {kind: "cpu", since: t0, lastSeen: t0.Add(time.Minute), admitted: t0},
+		"f": {kind: "cpu", since: t0.Add(30 * time.Second), lastSeen: t0.Add(time.Minute), admitted: t0.Add(30 * time.Second)},
+	}
+	colos := h.e.colocations(t0, t0.Add(time.Minute))
+	h.e.mu.Unlock()
+	var got [][]string
+	for _, c := range colos {
+		if c.node != "node01" {
+			got = append(got, append([]string{c.node}, c.kinds...))
+		}
+	}
+	if want := [][]string{{"nodeX", "cpu", "disk"}}; !slices.EqualFunc(got, want, slices.Equal[[]string]) {
+		t.Errorf("colocations %v, want %v", got, want)
+	}
+}
+
 func TestMetricsErrorKeepsAdmitting(t *testing.T) {
 	sm := &staleMetrics{err: errors.New("influxdb: connection refused")}
 	h := newHarness(t, harnessOpts{nodes: 1, metrics: func(c *SimCluster) Metrics { sm.m = c; return sm }})

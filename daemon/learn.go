@@ -28,7 +28,8 @@ type pairKey struct{ later, earlier string }
 
 // Learn runs one learning tick over [from, to] (paper §5.3): every node that
 // had containers of exactly two distinct kinds (up to
-// learning.max_kinds_per_node) for the whole interval is scored with Eq. 1
+// learning.max_kinds_per_node), or of two or more jobs of one kind (its
+// pair with itself), for the whole interval is scored with Eq. 1
 // from its mean usage and journaled. The goodness credits the kind admitted
 // later given the one that ran before it (both ways with symmetric credit):
 // with learning.aggregate "pair" (the paper's "goodness per combination of

@@ -261,7 +261,9 @@ type colocation struct {
 
 // colocations lists the nodes that had containers of between 2 and
 // maxKinds distinct kinds for the whole of [from, to], and of no other kind
-// at any time in it.
+// at any time in it; and, as the kind's own pair [k, k], the nodes that had
+// two or more jobs of one kind k, each for the whole interval, and no other
+// job (the paper's §5.3 scores nodes running "two distinct jobs").
 func (e *Engine) colocations(from, to time.Time) []colocation {
 	var out []colocation
 	for node, m := range e.presence {
@@ -271,17 +273,29 @@ func (e *Engine) colocations(from, to time.Time) []colocation {
 		}
 		all := map[string]first{}
 		whole := map[string]bool{}
+		var jobs, wholeJobs int
 		for _, p := range m {
 			overlaps := p.since.Before(to) && (p.goneAt.IsZero() || p.goneAt.After(from))
 			if !overlaps {
 				continue
 			}
+			jobs++
 			if f, ok := all[p.kind]; !ok || p.admitted.Before(f.admitted) || (p.admitted.Equal(f.admitted) && p.seq < f.seq) {
 				all[p.kind] = first{p.admitted, p.seq}
 			}
 			if !p.since.After(from) && !p.lastSeen.Before(to) {
 				whole[p.kind] = true
+				wholeJobs++
 			}
+		}
+		if len(all) == 1 && jobs >= 2 && wholeJobs == jobs {
+			// Two or more jobs of one kind (the paper's "two distinct
+			// jobs"): the kind's own pair, so that the learner also sees
+			// what running beside itself is worth.
+			for k := range all {
+				out = append(out, colocation{node: node, kinds: []string{k, k}})
+			}
+			continue
 		}
 		if len(all) < 2 || len(all) > e.maxKinds || len(whole) != len(all) {
 			continue
