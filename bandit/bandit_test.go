@@ -475,6 +475,41 @@ func TestClipBoundsPreferences(t *testing.T) {
 	}
 }
 
+func TestSelfPriorStartsTheDiagonalLower(t *testing.T) {
+	l := newLearner(t, bandit.Config{SelfPrior: 1}, "a", "b", "c")
+	for _, k := range []string{"a", "b", "c"} {
+		if got := l.Pref(k, k); got != -1 {
+			t.Errorf("H(%s|%s) = %v, want -1", k, k, got)
+		}
+		for _, o := range []string{"a", "b", "c"} {
+			if o != k && l.Pref(o, k) != 0 {
+				t.Errorf("H(%s|%s) = %v, want 0", o, k, l.Pref(o, k))
+			}
+		}
+	}
+	// π(a|a) = e^-1 / (e^-1 + 2).
+	if got, want := l.Prob("a", "a"), math.Exp(-1)/(math.Exp(-1)+2); !near(got, want) {
+		t.Errorf("π(a|a) = %v, want %v", got, want)
+	}
+	// It is a start, not a rule: good observations of a beside a lift it.
+	for range 50 {
+		l.Update("b", "a", 5)
+		l.Update("a", "a", 20)
+	}
+	if l.Prob("a", "a") < 0.9 {
+		t.Errorf("π(a|a) = %v after 50 good observations, want > 0.9", l.Prob("a", "a"))
+	}
+	// Clip bounds the prior too; AddSimilar inherits rather than applies it.
+	c := newLearner(t, bandit.Config{SelfPrior: 5, Clip: 2}, "x")
+	if got := c.Pref("x", "x"); got != -2 {
+		t.Errorf("clipped H(x|x) = %v, want -2", got)
+	}
+	c.AddSimilar("y", map[string]float64{"x": 1})
+	if got := c.Pref("y", "y"); got != -2 {
+		t.Errorf("AddSimilar H(y|y) = %v, want H(x|x) = -2", got)
+	}
+}
+
 func TestAddLeavesPreferencesUntouched(t *testing.T) {
 	rng, seed := seedRNG(t)
 	l := newLearner(t, bandit.Config{StepSize: 0.3}, "a", "b", "c")
@@ -836,6 +871,10 @@ func TestConfigValidate(t *testing.T) {
 		{"alpha negative", bandit.Config{RecencyAlpha: -0.5}, "recency_alpha"},
 		{"clip negative", bandit.Config{Clip: -1}, "clip"},
 		{"clip Inf", bandit.Config{Clip: math.Inf(1)}, "clip"},
+		{"self prior", bandit.Config{SelfPrior: 1}, ""},
+		{"self prior negative", bandit.Config{SelfPrior: -1}, "self_prior"},
+		{"self prior NaN", bandit.Config{SelfPrior: math.NaN()}, "self_prior"},
+		{"self prior too large", bandit.Config{SelfPrior: bandit.MaxSelfPrior + 1}, "self_prior"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -122,6 +122,10 @@ func (m *BaselineMode) UnmarshalText(b []byte) error {
 // 8–15, σ=3) γ = 0.05 still never failed: median 66, at most 405 updates.
 const DefaultStepSize = 0.05
 
+// MaxSelfPrior bounds Config.SelfPrior: e^−50 is already a probability no
+// sample would ever draw.
+const MaxSelfPrior = 50
+
 // DefaultRecencyAlpha is α for the Recency baseline when Config.RecencyAlpha
 // is zero: an effective memory of about 1/α = 10 observations.
 const DefaultRecencyAlpha = 0.1
@@ -142,6 +146,15 @@ type Config struct {
 	// default, the paper's) means no clipping. The softmax is computed with
 	// the row maximum subtracted, so it stays finite either way.
 	Clip float64 `json:"clip,omitempty"`
+	// SelfPrior, when positive, starts a kind's preference for running
+	// beside itself below the others: Add gives H(a|a) = −SelfPrior instead
+	// of 0. This departs from the paper (H₀ = 0 everywhere): two jobs of
+	// one kind stress the same resources, and the paper's own §3
+	// experiments find same-job co-locations gain least. It is only a
+	// starting point; updates move H(a|a) like any other preference. 0 (the
+	// default, the paper's) means no prior; with Clip it starts at most Clip
+	// below. AddSimilar and Restore are not affected.
+	SelfPrior float64 `json:"self_prior,omitempty"`
 }
 
 // DefaultConfig returns the configuration New uses for a zero Config, with
@@ -163,6 +176,8 @@ func (c Config) Validate() error {
 		return configErr("recency_alpha", "is %v, want a number in (0, 1] (0 = default %v)", c.RecencyAlpha, DefaultRecencyAlpha)
 	case !finite(c.Clip) || c.Clip < 0:
 		return configErr("clip", "is %v, want a finite number >= 0 (0 = no clipping)", c.Clip)
+	case !finite(c.SelfPrior) || c.SelfPrior < 0 || c.SelfPrior > MaxSelfPrior:
+		return configErr("self_prior", "is %v, want a number in [0, %v] (0 = none)", c.SelfPrior, MaxSelfPrior)
 	}
 	return nil
 }

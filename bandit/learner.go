@@ -77,7 +77,8 @@ func (l *Learner) Reset() {
 	l.resetLocked()
 }
 
-// Add makes kind known, with zero preferences in its new row and column.
+// Add makes kind known, with zero preferences in its new row and column,
+// except H(kind|kind) = −Config.SelfPrior.
 // The existing preferences are untouched (the probabilities of existing rows
 // change, since their softmax now also spreads over kind). Adding a known
 // kind, or the empty string, does nothing.
@@ -91,7 +92,8 @@ func (l *Learner) Add(kind string) {
 }
 
 // addLocked appends kind with the given new row (length K+1) and column
-// (length K); nil means zeros. It returns kind's index.
+// (length K); a nil row means zeros with the self prior on the diagonal, a
+// nil column zeros. It returns kind's index.
 func (l *Learner) addLocked(kind string, row, col []float64) int {
 	if i, ok := l.index[kind]; ok {
 		return i
@@ -107,6 +109,12 @@ func (l *Learner) addLocked(kind string, row, col []float64) int {
 	}
 	if row == nil {
 		row = make([]float64, k+1)
+		if p := l.cfg.SelfPrior; p > 0 {
+			row[k] = -p
+			if c := l.cfg.Clip; c > 0 && p > c {
+				row[k] = -c
+			}
+		}
 	}
 	l.h = append(l.h, row)
 	l.pairObs = append(l.pairObs, make([]int64, k+1))

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/colocd/colocd/bandit"
 	"io/fs"
 	"maps"
 	"net"
@@ -176,7 +177,8 @@ type LearningConfig struct {
 	StepSize        float64    `mapstructure:"step_size"`
 	Baseline        string     `mapstructure:"baseline"` // global|row|recency
 	RecencyAlpha    float64    `mapstructure:"recency_alpha"`
-	Clip            float64    `mapstructure:"clip"` // 0 = no clipping
+	Clip            float64    `mapstructure:"clip"`       // 0 = no clipping
+	SelfPrior       float64    `mapstructure:"self_prior"` // H₀(a|a) = −self_prior; 0 = the paper's H₀ = 0
 	Credit          CreditMode `mapstructure:"credit"`
 	Aggregate       Aggregate  `mapstructure:"aggregate"`
 	MaxKindsPerNode int        `mapstructure:"max_kinds_per_node"`
@@ -258,6 +260,7 @@ func DefaultConfig() Config {
 			StepSize:        0.05,
 			Baseline:        "global",
 			RecencyAlpha:    0.1,
+			SelfPrior:       1,
 			Credit:          CreditLater,
 			Aggregate:       AggregatePair,
 			MaxKindsPerNode: 2,
@@ -723,6 +726,9 @@ func (l LearningConfig) validate() error {
 	}
 	if !(l.Clip >= 0) {
 		return cfgErr("learning.clip", "must be >= 0 (0 = no clipping), got %v", l.Clip)
+	}
+	if !(l.SelfPrior >= 0 && l.SelfPrior <= bandit.MaxSelfPrior) {
+		return cfgErr("learning.self_prior", "must be in [0, %d] (0 = none), got %v", bandit.MaxSelfPrior, l.SelfPrior)
 	}
 	if l.Credit != CreditLater && l.Credit != CreditSymmetric {
 		return cfgErr("learning.credit", "must be later or symmetric, got %q", l.Credit)

@@ -157,7 +157,7 @@ func TestConfigBad(t *testing.T) {
 		"yarn-submit": "yarn.submit", "yarn-command": "yarn.command.argv", "influx-url": "influx.url",
 		"goodness-yarn": "goodness.net_recv_mbps", "goodness-neg": "goodness.disk_read_mbps",
 		"schedule": "learning.schedule", "step": "learning.step_size", "baseline": "learning.baseline",
-		"alpha": "learning.recency_alpha", "credit": "learning.credit", "aggregate": "learning.aggregate", "kinds": "learning.max_kinds_per_node",
+		"alpha": "learning.recency_alpha", "self-prior": "learning.self_prior", "credit": "learning.credit", "aggregate": "learning.aggregate", "kinds": "learning.max_kinds_per_node",
 		"tick": "admission.tick", "max-running": "admission.max_running", "mode": "admission.mode",
 		"window": "pipeline.window.size", "kappa": "pipeline.fairness.kappa",
 		"weights": "pipeline.fairness.weights[alice]", "select": "pipeline.select.mode",

@@ -179,7 +179,7 @@ func (l LearningConfig) BanditConfig() (bandit.Config, error) {
 	if err != nil {
 		return bandit.Config{}, cfgErr("learning.baseline", "%v", err)
 	}
-	c := bandit.Config{StepSize: l.StepSize, Baseline: mode, RecencyAlpha: l.RecencyAlpha, Clip: l.Clip}
+	c := bandit.Config{StepSize: l.StepSize, Baseline: mode, RecencyAlpha: l.RecencyAlpha, Clip: l.Clip, SelfPrior: l.SelfPrior}
 	if err := c.Validate(); err != nil {
 		return bandit.Config{}, &ConfigError{Key: "learning", Reason: err.Error()}
 	}
