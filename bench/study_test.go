@@ -89,10 +89,13 @@ func TestStudyConfigSweep(t *testing.T) {
 		{"learning.step_size 0.02", func(c *daemon.Config, _ *RunConfig) { c.Learning.StepSize = 0.02 }},
 		{"learning.baseline row", func(c *daemon.Config, _ *RunConfig) { c.Learning.Baseline = "row" }},
 		{"learning.clip 2", func(c *daemon.Config, _ *RunConfig) { c.Learning.Clip = 2 }},
+		{"learning.self_prior 0 (paper)", func(c *daemon.Config, _ *RunConfig) { c.Learning.SelfPrior = 0 }},
+		{"learning.self_prior 2", func(c *daemon.Config, _ *RunConfig) { c.Learning.SelfPrior = 2 }},
 		{"learning.aggregate node", func(c *daemon.Config, _ *RunConfig) { c.Learning.Aggregate = daemon.AggregateNode }},
 		{"learning interval 30s", func(_ *daemon.Config, rc *RunConfig) { rc.LearnInterval = 30 * time.Second }},
 		{"learning interval 120s", func(_ *daemon.Config, rc *RunConfig) { rc.LearnInterval = 120 * time.Second }},
 		{"pipeline.window.size 4", func(c *daemon.Config, _ *RunConfig) { c.Pipeline.Window.Size = 4 }},
+		{"pipeline.window.size 12", func(c *daemon.Config, _ *RunConfig) { c.Pipeline.Window.Size = 12 }},
 		{"pipeline.window.size 16", func(c *daemon.Config, _ *RunConfig) { c.Pipeline.Window.Size = 16 }},
 		{"pipeline.starvation.a 0.2", func(c *daemon.Config, _ *RunConfig) { c.Pipeline.Starvation.A = 0.2 }},
 		{"pipeline.starvation.a 1", func(c *daemon.Config, _ *RunConfig) { c.Pipeline.Starvation.A = 1 }},
@@ -311,6 +314,146 @@ func TestStudyAblation(t *testing.T) {
 				}
 			}
 			fmt.Fprintf(tw, "\t| %s", cell(s, share))
+		}
+		fmt.Fprintln(tw, "\t|")
+	}
+	tw.Flush()
+	t.Logf("makespan change vs fifo, mean ± sd over seeds 101-120 (share of the oracle's gain):\n%s", b.String())
+}
+
+// trueGoodness is the goodness (Eq. 1) of every kind pair of w co-located,
+// from sim.Pairwise: the value the learner estimates, known exactly.
+func trueGoodness(tb testing.TB, w *sim.Workload) map[[2]string]float64 {
+	tb.Helper()
+	g := map[[2]string]float64{}
+	for i, a := range w.Kinds {
+		for _, b := range w.Kinds[i:] {
+			r, err := sim.Pairwise(w, a.Name, b.Name, 1)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			g[[2]string{a.Name, b.Name}] = r.Colocated.Goodness
+			g[[2]string{b.Name, a.Name}] = r.Colocated.Goodness
+		}
+	}
+	return g
+}
+
+// knownTruth is an Observe hook that replaces the learner's estimates by
+// the truth after every learning tick: H(a|given) = scale·(G(given, a) −
+// neutral) for the pairs the learner "knows", 0 for the others. With
+// seenKinds false it knows the pairs it has observed at least once; with
+// seenKinds true every pair of two kinds it has observed in any pair (a
+// perfect model that predicts unobserved pairs from what the kinds did
+// elsewhere).
+func knownTruth(g map[[2]string]float64, scale, neutral float64, seenKinds bool) func(LearnEvent) {
+	return func(ev LearnEvent) {
+		s := ev.Learner.Snapshot()
+		seen := map[int]bool{}
+		for gi := range s.Kinds {
+			for ai := range s.Kinds {
+				if s.PairObservations[gi][ai] > 0 {
+					seen[gi], seen[ai] = true, true
+				}
+			}
+		}
+		for gi, given := range s.Kinds {
+			for ai, a := range s.Kinds {
+				s.H[gi][ai] = 0
+				if s.PairObservations[gi][ai] > 0 || (seenKinds && seen[gi] && seen[ai]) {
+					s.H[gi][ai] = scale * (g[[2]string{given, a}] - neutral)
+				}
+			}
+		}
+		if err := ev.Learner.Restore(s); err != nil {
+			panic(err) // the snapshot came from the learner: a bug here
+		}
+	}
+}
+
+// truthSnapshot is frozen preferences from the true goodness of every pair:
+// H(a|given) = scale·(G(given, a) − mean of given's row).
+func truthSnapshot(g map[[2]string]float64, w *sim.Workload, scale float64) *bandit.Snapshot {
+	l := bandit.New(bandit.Config{})
+	for _, k := range w.Kinds {
+		l.Add(k.Name)
+	}
+	s := l.Snapshot()
+	for gi, given := range s.Kinds {
+		var mean float64
+		for _, a := range s.Kinds {
+			mean += g[[2]string{given, a}] / float64(len(s.Kinds))
+		}
+		for ai, a := range s.Kinds {
+			s.H[gi][ai] = scale * (g[[2]string{given, a}] - mean)
+		}
+	}
+	return &s
+}
+
+// TestStudyCeilings asks how far learning can take ra and ra-warm: it
+// replaces the learner's estimates by the truth (what a perfect estimator
+// would know from the same observations) and the learned preferences by
+// the true goodness of every pair (what no learning run could improve on).
+func TestStudyCeilings(t *testing.T) {
+	if !*study {
+		t.Skip("needs -study")
+	}
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "| variant\t| A ra\t| A ra-warm\t| B ra\t| B ra-warm\t|")
+	fmt.Fprintln(tw, "|---\t|---\t|---\t|---\t|---\t|")
+	type variant struct {
+		name string
+		rc   func(w *sim.Workload, g map[[2]string]float64, p Policy) RunConfig
+	}
+	frozen := func(scale float64, starvation bool) func(*sim.Workload, map[[2]string]float64, Policy) RunConfig {
+		return func(w *sim.Workload, g map[[2]string]float64, p Policy) RunConfig {
+			cfg := daemon.DefaultConfig()
+			cfg.Learning.StepSize = 1e-9        // frozen
+			cfg.Pipeline.Select.Mode = "argmax" // nothing left to explore
+			if !starvation {
+				cfg.Pipeline.Starvation.A, cfg.Pipeline.Starvation.MaxSkips = 0, 1<<20
+			}
+			return RunConfig{Workload: w, Policy: RAWarm, Daemon: &cfg, Warm: truthSnapshot(g, w, scale)}
+		}
+	}
+	variants := []variant{
+		{"defaults (learned)", func(w *sim.Workload, _ map[[2]string]float64, p Policy) RunConfig {
+			return RunConfig{Workload: w, Policy: p}
+		}},
+		{"perfect estimate of every observed pair", func(w *sim.Workload, g map[[2]string]float64, p Policy) RunConfig {
+			return RunConfig{Workload: w, Policy: p, Observe: knownTruth(g, 0.3, 15, false)}
+		}},
+		{"perfect estimate of every pair of kinds seen so far", func(w *sim.Workload, g map[[2]string]float64, p Policy) RunConfig {
+			return RunConfig{Workload: w, Policy: p, Observe: knownTruth(g, 0.3, 15, true)}
+		}},
+		{"true goodness of all pairs, frozen, argmax, H = 0.1·(G − row mean)", frozen(0.1, true)},
+		{"true goodness of all pairs, frozen, argmax, H = 0.3·(G − row mean)", frozen(0.3, true)},
+		{"true goodness of all pairs, frozen, argmax, H = 1·(G − row mean)", frozen(1, true)},
+		{"true goodness of all pairs, frozen, argmax, 0.3, no starvation weights", frozen(0.3, false)},
+	}
+	queues := []string{"a", "b"}
+	refs := map[string][]Result{}
+	truth := map[string]map[[2]string]float64{}
+	for _, q := range queues {
+		w := loadQueue(t, q)
+		refs[q], truth[q] = references(t, w), trueGoodness(t, w)
+	}
+	for _, v := range variants {
+		fmt.Fprintf(tw, "| %s", v.name)
+		for _, q := range queues {
+			for _, p := range []Policy{RA, RAWarm} {
+				rc := v.rc(loadQueue(t, q), truth[q], p)
+				if rc.Policy != p { // frozen truth: the same run in both columns
+					if p == RA {
+						fmt.Fprintf(tw, "\t| —")
+						continue
+					}
+				}
+				s, share := change(t, rc, refs[q])
+				fmt.Fprintf(tw, "\t| %s", cell(s, share))
+			}
 		}
 		fmt.Fprintln(tw, "\t|")
 	}
