@@ -6,6 +6,7 @@ GO ?= go
 TOOLS ?= $(or $(COLOCD_TOOLS),$(HOME)/.cache/colocd/tools)
 PLUGIN := collector/telegrafplugin
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
 export COLOCD_INFLUXD := $(TOOLS)/bin/influxd
 export COLOCD_TELEGRAF := $(TOOLS)/bin/telegraf
 # Integration tests fail (instead of skipping) when a tool is missing.
@@ -16,7 +17,7 @@ export COLOCD_REQUIRE_TOOLS := 1
 all: build
 
 build:
-	$(GO) build -ldflags "-X main.version=$(VERSION)" -o bin/colocd ./cmd/colocd
+	$(GO) build -ldflags "-X main.version=$(VERSION) -X main.commit=$(COMMIT)" -o bin/colocd ./cmd/colocd
 	cd $(PLUGIN) && $(GO) build -o ../../bin/colocd-telegraf-yarn ./cmd/colocd-telegraf-yarn
 
 tools:

@@ -84,6 +84,14 @@ func TestVersion(t *testing.T) {
 	if code != 0 || !strings.HasPrefix(out, "colocd "+version+"\ncommit ") || !strings.Contains(out, "go go1.") {
 		t.Errorf("version: %d %q", code, out)
 	}
+	// The commit stamped with -ldflags shows when the toolchain stamped none
+	// (go test never does).
+	old := commit
+	commit = "0123456789abcdef"
+	t.Cleanup(func() { commit = old })
+	if _, out, _ := runCmd(t, "version"); !strings.Contains(out, "\ncommit 0123456789abcdef") {
+		t.Errorf("version with a stamped commit: %q", out)
+	}
 }
 
 func TestYarnCommands(t *testing.T) {

@@ -8,36 +8,45 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// version is set at build time: go build -ldflags "-X main.version=v1.2.3".
-var version = "dev"
+// version and commit are set at build time (the Makefile does):
+// go build -ldflags "-X main.version=v1.2.3 -X main.commit=<sha>". The Go
+// toolchain's own VCS stamp wins when present; it is missing whenever git
+// cannot be run at build time or GOFLAGS holds -buildvcs=false.
+var (
+	version = "dev"
+	commit  = ""
+)
 
 // buildInfo returns the VCS revision and whether the tree was modified.
-func buildInfo() (commit string, modified bool) {
+func buildInfo() (rev string, modified bool) {
+	rev = commit
+	if rev == "" {
+		rev = "unknown"
+	}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
-		return "unknown", false
+		return rev, false
 	}
-	commit = "unknown"
 	for _, s := range bi.Settings {
 		switch s.Key {
 		case "vcs.revision":
-			commit = s.Value
+			rev = s.Value
 		case "vcs.modified":
 			modified = s.Value == "true"
 		}
 	}
-	return commit, modified
+	return rev, modified
 }
 
 func versionString() string {
-	commit, modified := buildInfo()
-	if len(commit) > 12 {
-		commit = commit[:12]
+	rev, modified := buildInfo()
+	if len(rev) > 12 {
+		rev = rev[:12]
 	}
 	if modified {
-		commit += "-dirty"
+		rev += "-dirty"
 	}
-	return fmt.Sprintf("%s (commit %s, %s)", version, commit, runtime.Version())
+	return fmt.Sprintf("%s (commit %s, %s)", version, rev, runtime.Version())
 }
 
 func newVersionCmd() *cobra.Command {
@@ -46,8 +55,8 @@ func newVersionCmd() *cobra.Command {
 		Short: "Print the version, commit and Go version",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			commit, modified := buildInfo()
-			fmt.Fprintf(cmd.OutOrStdout(), "colocd %s\ncommit %s", version, commit)
+			rev, modified := buildInfo()
+			fmt.Fprintf(cmd.OutOrStdout(), "colocd %s\ncommit %s", version, rev)
 			if modified {
 				fmt.Fprint(cmd.OutOrStdout(), " (modified)")
 			}
