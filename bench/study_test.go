@@ -69,6 +69,22 @@ func references(tb testing.TB, w *sim.Workload) []Result {
 	return rs
 }
 
+// pickerChange is change for a direct-driver picker: it runs pick over the
+// study seeds (labelled Random for the summary).
+func pickerChange(tb testing.TB, w *sim.Workload, pick picker, ref []Result) (Stat, float64) {
+	tb.Helper()
+	var rs []Result
+	for _, seed := range studySeeds() {
+		r, err := runPicker(context.Background(), RunConfig{Workload: w, Policy: Random, Seed: seed}, windowSize(daemon.DefaultConfig()), w.Jobs(nil), pick)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		r.Workload, r.Policy, r.Seed, r.Jobs = "workload", Random, seed, len(w.Jobs(nil))
+		rs = append(rs, r)
+	}
+	return summaryOf(tb, Random, append(rs, ref...))
+}
+
 func cell(s Stat, share float64) string {
 	return fmt.Sprintf("%+.1f%% ± %.1f (%.0f%%)", 100*s.Mean, 100*s.Std, 100*share)
 }
@@ -287,16 +303,7 @@ func TestStudyAblation(t *testing.T) {
 			var s Stat
 			var share float64
 			if v.pick != nil {
-				var rs []Result
-				for _, seed := range studySeeds() {
-					r, err := runPicker(context.Background(), RunConfig{Workload: w, Policy: Random, Seed: seed}, windowSize(daemon.DefaultConfig()), w.Jobs(nil), v.pick(w))
-					if err != nil {
-						t.Fatal(err)
-					}
-					r.Workload, r.Policy, r.Seed, r.Jobs = "workload", Random, seed, len(w.Jobs(nil))
-					rs = append(rs, r)
-				}
-				s, share = summaryOf(t, Random, append(rs, refs[q]...))
+				s, share = pickerChange(t, w, v.pick(w), refs[q])
 			} else {
 				rc := v.rc(w)
 				if rc.Policy == Oracle {
@@ -461,18 +468,8 @@ func TestStudyCeilings(t *testing.T) {
 	// fed the pairs' true goodness instead of their speed gain.
 	fmt.Fprintf(tw, "| greedy on true goodness, simulator's placement rule (pairwise picker)")
 	for _, q := range queues {
-		w := loadQueue(t, q)
-		var rs []Result
-		for _, seed := range studySeeds() {
-			r, err := runPicker(context.Background(), RunConfig{Workload: w, Policy: Random, Seed: seed}, windowSize(daemon.DefaultConfig()), w.Jobs(nil),
-				func(s *sim.Sim, win []pendingJob) int { return pairwisePick(s, win, truth[q]) })
-			if err != nil {
-				t.Fatal(err)
-			}
-			r.Workload, r.Policy, r.Seed, r.Jobs = "workload", Random, seed, len(w.Jobs(nil))
-			rs = append(rs, r)
-		}
-		s, share := summaryOf(t, Random, append(rs, refs[q]...))
+		g := truth[q]
+		s, share := pickerChange(t, loadQueue(t, q), func(s *sim.Sim, win []pendingJob) int { return pairwisePick(s, win, g) }, refs[q])
 		fmt.Fprintf(tw, "\t| —\t| %s", cell(s, share))
 	}
 	fmt.Fprintln(tw, "\t|")
