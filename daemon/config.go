@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/colocd/colocd/bandit"
 	"io/fs"
 	"maps"
 	"net"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/go-viper/mapstructure/v2"
 
+	"github.com/colocd/colocd/bandit"
 	"github.com/colocd/colocd/collector"
 	"github.com/robfig/cron/v3"
 	"github.com/spf13/pflag"
