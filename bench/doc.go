@@ -10,10 +10,11 @@
 //   - Run: one virtual-time run of one policy on one seed (Result).
 //     The policies fifo, random, pairwise and oracle drive the simulator
 //     directly; ra and ra-warm run colocd's own admission and learning code — the
-//     queue store and pipeline, the bandit, daemon.Engine's Reconcile, Sync,
-//     Learn and AdmitPass over daemon.SimCluster — exactly as `colocd serve`
-//     does on the simulator backend, but stepped by this package's event
-//     loop instead of wall-clock timers. bound computes a lower bound on
+//     queue store and pipeline, the bandit, daemon.Engine over
+//     daemon.SimCluster, driven by daemon.Loop, the loop `colocd serve`
+//     runs, whose Step this package calls in virtual time (it plays the
+//     API's submissions and advances the simulator to the loop's due time or
+//     the next event that would kick it). bound computes a lower bound on
 //     the makespan without scheduling anything.
 //   - RunAll: many runs (policies × seeds) on a bounded worker pool, with
 //     results that do not depend on the parallelism; Summarize and

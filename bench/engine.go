@@ -14,36 +14,28 @@ import (
 	"github.com/colocd/colocd/sim"
 )
 
-// simClock is the simulator's virtual time as the engine's Clock. The
-// driver steps time itself, so After is never used (the engine has no
-// timers; daemon's loop, which uses After, is not involved).
-type simClock struct{ s *sim.Sim }
-
-func (c simClock) Now() time.Time                       { return c.s.Now() }
-func (c simClock) After(time.Duration) <-chan time.Time { return nil }
-
 // everySchedule is daemon.Schedule for a fixed virtual interval.
 type everySchedule time.Duration
 
 func (e everySchedule) Next(t time.Time) time.Time { return t.Add(time.Duration(e)) }
 
 // runEngine plays ra or ra-warm: colocd's store, pipeline, bandit and
-// daemon.Engine on daemon.SimCluster, stepped in virtual time the way
-// daemon's loop steps them in wall time. Admission points: a job arrives
-// (the API would Kick), a job finishes (Sync kicks), the admission tick
-// (admission.tick after the previous pass) and the learning schedule; at
-// each one the engine syncs, learns when the schedule is due (over the
-// interval since the previous tick), then runs an admission pass, and syncs
-// again if it admitted jobs. Between these points nothing an admission
-// pass reads changes (in batch or Poisson arrivals without deadlines), so
-// the daemon's periodic admission tick is replayed only when
-// RunConfig.AdmissionTick is set.
+// daemon.Engine on daemon.SimCluster, driven by daemon's own Loop — the
+// loop `colocd serve` runs — stepped in virtual time. The driver plays the
+// two parts `serve` plays around the loop: the API (arriving jobs are
+// prepared and submitted to the store, which would kick the loop) and the
+// clock (the simulator advances to the loop's due time, or to the first job
+// arrival or finish before it, which would kick it in `serve`). The daemon's
+// periodic admission tick is replayed only when RunConfig.AdmissionTick is
+// set: between the points above nothing an admission pass reads changes (in
+// batch or Poisson arrivals without deadlines), so it gives the same runs at
+// a fraction of the cost.
 func runEngine(ctx context.Context, rc RunConfig, cfg daemon.Config, jobs []sim.JobSpec, warm *bandit.Snapshot) (res Result, err error) {
 	s, err := rc.Workload.NewSim(rc.simOptions())
 	if err != nil {
 		return Result{}, fmt.Errorf("run %s: %w", rc.Policy, err)
 	}
-	clk := simClock{s}
+	clk := daemon.SimClock{Sim: s}
 	var sched daemon.Schedule = everySchedule(rc.LearnInterval)
 	if rc.LearnInterval <= 0 {
 		if sched, err = daemon.ParseSchedule(cfg.Learning.Schedule); err != nil {
@@ -117,22 +109,24 @@ func runEngine(ctx context.Context, rc RunConfig, cfg daemon.Config, jobs []sim.
 	if err != nil {
 		return Result{}, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	if _, err := e.Reconcile(ctx); err != nil {
+	loop, err := daemon.NewLoop(e, daemon.LoopOptions{Tick: rc.AdmissionTick, Learn: sched})
+	if err != nil {
+		return Result{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	if err := loop.Start(ctx); err != nil {
 		return Result{}, fmt.Errorf("run %s: reconcile: %w", rc.Policy, err)
 	}
 
 	start := s.Now()
 	seqOf := map[string]int{} // store job id → position in jobs
 	kindOf := map[string]string{}
-	lastLearn, nextLearn := start, sched.Next(start)
-	nextTick := time.Time{} // no periodic pass unless RunConfig.AdmissionTick
 	next, finished := 0, 0
 	for {
 		if err := ctx.Err(); err != nil {
 			return Result{}, err
 		}
 		now := s.Now()
-		for next < len(jobs) && !start.Add(jobs[next].Arrival).After(now) {
+		for next < len(jobs) && !start.Add(jobs[next].Arrival).After(now) { // the API
 			j := queue.Job{Kind: jobs[next].Kind, User: "bench", Queue: "default"}
 			if err := e.Prepare(&j); err != nil {
 				return Result{}, fmt.Errorf("run %s: job %d: %w", rc.Policy, next, err)
@@ -144,63 +138,42 @@ func runEngine(ctx context.Context, rc RunConfig, cfg daemon.Config, jobs []sim.
 			seqOf[got.ID], kindOf[got.ID] = jobs[next].Seq, got.Kind
 			next++
 		}
-		sr, err := e.Sync(ctx)
+		it, err := loop.Step(ctx)
 		if err != nil {
 			return Result{}, fmt.Errorf("run %s: %w", rc.Policy, err)
 		}
-		finished += len(sr.Finished)
-		if !now.Before(nextLearn) {
-			lr, err := e.Learn(ctx, lastLearn, now)
-			if err != nil {
-				return Result{}, fmt.Errorf("run %s: %w", rc.Policy, err)
-			}
-			if rc.Observe != nil {
-				rc.Observe(LearnEvent{At: now.Sub(start), Report: lr, Learner: learner})
-			}
-			lastLearn, nextLearn = now, sched.Next(now)
+		if it.LearnErr != nil {
+			return Result{}, fmt.Errorf("run %s: learn: %w", rc.Policy, it.LearnErr)
 		}
-		if finished == len(jobs) {
-			break
+		if it.Learned && rc.Observe != nil {
+			rc.Observe(LearnEvent{At: it.At.Sub(start), Report: it.Learn, Learner: learner})
 		}
-		ar, err := e.AdmitPass(ctx)
-		if err != nil {
-			return Result{}, fmt.Errorf("run %s: %w", rc.Policy, err)
-		}
+		ar := it.Admit
 		if len(ar.Requeued)+len(ar.Ambiguous) > 0 {
 			return Result{}, fmt.Errorf("run %s: admission pass at %v: requeued %v, ambiguous %v (%s)",
 				rc.Policy, now.Sub(start), ar.Requeued, ar.Ambiguous, ar.Stopped)
 		}
 		for _, id := range ar.Admitted {
-			res.Admissions = append(res.Admissions, Admission{At: now.Sub(start), Seq: seqOf[id], Kind: kindOf[id]})
+			res.Admissions = append(res.Admissions, Admission{At: it.At.Sub(start), Seq: seqOf[id], Kind: kindOf[id]})
 		}
 		res.Decisions += len(ar.Admitted)
-		if len(ar.Admitted) > 0 {
-			// The applications run from now (the simulator places them at
-			// once): let the engine see them now, as the loop's next
-			// iteration would after its kick or tick.
-			if _, err := e.Sync(ctx); err != nil {
-				return Result{}, fmt.Errorf("run %s: %w", rc.Policy, err)
-			}
+		counts, err := store.Counts()
+		if err != nil {
+			return Result{}, fmt.Errorf("run %s: %w", rc.Policy, err)
 		}
-		if rc.AdmissionTick > 0 {
-			nextTick = now.Add(rc.AdmissionTick)
+		finished = counts[queue.State("succeeded")] + counts[queue.State("failed")] + counts[queue.State("killed")]
+		if finished == len(jobs) {
+			break
 		}
-
 		_, running := s.NextEvent()
-		if !running && next == len(jobs) && len(ar.Admitted) == 0 && finished < len(jobs) {
-			counts, _ := store.Counts()
-			if counts[queue.State("admitted")] == 0 {
-				return Result{}, fmt.Errorf("run %s: %w: %d jobs pending (%s)", rc.Policy, ErrStuck, len(jobs)-finished, ar.Stopped)
-			}
+		if !running && next == len(jobs) && len(ar.Admitted) == 0 && counts[queue.State("admitted")] == 0 {
+			return Result{}, fmt.Errorf("run %s: %w: %d jobs pending (%s)", rc.Policy, ErrStuck, len(jobs)-finished, ar.Stopped)
 		}
-		until := nextLearn
-		if !nextTick.IsZero() {
-			until = earliest(until, nextTick)
-		}
+		until := it.Due
 		if next < len(jobs) {
 			until = earliest(until, start.Add(jobs[next].Arrival))
 		}
-		advanceUntil(s, until)
+		advanceUntil(s, until) // stops early at a finish, which kicks the loop in serve
 	}
 	snap := learner.Snapshot()
 	res.Preferences = &snap

@@ -9,37 +9,93 @@ import (
 	"github.com/colocd/colocd/queue"
 )
 
-// loop drives the engine on its clock: reconcile once, then repeatedly
-// sync, learn when the learning schedule is due, compact when the
-// retention schedule is due, admit, and sleep until the next kick, tick or
-// schedule. It is the daemon's only goroutine that calls the engine's
+// Loop drives the engine: reconcile once, then iterations of sync, learn
+// when the learning schedule is due, compact when the retention schedule is
+// due, checkpoint, admit, and sync again after admitting. It is colocd's one
+// loop: `colocd serve` runs it in wall (or accelerated simulator) time with
+// Run, which waits between iterations on the clock, kicks and stop; the
+// benchmark calls Step itself in virtual time, advancing the simulator to the
+// due time Step returns or to the next event that would kick it (a job
+// arriving or finishing). Both execute exactly the same iteration.
+//
+// A Loop is driven by one goroutine; it is the only caller of the engine's
 // passes (the API calls Kick, Prepare, Kill and Ready).
-type loop struct {
+type Loop struct {
 	e          *Engine
 	clock      Clock
 	store      *queue.Store
 	log        *slog.Logger
-	tick       time.Duration
+	tick       time.Duration // 0: no periodic pass
 	learn      Schedule
-	retention  Schedule
+	retention  Schedule      // nil: no compaction
 	keep       time.Duration // retention.finished_after; 0 = forever
 	checkpoint func() error
 	every      time.Duration // checkpoint cadence (clock time)
-	// hook, when set, is called at the end of every iteration, once the
+
+	started                  bool
+	lastLearn, nextLearn     time.Time
+	nextRetention, lastCheck time.Time
+
+	// hook, when set, is called at the end of every Run iteration, once the
 	// loop has armed its timer and is about to wait (tests step a fake
 	// clock on it).
-	hook func(iteration)
+	hook func(Iteration)
 }
 
-// iteration is what one loop iteration did.
-type iteration struct {
+// Iteration is what one loop iteration did.
+type Iteration struct {
 	At      time.Time // the clock at the sync
 	Learned bool
 	Learn   LearnReport
+	LearnErr error // the learning tick's error, if any (admission went on)
 	Admit   AdmitReport
+	// Due is when the next iteration is due without a kick: the earliest
+	// of the admission tick, the learning and the retention schedules.
+	Due time.Time
 }
 
-func newLoop(e *Engine, b backend, cfg Config, store *queue.Store, log *slog.Logger) (*loop, error) {
+// LoopOptions configure a Loop. Learn is required.
+type LoopOptions struct {
+	// Tick is the periodic admission pass; 0 means none (passes only when
+	// kicked or when a schedule is due).
+	Tick time.Duration
+	// Learn is the learning schedule (learning.schedule).
+	Learn Schedule
+	// Retention is the compaction schedule; nil means no compaction.
+	// FinishedAfter is retention.finished_after (0: keep forever).
+	Retention     Schedule
+	FinishedAfter time.Duration
+	// Checkpoint is called every CheckpointEvery of clock time (nil: none).
+	Checkpoint      func() error
+	CheckpointEvery time.Duration
+	Logger          *slog.Logger // nil: the engine's
+}
+
+// NewLoop builds the loop over engine e on e's clock.
+func NewLoop(e *Engine, o LoopOptions) (*Loop, error) {
+	if o.Learn == nil {
+		return nil, errors.New("new loop: nil learning schedule")
+	}
+	l := &Loop{
+		e: e, clock: e.clock, store: e.store, log: o.Logger, tick: o.Tick,
+		learn: o.Learn, retention: o.Retention, keep: o.FinishedAfter,
+		checkpoint: o.Checkpoint, every: o.CheckpointEvery,
+	}
+	if l.log == nil {
+		l.log = e.log
+	}
+	if l.checkpoint == nil {
+		l.checkpoint = func() error { return nil }
+	}
+	if l.every <= 0 {
+		l.every = time.Minute
+	}
+	return l, nil
+}
+
+// newServeLoop is the loop `colocd serve` runs: the configured admission
+// tick, learning and retention schedules, and the backend's checkpoint.
+func newServeLoop(e *Engine, b backend, cfg Config, log *slog.Logger) (*Loop, error) {
 	learn, err := ParseSchedule(cfg.Learning.Schedule)
 	if err != nil {
 		return nil, cfgErr("learning.schedule", "%v", err)
@@ -48,18 +104,119 @@ func newLoop(e *Engine, b backend, cfg Config, store *queue.Store, log *slog.Log
 	if err != nil {
 		return nil, cfgErr("retention.schedule", "%v", err)
 	}
-	return &loop{
-		e: e, clock: b.clock, store: store, log: log, tick: cfg.Admission.Tick,
-		learn: learn, retention: ret, keep: cfg.Retention.FinishedAfter,
-		checkpoint: b.checkpoint, every: time.Minute,
-	}, nil
+	return NewLoop(e, LoopOptions{
+		Tick: cfg.Admission.Tick, Learn: learn, Retention: ret, FinishedAfter: cfg.Retention.FinishedAfter,
+		Checkpoint: b.checkpoint, CheckpointEvery: time.Minute, Logger: log,
+	})
 }
 
-// run returns when stop is closed (nil) or ctx is cancelled.
-func (l *loop) run(ctx context.Context, stop <-chan struct{}) error {
+// Start reconciles the engine with the cluster (once; a failure may be
+// retried) and sets the schedules from the clock's now. Step calls it if
+// it has not succeeded yet.
+func (l *Loop) Start(ctx context.Context) error {
+	if l.started {
+		return nil
+	}
+	if _, err := l.e.Reconcile(ctx); err != nil {
+		return err
+	}
+	start := l.clock.Now()
+	l.lastLearn, l.nextLearn = start, l.learn.Next(start)
+	if l.retention != nil {
+		l.nextRetention = l.retention.Next(start)
+	}
+	l.lastCheck = start
+	l.started = true
+	return nil
+}
+
+// Step runs one iteration at the clock's now and reports it. Errors of the
+// passes are logged and reported, never fatal: the next iteration retries.
+// The returned error is only Start's (reconciliation failed).
+func (l *Loop) Step(ctx context.Context) (Iteration, error) {
+	if err := l.Start(ctx); err != nil {
+		return Iteration{}, err
+	}
+	var it Iteration
+	now := l.clock.Now()
+	rep, err := l.e.Sync(ctx)
+	if err != nil {
+		l.log.Warn("sync", "err", err)
+	} else {
+		now = rep.At
+	}
+	if !now.Before(l.nextLearn) && err == nil {
+		lr, err := l.e.Learn(ctx, l.lastLearn, now)
+		it.Learned, it.Learn, it.LearnErr = true, lr, err
+		switch {
+		case errors.Is(err, ErrMetrics):
+			l.log.Warn("learning skipped: metrics unavailable; admitting with the last preferences", "err", err)
+		case err != nil:
+			l.log.Error("learning", "err", err)
+		default:
+			l.log.Debug("learning tick", "from", lr.From, "to", lr.To, "colocations", lr.Colocations, "updates", lr.Updates, "stale", lr.Stale)
+		}
+		l.lastLearn, l.nextLearn = now, l.learn.Next(now)
+	}
+	if l.retention != nil && !now.Before(l.nextRetention) {
+		if l.keep > 0 {
+			n, err := l.store.Compact(now.Add(-l.keep))
+			if err != nil {
+				l.log.Warn("retention", "err", err)
+			} else if n > 0 {
+				l.log.Info("retention: compacted finished jobs", "deleted", n)
+			}
+		}
+		l.nextRetention = l.retention.Next(now)
+	}
+	if now.Sub(l.lastCheck) >= l.every {
+		if err := l.checkpoint(); err != nil {
+			l.log.Warn("checkpoint", "err", err)
+		}
+		l.lastCheck = now
+	}
+	ar, err := l.e.AdmitPass(ctx)
+	if err != nil {
+		l.log.Warn("admission pass", "err", err)
+	}
+	if len(ar.Admitted) > 0 {
+		// The new applications may already hold containers: see them now,
+		// so that learning counts them from their start.
+		if _, err := l.e.Sync(ctx); err != nil {
+			l.log.Warn("sync after admission", "err", err)
+		}
+	}
+	it.At, it.Admit = now, ar
+	it.Due = l.due(now)
+	return it, nil
+}
+
+// due is the earliest of the admission tick after now and the schedules.
+func (l *Loop) due(now time.Time) time.Time {
+	due := l.nextLearn
+	if l.tick > 0 {
+		due = earliest(due, now.Add(l.tick))
+	}
+	if l.retention != nil {
+		due = earliest(due, l.nextRetention)
+	}
+	return due
+}
+
+func earliest(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+// Run reconciles (retrying with backoff), then steps until stop is closed
+// (nil) or ctx is cancelled, sleeping on the clock until the next iteration
+// is due or the engine is kicked.
+func (l *Loop) Run(ctx context.Context, stop <-chan struct{}) error {
 	backoff := time.Second
 	for {
-		_, err := l.e.Reconcile(ctx)
+		err := l.Start(ctx)
 		if err == nil {
 			break
 		}
@@ -73,73 +230,23 @@ func (l *loop) run(ctx context.Context, stop <-chan struct{}) error {
 		}
 		backoff = min(2*backoff, time.Minute)
 	}
-	start := l.clock.Now()
-	lastLearn, nextLearn := start, l.learn.Next(start)
-	nextRetention := l.retention.Next(start)
-	lastCheckpoint := start
 	for {
-		var it iteration
-		now := l.clock.Now()
-		rep, err := l.e.Sync(ctx)
-		if err != nil {
-			l.log.Warn("sync", "err", err)
-		} else {
-			now = rep.At
-		}
-		if !now.Before(nextLearn) && err == nil {
-			lr, err := l.e.Learn(ctx, lastLearn, now)
-			it.Learned, it.Learn = true, lr
-			switch {
-			case errors.Is(err, ErrMetrics):
-				l.log.Warn("learning skipped: metrics unavailable; admitting with the last preferences", "err", err)
-			case err != nil:
-				l.log.Error("learning", "err", err)
-			default:
-				l.log.Debug("learning tick", "from", lr.From, "to", lr.To, "colocations", lr.Colocations, "updates", lr.Updates, "stale", lr.Stale)
-			}
-			lastLearn, nextLearn = now, l.learn.Next(now)
-		}
-		if !now.Before(nextRetention) {
-			if l.keep > 0 {
-				n, err := l.store.Compact(now.Add(-l.keep))
-				if err != nil {
-					l.log.Warn("retention", "err", err)
-				} else if n > 0 {
-					l.log.Info("retention: compacted finished jobs", "deleted", n)
-				}
-			}
-			nextRetention = l.retention.Next(now)
-		}
-		if now.Sub(lastCheckpoint) >= l.every {
-			if err := l.checkpoint(); err != nil {
-				l.log.Warn("checkpoint", "err", err)
-			}
-			lastCheckpoint = now
-		}
 		select { // stop before starting a pass
 		case <-stop:
 			return nil
 		default:
 		}
-		ar, err := l.e.AdmitPass(ctx)
-		if err != nil {
-			l.log.Warn("admission pass", "err", err)
+		it, err := l.Step(ctx)
+		if err != nil { // not reached: Start succeeded above
+			return err
 		}
-		it.At, it.Admit = now, ar
-		// Wake at the earliest due time, measured from the clock now (it
-		// moved during the pass).
-		due := now.Add(l.tick)
-		for _, t := range []time.Time{nextLearn, nextRetention} {
-			if t.Before(due) {
-				due = t
-			}
-		}
-		wake := due.Sub(l.clock.Now())
-		timer := l.clock.After(max(wake, 0))
+		// Wake when due, measured from the clock now (it moved during the
+		// pass).
+		timer := l.clock.After(max(it.Due.Sub(l.clock.Now()), 0))
 		// The clock may have moved between reading it and setting the timer
 		// (After is relative), which would set the timer past due and lose a
 		// wake-up; checking again after the timer is set closes that gap.
-		if !l.clock.Now().Before(due) {
+		if !l.clock.Now().Before(it.Due) {
 			timer = l.clock.After(0)
 		}
 		if l.hook != nil {

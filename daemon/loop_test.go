@@ -68,8 +68,8 @@ type loopHarness struct {
 	clock *fakeClock
 	store *queue.Store
 	e     *Engine
-	l     *loop
-	its   chan iteration
+	l     *Loop
+	its   chan Iteration
 	stop  chan struct{}
 	done  chan error
 }
@@ -109,18 +109,18 @@ func newLoopHarness(t *testing.T, schedule string, tick time.Duration, mut ...fu
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := newLoop(e, backend{clock: clk, checkpoint: func() error { return nil }}, cfg, store, nil)
+	l, err := newServeLoop(e, backend{clock: clk, checkpoint: func() error { return nil }}, cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &loopHarness{clock: clk, store: store, e: e, l: l, its: make(chan iteration, 100), stop: make(chan struct{}), done: make(chan error, 1)}
+	h := &loopHarness{clock: clk, store: store, e: e, l: l, its: make(chan Iteration, 100), stop: make(chan struct{}), done: make(chan error, 1)}
 	l.log = e.log
-	l.hook = func(it iteration) { h.its <- it }
+	l.hook = func(it Iteration) { h.its <- it }
 	return h
 }
 
 func (h *loopHarness) start(t *testing.T) {
-	go func() { h.done <- h.l.run(context.Background(), h.stop) }()
+	go func() { h.done <- h.l.Run(context.Background(), h.stop) }()
 	t.Cleanup(func() {
 		close(h.stop)
 		for {
@@ -137,7 +137,7 @@ func (h *loopHarness) start(t *testing.T) {
 }
 
 // next returns the next iteration at or after t.
-func (h *loopHarness) next(t *testing.T, at time.Time) iteration {
+func (h *loopHarness) next(t *testing.T, at time.Time) Iteration {
 	t.Helper()
 	timeout := time.After(10 * time.Second)
 	for {

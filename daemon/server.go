@@ -195,11 +195,11 @@ func Serve(ctx context.Context, cfg Config, opts ServeOptions) (err error) {
 	defer cancelPass()
 	stop := make(chan struct{})
 	loopDone := make(chan error, 1)
-	l, err := newLoop(engine, b, cfg, store, log.With("component", "loop"))
+	l, err := newServeLoop(engine, b, cfg, log.With("component", "loop"))
 	if err != nil {
 		return err
 	}
-	go func() { loopDone <- l.run(passCtx, stop) }()
+	go func() { loopDone <- l.Run(passCtx, stop) }()
 
 	var runErr error
 	select {
