@@ -44,11 +44,11 @@ type Loop struct {
 
 // Iteration is what one loop iteration did.
 type Iteration struct {
-	At      time.Time // the clock at the sync
-	Learned bool
-	Learn   LearnReport
+	At       time.Time // the clock at the sync
+	Learned  bool
+	Learn    LearnReport
 	LearnErr error // the learning tick's error, if any (admission went on)
-	Admit   AdmitReport
+	Admit    AdmitReport
 	// Due is when the next iteration is due without a kick: the earliest
 	// of the admission tick, the learning and the retention schedules.
 	Due time.Time
