@@ -13,7 +13,9 @@
 //     of issue 4: cluster.node.vcores (advertised vcores, default
 //     floor(cores)), kinds[].setup and kinds[].teardown (phases run once
 //     before and after the `repeat` iterations of kinds[].phases), and an
-//     optional phases[].name.
+//     optional phases[].name. Optional keys of the ground truth, all
+//     default 0: variability.jitter (Options.Jitter from the file) and
+//     cluster.node.interference.disk_streams and .cpu_cache (see the model).
 //   - The simulator (Sim): placement, progress, the sharing model, metrics
 //     samples, application ids and states, Clone for what-if questions.
 //   - Realtime: plays a Sim against an injected wall clock, accelerated,
@@ -43,6 +45,29 @@
 // Iterative kinds run setup once, phases `repeat` times, teardown once. A
 // job alone, with nothing saturated, takes exactly KindSpec.SoloDuration.
 //
+// Two optional effects (NodeSpec.Interference, both 0 by default, each in
+// [0, 10]) make co-location cost more than sharing capacity; a job alone
+// on a node never pays them, so solo durations stay exact:
+//
+//   - disk_streams p: while the working groups of n ≥ 2 different jobs on
+//     a node have a disk demand (read + write > 0) in their current phase,
+//     seeks between the streams cut the node's disk bandwidth to
+//     disk_mbps / (1 + p·(n−1)). Progressive filling shares that lower
+//     bandwidth, so disk throughput saturates lower, the disk-bound groups
+//     slow down, and their starved CPU shows as more iowait.
+//   - cpu_cache p: a CPU-bound group (≥ 0.5 cores per container in its
+//     current phase) beside working CPU-bound groups of m other jobs
+//     progresses 1 + p·m times slower than its share x from progressive
+//     filling allows. It still burns x of its CPU demand, so CPU usage and
+//     iowait do not show the loss; its work, and with it its disk and
+//     network usage, advance at x / (1 + p·m), which AppInfo.Speed
+//     reports. The disk and network the filling set aside for it beyond
+//     that stay idle.
+//
+// Neither is in what a scheduler observes: ClusterSpec.Limits ignores
+// them, and samples carry only their effects, so the daemon's learner never
+// reads them; they are ground truth the learner must discover.
+//
 // Events are group completions, job completions and metrics ticks. Every
 // MetricsInterval (10 s) each node yields a Sample: the exact time average
 // over the interval of CPU busy and iowait fractions and disk/network
@@ -50,9 +75,10 @@
 // the applications that had containers there during the interval.
 //
 // Everything is deterministic for Options.Seed (a PCG from math/rand/v2):
-// placement, and the optional per-phase Jitter. Times are float seconds
-// since Options.Start internally and time.Time at the API, rounded to the
-// nanosecond.
+// placement, and the optional per-phase Jitter (Workload.NewSim takes it
+// from the file's variability.jitter unless Options set it). Times are
+// float seconds since Options.Start internally and time.Time at the API,
+// rounded to the nanosecond.
 //
 // # What it must not do
 //

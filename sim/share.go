@@ -25,20 +25,52 @@ package sim
 //
 // so busy + iowait ≤ cores. Waiting on the network is idle time, not
 // iowait, as in Linux.
+//
+// Interference (NodeSpec.Interference), both off at 0. A node holds at most
+// one group per app, so counting groups counts jobs.
+//
+//   - Disk streams: when n ≥ 2 working groups have a disk demand, the disk
+//     capacity the filling shares is DiskMBps / (1 + DiskStreams·(n−1)).
+//   - CPU cache: with c ≥ 2 working CPU-bound groups (d_g[cpu] ≥ 0.5), each
+//     of them progresses at y_g = x_g / (1 + CPUCache·(c−1)). x_g, the
+//     filling's share, still sets its CPU use (busy above) and its iowait;
+//     y_g sets its progress and its disk and network use, y_g·d_g[r]. The
+//     disk and network the filling gave it beyond that stays idle.
+//
+// Only y_g outlives share: g.rate holds x_g during the filling, then y_g.
+
+// cpuBoundCores is the per-container CPU demand from which a phase is
+// CPU-bound for Interference.CPUCache.
+const cpuBoundCores = 0.5
 
 // share recomputes the rates of nd's working groups and nd's usage rates.
 func (s *Sim) share(nd *node) {
 	nd.dirty = false
 	node := s.cluster.Node
+	inf := node.Interference
+	interfere := inf.DiskStreams > 0 || inf.CPUCache > 0
 	caps := [nres]float64{node.Cores, node.DiskMBps, node.NetMBps, node.NetMBps}
 	var used [nres]float64
 	var active [16]*group
 	act := active[:0]
+	var diskGroups, cpuGroups int // working groups using the disk, CPU-bound ones
 	for _, g := range nd.groups {
 		if g.remaining > 0 {
 			g.rate, g.bound = 0, -1
 			act = append(act, g)
+			if interfere {
+				d := &g.app.kind.phase(g.app.phase).d
+				if d[resDisk] > 0 {
+					diskGroups++
+				}
+				if d[resCPU] >= cpuBoundCores {
+					cpuGroups++
+				}
+			}
 		}
+	}
+	if diskGroups >= 2 && inf.DiskStreams > 0 {
+		caps[resDisk] /= 1 + inf.DiskStreams*float64(diskGroups-1)
 	}
 	for len(act) > 0 {
 		var demand [nres]float64
@@ -78,6 +110,10 @@ func (s *Sim) share(nd *node) {
 		}
 		act = keep
 	}
+	cache := 1.0 // the CPU cache penalty of CPU-bound groups
+	if cpuGroups >= 2 && inf.CPUCache > 0 {
+		cache += inf.CPUCache * float64(cpuGroups-1)
+	}
 	var u usage
 	var starved float64
 	for _, g := range nd.groups {
@@ -85,14 +121,18 @@ func (s *Sim) share(nd *node) {
 			continue
 		}
 		p := g.app.kind.phase(g.app.phase)
-		n := float64(g.count) * g.rate
-		u.cpu += n * p.d[resCPU]
-		u.read += n * p.read
-		u.write += n * p.write
-		u.in += n * p.d[resNetIn]
-		u.out += n * p.d[resNetOut]
+		fill := g.rate
+		if cache > 1 && p.d[resCPU] >= cpuBoundCores {
+			g.rate = fill / cache
+		}
+		busy, prog := float64(g.count)*fill, float64(g.count)*g.rate
+		u.cpu += busy * p.d[resCPU]
+		u.read += prog * p.read
+		u.write += prog * p.write
+		u.in += prog * p.d[resNetIn]
+		u.out += prog * p.d[resNetOut]
 		if g.bound == resDisk {
-			starved += float64(g.count) * p.d[resCPU] * (1 - g.rate)
+			starved += float64(g.count) * p.d[resCPU] * (1 - fill)
 		}
 	}
 	u.cpu = min(u.cpu, node.Cores)

@@ -32,7 +32,8 @@ type Options struct {
 	// Jitter, in [0, 1), varies work: each container group's work in each
 	// phase is the phase's seconds times a factor drawn uniformly from
 	// [1−Jitter, 1+Jitter] (stragglers; desynchronised iterations). 0, the
-	// default, makes every duration exact.
+	// default, makes every duration exact; Workload.NewSim replaces 0 with
+	// the workload's Variability.Jitter.
 	Jitter float64
 	// Retention drops samples that ended more than Retention before now
 	// (0 keeps every sample). Set it for long-running `colocd serve`.
@@ -79,7 +80,8 @@ type AppInfo struct {
 	// Progress is the fraction of its solo work done, in [0, 1].
 	Progress float64
 	// Speed is how fast its slowest working container progresses now,
-	// relative to running alone (1 = no interference); 0 when not running.
+	// relative to running alone (1 = no interference), CPU cache
+	// interference included; 0 when not running.
 	Speed float64
 }
 
@@ -171,7 +173,7 @@ type group struct {
 	node      int
 	count     int
 	remaining float64 // solo seconds of work left in the current phase; 0 = waiting at the barrier
-	rate      float64 // progress per second, in (0, 1]
+	rate      float64 // progress per second (solo seconds of work), in (0, 1]
 	bound     int     // resource that limits it, -1 when it runs at full speed
 }
 

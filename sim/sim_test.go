@@ -220,6 +220,11 @@ func TestConservation(t *testing.T) {
 		{"queue A", load(t, queueA), sim.Options{Seed: 1}},
 		{"queue B jitter", load(t, queueB), sim.Options{Seed: 2, Jitter: 0.2}},
 		{"tiny groups of 2", simtest.Tiny(t), sim.Options{Seed: 3, GroupSize: 2}},
+		{"queue B interference", func() *sim.Workload {
+			w := load(t, queueB)
+			w.Cluster.Node.Interference = sim.Interference{DiskStreams: 0.5, CPUCache: 0.2}
+			return w
+		}(), sim.Options{Seed: 4, Jitter: 0.1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			steps := 0
@@ -611,5 +616,14 @@ func TestValidateOptionsAndSpecs(t *testing.T) {
 	var fe *sim.FieldError
 	if _, err := sim.New(w.Cluster, kinds, sim.Options{}); !errors.As(err, &fe) || fe.Path != "kinds[1].phases" {
 		t.Errorf("New with a kind without phases: err = %v", err)
+	}
+	cluster := w.Cluster
+	cluster.Node.Interference.CPUCache = math.Inf(1)
+	if _, err := sim.New(cluster, w.Kinds, sim.Options{}); !errors.As(err, &fe) || fe.Path != "cluster.node.interference.cpu_cache" {
+		t.Errorf("New with an infinite cpu_cache: err = %v", err)
+	}
+	w.Variability.Jitter = -0.5
+	if err := w.Validate(); !errors.As(err, &fe) || fe.Path != "variability.jitter" {
+		t.Errorf("Validate with a negative jitter: err = %v", err)
 	}
 }

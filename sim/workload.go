@@ -32,11 +32,21 @@ const (
 // Workload is a cluster, the job kinds that run on it, and a queue of jobs.
 // ParseWorkload and LoadWorkload return it validated with defaults filled in.
 type Workload struct {
-	Cluster  ClusterSpec
-	Kinds    []KindSpec
-	Queue    []QueueEntry
-	Repeat   int // the queue block repeated; 0 means 1
-	Arrivals Arrivals
+	Cluster     ClusterSpec
+	Kinds       []KindSpec
+	Queue       []QueueEntry
+	Repeat      int // the queue block repeated; 0 means 1
+	Arrivals    Arrivals
+	Variability Variability
+}
+
+// Variability is the run-to-run variation of a workload's jobs.
+type Variability struct {
+	// Jitter, in [0, 1), is the default of Options.Jitter for NewSim: each
+	// container group's work in each phase is scaled by a factor drawn
+	// uniformly from [1−Jitter, 1+Jitter] with the simulator's seeded
+	// random source. 0 makes every duration exact.
+	Jitter float64
 }
 
 // ClusterSpec is a homogeneous cluster of worker nodes.
@@ -61,7 +71,32 @@ type NodeSpec struct {
 	DiskMBps float64
 	// NetMBps is the NIC bandwidth per direction (full duplex), in MB/s.
 	NetMBps float64
+	// Interference is the contention the sharing model does not capture:
+	// zero, the default, is none.
+	Interference Interference
 }
+
+// Interference is contention between co-located jobs beyond their shares of
+// capacity: disk seeks between concurrent streams and shared CPU caches.
+// Neither touches a job alone on a node, so solo durations stay exact, and
+// nothing a scheduler observes names them: Limits ignores them, samples show
+// only their effects. Each is a finite penalty in [0, MaxInterference]; see
+// the package documentation, "The model", for the exact rules.
+type Interference struct {
+	// DiskStreams is the seek penalty per extra disk stream: while the
+	// working groups of n ≥ 2 different jobs on a node read or write its
+	// disk, its bandwidth is DiskMBps / (1 + DiskStreams·(n−1)).
+	DiskStreams float64
+	// CPUCache is the cache penalty per extra CPU-bound job: a CPU-bound
+	// group (a phase using ≥ 0.5 cores per container) beside CPU-bound
+	// groups of m other jobs progresses 1 + CPUCache·m times slower than its
+	// CPU share allows, while burning that whole share: the loss does not
+	// show in CPU usage.
+	CPUCache float64
+}
+
+// MaxInterference bounds each Interference penalty.
+const MaxInterference = 10
 
 // KindSpec is a recurring job kind: its containers and its phase profile.
 // A job runs Setup once, then Phases Repeat times, then Teardown once.
@@ -232,6 +267,9 @@ func (w *Workload) Validate() error {
 	if jobs*w.Repeat > MaxJobs || w.Repeat > MaxJobs {
 		return &FieldError{Path: "repeat", Reason: fmt.Sprintf("the queue would hold more than %d jobs", MaxJobs)}
 	}
+	if j := w.Variability.Jitter; !(j >= 0 && j < 1) {
+		return &FieldError{Path: "variability.jitter", Reason: fmt.Sprintf("must be in [0, 1) (got %v)", j)}
+	}
 	switch w.Arrivals.Mode {
 	case ArrivalsBatch:
 		if w.Arrivals.RatePerHour != 0 {
@@ -284,8 +322,13 @@ func (w *Workload) Jobs(rng *rand.Rand) []JobSpec {
 	return out
 }
 
-// NewSim is New(w.Cluster, w.Kinds, opts).
+// NewSim is New(w.Cluster, w.Kinds, opts), with opts.Jitter set to the
+// workload's Variability.Jitter when it is 0: an explicit Options.Jitter
+// wins. (To run a jittered workload exactly, clear w.Variability.Jitter.)
 func (w *Workload) NewSim(opts Options) (*Sim, error) {
+	if opts.Jitter == 0 {
+		opts.Jitter = w.Variability.Jitter
+	}
 	return New(w.Cluster, w.Kinds, opts)
 }
 
@@ -321,6 +364,14 @@ func (c ClusterSpec) validate(p string) error {
 	}
 	if n.vcores() <= 0 {
 		return &FieldError{Path: p + ".node.vcores", Reason: fmt.Sprintf("must be > 0 (the default, floor(cores), is %d)", n.vcores())}
+	}
+	for _, f := range []struct {
+		key string
+		v   float64
+	}{{"disk_streams", n.Interference.DiskStreams}, {"cpu_cache", n.Interference.CPUCache}} {
+		if !(f.v >= 0 && f.v <= MaxInterference) {
+			return &FieldError{Path: p + ".node.interference." + f.key, Reason: fmt.Sprintf("must be a number in [0, %d] (got %v)", MaxInterference, f.v)}
+		}
 	}
 	return nil
 }
@@ -457,11 +508,12 @@ func (k KindSpec) soloSeconds() float64 {
 
 // The YAML shapes. Pointers tell a missing key from an explicit zero.
 type rawWorkload struct {
-	Cluster  *rawCluster `yaml:"cluster"`
-	Kinds    []rawKind   `yaml:"kinds"`
-	Queue    []rawQueue  `yaml:"queue"`
-	Repeat   *int        `yaml:"repeat"`
-	Arrivals *rawArrival `yaml:"arrivals"`
+	Cluster     *rawCluster     `yaml:"cluster"`
+	Kinds       []rawKind       `yaml:"kinds"`
+	Queue       []rawQueue      `yaml:"queue"`
+	Repeat      *int            `yaml:"repeat"`
+	Arrivals    *rawArrival     `yaml:"arrivals"`
+	Variability *rawVariability `yaml:"variability"`
 }
 
 type rawCluster struct {
@@ -470,11 +522,17 @@ type rawCluster struct {
 }
 
 type rawNode struct {
-	Cores    *float64 `yaml:"cores"`
-	VCores   *int     `yaml:"vcores"`
-	MemoryMB *int64   `yaml:"memory_mb"`
-	DiskMBps *float64 `yaml:"disk_mbps"`
-	NetMBps  *float64 `yaml:"net_mbps"`
+	Cores        *float64         `yaml:"cores"`
+	VCores       *int             `yaml:"vcores"`
+	MemoryMB     *int64           `yaml:"memory_mb"`
+	DiskMBps     *float64         `yaml:"disk_mbps"`
+	NetMBps      *float64         `yaml:"net_mbps"`
+	Interference *rawInterference `yaml:"interference"`
+}
+
+type rawInterference struct {
+	DiskStreams float64 `yaml:"disk_streams"`
+	CPUCache    float64 `yaml:"cpu_cache"`
 }
 
 type rawKind struct {
@@ -512,6 +570,10 @@ type rawArrival struct {
 	RatePerHour *float64 `yaml:"rate_per_hour"`
 }
 
+type rawVariability struct {
+	Jitter float64 `yaml:"jitter"`
+}
+
 func required(path string) error { return &FieldError{Path: path, Reason: "required"} }
 
 func positive(path string, v *int) (int, error) {
@@ -547,6 +609,9 @@ func (r rawWorkload) workload() (*Workload, error) {
 		}
 	}
 	w.Cluster.Node = NodeSpec{Cores: *n.Cores, MemoryMB: *n.MemoryMB, DiskMBps: *n.DiskMBps, NetMBps: *n.NetMBps}
+	if i := n.Interference; i != nil {
+		w.Cluster.Node.Interference = Interference{DiskStreams: i.DiskStreams, CPUCache: i.CPUCache}
+	}
 	var err error
 	if w.Cluster.Node.VCores, err = positive("cluster.node.vcores", n.VCores); err != nil {
 		return nil, err
@@ -620,6 +685,9 @@ func (r rawWorkload) workload() (*Workload, error) {
 				return nil, &FieldError{Path: "arrivals.rate_per_hour", Reason: "must be > 0"}
 			}
 		}
+	}
+	if v := r.Variability; v != nil {
+		w.Variability.Jitter = v.Jitter
 	}
 	return w, nil
 }

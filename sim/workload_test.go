@@ -120,6 +120,39 @@ queue: [{kind: k, count: 1}]
 	if got, want := w.Kinds[0].SoloDuration(), 10*time.Second; got != want {
 		t.Errorf("SoloDuration = %v, want %v", got, want)
 	}
+	if w.Cluster.Node.Interference != (sim.Interference{}) || w.Variability != (sim.Variability{}) {
+		t.Errorf("defaults: interference %+v, variability %+v, want zero", w.Cluster.Node.Interference, w.Variability)
+	}
+}
+
+func TestParseVariabilityAndInterference(t *testing.T) {
+	for _, tc := range []struct {
+		name, node, top string // edits: keys added to cluster.node and at the top level
+		inf             sim.Interference
+		vary            sim.Variability
+	}{
+		{"both", ", interference: {disk_streams: 0.15, cpu_cache: 0.05}", "variability: {jitter: 0.1}",
+			sim.Interference{DiskStreams: 0.15, CPUCache: 0.05}, sim.Variability{Jitter: 0.1}},
+		{"one key at the bound, empty variability", ", interference: {cpu_cache: 10}", "variability: {}",
+			sim.Interference{CPUCache: 10}, sim.Variability{}},
+		{"explicit zeros", ", interference: {disk_streams: 0, cpu_cache: 0}", "variability: {jitter: 0}",
+			sim.Interference{}, sim.Variability{}},
+		{"null blocks", ", interference: null", "variability: null", sim.Interference{}, sim.Variability{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			doc := strings.Replace(base, "net_mbps: 100}", "net_mbps: 100"+tc.node+"}", 1) + tc.top + "\n"
+			w, err := sim.ParseWorkload([]byte(doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.inf, w.Cluster.Node.Interference); diff != "" {
+				t.Errorf("interference (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.vary, w.Variability); diff != "" {
+				t.Errorf("variability (-want +got):\n%s", diff)
+			}
+		})
+	}
 }
 
 // base is a valid workload; each bad case edits one spot of it.
@@ -222,6 +255,19 @@ func TestParseErrors(t *testing.T) {
 		{"not YAML", "", "cluster: [", "(document)"},
 		{"scalar document", "", "42", "(document)"},
 		{"merge key", "cluster:\n  nodes: 2", "cluster:\n  <<: {nodes: 2}", "cluster.<<"},
+		{"unknown variability key", "\nrepeat: 2", "\nrepeat: 2\nvariability: {jiter: 0.1}", "variability.jiter"},
+		{"variability not a mapping", "\nrepeat: 2", "\nrepeat: 2\nvariability: 0.1", "variability"},
+		{"negative jitter", "\nrepeat: 2", "\nrepeat: 2\nvariability: {jitter: -0.1}", "variability.jitter"},
+		{"jitter of 1", "\nrepeat: 2", "\nrepeat: 2\nvariability: {jitter: 1}", "variability.jitter"},
+		{"NaN jitter", "\nrepeat: 2", "\nrepeat: 2\nvariability: {jitter: .nan}", "variability.jitter"},
+		{"string for jitter", "\nrepeat: 2", "\nrepeat: 2\nvariability: {jitter: some}", "variability.jitter"},
+		{"unknown interference key", "net_mbps: 100}", "net_mbps: 100, interference: {disk_seeks: 1}}", "cluster.node.interference.disk_seeks"},
+		{"interference not a mapping", "net_mbps: 100}", "net_mbps: 100, interference: 0.5}", "cluster.node.interference"},
+		{"negative disk_streams", "net_mbps: 100}", "net_mbps: 100, interference: {disk_streams: -0.1}}", "cluster.node.interference.disk_streams"},
+		{"disk_streams above 10", "net_mbps: 100}", "net_mbps: 100, interference: {disk_streams: 10.5}}", "cluster.node.interference.disk_streams"},
+		{"NaN disk_streams", "net_mbps: 100}", "net_mbps: 100, interference: {disk_streams: .nan}}", "cluster.node.interference.disk_streams"},
+		{"infinite cpu_cache", "net_mbps: 100}", "net_mbps: 100, interference: {cpu_cache: .inf}}", "cluster.node.interference.cpu_cache"},
+		{"negative cpu_cache", "net_mbps: 100}", "net_mbps: 100, interference: {cpu_cache: -1}}", "cluster.node.interference.cpu_cache"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			doc := tc.new
@@ -343,6 +389,8 @@ func FuzzParseWorkload(f *testing.F) {
 	}
 	f.Add([]byte(base))
 	f.Add([]byte(simtest.TinyYAML))
+	f.Add([]byte(strings.Replace(base, "net_mbps: 100}", "net_mbps: 100, interference: {disk_streams: 0.15, cpu_cache: 0.05}}", 1) +
+		"variability: {jitter: 0.1}\n"))
 	f.Add([]byte("a: &a [*a]"))
 	f.Add([]byte("cluster: &c {nodes: 1}\nkinds: [*c]"))
 	f.Fuzz(func(t *testing.T, b []byte) {
