@@ -21,27 +21,28 @@ type pendingJob struct {
 }
 
 // picker chooses the index in window of the job to admit next, or −1 to
-// stop admitting until the next admission point.
-type picker func(s *sim.Sim, window []pendingJob) int
+// stop admitting until the next admission point. It reads the driver (its
+// simulator, pending jobs and future arrivals) and changes nothing.
+type picker func(d *driver, window []pendingJob) int
 
-// runDirect plays fifo, random or oracle on the simulator. Admission points
+// runDirect plays the direct policies on the simulator. Admission points
 // are job arrivals and job completions: nothing else changes what fits.
 func runDirect(ctx context.Context, rc RunConfig, cfg daemon.Config, jobs []sim.JobSpec) (Result, error) {
 	var pick picker
 	switch rc.Policy {
 	case FIFO:
-		pick = func(s *sim.Sim, window []pendingJob) int {
-			if fits(s, window[0].kind) {
+		pick = func(d *driver, window []pendingJob) int {
+			if fits(d.s, window[0].kind) {
 				return 0
 			}
 			return -1
 		}
 	case Random:
 		rng := rand.New(rand.NewPCG(rc.Seed, 0x7a6d_0002))
-		pick = func(s *sim.Sim, window []pendingJob) int {
+		pick = func(d *driver, window []pendingJob) int {
 			var idx []int
 			for i, j := range window {
-				if fits(s, j.kind) {
+				if fits(d.s, j.kind) {
 					idx = append(idx, i)
 				}
 			}
@@ -51,89 +52,182 @@ func runDirect(ctx context.Context, rc RunConfig, cfg daemon.Config, jobs []sim.
 			return idx[rng.IntN(len(idx))]
 		}
 	case Oracle:
-		h := rc.OracleHorizon
-		if h == 0 {
-			h = DefaultOracleHorizon
-		}
-		if rc.OracleInstant {
-			h = 0
-		}
-		pick = func(s *sim.Sim, window []pendingJob) int { return oraclePick(s, window, h) }
+		pick = oraclePicker(rc)
 	case Pairwise:
 		gain, err := pairGains(rc.Workload)
 		if err != nil {
 			return Result{}, fmt.Errorf("run %s: %w", rc.Policy, err)
 		}
-		pick = func(s *sim.Sim, window []pendingJob) int { return pairwisePick(s, window, gain) }
+		pick = func(d *driver, window []pendingJob) int { return pairwisePick(d.s, window, gain) }
+	case PackFit:
+		pick = packfitPick(TrueProfiles(rc.Workload))
+	case Alternate:
+		pick = alternatePick(TrueProfiles(rc.Workload))
+	case Tetris:
+		pick = tetrisPick(TrueProfiles(rc.Workload))
+	case Rollout:
+		pick = rolloutPick(ctx, rc, oraclePicker(rc))
 	default:
 		return Result{}, fmt.Errorf("run: %w %q for the direct driver", ErrUnknownPolicy, rc.Policy)
 	}
 	return runPicker(ctx, rc, windowSize(cfg), jobs, pick)
 }
 
-// runPicker is the direct driver's event loop: admit with pick at every
-// arrival and completion, advance to the next one.
+func oraclePicker(rc RunConfig) picker {
+	h := rc.OracleHorizon
+	if h == 0 {
+		h = DefaultOracleHorizon
+	}
+	if rc.OracleInstant {
+		h = 0
+	}
+	return func(d *driver, window []pendingJob) int { return oraclePick(d.s, window, h) }
+}
+
+// driver is the direct policies' event loop state: the simulator, the jobs
+// waiting and the arrivals still to come.
+type driver struct {
+	s       *sim.Sim
+	jobs    []sim.JobSpec
+	kinds   map[string]sim.KindSpec
+	start   time.Time
+	pending []pendingJob
+	next    int // next arrival
+	size    int // window
+}
+
+// clone is an independent copy (the simulator cloned).
+func (d *driver) clone() *driver {
+	c := *d
+	c.s = d.s.Clone()
+	c.pending = slices.Clone(d.pending)
+	return &c
+}
+
+// runPicker plays the workload with pick: admit at every arrival and
+// completion, advance to the next one.
 func runPicker(ctx context.Context, rc RunConfig, size int, jobs []sim.JobSpec, pick picker) (Result, error) {
 	w := rc.Workload
 	s, err := w.NewSim(rc.simOptions())
 	if err != nil {
 		return Result{}, fmt.Errorf("run %s: %w", rc.Policy, err)
 	}
-	kinds := map[string]sim.KindSpec{}
+	d := &driver{s: s, jobs: jobs, kinds: map[string]sim.KindSpec{}, start: s.Now(), size: size}
 	for _, k := range w.Kinds {
-		kinds[k.Name] = k
+		d.kinds[k.Name] = k
 	}
-	start := s.Now()
 	var res Result
-	var pending []pendingJob
-	next := 0 // next arrival
+	err = d.run(ctx, pick, func(at time.Duration, j pendingJob) {
+		res.Admissions = append(res.Admissions, Admission{At: at, Seq: j.seq, Kind: j.kind.Name})
+		res.Decisions++
+	})
+	if err != nil {
+		return Result{}, fmt.Errorf("run %s: %w", rc.Policy, err)
+	}
+	if err := measure(&res, s, jobs, seqFromID); err != nil {
+		return Result{}, err
+	}
+	return res, nil
+}
+
+// run plays until every job finished, calling admitted after each
+// admission.
+func (d *driver) run(ctx context.Context, pick picker, admitted func(at time.Duration, j pendingJob)) error {
+	s := d.s
 	for {
 		if err := ctx.Err(); err != nil {
-			return Result{}, err
+			return err
 		}
 		now := s.Now()
-		for next < len(jobs) && !start.Add(jobs[next].Arrival).After(now) {
-			pending = append(pending, pendingJob{seq: jobs[next].Seq, kind: kinds[jobs[next].Kind]})
-			next++
+		for d.next < len(d.jobs) && !d.start.Add(d.jobs[d.next].Arrival).After(now) {
+			d.pending = append(d.pending, pendingJob{seq: d.jobs[d.next].Seq, kind: d.kinds[d.jobs[d.next].Kind]})
+			d.next++
 		}
-		for len(pending) > 0 {
-			i := pick(s, pending[:min(size, len(pending))])
+		for len(d.pending) > 0 {
+			i := pick(d, d.pending[:min(d.size, len(d.pending))])
 			if i < 0 {
 				break
 			}
-			j := pending[i]
+			j := d.pending[i]
 			err := s.Submit(s.NewApplication(), sim.AppSpec{JobID: strconv.Itoa(j.seq), Kind: j.kind.Name, User: "bench", Queue: "default"})
 			if errors.Is(err, sim.ErrNoFit) {
 				break
 			}
 			if err != nil {
-				return Result{}, fmt.Errorf("run %s: submit job %d: %w", rc.Policy, j.seq, err)
+				return fmt.Errorf("submit job %d: %w", j.seq, err)
 			}
-			res.Admissions = append(res.Admissions, Admission{At: now.Sub(start), Seq: j.seq, Kind: j.kind.Name})
-			res.Decisions++
-			pending = slices.Delete(pending, i, i+1)
+			if admitted != nil {
+				admitted(now.Sub(d.start), j)
+			}
+			d.pending = slices.Delete(d.pending, i, i+1)
 		}
 		_, running := s.NextEvent()
 		if !running {
 			switch {
-			case next < len(jobs): // idle until the next arrival
-				s.Advance(start.Add(jobs[next].Arrival))
+			case d.next < len(d.jobs): // idle until the next arrival
+				s.Advance(d.start.Add(d.jobs[d.next].Arrival))
 				continue
-			case len(pending) == 0:
-				if err := measure(&res, s, jobs, seqFromID); err != nil {
-					return Result{}, err
-				}
-				return res, nil
+			case len(d.pending) == 0:
+				return nil
 			default:
-				return Result{}, fmt.Errorf("run %s: %w: %d jobs pending, none fits an idle cluster", rc.Policy, ErrStuck, len(pending))
+				return fmt.Errorf("%w: %d jobs pending, none fits an idle cluster", ErrStuck, len(d.pending))
 			}
 		}
 		until := time.Unix(math.MaxInt32, 0) // far future: run to the next completion
-		if next < len(jobs) {
-			until = start.Add(jobs[next].Arrival)
+		if d.next < len(d.jobs) {
+			until = d.start.Add(d.jobs[d.next].Arrival)
 		}
 		advanceUntil(s, until)
 	}
+}
+
+// rolloutPick is the per-decision rollout, a reference: for the oldest job
+// of each kind in the window that fits, admit it on a clone of the run and
+// finish the clone with complete (the oracle), then keep the candidate whose
+// finished clone did best on the workload's metric (makespan for batch
+// arrivals, mean JCT for Poisson). It reads the simulator's ground truth
+// and costs a whole run per candidate and decision.
+func rolloutPick(ctx context.Context, rc RunConfig, complete picker) picker {
+	jct := rc.Workload.Arrivals.Mode == sim.ArrivalsPoisson
+	return func(d *driver, window []pendingJob) int {
+		best, bestCost := -1, math.Inf(1)
+		seen := map[string]bool{}
+		for i, j := range window {
+			if seen[j.kind.Name] || !fits(d.s, j.kind) {
+				continue
+			}
+			seen[j.kind.Name] = true
+			c := d.clone()
+			if err := c.s.Submit(c.s.NewApplication(), sim.AppSpec{JobID: strconv.Itoa(j.seq), Kind: j.kind.Name}); err != nil {
+				continue
+			}
+			c.pending = slices.Delete(c.pending, i, i+1)
+			if err := c.run(ctx, complete, nil); err != nil {
+				continue
+			}
+			cost := c.cost(jct)
+			if cost < bestCost-1e-9 {
+				best, bestCost = i, cost
+			}
+		}
+		return best
+	}
+}
+
+// cost is a finished run's makespan, or its total job completion time.
+func (d *driver) cost(jct bool) float64 {
+	var last, sum float64
+	for _, a := range d.s.Apps() {
+		end := a.Finished.Sub(d.start).Seconds()
+		last = max(last, end)
+		if i, ok := seqFromID(a.JobID); ok && i >= 0 && i < len(d.jobs) {
+			sum += end - d.jobs[i].Arrival.Seconds()
+		}
+	}
+	if jct {
+		return sum
+	}
+	return last
 }
 
 func seqFromID(id string) (int, bool) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/colocd/colocd/bandit"
 	"github.com/colocd/colocd/daemon"
+	"github.com/colocd/colocd/profile"
 	"github.com/colocd/colocd/queue"
 	"github.com/colocd/colocd/sim"
 )
@@ -30,7 +31,7 @@ func (e everySchedule) Next(t time.Time) time.Time { return t.Add(time.Duration(
 // set: between the points above nothing an admission pass reads changes (in
 // batch or Poisson arrivals without deadlines), so it gives the same runs at
 // a fraction of the cost.
-func runEngine(ctx context.Context, rc RunConfig, cfg daemon.Config, jobs []sim.JobSpec, warm *bandit.Snapshot) (res Result, err error) {
+func runEngine(ctx context.Context, rc RunConfig, cfg daemon.Config, jobs []sim.JobSpec, warm *bandit.Snapshot, truth profile.Profiles) (res Result, err error) {
 	s, err := rc.Workload.NewSim(rc.simOptions())
 	if err != nil {
 		return Result{}, fmt.Errorf("run %s: %w", rc.Policy, err)
@@ -98,7 +99,7 @@ func runEngine(ctx context.Context, rc RunConfig, cfg daemon.Config, jobs []sim.
 	}
 	frozen := sim.DefaultStart
 	e, err := daemon.NewEngine(daemon.EngineOptions{
-		Store: store, Learner: learner, Cluster: cl, Metrics: cluster, Clock: clk,
+		Store: store, Learner: learner, ScoreProfiles: truth, Cluster: cl, Metrics: cluster, Clock: clk,
 		Rand:      rand.New(rand.NewPCG(rc.Seed, 0x5851f42d4c957f2d)),
 		Wall:      func() time.Time { return frozen }, // decision latency only; no wall clock here
 		Pipeline:  cfg.Pipeline,
@@ -146,7 +147,7 @@ func runEngine(ctx context.Context, rc RunConfig, cfg daemon.Config, jobs []sim.
 			return Result{}, fmt.Errorf("run %s: learn: %w", rc.Policy, it.LearnErr)
 		}
 		if it.Learned && rc.Observe != nil {
-			rc.Observe(LearnEvent{At: it.At.Sub(start), Report: it.Learn, Learner: learner})
+			rc.Observe(LearnEvent{At: it.At.Sub(start), Report: it.Learn, Learner: learner, Profiles: e.Profiles()})
 		}
 		ar := it.Admit
 		if len(ar.Requeued)+len(ar.Ambiguous) > 0 {

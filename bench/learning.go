@@ -156,6 +156,7 @@ func learnUntil(ctx context.Context, tmpl RunConfig, seed uint64, maxRuns int, t
 	}
 	var base int64 = -1 // observations after setup
 	rowBase := map[string]int64{}
+	tmpl = tmpl.pairPreferences()
 	for run := 1; run <= maxRuns && !res.Reached && (stop == nil || !stop(res)); run++ {
 		rc := tmpl
 		rc.Policy, rc.Seed, rc.Warm, rc.Setup = RA, seed+uint64(run-1)*WarmSeedOffset, warm, nil

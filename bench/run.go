@@ -10,6 +10,8 @@ import (
 
 	"github.com/colocd/colocd/bandit"
 	"github.com/colocd/colocd/daemon"
+	"github.com/colocd/colocd/profile"
+	"github.com/colocd/colocd/queue"
 	"github.com/colocd/colocd/sim"
 )
 
@@ -47,16 +49,40 @@ const (
 	Pairwise Policy = "pairwise"
 	// Bound is no schedule: a lower bound on the makespan (see LowerBound).
 	Bound Policy = "bound"
+	// Paper is the paper's method exactly, the reproduction: ra with the
+	// per-pair gradient bandit alone (preference mode bandit, goodness as
+	// its reward, H₀ = 0), sampling from π, no profile model.
+	Paper Policy = "paper"
+	// RAProfileTrue is ra's policy scoring with every kind's true mean solo
+	// profile instead of the learned ones (it still learns the pair
+	// correction): it separates estimation error from decision quality.
+	RAProfileTrue Policy = "ra-profile-true"
+	// PackFit admits the job with the least predicted overload of the nodes
+	// it lands on, from the true mean solo profiles (offline profiling).
+	PackFit Policy = "packfit"
+	// Alternate admits the job whose dominant resource is least represented
+	// among the jobs on the nodes where it would land (true profiles).
+	Alternate Policy = "alternate"
+	// Tetris admits the job whose demand best aligns with the free
+	// resources of the nodes it lands on (Graphene/Tetris's packing score,
+	// true profiles).
+	Tetris Policy = "tetris"
+	// Rollout is a reference, not a scheduler: at each decision, each
+	// candidate is admitted on a clone and the clone finished with the
+	// oracle; the best candidate on the workload's metric is kept.
+	Rollout Policy = "rollout"
 )
 
 // Policies lists every policy, in the order of the comparison table.
-func Policies() []Policy { return []Policy{FIFO, Random, RA, RAWarm, Pairwise, Oracle, Bound} }
+func Policies() []Policy {
+	return []Policy{FIFO, Random, Paper, RA, RAWarm, RAProfileTrue, PackFit, Alternate, Tetris, Pairwise, Oracle, Rollout, Bound}
+}
 
 // ParsePolicy parses a policy name.
 func ParsePolicy(s string) (Policy, error) {
 	p := Policy(strings.ToLower(strings.TrimSpace(s)))
 	if !slices.Contains(Policies(), p) {
-		names := make([]string, 0, 7)
+		names := make([]string, 0, len(Policies()))
 		for _, q := range Policies() {
 			names = append(names, string(q))
 		}
@@ -162,9 +188,10 @@ type RunConfig struct {
 
 // LearnEvent is one learning tick of an ra run.
 type LearnEvent struct {
-	At      time.Duration // since the start of the run
-	Report  daemon.LearnReport
-	Learner *bandit.Learner
+	At       time.Duration // since the start of the run
+	Report   daemon.LearnReport
+	Learner  *bandit.Learner
+	Profiles *profile.Model
 }
 
 // Result is the outcome of one run. Its JSON form (one line of `colocd
@@ -252,7 +279,11 @@ func Run(ctx context.Context, rc RunConfig) (Result, error) {
 		if rc.Policy == RA {
 			warm = nil
 		}
-		res, err = runEngine(ctx, rc, cfg, jobs, warm)
+		res, err = runEngine(ctx, rc, cfg, jobs, warm, nil)
+	case Paper:
+		res, err = runEngine(ctx, rc, PaperConfig(cfg), jobs, nil, nil)
+	case RAProfileTrue:
+		res, err = runEngine(ctx, rc, cfg, jobs, nil, TrueProfiles(rc.Workload))
 	default:
 		res, err = runDirect(ctx, rc, cfg, jobs)
 	}
@@ -261,6 +292,40 @@ func Run(ctx context.Context, rc RunConfig) (Result, error) {
 	}
 	res.Workload, res.Policy, res.Seed, res.Jobs = rc.name(), rc.Policy, rc.Seed, len(jobs)
 	return res, nil
+}
+
+// PaperConfig is cfg with the paper's method: the pair preferences alone
+// (preference mode bandit) learning from the observed goodness, H₀ = 0
+// everywhere (no self prior), sampling from π.
+func PaperConfig(cfg daemon.Config) daemon.Config {
+	cfg.Pipeline.Preference.Mode = string(queue.PreferenceBandit)
+	cfg.Pipeline.Select.Mode = string(queue.SelectSample)
+	cfg.Learning.SelfPrior = 0
+	cfg.Learning.PairReward = daemon.RewardGoodness
+	return cfg
+}
+
+// PairConfig is cfg with the pair preferences alone deciding, as colocd
+// did before its profile model: preference mode bandit learning from the
+// observed goodness, select mode anneal; the rest (self prior, context,
+// starvation) as configured. The learning studies measure this learner.
+func PairConfig(cfg daemon.Config) daemon.Config {
+	cfg.Pipeline.Preference.Mode = string(queue.PreferenceBandit)
+	cfg.Pipeline.Select.Mode = string(queue.SelectAnneal)
+	cfg.Learning.PairReward = daemon.RewardGoodness
+	return cfg
+}
+
+// pairPreferences is rc with its daemon configuration (and warm run's)
+// passed through PairConfig.
+func (rc RunConfig) pairPreferences() RunConfig {
+	c := PairConfig(rc.daemonConfig())
+	rc.Daemon = &c
+	if rc.WarmDaemon != nil {
+		w := PairConfig(*rc.WarmDaemon)
+		rc.WarmDaemon = &w
+	}
+	return rc
 }
 
 func (rc RunConfig) validate() error {

@@ -201,7 +201,7 @@ func WarmStart(ctx context.Context, wc WarmStartConfig) ([]WarmStartResult, erro
 		// Learn on the other kinds.
 		var snap *bandit.Snapshot
 		for run := range pre {
-			rc := wc.Run
+			rc := wc.Run.pairPreferences()
 			rc.Workload, rc.Policy, rc.Seed, rc.Warm, rc.Observe, rc.Setup = without, RA, t.seed+uint64(run)*WarmSeedOffset, snap, nil, nil
 			if snap != nil {
 				rc.Policy = RAWarm

@@ -227,7 +227,8 @@ func daemonContextPairwise(w *sim.Workload, goodnessReward, byVCores bool) picke
 			}
 		}
 	}
-	return func(s *sim.Sim, window []pendingJob) int {
+	return func(d *driver, window []pendingJob) int {
+		s := d.s
 		free := map[string]float64{}
 		for _, n := range s.Nodes() {
 			free[n.Name] = float64(n.MemoryMB-n.UsedMemoryMB) / float64(n.MemoryMB)
@@ -507,7 +508,7 @@ func TestStudyCeilings(t *testing.T) {
 	fmt.Fprintf(tw, "| greedy on true goodness, simulator's placement rule (pairwise picker)")
 	for _, q := range queues {
 		g := truth[q]
-		s, share := pickerChange(t, loadQueue(t, q), func(s *sim.Sim, win []pendingJob) int { return pairwisePick(s, win, g) }, refs[q])
+		s, share := pickerChange(t, loadQueue(t, q), func(d *driver, win []pendingJob) int { return pairwisePick(d.s, win, g) }, refs[q])
 		fmt.Fprintf(tw, "\t| —\t| %s", cell(s, share))
 	}
 	fmt.Fprintln(tw, "\t|")

@@ -179,9 +179,23 @@ func (e *Engine) snapshot(ctx context.Context) (queue.Snapshot, error) {
 	free.MemoryMB = max(free.MemoryMB, 0)
 	free.VCores = max(free.VCores, 0)
 
+	apps := make(map[string]*AppState, len(st.Apps))
+	for i := range st.Apps {
+		apps[st.Apps[i].ID] = &st.Apps[i]
+	}
 	nodes := make([]queue.NodeFree, 0, len(st.Nodes))
 	for _, n := range st.Nodes {
-		nodes = append(nodes, queue.NodeFree{Name: n.Name, Free: n.Free})
+		nf := queue.NodeFree{Name: n.Name, Free: n.Free, Capacity: n.Capacity}
+		for _, id := range n.Apps {
+			a, ok := apps[id]
+			if !ok {
+				continue
+			}
+			if c := a.containersOn(n.Name); c > 0 {
+				nf.Jobs = append(nf.Jobs, queue.NodeJob{JobID: a.JobID, Kind: a.Kind, Containers: c})
+			}
+		}
+		nodes = append(nodes, nf)
 	}
 	weights := contextWeights(st, pending)
 	running := make([]queue.Running, 0, len(st.Apps))

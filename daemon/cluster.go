@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/colocd/colocd/goodness"
@@ -58,14 +59,29 @@ type NodeState struct {
 
 // AppState is one running application.
 type AppState struct {
-	ID     string
-	JobID  string // "" for applications colocd did not submit
-	Kind   string
-	User   string
-	Queue  string
-	Alloc  queue.Capacity
-	Nodes  []string
-	Starts time.Time
+	ID    string
+	JobID string // "" for applications colocd did not submit
+	Kind  string
+	User  string
+	Queue string
+	Alloc queue.Capacity
+	Nodes []string
+	// Placement is how many of its containers run on each node (nil when
+	// the cluster cannot tell; then one container per node in Nodes is
+	// assumed).
+	Placement map[string]int
+	Starts    time.Time
+}
+
+// containersOn is a's container count on node.
+func (a *AppState) containersOn(node string) int {
+	if c, ok := a.Placement[node]; ok {
+		return c
+	}
+	if a.Placement == nil && slices.Contains(a.Nodes, node) {
+		return 1
+	}
+	return 0
 }
 
 // AppPhase is an application's coarse state.

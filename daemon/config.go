@@ -19,6 +19,7 @@ import (
 
 	"github.com/colocd/colocd/bandit"
 	"github.com/colocd/colocd/collector"
+	"github.com/colocd/colocd/profile"
 	"github.com/robfig/cron/v3"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
@@ -182,6 +183,41 @@ type LearningConfig struct {
 	Credit          CreditMode `mapstructure:"credit"`
 	Aggregate       Aggregate  `mapstructure:"aggregate"`
 	MaxKindsPerNode int        `mapstructure:"max_kinds_per_node"`
+	// PairReward is what the pair preferences learn from: the observed
+	// goodness (the paper), or its residual from the profiles' prediction
+	// (what the profiles cannot see: the correction of the model).
+	PairReward PairReward    `mapstructure:"pair_reward"`
+	Profile    ProfileConfig `mapstructure:"profile"`
+}
+
+// PairReward is the reward of the pair preferences.
+type PairReward string
+
+// Pair rewards.
+const (
+	RewardGoodness PairReward = "goodness"
+	RewardResidual PairReward = "residual"
+)
+
+// ProfileConfig configures the per-kind resource profile model
+// (profile.Config).
+type ProfileConfig struct {
+	HalfLife      float64 `mapstructure:"half_life"` // learning ticks
+	PriorStrength float64 `mapstructure:"prior_strength"`
+	Saturation    float64 `mapstructure:"saturation"`
+}
+
+// ModelConfig translates the profile section; errors name the key.
+func (p ProfileConfig) ModelConfig() (profile.Config, error) {
+	c := profile.Config{HalfLife: p.HalfLife, PriorStrength: p.PriorStrength, Saturation: p.Saturation}
+	if err := c.Validate(); err != nil {
+		var fe *profile.FieldError
+		if errors.As(err, &fe) {
+			return c, cfgErr("learning.profile."+fe.Field, "%s", fe.Reason)
+		}
+		return c, cfgErr("learning.profile", "%v", err)
+	}
+	return c, nil
 }
 
 // Aggregate says how many updates one learning tick makes.
@@ -264,6 +300,9 @@ func DefaultConfig() Config {
 			Credit:          CreditLater,
 			Aggregate:       AggregatePair,
 			MaxKindsPerNode: 2,
+			PairReward:      RewardResidual,
+			Profile: ProfileConfig{HalfLife: profile.DefaultHalfLife, PriorStrength: profile.DefaultPriorStrength,
+				Saturation: profile.DefaultSaturation},
 		},
 		Admission: AdmissionConfig{Tick: 10 * time.Second, Mode: ModeActive},
 		Pipeline:  DefaultPipelineConfig(),
@@ -738,6 +777,12 @@ func (l LearningConfig) validate() error {
 	}
 	if l.MaxKindsPerNode < 2 || l.MaxKindsPerNode > 16 {
 		return cfgErr("learning.max_kinds_per_node", "must be in [2, 16], got %d", l.MaxKindsPerNode)
+	}
+	if l.PairReward != RewardGoodness && l.PairReward != RewardResidual {
+		return cfgErr("learning.pair_reward", "must be goodness or residual, got %q", l.PairReward)
+	}
+	if _, err := l.Profile.ModelConfig(); err != nil {
+		return err
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/colocd/colocd/bandit"
 	"github.com/colocd/colocd/daemon/api"
 	"github.com/colocd/colocd/goodness"
+	"github.com/colocd/colocd/profile"
 	"github.com/colocd/colocd/queue"
 )
 
@@ -33,8 +34,10 @@ const (
 type Engine struct {
 	store    *queue.Store
 	learner  *bandit.Learner
-	pipeline *queue.Pipeline // the learned ordering
-	fifo     *queue.Pipeline // shadow mode's FIFO ordering (no preferences)
+	profiles *profile.Model   // per-kind resource profiles, learned
+	scoreSrc profile.Profiles // what the scorer reads: profiles, or given ones
+	pipeline *queue.Pipeline  // the learned ordering
+	fifo     *queue.Pipeline  // shadow mode's FIFO ordering (no preferences)
 	cluster  Cluster
 	metrics  Metrics
 	clock    Clock
@@ -50,7 +53,9 @@ type Engine struct {
 	creditMode CreditMode
 	aggregate  Aggregate
 	maxKinds   int
+	pairReward PairReward
 	limits     goodness.Limits
+	nodes      []string // the cluster's nodes at the last sync
 
 	kick chan struct{}
 
@@ -63,12 +68,13 @@ type Engine struct {
 
 // presence is one job's containers on one node, as seen by Sync.
 type presence struct {
-	kind     string
-	admitted time.Time // when the job was admitted (credit order)
-	seq      uint64    // tiebreak
-	since    time.Time // first seen on the node
-	lastSeen time.Time
-	goneAt   time.Time // first sync that no longer saw it; zero while present
+	kind       string
+	containers int       // at the last sync that saw it
+	admitted   time.Time // when the job was admitted (credit order)
+	seq        uint64    // tiebreak
+	since      time.Time // first seen on the node
+	lastSeen   time.Time
+	goneAt     time.Time // first sync that no longer saw it; zero while present
 }
 
 // EngineOptions are Engine's dependencies. Store, Learner, Cluster and Clock
@@ -76,13 +82,20 @@ type presence struct {
 type EngineOptions struct {
 	Store   *queue.Store
 	Learner *bandit.Learner
-	Cluster Cluster
-	Metrics Metrics
-	Clock   Clock
-	Journal *api.Journal
-	Prom    *api.Metrics
-	Rand    *rand.Rand // nil: seeded with 1
-	Logger  *slog.Logger
+	// Profiles is the resource profile model the learning tick fits; nil
+	// makes one from Learning.Profile.
+	Profiles *profile.Model
+	// ScoreProfiles, when set, is what the co-location scorer reads instead
+	// of Profiles (the benchmark's ra-profile-true gives the true profiles,
+	// to separate estimation error from decision quality).
+	ScoreProfiles profile.Profiles
+	Cluster       Cluster
+	Metrics       Metrics
+	Clock         Clock
+	Journal       *api.Journal
+	Prom          *api.Metrics
+	Rand          *rand.Rand // nil: seeded with 1
+	Logger        *slog.Logger
 	// Wall times decision latency for metrics; nil means time.Now. It never
 	// influences a decision.
 	Wall func() time.Time
@@ -124,7 +137,26 @@ func NewEngine(o EngineOptions) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := queue.NewPipeline(qc, o.Learner)
+	if o.Profiles == nil {
+		pc, err := o.Learning.Profile.ModelConfig()
+		if err != nil {
+			return nil, err
+		}
+		o.Profiles = profile.New(pc)
+	}
+	src := o.ScoreProfiles
+	if src == nil {
+		src = o.Profiles
+	}
+	var popts []queue.Option
+	if qc.Preference.Enabled && qc.Preference.Mode == queue.PreferenceModel {
+		sc, err := newModelScorer(o.Pipeline.Preference, src, o.Learner)
+		if err != nil {
+			return nil, err
+		}
+		popts = append(popts, queue.WithScorer(sc))
+	}
+	p, err := queue.NewPipeline(qc, o.Learner, popts...)
 	if err != nil {
 		return nil, fmt.Errorf("new engine: pipeline: %w", err)
 	}
@@ -133,7 +165,7 @@ func NewEngine(o EngineOptions) (*Engine, error) {
 		return nil, fmt.Errorf("new engine: fifo pipeline: %w", err)
 	}
 	e := &Engine{
-		store: o.Store, learner: o.Learner, pipeline: p, fifo: fifo,
+		store: o.Store, learner: o.Learner, profiles: o.Profiles, scoreSrc: src, pipeline: p, fifo: fifo,
 		cluster: o.Cluster, metrics: o.Metrics, clock: o.Clock,
 		journal: o.Journal, mx: o.Prom, rng: o.Rand, log: o.Logger, wall: o.Wall,
 		window:     o.Pipeline.windowSize(),
@@ -142,6 +174,7 @@ func NewEngine(o EngineOptions) (*Engine, error) {
 		creditMode: o.Learning.Credit,
 		aggregate:  o.Learning.Aggregate,
 		maxKinds:   o.Learning.MaxKindsPerNode,
+		pairReward: o.Learning.PairReward,
 		limits:     o.Limits,
 		kick:       make(chan struct{}, 1),
 		presence:   map[string]map[string]*presence{},
@@ -167,6 +200,9 @@ func NewEngine(o EngineOptions) (*Engine, error) {
 	}
 	if e.maxKinds < 2 {
 		e.maxKinds = 2
+	}
+	if e.pairReward == "" {
+		e.pairReward = RewardGoodness
 	}
 	return e, nil
 }
@@ -244,6 +280,9 @@ func (e *Engine) Ready(ctx context.Context) error {
 
 // Learner is the engine's learner.
 func (e *Engine) Learner() *bandit.Learner { return e.learner }
+
+// Profiles is the engine's resource profile model.
+func (e *Engine) Profiles() *profile.Model { return e.profiles }
 
 func (e *Engine) backendError(op string) {
 	if e.mx != nil {

@@ -110,6 +110,7 @@ func newHarness(tb testing.TB, o harnessOpts) *harness {
 	pc := DefaultPipelineConfig()
 	pc.Altruism.Enabled = false
 	pc.Select.Mode = "argmax"
+	pc.Preference.ObserveWait = 0 // admit at once: these tests follow the jobs, not the exploration
 	if o.pipeline != nil {
 		o.pipeline(&pc)
 	}
@@ -270,7 +271,9 @@ func TestShadowModeAdmitsFIFOAndJournalsLearnedChoice(t *testing.T) {
 		t.Run(string(mode), func(t *testing.T) {
 			// One node: the next job must land beside cpu (an empty node
 			// would take it alone, and the context would be empty).
-			h := newHarness(t, harnessOpts{nodes: 1, mode: mode})
+			h := newHarness(t, harnessOpts{nodes: 1, mode: mode, pipeline: func(pc *PipelineConfig) {
+				pc.Preference.Mode = "bandit" // the learned pair preferences decide
+			}})
 			preferNet(h.learner)
 			first := h.submit("cpu")
 			h.admit() // cpu holds half of the only node

@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/colocd/colocd/bandit"
 	"github.com/colocd/colocd/daemon/api"
 	"github.com/colocd/colocd/goodness"
+	"github.com/colocd/colocd/profile"
 	"github.com/colocd/colocd/queue"
 )
 
@@ -21,6 +24,11 @@ type LearnReport struct {
 	Updates     int      // learner.Update calls
 	Stale       []string // hosts without fresh metrics, skipped
 	Invalid     []string // hosts whose usage failed validation, skipped
+	// Profile is what the resource profile model's tick did.
+	Profile profile.TickReport
+	// Residuals are the co-located nodes' observed minus predicted goodness
+	// (the profiles' prediction before this tick), in node order.
+	Residuals []float64
 }
 
 // pairKey is an ordered kind pair: later was admitted after earlier.
@@ -44,15 +52,24 @@ func (e *Engine) Learn(ctx context.Context, from, to time.Time) (LearnReport, er
 	rep := LearnReport{From: from, To: to}
 	defer func() { e.lastLearn = rep }()
 	colos := e.colocations(from, to)
+	comps := e.compositions(from, to)
 	e.prune(from)
 	rep.Colocations = len(colos)
-	if len(colos) == 0 || e.metrics == nil {
+	if e.metrics == nil || !to.After(from) {
 		return rep, nil
 	}
-	hosts := make([]string, len(colos))
-	for i, c := range colos {
-		hosts[i] = c.node
+	// Every node: the profiles learn from all of them (idle ones give the
+	// baseline), the pair preferences from the co-locations.
+	hosts := slices.Clone(e.nodes)
+	for _, c := range colos {
+		if !slices.Contains(hosts, c.node) {
+			hosts = append(hosts, c.node)
+		}
 	}
+	if len(hosts) == 0 {
+		return rep, nil
+	}
+	slices.Sort(hosts)
 	usage, stale, err := e.metrics.Usage(ctx, hosts, from, to)
 	if err != nil {
 		e.backendError("metrics")
@@ -63,6 +80,16 @@ func (e *Engine) Learn(ctx context.Context, from, to time.Time) (LearnReport, er
 		staleSet[h] = true
 	}
 	now := e.clock.Now()
+	// The profiles' observations: each node's usage and the containers of
+	// each kind that ran there, time-weighted over the interval.
+	var obs []profile.Observation
+	for _, h := range hosts {
+		u, ok := usage[h]
+		if !ok || staleSet[h] || u.Validate() != nil {
+			continue // stale and invalid hosts are reported for co-locations below
+		}
+		obs = append(obs, profile.Observation{Node: h, Usage: profile.Usage(u, e.limits), Containers: comps[h]})
+	}
 	sum := map[pairKey]float64{}
 	n := map[pairKey]int{}
 	var order []pairKey
@@ -79,6 +106,13 @@ func (e *Engine) Learn(ctx context.Context, from, to time.Time) (LearnReport, er
 			continue
 		}
 		rep.Observed++
+		// The residual: what the profiles did not predict. Prediction before
+		// this tick is folded in, so it is out of sample.
+		res := g - profile.PredictGoodness(e.scoreSrc, comps[c.node])
+		rep.Residuals = append(rep.Residuals, res)
+		if e.pairReward == RewardResidual {
+			g = res
+		}
 		for i := 0; i < len(c.kinds); i++ {
 			for k := i + 1; k < len(c.kinds); k++ {
 				pk := pairKey{later: c.kinds[k], earlier: c.kinds[i]}
@@ -98,6 +132,9 @@ func (e *Engine) Learn(ctx context.Context, from, to time.Time) (LearnReport, er
 	for _, pk := range order { // pair aggregation: nodes in name order, pairs in first-seen order
 		e.credit(pk, sum[pk]/float64(n[pk]), &rep)
 	}
+	if len(obs) > 0 {
+		rep.Profile = e.profiles.Observe(obs)
+	}
 	sort.Strings(rep.Stale)
 	if e.mx != nil {
 		e.mx.StaleHosts(len(rep.Stale))
@@ -108,6 +145,11 @@ func (e *Engine) Learn(ctx context.Context, from, to time.Time) (LearnReport, er
 	}
 	if rep.Updates > 0 {
 		if err := e.persistPreferences(); err != nil {
+			return rep, err
+		}
+	}
+	if rep.Profile.Observations > 0 {
+		if err := e.persistProfiles(); err != nil {
 			return rep, err
 		}
 	}
@@ -143,6 +185,74 @@ func (e *Engine) persistPreferences() error {
 		return fmt.Errorf("save preferences: %w", err)
 	}
 	return nil
+}
+
+func (e *Engine) persistProfiles() error {
+	b, err := json.Marshal(e.profiles.Snapshot())
+	if err != nil {
+		return fmt.Errorf("encode profiles: %w", err)
+	}
+	if err := e.store.SaveProfiles(b); err != nil {
+		return fmt.Errorf("save profiles: %w", err)
+	}
+	return nil
+}
+
+// RestoreProfiles loads the persisted profile model into m, if any. The
+// configured parameters win over the ones stored with it.
+func RestoreProfiles(store *queue.Store, m *profile.Model) (bool, error) {
+	b, err := store.LoadProfiles()
+	if err != nil {
+		return false, fmt.Errorf("load profiles: %w", err)
+	}
+	if b == nil {
+		return false, nil
+	}
+	var s profile.Snapshot
+	if err := json.Unmarshal(b, &s); err != nil {
+		return false, fmt.Errorf("decode stored profiles: %w", err)
+	}
+	if err := m.Restore(s); err != nil {
+		return false, fmt.Errorf("restore profiles: %w", err)
+	}
+	return true, nil
+}
+
+// compositions is, per node, the containers of each kind that ran there
+// during [from, to], each weighted by the share of the interval it was
+// present (first seen at a sync to gone at a sync).
+func (e *Engine) compositions(from, to time.Time) map[string][]profile.KindCount {
+	out := map[string][]profile.KindCount{}
+	span := float64(to.Sub(from))
+	if span <= 0 {
+		return out
+	}
+	for node, m := range e.presence {
+		var kc []profile.KindCount
+		for _, p := range m {
+			start := p.since
+			if start.Before(from) {
+				start = from
+			}
+			end := to
+			if !p.goneAt.IsZero() && p.goneAt.Before(to) {
+				end = p.goneAt
+			}
+			if !end.After(start) {
+				continue
+			}
+			c := float64(p.containers) * float64(end.Sub(start)) / span
+			i := slices.IndexFunc(kc, func(k profile.KindCount) bool { return k.Kind == p.kind })
+			if i < 0 {
+				kc = append(kc, profile.KindCount{Kind: p.kind, Containers: c})
+			} else {
+				kc[i].Containers += c
+			}
+		}
+		slices.SortFunc(kc, func(a, b profile.KindCount) int { return strings.Compare(a.Kind, b.Kind) })
+		out[node] = kc
+	}
+	return out
 }
 
 // LastLearn is the report of the latest learning tick.

@@ -101,6 +101,7 @@ func newLoopHarness(t *testing.T, schedule string, tick time.Duration, mut ...fu
 	cfg := DefaultConfig()
 	cfg.Learning.Schedule = schedule
 	cfg.Admission.Tick = tick
+	cfg.Pipeline.Preference.ObserveWait = 0 // admit at once: these tests follow the loop's cadence
 	for _, m := range mut {
 		m(&cfg)
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/colocd/colocd/profile"
 	"github.com/colocd/colocd/queue"
 )
 
@@ -50,10 +51,28 @@ type AltruismStage struct {
 	DefaultRuntime time.Duration `mapstructure:"default_runtime"`
 }
 
-// PreferenceStage mirrors queue.PreferenceConfig.
+// PreferenceStage mirrors queue.PreferenceConfig, plus the co-location
+// model's scorer settings (mode model): the objective it maximises, its
+// caution with uncertain profiles (risk, in standard deviations) and the
+// weight of the pair preferences' correction.
 type PreferenceStage struct {
-	Enabled bool `mapstructure:"enabled"`
+	Enabled     bool          `mapstructure:"enabled"`
+	Mode        string        `mapstructure:"mode"`
+	Temperature float64       `mapstructure:"temperature"`
+	ObserveWait time.Duration `mapstructure:"observe_wait"`
+	Objective   string        `mapstructure:"objective"`
+	Risk        float64       `mapstructure:"risk"`
+	Explore     float64       `mapstructure:"explore"`
+	Correction  float64       `mapstructure:"correction"`
 }
+
+// Defaults of the co-location model's scorer (pipeline.preference).
+const (
+	DefaultObjective  = "rate"
+	DefaultRisk       = 0.0
+	DefaultExplore    = 1.0
+	DefaultCorrection = 0.0
+)
 
 // StarvationStage mirrors queue.StarvationConfig.
 type StarvationStage struct {
@@ -78,10 +97,12 @@ func DefaultPipelineConfig() PipelineConfig {
 		Fit:    FitStage{Enabled: q.Fit.Enabled, PerNode: q.Fit.PerNode},
 		Fairness: FairnessStage{Enabled: q.Fairness.Enabled, GroupBy: string(q.Fairness.GroupBy), Kappa: q.Fairness.Kappa,
 			Weights: map[string]float64{}, Metric: string(q.Fairness.Metric), HalfLife: q.Fairness.HalfLife},
-		Altruism:    AltruismStage{Enabled: q.Altruism.Enabled, P: q.Altruism.P, DefaultRuntime: q.Altruism.DefaultRuntime},
-		Preference:  PreferenceStage{Enabled: q.Preference.Enabled},
+		Altruism: AltruismStage{Enabled: q.Altruism.Enabled, P: q.Altruism.P, DefaultRuntime: q.Altruism.DefaultRuntime},
+		Preference: PreferenceStage{Enabled: q.Preference.Enabled, Mode: string(queue.PreferenceModel), Temperature: q.Preference.Temperature,
+			ObserveWait: q.Preference.ObserveWait,
+			Objective:   DefaultObjective, Risk: DefaultRisk, Explore: DefaultExplore, Correction: DefaultCorrection},
 		Starvation:  StarvationStage{Enabled: q.Starvation.Enabled, Shape: string(q.Starvation.Shape), A: q.Starvation.A, MaxSkips: q.Starvation.MaxSkips},
-		Select:      SelectStage{Enabled: q.Select.Enabled, Mode: string(q.Select.Mode), ExploreObservations: q.Select.ExploreObservations},
+		Select:      SelectStage{Enabled: q.Select.Enabled, Mode: string(queue.SelectArgmax), ExploreObservations: q.Select.ExploreObservations},
 		MaxRecorded: q.MaxRecorded,
 	}
 }
@@ -94,8 +115,9 @@ func (p PipelineConfig) QueueConfig() (queue.Config, error) {
 		Fit:    queue.FitConfig{Enabled: p.Fit.Enabled, PerNode: p.Fit.PerNode},
 		Fairness: queue.FairnessConfig{Enabled: p.Fairness.Enabled, GroupBy: queue.GroupBy(p.Fairness.GroupBy),
 			Kappa: p.Fairness.Kappa, Weights: p.Fairness.Weights, Metric: queue.ShareMetric(p.Fairness.Metric), HalfLife: p.Fairness.HalfLife},
-		Altruism:    queue.AltruismConfig{Enabled: p.Altruism.Enabled, P: p.Altruism.P, DefaultRuntime: p.Altruism.DefaultRuntime},
-		Preference:  queue.PreferenceConfig{Enabled: p.Preference.Enabled},
+		Altruism: queue.AltruismConfig{Enabled: p.Altruism.Enabled, P: p.Altruism.P, DefaultRuntime: p.Altruism.DefaultRuntime},
+		Preference: queue.PreferenceConfig{Enabled: p.Preference.Enabled, Mode: queue.PreferenceMode(p.Preference.Mode),
+			Temperature: p.Preference.Temperature, ObserveWait: p.Preference.ObserveWait},
 		Starvation:  queue.StarvationConfig{Enabled: p.Starvation.Enabled, Shape: queue.Shape(p.Starvation.Shape), A: p.Starvation.A, MaxSkips: p.Starvation.MaxSkips},
 		Select:      queue.SelectConfig{Enabled: p.Select.Enabled, Mode: queue.SelectMode(p.Select.Mode), ExploreObservations: p.Select.ExploreObservations},
 		MaxRecorded: p.MaxRecorded,
@@ -106,6 +128,20 @@ func (p PipelineConfig) QueueConfig() (queue.Config, error) {
 			return q, &ConfigError{Key: "pipeline." + fe.Field, Reason: fe.Reason}
 		}
 		return q, &ConfigError{Key: "pipeline", Reason: err.Error()}
+	}
+	if pr := p.Preference; pr.Enabled && queue.PreferenceMode(pr.Mode) == queue.PreferenceModel {
+		if _, err := profile.ParseObjective(pr.Objective); err != nil {
+			return q, cfgErr("pipeline.preference.objective", "%q is not rate or goodness", pr.Objective)
+		}
+		if !(pr.Risk >= -10 && pr.Risk <= 10) {
+			return q, cfgErr("pipeline.preference.risk", "%v outside [-10, 10]", pr.Risk)
+		}
+		if !(pr.Explore >= 0 && pr.Explore <= 10) {
+			return q, cfgErr("pipeline.preference.explore", "%v outside [0, 10]", pr.Explore)
+		}
+		if !(pr.Correction >= 0 && pr.Correction <= 100) {
+			return q, cfgErr("pipeline.preference.correction", "%v outside [0, 100]", pr.Correction)
+		}
 	}
 	return q, nil
 }

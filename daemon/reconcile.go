@@ -204,7 +204,13 @@ func (e *Engine) activeJobs() ([]queue.Job, error) {
 // observe updates which jobs are present on which node at time now.
 func (e *Engine) observe(st ClusterState, byApp map[string]queue.Job, now time.Time) {
 	seen := map[string]map[string]bool{}
+	apps := make(map[string]*AppState, len(st.Apps))
+	for i := range st.Apps {
+		apps[st.Apps[i].ID] = &st.Apps[i]
+	}
+	e.nodes = e.nodes[:0]
 	for _, n := range st.Nodes {
+		e.nodes = append(e.nodes, n.Name)
 		for _, appID := range n.Apps {
 			j, ok := byApp[appID]
 			if !ok {
@@ -228,6 +234,10 @@ func (e *Engine) observe(st ClusterState, byApp map[string]queue.Job, now time.T
 				m[j.ID] = p
 			}
 			p.lastSeen = now
+			p.containers = 1
+			if a, ok := apps[appID]; ok {
+				p.containers = max(a.containersOn(n.Name), 1)
+			}
 		}
 	}
 	for node, m := range e.presence {

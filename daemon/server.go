@@ -26,6 +26,7 @@ import (
 	"github.com/colocd/colocd/collector"
 	"github.com/colocd/colocd/daemon/api"
 	"github.com/colocd/colocd/goodness"
+	"github.com/colocd/colocd/profile"
 	"github.com/colocd/colocd/queue"
 	"github.com/colocd/colocd/sim"
 	"github.com/colocd/colocd/yarnclient"
@@ -116,6 +117,15 @@ func Serve(ctx context.Context, cfg Config, opts ServeOptions) (err error) {
 	for _, k := range b.kinds {
 		learner.Add(k)
 	}
+	pcfg, err := cfg.Learning.Profile.ModelConfig()
+	if err != nil {
+		return err
+	}
+	profiles := profile.New(pcfg)
+	profilesRestored, err := RestoreProfiles(store, profiles)
+	if err != nil {
+		return err
+	}
 	journal, err := api.OpenJournal(filepath.Join(cfg.DataDir, "journal"), cfg.Journal.MaxDecisions, cfg.Journal.MaxGoodness)
 	if err != nil {
 		return fmt.Errorf("open journal: %w", err)
@@ -126,7 +136,7 @@ func Serve(ctx context.Context, cfg Config, opts ServeOptions) (err error) {
 
 	limits := cfg.Goodness.limits(b.limits)
 	engine, err := NewEngine(EngineOptions{
-		Store: store, Learner: learner, Cluster: b.cluster, Metrics: b.metrics, Clock: b.clock,
+		Store: store, Learner: learner, Profiles: profiles, Cluster: b.cluster, Metrics: b.metrics, Clock: b.clock,
 		Journal: journal, Prom: prom, Rand: mrand.New(mrand.NewPCG(b.seed, b.seed^0x5851f42d4c957f2d)),
 		Logger: log.With("component", "engine"), Pipeline: cfg.Pipeline, Admission: cfg.Admission,
 		Learning: cfg.Learning, Limits: limits,
@@ -174,7 +184,7 @@ func Serve(ctx context.Context, cfg Config, opts ServeOptions) (err error) {
 	}
 	log.Info("colocd serving", "version", opts.Version, "addr", ln.Addr().String(), "tls", cfg.TLS.CertFile != "",
 		"backend", cfg.Backend, "seed", b.seed, "data_dir", cfg.DataDir, "mode", cfg.Admission.Mode,
-		"preferences_restored", restored, "kinds", len(learner.Kinds()), "limits", limits)
+		"preferences_restored", restored, "profiles_restored", profilesRestored, "kinds", len(learner.Kinds()), "limits", limits)
 	srvErr := make(chan error, 1)
 	go func() {
 		var err error

@@ -94,7 +94,7 @@ func (c *SimCluster) State(ctx context.Context) (ClusterState, error) {
 				continue
 			}
 			st.Apps = append(st.Apps, AppState{ID: a.ID, JobID: a.JobID, Kind: a.Kind, User: a.User, Queue: a.Queue,
-				Alloc: queue.Capacity{MemoryMB: a.Alloc.MemoryMB, VCores: a.Alloc.VCores}, Nodes: a.Nodes, Starts: a.Started})
+				Alloc: queue.Capacity{MemoryMB: a.Alloc.MemoryMB, VCores: a.Alloc.VCores}, Nodes: a.Nodes, Placement: a.Placement, Starts: a.Started})
 		}
 	})
 	return st, nil

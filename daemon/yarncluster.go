@@ -43,8 +43,9 @@ type YarnCluster struct {
 }
 
 type placementEntry struct {
-	at    time.Time
-	nodes []string
+	at     time.Time
+	nodes  []string
+	counts map[string]int // node → containers
 }
 
 var (
@@ -177,7 +178,7 @@ func (y *YarnCluster) State(ctx context.Context) (ClusterState, error) {
 		}
 		if as.JobID != "" {
 			live[a.ID] = true
-			as.Nodes, err = y.placement(ctx, a.ID)
+			as.Nodes, as.Placement, err = y.placement(ctx, a.ID)
 			if err != nil {
 				y.log.Warn("placement unavailable", "app", a.ID, "err", err)
 			}
@@ -199,29 +200,31 @@ func (y *YarnCluster) State(ctx context.Context) (ClusterState, error) {
 	return st, nil
 }
 
-func (y *YarnCluster) placement(ctx context.Context, appID string) ([]string, error) {
+func (y *YarnCluster) placement(ctx context.Context, appID string) ([]string, map[string]int, error) {
 	now := y.now()
 	y.mu.Lock()
 	e, ok := y.pl[appID]
 	y.mu.Unlock()
 	if ok && now.Sub(e.at) < placementTTL {
-		return e.nodes, nil
+		return e.nodes, e.counts, nil
 	}
 	p, err := y.c.Placement(ctx, appID)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	nodes := make([]string, 0, len(p))
+	counts := make(map[string]int, len(p))
 	for n, c := range p {
 		if c > 0 {
 			nodes = append(nodes, n)
+			counts[n] = c
 		}
 	}
 	slices.Sort(nodes)
 	y.mu.Lock()
-	y.pl[appID] = placementEntry{at: now, nodes: nodes}
+	y.pl[appID] = placementEntry{at: now, nodes: nodes, counts: counts}
 	y.mu.Unlock()
-	return nodes, nil
+	return nodes, counts, nil
 }
 
 func nodeHost(n yarnclient.Node) string {

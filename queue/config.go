@@ -91,11 +91,44 @@ type AltruismConfig struct {
 	DefaultRuntime time.Duration `json:"default_runtime" yaml:"default_runtime"`
 }
 
-// PreferenceConfig: score candidates by the learned co-location
-// preferences. Disabled: the oldest survivor goes first.
+// PreferenceMode is how the preference stage scores candidates.
+type PreferenceMode string
+
+// Preference modes.
+const (
+	// PreferenceModel scores each candidate kind with the co-location model
+	// (a Scorer: learned resource profiles corrected by pair preferences)
+	// and takes the softmax of the scores over Temperature.
+	PreferenceModel PreferenceMode = "model"
+	// PreferenceBandit is the paper's: π(kind | running kinds) from the
+	// gradient-bandit pair preferences alone.
+	PreferenceBandit PreferenceMode = "bandit"
+)
+
+// DefaultTemperature is preference.temperature's default, in score units
+// (the model's rate score is a job's predicted mean speed net of the
+// slowdown it causes, in [−1, 1]): a score 0.05 higher is e times more
+// likely before starvation weights, so a job passed over twice (weight 2
+// at a = 0.5) outweighs a 0.035 lead.
+const DefaultTemperature = 0.05
+
+// PreferenceConfig: score candidates by co-location. Disabled: the oldest
+// survivor goes first.
 type PreferenceConfig struct {
-	Enabled bool `json:"enabled" yaml:"enabled"`
+	Enabled bool           `json:"enabled" yaml:"enabled"`
+	Mode    PreferenceMode `json:"mode" yaml:"mode"`
+	// Temperature (mode model) turns scores into probabilities:
+	// π ∝ exp(score / Temperature). > 0.
+	Temperature float64 `json:"temperature" yaml:"temperature"`
+	// ObserveWait (mode model) is how long after its submission a job may
+	// be held back so that a never-observed kind is first profiled where
+	// its usage can be told apart (see modelStage); 0 never holds back.
+	ObserveWait time.Duration `json:"observe_wait" yaml:"observe_wait"`
 }
+
+// DefaultObserveWait is preference.observe_wait's default: two learning
+// ticks at the default 60 s schedule.
+const DefaultObserveWait = 2 * time.Minute
 
 // Shape is how the starvation weight grows with skips.
 type Shape string
@@ -160,7 +193,7 @@ func DefaultConfig() Config {
 			Enabled: false, GroupBy: GroupByUser, Kappa: 0.1, Metric: ShareDominant,
 		},
 		Altruism:    AltruismConfig{Enabled: true, P: 0.5, DefaultRuntime: 10 * time.Minute},
-		Preference:  PreferenceConfig{Enabled: true},
+		Preference:  PreferenceConfig{Enabled: true, Mode: PreferenceBandit, Temperature: DefaultTemperature, ObserveWait: DefaultObserveWait},
 		Starvation:  StarvationConfig{Enabled: true, Shape: ShapeLinear, A: 0.5, MaxSkips: 8},
 		Select:      SelectConfig{Enabled: true, Mode: SelectAnneal, ExploreObservations: DefaultExploreObservations},
 		MaxRecorded: 32,
@@ -208,6 +241,20 @@ func (c Config) Validate() error {
 		}
 		if a.DefaultRuntime < 0 {
 			return fieldErr("altruism.default_runtime", "%v is negative", a.DefaultRuntime)
+		}
+	}
+	if p := c.Preference; p.Enabled {
+		switch p.Mode {
+		case PreferenceModel:
+			if !(p.Temperature > 0) || math.IsInf(p.Temperature, 0) {
+				return fieldErr("preference.temperature", "%v is not a positive finite number", p.Temperature)
+			}
+			if p.ObserveWait < 0 {
+				return fieldErr("preference.observe_wait", "%v is negative", p.ObserveWait)
+			}
+		case PreferenceBandit:
+		default:
+			return fieldErr("preference.mode", "%q is not model or bandit", p.Mode)
 		}
 	}
 	if s := c.Starvation; s.Enabled {

@@ -13,10 +13,20 @@ type Capacity struct {
 	VCores   int64 `json:"vcores"`
 }
 
-// NodeFree is one node's free resources.
+// NodeFree is one node's free resources and, for the co-location model,
+// its capacity and the jobs with containers on it.
 type NodeFree struct {
-	Name string   `json:"name"`
-	Free Capacity `json:"free"`
+	Name     string    `json:"name"`
+	Free     Capacity  `json:"free"`
+	Capacity Capacity  `json:"capacity"`
+	Jobs     []NodeJob `json:"jobs,omitempty"`
+}
+
+// NodeJob is one job's containers on a node.
+type NodeJob struct {
+	JobID      string `json:"job_id"`
+	Kind       string `json:"kind"`
+	Containers int    `json:"containers"`
 }
 
 // Running is one application on the cluster, as the daemon sees it.
@@ -50,6 +60,35 @@ type Snapshot struct {
 // bandit.Learner satisfies it.
 type Preferences interface {
 	Mix(candidates, given []string, weights []float64, out []float64)
+}
+
+// Scorer is the co-location model (preference.mode "model"): for each
+// candidate kind and its containers, the predicted value of admitting one
+// job of it now, higher is better, with its explanation. It reads only the
+// snapshot. The daemon's scorer predicts where the containers land and what
+// they do to those nodes from the learned resource profiles, corrected by
+// the pair preferences.
+type Scorer interface {
+	Score(snap *Snapshot, kinds []string, res []Resources, out []Score)
+}
+
+// Score is one candidate kind's model score and its explanation.
+type Score struct {
+	// Value is what the choice maximises (Model + Correction).
+	Value float64 `json:"value"`
+	// Model is the profiles' prediction; Correction the pair preferences'
+	// adjustment.
+	Model      float64 `json:"model"`
+	Correction float64 `json:"correction,omitempty"`
+	// Alone is the expected share of the job's containers on empty nodes;
+	// Beside the share beside each running kind.
+	Alone  float64       `json:"alone"`
+	Beside []ContextKind `json:"beside,omitempty"`
+	// Known is false while the kind's profile is only the prior.
+	Known bool `json:"known"`
+	// Confounds: admitting it now would run a never-observed kind beside
+	// another kind, so neither's usage could be told apart.
+	Confounds bool `json:"confounds,omitempty"`
 }
 
 // ObservationCounter is optionally implemented by Preferences (bandit.Learner
@@ -112,6 +151,8 @@ type Candidate struct {
 	Pref   float64 `json:"pref"`   // preference probability before starvation weights
 	Weight float64 `json:"weight"` // starvation weight
 	Skips  int     `json:"skips"`
+	// Score is the co-location model's score (preference.mode model).
+	Score *Score `json:"score,omitempty"`
 }
 
 // GroupRecord is one fairness group at decision time.
@@ -128,6 +169,7 @@ type GroupRecord struct {
 type Pipeline struct {
 	cfg    Config
 	prefs  Preferences
+	scorer Scorer
 	stages []stage
 	fair   *fairnessStage // nil when fairness is off
 
@@ -143,8 +185,9 @@ type stage interface {
 }
 
 // NewPipeline validates cfg and wires the stages. A nil prefs acts as an
-// untrained learner: every kind equally likely.
-func NewPipeline(cfg Config, prefs Preferences) (*Pipeline, error) {
+// untrained learner: every kind equally likely. Preference mode "model"
+// needs a Scorer: give it with WithScorer.
+func NewPipeline(cfg Config, prefs Preferences, opts ...Option) (*Pipeline, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -159,9 +202,22 @@ func NewPipeline(cfg Config, prefs Preferences) (*Pipeline, error) {
 		cfg.Fairness.Weights = w
 	}
 	p := &Pipeline{cfg: cfg, prefs: prefs}
+	for _, o := range opts {
+		o(p)
+	}
+	if cfg.Preference.Enabled && cfg.Preference.Mode == PreferenceModel && p.scorer == nil {
+		return nil, fieldErr("preference.mode", "model needs a scorer (WithScorer)")
+	}
 	p.stages = p.stack()
 	return p, nil
 }
+
+// Option configures a Pipeline.
+type Option func(*Pipeline)
+
+// WithScorer gives the pipeline its co-location model (preference mode
+// "model").
+func WithScorer(s Scorer) Option { return func(p *Pipeline) { p.scorer = s } }
 
 // stack composes the stages, in order. This is the one place the pipeline
 // is wired (like nomad's scheduler/stack.go).
@@ -189,11 +245,18 @@ func (p *Pipeline) stack() []stage {
 	if c.Altruism.Enabled {
 		s = append(s, altruismStage{p: c.Altruism})
 	}
-	// 5. Preference: π(kind | running kinds) from the learner; a kind's
-	//    probability goes to its oldest job. Off: FIFO head.
-	if c.Preference.Enabled {
+	// 5. Co-location preference. Mode model: the scorer predicts what each
+	//    kind's job would do to the nodes it lands on (profiles, corrected
+	//    by the pair preferences) and π is the softmax of the scores over
+	//    the temperature. Mode bandit (the paper): π(kind | running kinds)
+	//    from the learner. A kind's probability goes to its oldest job.
+	//    Off: FIFO head.
+	switch {
+	case c.Preference.Enabled && c.Preference.Mode == PreferenceModel:
+		s = append(s, modelStage{scorer: p.scorer, temperature: c.Preference.Temperature, observeWait: c.Preference.ObserveWait})
+	case c.Preference.Enabled:
 		s = append(s, preferenceStage{prefs: p.prefs})
-	} else {
+	default:
 		s = append(s, fifoStage{})
 	}
 	// 6. Starvation: weight by skips and renormalise (paper §4.3); past
@@ -251,6 +314,7 @@ type cand struct {
 	pref   float64
 	weight float64
 	prob   float64
+	score  *Score // model mode
 }
 
 // scratch holds buffers reused across decisions.
@@ -435,7 +499,7 @@ func (r *run) finish() {
 			continue
 		}
 		d.Candidates = append(d.Candidates, Candidate{
-			JobID: c.job.ID, Kind: c.kind, Prob: c.prob, Pref: c.pref, Weight: c.weight, Skips: c.skips,
+			JobID: c.job.ID, Kind: c.kind, Prob: c.prob, Pref: c.pref, Weight: c.weight, Skips: c.skips, Score: c.score,
 		})
 	}
 	if r.chosen == nil {

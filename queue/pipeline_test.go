@@ -195,7 +195,7 @@ func TestWindowStage(t *testing.T) {
 }
 
 func TestFitStage(t *testing.T) {
-	nodes := []queue.NodeFree{{"n1", queue.Capacity{MemoryMB: 4096, VCores: 4}}, {"n2", queue.Capacity{MemoryMB: 4096, VCores: 4}}}
+	nodes := []queue.NodeFree{{Name: "n1", Free: queue.Capacity{MemoryMB: 4096, VCores: 4}}, {Name: "n2", Free: queue.Capacity{MemoryMB: 4096, VCores: 4}}}
 	free := queue.Capacity{MemoryMB: 8192, VCores: 8}
 	pend := []queue.Job{
 		pj(1, "a", mem(9000)),                // too much memory in total

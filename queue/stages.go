@@ -729,3 +729,118 @@ func (s selectStage) run(r *run, rec *StageRecord) {
 	}
 	rec.Note = annealNote + fmt.Sprintf("sampled u=%.4f", u/max(total, math.SmallestNonzeroFloat64))
 }
+
+// modelStage scores the survivors with the co-location model (preference
+// mode "model"): one Scorer call with the distinct kinds of the survivors
+// (in FIFO order of their oldest job) and their container shapes; π is the
+// softmax of the scores over the temperature, and a kind's probability goes
+// to its oldest surviving job, so within a kind the queue stays FIFO. The
+// decision records every candidate's score and the head candidate's
+// expected partners as its context.
+type modelStage struct {
+	scorer      Scorer
+	temperature float64
+	observeWait time.Duration
+}
+
+func (modelStage) name() string { return "preference" }
+
+func (s modelStage) run(r *run, rec *StageRecord) {
+	sc := r.sc
+	heads := sc.kindHeads[:0]
+	if len(r.live) == 0 {
+		r.cands = heads
+		return
+	}
+	if sc.kindIdx == nil {
+		sc.kindIdx = make(map[string]int)
+	}
+	clear(sc.kindIdx)
+	kinds := sc.kinds[:0]
+	var res []Resources
+	for _, c := range r.live {
+		if _, ok := sc.kindIdx[c.kind]; !ok {
+			sc.kindIdx[c.kind] = len(heads)
+			heads = append(heads, c)
+			kinds = append(kinds, c.kind)
+			res = append(res, c.res)
+		}
+	}
+	sc.kinds, sc.kindHeads = kinds, heads
+	scores := make([]Score, len(kinds))
+	s.scorer.Score(r.snap, kinds, res, scores)
+	top := math.Inf(-1)
+	for i := range scores {
+		v := scores[i].Value
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			scores[i].Value = math.Inf(-1)
+			continue
+		}
+		top = max(top, v)
+	}
+	sum := 0.0
+	for i, c := range heads {
+		c.score = &scores[i]
+		c.pref = 0
+		if !math.IsInf(scores[i].Value, -1) {
+			c.pref = math.Exp((scores[i].Value - top) / s.temperature)
+		}
+		sum += c.pref
+	}
+	for _, c := range heads {
+		if sum > 0 {
+			c.pref /= sum
+		} else {
+			c.pref = 1 / float64(len(heads))
+		}
+		c.prob, c.weight = c.pref, 1
+	}
+	r.cands = heads
+	r.dec.Context = append(r.dec.Context[:0], scores[0].Beside...)
+	// Observe before pairing: running a never-observed kind beside another
+	// kind hides both kinds' usage in their sum. When the best candidate
+	// would, and no candidate that would not is about as good (within the
+	// temperature), wait for the next learning tick to profile what runs —
+	// for at most ObserveWait after the candidate was submitted. Nothing is
+	// passed over by waiting; starvation's hard cap still forces a job, and
+	// an out-of-slack deadline job never waits.
+	if w := s.observeWait; w > 0 && len(r.snap.Running) > 0 {
+		best, clean := -1, -1
+		for i, c := range heads {
+			if c.deadline != nil && c.slack <= 0 {
+				best, clean = -1, -1
+				break
+			}
+			if best < 0 || scores[i].Value > scores[best].Value {
+				best = i
+			}
+			if !scores[i].Confounds && (clean < 0 || scores[i].Value > scores[clean].Value) {
+				clean = i
+			}
+		}
+		if best >= 0 && scores[best].Confounds && r.snap.Now.Sub(heads[best].job.CreatedAt) < w {
+			if clean >= 0 && scores[clean].Value >= scores[best].Value-s.temperature {
+				var kept float64 // the clean ones are as good: keep them only
+				for i, c := range heads {
+					if scores[i].Confounds {
+						c.pref = 0
+					}
+					kept += c.pref
+				}
+				for _, c := range heads {
+					if kept > 0 {
+						c.pref /= kept
+					}
+					c.prob = c.pref
+				}
+			} else {
+				r.cands = heads[:0]
+				r.note = fmt.Sprintf("waiting to observe: %s would run beside a kind never observed (or is one), and no other candidate is as good", heads[best].kind)
+				rec.Note = r.note
+				return
+			}
+		}
+	}
+	rec.Note = fmt.Sprintf("%d kinds among %d jobs scored by the co-location model (head: %.0f%% alone, beside %d kinds)",
+		len(heads), len(r.live), 100*scores[0].Alone, len(scores[0].Beside))
+}

@@ -75,6 +75,7 @@ var (
 	keyMagic    = []byte("magic")
 	keySchema   = []byte("schema")
 	keyPrefs    = []byte("snapshot")
+	keyProfiles = []byte("profiles") // the profile model's snapshot, in bucketPrefs
 	magicValue  = []byte("colocd-queue")
 	boltMagic   = uint32(0xED0CDAED)
 	boltPageSzs = []int{4096, 8192, 16384, 32768, 65536}
@@ -676,6 +677,28 @@ func (s *Store) SavePreferences(b []byte) error {
 		}
 		return tx.Bucket(bucketPrefs).Put(keyPrefs, cloneBytes(b))
 	})
+}
+
+// SaveProfiles stores the profile model's snapshot bytes (replacing the
+// last ones; nil deletes them), beside the preferences.
+func (s *Store) SaveProfiles(b []byte) error {
+	return s.update(func(tx *bolt.Tx) error {
+		if len(b) == 0 {
+			return tx.Bucket(bucketPrefs).Delete(keyProfiles)
+		}
+		return tx.Bucket(bucketPrefs).Put(keyProfiles, cloneBytes(b))
+	})
+}
+
+// LoadProfiles returns the stored profile snapshot bytes, or nil, nil when
+// none were saved.
+func (s *Store) LoadProfiles() ([]byte, error) {
+	var out []byte
+	err := s.view(func(tx *bolt.Tx) error {
+		out = cloneBytes(tx.Bucket(bucketPrefs).Get(keyProfiles))
+		return nil
+	})
+	return out, err
 }
 
 // LoadPreferences returns the stored snapshot bytes, or nil, nil when none

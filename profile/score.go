@@ -1,0 +1,553 @@
+package profile
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/colocd/colocd/goodness"
+)
+
+// Profiles is what the scorer reads of a model: each kind's profile, the
+// node baseline and the uncertainty. *Model satisfies it, and so does
+// Fixed.
+type Profiles interface {
+	Profile(kind string) Profile
+	Baseline() Vector
+	// Covariance(a, b) × Sigma()[r]² is the covariance of kind a's and kind
+	// b's per-container demand of resource r.
+	Covariance(a, b string) float64
+	Sigma() Vector
+}
+
+var _ Profiles = (*Model)(nil)
+
+// Fixed is a Profiles of known demands per container (offline profiling;
+// the benchmark's references give it the simulator's true mean profiles).
+// A kind it does not list gets the mean of the listed ones. Nothing is
+// uncertain.
+type Fixed map[string]Vector
+
+// Profile returns kind's demand.
+func (f Fixed) Profile(kind string) Profile {
+	if d, ok := f[kind]; ok {
+		return Profile{Kind: kind, Demand: d, Known: true, Weight: math.Inf(1)}
+	}
+	var mean Vector
+	for _, d := range f {
+		for r := range NumResources {
+			mean[r] += d[r] / float64(len(f))
+		}
+	}
+	return Profile{Kind: kind, Demand: mean}
+}
+
+// Baseline is zero: the listed demands are all a node uses.
+func (Fixed) Baseline() Vector { return Vector{} }
+
+// Covariance is zero: the demands are known.
+func (Fixed) Covariance(a, b string) float64 { return 0 }
+
+// Sigma is zero.
+func (Fixed) Sigma() Vector { return Vector{} }
+
+// Correction adjusts the model's value of starting kind a beside a running
+// kind: what the pair preferences learned from observed goodness add to
+// what the profiles predict. bandit.Learner satisfies it.
+type Correction interface {
+	Pref(a, given string) float64
+}
+
+// Objective is what the scorer maximises.
+type Objective string
+
+// Objectives.
+const (
+	// ObjectiveRate is the predicted progress rate: the containers of the
+	// affected nodes, each at the speed its most overcommitted resource
+	// leaves it, summed (solo seconds of work per second), with the
+	// candidate minus without.
+	ObjectiveRate Objective = "rate"
+	// ObjectiveGoodness is the paper's goodness (Eq. 1) of the affected
+	// nodes' predicted usage, with the candidate minus without.
+	ObjectiveGoodness Objective = "goodness"
+)
+
+// ParseObjective accepts "rate" and "goodness".
+func ParseObjective(s string) (Objective, error) {
+	switch o := Objective(strings.ToLower(strings.TrimSpace(s))); o {
+	case ObjectiveRate, ObjectiveGoodness:
+		return o, nil
+	}
+	return "", fmt.Errorf("profile: unknown objective %q (want rate or goodness)", s)
+}
+
+// Room is an amount of placement resources (what the resource manager
+// reserves): vcores and memory.
+type Room struct {
+	VCores   int64
+	MemoryMB int64
+}
+
+// Shape is a job's containers: how many, and the room each reserves.
+type Shape struct {
+	Containers int
+	Each       Room
+}
+
+// Node is one node as the scorer sees it: its placement room and the
+// containers running on it, by kind (a kind appears once).
+type Node struct {
+	Capacity, Free Room
+	Jobs           []KindCount
+}
+
+func (n *Node) empty() bool { return len(n.Jobs) == 0 && n.Free == n.Capacity }
+
+// slots is how many containers of room each fit in free.
+func slots(free, each Room) int64 {
+	s := int64(math.MaxInt64)
+	if each.VCores > 0 {
+		s = max(free.VCores, 0) / each.VCores
+	}
+	if each.MemoryMB > 0 {
+		s = min(s, max(free.MemoryMB, 0)/each.MemoryMB)
+	}
+	if s == math.MaxInt64 { // a zero-sized container: count vcores
+		s = max(free.VCores, 0)
+	}
+	return s
+}
+
+// DefaultGroup is how many containers of a job the cluster puts on each
+// empty node before it fills nodes that already run something (the
+// paper's §6.1 triplets, and the simulator's default).
+const DefaultGroup = 3
+
+// Landing is where a job is expected to put its containers: Containers
+// (an expectation) on node Node, in groups of Group.
+type Landing struct {
+	Node       int
+	Containers float64
+	Group      int
+}
+
+// Place predicts where a job of shape s lands among nodes, following the
+// cluster's placement rule: a group of up to group containers on each empty
+// node first, then the rest over the nodes with room, in proportion to the
+// room each has (in containers of s), as a random choice among them would
+// in expectation. It returns false when the job does not fit. The empty
+// nodes are interchangeable, so their landings are one entry (the first
+// empty node's index) with the containers they take together.
+func Place(nodes []Node, s Shape, group int, out []Landing) ([]Landing, bool) {
+	out = out[:0]
+	if group < 1 {
+		group = DefaultGroup
+	}
+	left := int64(s.Containers)
+	emptyAt, onEmpty := -1, int64(0)
+	var room int64
+	for i := range nodes {
+		n := &nodes[i]
+		k := slots(n.Free, s.Each)
+		if n.empty() && left > 0 {
+			put := min(k, int64(group), left)
+			if put > 0 {
+				if emptyAt < 0 {
+					emptyAt = i
+				}
+				onEmpty += put
+				left -= put
+			}
+			k -= put
+			if k <= 0 {
+				continue
+			}
+		}
+		room += k
+	}
+	if onEmpty > 0 {
+		out = append(out, Landing{Node: emptyAt, Containers: float64(onEmpty), Group: int(min(int64(group), onEmpty))})
+	}
+	if left == 0 {
+		return out, true
+	}
+	if room < left {
+		return out, false
+	}
+	for i := range nodes {
+		n := &nodes[i]
+		if n.empty() {
+			continue // what is left on an empty node lands beside the job itself; counted below
+		}
+		k := slots(n.Free, s.Each)
+		if k <= 0 {
+			continue
+		}
+		e := float64(left) * float64(k) / float64(room)
+		out = append(out, Landing{Node: i, Containers: e, Group: int(min(k, int64(group)))})
+	}
+	if emptyRoom := room - roomOfBusy(nodes, s.Each); emptyRoom > 0 && emptyAt >= 0 {
+		// Containers that go to an empty node beyond its first group land
+		// beside the job's own group there.
+		e := float64(left) * float64(emptyRoom) / float64(room)
+		out[0].Containers += e
+	}
+	return out, true
+}
+
+func roomOfBusy(nodes []Node, each Room) int64 {
+	var r int64
+	for i := range nodes {
+		if !nodes[i].empty() {
+			r += slots(nodes[i].Free, each)
+		}
+	}
+	return r
+}
+
+// Scorer rates candidate jobs by what the profiles predict their
+// containers do to the nodes they land on.
+type Scorer struct {
+	Profiles Profiles
+	// Objective is what is maximised (default ObjectiveRate).
+	Objective Objective
+	// Risk is z: each resource's load is taken z standard deviations above
+	// its mean, where the deviation comes from the profiles' uncertainty
+	// (containers of one kind move together; different kinds independently).
+	// 0 scores the mean; positive is cautious with unknown kinds.
+	Risk float64
+	// Group is the placement group (default DefaultGroup).
+	Group int
+	// Explore is the optimism, in standard deviations, with which a
+	// candidate whose usage its landing would reveal is scored (its demand
+	// lowered by Explore·σ); 0 scores the expectation.
+	Explore float64
+	// Correction, when set, adds CorrectionWeight × the context-weighted
+	// pair preference of the candidate beside the kinds it lands with.
+	Correction       Correction
+	CorrectionWeight float64
+}
+
+// Score is one candidate's rating and its explanation.
+type Score struct {
+	// Value is what the choice maximises: Model + Correction.
+	Value float64 `json:"value"`
+	// Model is the objective's predicted change per container of the
+	// candidate (the rate: its containers' mean speed net of the slowdown
+	// it causes; goodness: the affected nodes' change).
+	Model      float64 `json:"model"`
+	Correction float64 `json:"correction,omitempty"`
+	// Alone is the expected share of its containers on empty nodes.
+	Alone float64 `json:"alone"`
+	// Beside is the expected share of its containers beside each running
+	// kind (a node with two kinds counts for both).
+	Beside []KindWeight `json:"beside,omitempty"`
+	// Fits is false when the placement rule finds no room for it.
+	Fits bool `json:"fits"`
+	// Known is false when the candidate's kind was never observed.
+	Known bool `json:"known"`
+	// Confounds is true when admitting a kind never observed would run it
+	// beside another kind never observed: neither's usage could be told
+	// from the other's (Place's landings; the same kind beside itself does
+	// not count). Beside observed kinds its usage shows as what they leave.
+	Confounds bool `json:"confounds,omitempty"`
+}
+
+// KindWeight is a kind and a weight.
+type KindWeight struct {
+	Kind   string  `json:"kind"`
+	Weight float64 `json:"weight"`
+}
+
+// View is a cluster prepared for scoring several candidates in one
+// decision: profiles are looked up once per kind.
+type View struct {
+	sc    *Scorer
+	nodes []Node
+	prof  map[string]Profile
+	cov   map[[2]string]float64
+	sig2  [ncap]float64 // residual variance per capacity
+	base  Vector
+	land  []Landing
+	obj   Objective
+	group int
+}
+
+// NewView prepares nodes (not copied: do not modify them while the view is
+// in use).
+func (sc *Scorer) NewView(nodes []Node) *View {
+	v := &View{sc: sc, nodes: nodes, prof: map[string]Profile{}, obj: sc.Objective, group: sc.Group}
+	if v.obj == "" {
+		v.obj = ObjectiveRate
+	}
+	if v.group < 1 {
+		v.group = DefaultGroup
+	}
+	if sc.Profiles != nil {
+		v.base = sc.Profiles.Baseline()
+		sg := sc.Profiles.Sigma()
+		v.sig2 = [ncap]float64{sg[CPU] * sg[CPU], sg[DiskRead]*sg[DiskRead] + sg[DiskWrite]*sg[DiskWrite], sg[NetIn] * sg[NetIn], sg[NetOut] * sg[NetOut]}
+	}
+	v.cov = map[[2]string]float64{}
+	return v
+}
+
+func (v *View) covariance(a, b string) float64 {
+	if a > b {
+		a, b = b, a
+	}
+	k := [2]string{a, b}
+	if c, ok := v.cov[k]; ok {
+		return c
+	}
+	var c float64
+	if v.sc.Profiles != nil {
+		c = v.sc.Profiles.Covariance(a, b)
+	}
+	v.cov[k] = c
+	return c
+}
+
+func (v *View) profile(kind string) Profile {
+	if p, ok := v.prof[kind]; ok {
+		return p
+	}
+	var p Profile
+	if v.sc.Profiles != nil {
+		p = v.sc.Profiles.Profile(kind)
+	}
+	v.prof[kind] = p
+	return p
+}
+
+// Score rates a job of kind with shape s.
+func (v *View) Score(kind string, s Shape) Score {
+	var out Score
+	var ok bool
+	v.land, ok = Place(v.nodes, s, v.group, v.land)
+	out.Fits = ok
+	cand := v.profile(kind)
+	out.Known = cand.Known
+	if !ok || s.Containers <= 0 {
+		return out
+	}
+	total := float64(s.Containers)
+	for _, l := range v.land {
+		for _, j := range v.nodes[l.Node].Jobs {
+			if j.Kind != kind && j.Containers > 0 && !cand.Known && !v.profile(j.Kind).Known {
+				out.Confounds = true
+			}
+		}
+	}
+	// Optimism where observing pays: a candidate whose usage can be told
+	// apart on its nodes is scored at its demand lowered by Explore
+	// standard deviations (upper confidence bound), so a kind still
+	// uncertain is tried when the known choices are worse, and not when a
+	// known one is as good. Not beside its own kind: two copies of one
+	// unknown kind are as heavy as each other.
+	optimistic := v.sc.Explore > 0 && !out.Confounds
+	beside := map[string]float64{}
+	var corr float64
+	for _, l := range v.land {
+		n := &v.nodes[l.Node]
+		g := float64(max(l.Group, 1))
+		before := v.node(n.Jobs, "", 0, false)
+		after := v.node(n.Jobs, kind, g, optimistic)
+		out.Model += l.Containers / g * (after - before)
+		share := l.Containers / total
+		if n.empty() {
+			out.Alone += share
+			continue
+		}
+		var jobs float64
+		for _, j := range n.Jobs {
+			jobs += j.Containers
+		}
+		for _, j := range n.Jobs {
+			w := share * j.Containers / jobs
+			beside[j.Kind] += w
+			if v.sc.Correction != nil {
+				corr += w * v.sc.Correction.Pref(kind, j.Kind)
+			}
+		}
+	}
+	if v.obj == ObjectiveRate {
+		out.Model /= total
+	}
+	for k, w := range beside {
+		out.Beside = append(out.Beside, KindWeight{Kind: k, Weight: w})
+	}
+	slices.SortFunc(out.Beside, func(a, b KindWeight) int { return strings.Compare(a.Kind, b.Kind) })
+	out.Correction = v.sc.CorrectionWeight * corr
+	out.Value = out.Model + out.Correction
+	return out
+}
+
+// Capacity resources: what saturates on a node.
+const (
+	capCPU = iota
+	capDisk
+	capNetIn
+	capNetOut
+	ncap
+)
+
+// speedFloor is the smallest demand of a resource (per container, fraction
+// of a node) that ties a container's speed to that resource.
+const speedFloor = 0.005
+
+// node is the objective's value of a node running jobs plus add
+// containers of kind extra.
+func (v *View) node(jobs []KindCount, extra string, add float64, optimistic bool) float64 {
+	var items [8]item
+	list := items[:0]
+	var mean, variance [ncap]float64
+	push := func(kind string, c float64, opt bool) {
+		p := v.profile(kind)
+		d := p.Demand
+		if opt {
+			for r := range NumResources {
+				d[r] = max(0, d[r]-v.sc.Explore*p.Std[r])
+			}
+		}
+		need := [ncap]float64{d[CPU], d[DiskRead] + d[DiskWrite], d[NetIn], d[NetOut]}
+		for r := range ncap {
+			mean[r] += c * need[r]
+		}
+		list = append(list, item{kind: kind, c: c, d: d, need: need, fixed: opt})
+	}
+	for _, j := range jobs {
+		c := j.Containers
+		if j.Kind == extra {
+			c += add
+		}
+		push(j.Kind, c, false)
+	}
+	if add > 0 && !slices.ContainsFunc(jobs, func(j KindCount) bool { return j.Kind == extra }) {
+		push(extra, add, optimistic)
+	}
+	// Var(load) = σ² Σ_ab c_a c_b C_ab over the kinds on the node (an
+	// optimistic candidate counts as known at its bound).
+	var q float64
+	for a := range list {
+		for b := range list {
+			if list[a].fixed || list[b].fixed {
+				continue
+			}
+			q += list[a].c * list[b].c * v.covariance(list[a].kind, list[b].kind)
+		}
+	}
+	q = max(q, 0)
+	for r := range ncap {
+		variance[r] = v.sig2[r] * q
+	}
+	base := [ncap]float64{v.base[CPU], v.base[DiskRead] + v.base[DiskWrite], v.base[NetIn], v.base[NetOut]}
+	// The expectation over the profiles' uncertainty: each capacity's load
+	// is normal, with containers of one kind moving together (c² var) and
+	// kinds independently. Only loads that may cross the capacity matter;
+	// their expectation is taken on a three-point Gauss–Hermite grid per
+	// such capacity (μ and μ ± √3σ, weights 2/3 and 1/6).
+	var mu, sd [ncap]float64
+	var uncertain [ncap]int
+	nu := 0
+	for r := range ncap {
+		mu[r] = base[r] + mean[r] + v.sc.Risk*math.Sqrt(variance[r])
+		sd[r] = math.Sqrt(variance[r])
+		if sd[r] > 1e-9 && mu[r]+3*sd[r] > 1 {
+			uncertain[nu] = r
+			nu++
+		}
+	}
+	points := 1
+	for range nu {
+		points *= 3
+	}
+	var expect float64
+	for p := range points {
+		var over [ncap]float64
+		for r := range ncap {
+			over[r] = max(1, mu[r])
+		}
+		w, q := 1.0, p
+		for a := range nu {
+			r := uncertain[a]
+			switch q % 3 {
+			case 0:
+				w *= 2.0 / 3
+			case 1:
+				over[r] = max(1, mu[r]-sqrt3*sd[r])
+				w /= 6
+			case 2:
+				over[r] = max(1, mu[r]+sqrt3*sd[r])
+				w /= 6
+			}
+			q /= 3
+		}
+		expect += w * v.value(list, over)
+	}
+	return expect
+}
+
+const sqrt3 = 1.7320508075688772
+
+type item struct {
+	kind  string
+	c     float64
+	d     Vector
+	need  [ncap]float64
+	fixed bool // its demand is taken as known (an optimistic bound)
+}
+
+// value is the objective of a node's containers given each capacity's
+// overcommitment factor (≥ 1).
+func (v *View) value(list []item, over [ncap]float64) float64 {
+	if v.obj == ObjectiveRate {
+		var rate float64
+		for _, it := range list {
+			rate += it.c * speed(it.need, over)
+		}
+		return rate
+	}
+	// Goodness of the predicted usage: each container uses its demand at
+	// its speed; CPU a disk-bound container cannot use is I/O wait.
+	u := v.base
+	var starved float64
+	for _, it := range list {
+		sp := speed(it.need, over)
+		for r := range NumResources {
+			u[r] += it.c * sp * it.d[r]
+		}
+		if over[capDisk] > 1 && it.need[capDisk] >= speedFloor && sp < 1 {
+			starved += it.c * it.d[CPU] * (1 - sp)
+		}
+	}
+	u[CPU] = min(u[CPU], 1)
+	u[IOWait] = min(u[IOWait]+starved, 1-u[CPU])
+	return goodness.Score(goodness.Usage{CPU: u[CPU], IOWait: max(u[IOWait], 0),
+		DiskRead: u[DiskRead], DiskWrite: u[DiskWrite], NetRecv: u[NetIn], NetSent: u[NetOut]},
+		goodness.Limits{DiskRead: 1, DiskWrite: 1, NetRecv: 1, NetSent: 1})
+}
+
+// speed is a container's progress rate: a saturated resource overcommitted
+// by a factor o is shared in proportion to demand, so each container that
+// uses it gets 1/o of what it asks; the container runs at the pace of its
+// most overcommitted resource.
+func speed(need [ncap]float64, over [ncap]float64) float64 {
+	o := 1.0
+	for r := range ncap {
+		if need[r] >= speedFloor {
+			o = max(o, over[r])
+		}
+	}
+	return 1 / o
+}
+
+// PredictGoodness is the goodness (Eq. 1) of the usage p predicts for a
+// node running jobs: mean demands, a saturated resource shared in
+// proportion to demand, CPU starved by a saturated disk as I/O wait.
+func PredictGoodness(p Profiles, jobs []KindCount) float64 {
+	sc := Scorer{Profiles: p, Objective: ObjectiveGoodness}
+	return sc.NewView(nil).node(jobs, "", 0, false)
+}
