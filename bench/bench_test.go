@@ -296,7 +296,7 @@ func TestResultJSONKeys(t *testing.T) {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	want := []string{"decisions", "jobs", "makespan_s", "mean_cpu_util", "mean_disk_util", "mean_iowait", "mean_jct_s", "mean_net_util", "policy", "seed", "workload"}
+	want := []string{"decisions", "jobs", "makespan_s", "max_wait_s", "mean_cpu_util", "mean_disk_util", "mean_iowait", "mean_jct_s", "mean_net_util", "p95_wait_s", "policy", "seed", "workload"}
 	if diff := cmp.Diff(want, keys); diff != "" {
 		t.Errorf("JSON keys (-want +got):\n%s", diff)
 	}
@@ -514,5 +514,27 @@ func BenchmarkQueueA(b *testing.B) {
 			}
 			b.ReportMetric(r.MakespanS/60, "sim-min")
 		})
+	}
+}
+
+func TestWaitsFromAdmissions(t *testing.T) {
+	if m, p := waitStats(nil); m != 0 || p != 0 {
+		t.Errorf("no waits: %v %v", m, p)
+	}
+	w := make([]float64, 100)
+	for i := range w {
+		w[i] = float64(100 - i) // 100 … 1, unsorted
+	}
+	if m, p := waitStats(w); m != 100 || p != 95 {
+		t.Errorf("waits 1..100: max %v p95 %v, want 100 and 95", m, p)
+	}
+	// A batch run: every job arrives at 0, so its wait is its admission time.
+	r := run(t, RunConfig{Workload: small(t, 1), Policy: FIFO, Seed: 1})
+	var last float64
+	for _, a := range r.Admissions {
+		last = max(last, a.At.Seconds())
+	}
+	if r.MaxWaitS != last || r.P95WaitS > r.MaxWaitS || last == 0 {
+		t.Errorf("max wait %v, p95 %v; want the last admission %v and p95 ≤ max", r.MaxWaitS, r.P95WaitS, last)
 	}
 }

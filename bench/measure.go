@@ -2,6 +2,8 @@ package bench
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"time"
 
 	"github.com/colocd/colocd/sim"
@@ -40,6 +42,13 @@ func measure(res *Result, s *sim.Sim, jobs []sim.JobSpec, seqOf func(jobID strin
 	if len(jobs) > 0 {
 		res.MeanJCTS = jct / float64(len(jobs))
 	}
+	waits := make([]float64, 0, len(res.Admissions))
+	for _, a := range res.Admissions {
+		if a.Seq >= 0 && a.Seq < len(jobs) {
+			waits = append(waits, max(0, (a.At-jobs[a.Seq].Arrival).Seconds()))
+		}
+	}
+	res.MaxWaitS, res.P95WaitS = waitStats(waits)
 	res.Usage = usageSeries(s, last)
 	var n float64
 	for _, p := range res.Usage {
@@ -94,4 +103,16 @@ func usageSeries(s *sim.Sim, until time.Duration) []UsagePoint {
 	}
 	flush()
 	return out
+}
+
+// waitStats is the largest and the 95th percentile (nearest rank) of the
+// waits.
+func waitStats(w []float64) (maxW, p95 float64) {
+	if len(w) == 0 {
+		return 0, 0
+	}
+	w = slices.Clone(w)
+	slices.Sort(w)
+	rank := int(math.Ceil(0.95*float64(len(w)))) - 1
+	return w[len(w)-1], w[max(rank, 0)]
 }

@@ -182,22 +182,29 @@ func alternatePick(p profile.Fixed) picker {
 
 // tetrisPick is Tetris's (Graphene's packer's) alignment: the dot product
 // of the job's demand with the free resources of the nodes it lands on
-// (1 − load per capacity, never below 0), summed over its expected groups.
-// Tetris places a task only where its demands fit; here the resource
-// manager places by vcores and memory, so over-allocation of the usage
-// resources shows as no free room to align with.
+// (1 − load per capacity), summed over its expected groups. Tetris places a
+// task only where its demands fit; here the resource manager places by
+// vcores and memory, so among the jobs that over-allocate no node's usage
+// resources the best aligned goes, and when every job over-allocates, the
+// one that over-allocates least (its alignment breaks ties).
 func tetrisPick(p profile.Fixed) picker {
 	return peerPick(func(nodes []profile.Node, land []profile.Landing, k sim.KindSpec) float64 {
-		var align float64
+		var align, over float64
 		for _, l := range land {
 			g := float64(max(l.Group, 1))
-			free := capLoads(p, nodes[l.Node].Jobs, "", 0)
+			load := capLoads(p, nodes[l.Node].Jobs, "", 0)
 			need := capLoads(p, nil, k.Name, g)
 			var dot float64
 			for r := range 4 {
-				dot += need[r] * max(0, 1-free[r])
+				dot += need[r] * max(0, 1-load[r])
+				over += l.Containers / g * max(0, load[r]+need[r]-1)
 			}
 			align += l.Containers / g * dot
+		}
+		// Feasible jobs rank above every infeasible one: alignment is at
+		// most 4 per container group, far below the offset.
+		if over > 1e-12 {
+			return -1e6*over + align
 		}
 		return align
 	})

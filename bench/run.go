@@ -197,7 +197,8 @@ type LearnEvent struct {
 // Result is the outcome of one run. Its JSON form (one line of `colocd
 // sim --json`) has exactly the keys workload, policy, seed, jobs,
 // makespan_s, mean_jct_s, mean_cpu_util, mean_iowait, mean_disk_util,
-// mean_net_util and decisions; the other fields are for plots and studies.
+// mean_net_util, decisions, max_wait_s and p95_wait_s; the other fields
+// are for plots and studies.
 type Result struct {
 	Workload string `json:"workload"`
 	Policy   Policy `json:"policy"`
@@ -217,6 +218,10 @@ type Result struct {
 	// Decisions is the number of admission decisions taken: one per
 	// admitted job (0 for bound).
 	Decisions int `json:"decisions"`
+	// MaxWaitS and P95WaitS: the longest and the 95th-percentile time a
+	// job waited between its arrival and its admission.
+	MaxWaitS float64 `json:"max_wait_s"`
+	P95WaitS float64 `json:"p95_wait_s"`
 
 	// Usage is the cluster's mean usage per metrics interval.
 	Usage []UsagePoint `json:"-"`

@@ -346,6 +346,45 @@ func (m *Model) priorLocked() Vector {
 // priorKinds is the weight, in kinds, of the neutral profile in the prior.
 const priorKinds = 2
 
+// spreadLocked is how far an unknown kind may be from the prior mean: the
+// spread of the observed kinds' profiles around their mean (weighted as in
+// priorLocked), never below the neutral level, so that a kind never seen
+// is uncertain by as much as kinds differ, however well the known ones are
+// measured. DefaultPrior's level when none was observed.
+func (m *Model) spreadLocked() Vector {
+	mu := m.priorLocked()
+	var v Vector
+	var w float64
+	for i := 1; i < len(m.theta); i++ {
+		if m.ticks[i] == 0 {
+			continue
+		}
+		wi := m.diag[i] * m.scale
+		wi = wi / (wi + m.cfg.PriorStrength)
+		for r := range NumResources {
+			d := m.theta[i][r] - mu[r]
+			v[r] += wi * d * d
+		}
+		w += wi
+	}
+	level := (mu[CPU] + mu[DiskRead] + mu[DiskWrite] + mu[NetIn] + mu[NetOut]) / 4
+	var out Vector
+	for r := range NumResources {
+		if w > 0 {
+			v[r] /= w
+		}
+		floor := level
+		if r == DiskRead || r == DiskWrite {
+			floor = level / 2
+		}
+		if r == IOWait {
+			floor = level / 4
+		}
+		out[r] = math.Sqrt(v[r] + floor*floor)
+	}
+	return out
+}
+
 // saturated reports whether a node's usage shows a saturated resource: its
 // busiest capacity at or above the saturation threshold, or CPU waiting on
 // I/O. There every container using the resource slowed down and used less
@@ -629,11 +668,8 @@ func (m *Model) profileLocked(kind string) Profile {
 	p := Profile{Kind: kind}
 	i, ok := m.index[kind]
 	if !ok || m.ticks[i] == 0 {
-		p.Demand = m.priorLocked()
+		p.Demand, p.Std = m.priorLocked(), m.spreadLocked()
 		p.Weight = m.cfg.PriorStrength
-		for r := range NumResources {
-			p.Std[r] = math.Sqrt(m.sigma2[r] / p.Weight)
-		}
 		if ok {
 			p.Demand = m.theta[i]
 		}
@@ -647,12 +683,13 @@ func (m *Model) profileLocked(kind string) Profile {
 	return p
 }
 
-// Covariance is the posterior covariance of kind a's and kind b's
+// Covariance is the posterior covariance of observed kinds a's and b's
 // per-container demands, per unit of residual variance (multiply by a
-// resource's Sigma² for that resource): [(A + λI)⁻¹]_ab. A kind the model
-// never observed is independent of the others, with the prior's 1/λ. Two
-// kinds that only ever ran side by side have a large negative covariance:
-// their sum is known, their split is not.
+// resource's Sigma² for that resource): [(A + λI)⁻¹]_ab. Two kinds that
+// only ever ran side by side have a large negative covariance: their sum
+// is known, their split is not. A kind never observed is independent of
+// every other; its own uncertainty is its Profile's Std (the spread of
+// kinds), not a multiple of the residual variance, and Covariance is 0.
 func (m *Model) Covariance(a, b string) float64 {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
@@ -662,10 +699,7 @@ func (m *Model) Covariance(a, b string) float64 {
 func (m *Model) covLocked(a, b string) float64 {
 	i, iok := m.index[a]
 	j, jok := m.index[b]
-	if !iok || !jok {
-		if a == b {
-			return 1 / m.cfg.PriorStrength
-		}
+	if !iok || !jok || m.ticks[i] == 0 || m.ticks[j] == 0 {
 		return 0
 	}
 	return m.column(i)[j]

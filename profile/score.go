@@ -15,8 +15,9 @@ import (
 type Profiles interface {
 	Profile(kind string) Profile
 	Baseline() Vector
-	// Covariance(a, b) × Sigma()[r]² is the covariance of kind a's and kind
-	// b's per-container demand of resource r.
+	// Covariance(a, b) × Sigma()[r]² is the covariance of known kinds a's
+	// and b's per-container demand of resource r; a kind not Known is
+	// independent, with its Profile's Std.
 	Covariance(a, b string) float64
 	Sigma() Vector
 }
@@ -416,7 +417,8 @@ func (v *View) node(jobs []KindCount, extra string, add float64, optimistic bool
 		for r := range ncap {
 			mean[r] += c * need[r]
 		}
-		list = append(list, item{kind: kind, c: c, d: d, need: need, fixed: opt})
+		std := [ncap]float64{p.Std[CPU], p.Std[DiskRead] + p.Std[DiskWrite], p.Std[NetIn], p.Std[NetOut]}
+		list = append(list, item{kind: kind, c: c, d: d, need: need, fixed: opt, known: p.Known, std: std})
 	}
 	for _, j := range jobs {
 		c := j.Containers
@@ -432,8 +434,11 @@ func (v *View) node(jobs []KindCount, extra string, add float64, optimistic bool
 	// optimistic candidate counts as known at its bound).
 	var q float64
 	for a := range list {
+		if list[a].fixed || !list[a].known {
+			continue
+		}
 		for b := range list {
-			if list[a].fixed || list[b].fixed {
+			if list[b].fixed || !list[b].known {
 				continue
 			}
 			q += list[a].c * list[b].c * v.covariance(list[a].kind, list[b].kind)
@@ -442,6 +447,11 @@ func (v *View) node(jobs []KindCount, extra string, add float64, optimistic bool
 	q = max(q, 0)
 	for r := range ncap {
 		variance[r] = v.sig2[r] * q
+		for _, it := range list { // kinds never observed: the spread of kinds
+			if !it.fixed && !it.known {
+				variance[r] += it.c * it.c * it.std[r] * it.std[r]
+			}
+		}
 	}
 	base := [ncap]float64{v.base[CPU], v.base[DiskRead] + v.base[DiskWrite], v.base[NetIn], v.base[NetOut]}
 	// The expectation over the profiles' uncertainty: each capacity's load
@@ -497,6 +507,8 @@ type item struct {
 	c     float64
 	d     Vector
 	need  [ncap]float64
+	std   [ncap]float64
+	known bool
 	fixed bool // its demand is taken as known (an optimistic bound)
 }
 

@@ -799,8 +799,8 @@ func (s modelStage) run(r *run, rec *StageRecord) {
 	r.dec.Context = append(r.dec.Context[:0], scores[0].Beside...)
 	// Observe before pairing: running a never-observed kind beside another
 	// kind hides both kinds' usage in their sum. When the best candidate
-	// would, and no candidate that would not is about as good (within the
-	// temperature), wait for the next learning tick to profile what runs —
+	// would, and no candidate that would not is as good, wait for the next
+	// learning tick to profile what runs —
 	// for at most ObserveWait after the candidate was submitted. Nothing is
 	// passed over by waiting; starvation's hard cap still forces a job, and
 	// an out-of-slack deadline job never waits.
@@ -819,7 +819,7 @@ func (s modelStage) run(r *run, rec *StageRecord) {
 			}
 		}
 		if best >= 0 && scores[best].Confounds && r.snap.Now.Sub(heads[best].job.CreatedAt) < w {
-			if clean >= 0 && scores[clean].Value >= scores[best].Value-s.temperature {
+			if clean >= 0 && scores[clean].Value >= scores[best].Value {
 				var kept float64 // the clean ones are as good: keep them only
 				for i, c := range heads {
 					if scores[i].Confounds {

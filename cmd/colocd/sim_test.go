@@ -34,7 +34,7 @@ func TestSimJSONLines(t *testing.T) {
 	if len(lines) != 2 {
 		t.Fatalf("%d lines, want 2:\n%s", len(lines), out)
 	}
-	want := []string{"decisions", "jobs", "makespan_s", "mean_cpu_util", "mean_disk_util", "mean_iowait", "mean_jct_s", "mean_net_util", "policy", "seed", "workload"}
+	want := []string{"decisions", "jobs", "makespan_s", "max_wait_s", "mean_cpu_util", "mean_disk_util", "mean_iowait", "mean_jct_s", "mean_net_util", "p95_wait_s", "policy", "seed", "workload"}
 	for i, l := range lines {
 		var m map[string]any
 		if err := json.Unmarshal([]byte(l), &m); err != nil {
