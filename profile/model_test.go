@@ -38,7 +38,9 @@ func node(rng *rand.Rand, sd float64, kc ...profile.KindCount) profile.Observati
 	return profile.Observation{Node: "n", Usage: u, Containers: kc}
 }
 
-func kc(kind string, c float64) profile.KindCount { return profile.KindCount{Kind: kind, Containers: c} }
+func kc(kind string, c float64) profile.KindCount {
+	return profile.KindCount{Kind: kind, Containers: c}
+}
 
 // mixes are node compositions that tell the three kinds apart.
 var mixes = [][]profile.KindCount{
