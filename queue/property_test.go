@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -40,13 +41,42 @@ func (f fixedPrefs) Mix(candidates, _ []string, _ []float64, out []float64) {
 	}
 }
 
+// skewScorer is a co-location model with fixed, skewed scores per kind,
+// and a random share of candidates flagged as confounding, so that the
+// model mode's waits are exercised too.
+type skewScorer struct {
+	rng      *rand.Rand
+	score    map[string]float64
+	confound float64
+}
+
+func (s skewScorer) Score(_ *queue.Snapshot, kinds []string, _ []queue.Resources, out []queue.Score) {
+	for i, k := range kinds {
+		out[i] = queue.Score{Value: s.score[k], Model: s.score[k], Known: true, Confounds: s.rng.Float64() < s.confound}
+	}
+}
+
+// modes are the two ways the preference stage scores: the paper's pair
+// preferences, and a co-location model.
+var modes = []queue.PreferenceMode{queue.PreferenceBandit, queue.PreferenceModel}
+
 func newQueueSim(tb testing.TB, cfg queue.Config, seed uint64) *queueSim {
 	tb.Helper()
 	rng := rand.New(rand.NewPCG(seed, 99))
 	// Strong, skewed preferences so that some kinds are passed over a lot.
 	prefs := fixedPrefs{"k0": 1000, "k1": 30, "k2": 1, "k3": 0.01, "k4": 0.0001}
+	var opts []queue.Option
+	if cfg.Preference.Mode == queue.PreferenceModel {
+		sc := skewScorer{rng: rand.New(rand.NewPCG(seed, 7)), confound: 0.3,
+			score: map[string]float64{"k0": 1, "k1": 0.8, "k2": 0.5, "k3": 0.2, "k4": -0.5}}
+		opts = append(opts, queue.WithScorer(sc))
+	}
+	p, err := queue.NewPipeline(cfg, prefs, opts...)
+	if err != nil {
+		tb.Fatal(err)
+	}
 	return &queueSim{
-		rng: rng, p: mustPipeline(tb, cfg, prefs),
+		rng: rng, p: p,
 		capa:  queue.Capacity{MemoryMB: 64 * 1024, VCores: 64},
 		now:   t0,
 		users: []string{"alice", "bob", "carol"}, kinds: []string{"k0", "k1", "k2", "k3", "k4"},
@@ -61,6 +91,7 @@ func (s *queueSim) arrive() {
 	j.Resources.Containers = 1 + s.rng.IntN(4)
 	j.Resources.MemoryMB = 512 + s.rng.Int64N(s.maxMemMB/4)
 	j.Resources.VCores = 1 + s.rng.IntN(4)
+	j.CreatedAt = s.now
 	if s.rng.Float64() < s.deadline {
 		d := s.now.Add(time.Duration(s.rng.Int64N(int64(40 * time.Minute))))
 		j.Deadline = &d
@@ -136,7 +167,14 @@ const propertyDecisions = 100000
 // job is passed over more than max_skips times.
 func TestPropertyStarvationBound(t *testing.T) {
 	t.Parallel()
+	for _, mode := range modes {
+		t.Run(string(mode), func(t *testing.T) { t.Parallel(); propertyStarvationBound(t, mode) })
+	}
+}
+
+func propertyStarvationBound(t *testing.T, mode queue.PreferenceMode) {
 	cfg := queue.DefaultConfig()
+	cfg.Preference.Mode = mode
 	cfg.Window.Size = 6
 	s := newQueueSim(t, cfg, propertySeed(t))
 	s.deadline = 0.2
@@ -165,7 +203,14 @@ func TestPropertyStarvationBound(t *testing.T) {
 // With P(altruism) = 0 a job with a deadline is never passed over.
 func TestPropertyNoAltruism(t *testing.T) {
 	t.Parallel()
+	for _, mode := range modes {
+		t.Run(string(mode), func(t *testing.T) { t.Parallel(); propertyNoAltruism(t, mode) })
+	}
+}
+
+func propertyNoAltruism(t *testing.T, mode queue.PreferenceMode) {
 	cfg := queue.DefaultConfig()
+	cfg.Preference.Mode = mode
 	cfg.Window.Size = 6
 	cfg.Altruism.P = 0
 	s := newQueueSim(t, cfg, propertySeed(t))
@@ -189,7 +234,14 @@ func TestPropertyNoAltruism(t *testing.T) {
 // size of an admission.
 func TestPropertyFairnessBound(t *testing.T) {
 	t.Parallel()
+	for _, mode := range modes {
+		t.Run(string(mode), func(t *testing.T) { t.Parallel(); propertyFairnessBound(t, mode) })
+	}
+}
+
+func propertyFairnessBound(t *testing.T, mode queue.PreferenceMode) {
 	cfg := queue.DefaultConfig()
+	cfg.Preference.Mode = mode
 	cfg.Window.Size = 6
 	cfg.Fairness.Enabled = true
 	cfg.Fairness.Kappa = 0.1
@@ -219,5 +271,45 @@ func TestPropertyFairnessBound(t *testing.T) {
 	t.Logf("max deficit %.4f (κ %.2f, bound %.4f), bound enforced in %d decisions", worst, cfg.Fairness.Kappa, bound, restricted)
 	if restricted == 0 {
 		t.Error("the bound never restricted a decision: the property was not exercised")
+	}
+}
+
+// In model mode a job is held back to observe an unknown kind first only
+// within preference.observe_wait of its submission, and waiting passes no
+// job over.
+func TestPropertyObserveWaitBounded(t *testing.T) {
+	t.Parallel()
+	cfg := queue.DefaultConfig()
+	cfg.Preference.Mode = queue.PreferenceModel
+	cfg.Window.Size = 6
+	cfg.Preference.ObserveWait = 10 * time.Minute
+	s := newQueueSim(t, cfg, propertySeed(t))
+	waits := 0
+	for i := 0; i < propertyDecisions/10; i++ {
+		d, over := s.step()
+		st := stage(d, "preference")
+		if d.Chosen != "" || !strings.HasPrefix(st.Note, "waiting to observe") {
+			continue
+		}
+		waits++
+		if len(over) > 0 {
+			t.Fatalf("decision %d waited and passed over %d jobs", i, len(over))
+		}
+		// The note names the job held back; it must be young enough.
+		id := strings.Fields(strings.TrimPrefix(st.Note, "waiting to observe: "))[0]
+		for _, j := range s.pending {
+			if j.ID == id {
+				if age := s.now.Sub(j.CreatedAt); age >= cfg.Preference.ObserveWait {
+					t.Fatalf("decision %d held back %s %v after its submission (observe_wait %v)", i, j.ID, age, cfg.Preference.ObserveWait)
+				}
+				id = ""
+			}
+		}
+		if id != "" {
+			t.Fatalf("decision %d: the note %q names no pending job", i, st.Note)
+		}
+	}
+	if waits == 0 {
+		t.Error("no decision ever waited: the property was not exercised")
 	}
 }

@@ -835,7 +835,8 @@ func (s modelStage) run(r *run, rec *StageRecord) {
 				}
 			} else {
 				r.cands = heads[:0]
-				r.note = fmt.Sprintf("waiting to observe: %s would run beside a kind never observed (or is one), and no other candidate is as good", heads[best].kind)
+				r.note = fmt.Sprintf("waiting to observe: %s (kind %s) would run a never-observed kind beside another, and no other candidate is as good",
+					heads[best].job.ID, heads[best].kind)
 				rec.Note = r.note
 				return
 			}

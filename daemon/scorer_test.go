@@ -1,0 +1,135 @@
+package daemon
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/colocd/colocd/bandit"
+	"github.com/colocd/colocd/profile"
+	"github.com/colocd/colocd/queue"
+)
+
+func TestModelScorerTranslatesTheSnapshot(t *testing.T) {
+	truth := profile.Fixed{"cpu": {0.18, 0, 0.01, 0, 0.02, 0.02}, "disk": {0.09, 0, 0.17, 0.02, 0.04, 0.04}}
+	sc, err := newModelScorer(DefaultPipelineConfig().Preference, truth, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	capa := queue.Capacity{MemoryMB: 12288, VCores: 6}
+	snap := &queue.Snapshot{Nodes: []queue.NodeFree{
+		// Two jobs of one kind on a node count together.
+		{Name: "n1", Capacity: capa, Free: queue.Capacity{MemoryMB: 12288 - 3*1536, VCores: 3},
+			Jobs: []queue.NodeJob{{JobID: "a", Kind: "disk", Containers: 2}, {JobID: "b", Kind: "disk", Containers: 1}}},
+		{Name: "n2", Capacity: capa, Free: queue.Capacity{VCores: 0}},
+	}}
+	res := queue.Resources{Containers: 3, MemoryMB: 1536, VCores: 1}
+	out := make([]queue.Score, 3)
+	sc.Score(snap, []string{"cpu", "disk", "big"}, []queue.Resources{res, res, {Containers: 9, MemoryMB: 1536, VCores: 1}}, out)
+	// The same nodes through profile directly.
+	nodes := []profile.Node{
+		{Capacity: profile.Room{VCores: 6, MemoryMB: 12288}, Free: profile.Room{VCores: 3, MemoryMB: 12288 - 3*1536},
+			Jobs: []profile.KindCount{{Kind: "disk", Containers: 3}}},
+		{Capacity: profile.Room{VCores: 6, MemoryMB: 12288}},
+	}
+	v := (&profile.Scorer{Profiles: truth, Explore: DefaultExplore}).NewView(nodes)
+	shape := profile.Shape{Containers: 3, Each: profile.Room{VCores: 1, MemoryMB: 1536}}
+	want := []queue.Score{
+		{Value: v.Score("cpu", shape).Value, Model: v.Score("cpu", shape).Model, Beside: []queue.ContextKind{{Kind: "disk", Weight: 1}}, Known: true},
+		{Value: v.Score("disk", shape).Value, Model: v.Score("disk", shape).Model, Beside: []queue.ContextKind{{Kind: "disk", Weight: 1}}, Known: true},
+		{Value: -1e9}, // nine containers do not fit: last
+	}
+	if diff := cmp.Diff(want, out, cmpopts.EquateApprox(0, 1e-12)); diff != "" {
+		t.Errorf("scores (-want +got):\n%s", diff)
+	}
+	if !(out[0].Value > out[1].Value) {
+		t.Errorf("beside disk, cpu %.3f should beat disk %.3f", out[0].Value, out[1].Value)
+	}
+}
+
+// BenchmarkDecideModel is one admission decision with the co-location
+// model over a window of 8 and of 10,000 pending jobs of 20 kinds on 16
+// nodes running 3 kinds, the profiles learned.
+func BenchmarkDecideModel(b *testing.B) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	m := profile.New(profile.Config{})
+	kinds := make([]string, 20)
+	for k := range kinds {
+		kinds[k] = fmt.Sprintf("kind-%02d", k)
+	}
+	for range 50 {
+		var obs []profile.Observation
+		for range 16 {
+			a, c := kinds[rng.IntN(20)], kinds[rng.IntN(20)]
+			obs = append(obs, profile.Observation{Usage: profile.Vector{0.2 + 0.6*rng.Float64(), 0.01, 0.3 * rng.Float64(), 0.1, 0.2, 0.2},
+				Containers: []profile.KindCount{{Kind: a, Containers: 3}, {Kind: c, Containers: 3}}})
+		}
+		m.Observe(obs)
+	}
+	learner := bandit.New(bandit.Config{})
+	for _, window := range []int{8, 10000} {
+		b.Run(fmt.Sprintf("window=%d", window), func(b *testing.B) {
+			pc := DefaultPipelineConfig()
+			pc.Window.Size = window
+			qc, err := pc.QueueConfig()
+			if err != nil {
+				b.Fatal(err)
+			}
+			sc, err := newModelScorer(pc.Preference, m, learner)
+			if err != nil {
+				b.Fatal(err)
+			}
+			p, err := queue.NewPipeline(qc, learner, queue.WithScorer(sc))
+			if err != nil {
+				b.Fatal(err)
+			}
+			snap := modelSnapshot(rng, kinds, 10000)
+			d := p.Decide(snap, rng)
+			if d.Chosen == "" || len(d.Candidates) == 0 || d.Candidates[0].Score == nil {
+				b.Fatalf("no model decision: %s", d.Note)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				d = p.Decide(snap, rng)
+			}
+			b.StopTimer()
+			if d.Chosen == "" {
+				b.Fatal("no decision")
+			}
+		})
+	}
+}
+
+// modelSnapshot is 16 nodes of 32 vcores and 128 GB, each half full with
+// containers of the 3 running kinds, and n pending jobs of the kinds.
+func modelSnapshot(rng *rand.Rand, kinds []string, n int) queue.Snapshot {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	capa := queue.Capacity{MemoryMB: 128 * 1024, VCores: 32}
+	snap := queue.Snapshot{Now: now, Capacity: queue.Capacity{MemoryMB: 16 * capa.MemoryMB, VCores: 16 * capa.VCores},
+		Free: queue.Capacity{MemoryMB: 8 * capa.MemoryMB, VCores: 8 * capa.VCores}, History: map[string]queue.KindHistory{}}
+	for i := range 3 {
+		snap.Running = append(snap.Running, queue.Running{JobID: fmt.Sprintf("r%d", i), Kind: kinds[i], User: "alice",
+			Alloc: queue.Capacity{MemoryMB: 16 * 32 * 1024, VCores: 16 * 8}, Weight: 1})
+	}
+	for i := range 16 {
+		nf := queue.NodeFree{Name: fmt.Sprintf("node-%02d", i), Capacity: capa,
+			Free: queue.Capacity{MemoryMB: capa.MemoryMB / 2, VCores: capa.VCores / 2}}
+		for r := range 2 {
+			k := (i + r) % 3
+			nf.Jobs = append(nf.Jobs, queue.NodeJob{JobID: fmt.Sprintf("r%d", k), Kind: kinds[k], Containers: 8})
+		}
+		snap.Nodes = append(snap.Nodes, nf)
+	}
+	for i := range n {
+		j := queue.Job{ID: fmt.Sprintf("01J%023d", i), Seq: uint64(i + 1), Kind: kinds[rng.IntN(len(kinds))], User: "bob",
+			State: queue.StatePending, CreatedAt: now.Add(-time.Hour),
+			Resources: queue.Resources{Containers: 1 + rng.IntN(40), MemoryMB: int64(1024 * (1 + rng.IntN(4))), VCores: 1 + rng.IntN(2)}}
+		snap.Pending = append(snap.Pending, j)
+	}
+	return snap
+}
