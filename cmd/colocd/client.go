@@ -31,12 +31,12 @@ const (
 )
 
 // clientCommands returns the HTTP API client commands: submit, queue, job,
-// cancel, prefs. Each takes --server (env COLOCD_SERVER) and --token (env
-// COLOCD_TOKEN); they print tables for people and, with --json, the
-// server's JSON for scripts. A non-2xx reply becomes an error carrying the
+// cancel, prefs, profiles (profiles.go). Each takes --server (env
+// COLOCD_SERVER) and --token (env COLOCD_TOKEN); they print tables for
+// people and, with --json, the server's JSON for scripts. A non-2xx reply becomes an error carrying the
 // server's message (printed on stderr by main, exit status 1).
 func clientCommands() []*cobra.Command {
-	return []*cobra.Command{newSubmitCmd(), newQueueCmd(), newJobCmd(), newCancelCmd(), newPrefsCmd()}
+	return []*cobra.Command{newSubmitCmd(), newQueueCmd(), newJobCmd(), newCancelCmd(), newPrefsCmd(), newProfilesCmd()}
 }
 
 // apiClient is one command's connection settings.

@@ -20,6 +20,8 @@ import (
 
 	"github.com/colocd/colocd/bandit"
 	"github.com/colocd/colocd/daemon/api"
+	"github.com/colocd/colocd/goodness"
+	"github.com/colocd/colocd/profile"
 	"github.com/colocd/colocd/queue"
 )
 
@@ -43,10 +45,14 @@ func (c cliController) Kill(_ context.Context, id string) (queue.Job, error) {
 }
 
 type cliServer struct {
-	url     string
-	store   *queue.Store
-	learner *bandit.Learner
+	url      string
+	store    *queue.Store
+	learner  *bandit.Learner
+	profiles *profile.Model
 }
+
+// cliLimits are the nodes' maxima the test API converts profiles with.
+var cliLimits = goodness.Limits{DiskRead: 200e6, DiskWrite: 100e6, NetRecv: 125e6, NetSent: 125e6}
 
 func startAPI(t *testing.T) *cliServer {
 	t.Helper()
@@ -56,8 +62,10 @@ func startAPI(t *testing.T) *cliServer {
 		t.Fatal(err)
 	}
 	learner := bandit.New(bandit.Config{})
+	profiles := profile.New(profile.Config{})
 	h, err := api.New(api.Deps{
 		Store: store, Learner: learner, Controller: cliController{store},
+		Profiles: profiles, Limits: cliLimits,
 		Metrics: api.NewMetrics(prometheus.NewRegistry(), store),
 		Tokens: []api.Token{
 			{Secret: cliReader, User: "rita", Role: api.RoleReader},
@@ -78,7 +86,7 @@ func startAPI(t *testing.T) *cliServer {
 		srv.Close()
 		_ = store.Close()
 	})
-	return &cliServer{url: srv.URL, store: store, learner: learner}
+	return &cliServer{url: srv.URL, store: store, learner: learner, profiles: profiles}
 }
 
 // runCLI runs one client command (found by name in clientCommands) with
@@ -120,7 +128,7 @@ func TestClientCommandNames(t *testing.T) {
 			}
 		}
 	}
-	if diff := cmp.Diff([]string{"submit", "queue", "job", "cancel", "prefs"}, names); diff != "" {
+	if diff := cmp.Diff([]string{"submit", "queue", "job", "cancel", "prefs", "profiles"}, names); diff != "" {
 		t.Errorf("commands (-want +got):\n%s", diff)
 	}
 }

@@ -1,6 +1,6 @@
 // Command colocd is the one colocd binary: the daemon (serve), its clients
-// (submit, queue, job, cancel, prefs), ops tools (metrics, yarn, version) and
-// the simulator (sim).
+// (submit, queue, job, cancel, prefs, profiles), ops tools (metrics, yarn,
+// version) and the simulator (sim).
 //
 // Exit status: 0 ok, 1 runtime error, 2 usage or configuration error.
 package main
@@ -102,7 +102,8 @@ Configuration: --config FILE (YAML), COLOCD_* environment variables, flags.`,
 		// The bench helper's `colocd sim` (cmd/colocd/sim.go).
 		newSimCmd(g),
 	)
-	// The client commands (submit, queue, job, cancel, prefs), client.go.
+	// The client commands (submit, queue, job, cancel, prefs, profiles),
+	// client.go and profiles.go.
 	root.AddCommand(clientCommands()...)
 	return root
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"runtime/debug"
 	"slices"
@@ -12,6 +13,8 @@ import (
 	"time"
 
 	"github.com/colocd/colocd/bandit"
+	"github.com/colocd/colocd/goodness"
+	"github.com/colocd/colocd/profile"
 	"github.com/colocd/colocd/queue"
 )
 
@@ -37,6 +40,12 @@ type Deps struct {
 	Learner    *bandit.Learner // required
 	Journal    *Journal        // nil: no decisions or goodness are listed
 	Controller Controller      // required
+	// Profiles is the learned per-kind resource profiles behind
+	// GET /v1/profiles; nil (or a nil *profile.Model): that endpoint is 404.
+	Profiles ProfileSource
+	// Limits are the nodes' maxima in bytes/s that GET /v1/profiles
+	// converts utilisation units with; a zero field leaves that rate null.
+	Limits goodness.Limits
 	// Tokens are the accepted bearer tokens (at least one).
 	Tokens []Token
 	// Metrics backs /metrics and records API requests; nil: no /metrics.
@@ -77,6 +86,10 @@ type server struct {
 	maxBody int64
 	log     *slog.Logger
 
+	// profiles is nil when the daemon runs without a profile model.
+	profiles ProfileSource
+	limits   goodness.Limits
+
 	// beforeCancel, when set (tests only), runs between reading a pending
 	// job and cancelling it: the window in which the engine may admit it.
 	beforeCancel func(id string)
@@ -105,6 +118,17 @@ func New(d Deps) (http.Handler, error) {
 	case d.MaxBodyBytes < 0:
 		return nil, fmt.Errorf("%w: Deps.MaxBodyBytes is %d, want >= 0", ErrConfig, d.MaxBodyBytes)
 	}
+	for _, l := range []struct {
+		name string
+		v    float64
+	}{{"DiskRead", d.Limits.DiskRead}, {"DiskWrite", d.Limits.DiskWrite}, {"NetRecv", d.Limits.NetRecv}, {"NetSent", d.Limits.NetSent}} {
+		if !(l.v >= 0) || math.IsInf(l.v, 0) {
+			return nil, fmt.Errorf("%w: Deps.Limits.%s is %v, want a finite number >= 0", ErrConfig, l.name, l.v)
+		}
+	}
+	if m, ok := d.Profiles.(*profile.Model); ok && m == nil {
+		d.Profiles = nil // a nil model in a non-nil interface
+	}
 	auth, err := newAuthenticator(d.Tokens)
 	if err != nil {
 		return nil, err
@@ -112,6 +136,7 @@ func New(d Deps) (http.Handler, error) {
 	s := &server{
 		store: d.Store, learner: d.Learner, journal: d.Journal, ctl: d.Controller,
 		metrics: d.Metrics, auth: auth, now: d.Now, maxBody: d.MaxBodyBytes, log: d.Logger,
+		profiles: d.Profiles, limits: d.Limits,
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -141,6 +166,7 @@ func New(d Deps) (http.Handler, error) {
 		http.MethodDelete: {RoleAdmin, s.resetPreferences},
 	})
 	route("/v1/preferences/heatmap.svg", map[string]endpoint{http.MethodGet: {RoleReader, s.heatmapSVG}})
+	route("/v1/profiles", map[string]endpoint{http.MethodGet: {RoleReader, s.getProfiles}})
 	route("/v1/decisions", map[string]endpoint{http.MethodGet: {RoleReader, s.listDecisions}})
 	route("/v1/goodness", map[string]endpoint{http.MethodGet: {RoleReader, s.listGoodness}})
 	route("/healthz", map[string]endpoint{http.MethodGet: {0, s.healthz}})

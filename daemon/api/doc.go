@@ -1,8 +1,9 @@
 // Package api is colocd's HTTP face: the versioned JSON API under /v1 (jobs,
-// preferences, decisions, goodness), health and readiness probes, the
-// Prometheus endpoint, and the status page at / (embedded static files that
-// fetch everything from the API). It also owns the decision and goodness
-// journal (bounded rings persisted as JSONL) and colocd's Prometheus series.
+// preferences, resource profiles, decisions, goodness), health and
+// readiness probes, the Prometheus endpoint, and the status page at /
+// (embedded static files that fetch everything from the API). It also owns
+// the decision and goodness journal (bounded rings persisted as JSONL) and
+// colocd's Prometheus series.
 //
 // # Endpoints
 //
@@ -27,6 +28,12 @@
 //	GET    /v1/preferences/heatmap.svg  reader     π (or ?matrix=h) as an SVG heatmap
 //	PUT    /v1/preferences              admin      import a bandit.Snapshot; persisted
 //	DELETE /v1/preferences              admin      reset; persisted
+//	GET    /v1/profiles?kind=a,b        reader     {"kinds":[{"kind","known","ticks","weight","dominant",
+//	                                               "demand","std","demand_util"}],"baseline","sigma",
+//	                                               "observations","limits"} sorted by kind; 404 without
+//	                                               a profile model (Deps.Profiles)
+//	       ?format=csv                             header "kind,known,ticks,weight,dominant,cpu,iowait,
+//	                                               disk_read_bps,disk_write_bps,net_in_bps,net_out_bps"
 //	GET    /v1/decisions?limit=         reader     {"decisions":[DecisionRecord]} newest first
 //	GET    /v1/goodness?from=&to=       reader     {"from","to","records","pairs","nodes"}
 //	GET    /healthz, /readyz            none       liveness; readiness (503 with the reason)
@@ -35,6 +42,18 @@
 //
 // Rows of every matrix are the running (given) kind, columns the queued
 // kind. A job's "submit" spec is shown only to its owner and admins.
+//
+// A profile's demand and std are per container: "cpu" and "iowait" as
+// fractions of a node's CPU time, "disk_read_bps", "disk_write_bps",
+// "net_in_bps" and "net_out_bps" in bytes per second, converted from the
+// model's utilisation units with Deps.Limits (null where that maximum is
+// zero, unknown); "demand_util" is the model's own vector, every amount a
+// fraction of one node's capacity ("cpu", "iowait", "disk_read",
+// "disk_write", "net_in", "net_out"). "baseline" (a node running nothing)
+// and "sigma" (the residual standard deviation of a node's usage) have the
+// shape of demand. "dominant" is the largest demand: cpu, disk (reads and
+// writes together), net_in or net_out. Kinds of ?kind= the model never
+// observed are listed with known false and the prior.
 //
 // Estimated wait of a pending job at position p: the sum, over the p jobs
 // ahead of it, of their kind's EWMA runtime (queue.KindHistory; a kind with
@@ -64,6 +83,7 @@
 //
 // It does not import package daemon (the daemon imports it) and makes no
 // admission decisions: it stores jobs, asks its Controller to Prepare, Kick
-// and Kill, and reads what the daemon recorded. It keeps no global state:
+// and Kill, and reads what the daemon recorded (the learned profiles through
+// ProfileSource, without writing them). It keeps no global state:
 // the Prometheus registry, clock and logger are passed in.
 package api

@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/colocd/colocd/bandit"
+	"github.com/colocd/colocd/goodness"
 	"github.com/colocd/colocd/queue"
 )
 
@@ -147,6 +148,11 @@ type harnessCfg struct {
 type harnessOpt func(*harnessCfg)
 
 func withMaxBody(n int64) harnessOpt { return func(c *harnessCfg) { c.MaxBodyBytes = n } }
+
+// withProfiles serves src on GET /v1/profiles, converting with lim.
+func withProfiles(src ProfileSource, lim goodness.Limits) harnessOpt {
+	return func(c *harnessCfg) { c.Profiles, c.Limits = src, lim }
+}
 
 // durable makes the store fsync its commits; tests otherwise skip fsync
 // (they do not measure durability).

@@ -1,0 +1,276 @@
+package api
+
+import (
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/colocd/colocd/goodness"
+	"github.com/colocd/colocd/profile"
+)
+
+// testLimits are the test nodes' maxima in bytes/s, each different so
+// that a rate converted with the wrong one shows.
+var testLimits = goodness.Limits{DiskRead: 200e6, DiskWrite: 150e6, NetRecv: 125e6, NetSent: 100e6}
+
+// trainedModel fits a model on ten synthetic learning ticks: three kinds,
+// each dominated by another resource, alone and paired, plus an idle node
+// (the baseline). No node comes near saturation.
+func trainedModel(t testing.TB) *profile.Model {
+	t.Helper()
+	demand := map[string]profile.Vector{
+		"cpubound":  {0.15, 0, 0.01, 0.01, 0.005, 0.005},
+		"diskbound": {0.03, 0.004, 0.12, 0.08, 0.01, 0.01},
+		"netbound":  {0.03, 0, 0.01, 0.01, 0.05, 0.14},
+	}
+	base := profile.Vector{0.02, 0.001, 0.005, 0.005, 0.002, 0.002}
+	node := func(name string, kcs ...profile.KindCount) profile.Observation {
+		u := base
+		for _, kc := range kcs {
+			for r := range profile.NumResources {
+				u[r] += kc.Containers * demand[kc.Kind][r]
+			}
+		}
+		return profile.Observation{Node: name, Usage: u, Containers: kcs}
+	}
+	kc := func(kind string, n float64) profile.KindCount { return profile.KindCount{Kind: kind, Containers: n} }
+	m := profile.New(profile.Config{})
+	for range 10 {
+		m.Observe([]profile.Observation{
+			node("n1", kc("cpubound", 2)),
+			node("n2", kc("diskbound", 2)),
+			node("n3", kc("netbound", 2)),
+			node("n4", kc("cpubound", 1), kc("diskbound", 1)),
+			node("n5", kc("diskbound", 1), kc("netbound", 2)),
+			node("n6"),
+		})
+	}
+	return m
+}
+
+// The expected JSON, built from the model's vectors with the test's own
+// arithmetic and key names.
+
+func wantRates(v profile.Vector, lim goodness.Limits) map[string]any {
+	bps := func(x, limit float64) any {
+		if limit == 0 {
+			return nil
+		}
+		return x * limit
+	}
+	return map[string]any{
+		"cpu": v[profile.CPU], "iowait": v[profile.IOWait],
+		"disk_read_bps": bps(v[profile.DiskRead], lim.DiskRead), "disk_write_bps": bps(v[profile.DiskWrite], lim.DiskWrite),
+		"net_in_bps": bps(v[profile.NetIn], lim.NetRecv), "net_out_bps": bps(v[profile.NetOut], lim.NetSent),
+	}
+}
+
+// wantDominant is the largest of CPU, disk (read + write), net in and net
+// out, in that order of precedence on ties.
+func wantDominant(v profile.Vector) string {
+	name, best := "cpu", v[profile.CPU]
+	for _, c := range []struct {
+		name string
+		v    float64
+	}{{"disk", v[profile.DiskRead] + v[profile.DiskWrite]}, {"net_in", v[profile.NetIn]}, {"net_out", v[profile.NetOut]}} {
+		if c.v > best {
+			name, best = c.name, c.v
+		}
+	}
+	return name
+}
+
+func wantKind(p profile.Profile, lim goodness.Limits) map[string]any {
+	d := p.Demand
+	return map[string]any{
+		"kind": p.Kind, "known": p.Known, "ticks": float64(p.Ticks), "weight": p.Weight,
+		"dominant": wantDominant(d), "demand": wantRates(d, lim), "std": wantRates(p.Std, lim),
+		"demand_util": map[string]any{
+			"cpu": d[profile.CPU], "iowait": d[profile.IOWait], "disk_read": d[profile.DiskRead],
+			"disk_write": d[profile.DiskWrite], "net_in": d[profile.NetIn], "net_out": d[profile.NetOut],
+		},
+	}
+}
+
+func wantProfiles(m *profile.Model, lim goodness.Limits, kinds ...string) map[string]any {
+	ks := []any{}
+	for _, k := range kinds {
+		ks = append(ks, wantKind(m.Profile(k), lim))
+	}
+	return map[string]any{
+		"kinds": ks, "baseline": wantRates(m.Baseline(), lim), "sigma": wantRates(m.Sigma(), lim),
+		"observations": float64(m.Observations()),
+		"limits": map[string]any{
+			"disk_read_bps": lim.DiskRead, "disk_write_bps": lim.DiskWrite,
+			"net_in_bps": lim.NetRecv, "net_out_bps": lim.NetSent,
+		},
+	}
+}
+
+func TestProfiles(t *testing.T) {
+	model := trainedModel(t)
+	// The synthetic kinds are what they were made to be.
+	for kind, want := range map[string]string{"cpubound": "cpu", "diskbound": "disk", "netbound": "net_out"} {
+		if p := model.Profile(kind); !p.Known || wantDominant(p.Demand) != want {
+			t.Fatalf("trained %s: known %v, dominant %s, want %s (demand %v)", kind, p.Known, wantDominant(p.Demand), want, p.Demand)
+		}
+	}
+	if model.Profile("nosuch").Known {
+		t.Fatal("nosuch is known to the model")
+	}
+	full := newHarness(t, withProfiles(model, testLimits))
+	partial := goodness.Limits{DiskRead: testLimits.DiskRead, NetRecv: testLimits.NetRecv} // write and net out unknown
+	halfLimits := newHarness(t, withProfiles(model, partial))
+	noModel := newHarness(t)
+	nilModel := newHarness(t, withProfiles((*profile.Model)(nil), testLimits))
+
+	for _, tc := range []struct {
+		name      string
+		h         *harness
+		path      string
+		token     string
+		code      int
+		want      map[string]any // the body of a 200
+		wantErr   string         // the error of anything else
+		wantField string
+	}{
+		{name: "every kind sorted", h: full, path: "/v1/profiles", token: readerTok, code: 200,
+			want: wantProfiles(model, testLimits, "cpubound", "diskbound", "netbound")},
+		{name: "format json", h: full, path: "/v1/profiles?format=json", token: adminTok, code: 200,
+			want: wantProfiles(model, testLimits, "cpubound", "diskbound", "netbound")},
+		{name: "filter sorted", h: full, path: "/v1/profiles?kind=netbound,cpubound", token: readerTok, code: 200,
+			want: wantProfiles(model, testLimits, "cpubound", "netbound")},
+		{name: "filter with an unknown kind", h: full, path: "/v1/profiles?kind=nosuch,diskbound,nosuch,", token: readerTok, code: 200,
+			want: wantProfiles(model, testLimits, "diskbound", "nosuch")},
+		{name: "empty filter", h: full, path: "/v1/profiles?kind=", token: readerTok, code: 200,
+			want: wantProfiles(model, testLimits, "cpubound", "diskbound", "netbound")},
+		{name: "unknown limits are null", h: halfLimits, path: "/v1/profiles?kind=diskbound", token: readerTok, code: 200,
+			want: wantProfiles(model, partial, "diskbound")},
+		{name: "no token", h: full, path: "/v1/profiles", code: 401,
+			wantErr: "missing or invalid bearer token (send Authorization: Bearer <token>)"},
+		{name: "no token and no model", h: noModel, path: "/v1/profiles", code: 401,
+			wantErr: "missing or invalid bearer token (send Authorization: Bearer <token>)"},
+		{name: "no model", h: noModel, path: "/v1/profiles", token: readerTok, code: 404, wantErr: "no profile model"},
+		{name: "nil model", h: nilModel, path: "/v1/profiles", token: readerTok, code: 404, wantErr: "no profile model"},
+		{name: "too many kinds", h: full, path: "/v1/profiles?kind=" + manyKinds(maxProfileFilter+1), token: readerTok, code: 400,
+			wantErr: "more than 1000 kinds in the filter", wantField: "kind"},
+		{name: "as many kinds as allowed", h: full, path: "/v1/profiles?format=csv&kind=" + manyKinds(maxProfileFilter), token: readerTok, code: 200},
+		{name: "bad format", h: full, path: "/v1/profiles?format=xls", token: readerTok, code: 400,
+			wantErr: `format "xls" is not json or csv`, wantField: "format"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := tc.h.do(http.MethodGet, tc.path, tc.token, "")
+			if r.Code != tc.code {
+				t.Fatalf("got %d, want %d: %s", r.Code, tc.code, r.Body)
+			}
+			if tc.code != 200 {
+				if diff := cmp.Diff(errorBody{Error: tc.wantErr, Field: tc.wantField}, r.errBody(t)); diff != "" {
+					t.Errorf("error (-want +got):\n%s", diff)
+				}
+				if tc.code == 401 && !strings.HasPrefix(r.Header.Get("WWW-Authenticate"), "Bearer") {
+					t.Errorf("WWW-Authenticate = %q", r.Header.Get("WWW-Authenticate"))
+				}
+				return
+			}
+			if tc.want == nil {
+				return
+			}
+			if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+				t.Errorf("Content-Type %q", ct)
+			}
+			var got map[string]any
+			r.decode(t, &got)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("body (-want +got):\n%s", diff)
+			}
+		})
+	}
+	t.Run("method not allowed", func(t *testing.T) {
+		r := full.do(http.MethodPost, "/v1/profiles", adminTok, "{}")
+		if r.Code != 405 || r.Header.Get("Allow") != "GET, HEAD" {
+			t.Errorf("got %d, Allow %q", r.Code, r.Header.Get("Allow"))
+		}
+	})
+}
+
+// manyKinds is a filter of n distinct kinds.
+func manyKinds(n int) string {
+	ks := make([]string, n)
+	for i := range ks {
+		ks[i] = "k" + strconv.Itoa(i)
+	}
+	return strings.Join(ks, ",")
+}
+
+func TestProfilesCSV(t *testing.T) {
+	model := trainedModel(t)
+	num := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	row := func(kind string, lim goodness.Limits) []string {
+		p := model.Profile(kind)
+		d := p.Demand
+		bps := func(x, limit float64) string {
+			if limit == 0 {
+				return ""
+			}
+			return num(x * limit)
+		}
+		return []string{kind, strconv.FormatBool(p.Known), strconv.FormatInt(p.Ticks, 10), num(p.Weight), wantDominant(d),
+			num(d[profile.CPU]), num(d[profile.IOWait]), bps(d[profile.DiskRead], lim.DiskRead), bps(d[profile.DiskWrite], lim.DiskWrite),
+			bps(d[profile.NetIn], lim.NetRecv), bps(d[profile.NetOut], lim.NetSent)}
+	}
+	header := []string{"kind", "known", "ticks", "weight", "dominant", "cpu", "iowait",
+		"disk_read_bps", "disk_write_bps", "net_in_bps", "net_out_bps"}
+	partial := goodness.Limits{DiskRead: testLimits.DiskRead, NetSent: testLimits.NetSent}
+	for _, tc := range []struct {
+		name  string
+		lim   goodness.Limits
+		query string
+		want  [][]string
+	}{
+		{"every kind", testLimits, "", [][]string{header,
+			row("cpubound", testLimits), row("diskbound", testLimits), row("netbound", testLimits)}},
+		{"filter", testLimits, "&kind=nosuch,diskbound", [][]string{header, row("diskbound", testLimits), row("nosuch", testLimits)}},
+		{"unknown limits are empty", partial, "&kind=netbound", [][]string{header, row("netbound", partial)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, withProfiles(model, tc.lim))
+			r := h.do(http.MethodGet, "/v1/profiles?format=csv"+tc.query, readerTok, "")
+			if r.Code != 200 || !strings.HasPrefix(r.Header.Get("Content-Type"), "text/csv") {
+				t.Fatalf("got %d %q: %s", r.Code, r.Header.Get("Content-Type"), r.Body)
+			}
+			recs, err := csv.NewReader(bytes.NewReader(r.Body)).ReadAll()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, recs); diff != "" {
+				t.Errorf("CSV (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestNewRejectsBadLimits(t *testing.T) {
+	h := newHarness(t)
+	for _, tc := range []struct {
+		name string
+		lim  goodness.Limits
+	}{
+		{"negative", goodness.Limits{DiskRead: -1}},
+		{"NaN", goodness.Limits{NetRecv: math.NaN()}},
+		{"infinite", goodness.Limits{NetSent: math.Inf(1)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := New(Deps{Store: h.store, Learner: h.learner, Controller: h.ctl, Tokens: testTokens, Limits: tc.lim})
+			if !errors.Is(err, ErrConfig) {
+				t.Errorf("got %v, want ErrConfig", err)
+			}
+		})
+	}
+}
