@@ -26,9 +26,16 @@ type LearnReport struct {
 	Invalid     []string // hosts whose usage failed validation, skipped
 	// Profile is what the resource profile model's tick did.
 	Profile profile.TickReport
-	// Residuals are the co-located nodes' observed minus predicted goodness
-	// (the profiles' prediction before this tick), in node order.
-	Residuals []float64
+	// Goodness is, for each co-located node, its observed goodness and
+	// what the profiles predicted for its containers before this tick.
+	Goodness []GoodnessCheck
+}
+
+// GoodnessCheck is one node's observed and predicted goodness.
+type GoodnessCheck struct {
+	Node                string
+	Kinds               []string // the co-located kinds, earliest admitted first
+	Observed, Predicted float64
 }
 
 // pairKey is an ordered kind pair: later was admitted after earlier.
@@ -108,10 +115,10 @@ func (e *Engine) Learn(ctx context.Context, from, to time.Time) (LearnReport, er
 		rep.Observed++
 		// The residual: what the profiles did not predict. Prediction before
 		// this tick is folded in, so it is out of sample.
-		res := g - profile.PredictGoodness(e.scoreSrc, comps[c.node])
-		rep.Residuals = append(rep.Residuals, res)
+		pred := profile.PredictGoodness(e.scoreSrc, comps[c.node])
+		rep.Goodness = append(rep.Goodness, GoodnessCheck{Node: c.node, Kinds: c.kinds, Observed: g, Predicted: pred})
 		if e.pairReward == RewardResidual {
-			g = res
+			g -= pred
 		}
 		for i := 0; i < len(c.kinds); i++ {
 			for k := i + 1; k < len(c.kinds); k++ {

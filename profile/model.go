@@ -454,9 +454,21 @@ func (m *Model) Observe(obs []Observation) TickReport {
 		// less, and adds nothing but its mix where the fit predicts more.
 		y, sat := o.Usage, m.saturated(o.Usage)
 		if sat {
+			// Where the fit already predicts at least what was seen, the
+			// observation agrees with it and adds nothing; folding the
+			// prediction in as data would only anchor the fit to itself.
 			pred := m.predictLocked(o.Containers)
+			pulls := false
 			for r := range NumResources {
+				if y[r] > pred[r] {
+					pulls = true
+				}
 				y[r] = max(y[r], pred[r])
+			}
+			if !pulls {
+				rep.Observations++
+				rep.Saturated++
+				continue
 			}
 		}
 		idx, cnt = idx[:0], cnt[:0]

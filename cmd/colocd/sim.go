@@ -79,7 +79,7 @@ Runs are deterministic for a seed; --runs R plays seeds N..N+R-1 in parallel.
 	fl.Float64Var(&f.jitter, "jitter", 0, "simulator work jitter in [0, 1) (0: exact durations)")
 	fl.DurationVar(&f.oracleHorizon, "oracle-horizon", 0, "oracle look-ahead (0: 1m)")
 	fl.BoolVar(&f.oracleInstant, "oracle-instant", false, "oracle scores the progress rate at the instant of placement")
-	fl.StringVar(&f.study, "study", "", "run a learning study instead: speed | warm-start")
+	fl.StringVar(&f.study, "study", "", "run a study instead: speed | warm-start (pair preferences), reward (goodness vs speed-up, objectives), profiles (profile learning speed)")
 	return cmd
 }
 
@@ -121,8 +121,17 @@ func runSim(cmd *cobra.Command, g *globals, f *simFlags) error {
 		return simSpeedStudy(cmd, tmpl, seeds, f.parallel)
 	case "warm-start":
 		return simWarmStartStudy(cmd, tmpl, seeds, f.parallel)
+	case "reward":
+		r, err := bench.RewardStudy(ctx, bench.RewardConfig{Run: tmpl, Seeds: seeds, Workers: f.parallel})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "%s: the reward, %d seeds from %d, %s\n", tmpl.Name, f.runs, f.seed, machine())
+		return bench.WriteRewardTable(out, r)
+	case "profiles":
+		return simProfileStudy(cmd, tmpl, seeds, f.parallel)
 	default:
-		return usagef("sim: --study must be speed or warm-start, got %q", f.study)
+		return usagef("sim: --study must be speed, warm-start, reward or profiles, got %q", f.study)
 	}
 
 	var policies []bench.Policy
@@ -277,4 +286,15 @@ func (b *progressBar) done() {
 	if b.on {
 		fmt.Fprint(b.w, "\r\033[K")
 	}
+}
+
+func simProfileStudy(cmd *cobra.Command, tmpl bench.RunConfig, seeds []uint64, workers int) error {
+	out := cmd.OutOrStdout()
+	rs, err := bench.ProfileSpeed(cmd.Context(), tmpl, seeds, workers)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "%s: profile learning speed (error of the dominant resource vs the true mean solo profile, median over seeds), %d seeds from %d, %s\n",
+		tmpl.Name, len(seeds), seeds[0], machine())
+	return bench.WriteProfileSpeedTable(out, rs)
 }
