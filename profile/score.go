@@ -335,13 +335,7 @@ func (v *View) Score(kind string, s Shape) Score {
 		return out
 	}
 	total := float64(s.Containers)
-	for _, l := range v.land {
-		for _, j := range v.nodes[l.Node].Jobs {
-			if j.Kind != kind && j.Containers > 0 && !cand.Known && !v.profile(j.Kind).Known {
-				out.Confounds = true
-			}
-		}
-	}
+	out.Confounds = v.confounds(kind, cand)
 	// Optimism where observing pays: a candidate whose usage can be told
 	// apart on its nodes is scored at its demand lowered by Explore
 	// standard deviations (upper confidence bound), so a kind still
@@ -384,6 +378,71 @@ func (v *View) Score(kind string, s Shape) Score {
 	out.Correction = v.sc.CorrectionWeight * corr
 	out.Value = out.Model + out.Correction
 	return out
+}
+
+// confounds reports whether admitting kind, never observed, would leave a
+// never-observed kind without a node where its usage can be told apart: a
+// node running it with nothing else never observed. The candidate keeps
+// one when part of it lands on an empty node or only beside observed
+// kinds; a never-observed partner keeps one when some node runs it apart
+// from other never-observed kinds and the candidate does not land there.
+// Landing beside a job of its own kind, never observed either, stacks the
+// same unknown twice before the first is profiled.
+func (v *View) confounds(kind string, cand Profile) bool {
+	if cand.Known {
+		return false
+	}
+	clean := false // some landing of the candidate is observable
+	hit := map[int]bool{}
+	for _, l := range v.land {
+		hit[l.Node] = true
+		n := &v.nodes[l.Node]
+		ok := true
+		for _, j := range n.Jobs {
+			if j.Containers <= 0 {
+				continue
+			}
+			if j.Kind == kind {
+				return true // beside a sibling never observed: the same unknown twice
+			}
+			if !v.profile(j.Kind).Known {
+				ok = false
+			}
+		}
+		clean = clean || ok
+	}
+	if !clean {
+		return true
+	}
+	for _, l := range v.land {
+		for _, j := range v.nodes[l.Node].Jobs {
+			if j.Containers <= 0 || v.profile(j.Kind).Known {
+				continue
+			}
+			// The partner is never observed: it needs a node apart from
+			// other unknowns that the candidate leaves alone.
+			apart := false
+			for i := range v.nodes {
+				if hit[i] || !slices.ContainsFunc(v.nodes[i].Jobs, func(k KindCount) bool { return k.Kind == j.Kind && k.Containers > 0 }) {
+					continue
+				}
+				alone := true
+				for _, k := range v.nodes[i].Jobs {
+					if k.Kind != j.Kind && k.Containers > 0 && !v.profile(k.Kind).Known {
+						alone = false
+					}
+				}
+				if alone {
+					apart = true
+					break
+				}
+			}
+			if !apart {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Capacity resources: what saturates on a node.

@@ -198,7 +198,7 @@ func TestScorerFlagsConfounding(t *testing.T) {
 		{"unknown beside unknown", busyNode(kc("other", 3)), "new", true},
 		{"unknown beside known", busyNode(kc("cpu1", 3)), "new", false},
 		{"known beside unknown", busyNode(kc("other", 3)), "cpu1", false},
-		{"unknown beside itself", busyNode(kc("new", 3)), "new", false},
+		{"unknown beside itself, never observed", busyNode(kc("new", 3)), "new", true},
 		{"unknown alone", emptyNode(), "new", false},
 	} {
 		s := scoreAll(&profile.Scorer{Profiles: m}, []profile.Node{tc.node}, tc.kind)[tc.kind]
