@@ -1196,3 +1196,33 @@ func TestRowObservations(t *testing.T) {
 		}
 	}
 }
+
+func TestObservedCentresOnObservedPairs(t *testing.T) {
+	l := bandit.New(bandit.Config{StepSize: 0.1})
+	for _, k := range []string{"a", "b", "c", "d"} {
+		l.Add(k)
+	}
+	for range 20 {
+		l.Update("a", "x", 10)
+		l.Update("b", "x", 2)
+	}
+	// c and d were never started beside x: no evidence.
+	if h, n := l.Observed("c", "x"); h != 0 || n != 0 {
+		t.Errorf("Observed(c|x) = %v, %d; want 0, 0 for a pair never observed", h, n)
+	}
+	ha, na := l.Observed("a", "x")
+	hb, nb := l.Observed("b", "x")
+	if na != 20 || nb != 20 {
+		t.Errorf("observations %d and %d, want 20 each", na, nb)
+	}
+	// Centred on the observed pairs: they sum to zero, the better one above.
+	if math.Abs(ha+hb) > 1e-12 || !(ha > 0) {
+		t.Errorf("Observed(a|x) = %v, (b|x) = %v: want opposite, a positive", ha, hb)
+	}
+	if want := l.Pref("a", "x") - (l.Pref("a", "x")+l.Pref("b", "x"))/2; math.Abs(ha-want) > 1e-12 {
+		t.Errorf("Observed(a|x) = %v, want H(a|x) − the mean of the observed pairs = %v", ha, want)
+	}
+	if h, n := l.Observed("zz", "x"); h != 0 || n != 0 {
+		t.Errorf("unknown kind: %v, %d", h, n)
+	}
+}

@@ -298,6 +298,31 @@ func (l *Learner) Pref(a, given string) float64 {
 	return l.h[gi][ai]
 }
 
+// Observed returns H(a|given) centred on the row's observed pairs — minus
+// the mean preference of the kinds that have been started beside given at
+// least once — and how many observations updated the pair (a|given). A
+// pair never observed returns (0, 0): preferences are defined only up to a
+// constant per row, and an unobserved pair's value is what Eq. 3's pushes
+// left there, not evidence. O(K).
+func (l *Learner) Observed(a, given string) (float64, int64) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	ai, ok1 := l.index[a]
+	gi, ok2 := l.index[given]
+	if !ok1 || !ok2 || l.pairObs[gi][ai] == 0 {
+		return 0, 0
+	}
+	var sum float64
+	var n int
+	for b, c := range l.pairObs[gi] {
+		if c > 0 {
+			sum += l.h[gi][b]
+			n++
+		}
+	}
+	return l.h[gi][ai] - sum/float64(n), l.pairObs[gi][ai]
+}
+
 // RowObservations returns how many observations updated row given (the
 // preferences of kinds started beside given); 0 for an unknown kind. O(1).
 func (l *Learner) RowObservations(given string) int64 {

@@ -54,11 +54,17 @@ func (Fixed) Covariance(a, b string) float64 { return 0 }
 func (Fixed) Sigma() Vector { return Vector{} }
 
 // Correction adjusts the model's value of starting kind a beside a running
-// kind: what the pair preferences learned from observed goodness add to
-// what the profiles predict. bandit.Learner satisfies it.
+// kind: what the pair preferences learned from the profiles' residuals add
+// to what the profiles predict. Observed returns the pair's preference,
+// centred on the pairs observed in its row, and how many observations it
+// rests on (0 for a pair never observed). bandit.Learner satisfies it.
 type Correction interface {
-	Pref(a, given string) float64
+	Observed(a, given string) (float64, int64)
 }
+
+// CorrectionPrior is the observations a pair's correction is shrunk by: it
+// counts n/(n + CorrectionPrior) of its preference after n observations.
+const CorrectionPrior = 5
 
 // Objective is what the scorer maximises.
 type Objective string
@@ -225,8 +231,9 @@ type Scorer struct {
 	// candidate whose usage its landing would reveal is scored (its demand
 	// lowered by Explore·σ); 0 scores the expectation.
 	Explore float64
-	// Correction, when set, adds CorrectionWeight × the context-weighted
-	// pair preference of the candidate beside the kinds it lands with.
+	// Correction, when set, adds CorrectionWeight × the pair preference of
+	// the candidate beside each kind it lands with (Correction.Observed,
+	// shrunk by CorrectionPrior), weighted by where its containers land.
 	Correction       Correction
 	CorrectionWeight float64
 }
@@ -364,7 +371,8 @@ func (v *View) Score(kind string, s Shape) Score {
 			w := share * j.Containers / jobs
 			beside[j.Kind] += w
 			if v.sc.Correction != nil {
-				corr += w * v.sc.Correction.Pref(kind, j.Kind)
+				h, n := v.sc.Correction.Observed(kind, j.Kind)
+				corr += w * h * float64(n) / float64(n+CorrectionPrior)
 			}
 		}
 	}

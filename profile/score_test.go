@@ -220,16 +220,24 @@ func TestScorerAvoidsStackingAnUnknownKind(t *testing.T) {
 
 type prefs map[[2]string]float64
 
-func (p prefs) Pref(a, given string) float64 { return p[[2]string{a, given}] }
+// Observed has 15 observations of every listed pair and none of the others.
+func (p prefs) Observed(a, given string) (float64, int64) {
+	h, ok := p[[2]string{a, given}]
+	if !ok {
+		return 0, 0
+	}
+	return h, 15
+}
 
 func TestScorerCorrection(t *testing.T) {
 	nodes := []profile.Node{busyNode(kc("cpu1", 3))}
 	corr := prefs{{"disk2", "cpu1"}: -2, {"disk1", "cpu1"}: 1}
-	s := scoreAll(&profile.Scorer{Profiles: known, Correction: corr, CorrectionWeight: 0.1}, nodes, "disk1", "disk2")
-	if s["disk2"].Correction != -0.2 || s["disk1"].Correction != 0.1 {
-		t.Errorf("corrections %v and %v, want −0.2 and 0.1", s["disk2"].Correction, s["disk1"].Correction)
+	s := scoreAll(&profile.Scorer{Profiles: known, Correction: corr, CorrectionWeight: 0.1}, nodes, "disk1", "disk2", "cpu2")
+	// 15 observations against a prior of 5: three quarters of the weight.
+	if math.Abs(s["disk2"].Correction+0.15) > 1e-12 || math.Abs(s["disk1"].Correction-0.075) > 1e-12 || s["cpu2"].Correction != 0 {
+		t.Errorf("corrections %v, %v and %v, want −0.15, 0.075 and 0 (never observed)", s["disk2"].Correction, s["disk1"].Correction, s["cpu2"].Correction)
 	}
-	if s["disk1"].Value != s["disk1"].Model+0.1 {
+	if math.Abs(s["disk1"].Value-(s["disk1"].Model+0.075)) > 1e-12 {
 		t.Errorf("value %v, want model %v + correction", s["disk1"].Value, s["disk1"].Model)
 	}
 }
