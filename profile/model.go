@@ -405,9 +405,11 @@ func (m *Model) predictLocked(containers []KindCount) Vector {
 		if kc.Containers <= 0 {
 			continue
 		}
-		d := m.priorLocked()
+		var d Vector
 		if i, ok := m.index[kc.Kind]; ok {
-			d = m.theta[i]
+			d = m.theta[i] // a kind added but never observed holds the prior
+		} else {
+			d = m.priorLocked()
 		}
 		for r := range NumResources {
 			v[r] += kc.Containers * d[r]
