@@ -1,15 +1,19 @@
 // Package bench is colocd's co-location benchmark: it plays a workload
 // (sim.Workload) on the cluster simulator in pure virtual time under an
-// admission policy and measures makespan, job completion times and resource
-// usage, so that colocd's learned ordering can be compared with FIFO, a
-// random order, a greedy oracle that knows the simulator's ground truth, and
-// a resource lower bound.
+// admission policy and measures makespan, job completion times, waits and
+// resource usage, so that colocd's learned ordering can be compared side by
+// side with FIFO, a random order, the paper's method, heuristics that know
+// every kind's true profile (packfit, alternate, tetris: offline profiling),
+// colocd with the true profiles, references that read the simulator's ground
+// truth (pairwise, a greedy oracle, a per-decision rollout), and a resource
+// lower bound.
 //
 // # What it owns
 //
 //   - Run: one virtual-time run of one policy on one seed (Result).
-//     The policies fifo, random, pairwise and oracle drive the simulator
-//     directly; ra and ra-warm run colocd's own admission and learning code — the
+//     The policies fifo, random, packfit, alternate, tetris, pairwise, oracle
+//     and rollout drive the simulator directly (peers.go, direct.go); paper,
+//     ra, ra-warm and ra-profile-true run colocd's own admission and learning code — the
 //     queue store and pipeline, the bandit, daemon.Engine over
 //     daemon.SimCluster, driven by daemon.Loop, the loop `colocd serve`
 //     runs, whose Step this package calls in virtual time (it plays the
@@ -23,7 +27,10 @@
 //   - PlotUsage and PlotPreferences: the PNG figures (resource usage over
 //     time, as the paper's Figures 6 and 7; the learned preferences as
 //     probabilities, as its Figure 8).
-//   - The learning studies: BestPartners (ground truth from sim.Pairwise),
+//   - RewardStudy: whether a pair's goodness ranks pairs as their speed-up
+//     does, whether the profiles predict goodness, and ra by objective;
+//     ProfileSpeed: a new kind's profile error per tick it was observed.
+//   - The pair-preference studies: BestPartners (ground truth from sim.Pairwise),
 //     LearningSpeed (co-location observations until π(best partners|a') >
 //     0.8 for every kind) and WarmStart (a new kind's preferences
 //     warm-started from job similarity, bandit.Learner.AddSimilar, against

@@ -45,29 +45,43 @@ func newSimCmd(g *globals) *cobra.Command {
 time under an admission policy, and report makespan, mean job completion time
 and mean resource usage. Policies:
 
-  fifo      the queue order, head first while it fits
-  random    a uniformly random job of the window that fits
-  ra        colocd: its queue pipeline, bandit and daemon engine, learning from scratch
-  ra-warm   ra starting from the preferences of a previous ra run (seed + 1000000)
-  pairwise  kind-level greedy on the simulator's pairwise ground truth (a reference)
-  oracle    greedy with ground truth: what-if runs of every candidate on a clone
-  bound     a resource lower bound on the makespan (no schedule)
+  fifo             the queue order, head first while it fits
+  random           a uniformly random job of the window that fits
+  paper            the paper's method: the pair bandit alone, sampling, no profile model
+  ra               colocd: its loop, engine, queue pipeline, profile model and bandit,
+                   learning from scratch
+  ra-warm          ra starting from what a previous ra run learned (seed + 1000000)
+  ra-profile-true  ra scoring with every kind's true mean solo profile (a reference:
+                   decision quality without estimation error)
+  packfit          least predicted overload of the nodes a job lands on (true profiles)
+  alternate        the job whose dominant resource is least represented where it lands
+                   (true profiles)
+  tetris           Tetris/Graphene's alignment of demand with free resources, jobs that
+                   fit first (true profiles)
+  pairwise         kind-level greedy on the simulator's pairwise ground truth (a reference)
+  oracle           greedy with ground truth: what-if runs of every candidate on a clone
+  rollout          per decision, each candidate finished with the oracle on a clone, the
+                   best kept (a reference; slow)
+  bound            a resource lower bound on the makespan (no schedule)
 
-ra and ra-warm use the daemon configuration (--config FILE, COLOCD_* env):
-its pipeline, learning and admission sections, exactly as colocd serve.
-Runs are deterministic for a seed; --runs R plays seeds N..N+R-1 in parallel.
+paper, ra, ra-warm and ra-profile-true use the daemon configuration (--config
+FILE, COLOCD_* env): its pipeline, learning and admission sections, exactly as
+colocd serve. Runs are deterministic for a seed; --runs R plays seeds
+N..N+R-1 in parallel.
 
   colocd sim --workload configs/workloads/paper-queue-a.yaml --policy ra --json
   colocd sim --workload configs/workloads/paper-queue-a.yaml --runs 20 \
       --compare fifo,ra,ra-warm,oracle,bound --plot-dir plots/
   colocd sim --workload configs/workloads/paper-queue-a.yaml --runs 20 --study speed
-  colocd sim --workload configs/workloads/paper-queue-a.yaml --runs 10 --study warm-start`,
+  colocd sim --workload configs/workloads/paper-queue-a.yaml --runs 10 --study warm-start
+  colocd sim --workload configs/workloads/noisy.yaml --runs 10 --study reward
+  colocd sim --workload configs/workloads/new-kinds.yaml --runs 10 --study profiles`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runSim(cmd, g, f) },
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.workload, "workload", "", "workload YAML file (required)")
-	fl.StringVar(&f.policy, "policy", "ra", "policy: fifo|random|ra|ra-warm|pairwise|oracle|bound")
+	fl.StringVar(&f.policy, "policy", "ra", "policy: fifo|random|paper|ra|ra-warm|ra-profile-true|packfit|alternate|tetris|pairwise|oracle|rollout|bound")
 	fl.Uint64Var(&f.seed, "seed", 1, "first seed")
 	fl.IntVar(&f.runs, "runs", 1, "number of seeds (seed, seed+1, ...)")
 	fl.BoolVar(&f.json, "json", false, "print one JSON object per run, one per line")

@@ -120,6 +120,24 @@ func TestSimStudies(t *testing.T) {
 	if !strings.Contains(out, "best partners") || !strings.Contains(out, "set [disk]") {
 		t.Errorf("speed output:\n%s", out)
 	}
+	code, out, errOut = runCmd(t, "sim", "--workload", wl, "--study", "reward", "--runs", "1")
+	if code != 0 {
+		t.Fatalf("reward: exit %d: %s", code, errOut)
+	}
+	for _, s := range []string{"cpu + disk", "Spearman ρ(goodness, speed-up) over 3 pairs", "objective rate", "objective goodness"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("reward output lacks %q:\n%s", s, out)
+		}
+	}
+	code, out, errOut = runCmd(t, "sim", "--workload", wl, "--study", "profiles", "--runs", "1")
+	if code != 0 {
+		t.Fatalf("profiles: exit %d: %s", code, errOut)
+	}
+	for _, s := range []string{"err after 3", "cpu ", "disk "} {
+		if !strings.Contains(out, s) {
+			t.Errorf("profiles output lacks %q:\n%s", s, out)
+		}
+	}
 }
 
 func TestSimUsageErrors(t *testing.T) {
