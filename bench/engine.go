@@ -31,7 +31,7 @@ func (e everySchedule) Next(t time.Time) time.Time { return t.Add(time.Duration(
 // set: between the points above nothing an admission pass reads changes (in
 // batch or Poisson arrivals without deadlines), so it gives the same runs at
 // a fraction of the cost.
-func runEngine(ctx context.Context, rc RunConfig, cfg daemon.Config, jobs []sim.JobSpec, warm *bandit.Snapshot, truth profile.Profiles) (res Result, err error) {
+func runEngine(ctx context.Context, rc RunConfig, cfg daemon.Config, jobs []sim.JobSpec, warm *bandit.Snapshot, warmProfiles *profile.Snapshot, truth profile.Profiles) (res Result, err error) {
 	s, err := rc.Workload.NewSim(rc.simOptions())
 	if err != nil {
 		return Result{}, fmt.Errorf("run %s: %w", rc.Policy, err)
@@ -92,6 +92,16 @@ func runEngine(ctx context.Context, rc RunConfig, cfg daemon.Config, jobs []sim.
 		rc.Setup(learner)
 		startObs = learner.Snapshot().Observations
 	}
+	pcfg, err := cfg.Learning.Profile.ModelConfig()
+	if err != nil {
+		return Result{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	profiles := profile.New(pcfg)
+	if warmProfiles != nil {
+		if err := profiles.Restore(*warmProfiles); err != nil {
+			return Result{}, fmt.Errorf("run %s: restore warm profiles: %w", rc.Policy, err)
+		}
+	}
 	cluster := daemon.NewSimCluster(daemon.DirectExec(s), nil)
 	var cl daemon.Cluster = cluster
 	if rc.wrapCluster != nil {
@@ -99,7 +109,7 @@ func runEngine(ctx context.Context, rc RunConfig, cfg daemon.Config, jobs []sim.
 	}
 	frozen := sim.DefaultStart
 	e, err := daemon.NewEngine(daemon.EngineOptions{
-		Store: store, Learner: learner, ScoreProfiles: truth, Cluster: cl, Metrics: cluster, Clock: clk,
+		Store: store, Learner: learner, Profiles: profiles, ScoreProfiles: truth, Cluster: cl, Metrics: cluster, Clock: clk,
 		Rand:      rand.New(rand.NewPCG(rc.Seed, 0x5851f42d4c957f2d)),
 		Wall:      func() time.Time { return frozen }, // decision latency only; no wall clock here
 		Pipeline:  cfg.Pipeline,
@@ -178,6 +188,8 @@ func runEngine(ctx context.Context, rc RunConfig, cfg daemon.Config, jobs []sim.
 	}
 	snap := learner.Snapshot()
 	res.Preferences = &snap
+	ps := profiles.Snapshot()
+	res.Profiles = &ps
 	res.Updates = snap.Observations - startObs
 	err = measure(&res, s, jobs, func(id string) (int, bool) {
 		i, ok := seqOf[id]

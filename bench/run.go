@@ -136,6 +136,10 @@ type RunConfig struct {
 	// final preferences. Ignored by the other policies.
 	Warm     *bandit.Snapshot
 	WarmSeed uint64
+	// WarmProfiles is ra-warm's starting profile model; with Warm nil it
+	// comes from the same learning run as the preferences (what colocd
+	// keeps across a restart: both).
+	WarmProfiles *profile.Snapshot
 	// WarmDaemon is the configuration of ra-warm's learning run; nil means
 	// Daemon. It lets the learning run explore (select.mode sample) while
 	// the measured run exploits (argmax), the paper's reading of RA*.
@@ -228,9 +232,11 @@ type Result struct {
 	// Admissions are the admitted jobs in order.
 	Admissions []Admission `json:"-"`
 	// Preferences is the learner's final state (ra, ra-warm); Warm is the
-	// state ra-warm started from.
-	Preferences *bandit.Snapshot `json:"-"`
-	Warm        *bandit.Snapshot `json:"-"`
+	// state ra-warm started from. Profiles is the profile model's final
+	// state.
+	Preferences *bandit.Snapshot  `json:"-"`
+	Warm        *bandit.Snapshot  `json:"-"`
+	Profiles    *profile.Snapshot `json:"-"`
 	// Updates counts the learner updates of this run.
 	Updates int64 `json:"-"`
 }
@@ -268,7 +274,7 @@ func Run(ctx context.Context, rc RunConfig) (Result, error) {
 	case Bound:
 		res = boundResult(rc.Workload, jobs)
 	case RA, RAWarm:
-		warm := rc.Warm
+		warm, warmProfiles := rc.Warm, rc.WarmProfiles
 		if rc.Policy == RAWarm && warm == nil {
 			prev := rc
 			prev.Policy, prev.Seed, prev.Observe, prev.Setup = RA, rc.warmSeed(), nil, nil
@@ -279,16 +285,16 @@ func Run(ctx context.Context, rc RunConfig) (Result, error) {
 			if err != nil {
 				return Result{}, fmt.Errorf("ra-warm: learning run (seed %d): %w", prev.Seed, err)
 			}
-			warm = r.Preferences
+			warm, warmProfiles = r.Preferences, r.Profiles
 		}
 		if rc.Policy == RA {
-			warm = nil
+			warm, warmProfiles = nil, nil
 		}
-		res, err = runEngine(ctx, rc, cfg, jobs, warm, nil)
+		res, err = runEngine(ctx, rc, cfg, jobs, warm, warmProfiles, nil)
 	case Paper:
-		res, err = runEngine(ctx, rc, PaperConfig(cfg), jobs, nil, nil)
+		res, err = runEngine(ctx, rc, PaperConfig(cfg), jobs, nil, nil, nil)
 	case RAProfileTrue:
-		res, err = runEngine(ctx, rc, cfg, jobs, nil, TrueProfiles(rc.Workload))
+		res, err = runEngine(ctx, rc, cfg, jobs, nil, nil, TrueProfiles(rc.Workload))
 	default:
 		res, err = runDirect(ctx, rc, cfg, jobs)
 	}
@@ -300,13 +306,14 @@ func Run(ctx context.Context, rc RunConfig) (Result, error) {
 }
 
 // PaperConfig is cfg with the paper's method: the pair preferences alone
-// (preference mode bandit) learning from the observed goodness, H₀ = 0
-// everywhere (no self prior), sampling from π.
+// (preference mode bandit) learning from the observed goodness at the pair
+// mode's step size, H₀ = 0 everywhere (no self prior), sampling from π.
 func PaperConfig(cfg daemon.Config) daemon.Config {
 	cfg.Pipeline.Preference.Mode = string(queue.PreferenceBandit)
 	cfg.Pipeline.Select.Mode = string(queue.SelectSample)
 	cfg.Learning.SelfPrior = 0
 	cfg.Learning.PairReward = daemon.RewardGoodness
+	cfg.Learning.StepSize = bandit.DefaultStepSize
 	return cfg
 }
 
@@ -318,6 +325,7 @@ func PairConfig(cfg daemon.Config) daemon.Config {
 	cfg.Pipeline.Preference.Mode = string(queue.PreferenceBandit)
 	cfg.Pipeline.Select.Mode = string(queue.SelectAnneal)
 	cfg.Learning.PairReward = daemon.RewardGoodness
+	cfg.Learning.StepSize = bandit.DefaultStepSize
 	return cfg
 }
 

@@ -233,7 +233,9 @@ type Scorer struct {
 	Explore float64
 	// Correction, when set, adds CorrectionWeight × the pair preference of
 	// the candidate beside each kind it lands with (Correction.Observed,
-	// shrunk by CorrectionPrior), weighted by where its containers land.
+	// through tanh — preferences grow without bound as a bandit learns, the
+	// correction must not — and shrunk by CorrectionPrior), weighted by
+	// where its containers land.
 	Correction       Correction
 	CorrectionWeight float64
 }
@@ -372,7 +374,7 @@ func (v *View) Score(kind string, s Shape) Score {
 			beside[j.Kind] += w
 			if v.sc.Correction != nil {
 				h, n := v.sc.Correction.Observed(kind, j.Kind)
-				corr += w * h * float64(n) / float64(n+CorrectionPrior)
+				corr += w * math.Tanh(h) * float64(n) / float64(n+CorrectionPrior)
 			}
 		}
 	}

@@ -233,11 +233,13 @@ func TestScorerCorrection(t *testing.T) {
 	nodes := []profile.Node{busyNode(kc("cpu1", 3))}
 	corr := prefs{{"disk2", "cpu1"}: -2, {"disk1", "cpu1"}: 1}
 	s := scoreAll(&profile.Scorer{Profiles: known, Correction: corr, CorrectionWeight: 0.1}, nodes, "disk1", "disk2", "cpu2")
-	// 15 observations against a prior of 5: three quarters of the weight.
-	if math.Abs(s["disk2"].Correction+0.15) > 1e-12 || math.Abs(s["disk1"].Correction-0.075) > 1e-12 || s["cpu2"].Correction != 0 {
-		t.Errorf("corrections %v, %v and %v, want −0.15, 0.075 and 0 (never observed)", s["disk2"].Correction, s["disk1"].Correction, s["cpu2"].Correction)
+	// tanh of the preference; 15 observations against a prior of 5: three
+	// quarters of the weight.
+	want2, want1 := 0.1*math.Tanh(-2)*0.75, 0.1*math.Tanh(1)*0.75
+	if math.Abs(s["disk2"].Correction-want2) > 1e-12 || math.Abs(s["disk1"].Correction-want1) > 1e-12 || s["cpu2"].Correction != 0 {
+		t.Errorf("corrections %v, %v and %v, want %v, %v and 0 (never observed)", s["disk2"].Correction, s["disk1"].Correction, s["cpu2"].Correction, want2, want1)
 	}
-	if math.Abs(s["disk1"].Value-(s["disk1"].Model+0.075)) > 1e-12 {
+	if math.Abs(s["disk1"].Value-(s["disk1"].Model+want1)) > 1e-12 {
 		t.Errorf("value %v, want model %v + correction", s["disk1"].Value, s["disk1"].Model)
 	}
 }
