@@ -7,7 +7,6 @@ import (
 	"math"
 	"runtime"
 	"slices"
-	"strings"
 	"sync"
 	"text/tabwriter"
 )
@@ -255,11 +254,3 @@ func Seeds(first uint64, n int) []uint64 {
 	return out
 }
 
-// policyList formats policies for messages.
-func policyList(ps []Policy) string {
-	s := make([]string, len(ps))
-	for i, p := range ps {
-		s[i] = string(p)
-	}
-	return strings.Join(s, ",")
-}

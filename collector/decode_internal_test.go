@@ -68,15 +68,15 @@ func TestDecodeUsage(t *testing.T) {
 		},
 		"bad value": {
 			body:    cpu + "\n" + csvHeader + diskRow("0", "00", "x", "read_bytes", "a", "sda"),
-			wantErr: strconvErr,
+			wantErr: errStrconv,
 		},
 		"bad time": {
 			body:    strings.Replace(cpu, "2024-03-01T12:00:10Z", "yesterday", 1),
-			wantErr: timeErr,
+			wantErr: errTime,
 		},
 		"row before header": {
 			body:    ",cpu,0,x\n",
-			wantErr: anyErr,
+			wantErr: errAny,
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -87,7 +87,7 @@ func TestDecodeUsage(t *testing.T) {
 			acc := map[string]*hostAcc{"a": {}}
 			err = c.decodeUsage(strings.NewReader(tc.body), acc, from, to)
 			if tc.wantErr != nil {
-				if err == nil || (tc.wantErr != anyErr && !matches(err, tc.wantErr)) {
+				if err == nil || (tc.wantErr != errAny && !matches(err, tc.wantErr)) {
 					t.Fatalf("decodeUsage error = %v, want %v", err, tc.wantErr)
 				}
 				if !errors.Is(classify("op", err), ErrBadQuery) {
@@ -111,16 +111,16 @@ func TestDecodeUsage(t *testing.T) {
 
 // Sentinels for error kinds the standard library does not export.
 var (
-	anyErr     = errors.New("any error")
-	strconvErr = errors.New("strconv")
-	timeErr    = errors.New("time")
+	errAny     = errors.New("any error")
+	errStrconv = errors.New("strconv")
+	errTime    = errors.New("time")
 )
 
 func matches(err, want error) bool {
 	switch want {
-	case strconvErr:
+	case errStrconv:
 		return strings.Contains(err.Error(), "_value")
-	case timeErr:
+	case errTime:
 		return strings.Contains(err.Error(), "_time")
 	}
 	return errors.Is(err, want)

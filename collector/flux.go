@@ -70,14 +70,6 @@ func hostsPattern(hosts []string) string {
 // fluxTime writes t as a Flux date-time literal in UTC, to the nanosecond.
 func fluxTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
-// fluxStrings writes a Flux array of string literals.
-func fluxStrings(ss ...string) string {
-	q := make([]string, len(ss))
-	for i, s := range ss {
-		q[i] = fluxString(s)
-	}
-	return "[" + strings.Join(q, ", ") + "]"
-}
 
 // member writes r["name"], Flux's record access for any column name; the
 // storage layer still receives predicates written this way.

@@ -194,9 +194,9 @@ func (p *proc) kill() {
 	<-p.done
 }
 
-// stop sends SIGTERM and returns the exit error (nil for status 0) and how
-// long the process took to exit.
-func (p *proc) stop(deadline time.Duration) (error, time.Duration) {
+// stop sends SIGTERM and returns how long the process took to exit and the
+// exit error (nil for status 0).
+func (p *proc) stop(deadline time.Duration) (time.Duration, error) {
 	p.tb.Helper()
 	t0 := time.Now()
 	p.cmd.Process.Signal(syscall.SIGTERM)
@@ -205,7 +205,7 @@ func (p *proc) stop(deadline time.Duration) (error, time.Duration) {
 	case <-time.After(deadline):
 		p.tb.Fatalf("colocd did not exit within %v of SIGTERM", deadline)
 	}
-	return p.err, time.Since(t0)
+	return time.Since(t0), p.err
 }
 
 // do sends an authenticated request; body may be nil.

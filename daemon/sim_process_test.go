@@ -179,7 +179,7 @@ func TestEndToEndSim(t *testing.T) {
 	if len(decisions.Decisions) != demoJobs {
 		t.Errorf("%d decisions, want %d", len(decisions.Decisions), demoJobs)
 	}
-	err, took := p.stop(15 * time.Second)
+	took, err := p.stop(15 * time.Second)
 	if err != nil {
 		t.Errorf("SIGTERM: exit %v, want 0", err)
 	}
@@ -217,7 +217,7 @@ func TestCrashSafetySim(t *testing.T) {
 	waitFinished(t, p2, demoJobs)
 	checkRanOnce(t, p2, dataDir, ids, kinds)
 	checkLearned(t, p2)
-	if err, _ := p2.stop(15 * time.Second); err != nil {
+	if _, err := p2.stop(15 * time.Second); err != nil {
 		t.Errorf("SIGTERM: exit %v, want 0", err)
 	}
 }

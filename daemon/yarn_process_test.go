@@ -134,7 +134,7 @@ func TestExactlyOnceKilledBeforeRMRecorded(t *testing.T) {
 	if !ok || !a.HasTag(yarnclient.TagJobPrefix+id) {
 		t.Errorf("RM app %s = %+v, want it tagged with job %s", j.AppID, a, id)
 	}
-	if err, _ := p2.stop(10 * time.Second); err != nil {
+	if _, err := p2.stop(10 * time.Second); err != nil {
 		t.Errorf("SIGTERM exit: %v", err)
 	}
 }
@@ -195,7 +195,7 @@ func TestExactlyOnceKilledAfterRMRecorded(t *testing.T) {
 		t.Fatal(err)
 	}
 	poll(t, "the job to succeed", 20*time.Second, func() bool { return p2.job(id).State == "succeeded" })
-	if err, _ := p2.stop(10 * time.Second); err != nil {
+	if _, err := p2.stop(10 * time.Second); err != nil {
 		t.Errorf("SIGTERM exit: %v", err)
 	}
 }

@@ -595,7 +595,7 @@ func (s *Store) list(st State, limit int, newest bool) ([]Job, error) {
 		if newest {
 			// The last key of the prefix: seek past it, step back.
 			end := append([]byte(st), 1)
-			if k, v = c.Seek(end); k == nil {
+			if k, _ = c.Seek(end); k == nil {
 				k, v = c.Last()
 			} else {
 				k, v = c.Prev()

@@ -5,6 +5,7 @@
 #
 #   influxd   InfluxDB 1.8.10 (Flux enabled by the tests' config)
 #   telegraf  Telegraf v1.37.2, custom build with the inputs colocd reads
+#   staticcheck  honnef.co/go/tools 2026.2.2 (make vet runs it on both modules)
 #   chromium  Debian's chromium, for the status-page test
 set -euo pipefail
 
@@ -25,6 +26,11 @@ if [ ! -x "$GOBIN/telegraf" ]; then
   (cd "$TOOLS" && go install \
     -tags custom,inputs.cpu,inputs.diskio,inputs.net,inputs.mem,inputs.execd,outputs.influxdb_v2 \
     github.com/influxdata/telegraf/cmd/telegraf@v1.37.2)
+fi
+
+if [ ! -x "$GOBIN/staticcheck" ]; then
+  log "building staticcheck 2026.2.2 (v0.8.2)"
+  (cd "$TOOLS" && go install honnef.co/go/tools/cmd/staticcheck@v0.8.2)
 fi
 
 if ! command -v chromium >/dev/null 2>&1; then
