@@ -358,7 +358,7 @@ func TestPlotsArePNG(t *testing.T) {
 	for _, f := range files {
 		names = append(names, filepath.Base(f))
 	}
-	want := []string{"workload-fifo-usage.png", "workload-ra-usage.png", "workload-ra-preferences.png"}
+	want := []string{"workload-fifo-usage.png", "workload-ra-usage.png", "workload-ra-profiles.png", "workload-ra-preferences.png"}
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Errorf("files (-want +got):\n%s", diff)
 	}
@@ -379,6 +379,9 @@ func TestPlotsArePNG(t *testing.T) {
 	}
 	if err := WriteUsagePNG(&bytes.Buffer{}, rs[2]); !errors.Is(err, ErrInvalid) {
 		t.Errorf("usage plot of the bound: err = %v, want ErrInvalid", err)
+	}
+	if rs[1].Profiles == nil || len(rs[1].TrueProfiles) != 2 {
+		t.Errorf("ra's result: profiles %v, true profiles %v; want both", rs[1].Profiles, rs[1].TrueProfiles)
 	}
 }
 

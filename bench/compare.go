@@ -253,4 +253,3 @@ func Seeds(first uint64, n int) []uint64 {
 	}
 	return out
 }
-

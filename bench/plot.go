@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/colocd/colocd/bandit"
+	"github.com/colocd/colocd/profile"
 )
 
 // Figure sizes.
@@ -130,6 +131,77 @@ func WritePreferencesPNG(w io.Writer, s bandit.Snapshot, title string) error {
 	return writePNG(w, p, heatWidth, heatHeight)
 }
 
+// WriteProfilesPNG draws each kind's learned demand per container of the
+// four capacities (bars: CPU, disk reads + writes, network in, out, as
+// fractions of a node) against its true mean solo profile (black marks),
+// the kinds sorted by name.
+func WriteProfilesPNG(w io.Writer, s profile.Snapshot, truth profile.Fixed, title string) error {
+	m := profile.New(s.Config)
+	if err := m.Restore(s); err != nil {
+		return fmt.Errorf("profiles plot: %w", err)
+	}
+	profs := m.Profiles()
+	if len(profs) == 0 {
+		return fmt.Errorf("%w: profiles plot: no kinds", ErrInvalid)
+	}
+	p := plot.New()
+	p.Title.Text = title
+	p.Y.Label.Text = "demand per container (fraction of a node)"
+	p.Add(plotter.NewGrid())
+	caps := []struct {
+		name string
+		get  func(profile.Vector) float64
+		col  color.RGBA
+	}{
+		{"CPU", func(v profile.Vector) float64 { return v[profile.CPU] }, color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}},
+		{"disk", func(v profile.Vector) float64 { return v[profile.DiskRead] + v[profile.DiskWrite] }, color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}},
+		{"net in", func(v profile.Vector) float64 { return v[profile.NetIn] }, color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff}},
+		{"net out", func(v profile.Vector) float64 { return v[profile.NetOut] }, color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff}},
+	}
+	width := vg.Points(10)
+	for c, cp := range caps {
+		learned := make(plotter.Values, len(profs))
+		marks := make(plotter.XYs, 0, len(profs))
+		for i, pr := range profs {
+			learned[i] = cp.get(pr.Demand)
+			if t, ok := truth[pr.Kind]; ok {
+				marks = append(marks, plotter.XY{X: float64(i) + 0.2*(float64(c)-1.5), Y: cp.get(t)})
+			}
+		}
+		bars, err := plotter.NewBarChart(learned, width)
+		if err != nil {
+			return fmt.Errorf("profiles plot: %w", err)
+		}
+		bars.Color = cp.col
+		bars.LineStyle.Width = 0
+		shift := 0.2 * (float64(c) - 1.5) // four bars around each kind's tick
+		bars.XMin = shift
+		p.Add(bars)
+		p.Legend.Add(cp.name, bars)
+		if len(marks) > 0 {
+			sc, err := plotter.NewScatter(marks)
+			if err != nil {
+				return fmt.Errorf("profiles plot: %w", err)
+			}
+			sc.GlyphStyle.Shape = draw.PyramidGlyph{}
+			sc.GlyphStyle.Radius = vg.Points(3)
+			p.Add(sc)
+			if c == 0 {
+				p.Legend.Add("true mean solo", sc)
+			}
+		}
+	}
+	names := make([]string, len(profs))
+	for i, pr := range profs {
+		names[i] = pr.Kind
+	}
+	p.NominalX(names...)
+	p.Legend.Top = true
+	p.Legend.Left = true
+	p.Y.Min, p.Y.Max = 0, 1.45*p.Y.Max // room for the legend above the bars
+	return writePNG(w, p, usageWidth, usageHeight)
+}
+
 func writePNG(w io.Writer, p *plot.Plot, width, height vg.Length) error {
 	wt, err := p.WriterTo(width, height, "png")
 	if err != nil {
@@ -143,8 +215,9 @@ func writePNG(w io.Writer, p *plot.Plot, width, height vg.Length) error {
 
 // WritePlots writes, into dir, for each workload and policy the usage plot
 // of its lowest seed's run (<workload>-<policy>-usage.png) and, for
-// policies that learn, the final preferences of that run
-// (<workload>-<policy>-preferences.png). It returns the files written.
+// policies that learn, the final profiles and preferences of that run
+// (<workload>-<policy>-profiles.png, -preferences.png). It returns the
+// files written.
 func WritePlots(dir string, results []Result) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("plots: %w", err)
@@ -187,6 +260,12 @@ func WritePlots(dir string, results []Result) ([]string, error) {
 		base := fileSafe(k.wl) + "-" + fileSafe(string(k.p))
 		if len(r.Usage) > 0 {
 			if err := write(base+"-usage.png", func(w io.Writer) error { return WriteUsagePNG(w, r) }); err != nil {
+				return files, err
+			}
+		}
+		if r.Profiles != nil && len(r.Profiles.Kinds) > 0 {
+			title := fmt.Sprintf("learned profiles, %s %s seed %d (bars) vs true mean solo (marks)", r.Workload, r.Policy, r.Seed)
+			if err := write(base+"-profiles.png", func(w io.Writer) error { return WriteProfilesPNG(w, *r.Profiles, r.TrueProfiles, title) }); err != nil {
 				return files, err
 			}
 		}

@@ -237,6 +237,9 @@ type Result struct {
 	Preferences *bandit.Snapshot  `json:"-"`
 	Warm        *bandit.Snapshot  `json:"-"`
 	Profiles    *profile.Snapshot `json:"-"`
+	// TrueProfiles is every kind's true mean solo profile (engine runs),
+	// for the profiles plot.
+	TrueProfiles profile.Fixed `json:"-"`
 	// Updates counts the learner updates of this run.
 	Updates int64 `json:"-"`
 }
@@ -302,6 +305,9 @@ func Run(ctx context.Context, rc RunConfig) (Result, error) {
 		return Result{}, err
 	}
 	res.Workload, res.Policy, res.Seed, res.Jobs = rc.name(), rc.Policy, rc.Seed, len(jobs)
+	if res.Profiles != nil {
+		res.TrueProfiles = TrueProfiles(rc.Workload)
+	}
 	return res, nil
 }
 
