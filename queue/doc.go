@@ -4,8 +4,9 @@
 //
 // The job model (Job, Resources, State and the state machine, validation
 // with errors that name the field), the Store — one bbolt file holding every
-// job, the FIFO of pending jobs, the per-kind run history and the learner's
-// snapshot — and the Pipeline that decides which pending job goes to the
+// job, the FIFO of pending jobs, the per-kind run history and the learned
+// state (the pair preferences' and the profile model's snapshots) — and the
+// Pipeline that decides which pending job goes to the
 // cluster next.
 //
 // # The store
@@ -27,7 +28,8 @@
 //	states   state 0x00 seq → id            listing by state, in submission order
 //	idem     user 0x00 key → id             idempotency keys
 //	kinds    kind → KindHistory as JSON
-//	prefs    "snapshot" → the learner's snapshot bytes
+//	prefs    "snapshot" → the pair preferences' snapshot bytes,
+//	         "profiles" → the profile model's snapshot bytes
 //	counts   state → uint64 BE              O(1) Counts
 //	blocks   seq>>12 (uint64 BE) → count    pending jobs per 4096 seqs, for Position
 //
@@ -36,19 +38,24 @@
 //
 // # The pipeline
 //
-// Decide takes a Snapshot (the FIFO head, free and total capacity, nodes,
-// running applications, kind histories, the time) and a random source, runs
-// the stages — Window, Fit, Fairness, Altruism, Preference, Starvation,
-// Select, wired in Pipeline.stack — and returns a Decision: the chosen job,
-// what each stage kept and dropped and why, the final probabilities, and the
-// jobs passed over (hand them to Store.Admit so their skip counts grow). The
-// method is the paper's (learning-efficient-co-locations §4–5); the hooks
-// follow Graphene §5.1 (deficit counters, bound κ), Carbyne §3.4.2
-// (P(altruism)) and X-Flex (fairness over time).
+// Decide takes a Snapshot (the FIFO head, free and total capacity, nodes and
+// the jobs on them, running applications, kind histories, the time) and a
+// random source, runs the stages — Window, Fit, Fairness, Altruism,
+// Preference, Starvation, Select, wired in Pipeline.stack — and returns a
+// Decision: the chosen job, what each stage kept and dropped and why, the
+// final probabilities, each candidate's co-location score, and the jobs
+// passed over (hand them to Store.Admit so their skip counts grow). The
+// Preference stage scores with a Scorer (mode model: the daemon's profile
+// model, which may also hold every job back for one learning tick to observe a
+// never-observed kind) or with the paper's pair preferences (mode bandit,
+// learning-efficient-co-locations §4–5); the hooks follow Graphene §5.1
+// (deficit counters, bound κ), Carbyne §3.4.2 (P(altruism)) and X-Flex
+// (fairness over time).
 //
 // Guarantees, with the stages on: no job that fits is passed over more than
 // Starvation.MaxSkips times; with Altruism.P = 0 no deadline job that fits is
-// ever passed over; Fairness keeps the largest deficit near κ. Where they
+// ever passed over; Fairness keeps the largest deficit near κ — whatever the
+// Scorer says (property tests in both modes). Where they
 // collide, the altruism cut (a deadline job that will not yield) comes
 // first, then the starvation cap, then the out-of-slack rule and fairness.
 //
@@ -57,7 +64,7 @@
 // No network I/O, no clock reads and no global randomness in logic: the
 // store takes Options.Now and Options.Entropy, the pipeline reads only its
 // Snapshot, its fairness counters and the *rand.Rand it is given. It imports
-// no other colocd package (bandit.Learner satisfies Preferences without
-// queue knowing it). It does not talk to YARN, submit anything, or log
+// no other colocd package (bandit.Learner satisfies Preferences, and the
+// daemon's scorer Scorer, without queue knowing them). It does not talk to YARN, submit anything, or log
 // decisions: the daemon does, from the Decision it gets back.
 package queue
