@@ -71,7 +71,7 @@ const (
 	DefaultObjective  = "rate"
 	DefaultRisk       = 0.0
 	DefaultExplore    = 1.0
-	DefaultCorrection = 0.1
+	DefaultCorrection = 0.3
 )
 
 // StarvationStage mirrors queue.StarvationConfig.
