@@ -70,7 +70,6 @@ func hostsPattern(hosts []string) string {
 // fluxTime writes t as a Flux date-time literal in UTC, to the nanosecond.
 func fluxTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
-
 // member writes r["name"], Flux's record access for any column name; the
 // storage layer still receives predicates written this way.
 func member(name string) string { return "r[" + fluxString(name) + "]" }
