@@ -85,9 +85,10 @@ func TestSimCompareAndPlots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// usage for every policy but bound; preferences for ra and ra-warm.
-	if len(files) != 8 {
-		t.Errorf("%d PNGs, want 8: %v", len(files), files)
+	// usage for every policy but bound; profiles and preferences for ra and
+	// ra-warm.
+	if len(files) != 10 {
+		t.Errorf("%d PNGs, want 10: %v", len(files), files)
 	}
 	for _, f := range files {
 		fh, err := os.Open(f)
