@@ -206,17 +206,15 @@ func runSim(cmd *cobra.Command, g *globals, f *simFlags) error {
 	return nil
 }
 
-// simDaemonConfig is the daemon configuration ra runs with: --config (or
-// COLOCD_CONFIG) and COLOCD_* env when given, the defaults otherwise.
+// simDaemonConfig is the daemon configuration ra runs with: the defaults,
+// then --config (or COLOCD_CONFIG) when given, then COLOCD_* env, as serve
+// loads it.
 func simDaemonConfig(g *globals) (daemon.Config, error) {
 	file := g.config
 	if file == "" {
 		file = os.Getenv("COLOCD_CONFIG")
 	}
-	if file == "" {
-		return daemon.DefaultConfig(), nil
-	}
-	return daemon.Load(daemon.LoadOptions{File: file})
+	return daemon.Load(daemon.LoadOptions{File: file, SkipTokenFile: true})
 }
 
 func machine() string {

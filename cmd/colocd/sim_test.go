@@ -173,3 +173,23 @@ func TestSimUsageErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestSimReadsConfigEnv: ra runs with the daemon configuration serve would
+// load, so a COLOCD_* variable reaches it without a --config file; a bad
+// value is an error naming its key, not silently ignored.
+func TestSimReadsConfigEnv(t *testing.T) {
+	isolate(t)
+	wl := writeSimWorkload(t)
+	t.Setenv("COLOCD_PIPELINE_PREFERENCE_CORRECTION", "lots")
+	code, _, errOut := runCmd(t, "sim", "--workload", wl, "--policy", "ra")
+	if code == 0 {
+		t.Fatalf("exit 0 with a bad COLOCD_PIPELINE_PREFERENCE_CORRECTION; stderr %q", errOut)
+	}
+	if !strings.Contains(errOut, "pipeline.preference.correction") {
+		t.Errorf("stderr %q does not name the key", errOut)
+	}
+	t.Setenv("COLOCD_PIPELINE_PREFERENCE_CORRECTION", "0.5")
+	if code, _, errOut := runCmd(t, "sim", "--workload", wl, "--policy", "ra"); code != 0 {
+		t.Errorf("exit %d with a valid value: %s", code, errOut)
+	}
+}
