@@ -320,8 +320,7 @@ func (m *Model) priorLocked() Vector {
 		if m.ticks[i] == 0 {
 			continue
 		}
-		wi := m.diag[i] * m.scale
-		wi = wi / (wi + m.cfg.PriorStrength) // confidence in (0, 1)
+		wi := m.confidence(i)
 		for r := range NumResources {
 			sum[r] += wi * m.theta[i][r]
 		}
@@ -346,6 +345,14 @@ func (m *Model) priorLocked() Vector {
 // priorKinds is the weight, in kinds, of the neutral profile in the prior.
 const priorKinds = 2
 
+// confidence is how well kind i is known, in (0, 1): its information in
+// the normal equations against the prior's, the weight of its profile in
+// the population's mean and spread.
+func (m *Model) confidence(i int) float64 {
+	wi := m.diag[i] * m.scale
+	return wi / (wi + m.cfg.PriorStrength)
+}
+
 // spreadLocked is how far an unknown kind may be from the prior mean: the
 // spread of the observed kinds' profiles around their mean (weighted as in
 // priorLocked), never below the neutral level, so that a kind never seen
@@ -359,8 +366,7 @@ func (m *Model) spreadLocked() Vector {
 		if m.ticks[i] == 0 {
 			continue
 		}
-		wi := m.diag[i] * m.scale
-		wi = wi / (wi + m.cfg.PriorStrength)
+		wi := m.confidence(i)
 		for r := range NumResources {
 			d := m.theta[i][r] - mu[r]
 			v[r] += wi * d * d
