@@ -82,6 +82,19 @@ type TokenConfig struct {
 // APIConfig bounds the HTTP API.
 type APIConfig struct {
 	MaxBodyBytes int64 `mapstructure:"max_body_bytes"`
+	// ReadTimeout bounds reading a whole request, headers and body: a
+	// client that sends its body slowly is cut off after it.
+	ReadTimeout time.Duration `mapstructure:"read_timeout"`
+	// WriteTimeout bounds writing a response (from the end of the request
+	// headers): a client that does not read is cut off after it.
+	WriteTimeout time.Duration `mapstructure:"write_timeout"`
+	// MaxConnections caps the open client connections; more wait in the
+	// listen backlog until one closes.
+	MaxConnections int `mapstructure:"max_connections"`
+	// MaxKinds caps the job kinds colocd learns about (the pair
+	// preferences are K×K): a submission of a new kind beyond it is
+	// rejected with 422.
+	MaxKinds int `mapstructure:"max_kinds"`
 }
 
 // JournalConfig bounds the decision and goodness journal (in memory and on disk).
@@ -283,9 +296,10 @@ func DefaultConfig() Config {
 		DataDir:   "/var/lib/colocd",
 		LogLevel:  "info",
 		LogFormat: "text",
-		API:       APIConfig{MaxBodyBytes: 1 << 20},
-		Journal:   JournalConfig{MaxDecisions: 10000, MaxGoodness: 100000},
-		Backend:   BackendSim,
+		API: APIConfig{MaxBodyBytes: 1 << 20, ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second,
+			MaxConnections: 1024, MaxKinds: 1000},
+		Journal: JournalConfig{MaxDecisions: 10000, MaxGoodness: 100000},
+		Backend: BackendSim,
 		Sim: SimConfig{
 			Workload:        "configs/workloads/paper-queue-a.yaml",
 			Speed:           1,
@@ -632,6 +646,18 @@ func (c Config) Validate() error {
 	}
 	if c.API.MaxBodyBytes < 1024 || c.API.MaxBodyBytes > 1<<30 {
 		return cfgErr("api.max_body_bytes", "must be in [1024, 2^30], got %d", c.API.MaxBodyBytes)
+	}
+	if c.API.ReadTimeout < time.Second || c.API.ReadTimeout > time.Hour {
+		return cfgErr("api.read_timeout", "must be in [1s, 1h], got %v", c.API.ReadTimeout)
+	}
+	if c.API.WriteTimeout < time.Second || c.API.WriteTimeout > time.Hour {
+		return cfgErr("api.write_timeout", "must be in [1s, 1h], got %v", c.API.WriteTimeout)
+	}
+	if c.API.MaxConnections < 8 || c.API.MaxConnections > 1<<20 {
+		return cfgErr("api.max_connections", "must be in [8, 1048576], got %d", c.API.MaxConnections)
+	}
+	if c.API.MaxKinds < 1 || c.API.MaxKinds > 100000 {
+		return cfgErr("api.max_kinds", "must be in [1, 100000], got %d", c.API.MaxKinds)
 	}
 	if c.Journal.MaxDecisions < 1 {
 		return cfgErr("journal.max_decisions", "must be >= 1, got %d", c.Journal.MaxDecisions)
