@@ -100,13 +100,19 @@ func (c *SimCluster) State(ctx context.Context) (ClusterState, error) {
 	return st, nil
 }
 
-// Reserve reserves an application id (logged before it is returned).
+// Reserve reserves an application id. Like every change to the simulator,
+// it is logged first and made only once the log has it.
 func (c *SimCluster) Reserve(ctx context.Context) (string, error) {
 	var id string
 	var err error
 	c.exec(func(s *sim.Sim) {
-		id = s.NewApplication()
-		err = c.log(SimLogEntry{Op: simOpReserve, AppID: id, At: s.Now()})
+		next := s.NextApplicationID()
+		if err = c.log(SimLogEntry{Op: simOpReserve, AppID: next, At: s.Now()}); err != nil {
+			return
+		}
+		if id = s.NewApplication(); id != next {
+			err = fmt.Errorf("%w: reserved %s, logged %s", ErrSimState, id, next)
+		}
 	})
 	return id, err
 }
@@ -123,13 +129,20 @@ func (c *SimCluster) Submit(ctx context.Context, appID string, j queue.Job) erro
 			return
 		}
 		spec := sim.AppSpec{JobID: j.ID, Kind: j.Kind, User: j.User, Queue: j.Queue, Tags: jobTags(j.ID, j.Kind)}
-		if err = s.Submit(appID, spec); err != nil {
-			if errors.Is(err, sim.ErrNoFit) || errors.Is(err, sim.ErrUnknownKind) || errors.Is(err, sim.ErrUnknownApp) {
+		if err = s.CheckSubmit(appID, spec); err != nil {
+			if errors.Is(err, sim.ErrUnknownKind) || errors.Is(err, sim.ErrUnknownApp) {
 				err = fmt.Errorf("%w: %w", ErrRejected, err)
 			}
 			return
 		}
-		err = c.log(SimLogEntry{Op: simOpSubmit, AppID: appID, JobID: j.ID, Kind: j.Kind, User: j.User, Queue: j.Queue, At: s.Now()})
+		// The attempt is logged even if it then finds no room: the refusal
+		// draws random numbers, and replay must draw them too.
+		if err = c.log(SimLogEntry{Op: simOpSubmit, AppID: appID, JobID: j.ID, Kind: j.Kind, User: j.User, Queue: j.Queue, At: s.Now()}); err != nil {
+			return
+		}
+		if err = s.Submit(appID, spec); err != nil && errors.Is(err, sim.ErrNoFit) {
+			err = fmt.Errorf("%w: %w", ErrRejected, err)
+		}
 	})
 	return err
 }
@@ -165,13 +178,18 @@ func (c *SimCluster) App(ctx context.Context, appID string) (AppStatus, error) {
 func (c *SimCluster) Kill(ctx context.Context, appID string) error {
 	var err error
 	c.exec(func(s *sim.Sim) {
-		if err = s.Kill(appID); err != nil {
-			if errors.Is(err, sim.ErrUnknownApp) {
-				err = fmt.Errorf("%w: %w", ErrUnknownApp, err)
-			}
+		a, ok := s.App(appID)
+		if !ok {
+			err = fmt.Errorf("kill %s: %w: %w", appID, ErrUnknownApp, sim.ErrUnknownApp)
 			return
 		}
-		err = c.log(SimLogEntry{Op: simOpKill, AppID: appID, At: s.Now()})
+		if a.State != sim.AppRunning {
+			return // nothing to change, nothing to log
+		}
+		if err = c.log(SimLogEntry{Op: simOpKill, AppID: appID, At: s.Now()}); err != nil {
+			return
+		}
+		err = s.Kill(appID)
 	})
 	return err
 }

@@ -29,7 +29,9 @@ import (
 //   - submissions.jsonl: an append-only, fsync'd log of every call that
 //     changes the simulated cluster — {op: reserve|submit|kill, app_id,
 //     job_id, kind, user, queue, at} with at in virtual time — written
-//     under the simulator's lock right after the call succeeds;
+//     under the simulator's lock *before* the call is applied (write-ahead:
+//     when the log cannot be written, the call is not made, so the
+//     simulator in memory never holds what the log lacks);
 //   - checkpoint.json: the latest virtual time, replaced periodically.
 //
 // At restart, OpenSimState rebuilds the simulator deterministically: same
@@ -42,6 +44,17 @@ import (
 // from the checkpoint (it may step back by up to one checkpoint interval;
 // jobs the store already finished in that gap simply end again in the
 // simulator, which the store ignores).
+//
+// A record that cannot be written whole (a full disk, an I/O error, a
+// failed fsync) is cut off again before Append returns its error: the log
+// never holds a torn record followed by others, so a later crash and
+// restart replays it. If even the cut fails, every later Append retries it
+// first and fails until it succeeds.
+//
+// A submit entry records the attempt, not its outcome: a submission the
+// simulator refuses for lack of room (sim.ErrNoFit) also draws random
+// numbers, so replay repeats the attempt and the refusal, and the
+// simulator's random stream stays the one it had.
 //
 // The log grows with the number of submissions; the simulator backend is
 // meant for demos, tests and what-if runs, not months of service.
@@ -77,11 +90,23 @@ type simCheckpoint struct {
 
 // SimState is the simulator's durable state in a directory.
 type SimState struct {
-	dir  string
-	f    *os.File // submissions.jsonl, append
-	Seed uint64
+	dir    string
+	f      simLogFile // submissions.jsonl
+	off    int64      // the end of the last whole record
+	broken error      // a torn record beyond off that could not be cut yet
+	Seed   uint64
 	// Replayed counts the log entries replayed at open.
 	Replayed int
+}
+
+// simLogFile is what SimState needs of its log file (*os.File; tests
+// inject failures).
+type simLogFile interface {
+	io.Writer
+	Sync() error
+	Truncate(size int64) error
+	Seek(offset int64, whence int) (int64, error)
+	Close() error
 }
 
 // OpenSimState opens (or creates) the simulator state in dir and returns a
@@ -135,7 +160,7 @@ func OpenSimState(dir string, workloadSum string, seed uint64, start time.Time,
 		f.Close()
 		return nil, nil, fmt.Errorf("%w: %v", ErrSimState, err)
 	}
-	return &SimState{dir: dir, f: f, Seed: st.Seed, Replayed: n}, s, nil
+	return &SimState{dir: dir, f: f, off: good, Seed: st.Seed, Replayed: n}, s, nil
 }
 
 // replay applies the log at path to s; it returns the number of entries
@@ -159,7 +184,7 @@ func replay(path string, s *sim.Sim) (n int, good int64, err error) {
 			return n, good, fmt.Errorf("%w: %s line %d: %v", ErrSimState, path, line, err)
 		}
 		s.Advance(e.At)
-		if err := apply(s, e); err != nil {
+		if err := apply(s, e); err != nil && !(e.Op == simOpSubmit && errors.Is(err, sim.ErrNoFit)) {
 			return n, good, fmt.Errorf("%w: %s line %d: replay %s %s: %v", ErrSimState, path, line, e.Op, e.AppID, err)
 		}
 		good += int64(len(raw))
@@ -182,18 +207,56 @@ func apply(s *sim.Sim, e SimLogEntry) error {
 	return fmt.Errorf("unknown op %q", e.Op)
 }
 
-// Append writes e and fsyncs.
+// Append writes e and fsyncs. On failure the log is cut back to its last
+// whole record and the error wraps the cause (errors.Is(err,
+// syscall.ENOSPC) on a full disk).
 func (st *SimState) Append(e SimLogEntry) error {
+	if err := st.repair(); err != nil {
+		return err
+	}
 	b, err := json.Marshal(e)
 	if err != nil {
 		return err
 	}
-	if _, err := st.f.Write(append(b, '\n')); err != nil {
-		return fmt.Errorf("%w: append: %v", ErrSimState, err)
+	b = append(b, '\n')
+	if _, err := st.f.Write(b); err != nil {
+		return st.cut(fmt.Errorf("%w: append %s %s: %w", ErrSimState, e.Op, e.AppID, err))
 	}
 	if err := st.f.Sync(); err != nil {
-		return fmt.Errorf("%w: sync: %v", ErrSimState, err)
+		return st.cut(fmt.Errorf("%w: sync %s %s: %w", ErrSimState, e.Op, e.AppID, err))
 	}
+	st.off += int64(len(b))
+	return nil
+}
+
+// cut removes whatever a failed Append left beyond the last whole record
+// and returns cause; if it cannot, the log is broken until repair succeeds.
+func (st *SimState) cut(cause error) error {
+	st.broken = cause
+	if err := st.repair(); err != nil {
+		return errors.Join(cause, err)
+	}
+	return cause
+}
+
+// repair cuts the log back to off when an earlier Append left a partial
+// record there.
+func (st *SimState) repair() error {
+	if st.broken == nil {
+		return nil
+	}
+	err := st.f.Truncate(st.off)
+	if err == nil {
+		_, err = st.f.Seek(st.off, io.SeekStart)
+	}
+	if err == nil {
+		err = st.f.Sync()
+	}
+	if err != nil {
+		return fmt.Errorf("%w: the log holds a partial record after byte %d that cannot be cut yet (%w); no change is made to the simulator until it can",
+			ErrSimState, st.off, err)
+	}
+	st.broken = nil
 	return nil
 }
 

@@ -331,10 +331,34 @@ func (s *Sim) secs(t time.Time) float64 { return t.Sub(s.start).Seconds() }
 // NewApplication reserves an application id, like YARN's new-application:
 // "application_<start unix ms>_<sequence, at least 4 digits>".
 func (s *Sim) NewApplication() string {
+	id := s.NextApplicationID()
 	s.seq++
-	id := fmt.Sprintf("application_%d_%04d", s.start.UnixMilli(), s.seq)
 	s.reserved[id] = true
 	return id
+}
+
+// NextApplicationID is the id the next NewApplication returns; it changes
+// nothing (a caller that logs ahead writes the id before reserving it).
+func (s *Sim) NextApplicationID() string {
+	return fmt.Sprintf("application_%d_%04d", s.start.UnixMilli(), s.seq+1)
+}
+
+// CheckSubmit returns the error Submit would return before it places
+// anything: ErrDuplicate, ErrUnknownApp or ErrUnknownKind. nil means Submit
+// either starts the job or fails with ErrNoFit. It changes nothing and
+// draws no random numbers (Submit's placement does, even when the job does
+// not fit).
+func (s *Sim) CheckSubmit(appID string, a AppSpec) error {
+	if _, done := s.byID[appID]; done {
+		return fmt.Errorf("submit %s: %w", appID, ErrDuplicate)
+	}
+	if !s.reserved[appID] {
+		return fmt.Errorf("submit %s: %w (not reserved by NewApplication)", appID, ErrUnknownApp)
+	}
+	if _, ok := s.kinds[a.Kind]; !ok {
+		return fmt.Errorf("submit %s: kind %q: %w", appID, a.Kind, ErrUnknownKind)
+	}
+	return nil
 }
 
 // Submit places the containers of a job of kind a.Kind and starts it under
@@ -348,16 +372,10 @@ func (s *Sim) NewApplication() string {
 // group; then single containers on random nodes with room for one. Fit is
 // YARN's: advertised vcores and memory.
 func (s *Sim) Submit(appID string, a AppSpec) error {
-	if _, done := s.byID[appID]; done {
-		return fmt.Errorf("submit %s: %w", appID, ErrDuplicate)
+	if err := s.CheckSubmit(appID, a); err != nil {
+		return err
 	}
-	if !s.reserved[appID] {
-		return fmt.Errorf("submit %s: %w (not reserved by NewApplication)", appID, ErrUnknownApp)
-	}
-	k, ok := s.kinds[a.Kind]
-	if !ok {
-		return fmt.Errorf("submit %s: kind %q: %w", appID, a.Kind, ErrUnknownKind)
-	}
+	k := s.kinds[a.Kind]
 	counts, ok := s.place(k)
 	if !ok {
 		return fmt.Errorf("submit %s: %d containers of %d vcores, %d MB: %w", appID, k.spec.Containers, k.vcores, k.memMB, ErrNoFit)
