@@ -95,10 +95,12 @@ func (r *GoodnessRecord) UnmarshalJSON(b []byte) error {
 
 // Journal keeps the most recent decisions and goodness observations in
 // bounded in-memory rings, appended as JSON lines to decisions.jsonl and
-// goodness.jsonl in its directory. At open it reloads the last records of
-// each file, skipping (and counting) lines that do not parse, such as a
-// line torn by a crash. A file is compacted (rewritten with just the ring,
-// atomically) when it grows past twice its ring's size. Appends are not
+// goodness.jsonl in its directory. A ring grows with the records it keeps,
+// up to its cap, so its memory is what it holds, not what it may hold. At
+// open it reloads the last records of each file, skipping (and counting)
+// lines that do not parse, such as a line torn by a crash. A file is
+// compacted (rewritten with just the ring, atomically) when it grows past
+// 2 × cap + 16 records, which bounds it on disk. Appends are not
 // fsync'd one by one: the journal explains decisions, the store is the
 // record of truth. Safe for concurrent use.
 type Journal struct {
@@ -110,7 +112,9 @@ type Journal struct {
 }
 
 // OpenJournal opens (creating if needed) the journal in dir, keeping up to
-// maxDecisions decisions and maxGoodness goodness records.
+// maxDecisions decisions and maxGoodness goodness records. Nothing is
+// allocated for records not yet kept; the daemon's config bounds the caps
+// (journal.max_decisions, journal.max_goodness).
 func OpenJournal(dir string, maxDecisions, maxGoodness int) (*Journal, error) {
 	switch {
 	case dir == "":
@@ -158,13 +162,13 @@ func (j *Journal) AddDecision(r DecisionRecord) error {
 func (j *Journal) Decisions(limit int) []DecisionRecord {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	all := j.dec.items()
-	if limit <= 0 || limit > len(all) {
-		limit = len(all)
+	n := j.dec.len()
+	if limit <= 0 || limit > n {
+		limit = n
 	}
 	out := make([]DecisionRecord, 0, limit)
-	for i := len(all) - 1; i >= 0 && len(out) < limit; i-- {
-		out = append(out, all[i])
+	for i := n - 1; i >= 0 && len(out) < limit; i-- {
+		out = append(out, j.dec.at(i))
 	}
 	return out
 }
@@ -185,7 +189,8 @@ func (j *Journal) Goodness(from, to time.Time) []GoodnessRecord {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	var out []GoodnessRecord
-	for _, r := range j.good.items() {
+	for i := range j.good.len() {
+		r := j.good.at(i)
 		if (!from.IsZero() && r.At.Before(from)) || (!to.IsZero() && !r.At.Before(to)) {
 			continue
 		}
@@ -206,18 +211,20 @@ func (j *Journal) Close() error {
 }
 
 // jsonLog is one bounded ring of T backed by an append-only JSONL file.
+// The ring grows as records arrive, up to max slots, so a large cap costs
+// memory only once that many records have been kept.
 type jsonLog[T any] struct {
 	path    string
 	f       *os.File
-	ring    []T // ring[(start+i)%cap] for i < n
-	start   int
-	n       int
+	max     int // the ring's cap, in records
+	ring    []T // oldest first from start: ring[(start+i)%len(ring)]
+	start   int // 0 until len(ring) == max
 	lines   int // records in the file
 	corrupt int // lines skipped at open
 }
 
 func openJSONLog[T any](path string, capacity int) (*jsonLog[T], error) {
-	l := &jsonLog[T]{path: path, ring: make([]T, capacity)}
+	l := &jsonLog[T]{path: path, max: capacity}
 	needCompact := false
 	if f, err := os.Open(path); err == nil {
 		torn, err := l.load(f)
@@ -246,7 +253,7 @@ func openJSONLog[T any](path string, capacity int) (*jsonLog[T], error) {
 }
 
 // bound is the file length (in records) that triggers compaction.
-func (l *jsonLog[T]) bound() int { return 2*len(l.ring) + 16 }
+func (l *jsonLog[T]) bound() int { return 2*l.max + 16 }
 
 // load reads every line of f into the ring (keeping the last ones). It
 // reports whether the file ended without a newline (a torn last write).
@@ -296,25 +303,30 @@ func (l *jsonLog[T]) load(f *os.File) (torn bool, err error) {
 	return torn, nil
 }
 
+// minRing is the ring's first allocation, in records.
+const minRing = 64
+
+// push keeps v as the newest record. Below max records the ring grows by
+// doubling (never past max); at max, v replaces the oldest.
 func (l *jsonLog[T]) push(v T) {
-	c := len(l.ring)
-	if l.n < c {
-		l.ring[(l.start+l.n)%c] = v
-		l.n++
+	if len(l.ring) < l.max {
+		if len(l.ring) == cap(l.ring) {
+			grown := make([]T, len(l.ring), min(max(2*cap(l.ring), minRing), l.max))
+			copy(grown, l.ring)
+			l.ring = grown
+		}
+		l.ring = append(l.ring, v)
 		return
 	}
 	l.ring[l.start] = v
-	l.start = (l.start + 1) % c
+	l.start = (l.start + 1) % len(l.ring)
 }
 
-// items returns the ring's records, oldest first (a copy).
-func (l *jsonLog[T]) items() []T {
-	out := make([]T, l.n)
-	for i := range l.n {
-		out[i] = l.ring[(l.start+i)%len(l.ring)]
-	}
-	return out
-}
+// len is the number of records kept.
+func (l *jsonLog[T]) len() int { return len(l.ring) }
+
+// at is the i-th record kept, oldest first.
+func (l *jsonLog[T]) at(i int) T { return l.ring[(l.start+i)%len(l.ring)] }
 
 func (l *jsonLog[T]) append(v T) error {
 	b, err := json.Marshal(v)
@@ -349,9 +361,8 @@ func (l *jsonLog[T]) compact() error {
 		return fmt.Errorf("%w: compacting %s: %w", ErrJournal, l.path, err)
 	}
 	w := bufio.NewWriter(f)
-	items := l.items()
-	for _, v := range items {
-		b, err := json.Marshal(v)
+	for i := range l.len() {
+		b, err := json.Marshal(l.at(i))
 		if err != nil {
 			_ = f.Close()
 			return fmt.Errorf("%w: compacting %s: %w", ErrJournal, l.path, err)
@@ -374,7 +385,7 @@ func (l *jsonLog[T]) compact() error {
 	if err != nil {
 		return fmt.Errorf("%w: reopening %s: %w", ErrJournal, l.path, err)
 	}
-	l.f, l.lines = f, len(items)
+	l.f, l.lines = f, l.len()
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -182,6 +183,99 @@ func TestJournalCompacts(t *testing.T) {
 	}
 	if _, err := os.Stat(path + ".tmp"); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("compaction left %s.tmp behind: %v", path, err)
+	}
+}
+
+// TestJournalHugeCapAllocatesLazily opens a journal whose rings may hold
+// 10⁸ records each (≈ 25 GB of decision slots and 18 GB of goodness slots
+// if allocated up front) and checks that opening it, and keeping a few
+// records, allocates next to nothing.
+func TestJournalHugeCapAllocatesLazily(t *testing.T) {
+	const huge = 100_000_000
+	dir := t.TempDir()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	j, err := OpenJournal(dir, huge, huge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	for i := range 10 {
+		if err := j.AddDecision(decision(i)); err != nil {
+			t.Fatal(err)
+		}
+		if err := j.AddGoodness(good(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	// Everything allocated in between, garbage included: opening two files,
+	// encoding 20 records and growing the rings to a few slots.
+	const slots = huge * 248 // unsafe.Sizeof(DecisionRecord{}) on 64-bit
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 1<<20 {
+		t.Errorf("opening with cap %d and adding 10 records of each allocated %d bytes, want < 1 MiB (the decision ring alone is %d bytes)",
+			huge, grew, uint64(slots))
+	}
+	if got := len(j.Decisions(0)); got != 10 {
+		t.Errorf("%d decisions kept, want 10", got)
+	}
+	if got := len(j.Goodness(time.Time{}, time.Time{})); got != 10 {
+		t.Errorf("%d goodness records kept, want 10", got)
+	}
+}
+
+// TestJournalRingGrowth checks that the ring, grown step by step, keeps
+// exactly the last max records at every length, newest first, in memory
+// and after reopening, and that the file stays bounded.
+func TestJournalRingGrowth(t *testing.T) {
+	const max = 100 // not a power of two: the ring grows 64 → 100
+	dir := t.TempDir()
+	j, err := OpenJournal(dir, max, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, DecisionsFile)
+	chosen := func(rs []DecisionRecord) []string {
+		var ids []string
+		for _, r := range rs {
+			ids = append(ids, r.Chosen)
+		}
+		return ids
+	}
+	lastN := func(n int) []DecisionRecord {
+		var want []DecisionRecord
+		for i := n - 1; i >= 0 && len(want) < max; i-- {
+			want = append(want, decision(i))
+		}
+		return want
+	}
+	for n := 1; n <= 3*max+7; n++ {
+		if err := j.AddDecision(decision(n - 1)); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(chosen(lastN(n)), chosen(j.Decisions(0))); diff != "" {
+			t.Fatalf("after %d appends, the decisions kept (-want +got):\n%s", n, diff)
+		}
+		if got := lines(t, path); got > 2*max+16 {
+			t.Fatalf("after %d appends the file has %d lines, bound %d", n, got, 2*max+16)
+		}
+		if n == 37 || n == max || n == 3*max+7 {
+			if err := j.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if j, err = OpenJournal(dir, max, 1); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(lastN(n), j.Decisions(0)); diff != "" {
+				t.Fatalf("reopened after %d appends (-want +got):\n%s", n, diff)
+			}
+			if diff := cmp.Diff(lastN(n)[:3], j.Decisions(3)); diff != "" {
+				t.Fatalf("Decisions(3) reopened after %d appends (-want +got):\n%s", n, diff)
+			}
+		}
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
 
