@@ -63,6 +63,10 @@ type Config struct {
 	// NMConcurrency bounds parallel NodeManager requests in Placement's
 	// fallback.
 	NMConcurrency int
+	// TimelineURL is the Timeline Server's (application history service)
+	// web address, e.g. "http://ats:8188": where HistoryApp asks about an
+	// application the RM no longer knows. Empty: no history.
+	TimelineURL string
 	// Logger receives failovers and retries; nil discards.
 	Logger *slog.Logger
 	// Sleep replaces the backoff wait (tests). Nil waits on a timer and
@@ -78,6 +82,11 @@ func (c Config) Validate() error {
 	for i, s := range c.RMURLs {
 		if _, err := parseRMURL(s); err != nil {
 			return fmt.Errorf("%w: RMURLs[%d]: %v", ErrInvalid, i, err)
+		}
+	}
+	if c.TimelineURL != "" {
+		if _, err := parseRMURL(c.TimelineURL); err != nil {
+			return fmt.Errorf("%w: TimelineURL: %v", ErrInvalid, err)
 		}
 	}
 	if c.User != "" && c.Auth != nil {
@@ -121,6 +130,7 @@ func parseRMURL(s string) (*url.URL, error) {
 // placement on Hadoop 2.x). It is safe for concurrent use.
 type Client struct {
 	rms           []*url.URL
+	timeline      *url.URL // nil: none
 	http          *http.Client
 	auth          Auth
 	retries       int
@@ -153,6 +163,9 @@ func New(cfg Config) (*Client, error) {
 	for _, s := range cfg.RMURLs {
 		u, _ := parseRMURL(s)
 		c.rms = append(c.rms, u)
+	}
+	if cfg.TimelineURL != "" {
+		c.timeline, _ = parseRMURL(cfg.TimelineURL)
 	}
 	if c.auth == nil {
 		c.auth = SimpleAuth{User: cfg.User}

@@ -342,7 +342,8 @@ func TestReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantM := yarnclient.ClusterMetrics{AppsSubmitted: 3, AppsRunning: 1, AppsPending: 1, AppsFailed: 1, AppsCompleted: 1,
+	// appsCompleted counts successful ends only (QueueMetrics.finishApp).
+	wantM := yarnclient.ClusterMetrics{AppsSubmitted: 3, AppsRunning: 1, AppsPending: 1, AppsFailed: 1, AppsCompleted: 0,
 		AvailableMB: 24576, TotalMB: 24576, AvailableVirtualCores: 24, TotalVirtualCores: 24,
 		TotalNodes: 3, ActiveNodes: 2, LostNodes: 1,
 		TotalUsedResourcesAcrossPartition:     &yarnclient.ResourceInfo{},

@@ -23,6 +23,7 @@ var decoders = map[string]func([]byte) (any, error){
 	"attempt-containers": func(b []byte) (any, error) { return decodeContainers(b) },
 	"nm-containers":      func(b []byte) (any, error) { return decodeNMContainers(b) },
 	"new-application":    func(b []byte) (any, error) { return decodeNewApplication(b) },
+	"history-app":        func(b []byte) (any, error) { return decodeHistoryApp(b) },
 	"submit": func(b []byte) (any, error) {
 		var s SubmissionContext
 		err := json.Unmarshal(b, &s)
@@ -565,4 +566,48 @@ func FuzzDecoders(f *testing.F) {
 		_, _ = AppIDFromContainerID(string(body))
 		_, _, _ = parseAppID(string(body))
 	})
+}
+
+func TestDecodeHistoryApp(t *testing.T) {
+	tests := map[string]HistoryApp{
+		"history-app/timelineserver-doc.json": {
+			AppID: "application_1430424020775_0001", CurrentAppAttemptID: "appattempt_1430424020775_0001_000001",
+			User: "zshen", Name: "QuasiMonteCarlo", Queue: "default", Type: "MAPREDUCE", Host: "localhost", RPCPort: 56264,
+			AppState: "FINISHED", Progress: 100,
+			OriginalTrackingURL: "http://d-69-91-129-173.dhcp4.washington.edu:19888/jobhistory/job/job_1430424020775_0001",
+			TrackingURL:         "http://d-69-91-129-173.dhcp4.washington.edu:8088/proxy/application_1430424020775_0001/",
+			FinalAppStatus:      "SUCCEEDED", SubmittedTime: 1430424053809, StartedTime: 1430424053809,
+			FinishedTime: 1430424072153, ElapsedTime: 18344,
+		},
+		"history-app/mapped-notation.json": {
+			AppID: "application_1430424020775_0002", User: "zshen", Name: "DistributedShell", Queue: "default",
+			Type: "YARN", Host: "N/A", RPCPort: -1, AppState: "KILLED", Progress: 100,
+			DiagnosticsInfo: "Application killed by user.", FinalAppStatus: "KILLED", SubmittedTime: 1430424769395,
+			StartedTime: 1430424769395, FinishedTime: 1430424776594, ElapsedTime: 7199,
+			ApplicationTags: "colocd-job-01abc,colocd-kind-tpch",
+		},
+	}
+	for name, want := range tests {
+		got, err := decodeHistoryApp(readTestdata(t, name))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s (-want +got)\n%s", name, diff)
+		}
+	}
+	if got := (HistoryApp{ApplicationTags: "a, b,,c"}).Tags(); !cmp.Equal(got, []string{"a", "b", "c"}) {
+		t.Errorf("Tags() = %q", got)
+	}
+	for _, bad := range []string{`[]`, `{"appState":"FINISHED"}`, `{"appId":"application_1_0001"}`, `{"appId":"application_1_0001","appState":"RUNNING","startedTime":"soon"}`} {
+		if _, err := decodeHistoryApp([]byte(bad)); err == nil {
+			t.Errorf("decodeHistoryApp(%s): no error", bad)
+		}
+	}
+	if ts, ok := AppIDClusterTimestamp("application_1430424020775_0002"); !ok || ts != 1430424020775 {
+		t.Errorf("AppIDClusterTimestamp = %d, %v", ts, ok)
+	}
+	if _, ok := AppIDClusterTimestamp("colocd-cmd-abc"); ok {
+		t.Error("AppIDClusterTimestamp of a command token: ok")
+	}
 }

@@ -12,6 +12,8 @@ import (
 var (
 	// ErrNotFound: the RM (or NM) answered 404, e.g. an unknown application id.
 	ErrNotFound = errors.New("yarnclient: not found")
+	// ErrNoTimeline: HistoryApp was called on a client without TimelineURL.
+	ErrNoTimeline = errors.New("yarnclient: no timeline server configured")
 	// ErrBadRequest: the RM answered 400 (BadRequestException), e.g. a bad id
 	// or an invalid target state.
 	ErrBadRequest = errors.New("yarnclient: bad request")

@@ -33,6 +33,7 @@ type options struct {
 	autoStart          bool
 	maxMemory          int64
 	maxVCores          int64
+	maxCompleted       int
 }
 
 // Hadoop2 makes the fake answer like a Hadoop 2.7 RM: the 3.x-only fields are
@@ -66,6 +67,12 @@ func AcceptResubmission() Option { return func(o *options) { o.acceptResubmissio
 // AutoStart moves submitted apps to RUNNING at once (StartApp).
 func AutoStart() Option { return func(o *options) { o.autoStart = true } }
 
+// MaxCompletedApps sets yarn.resourcemanager.max-completed-applications:
+// once more applications have completed, the RM forgets the oldest
+// completed ones (RMAppManager.checkAppNumCompletedLimit); GET then answers
+// 404 for them. Default 1000, Hadoop 3's default (Hadoop 2: 10000).
+func MaxCompletedApps(n int) Option { return func(o *options) { o.maxCompleted = n } }
+
 // MaxResourceCapability sets new-application's maximum-resource-capability
 // (default 8192 MB, 32 vcores, the documented example).
 func MaxResourceCapability(memoryMB, vcores int64) Option {
@@ -98,6 +105,15 @@ type FakeRM struct {
 	activeURL   string
 	faults      map[string][]*faultState
 	requests    map[string]int
+	// The root queue's application counters since the RM started
+	// (QueueMetrics: appsSubmitted, and on an app's end appsCompleted,
+	// appsFailed or appsKilled); a restart resets them.
+	submitted, completed, failed, killed int
+	// completedOrder lists the ended applications the RM still holds, in
+	// the order they ended (RMAppManager's completedApps).
+	completedOrder []string
+	timeline       *FakeTimeline
+	submittedAt    map[string]int64
 }
 
 type fakeApp struct {
@@ -112,7 +128,7 @@ type fakeApp struct {
 // NewFakeRM starts a fake RM; it is closed by t.Cleanup.
 func NewFakeRM(t testing.TB, opts ...Option) *FakeRM {
 	t.Helper()
-	o := options{clusterTS: DefaultClusterTimestamp, maxMemory: 8192, maxVCores: 32}
+	o := options{clusterTS: DefaultClusterTimestamp, maxMemory: 8192, maxVCores: 32, maxCompleted: 1000}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -125,6 +141,8 @@ func NewFakeRM(t testing.TB, opts ...Option) *FakeRM {
 		apps:     map[string]*fakeApp{},
 		faults:   map[string][]*faultState{},
 		requests: map[string]int{},
+
+		submittedAt: map[string]int64{},
 	}
 	f.routes()
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
@@ -255,9 +273,84 @@ func (f *FakeRM) AddApp(a yarnclient.App) string {
 	a.ApplicationTags = normTags(splitComma(a.ApplicationTags))
 	if _, ok := f.apps[a.ID]; !ok {
 		f.appOrder = append(f.appOrder, a.ID)
+		f.submitted++
+		if yarnclient.TerminalState(a.State) {
+			f.countEndLocked(a.State)
+			f.completedOrder = append(f.completedOrder, a.ID)
+		}
 	}
 	f.apps[a.ID] = &fakeApp{app: a, resource: yarnclient.ResourceInfo{Memory: 1024, VCores: 1}}
+	f.publishLocked(f.apps[a.ID])
+	f.evictLocked()
 	return a.ID
+}
+
+// PublishTo makes the RM send its applications to a Timeline Server, as
+// yarn.system-metrics-publisher.enabled does: at submission, start and end.
+func (f *FakeRM) PublishTo(tl *FakeTimeline) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.timeline = tl
+}
+
+// Restart restarts the RM process: a new cluster timestamp (ms), so new
+// application ids differ from the old ones, the application counter and the
+// queue metrics start again, and reserved but unsubmitted ids are gone.
+// With recover (yarn.resourcemanager.recovery.enabled, work-preserving) the
+// applications are recovered as they were; without, the RM forgets every
+// application and their containers are released (the NodeManagers kill
+// them when they resync).
+func (f *FakeRM) Restart(clusterTimestamp int64, recover bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.opts.clusterTS = clusterTimestamp
+	f.nextSeq = 1
+	f.submitted, f.completed, f.failed, f.killed = 0, 0, 0, 0
+	if recover {
+		return
+	}
+	for _, a := range f.apps {
+		f.releaseLocked(a)
+	}
+	f.apps = map[string]*fakeApp{}
+	f.appOrder, f.completedOrder = nil, nil
+}
+
+func (f *FakeRM) countEndLocked(state string) {
+	switch state {
+	case "FAILED":
+		f.failed++
+	case "KILLED":
+		f.killed++
+	default:
+		f.completed++
+	}
+}
+
+// evictLocked forgets the oldest completed applications beyond the limit.
+func (f *FakeRM) evictLocked() {
+	for len(f.completedOrder) > f.opts.maxCompleted {
+		id := f.completedOrder[0]
+		f.completedOrder = f.completedOrder[1:]
+		delete(f.apps, id)
+		for i, x := range f.appOrder {
+			if x == id {
+				f.appOrder = append(f.appOrder[:i], f.appOrder[i+1:]...)
+				break
+			}
+		}
+	}
+}
+
+func (f *FakeRM) publishLocked(a *fakeApp) {
+	if f.timeline == nil {
+		return
+	}
+	sub := f.submittedAt[a.app.ID]
+	if sub == 0 {
+		sub = a.app.StartedTime
+	}
+	f.timeline.publish(f.appView(a), sub)
 }
 
 // App returns the app as the RM would serve it.
@@ -347,6 +440,7 @@ func (f *FakeRM) startLocked(id string) error {
 		}
 	}
 	a.attempts = append(a.attempts, attempt)
+	f.publishLocked(a)
 	return nil
 }
 
@@ -447,6 +541,10 @@ func (f *FakeRM) endLocked(a *fakeApp, state, final string) {
 	a.app.Progress = 100
 	a.app.TrackingUI = "History"
 	f.releaseLocked(a)
+	f.countEndLocked(state)
+	f.completedOrder = append(f.completedOrder, a.app.ID)
+	f.publishLocked(a)
+	f.evictLocked()
 }
 
 // NodeContainers returns what the NodeManager of nodeID would list at
@@ -751,19 +849,15 @@ func (f *FakeRM) handleMetrics(w http.ResponseWriter, _ *http.Request) {
 	}
 	m.TotalMB = m.AllocatedMB + m.AvailableMB
 	m.TotalVirtualCores = m.AllocatedVirtualCores + m.AvailableVirtualCores
+	// QueueMetrics: counters since the RM started (appsCompleted counts the
+	// successful ends only: finishApp increments appsKilled, appsFailed or
+	// appsCompleted), gauges for what runs or waits now.
+	m.AppsSubmitted, m.AppsCompleted, m.AppsFailed, m.AppsKilled = f.submitted, f.completed, f.failed, f.killed
 	for _, a := range f.apps {
-		m.AppsSubmitted++
 		switch a.app.State {
 		case "RUNNING":
 			m.AppsRunning++
-		case "FINISHED":
-			m.AppsCompleted++
-		case "FAILED":
-			m.AppsFailed++
-			m.AppsCompleted++
-		case "KILLED":
-			m.AppsKilled++
-			m.AppsCompleted++
+		case "FINISHED", "FAILED", "KILLED":
 		default:
 			m.AppsPending++
 		}
@@ -1133,6 +1227,9 @@ func (f *FakeRM) handleSubmit(w http.ResponseWriter, r *http.Request) {
 	}}
 	f.apps[sub.ApplicationID] = a
 	f.appOrder = append(f.appOrder, sub.ApplicationID)
+	f.submitted++
+	f.submittedAt[sub.ApplicationID] = a.app.StartedTime
+	f.publishLocked(a)
 	if f.opts.autoStart {
 		_ = f.startLocked(sub.ApplicationID)
 	}
