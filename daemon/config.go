@@ -103,6 +103,29 @@ type JournalConfig struct {
 	MaxGoodness  int `mapstructure:"max_goodness"`
 }
 
+// The journal's caps: about 1 GB of memory for both rings full of typical
+// records. Measured (go1.26, amd64) as the heap of records decoded from
+// their JSON lines, ring slot included:
+//
+//   - a decision of the profile-model pipeline, 20 kinds, 16 nodes, windows
+//     of 8 to 10,000 jobs: 4.0–11.1 KB (JSON 3.3–8.9 KB); one with every
+//     list at pipeline.max_recorded's default (32 drops per stage, 32
+//     candidates with 16 running kinds each, 32 groups) and 63-character
+//     kinds: 88 KB;
+//   - a goodness record: 218 B (JSON 357 B); with 63-character node and
+//     kind names 368 B.
+//
+// At the caps: 50,000 × 11.1 KB = 0.56 GB of decisions (4.4 GB if every
+// one were full) and 2,000,000 × 218 B = 0.44 GB of goodness (0.74 GB with
+// long names). The rings grow as records arrive, so memory follows what is
+// kept. On disk a file is compacted past 2 × cap + 16 lines: about 0.9 GB
+// of typical decisions (8.9 KB a line) and 1.4 GB of goodness (357 B) at
+// the caps.
+const (
+	MaxJournalDecisions = 50_000
+	MaxJournalGoodness  = 2_000_000
+)
+
 // SimConfig configures the embedded simulator backend.
 type SimConfig struct {
 	Workload string `mapstructure:"workload"` // workload YAML (cluster and kinds)
@@ -659,11 +682,11 @@ func (c Config) Validate() error {
 	if c.API.MaxKinds < 1 || c.API.MaxKinds > 100000 {
 		return cfgErr("api.max_kinds", "must be in [1, 100000], got %d", c.API.MaxKinds)
 	}
-	if c.Journal.MaxDecisions < 1 {
-		return cfgErr("journal.max_decisions", "must be >= 1, got %d", c.Journal.MaxDecisions)
+	if c.Journal.MaxDecisions < 1 || c.Journal.MaxDecisions > MaxJournalDecisions {
+		return cfgErr("journal.max_decisions", "must be in [1, %d], got %d", MaxJournalDecisions, c.Journal.MaxDecisions)
 	}
-	if c.Journal.MaxGoodness < 1 {
-		return cfgErr("journal.max_goodness", "must be >= 1, got %d", c.Journal.MaxGoodness)
+	if c.Journal.MaxGoodness < 1 || c.Journal.MaxGoodness > MaxJournalGoodness {
+		return cfgErr("journal.max_goodness", "must be in [1, %d], got %d", MaxJournalGoodness, c.Journal.MaxGoodness)
 	}
 	switch c.Backend {
 	case BackendSim:

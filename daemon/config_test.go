@@ -162,7 +162,7 @@ func TestConfigBad(t *testing.T) {
 		"window": "pipeline.window.size", "kappa": "pipeline.fairness.kappa",
 		"weights": "pipeline.fairness.weights[alice]", "select": "pipeline.select.mode",
 		"retention": "retention.schedule", "retention-age": "retention.finished_after",
-		"shutdown": "shutdown_timeout",
+		"shutdown": "shutdown_timeout", "journal": "journal.max_decisions",
 	}
 	// Errors of the decoder (not of Validate) only mention the key.
 	mention := map[string]string{"duration": "admission.tick", "type": "admission.max_running", "yaml-syntax": "parse"}
