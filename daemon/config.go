@@ -7,15 +7,19 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"math"
 	"net"
 	"net/url"
 	"os"
 	"reflect"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/go-viper/mapstructure/v2"
+	"gopkg.in/yaml.v3"
 
 	"github.com/colocd/colocd/bandit"
 	"github.com/colocd/colocd/collector"
@@ -362,13 +366,23 @@ func DefaultConfig() Config {
 
 func defaultSchema() SchemaConfig { return schemaConfig(collector.DefaultSchema()) }
 
-// ConfigError names the key that is wrong and why.
+// ConfigError names the key that is wrong and why, and the environment
+// variable the value came from, if one did.
 type ConfigError struct {
-	Key    string // e.g. "learning.step_size"
+	Key    string // e.g. "learning.step_size"; "" for a variable that names no key
+	Env    string // e.g. "COLOCD_LEARNING_STEP_SIZE", when the environment set Key
 	Reason string // e.g. "must be > 0, got -1"
 }
 
-func (e *ConfigError) Error() string { return "config key " + e.Key + ": " + e.Reason }
+func (e *ConfigError) Error() string {
+	switch {
+	case e.Key == "":
+		return "environment variable " + e.Env + ": " + e.Reason
+	case e.Env != "":
+		return "config key " + e.Key + " (environment variable " + e.Env + "): " + e.Reason
+	}
+	return "config key " + e.Key + ": " + e.Reason
+}
 
 // Unwrap makes errors.Is(err, ErrConfig) true.
 func (e *ConfigError) Unwrap() error { return ErrConfig }
@@ -387,12 +401,48 @@ type LoadOptions struct {
 	// FlagKeys maps more flag names to config keys (e.g. "influx-url" →
 	// "influx.url" for `colocd metrics`).
 	FlagKeys map[string]string
-	// LookupEnv reads the environment; nil means os.LookupEnv.
+	// Environ lists the environment as "NAME=value" items; nil means
+	// os.Environ. Every COLOCD_* variable in it must be a key's (EnvName)
+	// or one of envNotKeys.
+	Environ func() []string
+	// LookupEnv, when set and Environ is not, reads the keys' variables
+	// one by one instead (an environment that cannot be listed: tests that
+	// set a few keys). Unknown COLOCD_* names cannot be seen through it.
 	LookupEnv func(string) (string, bool)
 	// SkipTokenFile leaves token_file unread (commands other than serve
 	// need no API tokens, and may run as a user who cannot read them).
 	SkipTokenFile bool
 }
+
+// envNotKeys are the COLOCD_* environment variables that are not config
+// keys, and who reads them. Load leaves these alone and refuses every
+// other COLOCD_* variable that is not a key's, so a misspelt key is not
+// silently ignored. TestEnvNotKeysComplete finds every COLOCD_* name in
+// the repository and checks that it is a key's or listed here.
+var envNotKeys = map[string]string{
+	"COLOCD_CONFIG": "cmd/colocd: the config file when --config is not given",
+	"COLOCD_SERVER": "cmd/colocd client commands: the daemon's URL (--server)",
+	"COLOCD_TOKEN":  "cmd/colocd client commands: the API token (--token)",
+
+	"COLOCD_YARN_TAGS": "yarnclient: the application tags, in the environment of yarn.command.argv",
+	"COLOCD_JOB_ID":    "yarnclient: the job id, in the environment of yarn.command.argv",
+	"COLOCD_JOB_KIND":  "yarnclient: the job kind, in the environment of yarn.command.argv",
+
+	"COLOCD_TOOLS":              "Makefile, scripts/install-tools.sh: where the test tools are built",
+	"COLOCD_INFLUXD":            "collector/influxtest.Tool: the influxd binary (COLOCD_<TOOL>; set by the Makefile)",
+	"COLOCD_TELEGRAF":           "collector/influxtest.Tool: the telegraf binary (COLOCD_<TOOL>; set by the Makefile)",
+	"COLOCD_REQUIRE_TOOLS":      "tests: 1 fails instead of skipping a test whose tool is missing (Makefile)",
+	"COLOCD_SCREENSHOT_DIR":     "daemon/api tests: where the status page's screenshots go",
+	"COLOCD_QUEUE_SEED":         "queue tests: replays the property tests' seed",
+	"COLOCD_QUEUE_CRASH_SEED":   "queue tests: replays the crash test's seed",
+	"COLOCD_QUEUE_DAMAGE_SEED":  "queue tests: replays the damaged-file test's seed",
+	"COLOCD_QUEUE_CRASH_CHILD":  "queue tests: makes the test binary the crash test's child (its store path)",
+	"COLOCD_QUEUE_CRASH_PREFIX": "queue tests: a setting passed to the crash test's child",
+}
+
+// EnvNotKeys returns the COLOCD_* variables that are not config keys,
+// each with who reads it (a copy of the one list Load consults).
+func EnvNotKeys() map[string]string { return maps.Clone(envNotKeys) }
 
 // flagKeys maps flag names to config keys.
 var flagKeys = map[string]string{"listen": "listen", "data-dir": "data_dir", "log-level": "log_level"}
@@ -405,14 +455,21 @@ func EnvName(key string) string {
 
 // Keys lists every config key, sorted.
 func Keys() []string {
-	keys := leafKeys(reflect.TypeOf(Config{}), "")
+	var keys []string
+	for _, lf := range leafFields(reflect.TypeOf(Config{}), "") {
+		keys = append(keys, lf.key)
+	}
 	sort.Strings(keys)
 	return keys
 }
 
 // Load reads the configuration: defaults, then the YAML file, then COLOCD_*
-// environment variables (known keys only), then flags; unknown keys in the
-// file stop it naming the key; then Validate. Token files are read here.
+// environment variables, then flags; then Validate. Token files are read
+// here. It stops at the first mistake, as a *ConfigError naming the key:
+// a key the file or a COLOCD_* variable names that does not exist (with
+// the nearest key), a key given twice in the file (keys are
+// case-insensitive), or a value that is not of its key's type, converted
+// by decodeValue without rounding, truncating or guessing.
 func Load(opts LoadOptions) (Config, error) {
 	v := viper.New()
 	v.SetConfigType("yaml")
@@ -423,6 +480,7 @@ func Load(opts LoadOptions) (Config, error) {
 	for k, val := range flatten(reflect.ValueOf(DefaultConfig()), "") {
 		v.SetDefault(k, val)
 	}
+	var fileNodes map[string]*yaml.Node
 	if opts.File != "" {
 		b, err := os.ReadFile(opts.File)
 		if err != nil {
@@ -431,12 +489,24 @@ func Load(opts LoadOptions) (Config, error) {
 			}
 			return Config{}, fmt.Errorf("read config: %w", err)
 		}
+		if fileNodes, err = fileValues(opts.File, b); err != nil {
+			return Config{}, err
+		}
 		if err := v.ReadConfig(bytes.NewReader(b)); err != nil {
 			return Config{}, fmt.Errorf("%w: parse %s: %v", ErrConfig, opts.File, err)
 		}
 		var unknown []string
 		for _, k := range v.AllKeys() {
-			if !known[k] && !underMap(k) {
+			switch {
+			case known[k] || underMap(k):
+			case isSection(k):
+				// A section left empty ("tls:") sets nothing; one given a
+				// value instead of keys is a mistake.
+				if src := (source{set: true, node: fileNodes[k]}); src.node != nil && !src.null() {
+					_, shown := src.scalar(nil)
+					return Config{}, cfgErr(k, "is a section, not a value: set its keys (%s.*), got %s", k, shown)
+				}
+			default:
 				unknown = append(unknown, k)
 			}
 		}
@@ -449,22 +519,16 @@ func Load(opts LoadOptions) (Config, error) {
 			return Config{}, &ConfigError{Key: unknown[0], Reason: reason + "; configs/colocd.yaml lists every key"}
 		}
 	}
-	lookup := opts.LookupEnv
-	if lookup == nil {
-		lookup = os.LookupEnv
+	envVals, err := readEnv(opts)
+	if err != nil {
+		return Config{}, err
 	}
 	// The environment replaces whole values: a list or map from the
 	// environment replaces the file's instead of merging into it.
-	envVals := map[string]string{}
-	for _, k := range Keys() {
-		if s, ok := lookup(EnvName(k)); ok {
-			envVals[k] = s
-		}
-	}
 	if len(envVals) > 0 {
 		settings := v.AllSettings()
 		for k, s := range envVals {
-			setPath(settings, strings.Split(k, "."), s)
+			setPath(settings, strings.Split(k, "."), *s)
 		}
 		v = viper.New()
 		v.SetConfigType("yaml")
@@ -475,6 +539,7 @@ func Load(opts LoadOptions) (Config, error) {
 			return Config{}, fmt.Errorf("%w: environment: %v", ErrConfig, err)
 		}
 	}
+	flagSet := map[string]*pflag.Flag{} // key → its flag, when given on the command line
 	if opts.Flags != nil {
 		fk := maps.Clone(flagKeys)
 		maps.Copy(fk, opts.FlagKeys)
@@ -483,17 +548,37 @@ func Load(opts LoadOptions) (Config, error) {
 				if err := v.BindPFlag(key, f); err != nil {
 					return Config{}, fmt.Errorf("bind flag --%s: %w", name, err)
 				}
+				if f.Changed {
+					flagSet[key] = f
+				}
 			}
 		}
 	}
+	// Each key's value, from the source that won, converted to its field's
+	// type; then mapstructure only assigns.
+	values := map[string]any{}
+	for _, lf := range leafFields(reflect.TypeOf(Config{}), "") {
+		var src source
+		switch f, s, n := flagSet[lf.key], envVals[lf.key], fileNodes[lf.key]; {
+		case f != nil:
+			src = source{set: true, text: f.Value.String()}
+		case s != nil:
+			src = source{set: true, text: *s, env: EnvName(lf.key)}
+		case n != nil:
+			src = source{set: true, node: n}
+		}
+		val, err := decodeValue(lf.key, lf.typ, v.Get(lf.key), src)
+		if err != nil {
+			var ce *ConfigError
+			if errors.As(err, &ce) {
+				ce.Env = src.env
+			}
+			return Config{}, err
+		}
+		setPath(values, strings.Split(lf.key, "."), val)
+	}
 	var cfg Config
-	err := v.Unmarshal(&cfg, viper.DecodeHook(mapstructure.ComposeDecodeHookFunc(
-		tokensHook(),
-		weightsHook(),
-		mapstructure.StringToTimeDurationHookFunc(),
-		mapstructure.StringToSliceHookFunc(","),
-	)), func(dc *mapstructure.DecoderConfig) { dc.ErrorUnused = true })
-	if err != nil {
+	if err := mapstructure.Decode(values, &cfg); err != nil {
 		return Config{}, fmt.Errorf("%w: %s", ErrConfig, strings.Join(strings.Fields(err.Error()), " "))
 	}
 	cfg.normalize()
@@ -505,9 +590,68 @@ func Load(opts LoadOptions) (Config, error) {
 		cfg.Tokens = append(cfg.Tokens, toks...)
 	}
 	if err := cfg.Validate(); err != nil {
+		// Name the variable too when the environment set the key (and no
+		// flag overrode it).
+		var ce *ConfigError
+		if errors.As(err, &ce) && ce.Env == "" {
+			key, _, _ := strings.Cut(ce.Key, "[")
+			if _, ok := envVals[key]; ok && flagSet[key] == nil {
+				ce.Env = EnvName(key)
+			}
+		}
 		return Config{}, err
 	}
 	return cfg, nil
+}
+
+// readEnv returns the keys the environment sets (key → value). A COLOCD_*
+// variable that is neither a key's nor in envNotKeys is an error naming
+// it, with the nearest key's variable.
+func readEnv(opts LoadOptions) (map[string]*string, error) {
+	vals := map[string]*string{}
+	if opts.Environ == nil && opts.LookupEnv != nil {
+		for _, k := range Keys() {
+			if s, ok := opts.LookupEnv(EnvName(k)); ok {
+				vals[k] = &s
+			}
+		}
+		return vals, nil
+	}
+	list := opts.Environ
+	if list == nil {
+		list = os.Environ
+	}
+	keyOf := map[string]string{} // variable → key
+	var names []string
+	for _, k := range Keys() {
+		keyOf[EnvName(k)] = k
+		names = append(names, EnvName(k))
+	}
+	var unknown []string
+	for _, kv := range list() {
+		name, val, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, "COLOCD_") {
+			continue
+		}
+		if k, ok := keyOf[name]; ok {
+			vals[k] = &val
+		} else if _, ok := envNotKeys[name]; !ok {
+			unknown = append(unknown, name)
+		}
+	}
+	if len(unknown) == 0 {
+		return vals, nil
+	}
+	sort.Strings(unknown)
+	reason := "names no config key"
+	if near := nearest(unknown[0], names); near != "" {
+		reason += fmt.Sprintf(" (did you mean %s?)", near)
+	}
+	if len(unknown) > 1 {
+		reason += fmt.Sprintf(" (nor do %s)", strings.Join(unknown[1:], ", "))
+	}
+	reason += "; a key's variable is COLOCD_ and the key path upper-cased, \".\" → \"_\" (configs/colocd.yaml lists every key)"
+	return nil, &ConfigError{Env: unknown[0], Reason: reason}
 }
 
 // normalize trims list items (env lists may be "a, b").
@@ -527,36 +671,14 @@ func (c *Config) normalize() {
 	c.Influx.Schema.NetExclude = trim(c.Influx.Schema.NetExclude)
 }
 
-// tokensHook decodes "secret:user:role,secret:user:role" (COLOCD_TOKENS)
-// into []TokenConfig.
-func tokensHook() mapstructure.DecodeHookFuncType {
-	return func(from, to reflect.Type, data any) (any, error) {
-		if from.Kind() != reflect.String || to != reflect.TypeOf([]TokenConfig{}) {
-			return data, nil
+// isSection reports whether key is a section of keys (e.g. "tls").
+func isSection(key string) bool {
+	for _, k := range Keys() {
+		if strings.HasPrefix(k, key+".") {
+			return true
 		}
-		return parseTokens(data.(string), "tokens")
 	}
-}
-
-// weightsHook decodes "group=weight,group=weight" into map[string]float64.
-func weightsHook() mapstructure.DecodeHookFuncType {
-	return func(from, to reflect.Type, data any) (any, error) {
-		if from.Kind() != reflect.String || to != reflect.TypeOf(map[string]float64{}) {
-			return data, nil
-		}
-		out := map[string]any{}
-		for _, item := range strings.Split(data.(string), ",") {
-			if item = strings.TrimSpace(item); item == "" {
-				continue
-			}
-			k, val, ok := strings.Cut(item, "=")
-			if !ok {
-				return nil, cfgErr("pipeline.fairness.weights", "want \"group=weight\" items, got %q", item)
-			}
-			out[strings.TrimSpace(k)] = strings.TrimSpace(val)
-		}
-		return out, nil
-	}
+	return false
 }
 
 // underMap reports whether key lies inside a map-valued key (e.g.
@@ -581,7 +703,7 @@ func mapKeys() []string {
 			case tag == "" || tag == "-":
 			case f.Type.Kind() == reflect.Map:
 				out = append(out, prefix+tag)
-			case f.Type.Kind() == reflect.Struct && f.Type != reflect.TypeOf(time.Duration(0)):
+			case f.Type.Kind() == reflect.Struct && f.Type != durationType:
 				walk(f.Type, prefix+tag+".")
 			}
 		}
@@ -870,10 +992,16 @@ func oneOf(s string, options ...string) bool {
 	return false
 }
 
-// leafKeys lists the config keys below t (structs recurse; everything else,
-// including lists of structs and durations, is a leaf).
-func leafKeys(t reflect.Type, prefix string) []string {
-	var out []string
+// leafField is one config key and its field's type.
+type leafField struct {
+	key string
+	typ reflect.Type
+}
+
+// leafFields lists the config keys below t (structs recurse; everything
+// else, including lists of structs and durations, is a leaf).
+func leafFields(t reflect.Type, prefix string) []leafField {
+	var out []leafField
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		tag := f.Tag.Get("mapstructure")
@@ -881,11 +1009,11 @@ func leafKeys(t reflect.Type, prefix string) []string {
 			continue
 		}
 		key := prefix + tag
-		if f.Type.Kind() == reflect.Struct && f.Type != reflect.TypeOf(time.Duration(0)) {
-			out = append(out, leafKeys(f.Type, key+".")...)
+		if f.Type.Kind() == reflect.Struct && f.Type != durationType {
+			out = append(out, leafFields(f.Type, key+".")...)
 			continue
 		}
-		out = append(out, key)
+		out = append(out, leafField{key, f.Type})
 	}
 	return out
 }
@@ -904,7 +1032,7 @@ func flatten(v reflect.Value, prefix string) map[string]any {
 		key := prefix + tag
 		fv := v.Field(i)
 		switch {
-		case f.Type == reflect.TypeOf(time.Duration(0)):
+		case f.Type == durationType:
 			out[key] = fv.Interface().(time.Duration).String()
 		case f.Type.Kind() == reflect.Struct:
 			for k, x := range flatten(fv, key+".") {
@@ -935,6 +1063,499 @@ func setPath(m map[string]any, path []string, val any) {
 		m = next
 	}
 	m[path[len(path)-1]] = val
+}
+
+// The types decodeValue converts to besides scalars.
+var (
+	durationType = reflect.TypeOf(time.Duration(0))
+	tokensType   = reflect.TypeOf([]TokenConfig{})
+	stringsType  = reflect.TypeOf([]string{})
+	weightsType  = reflect.TypeOf(map[string]float64{})
+)
+
+// fileValues parses the YAML config and returns its values by key path,
+// lower-cased as viper reads them. Two keys of one mapping that are equal
+// or differ only in case are an error naming both: viper would keep one
+// of them silently. Below a map-valued key (pipeline.fairness.weights)
+// the keys are group names, which keep their case.
+func fileValues(file string, b []byte) (map[string]*yaml.Node, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return nil, fmt.Errorf("%w: parse %s: %v", ErrConfig, file, err)
+	}
+	mapValued := map[string]bool{}
+	for _, k := range mapKeys() {
+		mapValued[k] = true
+	}
+	out := map[string]*yaml.Node{}
+	var walk func(n *yaml.Node, path string, exact bool) error
+	walk = func(n *yaml.Node, path string, exact bool) error {
+		if n.Kind == yaml.AliasNode {
+			n = n.Alias
+		}
+		switch n.Kind {
+		case yaml.DocumentNode:
+			for _, c := range n.Content {
+				if err := walk(c, path, false); err != nil {
+					return err
+				}
+			}
+		case yaml.SequenceNode:
+			for i, c := range n.Content {
+				if err := walk(c, fmt.Sprintf("%s[%d]", path, i), false); err != nil {
+					return err
+				}
+			}
+		case yaml.MappingNode:
+			seen := map[string]*yaml.Node{}
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k, val := n.Content[i], n.Content[i+1]
+				name := k.Value
+				if !exact {
+					name = strings.ToLower(name)
+				}
+				key := name
+				if path != "" {
+					key = path + "." + name
+				}
+				if prev, ok := seen[name]; ok {
+					how := "given twice"
+					if prev.Value != k.Value {
+						how += " (keys are case-insensitive)"
+					}
+					return &ConfigError{Key: key, Reason: fmt.Sprintf("%s in %s: %q on line %d and %q on line %d",
+						how, file, prev.Value, prev.Line, k.Value, k.Line)}
+				}
+				seen[name] = k
+				out[key] = val
+				if err := walk(val, key, mapValued[key]); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	if err := walk(&doc, "", false); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// source is where a key's value came from; the zero source is the default.
+type source struct {
+	set  bool       // the file, the environment or a flag set the key
+	env  string     // the variable, when the environment did
+	text string     // what the environment or the flag said
+	node *yaml.Node // the file's value, when the file did
+}
+
+// scalar returns what the user wrote for a scalar value and how to show
+// it in a message: YAML numbers and booleans bare, strings quoted.
+func (s source) scalar(raw any) (text, shown string) {
+	switch {
+	case s.node != nil && s.node.Kind == yaml.ScalarNode:
+		if s.node.ShortTag() == "!!str" {
+			return s.node.Value, strconv.Quote(s.node.Value)
+		}
+		return s.node.Value, s.node.Value
+	case s.node != nil && s.node.Kind == yaml.SequenceNode:
+		return "", "a list"
+	case s.node != nil:
+		return "", "a mapping"
+	case s.set:
+		return s.text, strconv.Quote(s.text)
+	}
+	text = fmt.Sprint(raw)
+	return text, text
+}
+
+// null reports whether the file gave the key no value ("key:" or "key: ~").
+func (s source) null() bool {
+	return s.node != nil && s.node.Kind == yaml.ScalarNode && s.node.ShortTag() == "!!null"
+}
+
+// decodeValue converts raw, the value viper holds for key, to t, or
+// returns a *ConfigError naming the key and what is wrong. Nothing is
+// rounded, truncated, wrapped or guessed:
+//
+//   - integers: decimal digits (0x, 0o, 0b and _ accepted; a leading 0 is
+//     decimal), or an integral number such as 1e6; a fraction, or a value
+//     outside the type, is an error quoting what was written;
+//   - durations: Go durations with a unit (30s, 1h30m) and never negative;
+//     a bare number other than 0 is an error, not nanoseconds;
+//   - numbers: finite;
+//   - booleans: true or false (strconv.ParseBool: also 1/0, t/f);
+//   - strings: exactly what was written, also for a YAML number (0123);
+//   - lists: YAML lists, or comma-separated items;
+//   - tokens: a list of {token, user, role}, or "secret:user:role" items;
+//   - weights: a map of group → number, or "group=weight" items, each group
+//     once, its case kept.
+//
+// A key the file gives no value, or a variable set to "", is an error for
+// numbers, durations and booleans; strings and lists become empty.
+func decodeValue(key string, t reflect.Type, raw any, src source) (any, error) {
+	text, shown := src.scalar(raw)
+	empty := src.null() || (src.set && src.node == nil && strings.TrimSpace(text) == "")
+	switch t {
+	case durationType:
+		if empty {
+			return nil, noValue(key, src)
+		}
+		if !isScalar(raw) {
+			return nil, cfgErr(key, "must be a duration such as 30s, 5m or 1h30m, got %s", describe(raw))
+		}
+		d, err := decodeDuration(text)
+		if err != nil {
+			return nil, cfgErr(key, "%v, got %s", err, shown)
+		}
+		return d, nil
+	case tokensType:
+		return decodeTokens(key, raw, src)
+	case stringsType:
+		return decodeStrings(key, raw, src)
+	case weightsType:
+		return decodeWeights(key, raw, src)
+	}
+	out := reflect.New(t).Elem()
+	switch t.Kind() {
+	case reflect.String:
+		if !isScalar(raw) {
+			return nil, cfgErr(key, "must be a string, got %s", describe(raw))
+		}
+		if src.null() {
+			text = ""
+		}
+		out.SetString(text)
+	case reflect.Bool:
+		if empty {
+			return nil, noValue(key, src)
+		}
+		b, err := strconv.ParseBool(strings.TrimSpace(text))
+		if err != nil || !isScalar(raw) {
+			return nil, cfgErr(key, "must be true or false, got %s", shown)
+		}
+		out.SetBool(b)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		if empty {
+			return nil, noValue(key, src)
+		}
+		n, err := decodeInt(raw, text, t.Bits(), true)
+		if err != nil {
+			return nil, cfgErr(key, "%v, got %s", err, shown)
+		}
+		out.SetInt(n)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		if empty {
+			return nil, noValue(key, src)
+		}
+		n, err := decodeInt(raw, text, t.Bits(), false)
+		if err != nil {
+			return nil, cfgErr(key, "%v, got %s", err, shown)
+		}
+		out.SetUint(uint64(n))
+	case reflect.Float32, reflect.Float64:
+		if empty {
+			return nil, noValue(key, src)
+		}
+		f, err := decodeFloat(raw, text)
+		if err != nil {
+			return nil, cfgErr(key, "%v, got %s", err, shown)
+		}
+		out.SetFloat(f)
+	default:
+		return nil, cfgErr(key, "has type %s, which the config loader does not decode", t)
+	}
+	return out.Interface(), nil
+}
+
+func noValue(key string, src source) error {
+	if src.env != "" {
+		return cfgErr(key, "is empty; unset the variable to keep the default")
+	}
+	return cfgErr(key, "has no value; give one or remove the key to keep the default")
+}
+
+var (
+	errNotInteger = errors.New("must be an integer")
+	errIntRange   = errors.New("out of range for an integer")
+)
+
+// decodeInt reads an integer of the given bits (signed or not) from what
+// was written, or from raw when that is an integral number. For an
+// unsigned type the result is the uint64's bits.
+func decodeInt(raw any, text string, bits int, signed bool) (int64, error) {
+	if !isScalar(raw) {
+		return 0, errNotInteger
+	}
+	s := strings.TrimSpace(text)
+	parse := func(base int) (int64, error) {
+		if signed {
+			return strconv.ParseInt(s, base, bits)
+		}
+		if strings.HasPrefix(s, "-") {
+			return 0, errors.New("must not be negative")
+		}
+		u, err := strconv.ParseUint(s, base, bits)
+		return int64(u), err
+	}
+	n, err := parse(10)
+	if err != nil && errors.Is(err, strconv.ErrSyntax) {
+		n, err = parse(0) // 0x1f, 0o17, 0b101, 1_000 (a leading 0 alone was decimal above)
+	}
+	switch {
+	case err == nil:
+		return n, nil
+	case errors.Is(err, strconv.ErrRange):
+		return 0, errIntRange
+	case !errors.Is(err, strconv.ErrSyntax):
+		return 0, err
+	}
+	f, ferr := strconv.ParseFloat(s, 64) // 1e6
+	if ferr != nil {
+		return 0, errNotInteger
+	}
+	switch {
+	case math.IsInf(f, 0):
+		return 0, errIntRange
+	case math.IsNaN(f) || f != math.Trunc(f):
+		return 0, errNotInteger
+	}
+	lo, hi := -math.Ldexp(1, bits-1), math.Ldexp(1, bits-1)
+	if !signed {
+		lo, hi = 0, math.Ldexp(1, bits)
+	}
+	switch {
+	case f < 0 && !signed:
+		return 0, errors.New("must not be negative")
+	case f < lo || f >= hi:
+		return 0, errIntRange
+	case !signed:
+		return int64(uint64(f)), nil
+	}
+	return int64(f), nil
+}
+
+// decodeFloat reads a finite number from what was written, or from raw
+// when that is a YAML number written in a way Go does not parse (.inf).
+func decodeFloat(raw any, text string) (float64, error) {
+	f, err := strconv.ParseFloat(strings.TrimSpace(text), 64)
+	if err != nil {
+		switch x := raw.(type) {
+		case float64:
+			f, err = x, nil
+		case int:
+			f, err = float64(x), nil
+		case int64:
+			f, err = float64(x), nil
+		case uint64:
+			f, err = float64(x), nil
+		}
+	}
+	switch {
+	case err != nil && errors.Is(err, strconv.ErrRange):
+		return 0, errors.New("must be a finite number")
+	case err != nil || !isScalar(raw):
+		return 0, errors.New("must be a number")
+	case math.IsNaN(f) || math.IsInf(f, 0):
+		return 0, errors.New("must be a finite number")
+	}
+	return f, nil
+}
+
+// decodeDuration reads a non-negative duration with a unit; a bare 0 is
+// zero.
+func decodeDuration(text string) (time.Duration, error) {
+	s := strings.TrimSpace(text)
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		if f, ferr := strconv.ParseFloat(s, 64); ferr == nil && f != 0 {
+			return 0, errors.New("must be a duration with a unit, such as 30s, 5m or 1h30m (a bare number is no duration)")
+		}
+		return 0, errors.New("must be a duration such as 30s, 5m or 1h30m")
+	}
+	if d < 0 {
+		return 0, errors.New("must not be negative")
+	}
+	return d, nil
+}
+
+// decodeStrings reads a list: a YAML list of scalars, or comma-separated
+// items (the environment, a flag, or a YAML string).
+func decodeStrings(key string, raw any, src source) ([]string, error) {
+	switch x := raw.(type) {
+	case nil:
+		return []string{}, nil
+	case []string:
+		return slices.Clone(x), nil
+	case []any:
+		out := make([]string, len(x))
+		for i, item := range x {
+			if !isScalar(item) || item == nil {
+				return nil, cfgErr(fmt.Sprintf("%s[%d]", key, i), "must be a string, got %s", describe(item))
+			}
+			out[i] = fmt.Sprint(item)
+			if src.node != nil && src.node.Kind == yaml.SequenceNode && i < len(src.node.Content) {
+				out[i] = src.node.Content[i].Value // as written: 0123, not 83
+			}
+		}
+		return out, nil
+	}
+	if !isScalar(raw) {
+		return nil, cfgErr(key, "must be a list, got %s", describe(raw))
+	}
+	text, _ := src.scalar(raw)
+	if src.null() || text == "" {
+		return []string{}, nil
+	}
+	return strings.Split(text, ","), nil
+}
+
+// decodeTokens reads tokens: a YAML list of {token, user, role}, or
+// "secret:user:role" items.
+func decodeTokens(key string, raw any, src source) ([]TokenConfig, error) {
+	switch x := raw.(type) {
+	case nil:
+		return nil, nil
+	case string:
+		return parseTokens(x, key)
+	case []any:
+		var out []TokenConfig
+		for i, item := range x {
+			ik := fmt.Sprintf("%s[%d]", key, i)
+			m, ok := item.(map[string]any)
+			if !ok {
+				return nil, cfgErr(ik, "must be a mapping with token, user and role, got %s", describe(item))
+			}
+			var node *yaml.Node
+			if src.node != nil && src.node.Kind == yaml.SequenceNode && i < len(src.node.Content) {
+				node = src.node.Content[i]
+			}
+			var tc TokenConfig
+			for f, val := range m {
+				var dst *string
+				switch f {
+				case "token":
+					dst = &tc.Token
+				case "user":
+					dst = &tc.User
+				case "role":
+					dst = &tc.Role
+				default:
+					return nil, cfgErr(ik+"."+f, "unknown key; a token has token, user and role")
+				}
+				if !isScalar(val) {
+					return nil, cfgErr(ik+"."+f, "must be a string, got %s", describe(val))
+				}
+				*dst = fmt.Sprint(val)
+				if n := mappingValue(node, f); n != nil {
+					*dst = n.Value
+				}
+			}
+			out = append(out, tc)
+		}
+		return out, nil
+	}
+	return nil, cfgErr(key, "must be a list of {token, user, role}, got %s", describe(raw))
+}
+
+// decodeWeights reads group weights: a YAML mapping, whose group names
+// keep their case (viper lower-cases them), or "group=weight" items.
+func decodeWeights(key string, raw any, src source) (map[string]float64, error) {
+	out := map[string]float64{}
+	add := func(group string, val any, text, shown string) error {
+		gk := fmt.Sprintf("%s[%s]", key, group)
+		if _, dup := out[group]; dup {
+			return cfgErr(gk, "group %q is given twice", group)
+		}
+		f, err := decodeFloat(val, text)
+		if err != nil {
+			return cfgErr(gk, "%v, got %s", err, shown)
+		}
+		out[group] = f
+		return nil
+	}
+	switch x := raw.(type) {
+	case nil:
+		return out, nil
+	case map[string]float64: // the default
+		maps.Copy(out, x)
+		return out, nil
+	case string:
+		if src.null() {
+			return out, nil
+		}
+		for _, item := range strings.Split(x, ",") {
+			if item = strings.TrimSpace(item); item == "" {
+				continue
+			}
+			g, w, ok := strings.Cut(item, "=")
+			if !ok {
+				return nil, cfgErr(key, "want \"group=weight\" items, got %q", item)
+			}
+			w = strings.TrimSpace(w)
+			if err := add(strings.TrimSpace(g), w, w, strconv.Quote(w)); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	case map[string]any:
+		if n := src.node; n != nil && n.Kind == yaml.MappingNode {
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				g, w := n.Content[i].Value, n.Content[i+1]
+				var val any
+				if err := w.Decode(&val); err != nil {
+					return nil, cfgErr(fmt.Sprintf("%s[%s]", key, g), "%v", err)
+				}
+				_, shown := source{set: true, node: w}.scalar(nil)
+				if err := add(g, val, w.Value, shown); err != nil {
+					return nil, err
+				}
+			}
+			return out, nil
+		}
+		for g, val := range x {
+			if err := add(g, val, fmt.Sprint(val), fmt.Sprint(val)); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
+	return nil, cfgErr(key, "must be a mapping of group to weight, got %s", describe(raw))
+}
+
+// mappingValue is the value of key f in mapping n (case-insensitive, as
+// viper reads keys), or nil.
+func mappingValue(n *yaml.Node, f string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if strings.EqualFold(n.Content[i].Value, f) && n.Content[i+1].Kind == yaml.ScalarNode {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+func isScalar(v any) bool {
+	switch v.(type) {
+	case []any, map[string]any, []string, map[string]float64:
+		return false
+	}
+	return true
+}
+
+// describe names the shape of a value that is not the scalar wanted.
+func describe(v any) string {
+	switch v.(type) {
+	case nil:
+		return "no value"
+	case []any, []string:
+		return "a list"
+	case map[string]any, map[string]float64:
+		return "a mapping"
+	}
+	return fmt.Sprintf("%q", fmt.Sprint(v))
 }
 
 // nearest is the known key closest to key by edit distance, if close.

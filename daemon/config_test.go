@@ -2,8 +2,10 @@ package daemon
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -14,9 +16,20 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// env returns a LookupEnv over m (no process environment).
+// env returns a LookupEnv over m (no process environment, and none listed).
 func env(m map[string]string) func(string) (string, bool) {
 	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+// environ returns an Environ over m (no process environment).
+func environ(m map[string]string) func() []string {
+	return func() []string {
+		var out []string
+		for k, v := range m {
+			out = append(out, k+"="+v)
+		}
+		return out
+	}
 }
 
 func writeFile(tb testing.TB, name, body string) string {
@@ -74,7 +87,8 @@ tokens:
 		"COLOCD_PIPELINE_WINDOW_ENABLED":   "false",
 		"COLOCD_PIPELINE_FAIRNESS_WEIGHTS": "bob=3, carol=0.5",
 		"COLOCD_TOKENS":                    "env-token-123:ops:admin,env-token-456:bot:reader",
-		"COLOCD_INFLUXD":                   "/not/a/key", // a COLOCD_ variable that is not a key: ignored
+		"COLOCD_INFLUXD":                   "/not/a/key", // a COLOCD_ variable that is not a key: left to its reader
+		"PATH":                             "/usr/bin",
 	}
 	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
 	fs.String("listen", "", "")
@@ -83,7 +97,7 @@ tokens:
 	if err := fs.Parse([]string{"--listen", "127.0.0.1:9002"}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := Load(LoadOptions{File: file, Flags: fs, LookupEnv: env(e)})
+	got, err := Load(LoadOptions{File: file, Flags: fs, Environ: environ(e)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,6 +142,21 @@ func TestConfigFlagWithoutFileOrEnv(t *testing.T) {
 	}
 }
 
+// TestConfigFlagErrorNamesNoVariable: a bad flag value is the flag's, even
+// when the environment sets the same key.
+func TestConfigFlagErrorNamesNoVariable(t *testing.T) {
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	fs.String("listen", "", "")
+	if err := fs.Parse([]string{"--listen", "nope"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(LoadOptions{Flags: fs, Environ: environ(map[string]string{"COLOCD_LISTEN": "127.0.0.1:9000"})})
+	var ce *ConfigError
+	if !errors.As(err, &ce) || ce.Key != "listen" || ce.Env != "" {
+		t.Errorf("err = %v, want a ConfigError on listen naming no variable", err)
+	}
+}
+
 func TestConfigTokenFile(t *testing.T) {
 	tf := writeFile(t, "tokens", "# comment\n\nfile-secret-1:ana:submitter\nfile-secret-2:root:admin\n")
 	got, err := Load(LoadOptions{LookupEnv: env(map[string]string{"COLOCD_TOKEN_FILE": tf})})
@@ -162,10 +191,13 @@ func TestConfigBad(t *testing.T) {
 		"window": "pipeline.window.size", "kappa": "pipeline.fairness.kappa",
 		"weights": "pipeline.fairness.weights[alice]", "select": "pipeline.select.mode",
 		"retention": "retention.schedule", "retention-age": "retention.finished_after",
-		"shutdown": "shutdown_timeout", "journal": "journal.max_decisions",
+		"shutdown": "shutdown_timeout", "duration": "admission.tick", "type": "admission.max_running",
+		"case-twins": "listen", "fraction": "admission.max_running", "overflow": "api.max_body_bytes",
+		"bare-duration": "retention.finished_after", "negative-duration": "yarn.timeout", "bool-yes": "pipeline.window.enabled",
+		"journal": "journal.max_decisions",
 	}
-	// Errors of the decoder (not of Validate) only mention the key.
-	mention := map[string]string{"duration": "admission.tick", "type": "admission.max_running", "yaml-syntax": "parse"}
+	// A file that is not YAML has no key to name.
+	mention := map[string]string{"yaml-syntax": "parse"}
 	files, err := filepath.Glob("testdata/config/*.bad.yaml")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no bad configs: %v", err)
@@ -216,10 +248,10 @@ func TestConfigEnvNames(t *testing.T) {
 		{"sim.speed", "-1"}, {"retention.schedule", "x"}, {"shutdown_timeout", "1ns"}, {"log_level", "loud"},
 		{"pipeline.select.mode", "x"}, {"learning.credit", "x"}, {"api.max_body_bytes", "1"},
 	} {
-		_, err := Load(LoadOptions{LookupEnv: env(map[string]string{EnvName(tc.key): tc.bad})})
+		_, err := Load(LoadOptions{Environ: environ(map[string]string{EnvName(tc.key): tc.bad})})
 		var ce *ConfigError
-		if !errors.As(err, &ce) || ce.Key != tc.key {
-			t.Errorf("%s=%q: err = %v, want a ConfigError naming %s", EnvName(tc.key), tc.bad, err, tc.key)
+		if !errors.As(err, &ce) || ce.Key != tc.key || ce.Env != EnvName(tc.key) {
+			t.Errorf("%s=%q: err = %v, want a ConfigError naming %s and its variable", EnvName(tc.key), tc.bad, err, tc.key)
 		}
 	}
 }
@@ -278,5 +310,229 @@ func TestShippedConfigs(t *testing.T) {
 	if demo.Backend != BackendSim || demo.Sim.Speed != 600 || demo.Listen != "127.0.0.1:8080" || demo.DataDir != "./.cache/demo" ||
 		demo.Sim.Workload != "configs/workloads/paper-queue-a.yaml" || demo.Learning.Schedule != "@every 60s" {
 		t.Errorf("demo config: %+v", demo)
+	}
+}
+
+// TestConfigRefusals loads, as `colocd serve` does, configs that used to
+// pass with a value silently ignored, coerced or truncated, and checks
+// that each stops start-up with a *ConfigError naming the key (or the
+// variable) and what is wrong.
+func TestConfigRefusals(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		file    string            // YAML, "" for none
+		env     map[string]string // COLOCD_* variables
+		key     string            // ConfigError.Key
+		envName string            // ConfigError.Env
+		mention []string          // in the message
+	}{
+		// The environment names no key.
+		{name: "env typo", env: map[string]string{"COLOCD_ADMISSION_MAX_RUNING": "3"},
+			envName: "COLOCD_ADMISSION_MAX_RUNING", mention: []string{"did you mean COLOCD_ADMISSION_MAX_RUNNING?"}},
+		{name: "env unknown", env: map[string]string{"COLOCD_FOO": "1"}, envName: "COLOCD_FOO", mention: []string{"no config key"}},
+		{name: "env typo among good ones", env: map[string]string{"COLOCD_LEARNING_STEPSIZE": "0.1", "COLOCD_LISTEN": "127.0.0.1:9000", "COLOCD_SERVER": "http://x"},
+			envName: "COLOCD_LEARNING_STEPSIZE", mention: []string{"did you mean COLOCD_LEARNING_STEP_SIZE?"}},
+		{name: "env section", env: map[string]string{"COLOCD_ADMISSION": "x"}, envName: "COLOCD_ADMISSION"},
+
+		// Keys that viper would merge silently.
+		{name: "file case twins", file: "Listen: 127.0.0.1:1\nlisten: 127.0.0.1:2\n", key: "listen",
+			mention: []string{`"Listen" on line 1`, `"listen" on line 2`}},
+		{name: "file nested case twins", file: "admission:\n  max_running: 1\n  MAX_RUNNING: 2\n", key: "admission.max_running",
+			mention: []string{`"max_running" on line 2`, `"MAX_RUNNING" on line 3`}},
+		{name: "file section twins", file: "admission:\n  tick: 5s\nAdmission:\n  mode: shadow\n", key: "admission",
+			mention: []string{`"admission" on line 1`, `"Admission" on line 3`}},
+		{name: "file repeated key", file: "learning:\n  clip: 1\n  clip: 2\n", key: "learning.clip", mention: []string{"line 2", "line 3"}},
+		{name: "file token field twins", file: "tokens:\n  - {token: abcdefgh1, user: a, User: b, role: admin}\n", key: "tokens[0].user"},
+
+		// Integers.
+		{name: "file fraction", file: "admission:\n  max_running: 3.7\n", key: "admission.max_running", mention: []string{"integer", "3.7"}},
+		{name: "env fraction", env: map[string]string{"COLOCD_ADMISSION_MAX_RUNNING": "3.7"}, key: "admission.max_running",
+			envName: "COLOCD_ADMISSION_MAX_RUNNING", mention: []string{"integer", "3.7"}},
+		{name: "file fraction window", file: "pipeline:\n  window:\n    size: 2.5\n", key: "pipeline.window.size", mention: []string{"2.5"}},
+		{name: "file fraction seed", file: "sim:\n  seed: 1.5\n", key: "sim.seed", mention: []string{"1.5"}},
+		{name: "file fraction explore observations", file: "pipeline:\n  select:\n    explore_observations: 0.5\n",
+			key: "pipeline.select.explore_observations", mention: []string{"0.5"}},
+		{name: "file overflow exponent", file: "api:\n  max_body_bytes: 1e30\n", key: "api.max_body_bytes",
+			mention: []string{"out of range for an integer", "1e30"}},
+		{name: "file overflow digits", file: "api:\n  max_body_bytes: 99999999999999999999\n", key: "api.max_body_bytes",
+			mention: []string{"out of range for an integer", "99999999999999999999"}},
+		{name: "env overflow digits", env: map[string]string{"COLOCD_API_MAX_BODY_BYTES": "99999999999999999999"}, key: "api.max_body_bytes",
+			envName: "COLOCD_API_MAX_BODY_BYTES", mention: []string{"out of range for an integer", "99999999999999999999"}},
+		{name: "file negative seed", file: "sim:\n  seed: -1\n", key: "sim.seed", mention: []string{"-1"}},
+		{name: "env empty integer", env: map[string]string{"COLOCD_ADMISSION_MAX_RUNNING": ""}, key: "admission.max_running",
+			envName: "COLOCD_ADMISSION_MAX_RUNNING", mention: []string{"empty"}},
+		{name: "file null integer", file: "admission:\n  max_running:\n", key: "admission.max_running", mention: []string{"no value"}},
+
+		// Durations.
+		{name: "file bare number duration", file: "retention:\n  finished_after: 3600\n", key: "retention.finished_after",
+			mention: []string{"unit", "3600"}},
+		{name: "env bare number duration", env: map[string]string{"COLOCD_SHUTDOWN_TIMEOUT": "30"}, key: "shutdown_timeout",
+			envName: "COLOCD_SHUTDOWN_TIMEOUT", mention: []string{"unit", "30"}},
+		{name: "env not a duration", env: map[string]string{"COLOCD_ADMISSION_TICK": "abc"}, key: "admission.tick",
+			envName: "COLOCD_ADMISSION_TICK", mention: []string{`"abc"`}},
+		{name: "file negative duration", file: "yarn:\n  timeout: -5s\n", key: "yarn.timeout", mention: []string{"negative", "-5s"}},
+		{name: "env negative duration", env: map[string]string{"COLOCD_INFLUX_STALE_AFTER": "-1m"}, key: "influx.stale_after",
+			envName: "COLOCD_INFLUX_STALE_AFTER", mention: []string{"negative"}},
+
+		// Booleans.
+		{name: "file yes", file: "pipeline:\n  window:\n    enabled: yes\n", key: "pipeline.window.enabled", mention: []string{"true or false", "yes"}},
+		{name: "env yes", env: map[string]string{"COLOCD_PIPELINE_FIT_ENABLED": "yes"}, key: "pipeline.fit.enabled",
+			envName: "COLOCD_PIPELINE_FIT_ENABLED", mention: []string{"true or false", "yes"}},
+		{name: "file number bool", file: "pipeline:\n  fit:\n    per_node: 2\n", key: "pipeline.fit.per_node", mention: []string{"true or false", "2"}},
+
+		// Numbers.
+		{name: "file infinite", file: "learning:\n  clip: .inf\n", key: "learning.clip", mention: []string{"finite"}},
+		{name: "env infinite", env: map[string]string{"COLOCD_LEARNING_CLIP": "Inf"}, key: "learning.clip",
+			envName: "COLOCD_LEARNING_CLIP", mention: []string{"finite"}},
+		{name: "env weight twice", env: map[string]string{"COLOCD_PIPELINE_FAIRNESS_WEIGHTS": "alice=1,bob=2,alice=3"},
+			key: "pipeline.fairness.weights[alice]", envName: "COLOCD_PIPELINE_FAIRNESS_WEIGHTS", mention: []string{"twice"}},
+
+		// Journal sizes that would not fit in memory.
+		{name: "env journal decisions", env: map[string]string{"COLOCD_JOURNAL_MAX_DECISIONS": "200000000"}, key: "journal.max_decisions",
+			envName: "COLOCD_JOURNAL_MAX_DECISIONS", mention: []string{"200000000"}},
+		{name: "file journal goodness", file: "journal:\n  max_goodness: 100000000\n", key: "journal.max_goodness", mention: []string{"100000000"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := LoadOptions{Environ: environ(tc.env)}
+			if tc.file != "" {
+				opts.File = writeFile(t, "colocd.yaml", tc.file)
+			}
+			_, err := Load(opts)
+			var ce *ConfigError
+			if !errors.As(err, &ce) || !errors.Is(err, ErrConfig) {
+				t.Fatalf("err = %v (%T), want a *ConfigError wrapping ErrConfig", err, err)
+			}
+			if ce.Key != tc.key || ce.Env != tc.envName {
+				t.Errorf("key %q, variable %q; want %q, %q (err %v)", ce.Key, ce.Env, tc.key, tc.envName, err)
+			}
+			for _, s := range append([]string{tc.key, tc.envName}, tc.mention...) {
+				if !strings.Contains(err.Error(), s) {
+					t.Errorf("err %q does not mention %q", err, s)
+				}
+			}
+		})
+	}
+}
+
+// TestConfigAccepted: values typed in the ways a user plausibly would
+// load as meant, and the variables that are not config keys are left to
+// their readers.
+func TestConfigAccepted(t *testing.T) {
+	file := writeFile(t, "c.yaml", `
+admission:
+  max_running: 010            # decimal, not octal
+api:
+  max_body_bytes: 1e6          # an integral number in exponent form
+retention:
+  finished_after: 0            # a bare zero needs no unit
+pipeline:
+  fairness:
+    weights: {Alice: 2, bob: 0.5}  # group names keep their case
+influx:
+  token: 12345678              # a string key given digits keeps them as typed
+yarn:
+  user: 0123
+  rm_urls: [http://rm1:8088, 8088]
+`)
+	e := map[string]string{
+		"COLOCD_PIPELINE_WINDOW_ENABLED":   "1",
+		"COLOCD_PIPELINE_WINDOW_SIZE":      " 64 ",
+		"COLOCD_LEARNING_CLIP":             "2.5",
+		"COLOCD_SIM_SEED":                  "18446744073709551615",
+		"COLOCD_PIPELINE_FAIRNESS_WEIGHTS": "Carol=3",
+	}
+	for name := range envNotKeys {
+		e[name] = "anything"
+	}
+	got, err := Load(LoadOptions{File: file, Environ: environ(e)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := DefaultConfig()
+	want.Admission.MaxRunning = 10
+	want.API.MaxBodyBytes = 1_000_000
+	want.Retention.FinishedAfter = 0
+	want.Pipeline.Fairness.Weights = map[string]float64{"Carol": 3}
+	want.Influx.Token = "12345678"
+	want.Yarn.User = "0123"
+	want.Yarn.RMURLs = []string{"http://rm1:8088", "8088"}
+	want.Pipeline.Window.Enabled = true
+	want.Pipeline.Window.Size = 64
+	want.Learning.Clip = 2.5
+	want.Sim.Seed = 18446744073709551615
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("config (-want +got):\n%s", diff)
+	}
+	delete(e, "COLOCD_PIPELINE_FAIRNESS_WEIGHTS")
+	if got, err = Load(LoadOptions{File: file, Environ: environ(e)}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]float64{"Alice": 2, "bob": 0.5}, got.Pipeline.Fairness.Weights); diff != "" {
+		t.Errorf("weights from the file (-want +got):\n%s", diff)
+	}
+}
+
+// TestEnvNotKeysComplete finds every COLOCD_* name in the repository and
+// checks that it is a key's variable or listed in envNotKeys, so that a
+// variable read elsewhere is not refused at start-up, and that every
+// listed one is still read somewhere.
+func TestEnvNotKeysComplete(t *testing.T) {
+	keyVars := map[string]bool{}
+	for _, k := range Keys() {
+		keyVars[EnvName(k)] = true
+	}
+	for name := range envNotKeys {
+		if keyVars[name] {
+			t.Errorf("%s is listed as not a key but is the variable of a key", name)
+		}
+	}
+	// These tests name wrong variables on purpose.
+	deliberate := map[string]bool{"daemon/config_test.go": true, "cmd/colocd/config_refusal_test.go": true}
+	re := regexp.MustCompile(`COLOCD_[A-Z0-9_]*`)
+	found := map[string]string{} // name → a file naming it
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel("..", path)
+		if d.IsDir() {
+			if rel != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch filepath.Ext(path) {
+		case ".go", ".sh", ".md", ".yaml", ".yml", ".service", ".conf":
+		default:
+			if d.Name() != "Makefile" {
+				return nil
+			}
+		}
+		if deliberate[filepath.ToSlash(rel)] {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, name := range re.FindAllString(string(b), -1) {
+			if !strings.HasSuffix(name, "_") { // "COLOCD_" + key: a prefix
+				found[name] = rel
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, file := range found {
+		if !keyVars[name] && envNotKeys[name] == "" {
+			t.Errorf("%s (in %s) is neither a config key's variable nor in envNotKeys: colocd serve would refuse it", name, file)
+		}
+	}
+	for name := range envNotKeys {
+		if found[name] == "" {
+			t.Errorf("envNotKeys lists %s, which nothing in the repository reads", name)
+		}
 	}
 }
