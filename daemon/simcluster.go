@@ -135,14 +135,17 @@ func (c *SimCluster) Submit(ctx context.Context, appID string, j queue.Job) erro
 			}
 			return
 		}
-		// The attempt is logged even if it then finds no room: the refusal
-		// draws random numbers, and replay must draw them too.
+		// A job that does not fit is refused before anything is logged or
+		// placed: sim.Submit would draw random numbers even to fail, and a
+		// refusal the log does not hold must not change the simulator.
+		if !s.Fits(j.Kind) {
+			err = fmt.Errorf("%w: submit %s: %w", ErrRejected, appID, sim.ErrNoFit)
+			return
+		}
 		if err = c.log(SimLogEntry{Op: simOpSubmit, AppID: appID, JobID: j.ID, Kind: j.Kind, User: j.User, Queue: j.Queue, At: s.Now()}); err != nil {
 			return
 		}
-		if err = s.Submit(appID, spec); err != nil && errors.Is(err, sim.ErrNoFit) {
-			err = fmt.Errorf("%w: %w", ErrRejected, err)
-		}
+		err = s.Submit(appID, spec)
 	})
 	return err
 }

@@ -51,10 +51,10 @@ import (
 // restart replays it. If even the cut fails, every later Append retries it
 // first and fails until it succeeds.
 //
-// A submit entry records the attempt, not its outcome: a submission the
-// simulator refuses for lack of room (sim.ErrNoFit) also draws random
-// numbers, so replay repeats the attempt and the refusal, and the
-// simulator's random stream stays the one it had.
+// A submission is logged only once it is sure to succeed: one that does
+// not fit is refused before sim.Submit is called (sim.Fits), because a
+// refused Submit still draws random numbers, and replay would not draw
+// them.
 //
 // The log grows with the number of submissions; the simulator backend is
 // meant for demos, tests and what-if runs, not months of service.
@@ -184,7 +184,7 @@ func replay(path string, s *sim.Sim) (n int, good int64, err error) {
 			return n, good, fmt.Errorf("%w: %s line %d: %v", ErrSimState, path, line, err)
 		}
 		s.Advance(e.At)
-		if err := apply(s, e); err != nil && !(e.Op == simOpSubmit && errors.Is(err, sim.ErrNoFit)) {
+		if err := apply(s, e); err != nil {
 			return n, good, fmt.Errorf("%w: %s line %d: replay %s %s: %v", ErrSimState, path, line, e.Op, e.AppID, err)
 		}
 		good += int64(len(raw))

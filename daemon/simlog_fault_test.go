@@ -190,9 +190,10 @@ queue:
   - {kind: small, count: 1}
 `
 
-// TestSimStateReplaysRefusals: a submission refused for lack of room still
-// draws the placement's random numbers; replay repeats the attempt, so the
-// jobs placed after it land where they landed before the restart.
+// TestSimStateReplaysRefusals: a submission refused for lack of room
+// changes nothing, not even the simulator's random stream (sim.Submit would
+// draw from it to fail), so after a restart the jobs placed after the
+// refusal land where they landed before.
 func TestSimStateReplaysRefusals(t *testing.T) {
 	wl, err := sim.ParseWorkload([]byte(refusalWorkload))
 	if err != nil {

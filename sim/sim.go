@@ -361,6 +361,29 @@ func (s *Sim) CheckSubmit(appID string, a AppSpec) error {
 	return nil
 }
 
+// Fits reports whether a job of kind would fit the free resources now, i.e.
+// whether Submit would place it rather than fail with ErrNoFit. It changes
+// nothing and draws no random numbers (Submit's placement draws them even
+// when the job turns out not to fit). Placement ends with single containers
+// on any node with room for one, so a job fits exactly when the free room
+// of all nodes together holds its containers.
+func (s *Sim) Fits(kind string) bool {
+	k, ok := s.kinds[kind]
+	if !ok {
+		return false
+	}
+	room := 0
+	for _, nd := range s.nodes {
+		vc := int64(s.cluster.Node.VCores-nd.usedVC) / k.vcores
+		mem := (s.cluster.Node.MemoryMB - nd.usedMem) / k.memMB
+		room += int(max(min(vc, mem), 0))
+		if room >= k.spec.Containers {
+			return true
+		}
+	}
+	return false
+}
+
 // Submit places the containers of a job of kind a.Kind and starts it under
 // a reserved id. It fails with ErrUnknownApp for an id NewApplication did
 // not return, ErrDuplicate for an id already submitted, ErrUnknownKind, or

@@ -627,3 +627,48 @@ func TestValidateOptionsAndSpecs(t *testing.T) {
 		t.Errorf("Validate with a negative jitter: err = %v", err)
 	}
 }
+
+// TestFitsAgreesWithSubmit: Fits predicts exactly whether Submit places a
+// job, on the shipped mixed-sizes workload (containers of 1, 2 and 4
+// vcores), through a FIFO run where the cluster is full most of the time.
+func TestFitsAgreesWithSubmit(t *testing.T) {
+	w, err := sim.LoadWorkload("../configs/workloads/mixed-sizes.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newSim(t, w, sim.Options{Seed: 3})
+	jobs := w.Jobs(nil)
+	var checked, refused int
+	for next := 0; next < len(jobs); {
+		for next < len(jobs) {
+			for _, k := range w.Kinds {
+				want := s.Fits(k.Name)
+				probe := s.Clone()
+				err := probe.Submit(probe.NewApplication(), sim.AppSpec{Kind: k.Name})
+				if got := err == nil; got != want {
+					t.Fatalf("at %v: Fits(%s) = %v, Submit: %v", s.Now(), k.Name, want, err)
+				}
+				checked++
+			}
+			if !s.Fits(jobs[next].Kind) {
+				refused++
+				break
+			}
+			if err := s.Submit(s.NewApplication(), sim.AppSpec{Kind: jobs[next].Kind}); err != nil {
+				t.Fatal(err)
+			}
+			next++
+		}
+		at, ok := s.NextEvent()
+		if !ok {
+			break
+		}
+		s.Advance(at)
+	}
+	if refused < 10 || checked < 100 {
+		t.Errorf("checked %d placements with %d refusals; the test did not exercise a full cluster", checked, refused)
+	}
+	if s.Fits("no-such-kind") {
+		t.Error("Fits of an unknown kind")
+	}
+}
