@@ -36,6 +36,46 @@ type Cluster interface {
 	Kill(ctx context.Context, appID string) error
 }
 
+// Forgetful is a cluster that can forget applications: YARN drops ended
+// applications beyond yarn.resourcemanager.max-completed-applications, and
+// all of them on a restart without recovery. When App answers
+// ErrUnknownApp for a job colocd admitted, the engine asks Forgotten what
+// can be proven before it submits the job again: submitting an application
+// that did run would run the job twice. A cluster that never forgets (the
+// simulator, whose log holds every submission) does not implement it, and
+// an unknown application there was never submitted.
+type Forgetful interface {
+	// Forgotten reports what is known of appID, for which App answered
+	// ErrUnknownApp. An error means nothing could be decided now (the
+	// history service or the RM did not answer): ask again later.
+	Forgotten(ctx context.Context, appID string) (Verdict, error)
+}
+
+// Verdict is what a cluster can prove about an application it does not
+// know.
+type Verdict struct {
+	Outcome Outcome
+	Status  AppStatus // OutcomeRan: the application as the history reports it
+	Reason  string    // why, for the log and the parked job's diagnostics
+}
+
+// Outcome is the kind of a Verdict.
+type Outcome int
+
+// Outcomes.
+const (
+	// OutcomeNeverRan: the id was never submitted; submitting it now runs
+	// the job once.
+	OutcomeNeverRan Outcome = iota
+	// OutcomeNeverRanStaleID: never submitted, but the id was issued by an
+	// RM process that is gone; the job must be admitted again under a new id.
+	OutcomeNeverRanStaleID
+	// OutcomeRan: the application history knows it (Status).
+	OutcomeRan
+	// OutcomeUnprovable: it may have run; the job is parked for an operator.
+	OutcomeUnprovable
+)
+
 // Metrics is a source of node usage.
 type Metrics interface {
 	// Usage returns each host's mean usage over [from, to). Hosts without

@@ -149,6 +149,15 @@ type YarnConfig struct {
 	Timeout time.Duration     `mapstructure:"timeout"`
 	Submit  SubmitMode        `mapstructure:"submit"` // rest|command
 	Command YarnCommandConfig `mapstructure:"command"`
+	// TimelineURL is the Timeline Server (application history), asked
+	// about an application the RM no longer knows before colocd decides
+	// whether it may submit its job again. Empty: none.
+	TimelineURL string `mapstructure:"timeline_url"`
+	// MaxCompletedApps is the RM's yarn.resourcemanager.max-completed-applications:
+	// while fewer applications have ended since the RM started, an
+	// application id it issued and does not know was never submitted.
+	// Never set it above the RM's value.
+	MaxCompletedApps int `mapstructure:"max_completed_applications"`
 }
 
 // SubmitMode is how jobs reach YARN.
@@ -337,6 +346,8 @@ func DefaultConfig() Config {
 			Timeout: 30 * time.Second,
 			Submit:  SubmitREST,
 			Command: YarnCommandConfig{Argv: []string{}, Timeout: 5 * time.Minute},
+
+			MaxCompletedApps: 1000, // Hadoop 3's default (Hadoop 2: 10000)
 		},
 		Influx: InfluxConfig{
 			Timeout:    10 * time.Second,
@@ -879,6 +890,14 @@ func (y YarnConfig) validate() error {
 	}
 	if y.Timeout <= 0 {
 		return cfgErr("yarn.timeout", "must be > 0, got %v", y.Timeout)
+	}
+	if y.TimelineURL != "" {
+		if err := checkURL(y.TimelineURL); err != nil {
+			return cfgErr("yarn.timeline_url", "%v", err)
+		}
+	}
+	if y.MaxCompletedApps < 0 {
+		return cfgErr("yarn.max_completed_applications", "must be >= 0 (0: never assume the RM still holds an ended application), got %d", y.MaxCompletedApps)
 	}
 	switch y.Submit {
 	case SubmitREST:

@@ -17,6 +17,7 @@ type SyncReport struct {
 	Finished    []string  // job ids that ended
 	Resubmitted []string  // job ids submitted again under their recorded app id
 	Requeued    []string  // job ids returned to pending (their submission was rejected)
+	Parked      []string  // job ids parked: their application vanished and may have run
 }
 
 // Reconcile checks every admitted or running job against the cluster before
@@ -48,7 +49,8 @@ func (e *Engine) Reconcile(ctx context.Context) (SyncReport, error) {
 	}
 	e.reconciled = true
 	e.log.Info("reconciled with the cluster", "jobs", len(jobs), "started", len(rep.Started),
-		"finished", len(rep.Finished), "resubmitted", len(rep.Resubmitted), "requeued", len(rep.Requeued))
+		"finished", len(rep.Finished), "resubmitted", len(rep.Resubmitted), "requeued", len(rep.Requeued),
+		"parked", len(rep.Parked))
 	return rep, nil
 }
 
@@ -126,16 +128,8 @@ func (e *Engine) syncLocked(ctx context.Context) (SyncReport, error) {
 // application (appErr is nil or wraps ErrUnknownApp).
 func (e *Engine) applyStatus(ctx context.Context, j queue.Job, s AppStatus, appErr error, rep *SyncReport) error {
 	log := e.log.With("job", j.ID, "app", j.AppID)
-	if appErr != nil { // the cluster never saw it
-		if j.State == stateRunning {
-			if _, err := e.store.Finish(j.ID, stateFailed, "application unknown to the cluster"); err != nil {
-				return err
-			}
-			log.Warn("running job's application is unknown to the cluster; marked failed")
-			rep.Finished = append(rep.Finished, j.ID)
-			return nil
-		}
-		return e.resubmit(ctx, j, rep)
+	if appErr != nil { // the cluster does not know it (now)
+		return e.unknownApp(ctx, j, rep)
 	}
 	switch {
 	case s.Phase == AppRunning && j.State == stateAdmitted:
@@ -151,6 +145,73 @@ func (e *Engine) applyStatus(ctx context.Context, j queue.Job, s AppStatus, appE
 		log.Debug("job finished", "state", final)
 		rep.Finished = append(rep.Finished, j.ID)
 	}
+	return nil
+}
+
+// unknownApp decides what to do with job j, whose application the cluster
+// does not know: submit it again only when the cluster proves it never ran
+// (Forgetful); take the history's word when it has one; park it otherwise.
+// A cluster that never forgets knows every application it was given, so
+// there an admitted job's unknown application was never submitted.
+func (e *Engine) unknownApp(ctx context.Context, j queue.Job, rep *SyncReport) error {
+	log := e.log.With("job", j.ID, "app", j.AppID)
+	v := Verdict{Outcome: OutcomeNeverRan, Reason: "the cluster never saw a submission"}
+	if j.State == stateRunning {
+		// It was seen running: it ran, and a cluster that never forgets
+		// cannot lose it.
+		v = Verdict{Outcome: OutcomeUnprovable, Reason: "the job was running and its application vanished from the cluster"}
+	}
+	if f, ok := e.cluster.(Forgetful); ok && j.AppID != "" {
+		got, err := f.Forgotten(ctx, j.AppID)
+		if err != nil {
+			e.backendError("app")
+			log.Warn("application unknown to the cluster and nothing can be proven now; will check again", "err", err)
+			return nil
+		}
+		v = got
+		if j.State == stateRunning && v.Outcome != OutcomeRan {
+			v.Outcome = OutcomeUnprovable // it was seen running: it did run
+			v.Reason = "the job was running and the cluster forgot its application: " + v.Reason
+		}
+	}
+	switch v.Outcome {
+	case OutcomeRan:
+		if !v.Status.Phase.Terminal() {
+			return e.park(j, "the application history says "+string(v.Status.Phase)+" but the cluster does not know the application: "+v.Reason, rep)
+		}
+		final := map[AppPhase]queue.State{AppSucceeded: stateSucceeded, AppFailed: stateFailed, AppKilled: stateKilled}[v.Status.Phase]
+		diag := v.Status.Diagnostics
+		if diag == "" {
+			diag = "outcome from the application history: " + v.Reason
+		}
+		if _, err := e.store.Finish(j.ID, final, diag); err != nil {
+			return err
+		}
+		log.Info("application forgotten by the cluster; its outcome came from the history", "state", final)
+		rep.Finished = append(rep.Finished, j.ID)
+		return nil
+	case OutcomeNeverRan:
+		return e.resubmit(ctx, j, rep)
+	case OutcomeNeverRanStaleID:
+		if _, err := e.store.Requeue(j.ID, "never submitted, and its application id is gone with the RM that issued it: "+v.Reason); err != nil {
+			return err
+		}
+		log.Warn("application id from an RM that is gone; proven never submitted; job requeued", "reason", v.Reason)
+		rep.Requeued = append(rep.Requeued, j.ID)
+		return nil
+	default:
+		return e.park(j, v.Reason, rep)
+	}
+}
+
+// park takes job j out of the loop for an operator to resolve.
+func (e *Engine) park(j queue.Job, reason string, rep *SyncReport) error {
+	if _, err := e.store.Park(j.ID, reason); err != nil {
+		return err
+	}
+	e.log.Error("job parked: its application is unknown to the cluster and it may have run; resolve it with `colocd jobs resolve`",
+		"job", j.ID, "app", j.AppID, "reason", reason)
+	rep.Parked = append(rep.Parked, j.ID)
 	return nil
 }
 

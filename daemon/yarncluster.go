@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -27,7 +28,8 @@ import (
 // submission of an id the RM already has is harmless: Submit checks the id
 // first when the RM refuses.
 //
-// Command submission: Reserve mints a token ("cmd-<hex>") that becomes the
+// Command submission: Reserve mints a token ("cmd-<rm start>-<hex>", the
+// start time of the active RM in ms, then random hex) that becomes the
 // job's app id in the store and a tag colocd-app-<token> on the
 // application; Submit looks that tag up before running the command (tags
 // first), so a command is never run twice for one reservation, and App,
@@ -52,6 +54,7 @@ var (
 	_ Cluster     = (*YarnCluster)(nil)
 	_ JobPreparer = (*YarnCluster)(nil)
 	_ Pinger      = (*YarnCluster)(nil)
+	_ Forgetful   = (*YarnCluster)(nil)
 )
 
 // placementTTL is how long an application's node list is reused.
@@ -73,7 +76,8 @@ func NewYarnCluster(c *yarnclient.Client, cfg YarnConfig, log *slog.Logger) *Yar
 
 // ClientConfig translates the yarn section.
 func (y YarnConfig) ClientConfig(log *slog.Logger) yarnclient.Config {
-	return yarnclient.Config{RMURLs: y.RMURLs, User: y.User, CAFile: y.CAFile, Timeout: y.Timeout, Logger: log}
+	return yarnclient.Config{RMURLs: y.RMURLs, User: y.User, CAFile: y.CAFile, Timeout: y.Timeout,
+		TimelineURL: y.TimelineURL, Logger: log}
 }
 
 // commandSubmit is job.submit in command mode.
@@ -240,11 +244,18 @@ func nodeHost(n yarnclient.Node) string {
 // Reserve is new-application (REST) or a fresh token (command).
 func (y *YarnCluster) Reserve(ctx context.Context) (string, error) {
 	if y.cfg.Submit == SubmitCommand {
+		// The token records which RM process was active: if that RM later
+		// forgets the application, Forgotten can tell whether it could
+		// have.
+		info, err := y.c.ClusterInfo(ctx)
+		if err != nil {
+			return "", fmt.Errorf("cluster info before minting a command token: %w", err)
+		}
 		var b [8]byte
 		if _, err := rand.Read(b[:]); err != nil {
 			return "", fmt.Errorf("mint command token: %w", err)
 		}
-		return commandTokenPrefix + hex.EncodeToString(b[:]), nil
+		return commandTokenPrefix + strconv.FormatInt(info.ID, 10) + "-" + hex.EncodeToString(b[:]), nil
 	}
 	na, err := y.c.NewApplication(ctx)
 	if err != nil {
@@ -407,6 +418,113 @@ func yarnPhase(state, final string) AppPhase {
 		return AppKilled
 	}
 	return AppAccepted // NEW, NEW_SAVING, SUBMITTED, ACCEPTED
+}
+
+// Forgotten decides what can be proven about appID, which the RM does not
+// know (App answered ErrUnknownApp), before the engine submits its job
+// again. In order:
+//
+//  1. The Timeline Server (yarn.timeline_url), when configured, has every
+//     application the RM published: a record gives the outcome; no record
+//     proves the application was never submitted.
+//  2. An RM forgets an application it issued only by a restart (a new
+//     cluster timestamp: the id's timestamp, or the one in a command token,
+//     then differs from GET /cluster/info's id) or, once ended, when more
+//     than yarn.resourcemanager.max-completed-applications applications have
+//     ended since it started (the queue metrics' appsCompleted, appsFailed
+//     and appsKilled count them; the oldest are dropped first, so one that
+//     ended in this RM's life is dropped only after that many more ended).
+//     So the same RM, with no more endings than yarn.max_completed_applications,
+//     proves the application was never submitted.
+//  3. Otherwise it may have run: OutcomeUnprovable, and the job is parked.
+//
+// The Timeline Server's word is trusted: set yarn.timeline_url only where
+// the RM publishes every application to it
+// (yarn.system-metrics-publisher.enabled).
+func (y *YarnCluster) Forgotten(ctx context.Context, appID string) (Verdict, error) {
+	command := strings.HasPrefix(appID, commandTokenPrefix)
+	noHistory := false
+	if !command && y.cfg.TimelineURL != "" {
+		h, err := y.c.HistoryApp(ctx, appID)
+		switch {
+		case err == nil:
+			return Verdict{Outcome: OutcomeRan, Status: historyStatus(h),
+				Reason: fmt.Sprintf("the Timeline Server has %s as %s/%s", appID, h.AppState, h.FinalAppStatus)}, nil
+		case errors.Is(err, yarnclient.ErrNotFound):
+			noHistory = true
+		default:
+			return Verdict{}, fmt.Errorf("ask the Timeline Server about %s: %w", appID, err)
+		}
+	}
+	info, err := y.c.ClusterInfo(ctx)
+	if err != nil {
+		return Verdict{}, fmt.Errorf("cluster info: %w", err)
+	}
+	m, err := y.c.ClusterMetrics(ctx)
+	if err != nil {
+		return Verdict{}, fmt.Errorf("cluster metrics: %w", err)
+	}
+	issued, known := issuerOf(appID)
+	sameRM := known && issued == info.ID
+	ended := m.AppsCompleted + m.AppsFailed + m.AppsKilled
+	retained := sameRM && ended <= y.cfg.MaxCompletedApps
+	switch {
+	case retained:
+		return Verdict{Outcome: OutcomeNeverRan, Reason: fmt.Sprintf(
+			"the RM that issued %s (started %s) still holds every application it ran (%d ended, yarn.max_completed_applications %d)",
+			appID, time.UnixMilli(info.ID).UTC().Format(time.RFC3339), ended, y.cfg.MaxCompletedApps)}, nil
+	case noHistory && sameRM:
+		return Verdict{Outcome: OutcomeNeverRan, Reason: "neither the RM that issued " + appID + " nor the Timeline Server has it"}, nil
+	case noHistory:
+		return Verdict{Outcome: OutcomeNeverRanStaleID, Reason: "the Timeline Server never saw " + appID +
+			", and the RM that issued it is gone (restarted)"}, nil
+	}
+	var why string
+	switch {
+	case !known:
+		why = fmt.Sprintf("%s does not say which RM issued it", appID)
+	case !sameRM:
+		why = fmt.Sprintf("the RM restarted since it issued %s (then started %s, now %s); it may have run before the restart",
+			appID, time.UnixMilli(issued).UTC().Format(time.RFC3339), time.UnixMilli(info.ID).UTC().Format(time.RFC3339))
+	default:
+		why = fmt.Sprintf("%d applications ended since the RM started, more than yarn.max_completed_applications %d: the RM may have dropped %s after it ended",
+			ended, y.cfg.MaxCompletedApps, appID)
+	}
+	if y.cfg.TimelineURL == "" && !command {
+		why += "; no yarn.timeline_url to ask the application history"
+	}
+	return Verdict{Outcome: OutcomeUnprovable, Reason: why}, nil
+}
+
+// issuerOf is the start time (ms) of the RM process that issued id: an
+// application id's cluster timestamp, or the one a command token records.
+func issuerOf(id string) (int64, bool) {
+	if rest, ok := strings.CutPrefix(id, commandTokenPrefix); ok {
+		ts, _, found := strings.Cut(rest, "-")
+		if !found {
+			return 0, false // a token minted before the RM was recorded
+		}
+		v, err := strconv.ParseInt(ts, 10, 64)
+		return v, err == nil
+	}
+	return yarnclient.AppIDClusterTimestamp(id)
+}
+
+// historyStatus is an application as the Timeline Server reports it.
+func historyStatus(h yarnclient.HistoryApp) AppStatus {
+	st := AppStatus{ID: h.AppID, Phase: yarnPhase(h.AppState, h.FinalAppStatus), Diagnostics: h.DiagnosticsInfo}
+	for _, t := range h.Tags() {
+		if strings.HasPrefix(t, yarnclient.TagJobPrefix) {
+			st.JobID = strings.ToUpper(strings.TrimPrefix(t, yarnclient.TagJobPrefix))
+		}
+	}
+	if h.StartedTime > 0 {
+		st.Started = time.UnixMilli(h.StartedTime)
+	}
+	if h.FinishedTime > 0 {
+		st.Finished = time.UnixMilli(h.FinishedTime)
+	}
+	return st
 }
 
 // Kill kills an application.

@@ -19,7 +19,8 @@ var (
 	// move (the error is a *TransitionError naming from and to).
 	ErrIllegalTransition = errors.New("queue: illegal state transition")
 	// ErrCorrupt: the file looks like a bbolt database but cannot be read
-	// (bad checksum, broken pages, a panic inside bbolt).
+	// (bad checksum, broken pages, a panic inside bbolt). *MetaError and
+	// *TruncatedError wrap it with the details.
 	ErrCorrupt = errors.New("queue: database file is corrupt")
 	// ErrForeign: the file is not a bbolt database, or is a bbolt database
 	// written by another program (no colocd queue magic).
@@ -65,3 +66,59 @@ func (e *TransitionError) Error() string {
 
 // Unwrap makes errors.Is(err, ErrIllegalTransition) true.
 func (e *TransitionError) Unwrap() error { return ErrIllegalTransition }
+
+// MetaError reports a damaged bbolt meta page. bbolt keeps two meta pages
+// and opens at the valid one with the higher txid, so when the newer one is
+// damaged it silently rolls back the last committed transaction. Open
+// refuses the file instead, unless Options.AcceptMetaFallback. It wraps
+// ErrCorrupt.
+type MetaError struct {
+	Path string
+	// Page is the damaged meta page (0 or 1), or -1 when both are.
+	Page int
+	// Meta is what was read of page 0 and page 1 (Damage says what is wrong
+	// with each; empty on a valid page).
+	Meta [2]MetaPage
+	// ValidTxid is the txid of the valid page, the state bbolt opens at;
+	// LostTxid = ValidTxid+1 is the transaction lost if the damaged page was
+	// the newer one (its own txid field cannot be trusted). Both are zero
+	// when both pages are damaged.
+	ValidTxid, LostTxid uint64
+}
+
+func (e *MetaError) Error() string {
+	if e.Page < 0 {
+		return fmt.Sprintf("%v: %s: both bbolt meta pages are damaged (page 0: %s; page 1: %s), so bbolt cannot open it; "+
+			"restore the file from a backup", ErrCorrupt, e.Path, e.Meta[0].Damage, e.Meta[1].Damage)
+	}
+	d, v := e.Meta[e.Page], e.Meta[1-e.Page]
+	return fmt.Sprintf("%v: %s: bbolt meta page %d (bytes %d–%d) is damaged: %s; its txid field reads %d. "+
+		"bbolt would fall back to meta page %d (txid %d) and silently drop transaction %d, with every job acknowledged in it, "+
+		"if page %d was the newer one. Stop colocd, copy the file aside and restore it from a backup; "+
+		"or accept losing transaction %d: open it once with the meta fallback accepted (queue.Options.AcceptMetaFallback), "+
+		"which rewrites the damaged page. `colocd store check` shows both pages",
+		ErrCorrupt, e.Path, e.Page, d.Offset, d.Offset+metaEnd-1, d.Damage, d.Txid,
+		v.Page, e.ValidTxid, e.LostTxid, e.Page, e.LostTxid)
+}
+
+// Unwrap makes errors.Is(err, ErrCorrupt) true.
+func (e *MetaError) Unwrap() error { return ErrCorrupt }
+
+// TruncatedError reports a store file too short to be what it claims: 0
+// bytes (bbolt would silently start a new, empty database in it), shorter
+// than bbolt's two meta pages, or shorter than the pages its meta page
+// says are in use. It wraps ErrCorrupt.
+type TruncatedError struct {
+	Path string
+	Size int64 // the file's size in bytes
+	Want int64 // the least size it should have (0 for an empty file)
+	Why  string
+}
+
+func (e *TruncatedError) Error() string {
+	return fmt.Sprintf("%v: %s is %d bytes: %s. Restore it from a backup, or move it aside to start an empty queue",
+		ErrCorrupt, e.Path, e.Size, e.Why)
+}
+
+// Unwrap makes errors.Is(err, ErrCorrupt) true.
+func (e *TruncatedError) Unwrap() error { return ErrCorrupt }

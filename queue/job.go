@@ -28,16 +28,21 @@ const (
 	StateFailed    State = "failed"
 	StateKilled    State = "killed"
 	StateCancelled State = "cancelled"
+	// StateParked: the cluster no longer knows the job's application and
+	// colocd cannot prove it never ran, so it will not submit it again on
+	// its own; an operator resolves it (Store.Resolve).
+	StateParked State = "parked"
 )
 
 // States lists every state in life-cycle order.
-var States = []State{StatePending, StateAdmitted, StateRunning, StateSucceeded, StateFailed, StateKilled, StateCancelled}
+var States = []State{StatePending, StateAdmitted, StateRunning, StateParked, StateSucceeded, StateFailed, StateKilled, StateCancelled}
 
 // transitions is the state machine: from → allowed targets.
 var transitions = map[State][]State{
 	StatePending:  {StateAdmitted, StateCancelled},
-	StateAdmitted: {StatePending, StateRunning, StateSucceeded, StateFailed, StateKilled},
-	StateRunning:  {StateSucceeded, StateFailed, StateKilled},
+	StateAdmitted: {StatePending, StateRunning, StateSucceeded, StateFailed, StateKilled, StateParked},
+	StateRunning:  {StateSucceeded, StateFailed, StateKilled, StateParked},
+	StateParked:   {StatePending, StateSucceeded, StateFailed, StateKilled},
 }
 
 // CanTransition reports whether the state machine allows from → to.

@@ -112,6 +112,8 @@ func TestTransitionTable(t *testing.T) {
 		{"admitted", "pending"}: true, {"admitted", "running"}: true,
 		{"admitted", "succeeded"}: true, {"admitted", "failed"}: true, {"admitted", "killed"}: true,
 		{"running", "succeeded"}: true, {"running", "failed"}: true, {"running", "killed"}: true,
+		{"admitted", "parked"}: true, {"running", "parked"}: true,
+		{"parked", "pending"}: true, {"parked", "succeeded"}: true, {"parked", "failed"}: true, {"parked", "killed"}: true,
 	}
 	for _, from := range queue.States {
 		for _, to := range queue.States {

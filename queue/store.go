@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -31,14 +32,28 @@ type Options struct {
 	Now func() time.Time
 	// Entropy feeds the random part of job ids. Nil: crypto/rand.
 	Entropy io.Reader
-	// Logger receives warnings (e.g. a negative runtime). Nil: discard.
+	// Logger receives warnings (a negative runtime, an accepted meta
+	// fallback). Nil: discard.
 	Logger *slog.Logger
 	// MaxBatch caps how many submissions share one commit. Zero: 256.
 	MaxBatch int
-	// SkipCheck skips bbolt's consistency check at Open. The check reads
-	// every page (O(file size); milliseconds for a compacted queue) so that
-	// a damaged file fails at Open with ErrCorrupt instead of later.
+	// SkipCheck skips the checks at Open that read the whole file: the page
+	// walk and bbolt's tx.Check. Open still checks the file's size and both
+	// meta pages. Without the page walk a damaged page reaches bbolt, which
+	// follows page pointers through its memory map unchecked: colocd turns
+	// bbolt's panics into ErrCorrupt where it calls bbolt, but a bad pointer
+	// can also crash the process. For tests, benchmarks, and a file just
+	// checked.
 	SkipCheck bool
+	// AcceptMetaFallback opens a file whose newer bbolt meta page may be
+	// damaged (one meta page invalid, the other valid), accepting that
+	// bbolt rolls back to the valid page and loses the transaction after it
+	// (MetaError.LostTxid). Open logs that at WARN, rewrites the damaged page
+	// with an empty commit so the rollback is final and the next Open finds
+	// a clean file, and keeps the error for Store.MetaFallback. Without it
+	// Open refuses such a file with a *MetaError. Two damaged meta pages
+	// are refused either way.
+	AcceptMetaFallback bool
 }
 
 // Store is the durable job queue: one bbolt file. All methods are safe for
@@ -56,6 +71,8 @@ type Store struct {
 
 	mu     sync.RWMutex // held for reading by every operation, for writing by Close
 	closed bool
+
+	fallback *MetaError // the damaged meta page Open accepted, or nil
 }
 
 // Bucket and key names. See doc.go for the layout.
@@ -104,27 +121,32 @@ func currentSchema() schema {
 }
 
 // Open opens (creating if needed) the queue file at path, runs pending
-// schema migrations and, unless Options.SkipCheck, bbolt's consistency check.
+// schema migrations and, unless Options.SkipCheck, checks the whole file
+// (the page walk and bbolt's tx.Check).
 // A file that is not bbolt, or bbolt written by another program, gives
-// ErrForeign; an unreadable bbolt file gives ErrCorrupt; a newer schema gives
-// ErrSchema; a lock held past Options.Timeout gives ErrLocked. Open never
-// panics on a damaged file and never modifies a file it refuses.
+// ErrForeign; an existing file that is empty or shorter than it should be
+// gives a *TruncatedError; a damaged meta page a *MetaError (unless
+// Options.AcceptMetaFallback and the other page is valid); other damage to
+// the bbolt file ErrCorrupt; a newer schema ErrSchema; a lock held past
+// Options.Timeout ErrLocked. Open never panics on a damaged file and never
+// modifies a file it refuses.
 func Open(path string, opts Options) (*Store, error) {
 	return open(path, opts, currentSchema())
 }
 
 func open(path string, opts Options, sch schema) (s *Store, err error) {
+	// bbolt reads the file through a memory map: turn a fault on a
+	// damaged or shrunken file into a panic that the stages below recover.
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	if err := sniff(path); err != nil {
 		return nil, err
 	}
-	timeout := opts.Timeout
-	switch {
-	case timeout == 0:
-		timeout = time.Second
-	case timeout < 0:
-		timeout = 0 // bbolt: wait forever
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
 	}
-	db, err := safeOpen(path, &bolt.Options{Timeout: timeout, NoSync: opts.NoSync, FreelistType: bolt.FreelistMapType})
+	o := &opener{path: path, timeout: lockTimeout(opts.Timeout), accept: opts.AcceptMetaFallback, walk: !opts.SkipCheck}
+	db, err := safeOpen(path, o, &bolt.Options{Timeout: o.timeout, NoSync: opts.NoSync, FreelistType: bolt.FreelistMapType})
 	if err != nil {
 		return nil, err
 	}
@@ -136,23 +158,31 @@ func open(path string, opts Options, sch schema) (s *Store, err error) {
 	if err := initialise(db, sch); err != nil {
 		return nil, err
 	}
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
 	if !opts.SkipCheck {
 		if err := check(db); err != nil {
 			return nil, err
 		}
 	}
+	if me := o.fallback; me != nil {
+		// Make the rollback final: this commit writes the damaged page.
+		if err := db.Update(func(*bolt.Tx) error { return nil }); err != nil {
+			return nil, fmt.Errorf("queue: %s: rewrite damaged meta page %d: %w", path, me.Page, err)
+		}
+		log.Warn("queue: opened at the older bbolt meta page; the transaction after it is lost",
+			"file", path, "damaged_page", me.Page, "damage", me.Meta[me.Page].Damage,
+			"opened_txid", me.ValidTxid, "lost_txid", me.LostTxid)
+	}
 	s = &Store{
 		db:         db,
-		now:        opts.Now,
-		log:        opts.Logger,
+		now:        now,
+		log:        log,
 		maxBatch:   opts.MaxBatch,
 		writerDone: make(chan struct{}),
-	}
-	if s.now == nil {
-		s.now = time.Now
-	}
-	if s.log == nil {
-		s.log = slog.New(slog.DiscardHandler)
+		fallback:   o.fallback,
 	}
 	if s.maxBatch <= 0 {
 		s.maxBatch = 256
@@ -167,8 +197,26 @@ func open(path string, opts Options, sch schema) (s *Store, err error) {
 	return s, nil
 }
 
+// lockTimeout turns Options.Timeout into bbolt's: 0 → 1 s, negative → 0
+// (wait forever).
+func lockTimeout(t time.Duration) time.Duration {
+	switch {
+	case t == 0:
+		return time.Second
+	case t < 0:
+		return 0
+	}
+	return t
+}
+
+// MetaFallback is the damaged meta page Open accepted under
+// Options.AcceptMetaFallback (naming the lost transaction), or nil when
+// both meta pages were valid.
+func (s *Store) MetaFallback() *MetaError { return s.fallback }
+
 // sniff looks for bbolt's meta-page magic before bbolt reads the file, so a
-// foreign file is reported as such instead of as corrupt.
+// foreign file is reported as such instead of as corrupt. An empty file is
+// left to the opener, which refuses it unless this Open created it.
 func sniff(path string) error {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -183,7 +231,7 @@ func sniff(path string) error {
 		return fmt.Errorf("queue: stat %s: %w", path, err)
 	}
 	if st.Size() == 0 {
-		return nil // bbolt initialises an empty file
+		return nil
 	}
 	if st.IsDir() {
 		return fmt.Errorf("%w: %s is a directory", ErrForeign, path)
@@ -202,31 +250,36 @@ func sniff(path string) error {
 	return fmt.Errorf("%w: %s is not a bbolt database (no meta page magic)", ErrForeign, path)
 }
 
-// safeOpen calls bolt.Open, turning its errors and panics into ours. When
-// bbolt panics it has already locked the file; we unlock and close it, so
-// the process can retry or open another copy.
-func safeOpen(path string, o *bolt.Options) (db *bolt.DB, err error) {
-	var file *os.File
-	o.OpenFile = func(name string, flag int, perm os.FileMode) (*os.File, error) {
-		f, err := os.OpenFile(name, flag, perm)
-		file = f
+// safeOpen calls bolt.Open with o as its OpenFile hook, turning bbolt's
+// errors and panics into ours. The hook's own errors (lock, short file,
+// meta pages, page walk) come back as they are. When bbolt panics it has
+// already locked the file; we unlock and close it, so the process can retry
+// or open another copy.
+func safeOpen(path string, o *opener, bo *bolt.Options) (db *bolt.DB, err error) {
+	var hookErr error
+	bo.OpenFile = func(name string, flag int, perm os.FileMode) (*os.File, error) {
+		f, err := o.open(name, flag, perm)
+		hookErr = err
 		return f, err
 	}
+	bo.ReadOnly = o.readOnly
 	defer func() {
 		if r := recover(); r != nil {
-			if file != nil { // the memory map bbolt made stays: a small leak
-				unlockFile(file)
-				file.Close()
+			if o.file != nil { // the memory map bbolt made stays: a small leak
+				unlockFile(o.file)
+				o.file.Close()
 			}
 			db, err = nil, fmt.Errorf("%w: %s: bbolt panicked on open: %v", ErrCorrupt, path, r)
 		}
 	}()
-	db, err = bolt.Open(path, 0o600, o)
+	db, err = bolt.Open(path, 0o600, bo)
 	switch {
 	case err == nil:
 		return db, nil
+	case hookErr != nil:
+		return nil, hookErr
 	case errors.Is(err, bolterrors.ErrTimeout):
-		return nil, fmt.Errorf("%w: %s (waited %v): %w", ErrLocked, path, o.Timeout, err)
+		return nil, o.lockedError()
 	case errors.Is(err, os.ErrPermission), errors.Is(err, os.ErrNotExist):
 		return nil, fmt.Errorf("queue: open %s: %w", path, err)
 	default:

@@ -1,0 +1,147 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/colocd/colocd/queue"
+	"github.com/colocd/colocd/yarnclient"
+	"github.com/colocd/colocd/yarnclient/yarntest"
+)
+
+// forgetfulRM is a YarnCluster over a fake RM (and optionally a fake
+// Timeline Server it publishes to), keeping maxCompleted ended apps.
+func forgetfulRM(t *testing.T, maxCompleted int, timeline bool) (*YarnCluster, *yarntest.FakeRM, *yarntest.FakeTimeline) {
+	t.Helper()
+	rm := yarntest.NewFakeRM(t, yarntest.AutoStart(), yarntest.MaxCompletedApps(maxCompleted))
+	rm.AddNode(yarnclient.Node{ID: "worker1:8041"})
+	cfg := YarnConfig{RMURLs: []string{rm.URL()}, User: "colocd", Timeout: 5 * time.Second, Submit: SubmitREST,
+		MaxCompletedApps: maxCompleted}
+	var tl *yarntest.FakeTimeline
+	if timeline {
+		tl = yarntest.NewFakeTimeline(t)
+		rm.PublishTo(tl)
+		cfg.TimelineURL = tl.URL()
+	}
+	cc := cfg.ClientConfig(nil)
+	cc.Retries = -1
+	c, err := yarnclient.New(cc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return NewYarnCluster(c, cfg, nil), rm, tl
+}
+
+// runJob reserves, submits and (when final is set) ends one job.
+func runJob(t *testing.T, y *YarnCluster, rm *yarntest.FakeRM, id, final string) string {
+	t.Helper()
+	ctx := context.Background()
+	app, err := y.Reserve(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := y.Submit(ctx, app, queue.Job{ID: id, Kind: "wordcount", Submit: []byte(`{"am-container-spec":{"commands":{"command":"true"}}}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if final != "" {
+		if err := rm.FinishApp(app, final); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return app
+}
+
+func TestForgottenProofs(t *testing.T) {
+	ctx := context.Background()
+	const later = yarntest.DefaultClusterTimestamp + 3_600_000
+	check := func(t *testing.T, y *YarnCluster, app string, want Outcome, reason string) Verdict {
+		t.Helper()
+		if _, err := y.App(ctx, app); !errors.Is(err, ErrUnknownApp) {
+			t.Fatalf("App(%s) = %v, want ErrUnknownApp (the scenario is wrong)", app, err)
+		}
+		v, err := y.Forgotten(ctx, app)
+		if err != nil {
+			t.Fatalf("Forgotten(%s): %v", app, err)
+		}
+		if v.Outcome != want || !strings.Contains(v.Reason, reason) {
+			t.Errorf("Forgotten(%s) = %+v, want outcome %d with %q in the reason", app, v, want, reason)
+		}
+		return v
+	}
+	t.Run("reserved, never submitted, same RM", func(t *testing.T) {
+		y, rm, _ := forgetfulRM(t, 1000, false)
+		runJob(t, y, rm, "J1", "SUCCEEDED")
+		app, err := y.Reserve(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(t, y, app, OutcomeNeverRan, "still holds every application")
+	})
+	t.Run("ended and dropped beyond max-completed-applications", func(t *testing.T) {
+		y, rm, _ := forgetfulRM(t, 2, false)
+		app := runJob(t, y, rm, "J1", "SUCCEEDED")
+		runJob(t, y, rm, "J2", "FAILED")
+		runJob(t, y, rm, "J3", "KILLED")
+		check(t, y, app, OutcomeUnprovable, "3 applications ended")
+	})
+	t.Run("ran, then the RM restarted without recovery", func(t *testing.T) {
+		y, rm, _ := forgetfulRM(t, 1000, false)
+		app := runJob(t, y, rm, "J1", "")
+		rm.Restart(later, false)
+		v := check(t, y, app, OutcomeUnprovable, "the RM restarted")
+		if !strings.Contains(v.Reason, "yarn.timeline_url") {
+			t.Errorf("reason %q does not say a timeline server would help", v.Reason)
+		}
+	})
+	t.Run("the history knows how it ended", func(t *testing.T) {
+		y, rm, _ := forgetfulRM(t, 1000, true)
+		app := runJob(t, y, rm, "J1", "FAILED")
+		rm.Restart(later, false)
+		v := check(t, y, app, OutcomeRan, "Timeline Server has")
+		if v.Status.Phase != AppFailed || v.Status.JobID != "J1" {
+			t.Errorf("history status %+v, want failed, job J1", v.Status)
+		}
+	})
+	t.Run("the history never saw it, the RM that issued it is gone", func(t *testing.T) {
+		y, rm, _ := forgetfulRM(t, 1000, true)
+		app, err := y.Reserve(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rm.Restart(later, false)
+		check(t, y, app, OutcomeNeverRanStaleID, "never saw")
+	})
+	t.Run("the history never saw it, same RM beyond retention", func(t *testing.T) {
+		y, rm, _ := forgetfulRM(t, 1, true)
+		runJob(t, y, rm, "J1", "SUCCEEDED")
+		runJob(t, y, rm, "J2", "SUCCEEDED")
+		app, err := y.Reserve(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(t, y, app, OutcomeNeverRan, "nor the Timeline Server")
+	})
+	t.Run("the history does not answer", func(t *testing.T) {
+		y, rm, tl := forgetfulRM(t, 1000, true)
+		app := runJob(t, y, rm, "J1", "SUCCEEDED")
+		rm.Restart(later, false)
+		tl.SetDown(true)
+		if _, err := y.Forgotten(ctx, app); err == nil {
+			t.Error("Forgotten with the Timeline Server down: no error, want one (decide later)")
+		}
+	})
+	t.Run("command tokens record their RM", func(t *testing.T) {
+		if ts, ok := issuerOf("cmd-1700000000000-0123456789abcdef"); !ok || ts != 1700000000000 {
+			t.Errorf("issuerOf(token) = %d, %v", ts, ok)
+		}
+		if _, ok := issuerOf("cmd-0123456789abcdef"); ok {
+			t.Error("a token without its RM: issuer known")
+		}
+		if ts, ok := issuerOf("application_1700000000000_0007"); !ok || ts != 1700000000000 {
+			t.Errorf("issuerOf(app id) = %d, %v", ts, ok)
+		}
+	})
+}
