@@ -535,7 +535,7 @@ func TestListAndCounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[queue.State]int{"pending": 3, "admitted": 1, "running": 1, "cancelled": 1, "succeeded": 0, "failed": 0, "killed": 0}
+	want := map[queue.State]int{"pending": 3, "admitted": 1, "running": 1, "parked": 0, "cancelled": 1, "succeeded": 0, "failed": 0, "killed": 0}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Counts (-want +got):\n%s", diff)
 	}
