@@ -17,8 +17,14 @@
 // is for tests). Submissions are group-committed by a single writer, so
 // concurrent submitters share an fsync; an idempotency key (scoped per user)
 // makes a retried submission return the first job. Open tells a foreign file
-// (ErrForeign), a damaged one (ErrCorrupt), a newer schema (ErrSchema) and a
-// held lock (ErrLocked) apart, and never panics on a bad file.
+// (ErrForeign), a damaged one (ErrCorrupt; *MetaError for a damaged bbolt
+// meta page, *TruncatedError for an empty or short file), a newer schema
+// (ErrSchema) and a held lock (ErrLocked) apart, and never panics on a bad
+// file. A damaged job record or kind history does not stop the store: it
+// is quarantined (Store.Quarantined lists it; the job answers
+// ErrQuarantined) and the indexes are rebuilt from the records when they
+// disagree. Check is the read-only version for ops (`colocd store check`).
+// README.md says what the store promises on corruption and how it is tested.
 //
 // File layout (schema 1), one bucket each:
 //
@@ -32,6 +38,9 @@
 //	         "profiles" → the profile model's snapshot bytes
 //	counts   state → uint64 BE              O(1) Counts
 //	blocks   seq>>12 (uint64 BE) → count    pending jobs per 4096 seqs, for Position
+//	quarantine "jobs/"id or "kinds/"kind → Quarantined as JSON
+//	         (damaged records; created by the first quarantine, so a
+//	         file without it is schema 1 too)
 //
 // A later schema adds a step to the migration table (store.go); Open runs all
 // needed steps in one transaction.

@@ -3,6 +3,7 @@ package queue
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Sentinel errors. Every error the package returns wraps one of them (test
@@ -22,6 +23,11 @@ var (
 	// (bad checksum, broken pages, a panic inside bbolt). *MetaError and
 	// *TruncatedError wrap it with the details.
 	ErrCorrupt = errors.New("queue: database file is corrupt")
+	// ErrQuarantined: the job's stored record was damaged (it did not decode
+	// or broke an invariant) and was moved to the quarantine bucket; the job
+	// will never be admitted. The error is a *QuarantinedError; the raw bytes
+	// are in Store.Quarantined.
+	ErrQuarantined = errors.New("queue: job record quarantined")
 	// ErrForeign: the file is not a bbolt database, or is a bbolt database
 	// written by another program (no colocd queue magic).
 	ErrForeign = errors.New("queue: file is not a colocd queue")
@@ -122,3 +128,20 @@ func (e *TruncatedError) Error() string {
 
 // Unwrap makes errors.Is(err, ErrCorrupt) true.
 func (e *TruncatedError) Unwrap() error { return ErrCorrupt }
+
+// QuarantinedError is returned for a job whose record was quarantined. It
+// wraps ErrQuarantined.
+type QuarantinedError struct {
+	ID     string
+	Reason string    // what was wrong with the record
+	At     time.Time // when it was quarantined
+}
+
+func (e *QuarantinedError) Error() string {
+	return fmt.Sprintf("queue: job %s: its stored record was damaged (%s) and quarantined at %s; it will not run. "+
+		"`colocd store check` lists the raw bytes; resubmit it if it should still run",
+		e.ID, e.Reason, e.At.Format(time.RFC3339))
+}
+
+// Unwrap makes errors.Is(err, ErrQuarantined) true.
+func (e *QuarantinedError) Unwrap() error { return ErrQuarantined }

@@ -173,6 +173,10 @@ func TestMetaPageBitFlip(t *testing.T) {
 			}
 			s.Close()
 			// The fallback was made final: the next Open finds a clean file.
+			rep, err := queue.Check(path, queue.CheckOptions{})
+			if err != nil || !rep.Clean() {
+				t.Errorf("Check after the fallback: %v, %s", err, rep.Summary())
+			}
 			s, err = queue.Open(path, queue.Options{})
 			if err != nil {
 				t.Fatalf("reopen after the fallback: %v", err)
@@ -260,6 +264,10 @@ func TestShortFiles(t *testing.T) {
 				}
 			}
 			sameFile(t, p, tc.bytes)
+			rep, err := queue.Check(p, queue.CheckOptions{})
+			if err != nil || rep.Clean() || rep.Problems[0].Kind != "file" {
+				t.Errorf("Check: %v, %+v; want a file problem", err, rep.Problems)
+			}
 		})
 	}
 	t.Run("missing", func(t *testing.T) {

@@ -3,7 +3,7 @@ package queue
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
+	"errors"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -11,11 +11,24 @@ import (
 
 // move runs one state transition of job id to state to, in one
 // transaction: it checks the state machine, lets mut adjust the job, then
-// rewrites the job and its index entries.
+// rewrites the job and its index entries. A damaged record is quarantined
+// instead (committed) and the move fails with a *QuarantinedError.
 func (s *Store) move(id string, to State, mut func(tx *bolt.Tx, j *Job, now time.Time) error) (Job, error) {
-	var out Job
+	var (
+		out  Job
+		qerr *QuarantinedError
+	)
 	err := s.update(func(tx *bolt.Tx) error {
 		j, err := getJob(tx, id)
+		var re *recordError
+		if errors.As(err, &re) {
+			now := s.stamp()
+			if _, err := quarantineTx(tx, re, now, s.log); err != nil {
+				return err
+			}
+			qerr = &QuarantinedError{ID: id, Reason: re.reason, At: now}
+			return nil
+		}
 		if err != nil {
 			return err
 		}
@@ -38,8 +51,11 @@ func (s *Store) move(id string, to State, mut func(tx *bolt.Tx, j *Job, now time
 		out = j
 		return nil
 	})
-	if err != nil {
+	switch {
+	case err != nil:
 		return Job{}, err
+	case qerr != nil:
+		return Job{}, qerr
 	}
 	return out, nil
 }
@@ -139,16 +155,27 @@ func (s *Store) Finish(id string, final State, diag string) (Job, error) {
 			s.log.Warn("queue: negative runtime not added to history (clock went back)", "job", j.ID, "kind", j.Kind, "runtime", rt)
 			return nil
 		}
-		return addHistory(tx, j.Kind, rt)
+		return s.addHistory(tx, j.Kind, rt, now)
 	})
 }
 
-func addHistory(tx *bolt.Tx, kind string, rt time.Duration) error {
+// addHistory folds one runtime into kind's history. A damaged history is
+// quarantined and the kind starts over, so a job can still finish.
+func (s *Store) addHistory(tx *bolt.Tx, kind string, rt time.Duration, now time.Time) error {
 	b := tx.Bucket(bucketKinds)
 	h := KindHistory{Kind: kind}
 	if v := b.Get([]byte(kind)); v != nil {
-		if err := json.Unmarshal(v, &h); err != nil {
-			return fmt.Errorf("%w: history of %s: %w", ErrCorrupt, kind, err)
+		old, err := decodeHistory([]byte(kind), v)
+		var re *recordError
+		switch {
+		case errors.As(err, &re):
+			if _, err := quarantineTx(tx, re, now, s.log); err != nil {
+				return err
+			}
+		case err != nil:
+			return err
+		default:
+			h = old
 		}
 	}
 	h.add(rt)
@@ -206,19 +233,32 @@ func (s *Store) Compact(before time.Time) (int, error) {
 func (s *Store) compactStep(prefix, resume []byte, before time.Time) (n int, next []byte, err error) {
 	err = s.update(func(tx *bolt.Tx) error {
 		next = nil
-		var doomed []Job
+		var (
+			doomed  []Job
+			damaged []*recordError
+		)
 		c := tx.Bucket(bucketStates).Cursor()
 		for k, v := c.Seek(resume); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			if len(doomed) == compactChunk {
+			if len(doomed)+len(damaged) == compactChunk {
 				next = cloneBytes(k)
 				break
 			}
 			j, err := getJob(tx, string(v))
+			var re *recordError
+			if errors.As(err, &re) {
+				damaged = append(damaged, re) // quarantined below, not deleted: ops decide
+				continue
+			}
 			if err != nil {
 				return err
 			}
 			if j.FinishedAt != nil && j.FinishedAt.Before(before) {
 				doomed = append(doomed, j)
+			}
+		}
+		for _, re := range damaged {
+			if _, err := quarantineTx(tx, re, s.stamp(), s.log); err != nil {
+				return err
 			}
 		}
 		for i := range doomed {
