@@ -99,6 +99,7 @@ Configuration: --config FILE (YAML), COLOCD_* environment variables, flags.`,
 		newVersionCmd(),
 		newMetricsCmd(g),
 		newYarnCmd(g),
+		newStoreCmd(g), // colocd store check (cmd/colocd/store.go)
 		// The bench helper's `colocd sim` (cmd/colocd/sim.go).
 		newSimCmd(g),
 	)
