@@ -176,10 +176,18 @@ func Serve(ctx context.Context, cfg Config, opts ServeOptions) (err error) {
 			return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 		}
 	}
+	// Hostile or broken clients hold a connection for a bounded time: a
+	// whole request must arrive within api.read_timeout (headers within
+	// 10 s of it) and its response leave within api.write_timeout; the API
+	// closes the connection rather than read a body it did not take. At
+	// most api.max_connections are open at once; more wait in the backlog.
+	ln = newLimitListener(ln, cfg.API.MaxConnections)
 	srv := &http.Server{
 		Handler:           handler,
 		TLSConfig:         tlsCfg,
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: min(10*time.Second, cfg.API.ReadTimeout),
+		ReadTimeout:       cfg.API.ReadTimeout,
+		WriteTimeout:      cfg.API.WriteTimeout,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}

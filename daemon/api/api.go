@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math"
 	"net/http"
@@ -247,23 +248,33 @@ func (s *server) dispatch(methods map[string]endpoint) http.Handler {
 	})
 }
 
-// statusWriter records the status code and size of a response.
+// statusWriter records the status code and size of a response. A response
+// to an HTTP/1 request whose body the handler did not read to its end (a
+// rejected request, or a body the endpoint does not take) says
+// "Connection: close": the rest of that body is never read.
 type statusWriter struct {
 	http.ResponseWriter
 	code  int
 	bytes int64
+	body  *bodyReader // the request body; nil when there is none to watch
+	// unread: the response closes the connection on an unread body.
+	unread bool
 }
 
 func (w *statusWriter) WriteHeader(code int) {
 	if w.code == 0 {
 		w.code = code
+		if w.body != nil && !w.body.eof {
+			w.Header().Set("Connection", "close")
+			w.unread = true
+		}
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
 
 func (w *statusWriter) Write(b []byte) (int, error) {
 	if w.code == 0 {
-		w.code = http.StatusOK
+		w.WriteHeader(http.StatusOK)
 	}
 	n, err := w.ResponseWriter.Write(b)
 	w.bytes += int64(n)
@@ -271,6 +282,24 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 }
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// bodyReader notes whether the handler read the request body to its end.
+// Only the handler's goroutine uses it.
+type bodyReader struct {
+	io.ReadCloser
+	eof bool
+}
+
+func (b *bodyReader) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF {
+		b.eof = true
+	}
+	return n, err
+}
+
+// expired is a read deadline in the past: reads fail at once.
+var expired = time.Unix(1, 0)
 
 // observed is New's handler: it logs every request, counts it by route
 // pattern and code, and turns a panic into a JSON 500.
@@ -285,6 +314,10 @@ func (o *observed) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	info := &reqInfo{}
 	r = r.WithContext(context.WithValue(r.Context(), reqInfoKey{}, info))
 	w := &statusWriter{ResponseWriter: rw}
+	if r.ProtoMajor == 1 && r.Body != nil && r.Body != http.NoBody {
+		w.body = &bodyReader{ReadCloser: r.Body}
+		r.Body = w.body
+	}
 	defer func() {
 		if v := recover(); v != nil {
 			if v == http.ErrAbortHandler {
@@ -294,6 +327,18 @@ func (o *observed) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 			if w.code == 0 {
 				writeError(w, errorf(http.StatusInternalServerError, "", "internal error"))
 			}
+		}
+		if w.code == 0 {
+			w.WriteHeader(http.StatusOK) // what net/http would send, with our Connection header
+		}
+		if w.unread {
+			// "Connection: close" spares the unread body only until the
+			// handler returns: net/http then still reads up to 256 KiB of
+			// it, bounded only by api.read_timeout (a 1-byte body announced
+			// as 200 kB holds the connection that long). With the read
+			// deadline expired, that read fails at once and the connection
+			// closes right after the response.
+			_ = http.NewResponseController(rw).SetReadDeadline(expired)
 		}
 		code := w.code
 		if code == 0 {
