@@ -2,7 +2,6 @@ package api
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -224,15 +223,12 @@ func (s *server) listJobs(w http.ResponseWriter, r *http.Request, p principal) e
 			}
 			continue
 		}
-		// The store lists oldest first with no reverse cursor, so read the
-		// state's jobs and keep the newest: O(jobs in that state). Compact
-		// keeps terminal states short.
-		jobs, err := s.store.List(st, 0)
+		// The state index walked backwards: reads only the jobs listed.
+		jobs, err := s.store.Recent(st, left)
 		if err != nil {
 			return fmt.Errorf("listing %s jobs: %w", st, err)
 		}
-		slices.SortFunc(jobs, func(a, b queue.Job) int { return cmp.Compare(b.Seq, a.Seq) })
-		for _, j := range jobs[:min(left, len(jobs))] {
+		for _, j := range jobs {
 			out.Jobs = append(out.Jobs, jobView{Job: redact(j, p)})
 		}
 	}
