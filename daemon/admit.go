@@ -35,6 +35,8 @@ func (e *Engine) AdmitPass(ctx context.Context) (AdmitReport, error) {
 	if !e.reconciled {
 		return rep, ErrNotReady
 	}
+	e.sharesFresh = false
+	defer e.refreshShares(ctx)
 	for {
 		if ctx.Err() != nil {
 			rep.Stopped = "context"
@@ -45,6 +47,23 @@ func (e *Engine) AdmitPass(ctx context.Context) (AdmitReport, error) {
 			return rep, err
 		}
 	}
+}
+
+// refreshShares brings the dominant-share gauges up to date at the end of
+// a pass that took no snapshot (nothing pending, or max_running reached),
+// so that a user whose jobs ended loses the gauge even when no decision
+// follows. It reads the cluster state only while some user has a gauge.
+func (e *Engine) refreshShares(ctx context.Context) {
+	if e.sharesFresh || e.mx == nil || len(e.shareUsers) == 0 || ctx.Err() != nil {
+		return
+	}
+	st, err := e.cluster.State(ctx)
+	if err != nil {
+		e.backendError("state")
+		e.log.Debug("dominant shares: cluster state unavailable", "err", err)
+		return
+	}
+	e.dominantShares(st)
 }
 
 // admitOne admits at most one job; done reports that the pass should end.
@@ -210,11 +229,13 @@ func (e *Engine) snapshot(ctx context.Context) (queue.Snapshot, error) {
 	}, nil
 }
 
-// dominantShares reports each user's dominant share of the cluster.
+// dominantShares reports each running user's dominant share of the
+// cluster and deletes the gauge of every user that runs nothing.
 func (e *Engine) dominantShares(st ClusterState) {
 	if e.mx == nil || st.Capacity.MemoryMB <= 0 || st.Capacity.VCores <= 0 {
 		return
 	}
+	e.sharesFresh = true
 	use := map[string]queue.Capacity{}
 	for _, a := range st.Apps {
 		u := use[a.User]
@@ -226,9 +247,9 @@ func (e *Engine) dominantShares(st ClusterState) {
 		share := max(float64(u.MemoryMB)/float64(st.Capacity.MemoryMB), float64(u.VCores)/float64(st.Capacity.VCores))
 		e.mx.DominantShare(user, share)
 	}
-	for user := range e.shareUsers { // users that stopped running: back to 0
+	for user := range e.shareUsers { // users that stopped running
 		if _, ok := use[user]; !ok {
-			e.mx.DominantShare(user, 0)
+			e.mx.ForgetDominantShare(user)
 			delete(e.shareUsers, user)
 		}
 	}

@@ -64,6 +64,8 @@ type Engine struct {
 	presence   map[string]map[string]*presence // node → job id → presence
 	lastLearn  LearnReport
 	shareUsers map[string]bool // users with a dominant-share gauge
+	// sharesFresh: the pass in flight set the gauges from a snapshot.
+	sharesFresh bool
 }
 
 // presence is one job's containers on one node, as seen by Sync.

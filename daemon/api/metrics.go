@@ -62,7 +62,7 @@ func NewMetrics(reg *prometheus.Registry, store *queue.Store) *Metrics {
 			Name: "colocd_stale_hosts", Help: "Hosts skipped in the last learning tick for stale or missing metrics.",
 		}),
 		dominant: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "colocd_dominant_share", Help: "Dominant resource share of running jobs per user or group (DRF).",
+			Name: "colocd_dominant_share", Help: "Dominant resource share of running jobs per user or group (DRF); no series for one that runs nothing.",
 		}, []string{"group"}),
 		backendErrs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "colocd_backend_errors_total", Help: "Errors from the cluster or metrics backend, by operation.",
@@ -138,6 +138,14 @@ func (m *Metrics) StaleHosts(n int) {
 func (m *Metrics) DominantShare(group string, v float64) {
 	if m != nil {
 		m.dominant.WithLabelValues(group).Set(v)
+	}
+}
+
+// ForgetDominantShare deletes a user's (or group's) dominant-share series:
+// it runs nothing, and a user who never comes back leaves no series behind.
+func (m *Metrics) ForgetDominantShare(group string) {
+	if m != nil {
+		m.dominant.DeleteLabelValues(group)
 	}
 }
 
