@@ -119,6 +119,7 @@ func (e *Engine) admitOne(ctx context.Context, rep *AdmitReport) (done bool, err
 	// Record first: from here on a crash leaves the job admitted under
 	// appID, and Reconcile asks the cluster about appID before anything else.
 	job, err := e.store.Admit(admit.Chosen, appID, decJSON, admit.Passed)
+	e.StoreWrite("admit", err)
 	if err != nil {
 		return true, fmt.Errorf("admit job %s: record: %w", admit.Chosen, err)
 	}
@@ -142,7 +143,9 @@ func (e *Engine) admitOne(ctx context.Context, rep *AdmitReport) (done bool, err
 		if e.mx != nil {
 			e.mx.AdmissionFailed()
 		}
-		if _, err2 := e.store.Requeue(job.ID, err.Error()); err2 != nil {
+		_, err2 := e.store.Requeue(job.ID, err.Error())
+		e.StoreWrite("requeue", err2)
+		if err2 != nil {
 			return true, fmt.Errorf("admit job %s: requeue after rejection (%v): %w", job.ID, err, err2)
 		}
 		log.Warn("submission rejected; job requeued", "app", appID, "err", err)

@@ -56,8 +56,10 @@ type Engine struct {
 	pairReward PairReward
 	limits     goodness.Limits
 	nodes      []string // the cluster's nodes at the last sync
+	stallAfter time.Duration
 
-	kick chan struct{}
+	kick   chan struct{}
+	health health
 
 	mu         sync.Mutex // serialises passes and guards the fields below
 	reconciled bool
@@ -106,6 +108,10 @@ type EngineOptions struct {
 	Admission AdmissionConfig
 	Learning  LearningConfig
 	Limits    goodness.Limits
+	// StallAfter makes Ready fail once the loop has completed no iteration
+	// for longer than this, in Wall time; zero never does (no loop drives
+	// the engine, as in benchmarks).
+	StallAfter time.Duration
 }
 
 // JobPreparer is implemented by clusters that fill backend defaults into a
@@ -115,6 +121,7 @@ type JobPreparer interface {
 }
 
 // Pinger is implemented by clusters that can check they are reachable.
+// Ready does not use it: it answers from what the loop last saw.
 type Pinger interface {
 	Ping(ctx context.Context) error
 }
@@ -178,6 +185,7 @@ func NewEngine(o EngineOptions) (*Engine, error) {
 		maxKinds:   o.Learning.MaxKindsPerNode,
 		pairReward: o.Learning.PairReward,
 		limits:     o.Limits,
+		stallAfter: o.StallAfter,
 		kick:       make(chan struct{}, 1),
 		presence:   map[string]map[string]*presence{},
 		shareUsers: map[string]bool{},
@@ -252,6 +260,7 @@ func (e *Engine) Kill(ctx context.Context, id string) (queue.Job, error) {
 		}
 	}
 	j, err = e.store.Finish(id, stateKilled, "killed through the API")
+	e.StoreWrite("kill", err)
 	if err != nil {
 		return j, fmt.Errorf("kill job %s: %w", id, err)
 	}
@@ -260,24 +269,110 @@ func (e *Engine) Kill(ctx context.Context, id string) (queue.Job, error) {
 	return j, nil
 }
 
-// Ready reports whether the engine has reconciled, the store answers and
-// the backend is reachable.
-func (e *Engine) Ready(ctx context.Context) error {
-	e.mu.Lock()
-	ok := e.reconciled
-	e.mu.Unlock()
-	if !ok {
-		return ErrNotReady
+// Ready reports whether the daemon can take and admit jobs (api.Controller),
+// from what the loop and the store writes last reported; it calls nothing
+// remote and never waits behind a pass. It fails, wrapping the api reason
+// named, while the engine has not reconciled (api.ErrStarting, and
+// ErrNotReady), the store does not answer reads (api.ErrStoreUnavailable),
+// the last store write failed and none succeeded since
+// (api.ErrStoreWrites), the loop completed no iteration for StallAfter
+// (api.ErrStalled), or the loop's last sync with the cluster failed
+// (api.ErrClusterSync).
+func (e *Engine) Ready(context.Context) error {
+	e.health.mu.Lock()
+	h := e.health.state
+	e.health.mu.Unlock()
+	if !h.reconciled && !e.reconciledNow() {
+		if h.startErr != nil {
+			return fmt.Errorf("%w: %w: reconciling with the cluster failed (retrying): %w", api.ErrStarting, ErrNotReady, h.startErr)
+		}
+		return fmt.Errorf("%w: %w: not reconciled with the cluster yet", api.ErrStarting, ErrNotReady)
 	}
 	if _, err := e.store.Counts(); err != nil {
-		return fmt.Errorf("store: %w", err)
+		return fmt.Errorf("%w: %w", api.ErrStoreUnavailable, err)
 	}
-	if p, ok := e.cluster.(Pinger); ok {
-		if err := p.Ping(ctx); err != nil {
-			return fmt.Errorf("backend: %w", err)
+	if h.writeErr != nil {
+		return fmt.Errorf("%w: the last store write (%s) failed and none succeeded since: %w", api.ErrStoreWrites, h.writeOp, h.writeErr)
+	}
+	if e.stallAfter > 0 && !h.lastPass.IsZero() {
+		if idle := e.wall().Sub(h.lastPass); idle > e.stallAfter {
+			return fmt.Errorf("%w: no loop iteration completed for %v (the bound is %v)", api.ErrStalled, idle.Round(time.Millisecond), e.stallAfter)
 		}
 	}
+	if h.syncErr != nil {
+		return fmt.Errorf("%w: the last sync failed: %w", api.ErrClusterSync, h.syncErr)
+	}
 	return nil
+}
+
+// reconciledNow reports whether Reconcile succeeded, without waiting for
+// e.mu: while a reconciliation or a pass holds it, the answer is no (the
+// loop records its own reconciliation in health, so this only matters to
+// an engine no loop drives).
+func (e *Engine) reconciledNow() bool {
+	if !e.mu.TryLock() {
+		return false
+	}
+	defer e.mu.Unlock()
+	return e.reconciled
+}
+
+// health is what Ready answers from.
+type health struct {
+	mu    sync.Mutex
+	state healthState
+}
+
+type healthState struct {
+	reconciled bool      // the loop reconciled
+	startErr   error     // the loop's last failed reconciliation, until one succeeds
+	lastPass   time.Time // Wall time the loop last completed an iteration (or reconciled)
+	syncErr    error     // the last iteration's sync error; nil when it succeeded
+	writeOp    string    // the store write that failed last, while writeErr is set
+	writeErr   error     // nil once a later write succeeds
+}
+
+// loopStarted records the outcome of the loop's reconciliation.
+func (e *Engine) loopStarted(err error) {
+	now := e.wall()
+	e.health.mu.Lock()
+	defer e.health.mu.Unlock()
+	if err != nil {
+		e.health.state.startErr = err
+		return
+	}
+	e.health.state.reconciled, e.health.state.startErr, e.health.state.lastPass = true, nil, now
+}
+
+// passDone records a completed loop iteration and the outcome of its last
+// sync.
+func (e *Engine) passDone(syncErr error) {
+	now := e.wall()
+	e.health.mu.Lock()
+	defer e.health.mu.Unlock()
+	e.health.state.lastPass, e.health.state.syncErr = now, syncErr
+}
+
+// StoreWrite records the outcome of a store write (api.WriteRecorder; the
+// engine's own writes too): a failure makes Ready fail until a later write
+// succeeds. Errors that say nothing about the disk are ignored: an invalid
+// job, an unknown id, an illegal transition, a request cancelled before its
+// commit.
+func (e *Engine) StoreWrite(op string, err error) {
+	switch {
+	case errors.Is(err, queue.ErrInvalid), errors.Is(err, queue.ErrNotFound), errors.Is(err, queue.ErrNotPending),
+		errors.Is(err, queue.ErrIllegalTransition), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return
+	}
+	e.health.mu.Lock()
+	defer e.health.mu.Unlock()
+	switch was := e.health.state.writeErr; {
+	case err != nil && was == nil:
+		e.log.Warn("store write failed: not ready until a store write succeeds", "op", op)
+	case err == nil && was != nil:
+		e.log.Info("store write succeeded: store writes ready again", "op", op)
+	}
+	e.health.state.writeOp, e.health.state.writeErr = op, err
 }
 
 // Learner is the engine's learner.

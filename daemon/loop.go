@@ -118,8 +118,10 @@ func (l *Loop) Start(ctx context.Context) error {
 		return nil
 	}
 	if _, err := l.e.Reconcile(ctx); err != nil {
+		l.e.loopStarted(err)
 		return err
 	}
+	l.e.loopStarted(nil)
 	start := l.clock.Now()
 	l.lastLearn, l.nextLearn = start, l.learn.Next(start)
 	if l.retention != nil {
@@ -140,6 +142,7 @@ func (l *Loop) Step(ctx context.Context) (Iteration, error) {
 	var it Iteration
 	now := l.clock.Now()
 	rep, err := l.e.Sync(ctx)
+	syncErr := err // readiness reports the iteration's last sync
 	if err != nil {
 		l.log.Warn("sync", "err", err)
 	} else {
@@ -182,12 +185,14 @@ func (l *Loop) Step(ctx context.Context) (Iteration, error) {
 	if len(ar.Admitted) > 0 {
 		// The new applications may already hold containers: see them now,
 		// so that learning counts them from their start.
-		if _, err := l.e.Sync(ctx); err != nil {
-			l.log.Warn("sync after admission", "err", err)
+		_, syncErr = l.e.Sync(ctx)
+		if syncErr != nil {
+			l.log.Warn("sync after admission", "err", syncErr)
 		}
 	}
 	it.At, it.Admit = now, ar
 	it.Due = l.due(now)
+	l.e.passDone(syncErr)
 	return it, nil
 }
 

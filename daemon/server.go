@@ -139,7 +139,7 @@ func Serve(ctx context.Context, cfg Config, opts ServeOptions) (err error) {
 		Store: store, Learner: learner, Profiles: profiles, Cluster: b.cluster, Metrics: b.metrics, Clock: b.clock,
 		Journal: journal, Prom: prom, Rand: mrand.New(mrand.NewPCG(b.seed, b.seed^0x5851f42d4c957f2d)),
 		Logger: log.With("component", "engine"), Pipeline: cfg.Pipeline, Admission: cfg.Admission,
-		Learning: cfg.Learning, Limits: limits,
+		Learning: cfg.Learning, Limits: limits, StallAfter: stallBound(cfg),
 	})
 	if err != nil {
 		return err
@@ -154,7 +154,7 @@ func Serve(ctx context.Context, cfg Config, opts ServeOptions) (err error) {
 	}
 	handler, err := api.New(api.Deps{
 		Store: store, Learner: learner, Journal: journal, Controller: engine, Tokens: tokens,
-		Profiles: engine.Profiles(), Limits: limits,
+		Profiles: engine.Profiles(), Limits: limits, Writes: engine,
 		Metrics: prom, Now: b.clock.Now, MaxBodyBytes: cfg.API.MaxBodyBytes, Logger: log.With("component", "api"),
 	})
 	if err != nil {
@@ -253,6 +253,21 @@ func Serve(ctx context.Context, cfg Config, opts ServeOptions) (err error) {
 		log.Info("stopped")
 	}
 	return runErr
+}
+
+// stallBound is how long /readyz tolerates the loop completing no
+// iteration (EngineOptions.StallAfter, wall time). The loop starts an
+// iteration at least every admission.tick of its clock, and an iteration is
+// expected to end within shutdown_timeout (Serve waits that long for the
+// pass in flight at shutdown); three ticks leave room for a late timer and
+// an iteration that overruns its tick. A simulator slower than wall time
+// (sim.speed < 1) stretches the tick.
+func stallBound(cfg Config) time.Duration {
+	tick := cfg.Admission.Tick
+	if cfg.Backend == BackendSim && cfg.Sim.Speed < 1 {
+		tick = time.Duration(float64(tick) / cfg.Sim.Speed)
+	}
+	return 3*tick + cfg.ShutdownTimeout
 }
 
 // backend is the cluster side of the daemon, built from the config.

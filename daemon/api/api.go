@@ -31,8 +31,20 @@ type Controller interface {
 	// Kill kills an admitted or running job on the cluster and marks it
 	// killed.
 	Kill(ctx context.Context, id string) (queue.Job, error)
-	// Ready reports whether the store is open and the backend reachable.
+	// Ready reports whether the daemon can take and admit jobs, from state
+	// it already holds (no call to the cluster). Its error wraps one of
+	// ErrStarting, ErrStoreUnavailable, ErrStoreWrites, ErrClusterSync or
+	// ErrStalled, the reason /readyz shows without a token.
 	Ready(ctx context.Context) error
+}
+
+// WriteRecorder is told the outcome of every store write the API makes (a
+// submit, a cancel, a preference save), so that readiness sees a failing
+// disk (daemon.Engine implements it). err is what the store returned: nil
+// for a write that succeeded, or an error that may also be the request's
+// fault (an illegal transition), which the recorder tells apart.
+type WriteRecorder interface {
+	StoreWrite(op string, err error)
 }
 
 // Deps is everything the API serves from.
@@ -57,6 +69,8 @@ type Deps struct {
 	// MaxBodyBytes caps request bodies (413 above); zero means
 	// DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// Writes is told the outcome of the API's store writes; nil: nobody.
+	Writes WriteRecorder
 	// Logger receives one line per request; nil discards.
 	Logger *slog.Logger
 	// PublicMetrics serves /metrics without a token, for scrapers that
@@ -85,6 +99,7 @@ type server struct {
 	auth    *authenticator
 	now     func() time.Time
 	maxBody int64
+	writes  WriteRecorder // nil: not reported
 	log     *slog.Logger
 
 	// profiles is nil when the daemon runs without a profile model.
@@ -137,7 +152,7 @@ func New(d Deps) (http.Handler, error) {
 	s := &server{
 		store: d.Store, learner: d.Learner, journal: d.Journal, ctl: d.Controller,
 		metrics: d.Metrics, auth: auth, now: d.Now, maxBody: d.MaxBodyBytes, log: d.Logger,
-		profiles: d.Profiles, limits: d.Limits,
+		profiles: d.Profiles, limits: d.Limits, writes: d.Writes,
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -370,14 +385,21 @@ func (s *server) healthz(w http.ResponseWriter, _ *http.Request, _ principal) er
 	return nil
 }
 
-// readyz is readiness: the controller says the store is open and the
-// backend reachable, within readyTimeout.
+// readyz is readiness: what the controller says, within readyTimeout. The
+// endpoint needs no token, so the reason it gives is one of the public
+// ones (readyReasons); a caller with a valid token also gets the details.
 func (s *server) readyz(w http.ResponseWriter, r *http.Request, _ principal) error {
 	ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
 	defer cancel()
 	w.Header().Set("Cache-Control", "no-store")
 	if err := s.ctl.Ready(ctx); err != nil {
-		return errorf(http.StatusServiceUnavailable, "", "not ready: %v", err)
+		if _, ok := s.auth.check(r); ok {
+			return errorf(http.StatusServiceUnavailable, "", "not ready: %v", err)
+		}
+		if reason := publicReason(err); reason != "" {
+			return errorf(http.StatusServiceUnavailable, "", "not ready: %s (send a token for details)", reason)
+		}
+		return errorf(http.StatusServiceUnavailable, "", "not ready (send a token for details)")
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	return nil

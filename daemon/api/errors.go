@@ -15,7 +15,37 @@ var (
 	ErrClosed = errors.New("api: journal closed")
 	// ErrJournal is wrapped by I/O errors of the journal files.
 	ErrJournal = errors.New("api: journal")
+
+	// Why Controller.Ready fails: its error wraps one of these. /readyz
+	// shows a caller without a valid token only that reason ("not ready"
+	// when it wraps none), never the rest of the error, which may name
+	// hosts, users and paths.
+	//
+	// ErrStarting: not reconciled with the cluster yet.
+	ErrStarting = errors.New("starting")
+	// ErrStoreUnavailable: the store does not answer reads.
+	ErrStoreUnavailable = errors.New("store unavailable")
+	// ErrStoreWrites: the last store write failed (a full disk) and none
+	// has succeeded since.
+	ErrStoreWrites = errors.New("store writes failing")
+	// ErrClusterSync: the loop's last sync with the cluster failed.
+	ErrClusterSync = errors.New("cannot sync with the cluster")
+	// ErrStalled: the admission loop has completed no iteration for too long.
+	ErrStalled = errors.New("admission loop stalled")
 )
+
+// readyReasons are the errors /readyz may name without a token.
+var readyReasons = []error{ErrStarting, ErrStoreUnavailable, ErrStoreWrites, ErrClusterSync, ErrStalled}
+
+// publicReason is the reason err wraps, safe to show anyone; "" if none.
+func publicReason(err error) string {
+	for _, r := range readyReasons {
+		if errors.Is(err, r) {
+			return r.Error()
+		}
+	}
+	return ""
+}
 
 // errorBody is the JSON shape of every error response.
 type errorBody struct {

@@ -215,7 +215,7 @@ func newHarness(t testing.TB, opts ...harnessOpt) *harness {
 		if err := journal.Close(); err != nil {
 			t.Errorf("close journal: %v", err)
 		}
-		if err := store.Close(); err != nil {
+		if err := store.Close(); err != nil && !errors.Is(err, queue.ErrClosed) { // a test may close it
 			t.Errorf("close store: %v", err)
 		}
 	})

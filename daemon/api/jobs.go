@@ -135,6 +135,9 @@ func (s *server) submitJob(w http.ResponseWriter, r *http.Request, p principal) 
 		return invalidJob(err, "validating job")
 	}
 	stored, created, err := s.store.Submit(r.Context(), job)
+	if err != nil || created {
+		s.storeWrite("submit", err)
+	}
 	if err != nil {
 		return invalidJob(err, "storing job")
 	}
@@ -152,6 +155,13 @@ func (s *server) submitJob(w http.ResponseWriter, r *http.Request, p principal) 
 	s.ctl.Kick()
 	writeJSON(w, http.StatusCreated, v)
 	return nil
+}
+
+// storeWrite reports the outcome of a store write to Deps.Writes.
+func (s *server) storeWrite(op string, err error) {
+	if s.writes != nil {
+		s.writes.StoreWrite(op, err)
+	}
 }
 
 // invalidJob maps Prepare, Validate and Submit errors: field errors are
@@ -368,6 +378,7 @@ func (s *server) deleteJob(w http.ResponseWriter, r *http.Request, p principal) 
 			s.beforeCancel(id)
 		}
 		done, err := s.store.Cancel(id)
+		s.storeWrite("cancel", err)
 		if err == nil {
 			s.log.Info("job cancelled", "job", id, "by", p.User)
 			writeJSON(w, http.StatusOK, jobView{Job: done})

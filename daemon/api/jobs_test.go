@@ -452,7 +452,7 @@ func TestHealthAndReady(t *testing.T) {
 	h.ctl.mu.Lock()
 	h.ctl.readyErr = errNotReady
 	h.ctl.mu.Unlock()
-	r := h.do("GET", "/readyz", "", "")
+	r := h.do("GET", "/readyz", readerTok, "")
 	if r.Code != 503 || !strings.Contains(r.errBody(t).Error, "connection refused") {
 		t.Errorf("readyz when not ready: %d %s", r.Code, r.Body)
 	}

@@ -201,7 +201,9 @@ func (s *server) persistPreferences() error {
 	if err != nil {
 		return fmt.Errorf("encoding preferences: %w", err)
 	}
-	if err := s.store.SavePreferences(b); err != nil {
+	err = s.store.SavePreferences(b)
+	s.storeWrite("preferences", err)
+	if err != nil {
 		return fmt.Errorf("saving preferences: %w", err)
 	}
 	return nil

@@ -1,0 +1,211 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/colocd/colocd/daemon/api"
+	"github.com/colocd/colocd/queue"
+)
+
+// probeCluster counts the pings Ready might send (and never answers one)
+// and fails State while failing is set.
+type probeCluster struct {
+	Cluster
+	pings   atomic.Int32
+	failing atomic.Bool
+}
+
+func (c *probeCluster) Ping(ctx context.Context) error {
+	c.pings.Add(1)
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func (c *probeCluster) State(ctx context.Context) (ClusterState, error) {
+	if c.failing.Load() {
+		return ClusterState{}, errors.New("Get \"http://rm1:8088/ws/v1/cluster/metrics?user.name=colocd\": connection refused")
+	}
+	return c.Cluster.State(ctx)
+}
+
+// fakeWall is a settable wall clock for the stall bound.
+type fakeWall struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (w *fakeWall) Now() time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.t
+}
+
+func (w *fakeWall) Advance(d time.Duration) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.t = w.t.Add(d)
+}
+
+// readyHarness is an engine over a probeCluster, driven by a Loop stepped
+// by the test, with a fake wall clock and a one-minute stall bound.
+func readyHarness(t *testing.T) (*harness, *probeCluster, *Loop, *fakeWall) {
+	t.Helper()
+	var pc *probeCluster
+	h := newHarness(t, harnessOpts{noRecon: true, cluster: func(sc *SimCluster) Cluster {
+		pc = &probeCluster{Cluster: sc}
+		return pc
+	}})
+	wall := &fakeWall{t: time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)}
+	h.e.wall, h.e.stallAfter = wall.Now, time.Minute
+	learn, err := ParseSchedule("@every 1h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := NewLoop(h.e, LoopOptions{Tick: time.Second, Learn: learn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, pc, l, wall
+}
+
+// ready calls Ready with a deadline, so that a probe that waits on the
+// cluster fails the test rather than hangs it.
+func ready(h *harness) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	return h.e.Ready(ctx)
+}
+
+// TestReadyAnswersFromLoopState: Ready never calls the cluster; it fails
+// while the loop's last sync failed, naming the cluster's error, and
+// recovers with the next sync that succeeds.
+func TestReadyAnswersFromLoopState(t *testing.T) {
+	h, pc, l, _ := readyHarness(t)
+	if err := ready(h); !errors.Is(err, api.ErrStarting) || !errors.Is(err, ErrNotReady) {
+		t.Fatalf("Ready before the loop started = %v, want ErrStarting and ErrNotReady", err)
+	}
+	if _, err := l.Step(h.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := ready(h); err != nil {
+		t.Fatalf("Ready after a clean iteration: %v", err)
+	}
+	pc.failing.Store(true)
+	if _, err := l.Step(h.ctx); err != nil {
+		t.Fatal(err)
+	}
+	err := ready(h)
+	if !errors.Is(err, api.ErrClusterSync) || !strings.Contains(err.Error(), "connection refused") {
+		t.Errorf("Ready after a failed sync = %v, want ErrClusterSync with the cause", err)
+	}
+	pc.failing.Store(false)
+	if _, err := l.Step(h.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := ready(h); err != nil {
+		t.Errorf("Ready after the sync recovered: %v", err)
+	}
+	if n := pc.pings.Load(); n != 0 {
+		t.Errorf("Ready pinged the cluster %d times, want 0", n)
+	}
+}
+
+// TestReadyStalled: once the loop has completed no iteration for longer
+// than the stall bound, Ready fails; the next iteration clears it.
+func TestReadyStalled(t *testing.T) {
+	h, _, l, wall := readyHarness(t)
+	if _, err := l.Step(h.ctx); err != nil {
+		t.Fatal(err)
+	}
+	wall.Advance(59 * time.Second)
+	if err := ready(h); err != nil {
+		t.Fatalf("Ready within the bound: %v", err)
+	}
+	wall.Advance(2 * time.Second)
+	if err := ready(h); !errors.Is(err, api.ErrStalled) || !strings.Contains(err.Error(), "1m1s") {
+		t.Fatalf("Ready 61 s after the last iteration = %v, want ErrStalled naming 1m1s", err)
+	}
+	if _, err := l.Step(h.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := ready(h); err != nil {
+		t.Errorf("Ready after the loop moved again: %v", err)
+	}
+}
+
+// TestReadyStoreWrites: a store write that fails for lack of space (the
+// file may not grow: RLIMIT_FSIZE, the way a full disk fails a write)
+// makes Ready fail until a later write succeeds; writes refused for the
+// request's own fault do not.
+func TestReadyStoreWrites(t *testing.T) {
+	h := newHarness(t, harnessOpts{})
+	srv := apiOver(t, h, api.Deps{})
+	if err := ready(h); err != nil {
+		t.Fatal(err)
+	}
+	var limit syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &limit); err != nil {
+		t.Skipf("getrlimit: %v", err)
+	}
+	restore := func() {
+		if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &limit); err != nil {
+			t.Fatalf("restoring RLIMIT_FSIZE: %v", err)
+		}
+	}
+	fi, err := os.Stat(h.store.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The Go runtime ignores SIGXFSZ, so a write past the limit fails with
+	// EFBIG instead of killing the process.
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: uint64(fi.Size()), Max: limit.Max}); err != nil {
+		t.Skipf("setrlimit: %v", err)
+	}
+	failed := false
+	pad := strings.Repeat("x", 250)
+	for i := 0; i < 200 && !failed; i++ {
+		labels := make([]string, 0, 16)
+		for j := range 16 {
+			labels = append(labels, fmt.Sprintf(`"l%d":"%s"`, j, pad))
+		}
+		code, body := post(t, srv, `{"kind":"cpu","labels":{`+strings.Join(labels, ",")+`}}`)
+		switch code {
+		case http.StatusCreated:
+		case http.StatusInternalServerError:
+			failed = true
+		default:
+			restore()
+			t.Fatalf("submit %d: %d %s", i, code, body)
+		}
+	}
+	restore()
+	if !failed {
+		t.Fatal("no submit failed with the store file unable to grow")
+	}
+	err = ready(h)
+	t.Logf("Ready with the store file unable to grow: %v", err)
+	if !errors.Is(err, api.ErrStoreWrites) || !strings.Contains(err.Error(), "submit") {
+		t.Fatalf("Ready after a failed submit = %v, want ErrStoreWrites naming the submit", err)
+	}
+	// A request's own fault says nothing about the disk.
+	h.e.StoreWrite("cancel", fmt.Errorf("cancel: %w", queue.ErrIllegalTransition))
+	if err := ready(h); !errors.Is(err, api.ErrStoreWrites) {
+		t.Fatalf("Ready after an illegal transition = %v, still want ErrStoreWrites", err)
+	}
+	if code, body := post(t, srv, `{"kind":"cpu"}`); code != http.StatusCreated {
+		t.Fatalf("submit with the limit lifted: %d %s", code, body)
+	}
+	if err := ready(h); err != nil {
+		t.Errorf("Ready after a successful write: %v", err)
+	}
+}
