@@ -229,15 +229,12 @@ func (e *Engine) Kick() {
 }
 
 // Prepare fills backend defaults into j and validates what the backend
-// needs (api.Controller). Errors are *queue.FieldError.
+// needs (api.Controller). Errors are *queue.FieldError. It changes nothing
+// else: a kind becomes known to the learner once a job of it is stored
+// (the API adds it) or reaches the admission window.
 func (e *Engine) Prepare(j *queue.Job) error {
 	if p, ok := e.cluster.(JobPreparer); ok {
-		if err := p.Prepare(j); err != nil {
-			return err
-		}
-	}
-	if j.Kind != "" {
-		e.learner.Add(j.Kind)
+		return p.Prepare(j)
 	}
 	return nil
 }

@@ -154,7 +154,7 @@ func Serve(ctx context.Context, cfg Config, opts ServeOptions) (err error) {
 	}
 	handler, err := api.New(api.Deps{
 		Store: store, Learner: learner, Journal: journal, Controller: engine, Tokens: tokens,
-		Profiles: engine.Profiles(), Limits: limits, Writes: engine,
+		Profiles: engine.Profiles(), Limits: limits, MaxKinds: cfg.API.MaxKinds, Writes: engine,
 		Metrics: prom, Now: b.clock.Now, MaxBodyBytes: cfg.API.MaxBodyBytes, Logger: log.With("component", "api"),
 	})
 	if err != nil {

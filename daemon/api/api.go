@@ -26,7 +26,9 @@ type Controller interface {
 	Kick()
 	// Prepare fills backend defaults into a submitted job and validates it
 	// for the backend (on the simulator: resources from the workload kind).
-	// Bad input is reported as a *queue.FieldError.
+	// Bad input is reported as a *queue.FieldError. It changes nothing
+	// else: the API makes a kind known to the learner only once a job of
+	// it is stored.
 	Prepare(j *queue.Job) error
 	// Kill kills an admitted or running job on the cluster and marks it
 	// killed.
@@ -69,6 +71,9 @@ type Deps struct {
 	// MaxBodyBytes caps request bodies (413 above); zero means
 	// DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// MaxKinds caps the job kinds the learner knows: a job of a new kind
+	// beyond it is 422 (api.max_kinds). Zero means DefaultMaxKinds.
+	MaxKinds int
 	// Writes is told the outcome of the API's store writes; nil: nobody.
 	Writes WriteRecorder
 	// Logger receives one line per request; nil discards.
@@ -82,6 +87,7 @@ type Deps struct {
 // Defaults and bounds of request parameters.
 const (
 	DefaultMaxBodyBytes = 1 << 20
+	DefaultMaxKinds     = 1000
 	defaultListLimit    = 100
 	maxListLimit        = 10000
 	defaultDecisions    = 50
@@ -99,6 +105,7 @@ type server struct {
 	auth    *authenticator
 	now     func() time.Time
 	maxBody int64
+	kinds   *kindGate
 	writes  WriteRecorder // nil: not reported
 	log     *slog.Logger
 
@@ -133,6 +140,11 @@ func New(d Deps) (http.Handler, error) {
 		return nil, fmt.Errorf("%w: Deps.Controller is nil", ErrConfig)
 	case d.MaxBodyBytes < 0:
 		return nil, fmt.Errorf("%w: Deps.MaxBodyBytes is %d, want >= 0", ErrConfig, d.MaxBodyBytes)
+	case d.MaxKinds < 0:
+		return nil, fmt.Errorf("%w: Deps.MaxKinds is %d, want >= 0", ErrConfig, d.MaxKinds)
+	}
+	if d.MaxKinds == 0 {
+		d.MaxKinds = DefaultMaxKinds
 	}
 	for _, l := range []struct {
 		name string
@@ -153,6 +165,7 @@ func New(d Deps) (http.Handler, error) {
 		store: d.Store, learner: d.Learner, journal: d.Journal, ctl: d.Controller,
 		metrics: d.Metrics, auth: auth, now: d.Now, maxBody: d.MaxBodyBytes, log: d.Logger,
 		profiles: d.Profiles, limits: d.Limits, writes: d.Writes,
+		kinds: newKindGate(d.Learner, d.MaxKinds),
 	}
 	if s.now == nil {
 		s.now = time.Now

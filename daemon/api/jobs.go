@@ -134,7 +134,12 @@ func (s *server) submitJob(w http.ResponseWriter, r *http.Request, p principal) 
 	if err := job.Validate(); err != nil {
 		return invalidJob(err, "validating job")
 	}
+	done, err := s.kinds.reserve(job.Kind)
+	if err != nil {
+		return err
+	}
 	stored, created, err := s.store.Submit(r.Context(), job)
+	done(err == nil)
 	if err != nil || created {
 		s.storeWrite("submit", err)
 	}

@@ -159,6 +159,10 @@ func (s *server) putPreferences(w http.ResponseWriter, r *http.Request, p princi
 	if err := decodeJSON(w, r, s.maxBody, &snap); err != nil {
 		return err
 	}
+	if len(snap.Kinds) > s.kinds.max {
+		return errorf(http.StatusUnprocessableEntity, "kinds", "the snapshot has %d kinds, over the limit set by api.max_kinds (%d)", len(snap.Kinds), s.kinds.max)
+	}
+	defer s.kinds.forget()
 	before := s.learner.Snapshot()
 	if err := s.learner.Restore(snap); err != nil {
 		var fe *bandit.FieldError
@@ -181,6 +185,7 @@ func (s *server) putPreferences(w http.ResponseWriter, r *http.Request, p princi
 // resetPreferences: DELETE /v1/preferences (admin) forgets everything
 // learned (kinds stay unknown until seen again) and persists that.
 func (s *server) resetPreferences(w http.ResponseWriter, _ *http.Request, p principal) error {
+	defer s.kinds.forget()
 	before := s.learner.Snapshot()
 	s.learner.Reset()
 	if err := s.persistPreferences(); err != nil {
