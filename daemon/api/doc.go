@@ -12,7 +12,8 @@
 //	                                               "submit":{...},"deadline":RFC3339,"labels":{}}
 //	                                               (memory_mb, vcores per container; optional
 //	                                               Idempotency-Key header) → 201 + Location, or
-//	                                               200 with the same job for a repeated key
+//	                                               200 with the same job for a repeated key;
+//	                                               422 for a new kind beyond Deps.MaxKinds
 //	GET    /v1/jobs?state=&limit=       reader     {"jobs":[job+"position"],"count","counts":{state:n}}
 //	                                               default states pending,admitted,running; "all";
 //	                                               pending first in FIFO order, others newest first
@@ -36,7 +37,8 @@
 //	                                               disk_read_bps,disk_write_bps,net_in_bps,net_out_bps"
 //	GET    /v1/decisions?limit=         reader     {"decisions":[DecisionRecord]} newest first
 //	GET    /v1/goodness?from=&to=       reader     {"from","to","records","pairs","nodes"}
-//	GET    /healthz, /readyz            none       liveness; readiness (503 with the reason)
+//	GET    /healthz, /readyz            none       liveness; readiness (503 with the reason;
+//	                                               its details only with a valid token)
 //	GET    /metrics                     reader     Prometheus (no token with Deps.PublicMetrics)
 //	GET    /, /static/{file}            none       the status page (no data in it)
 //
@@ -54,6 +56,17 @@
 // shape of demand. "dominant" is the largest demand: cpu, disk (reads and
 // writes together), net_in or net_out. Kinds of ?kind= the model never
 // observed are listed with known false and the prior.
+//
+// A job of a kind the learner does not know is stored only while it knows
+// fewer than Deps.MaxKinds kinds (the preferences are K×K); the kind is
+// added to the learner once the job is stored, so a job rejected for any
+// reason adds none. Listings read only the jobs they return.
+//
+// Readiness is Controller.Ready. Without a valid token, /readyz names only
+// the reason its error wraps (ErrStarting, ErrStoreUnavailable,
+// ErrStoreWrites, ErrClusterSync, ErrStalled), never the rest, which may
+// name RM hosts and users. Every store write the API makes is reported to
+// Deps.Writes, so that readiness sees a failing disk.
 //
 // Estimated wait of a pending job at position p: the sum, over the p jobs
 // ahead of it, of their kind's EWMA runtime (queue.KindHistory; a kind with
@@ -73,8 +86,16 @@
 //
 // Secrets are compared in constant time against every configured token
 // (SHA-256 digests, no early exit). Bodies are capped at Deps.MaxBodyBytes
-// (413), must be application/json (415) and are decoded strictly: unknown
-// fields and wrong JSON types are 400 naming the field. Every error is JSON:
+// (413), must be application/json (415), must arrive within the server's
+// read timeout (408) and are decoded strictly, at every level: invalid
+// UTF-8 is 400 naming the byte offset; a key that matches a field only
+// case-insensitively ("KIND"), an unknown field, a key given twice in an
+// object and a wrong JSON type are 400 naming the field. A body is read
+// only after authentication and only by an endpoint that takes one; the
+// response to a request whose body was not read to its end says
+// "Connection: close" and the connection closes without the rest being
+// read (net/http would otherwise read up to 256 KiB of it first, to reuse
+// the connection). Every error is JSON:
 // {"error": "...", "field": "..."}; 405 carries Allow. The status page is
 // served with a strict Content-Security-Policy; its token comes from
 // ?token= or a form, lives in sessionStorage and is sent by fetch().
