@@ -176,8 +176,24 @@ func exercise(path string) {
 
 // TestRandomDamage flips random bytes of a small store file, many times:
 // Open and Check must return an error or succeed (and the store then
-// work), never panic, crash or hang.
+// work), never panic, crash or hang. The store's page layout depends on
+// bbolt's map freelist, so a seed replays the damage but not always the
+// same file: each round's file is $TMPDIR/colocd-damage-<seed>.db while it
+// runs, left behind by a crash, and COLOCD_QUEUE_DAMAGE_FILE=<that file>
+// replays it exactly.
 func TestRandomDamage(t *testing.T) {
+	if path := os.Getenv("COLOCD_QUEUE_DAMAGE_FILE"); path != "" {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		replay := filepath.Join(t.TempDir(), "colocd.db")
+		if err := os.WriteFile(replay, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		exercise(replay)
+		return
+	}
 	good, err := damageFixture()
 	if err != nil {
 		t.Fatal(err)
@@ -188,12 +204,11 @@ func TestRandomDamage(t *testing.T) {
 		rounds = 50
 	}
 	base := damageSeed(t)
-	dir := t.TempDir()
 	for i := 0; i < rounds; i++ {
 		seed := base + uint64(i)
 		b := bytes.Clone(good)
 		damage(rand.New(rand.NewPCG(seed, 0)), b, ps)
-		path := filepath.Join(dir, fmt.Sprintf("d%d.db", i))
+		path := filepath.Join(os.TempDir(), fmt.Sprintf("colocd-damage-%d.db", seed))
 		if err := os.WriteFile(path, b, 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -205,7 +220,7 @@ func TestRandomDamage(t *testing.T) {
 		select {
 		case <-done:
 		case <-time.After(30 * time.Second):
-			t.Fatalf("seed %d: Open/Check did not return in 30 s", seed)
+			t.Fatalf("seed %d: Open/Check did not return in 30 s (file kept: %s)", seed, path)
 		}
 		os.Remove(path)
 	}

@@ -180,7 +180,7 @@ func open(path string, opts Options, sch schema) (s *Store, err error) {
 		if err := db.Update(func(*bolt.Tx) error { return nil }); err != nil {
 			return nil, fmt.Errorf("queue: %s: rewrite damaged meta page %d: %w", path, me.Page, err)
 		}
-		log.Warn("queue: opened at the older bbolt meta page; the transaction after it is lost",
+		log.Warn("queue: a bbolt meta page is damaged; opened at the valid one, which loses transaction lost_txid if the damaged page was the newer (the damaged page is rewritten)",
 			"file", path, "damaged_page", me.Page, "damage", me.Meta[me.Page].Damage,
 			"opened_txid", me.ValidTxid, "lost_txid", me.LostTxid)
 	}

@@ -15,7 +15,9 @@ import (
 // (no cycles), element tables, keys and values inside their page, and each
 // branch key equal to the first key of its child (node.go finds a child's
 // entry in its parent by that key when it writes; tx.Check only checks the
-// order). bbolt
+// order), and no page in use, overflow pages included, on the freelist
+// (tx.Check checks only a page's first id; freelist.Free panics on any).
+// bbolt
 // reads its memory map through unchecked pointers (page.go, unsafe.go), so
 // one of these broken is a fault that kills the process, or a recursion
 // that never ends, inside bbolt's own goroutines (tx.Check) where colocd
@@ -45,6 +47,7 @@ type walker struct {
 	ps    uint64
 	hwm   uint64
 	seen  []uint64 // bitset of page ids reached
+	free  []uint64 // bitset of the freelist's page ids
 	bufs  [][]byte // one page buffer per depth, reused
 	found []string
 	more  int // problems past maxProblems
@@ -54,7 +57,8 @@ type walker struct {
 // broken (nil when nothing is).
 func walkPages(r io.ReaderAt, in *inspection) []string {
 	m := in.meta[in.use]
-	w := &walker{r: r, ps: uint64(in.pageSize), hwm: m.HighWater, seen: make([]uint64, (m.HighWater+63)/64)}
+	words := (m.HighWater + 63) / 64
+	w := &walker{r: r, ps: uint64(in.pageSize), hwm: m.HighWater, seen: make([]uint64, words), free: make([]uint64, words)}
 	if m.HighWater < 2 {
 		return []string{fmt.Sprintf("meta page %d: high water %d is below the two meta pages", m.Page, m.HighWater)}
 	}
@@ -76,13 +80,15 @@ func (w *walker) problem(format string, args ...any) {
 	w.found = append(w.found, fmt.Sprintf(format, args...))
 }
 
-// mark records page id as reached and reports whether it was already.
-func (w *walker) mark(id uint64) (again bool) {
+// mark records page id in set and reports whether it was there already.
+func mark(set []uint64, id uint64) (again bool) {
 	word, bit := id/64, uint64(1)<<(id%64)
-	again = w.seen[word]&bit != 0
-	w.seen[word] |= bit
+	again = set[word]&bit != 0
+	set[word] |= bit
 	return again
 }
+
+func (w *walker) mark(id uint64) bool { return mark(w.seen, id) }
 
 // span reads page id with its overflow pages after checking its header,
 // into the buffer of depth (valid until the next span at that depth).
@@ -111,6 +117,10 @@ func (w *walker) span(where string, id uint64, want uint16, depth int) []byte {
 	for p := id; p <= id+overflow; p++ {
 		if w.mark(p) {
 			w.problem("%s: page %d: reached a second time (a cycle, or two parents)", where, p)
+			return nil
+		}
+		if w.free[p/64]&(1<<(p%64)) != 0 {
+			w.problem("%s: page %d: in use and on the freelist", where, p)
 			return nil
 		}
 	}
@@ -145,9 +155,15 @@ func (w *walker) freelist(id uint64) {
 		w.problem("freelist: page %d: %d page ids do not fit in its %d bytes", id, n, len(buf))
 		return
 	}
+	overflow := uint64(native.Uint32(buf[12:]))
 	for i := first; i < first+n; i++ {
-		if p := native.Uint64(buf[pageHeaderSize+8*i:]); p < 2 || p >= w.hwm {
+		switch p := native.Uint64(buf[pageHeaderSize+8*i:]); {
+		case p < 2 || p >= w.hwm:
 			w.problem("freelist: page %d: free page id %d is outside [2, %d)", id, p, w.hwm)
+		case p >= id && p <= id+overflow:
+			w.problem("freelist: page %d: lists its own page %d as free", id, p)
+		case mark(w.free, p):
+			w.problem("freelist: page %d: lists page %d twice", id, p)
 		}
 	}
 }
