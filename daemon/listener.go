@@ -11,24 +11,34 @@ import (
 // instead of costing the process a file descriptor each; a slot frees when
 // its connection closes. golang.org/x/net/netutil.LimitListener does the
 // same, but x/net is only an indirect dependency of this module, and these
-// few lines are not worth making it a direct one.
+// few lines are not worth making it a direct one; netutil also has no
+// full hook.
 type limitListener struct {
 	net.Listener
 	slots     chan struct{}
+	full      func() // called when Accept finds every slot taken; nil: none
 	done      chan struct{}
 	closeOnce sync.Once
 }
 
-func newLimitListener(ln net.Listener, n int) *limitListener {
-	return &limitListener{Listener: ln, slots: make(chan struct{}, n), done: make(chan struct{})}
+func newLimitListener(ln net.Listener, n int, full func()) *limitListener {
+	return &limitListener{Listener: ln, slots: make(chan struct{}, n), full: full, done: make(chan struct{})}
 }
 
-// Accept waits for a free slot, then for a connection.
+// Accept waits for a free slot, then for a connection. When every slot is
+// taken it calls full first, which may free some.
 func (l *limitListener) Accept() (net.Conn, error) {
 	select {
 	case l.slots <- struct{}{}:
-	case <-l.done:
-		return nil, net.ErrClosed
+	default:
+		if l.full != nil {
+			l.full()
+		}
+		select {
+		case l.slots <- struct{}{}:
+		case <-l.done:
+			return nil, net.ErrClosed
+		}
 	}
 	c, err := l.Listener.Accept()
 	if err != nil {

@@ -156,42 +156,90 @@ func TestServeUnauthenticatedBigBody(t *testing.T) {
 	requireClosed(t, br)
 }
 
-// TestServeMaxConnections: with api.max_connections = 8 held by idle
-// keep-alive clients, a ninth client is not served (it waits in the listen
-// backlog) until one of them hangs up; then it is.
+// TestServeMaxConnections: with api.max_connections = 8, all taken by
+// clients in the middle of a request (a body on its way), a ninth client is
+// not served (it waits in the listen backlog) until one of them hangs up;
+// then it is. Idle clients cannot keep it out: once all 8 connections are
+// open, the idle ones are closed to make room.
 func TestServeMaxConnections(t *testing.T) {
 	const limit = 8
 	addr := serveForTest(t, func(c *Config) { c.API.MaxConnections = limit })
 	const get = "GET /healthz HTTP/1.1\r\nHost: colocd\r\n\r\n"
-	held := make([]net.Conn, limit)
-	for i := range held {
-		c, br := rawConn(t, addr, 30*time.Second)
-		if _, err := io.WriteString(c, get); err != nil {
+
+	t.Run("busy clients", func(t *testing.T) {
+		busy := make([]net.Conn, limit)
+		for i := range busy {
+			c, _ := rawConn(t, addr, 30*time.Second)
+			if _, err := io.WriteString(c, "POST /v1/jobs HTTP/1.1\r\nHost: colocd\r\nAuthorization: Bearer demo-submitter\r\n"+
+				"Content-Type: application/json\r\nContent-Length: 200000\r\n\r\n{"); err != nil {
+				t.Fatal(err)
+			}
+			busy[i] = c
+		}
+		extra, br := rawConn(t, addr, 30*time.Second)
+		if _, err := io.WriteString(extra, get); err != nil {
 			t.Fatal(err)
 		}
-		if res, _ := readResponse(t, br); res.StatusCode != http.StatusOK || res.Close {
-			t.Fatalf("held connection %d: %d, close %v", i, res.StatusCode, res.Close)
+		// While every slot is held the request cannot be served, however
+		// long we wait; 300 ms is only how long we look.
+		if err := extra.SetReadDeadline(time.Now().Add(300 * time.Millisecond)); err != nil {
+			t.Fatal(err)
 		}
-		held[i] = c // accepted, and now idle
-	}
-	extra, br := rawConn(t, addr, 30*time.Second)
-	if _, err := io.WriteString(extra, get); err != nil {
-		t.Fatal(err)
-	}
-	// While every slot is held the request cannot be served, however long
-	// we wait; 300 ms is only how long we look.
-	if err := extra.SetReadDeadline(time.Now().Add(300 * time.Millisecond)); err != nil {
-		t.Fatal(err)
-	}
+		var ne net.Error
+		if _, err := br.Peek(1); !errors.As(err, &ne) || !ne.Timeout() {
+			t.Fatalf("a connection beyond api.max_connections was served (read: %v)", err)
+		}
+		busy[0].Close()
+		if err := extra.SetReadDeadline(time.Now().Add(30 * time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		if res, body := readResponse(t, br); res.StatusCode != http.StatusOK {
+			t.Fatalf("after a slot freed: %d %s", res.StatusCode, body)
+		}
+		for _, c := range busy {
+			c.Close()
+		}
+	})
+
+	t.Run("idle clients", func(t *testing.T) {
+		type client struct {
+			conn net.Conn
+			br   *bufio.Reader
+		}
+		idle := make([]client, limit)
+		for i := range idle {
+			c, br := rawConn(t, addr, 30*time.Second)
+			if _, err := io.WriteString(c, get); err != nil {
+				t.Fatal(err)
+			}
+			if res, _ := readResponse(t, br); res.StatusCode != http.StatusOK {
+				t.Fatalf("idle client %d: %d", i, res.StatusCode)
+			}
+			idle[i] = client{c, br} // served, and now idle (or closed already, if the server was full)
+		}
+		extra, br := rawConn(t, addr, 30*time.Second)
+		if _, err := io.WriteString(extra, get); err != nil {
+			t.Fatal(err)
+		}
+		if res, body := readResponse(t, br); res.StatusCode != http.StatusOK {
+			t.Fatalf("beside %d idle clients: %d %s", limit, res.StatusCode, body)
+		}
+		// Some of them were closed: look until one reads as closed.
+		poll(t, "an idle connection closed to make room", 30*time.Second, func() bool {
+			for _, c := range idle {
+				if err := c.conn.SetReadDeadline(time.Now().Add(10 * time.Millisecond)); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := c.br.ReadByte(); err != nil && !isTimeout(err) {
+					return true
+				}
+			}
+			return false
+		})
+	})
+}
+
+func isTimeout(err error) bool {
 	var ne net.Error
-	if _, err := br.Peek(1); !errors.As(err, &ne) || !ne.Timeout() {
-		t.Fatalf("a connection beyond api.max_connections was served (read: %v)", err)
-	}
-	held[0].Close()
-	if err := extra.SetReadDeadline(time.Now().Add(30 * time.Second)); err != nil {
-		t.Fatal(err)
-	}
-	if res, body := readResponse(t, br); res.StatusCode != http.StatusOK {
-		t.Fatalf("after a slot freed: %d %s", res.StatusCode, body)
-	}
+	return errors.As(err, &ne) && ne.Timeout()
 }

@@ -181,8 +181,15 @@ func Serve(ctx context.Context, cfg Config, opts ServeOptions) (err error) {
 	// 10 s of it) and its response leave within api.write_timeout; the API
 	// closes the connection rather than read a body it did not take. At
 	// most api.max_connections are open at once; more wait in the backlog.
-	ln = newLimitListener(ln, cfg.API.MaxConnections)
-	srv := &http.Server{
+	// When all are open, the idle ones (keep-alive connections between
+	// requests, and connections silent for 5 s) are closed to make room:
+	// clients that only hold a connection cannot keep others out.
+	var srv *http.Server
+	ln = newLimitListener(ln, cfg.API.MaxConnections, func() {
+		srv.SetKeepAlivesEnabled(false) // closes the idle connections
+		srv.SetKeepAlivesEnabled(true)
+	})
+	srv = &http.Server{
 		Handler:           handler,
 		TLSConfig:         tlsCfg,
 		ReadHeaderTimeout: min(10*time.Second, cfg.API.ReadTimeout),
