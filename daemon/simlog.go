@@ -95,8 +95,9 @@ type SimState struct {
 	off    int64      // the end of the last whole record
 	broken error      // a torn record beyond off that could not be cut yet
 	Seed   uint64
-	// Replayed counts the log entries replayed at open.
-	Replayed int
+	// Replayed counts the log entries replayed at open, Submits the
+	// submissions among them.
+	Replayed, Submits int
 }
 
 // simLogFile is what SimState needs of its log file (*os.File; tests
@@ -136,7 +137,7 @@ func OpenSimState(dir string, workloadSum string, seed uint64, start time.Time,
 		return nil, nil, err
 	}
 	logPath := filepath.Join(dir, "submissions.jsonl")
-	n, good, err := replay(logPath, s)
+	n, submits, good, err := replay(logPath, s)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -160,35 +161,53 @@ func OpenSimState(dir string, workloadSum string, seed uint64, start time.Time,
 		f.Close()
 		return nil, nil, fmt.Errorf("%w: %v", ErrSimState, err)
 	}
-	return &SimState{dir: dir, f: f, off: good, Seed: st.Seed, Replayed: n}, s, nil
+	return &SimState{dir: dir, f: f, off: good, Seed: st.Seed, Replayed: n, Submits: submits}, s, nil
 }
 
-// replay applies the log at path to s; it returns the number of entries
-// and the byte offset after the last complete one.
-func replay(path string, s *sim.Sim) (n int, good int64, err error) {
+// CheckStore refuses a job store that cannot be the one this simulator
+// ran with. Every submission in the log came from a stored job, so a store
+// that has held fewer jobs than the log submitted (submitted: the store's
+// count of jobs ever stored, queue.Store.Submitted) was replaced, lost or
+// restored from an older copy: starting on it would run an empty (or
+// older) queue beside a simulated cluster whose jobs nobody tracks.
+func (st *SimState) CheckStore(submitted uint64, storePath string) error {
+	if uint64(st.Submits) <= submitted {
+		return nil
+	}
+	return fmt.Errorf("%w: %s has held %d jobs, but %s lists %d submissions: the store was lost, replaced or restored from an older copy; restore the latest one, or start over with an empty data_dir",
+		ErrSimState, storePath, submitted, filepath.Join(st.dir, "submissions.jsonl"), st.Submits)
+}
+
+// replay applies the log at path to s; it returns the number of entries,
+// of submissions among them, and the byte offset after the last complete
+// one.
+func replay(path string, s *sim.Sim) (n, submits int, good int64, err error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return 0, 0, nil
+		return 0, 0, 0, nil
 	}
 	if err != nil {
-		return 0, 0, fmt.Errorf("%w: %v", ErrSimState, err)
+		return 0, 0, 0, fmt.Errorf("%w: %v", ErrSimState, err)
 	}
 	r := bufio.NewReader(bytes.NewReader(b))
 	for line := 1; ; line++ {
 		raw, err := r.ReadBytes('\n')
 		if err == io.EOF {
-			return n, good, nil // a last line without '\n' is torn
+			return n, submits, good, nil // a last line without '\n' is torn
 		}
 		var e SimLogEntry
 		if err := json.Unmarshal(raw, &e); err != nil {
-			return n, good, fmt.Errorf("%w: %s line %d: %v", ErrSimState, path, line, err)
+			return n, submits, good, fmt.Errorf("%w: %s line %d: %v", ErrSimState, path, line, err)
 		}
 		s.Advance(e.At)
 		if err := apply(s, e); err != nil {
-			return n, good, fmt.Errorf("%w: %s line %d: replay %s %s: %v", ErrSimState, path, line, e.Op, e.AppID, err)
+			return n, submits, good, fmt.Errorf("%w: %s line %d: replay %s %s: %v", ErrSimState, path, line, e.Op, e.AppID, err)
 		}
 		good += int64(len(raw))
 		n++
+		if e.Op == simOpSubmit {
+			submits++
+		}
 	}
 }
 

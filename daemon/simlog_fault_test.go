@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -237,6 +238,47 @@ func TestSimStateReplaysRefusals(t *testing.T) {
 		ignore := cmpopts.IgnoreFields(sim.AppInfo{}, "Progress", "Speed")
 		if diff := cmp.Diff(s.Apps(), s2.Apps(), ignore, cmpopts.EquateApproxTime(time.Millisecond)); diff != "" {
 			t.Errorf("seed %d: placements after replay (-ran +replayed):\n%s", seed, diff)
+		}
+	}
+}
+
+// TestSimStateCheckStore: a store that has held fewer jobs than the
+// simulator log submitted (a lost or replaced colocd.db) is refused.
+func TestSimStateCheckStore(t *testing.T) {
+	dir := t.TempDir()
+	newSim := simFactory(t, 2)
+	st, s, err := OpenSimState(dir, "sum1", 1, simStart, newSim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewSimCluster(DirectExec(s), st)
+	for i := range 3 {
+		app, err := c.Reserve(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Submit(context.Background(), app, queue.Job{ID: fmt.Sprintf("J%d", i), Kind: "cpu"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+	st2, _, err := OpenSimState(dir, "sum1", 1, simStart, newSim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st2.Close()
+	if st2.Submits != 3 {
+		t.Fatalf("Submits = %d, want 3", st2.Submits)
+	}
+	for _, n := range []uint64{3, 10} {
+		if err := st2.CheckStore(n, "colocd.db"); err != nil {
+			t.Errorf("a store that held %d jobs: %v", n, err)
+		}
+	}
+	for _, n := range []uint64{0, 2} {
+		err := st2.CheckStore(n, "colocd.db")
+		if !errors.Is(err, ErrSimState) || !strings.Contains(err.Error(), "lists 3 submissions") {
+			t.Errorf("a store that held %d jobs: %v, want ErrSimState naming the 3 submissions", n, err)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package queue_test
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/colocd/colocd/queue"
 	"github.com/colocd/colocd/queue/queuetest"
@@ -66,5 +67,26 @@ func TestParkAndResolve(t *testing.T) {
 	}
 	if _, err := s.Resolve(js[0].ID, queue.StateCancelled, "x"); !errors.Is(err, queue.ErrInvalid) {
 		t.Errorf("resolve to cancelled: %v, want ErrInvalid", err)
+	}
+}
+
+// TestSubmitted: the count of jobs ever stored survives compaction, so an
+// empty but used store is told apart from a new one.
+func TestSubmitted(t *testing.T) {
+	s, clock := openStore(t, queue.Options{})
+	if n, err := s.Submitted(); err != nil || n != 0 {
+		t.Fatalf("new store: Submitted = %d, %v", n, err)
+	}
+	j := submit(t, s, queuetest.Job("k"))
+	submit(t, s, queuetest.Job("k"))
+	if _, err := s.Cancel(j.ID); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Hour)
+	if n, err := s.Compact(clock.Now()); err != nil || n != 1 {
+		t.Fatalf("Compact = %d, %v", n, err)
+	}
+	if n, err := s.Submitted(); err != nil || n != 2 {
+		t.Errorf("after compaction: Submitted = %d, %v; want 2", n, err)
 	}
 }

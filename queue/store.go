@@ -703,6 +703,18 @@ func (s *Store) Counts() (map[State]int, error) {
 	return out, err
 }
 
+// Submitted is how many jobs were ever stored: the FIFO sequence's last
+// value, which compaction does not lower. 0 means the store never held a
+// job (a new file).
+func (s *Store) Submitted() (uint64, error) {
+	var n uint64
+	err := s.view(func(tx *bolt.Tx) error {
+		n = tx.Bucket(bucketJobs).Sequence()
+		return nil
+	})
+	return n, err
+}
+
 // History returns the run history of kind (zero KindHistory with Kind set
 // when it never succeeded).
 func (s *Store) History(kind string) (KindHistory, error) {
