@@ -45,7 +45,7 @@ type Engine struct {
 	mx       *api.Metrics // nil: no Prometheus metrics
 	rng      *rand.Rand
 	log      *slog.Logger
-	wall     func() time.Time // decision latency only
+	wall     func() time.Time // decision latency and readiness only
 
 	window     int
 	maxRunning int
@@ -100,8 +100,9 @@ type EngineOptions struct {
 	Prom          *api.Metrics
 	Rand          *rand.Rand // nil: seeded with 1
 	Logger        *slog.Logger
-	// Wall times decision latency for metrics; nil means time.Now. It never
-	// influences a decision.
+	// Wall times decision latency for metrics and the loop's iterations
+	// for Ready's stall bound; nil means time.Now. It never influences a
+	// decision.
 	Wall func() time.Time
 
 	Pipeline  PipelineConfig
