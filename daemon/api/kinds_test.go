@@ -1,12 +1,15 @@
 package api
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/colocd/colocd/bandit"
 )
 
 // TestMaxKinds: a job of a new kind beyond Deps.MaxKinds is 422 naming the
@@ -43,6 +46,22 @@ func TestMaxKinds(t *testing.T) {
 	h.submit(submitterTok, jobBody("c"), http.StatusCreated)
 	if got := h.learner.Kinds(); !slices.Equal(got, []string{"c"}) {
 		t.Errorf("after a reset and a job of c the learner knows %v, want [c]", got)
+	}
+	// A preference snapshot cannot bring in more kinds either.
+	big := bandit.New(bandit.Config{})
+	for _, k := range []string{"w", "x", "y", "z"} {
+		big.Add(k)
+	}
+	body, err := json.Marshal(big.Snapshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = h.do("PUT", "/v1/preferences", adminTok, string(body))
+	if e := r.errBody(t); r.Code != http.StatusUnprocessableEntity || e.Field != "kinds" || !strings.Contains(e.Error, "api.max_kinds (3)") {
+		t.Errorf("PUT a 4-kind snapshot: got %d %+v, want 422 naming api.max_kinds (3)", r.Code, e)
+	}
+	if got := h.learner.Kinds(); !slices.Equal(got, []string{"c"}) {
+		t.Errorf("after the refused import the learner knows %v, want [c]", got)
 	}
 }
 
