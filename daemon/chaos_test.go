@@ -177,11 +177,20 @@ func TestChaosSim(t *testing.T) {
 			// A full disk: submissions fail and nothing is lost; then a
 			// SIGKILL while it is full, and the space comes back.
 			filler := fillDisk(t, dataDir)
-			before := c.failCount()
+			before := c.failsByStatus()
 			time.Sleep(1500 * time.Millisecond)
-			fullRejected = c.failCount() - before
 			code, body := readyz(p.base)
-			t.Logf("disk full: %d submissions refused, /readyz %d %s", fullRejected, code, strings.TrimSpace(string(body)))
+			after := c.failsByStatus()
+			for status, n := range after {
+				fullRejected += n - before[status]
+			}
+			t.Logf("disk full: %d submissions refused (by status, cumulative %v), /readyz %d %s", fullRejected, after, code, strings.TrimSpace(string(body)))
+			if code != http.StatusServiceUnavailable {
+				t.Errorf("/readyz on a full disk: %d, want 503", code)
+			}
+			if n := after[http.StatusInternalServerError] - before[http.StatusInternalServerError]; n > 0 {
+				t.Errorf("%d submissions got 500 on a full disk, want 503 (retry later)", n)
+			}
 			p.kill()
 			if err := os.Remove(filler); err != nil {
 				t.Fatal(err)
@@ -271,6 +280,16 @@ func TestChaosSim(t *testing.T) {
 	if _, err := p.stop(15 * time.Second); err != nil {
 		t.Errorf("SIGTERM: exit %v, want 0", err)
 	}
+}
+
+func (c *chaosClient) failsByStatus() map[int]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[int]int, len(c.fails))
+	for k, v := range c.fails {
+		out[k] = v
+	}
+	return out
 }
 
 func (c *chaosClient) failCount() int {

@@ -447,6 +447,7 @@ var envNotKeys = map[string]string{
 	"COLOCD_QUEUE_SEED":         "queue tests: replays the property tests' seed",
 	"COLOCD_QUEUE_CRASH_SEED":   "queue tests: replays the crash test's seed",
 	"COLOCD_QUEUE_DAMAGE_SEED":  "queue tests: replays the damaged-file test's seed",
+	"COLOCD_QUEUE_DAMAGE_FILE":  "queue tests: replays one damaged file exactly",
 	"COLOCD_QUEUE_CRASH_CHILD":  "queue tests: makes the test binary the crash test's child (its store path)",
 	"COLOCD_QUEUE_CRASH_PREFIX": "queue tests: a setting passed to the crash test's child",
 }

@@ -268,8 +268,12 @@ func (s *server) dispatch(methods map[string]endpoint) http.Handler {
 		if err := ep.handle(w, r, p); err != nil {
 			var he *httpError
 			if !errors.As(err, &he) {
-				s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
-				he = errorf(http.StatusInternalServerError, "", "internal error: %v", err)
+				if he = knownFailure(err); he != nil {
+					s.log.Warn("request refused", "method", r.Method, "path", r.URL.Path, "status", he.Status, "err", err)
+				} else {
+					s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+					he = errorf(http.StatusInternalServerError, "", "internal error: %v", err)
+				}
 			}
 			writeError(w, he)
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 )
 
 // Sentinel errors of this package.
@@ -55,9 +56,10 @@ type errorBody struct {
 
 // httpError is an error with the status and field it is reported with.
 type httpError struct {
-	Status int
-	Field  string
-	Msg    string
+	Status     int
+	Field      string
+	Msg        string
+	RetryAfter int // seconds; 0: no Retry-After header
 }
 
 func (e *httpError) Error() string { return e.Msg }
@@ -85,6 +87,9 @@ func writeError(w http.ResponseWriter, e *httpError) {
 	switch e.Status {
 	case http.StatusUnauthorized:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="colocd"`)
+	}
+	if e.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(e.RetryAfter))
 	}
 	writeJSON(w, e.Status, errorBody{Error: e.Msg, Field: e.Field})
 }
