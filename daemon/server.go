@@ -39,6 +39,11 @@ type ServeOptions struct {
 	Listener net.Listener
 	// Version is reported in the start log line.
 	Version string
+	// AcceptStoreRollback opens a store whose newest bbolt meta page is
+	// damaged by falling back to the older one, losing the last committed
+	// transaction (queue.Options.AcceptMetaFallback). For one start, after
+	// an operator has read the refusal: `colocd serve --accept-store-rollback`.
+	AcceptStoreRollback bool
 }
 
 // Serve runs the daemon until ctx is cancelled (SIGTERM/SIGINT in `colocd
@@ -100,11 +105,25 @@ func Serve(ctx context.Context, cfg Config, opts ServeOptions) (err error) {
 	// Store, learner, journal, metrics.
 	store, err := queue.Open(filepath.Join(cfg.DataDir, "colocd.db"), queue.Options{
 		Timeout: 5 * time.Second, Now: b.clock.Now, Logger: log.With("component", "store"),
+		AcceptMetaFallback: opts.AcceptStoreRollback,
 	})
 	if err != nil {
+		var me *queue.MetaError
+		if errors.As(err, &me) && !opts.AcceptStoreRollback {
+			return fmt.Errorf("open store: %w (to open it anyway at the older transaction, losing the newer one, start once with --accept-store-rollback)", err)
+		}
 		return fmt.Errorf("open store: %w", err)
 	}
 	closers = append(closers, store.Close)
+	if b.sim != nil {
+		submitted, err := store.Submitted()
+		if err != nil {
+			return fmt.Errorf("open store: %w", err)
+		}
+		if err := b.sim.CheckStore(submitted, store.Path()); err != nil {
+			return err
+		}
+	}
 	bcfg, err := cfg.Learning.BanditConfig()
 	if err != nil {
 		return err
@@ -287,6 +306,7 @@ type backend struct {
 	seed       uint64
 	checkpoint func() error
 	close      func() error
+	sim        *SimState // the simulator's durable state; nil on YARN
 }
 
 func openSimBackend(cfg Config, log *slog.Logger, wallNow func() time.Time, kick func()) (backend, error) {
@@ -333,7 +353,7 @@ func openSimBackend(cfg Config, log *slog.Logger, wallNow func() time.Time, kick
 	}
 	return backend{
 		cluster: c, metrics: c, clock: rt, kinds: kinds, limits: c.Limits(), seed: state.Seed,
-		checkpoint: c.Checkpoint,
+		checkpoint: c.Checkpoint, sim: state,
 		close: func() error {
 			rt.Stop()
 			cancel()

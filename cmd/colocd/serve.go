@@ -10,7 +10,8 @@ import (
 )
 
 func newServeCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
+	var rollback bool
+	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the daemon (HTTP API, admission and learning loops)",
 		Long: `Run colocd until SIGTERM or SIGINT, then shut down gracefully: stop accepting
@@ -29,7 +30,10 @@ requests, finish the admission pass in flight, close the store, exit 0.
 			defer stop()
 			// After the first signal, a second one kills at once.
 			go func() { <-ctx.Done(); stop() }()
-			return daemon.Serve(ctx, cfg, daemon.ServeOptions{Logger: log, Version: versionString()})
+			return daemon.Serve(ctx, cfg, daemon.ServeOptions{Logger: log, Version: versionString(), AcceptStoreRollback: rollback})
 		},
 	}
+	cmd.Flags().BoolVar(&rollback, "accept-store-rollback", false,
+		"open a store whose newest meta page is damaged at the older transaction, losing the newer one (once, after reading the refusal)")
+	return cmd
 }

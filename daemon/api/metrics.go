@@ -14,10 +14,7 @@ import (
 
 // states lists every job state, so colocd_jobs always exposes all of them
 // (a state with no jobs reads 0 rather than vanishing).
-var states = []queue.State{
-	queue.StatePending, queue.StateAdmitted, queue.StateRunning,
-	queue.StateSucceeded, queue.StateFailed, queue.StateKilled, queue.StateCancelled,
-}
+var states = queue.States
 
 // Metrics holds colocd's Prometheus series, registered on one registry
 // passed in (never the global one). The daemon calls its methods from the
@@ -82,7 +79,9 @@ func NewMetrics(reg *prometheus.Registry, store *queue.Store) *Metrics {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if store != nil {
 		reg.MustRegister(&jobsCollector{store: store, desc: prometheus.NewDesc(
-			"colocd_jobs", "Jobs in the store by state.", []string{"state"}, nil)})
+			"colocd_jobs", "Jobs in the store by state.", []string{"state"}, nil),
+			quarantined: prometheus.NewDesc("colocd_store_quarantined_records",
+				"Damaged store records moved to quarantine (colocd store check lists them).", nil, nil)})
 	}
 	return m
 }
@@ -168,13 +167,19 @@ func (m *Metrics) apiRequest(route string, code int, d time.Duration) {
 
 // jobsCollector reads the store's counts at scrape time.
 type jobsCollector struct {
-	store *queue.Store
-	desc  *prometheus.Desc
+	store       *queue.Store
+	desc        *prometheus.Desc
+	quarantined *prometheus.Desc
 }
 
-func (c *jobsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+func (c *jobsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc; ch <- c.quarantined }
 
 func (c *jobsCollector) Collect(ch chan<- prometheus.Metric) {
+	if q, err := c.store.Quarantined(); err != nil {
+		ch <- prometheus.NewInvalidMetric(c.quarantined, err)
+	} else {
+		ch <- prometheus.MustNewConstMetric(c.quarantined, prometheus.GaugeValue, float64(len(q)))
+	}
 	counts, err := c.store.Counts()
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(c.desc, err)

@@ -37,6 +37,8 @@ func TestMetricsEndpoint(t *testing.T) {
 		`colocd_jobs{state="pending"} 2`,
 		`colocd_jobs{state="running"} 1`,
 		`colocd_jobs{state="cancelled"} 0`,
+		`colocd_jobs{state="parked"} 0`,
+		`colocd_store_quarantined_records 0`,
 		`colocd_admissions_total 2`,
 		`colocd_admission_failures_total 1`,
 		`colocd_decision_seconds_count 1`,
