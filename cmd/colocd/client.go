@@ -36,7 +36,7 @@ const (
 // people and, with --json, the server's JSON for scripts. A non-2xx reply becomes an error carrying the
 // server's message (printed on stderr by main, exit status 1).
 func clientCommands() []*cobra.Command {
-	return []*cobra.Command{newSubmitCmd(), newQueueCmd(), newJobCmd(), newCancelCmd(), newPrefsCmd(), newProfilesCmd()}
+	return []*cobra.Command{newSubmitCmd(), newQueueCmd(), newJobCmd(), newCancelCmd(), newResolveCmd(), newPrefsCmd(), newProfilesCmd()}
 }
 
 // apiClient is one command's connection settings.
@@ -343,7 +343,7 @@ of states, or "all".`,
 		Args: noArgs,
 	}
 	c := addClientFlags(cmd)
-	cmd.Flags().StringVar(&state, "state", "", "states to list (pending,admitted,running,succeeded,failed,killed,cancelled or all)")
+	cmd.Flags().StringVar(&state, "state", "", "states to list (pending,admitted,running,parked,succeeded,failed,killed,cancelled or all)")
 	cmd.Flags().IntVar(&limit, "limit", 100, "at most this many jobs")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -538,6 +538,59 @@ command again to kill it.`,
 		_, err := fmt.Fprintf(out, "job %s is %s\n", j.ID, j.State)
 		return err
 	})
+	return cmd
+}
+
+func newResolveCmd() *cobra.Command {
+	var (
+		asJSON          bool
+		outcome, reason string
+	)
+	cmd := &cobra.Command{
+		Use:   "resolve ID --outcome requeue|succeeded|failed|killed --reason TEXT [--json]",
+		Short: "Resolve a parked job (admin): run it again, or record how it ended",
+		Long: `A job is parked when the cluster no longer knows its application and colocd
+cannot prove it never ran (the ResourceManager restarted without recovery, or
+dropped the ended application): colocd will not submit it again on its own.
+Find out what happened (the RM's and the application history's logs, the job's
+output), then:
+
+  colocd resolve ID --outcome requeue --reason "never started: no output"
+  colocd resolve ID --outcome succeeded --reason "output complete in /data/out"
+
+requeue puts the job back at its place in the queue, to run under a new
+application id; succeeded, failed or killed record how it ended. The reason
+goes to the job's diagnostics with your user name. colocd queue --state parked
+lists the parked jobs.`,
+		Args: exactArgs(1),
+	}
+	c := addClientFlags(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON")
+	cmd.Flags().StringVar(&outcome, "outcome", "", "requeue | succeeded | failed | killed (required)")
+	cmd.Flags().StringVar(&reason, "reason", "", "what you found (required)")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if err := c.resolve(cmd); err != nil {
+			return err
+		}
+		body, err := json.Marshal(map[string]string{"outcome": outcome, "reason": reason})
+		if err != nil {
+			return err
+		}
+		_, b, err := c.do(cmd.Context(), http.MethodPost, "/v1/jobs/"+url.PathEscape(args[0])+"/resolve", body, nil)
+		if err != nil {
+			return err
+		}
+		out := cmd.OutOrStdout()
+		if asJSON {
+			return writeRaw(out, b)
+		}
+		var j clientJob
+		if err := json.Unmarshal(b, &j); err != nil {
+			return fmt.Errorf("decoding reply: %w", err)
+		}
+		_, err = fmt.Fprintf(out, "job %s is %s\n", j.ID, j.State)
+		return err
+	}
 	return cmd
 }
 

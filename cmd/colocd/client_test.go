@@ -128,7 +128,7 @@ func TestClientCommandNames(t *testing.T) {
 			}
 		}
 	}
-	if diff := cmp.Diff([]string{"submit", "queue", "job", "cancel", "prefs", "profiles"}, names); diff != "" {
+	if diff := cmp.Diff([]string{"submit", "queue", "job", "cancel", "resolve", "prefs", "profiles"}, names); diff != "" {
 		t.Errorf("commands (-want +got):\n%s", diff)
 	}
 }
@@ -430,5 +430,39 @@ func TestClientExitStatus(t *testing.T) {
 				t.Errorf("stderr %q lacks %q", errOut.String(), tc.stderr)
 			}
 		})
+	}
+}
+
+// TestClientResolve: an admin resolves a parked job from the command line;
+// the flags are required, and a job that is not parked is an error.
+func TestClientResolve(t *testing.T) {
+	s := startAPI(t)
+	out, err := s.runCLI(t, cliSubmitter, "", "submit", "--kind", "kmeans", "--containers", "1", "--memory-mb", "512", "--vcores", "1", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var j queue.Job
+	_ = json.Unmarshal([]byte(out), &j)
+	if _, err := s.store.Admit(j.ID, "application_1_0001", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.store.Park(j.ID, "the RM restarted without recovery"); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := s.runCLI(t, cliReader, "", "queue", "--state", "parked"); err != nil || !strings.Contains(out, j.ID) {
+		t.Errorf("queue --state parked: %q, %v", out, err)
+	}
+	if _, err := s.runCLI(t, cliAdmin, "", "resolve", j.ID, "--outcome", "requeue"); err == nil || !strings.Contains(err.Error(), "reason") {
+		t.Errorf("resolve without a reason: %v, want an error naming reason", err)
+	}
+	if _, err := s.runCLI(t, cliSubmitter, "", "resolve", j.ID, "--outcome", "requeue", "--reason", "x"); err == nil {
+		t.Error("resolve as a submitter: no error")
+	}
+	out, err = s.runCLI(t, cliAdmin, "", "resolve", j.ID, "--outcome", "requeue", "--reason", "no output: it never started")
+	if err != nil || !strings.Contains(out, "pending") {
+		t.Errorf("resolve: %q, %v", out, err)
+	}
+	if _, err := s.runCLI(t, cliAdmin, "", "resolve", j.ID, "--outcome", "failed", "--reason", "again"); err == nil || !strings.Contains(err.Error(), "not parked") {
+		t.Errorf("resolve a pending job: %v, want an error saying it is not parked", err)
 	}
 }

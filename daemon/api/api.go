@@ -189,6 +189,7 @@ func New(d Deps) (http.Handler, error) {
 		http.MethodGet:    {RoleReader, s.getJob},
 		http.MethodDelete: {RoleSubmitter, s.deleteJob},
 	})
+	route("/v1/jobs/{id}/resolve", map[string]endpoint{http.MethodPost: {RoleAdmin, s.resolveJob}})
 	route("/v1/preferences", map[string]endpoint{
 		http.MethodGet:    {RoleReader, s.getPreferences},
 		http.MethodPut:    {RoleAdmin, s.putPreferences},

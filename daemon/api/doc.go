@@ -20,7 +20,10 @@
 //	GET    /v1/jobs/{id}                reader     job (+ "position", "estimated_wait" when pending;
 //	                                               "decision" = the record that admitted it)
 //	DELETE /v1/jobs/{id}                owner|admin pending → cancelled; admitted/running → killed
-//	                                               (Controller.Kill); 409 if it changed state meanwhile
+//	                                               (Controller.Kill); 409 if it changed state meanwhile,
+//	                                               or when parked (resolve it instead)
+//	POST   /v1/jobs/{id}/resolve        admin      {"outcome":"requeue|succeeded|failed|killed","reason"}:
+//	                                               ends a parked job; 409 when it is not parked
 //	GET    /v1/preferences              reader     {"kinds","h","pi","baseline","row_baseline",
 //	                                               "observations","row_observations",
 //	                                               "pair_observations","rejected","config"}
@@ -36,7 +39,9 @@
 //	       ?format=csv                             header "kind,known,ticks,weight,dominant,cpu,iowait,
 //	                                               disk_read_bps,disk_write_bps,net_in_bps,net_out_bps"
 //	GET    /v1/decisions?limit=         reader     {"decisions":[DecisionRecord]} newest first
-//	GET    /v1/goodness?from=&to=       reader     {"from","to","records","pairs","nodes"}
+//	GET    /v1/goodness?from=&to=&limit= reader    {"from","to","total","records","pairs","nodes"}:
+//	                                               the newest limit records (default 1000, at most
+//	                                               10000); pairs and nodes summarise all total
 //	GET    /healthz, /readyz            none       liveness; readiness (503 with the reason;
 //	                                               its details only with a valid token)
 //	GET    /metrics                     reader     Prometheus (no token with Deps.PublicMetrics)
@@ -61,6 +66,11 @@
 // fewer than Deps.MaxKinds kinds (the preferences are K×K); the kind is
 // added to the learner once the job is stored, so a job rejected for any
 // reason adds none. Listings read only the jobs they return.
+//
+// A store that cannot write (ENOSPC, EDQUOT, EROFS, EFBIG, EIO anywhere in
+// the error) makes a request 503 with Retry-After: 30 — nothing was
+// changed, and a retry with the same Idempotency-Key is safe. A job whose
+// stored record was damaged and quarantined is 410.
 //
 // Readiness is Controller.Ready. Without a valid token, /readyz names only
 // the reason its error wraps (ErrStarting, ErrStoreUnavailable,

@@ -403,6 +403,8 @@ func (s *server) deleteJob(w http.ResponseWriter, r *http.Request, p principal) 
 		return errorf(http.StatusConflict, "", "job %s was %s before it could be cancelled; it was not cancelled: DELETE it again to kill it", id, now.State)
 	case j.State.Terminal():
 		return errorf(http.StatusConflict, "", "job %s is already %s; nothing to cancel", id, j.State)
+	case j.State == queue.StateParked:
+		return errorf(http.StatusConflict, "", "job %s is parked (%s): an admin resolves it with POST /v1/jobs/%s/resolve (colocd resolve)", id, j.Diagnostics, id)
 	}
 	killed, err := s.ctl.Kill(r.Context(), id)
 	switch {
@@ -420,4 +422,52 @@ func (s *server) deleteJob(w http.ResponseWriter, r *http.Request, p principal) 
 		return jobError(err, id)
 	}
 	return errorf(http.StatusBadGateway, "", "killing job %s on the cluster: %v", id, err)
+}
+
+// resolveRequest is the body of POST /v1/jobs/{id}/resolve.
+type resolveRequest struct {
+	// Outcome: "requeue" (it never ran: back to its place in the queue),
+	// or how it ended: "succeeded", "failed", "killed".
+	Outcome string `json:"outcome"`
+	Reason  string `json:"reason"`
+}
+
+// resolveJob: POST /v1/jobs/{id}/resolve (admin). Ends a parked job as
+// the operator found it: requeue, or record its final state.
+func (s *server) resolveJob(w http.ResponseWriter, r *http.Request, p principal) error {
+	id := r.PathValue("id")
+	var req resolveRequest
+	if err := decodeJSON(w, r, s.maxBody, &req); err != nil {
+		return err
+	}
+	to := map[string]queue.State{"requeue": queue.StatePending, "succeeded": queue.StateSucceeded,
+		"failed": queue.StateFailed, "killed": queue.StateKilled}[req.Outcome]
+	if to == "" {
+		return errorf(http.StatusBadRequest, "outcome", "outcome must be requeue, succeeded, failed or killed, got %q", req.Outcome)
+	}
+	if strings.TrimSpace(req.Reason) == "" {
+		return errorf(http.StatusBadRequest, "reason", "reason is required: say what you found (it goes to the job's diagnostics)")
+	}
+	if len(req.Reason) > 1024 {
+		return errorf(http.StatusBadRequest, "reason", "reason is %d bytes, at most 1024", len(req.Reason))
+	}
+	j, err := s.store.Resolve(id, to, fmt.Sprintf("resolved by %s: %s", p.User, req.Reason))
+	s.storeWrite("resolve", err)
+	switch {
+	case err == nil:
+	case errors.Is(err, queue.ErrIllegalTransition):
+		now, gerr := s.store.Get(id)
+		if gerr != nil {
+			return jobError(gerr, id)
+		}
+		return errorf(http.StatusConflict, "", "job %s is %s, not parked: nothing to resolve", id, now.State)
+	default:
+		return jobError(err, id)
+	}
+	s.log.Warn("parked job resolved", "job", id, "outcome", req.Outcome, "by", p.User, "reason", req.Reason)
+	if to == queue.StatePending {
+		s.ctl.Kick()
+	}
+	writeJSON(w, http.StatusOK, jobView{Job: redact(j, p)})
+	return nil
 }

@@ -186,17 +186,24 @@ func (j *Journal) AddGoodness(r GoodnessRecord) error {
 // Goodness returns the kept observations with from <= At < to, oldest
 // first. A zero from or to leaves that end open.
 func (j *Journal) Goodness(from, to time.Time) []GoodnessRecord {
+	var out []GoodnessRecord
+	j.EachGoodness(from, to, func(r GoodnessRecord) { out = append(out, r) })
+	return out
+}
+
+// EachGoodness calls fn on every goodness record with from <= At < to
+// (a zero bound is open), oldest first, in place: nothing is copied but
+// the record passed. fn must not call the Journal.
+func (j *Journal) EachGoodness(from, to time.Time, fn func(GoodnessRecord)) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	var out []GoodnessRecord
 	for i := range j.good.len() {
 		r := j.good.at(i)
 		if (!from.IsZero() && r.At.Before(from)) || (!to.IsZero() && !r.At.Before(to)) {
 			continue
 		}
-		out = append(out, r)
+		fn(r)
 	}
-	return out
 }
 
 // Close flushes both files to disk and closes them. Later calls are no-ops.

@@ -28,11 +28,14 @@ func (s *server) listDecisions(w http.ResponseWriter, r *http.Request, _ princip
 
 // goodnessList is the body of GET /v1/goodness.
 type goodnessList struct {
-	From    time.Time        `json:"from"`
-	To      time.Time        `json:"to"`
-	Records []GoodnessRecord `json:"records"` // oldest first
-	Pairs   []pairSummary    `json:"pairs"`   // by (chosen, given)
-	Nodes   []nodeSummary    `json:"nodes"`   // by node
+	From time.Time `json:"from"`
+	To   time.Time `json:"to"`
+	// Total counts the records in the window; Records holds the newest
+	// limit of them, oldest first. Pairs and Nodes summarise all Total.
+	Total   int              `json:"total"`
+	Records []GoodnessRecord `json:"records"`
+	Pairs   []pairSummary    `json:"pairs"` // by (chosen, given)
+	Nodes   []nodeSummary    `json:"nodes"` // by node
 }
 
 // pairSummary aggregates the goodness of kind Chosen started beside Given.
@@ -55,9 +58,19 @@ type nodeSummary struct {
 // defaultGoodnessWindow is the window of GET /v1/goodness without from.
 const defaultGoodnessWindow = 24 * time.Hour
 
-// listGoodness: GET /v1/goodness?from=RFC3339&to=RFC3339 (default: the last
-// 24 hours up to now). Records with from <= at < to.
+// defaultGoodnessLimit is how many records GET /v1/goodness returns
+// without limit.
+const defaultGoodnessLimit = 1000
+
+// listGoodness: GET /v1/goodness?from=RFC3339&to=RFC3339&limit=N (default:
+// the last 24 hours up to now, the newest 1000 records; limit at most
+// 10000). The pair and node summaries cover every record with
+// from <= at < to.
 func (s *server) listGoodness(w http.ResponseWriter, r *http.Request, _ principal) error {
+	limit, err := queryInt(r, "limit", defaultGoodnessLimit, maxListLimit)
+	if err != nil {
+		return err
+	}
 	q := r.URL.Query()
 	to := s.now()
 	if v := q.Get("to"); v != "" {
@@ -79,13 +92,20 @@ func (s *server) listGoodness(w http.ResponseWriter, r *http.Request, _ principa
 		return errorf(http.StatusBadRequest, "from", "from (%s) must be before to (%s)", from.Format(time.RFC3339), to.Format(time.RFC3339))
 	}
 	out := goodnessList{From: from, To: to, Records: []GoodnessRecord{}, Pairs: []pairSummary{}, Nodes: []nodeSummary{}}
-	if s.journal != nil {
-		out.Records = append(out.Records, s.journal.Goodness(from, to)...)
-	}
 	type pairKey struct{ chosen, given string }
 	pairs := map[pairKey]*pairSummary{}
 	nodes := map[string]*nodeSummary{}
-	for _, rec := range out.Records {
+	// The newest limit records, in a ring; the summaries see them all.
+	tail := make([]GoodnessRecord, 0, min(limit, 1024))
+	next := 0
+	summarise := func(rec GoodnessRecord) {
+		out.Total++
+		if len(tail) < limit {
+			tail = append(tail, rec)
+		} else if limit > 0 {
+			tail[next] = rec
+			next = (next + 1) % limit
+		}
 		k := pairKey{rec.Chosen, rec.Given}
 		p := pairs[k]
 		if p == nil {
@@ -103,6 +123,11 @@ func (s *server) listGoodness(w http.ResponseWriter, r *http.Request, _ principa
 		n.Count++
 		n.MeanG += (rec.G - n.MeanG) / float64(n.Count)
 	}
+	if s.journal != nil {
+		s.journal.EachGoodness(from, to, summarise)
+	}
+	out.Records = append(out.Records, tail[next:]...)
+	out.Records = append(out.Records, tail[:next]...)
 	for _, p := range pairs {
 		out.Pairs = append(out.Pairs, *p)
 	}

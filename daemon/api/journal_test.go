@@ -340,7 +340,17 @@ func TestDecisionsAndGoodnessEndpoints(t *testing.T) {
 	// Default window: the last 24 h before now (the fake clock is t0).
 	h.clock.Advance(time.Hour)
 	h.do("GET", "/v1/goodness", readerTok, "").decode(t, &gl)
-	if len(gl.Records) != 5 {
-		t.Errorf("default window: %d records, want 5", len(gl.Records))
+	if len(gl.Records) != 5 || gl.Total != 5 {
+		t.Errorf("default window: %d records of %d, want 5", len(gl.Records), gl.Total)
+	}
+	// limit keeps the newest records; the summaries still cover them all.
+	h.do("GET", "/v1/goodness?limit=2", readerTok, "").decode(t, &gl)
+	if diff := cmp.Diff([]GoodnessRecord{good(3), good(4)}, gl.Records); diff != "" || gl.Total != 5 || gl.Pairs[0].Count != 5 {
+		t.Errorf("limit=2: total %d, pairs %+v, records (-want +got):\n%s", gl.Total, gl.Pairs, diff)
+	}
+	for _, q := range []string{"limit=0", "limit=10001", "limit=many"} {
+		if r := h.do("GET", "/v1/goodness?"+q, readerTok, ""); r.Code != 400 || r.errBody(t).Field != "limit" {
+			t.Errorf("%s: %d %s, want 400 naming limit", q, r.Code, r.Body)
+		}
 	}
 }
