@@ -80,7 +80,7 @@
   }
 
   async function loadJobs() {
-    const data = await api('/v1/jobs?state=pending,admitted,running&limit=500');
+    const data = await api('/v1/jobs?state=pending,admitted,running,parked&limit=500');
     serverNow = data.now ? Date.parse(data.now) : null;
     const pending = data.jobs.filter((j) => j.state === 'pending');
     const active = data.jobs.filter((j) => j.state !== 'pending');
@@ -94,7 +94,7 @@
     ]);
     const counts = $('counts');
     counts.replaceChildren();
-    const order = ['pending', 'admitted', 'running', 'succeeded', 'failed', 'killed', 'cancelled'];
+    const order = ['pending', 'admitted', 'running', 'parked', 'succeeded', 'failed', 'killed', 'cancelled'];
     const entries = Object.entries(data.counts || {}).sort((a, b) => order.indexOf(a[0]) - order.indexOf(b[0]));
     for (const [state, n] of entries) {
       const li = el('li', state);
