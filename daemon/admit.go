@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/colocd/colocd/daemon/api"
+	"github.com/colocd/colocd/journal"
 	"github.com/colocd/colocd/queue"
 )
 
@@ -90,7 +90,7 @@ func (e *Engine) admitOne(ctx context.Context, rep *AdmitReport) (done bool, err
 	t0 := e.wall()
 	learned := e.pipeline.Decide(snap, e.rng)
 	took := e.wall().Sub(t0)
-	rec := api.DecisionRecord{Decision: learned}
+	rec := journal.DecisionRecord{Decision: learned}
 	admit := learned
 	if e.mode == ModeShadow {
 		admit = e.fifo.Decide(snap, e.rng)

@@ -21,12 +21,13 @@ import (
 	"github.com/go-viper/mapstructure/v2"
 	"gopkg.in/yaml.v3"
 
-	"github.com/colocd/colocd/bandit"
-	"github.com/colocd/colocd/collector"
-	"github.com/colocd/colocd/profile"
 	"github.com/robfig/cron/v3"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
+
+	"github.com/colocd/colocd/bandit"
+	"github.com/colocd/colocd/collector"
+	"github.com/colocd/colocd/profile"
 )
 
 // Config is colocd's whole configuration. Every field has a key (its

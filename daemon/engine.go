@@ -12,6 +12,7 @@ import (
 	"github.com/colocd/colocd/bandit"
 	"github.com/colocd/colocd/daemon/api"
 	"github.com/colocd/colocd/goodness"
+	"github.com/colocd/colocd/journal"
 	"github.com/colocd/colocd/profile"
 	"github.com/colocd/colocd/queue"
 )
@@ -41,8 +42,8 @@ type Engine struct {
 	cluster  Cluster
 	metrics  Metrics
 	clock    Clock
-	journal  *api.Journal // nil: no journal
-	mx       *api.Metrics // nil: no Prometheus metrics
+	journal  Journal   // nil: no journal
+	mx       Telemetry // nil: no Prometheus metrics
 	rng      *rand.Rand
 	log      *slog.Logger
 	wall     func() time.Time // decision latency and readiness only
@@ -96,8 +97,8 @@ type EngineOptions struct {
 	Cluster       Cluster
 	Metrics       Metrics
 	Clock         Clock
-	Journal       *api.Journal
-	Prom          *api.Metrics
+	Journal       Journal
+	Prom          Telemetry
 	Rand          *rand.Rand // nil: seeded with 1
 	Logger        *slog.Logger
 	// Wall times decision latency for metrics and the loop's iterations
@@ -383,4 +384,23 @@ func (e *Engine) backendError(op string) {
 	if e.mx != nil {
 		e.mx.BackendErrors(op)
 	}
+}
+
+// Journal is where the engine explains itself: each decision and each
+// goodness observation (journal.Journal).
+type Journal interface {
+	AddDecision(journal.DecisionRecord) error
+	AddGoodness(journal.GoodnessRecord) error
+}
+
+// Telemetry is what the engine counts (telemetry.Metrics).
+type Telemetry interface {
+	ObserveDecision(time.Duration)
+	Admitted()
+	AdmissionFailed()
+	LearningUpdates(n int)
+	StaleHosts(n int)
+	DominantShare(group string, v float64)
+	ForgetDominantShare(group string)
+	BackendErrors(op string)
 }

@@ -16,8 +16,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/colocd/colocd/bandit"
-	"github.com/colocd/colocd/daemon/api"
 	"github.com/colocd/colocd/goodness"
+	"github.com/colocd/colocd/journal"
 	"github.com/colocd/colocd/queue"
 	"github.com/colocd/colocd/sim"
 )
@@ -51,7 +51,7 @@ type harness struct {
 	s       *sim.Sim
 	store   *queue.Store
 	learner *bandit.Learner
-	journal *api.Journal
+	journal *journal.Journal
 	cluster *SimCluster
 	e       *Engine
 	ctx     context.Context
@@ -89,7 +89,7 @@ func newHarness(tb testing.TB, o harnessOpts) *harness {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { store.Close() })
-	j, err := api.OpenJournal(filepath.Join(dir, "journal"), 1000, 1000)
+	j, err := journal.Open(filepath.Join(dir, "journal"), 1000, 1000)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -283,7 +283,7 @@ func TestShadowModeAdmitsFIFOAndJournalsLearnedChoice(t *testing.T) {
 				t.Fatalf("nothing admitted: %+v", rep)
 			}
 			recs := h.journal.Decisions(10)
-			var rec api.DecisionRecord // the decision between disk and net
+			var rec journal.DecisionRecord // the decision between disk and net
 			for _, r := range recs {
 				if len(r.Candidates) == 2 {
 					rec = r
@@ -307,7 +307,7 @@ func TestShadowModeAdmitsFIFOAndJournalsLearnedChoice(t *testing.T) {
 				t.Errorf("admitted %s first, want %s", rep.Admitted[0], want)
 			}
 			j, _ := h.store.Get(want)
-			var stored api.DecisionRecord
+			var stored journal.DecisionRecord
 			if err := json.Unmarshal(j.Decision, &stored); err != nil || stored.AppID != j.AppID || stored.Chosen != learned {
 				t.Errorf("stored decision %+v (err %v), want app %s and chosen %s", stored, err, j.AppID, learned)
 			}

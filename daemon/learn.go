@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/colocd/colocd/bandit"
-	"github.com/colocd/colocd/daemon/api"
 	"github.com/colocd/colocd/goodness"
+	"github.com/colocd/colocd/journal"
 	"github.com/colocd/colocd/profile"
 	"github.com/colocd/colocd/queue"
 )
@@ -123,7 +123,7 @@ func (e *Engine) Learn(ctx context.Context, from, to time.Time) (LearnReport, er
 		for i := 0; i < len(c.kinds); i++ {
 			for k := i + 1; k < len(c.kinds); k++ {
 				pk := pairKey{later: c.kinds[k], earlier: c.kinds[i]}
-				e.journalGoodness(api.GoodnessRecord{At: now, From: from, To: to, Node: c.node, Chosen: pk.later, Given: pk.earlier, G: g, Usage: u})
+				e.journalGoodness(journal.GoodnessRecord{At: now, From: from, To: to, Node: c.node, Chosen: pk.later, Given: pk.earlier, G: g, Usage: u})
 				if e.aggregate == AggregateNode {
 					e.credit(pk, g, &rep)
 					continue
@@ -174,7 +174,7 @@ func (e *Engine) credit(pk pairKey, g float64, rep *LearnReport) {
 	}
 }
 
-func (e *Engine) journalGoodness(r api.GoodnessRecord) {
+func (e *Engine) journalGoodness(r journal.GoodnessRecord) {
 	if e.journal == nil {
 		return
 	}

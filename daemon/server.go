@@ -26,9 +26,11 @@ import (
 	"github.com/colocd/colocd/collector"
 	"github.com/colocd/colocd/daemon/api"
 	"github.com/colocd/colocd/goodness"
+	"github.com/colocd/colocd/journal"
 	"github.com/colocd/colocd/profile"
 	"github.com/colocd/colocd/queue"
 	"github.com/colocd/colocd/sim"
+	"github.com/colocd/colocd/telemetry"
 	"github.com/colocd/colocd/yarnclient"
 )
 
@@ -145,13 +147,13 @@ func Serve(ctx context.Context, cfg Config, opts ServeOptions) (err error) {
 	if err != nil {
 		return err
 	}
-	journal, err := api.OpenJournal(filepath.Join(cfg.DataDir, "journal"), cfg.Journal.MaxDecisions, cfg.Journal.MaxGoodness)
+	journal, err := journal.Open(filepath.Join(cfg.DataDir, "journal"), cfg.Journal.MaxDecisions, cfg.Journal.MaxGoodness)
 	if err != nil {
 		return fmt.Errorf("open journal: %w", err)
 	}
 	closers = append(closers, journal.Close)
 	reg := prometheus.NewRegistry()
-	prom := api.NewMetrics(reg, store)
+	prom := telemetry.New(reg, store)
 
 	limits := cfg.Goodness.limits(b.limits)
 	engine, err := NewEngine(EngineOptions{

@@ -6,7 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/colocd/colocd/daemon/api"
+	"github.com/colocd/colocd/telemetry"
 )
 
 // TestDominantShareForgottenWhenIdle: once a user's jobs have ended and
@@ -15,7 +15,7 @@ import (
 func TestDominantShareForgottenWhenIdle(t *testing.T) {
 	h := newHarness(t, harnessOpts{nodes: 2})
 	reg := prometheus.NewRegistry()
-	h.e.mx = api.NewMetrics(reg, nil)
+	h.e.mx = telemetry.New(reg, nil)
 	shares := func() map[string]float64 {
 		t.Helper()
 		mfs, err := reg.Gather()

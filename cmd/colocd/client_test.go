@@ -23,6 +23,7 @@ import (
 	"github.com/colocd/colocd/goodness"
 	"github.com/colocd/colocd/profile"
 	"github.com/colocd/colocd/queue"
+	"github.com/colocd/colocd/telemetry"
 )
 
 const (
@@ -66,7 +67,7 @@ func startAPI(t *testing.T) *cliServer {
 	h, err := api.New(api.Deps{
 		Store: store, Learner: learner, Controller: cliController{store},
 		Profiles: profiles, Limits: cliLimits,
-		Metrics: api.NewMetrics(prometheus.NewRegistry(), store),
+		Metrics: telemetry.New(prometheus.NewRegistry(), store),
 		Tokens: []api.Token{
 			{Secret: cliReader, User: "rita", Role: api.RoleReader},
 			{Secret: cliSubmitter, User: "sam", Role: api.RoleSubmitter},

@@ -15,6 +15,7 @@ import (
 
 	"github.com/colocd/colocd/bandit"
 	"github.com/colocd/colocd/goodness"
+	"github.com/colocd/colocd/journal"
 	"github.com/colocd/colocd/profile"
 	"github.com/colocd/colocd/queue"
 )
@@ -40,6 +41,23 @@ type Controller interface {
 	Ready(ctx context.Context) error
 }
 
+// Telemetry is what the API records of its requests and serves at
+// /metrics (telemetry.Metrics).
+type Telemetry interface {
+	APIRequest(route string, code int, d time.Duration)
+	Handler() http.Handler
+}
+
+// JournalReader is what the API reads of the decision and goodness
+// journal (journal.Journal).
+type JournalReader interface {
+	// Decisions returns up to limit decisions, newest first.
+	Decisions(limit int) []journal.DecisionRecord
+	// EachGoodness calls fn on the goodness records with from <= At < to,
+	// oldest first.
+	EachGoodness(from, to time.Time, fn func(journal.GoodnessRecord))
+}
+
 // WriteRecorder is told the outcome of every store write the API makes (a
 // submit, a cancel, a preference save), so that readiness sees a failing
 // disk (daemon.Engine implements it). err is what the store returned: nil
@@ -53,7 +71,7 @@ type WriteRecorder interface {
 type Deps struct {
 	Store      *queue.Store    // required
 	Learner    *bandit.Learner // required
-	Journal    *Journal        // nil: no decisions or goodness are listed
+	Journal    JournalReader   // nil: no decisions or goodness are listed
 	Controller Controller      // required
 	// Profiles is the learned per-kind resource profiles behind
 	// GET /v1/profiles; nil (or a nil *profile.Model): that endpoint is 404.
@@ -63,8 +81,9 @@ type Deps struct {
 	Limits goodness.Limits
 	// Tokens are the accepted bearer tokens (at least one).
 	Tokens []Token
-	// Metrics backs /metrics and records API requests; nil: no /metrics.
-	Metrics *Metrics
+	// Metrics backs /metrics and records API requests
+	// (telemetry.Metrics); nil: no /metrics.
+	Metrics Telemetry
 	// Now is the clock (deadline checks, default goodness window);
 	// nil means time.Now.
 	Now func() time.Time
@@ -99,9 +118,9 @@ const (
 type server struct {
 	store   *queue.Store
 	learner *bandit.Learner
-	journal *Journal
+	journal JournalReader
 	ctl     Controller
-	metrics *Metrics
+	metrics Telemetry
 	auth    *authenticator
 	now     func() time.Time
 	maxBody int64
@@ -382,7 +401,9 @@ func (o *observed) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 			route = "other"
 		}
 		d := time.Since(start)
-		s.metrics.apiRequest(route, code, d)
+		if s.metrics != nil {
+			s.metrics.APIRequest(route, code, d)
+		}
 		level := slog.LevelInfo
 		switch {
 		case code >= 500:

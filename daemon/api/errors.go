@@ -12,10 +12,6 @@ import (
 var (
 	// ErrConfig is wrapped by errors in Deps or tokens passed to New.
 	ErrConfig = errors.New("api: invalid configuration")
-	// ErrClosed is returned by a Journal after Close.
-	ErrClosed = errors.New("api: journal closed")
-	// ErrJournal is wrapped by I/O errors of the journal files.
-	ErrJournal = errors.New("api: journal")
 
 	// Why Controller.Ready fails: its error wraps one of these. /readyz
 	// shows a caller without a valid token only that reason ("not ready"

@@ -20,7 +20,9 @@ import (
 
 	"github.com/colocd/colocd/bandit"
 	"github.com/colocd/colocd/goodness"
+	"github.com/colocd/colocd/journal"
 	"github.com/colocd/colocd/queue"
+	"github.com/colocd/colocd/telemetry"
 )
 
 // Test tokens: one per role, plus a second submitter.
@@ -131,9 +133,9 @@ type harness struct {
 	api     *server // the handler's state, for test hooks
 	store   *queue.Store
 	learner *bandit.Learner
-	journal *Journal
+	journal *journal.Journal
 	ctl     *fakeController
-	metrics *Metrics
+	metrics *telemetry.Metrics
 	clock   *fakeClock
 	client  *http.Client
 	dir     string
@@ -170,7 +172,7 @@ func newHarness(t testing.TB, opts ...harnessOpt) *harness {
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
-	journal, err := OpenJournal(filepath.Join(dir, "journal"), 100, 1000)
+	jrnl, err := journal.Open(filepath.Join(dir, "journal"), 100, 1000)
 	if err != nil {
 		t.Fatalf("open journal: %v", err)
 	}
@@ -179,9 +181,9 @@ func newHarness(t testing.TB, opts ...harnessOpt) *harness {
 		"kmeans": {Containers: 4, MemoryMB: 1536, VCores: 1},
 	}}
 	reg := prometheus.NewRegistry()
-	m := NewMetrics(reg, store)
+	m := telemetry.New(reg, store)
 	d := cfg.Deps
-	d.Store, d.Learner, d.Journal, d.Controller = store, learner, journal, ctl
+	d.Store, d.Learner, d.Journal, d.Controller = store, learner, jrnl, ctl
 	d.Tokens, d.Metrics, d.Now = testTokens, m, clock.Now
 	h, err := New(d)
 	if err != nil {
@@ -196,7 +198,7 @@ func newHarness(t testing.TB, opts ...harnessOpt) *harness {
 	srv.Listener = ln
 	srv.Start()
 	hs := &harness{
-		t: t, srv: srv, api: serverOf(h), store: store, learner: learner, journal: journal,
+		t: t, srv: srv, api: serverOf(h), store: store, learner: learner, journal: jrnl,
 		ctl: ctl, metrics: m, clock: clock, client: srv.Client(), dir: dir,
 	}
 	t.Cleanup(func() {
@@ -212,7 +214,7 @@ func newHarness(t testing.TB, opts ...harnessOpt) *harness {
 				}
 			}
 		}
-		if err := journal.Close(); err != nil {
+		if err := jrnl.Close(); err != nil {
 			t.Errorf("close journal: %v", err)
 		}
 		if err := store.Close(); err != nil && !errors.Is(err, queue.ErrClosed) { // a test may close it

@@ -5,11 +5,13 @@ import (
 	"net/http"
 	"slices"
 	"time"
+
+	"github.com/colocd/colocd/journal"
 )
 
 // decisionList is the body of GET /v1/decisions.
 type decisionList struct {
-	Decisions []DecisionRecord `json:"decisions"` // newest first
+	Decisions []journal.DecisionRecord `json:"decisions"` // newest first
 }
 
 // listDecisions: GET /v1/decisions?limit=N (default 50).
@@ -18,7 +20,7 @@ func (s *server) listDecisions(w http.ResponseWriter, r *http.Request, _ princip
 	if err != nil {
 		return err
 	}
-	out := decisionList{Decisions: []DecisionRecord{}}
+	out := decisionList{Decisions: []journal.DecisionRecord{}}
 	if s.journal != nil {
 		out.Decisions = append(out.Decisions, s.journal.Decisions(limit)...)
 	}
@@ -32,10 +34,10 @@ type goodnessList struct {
 	To   time.Time `json:"to"`
 	// Total counts the records in the window; Records holds the newest
 	// limit of them, oldest first. Pairs and Nodes summarise all Total.
-	Total   int              `json:"total"`
-	Records []GoodnessRecord `json:"records"`
-	Pairs   []pairSummary    `json:"pairs"` // by (chosen, given)
-	Nodes   []nodeSummary    `json:"nodes"` // by node
+	Total   int                      `json:"total"`
+	Records []journal.GoodnessRecord `json:"records"`
+	Pairs   []pairSummary            `json:"pairs"` // by (chosen, given)
+	Nodes   []nodeSummary            `json:"nodes"` // by node
 }
 
 // pairSummary aggregates the goodness of kind Chosen started beside Given.
@@ -91,14 +93,14 @@ func (s *server) listGoodness(w http.ResponseWriter, r *http.Request, _ principa
 	if !from.Before(to) {
 		return errorf(http.StatusBadRequest, "from", "from (%s) must be before to (%s)", from.Format(time.RFC3339), to.Format(time.RFC3339))
 	}
-	out := goodnessList{From: from, To: to, Records: []GoodnessRecord{}, Pairs: []pairSummary{}, Nodes: []nodeSummary{}}
+	out := goodnessList{From: from, To: to, Records: []journal.GoodnessRecord{}, Pairs: []pairSummary{}, Nodes: []nodeSummary{}}
 	type pairKey struct{ chosen, given string }
 	pairs := map[pairKey]*pairSummary{}
 	nodes := map[string]*nodeSummary{}
 	// The newest limit records, in a ring; the summaries see them all.
-	tail := make([]GoodnessRecord, 0, min(limit, 1024))
+	tail := make([]journal.GoodnessRecord, 0, min(limit, 1024))
 	next := 0
-	summarise := func(rec GoodnessRecord) {
+	summarise := func(rec journal.GoodnessRecord) {
 		out.Total++
 		if len(tail) < limit {
 			tail = append(tail, rec)

@@ -1,4 +1,4 @@
-package api
+package journal
 
 import (
 	"bufio"
@@ -111,11 +111,11 @@ type Journal struct {
 	corrupt int
 }
 
-// OpenJournal opens (creating if needed) the journal in dir, keeping up to
+// Open opens (creating if needed) the journal in dir, keeping up to
 // maxDecisions decisions and maxGoodness goodness records. Nothing is
 // allocated for records not yet kept; the daemon's config bounds the caps
 // (journal.max_decisions, journal.max_goodness).
-func OpenJournal(dir string, maxDecisions, maxGoodness int) (*Journal, error) {
+func Open(dir string, maxDecisions, maxGoodness int) (*Journal, error) {
 	switch {
 	case dir == "":
 		return nil, fmt.Errorf("%w: journal dir is empty", ErrConfig)
@@ -125,7 +125,7 @@ func OpenJournal(dir string, maxDecisions, maxGoodness int) (*Journal, error) {
 		return nil, fmt.Errorf("%w: journal maxGoodness is %d, want at least 1", ErrConfig, maxGoodness)
 	}
 	if err := os.MkdirAll(dir, 0o750); err != nil {
-		return nil, fmt.Errorf("%w: creating dir: %w", ErrJournal, err)
+		return nil, fmt.Errorf("%w: creating dir: %w", ErrIO, err)
 	}
 	dec, err := openJSONLog[DecisionRecord](filepath.Join(dir, DecisionsFile), maxDecisions)
 	if err != nil {
@@ -237,11 +237,11 @@ func openJSONLog[T any](path string, capacity int) (*jsonLog[T], error) {
 		torn, err := l.load(f)
 		_ = f.Close()
 		if err != nil {
-			return nil, fmt.Errorf("%w: reading %s: %w", ErrJournal, path, err)
+			return nil, fmt.Errorf("%w: reading %s: %w", ErrIO, path, err)
 		}
 		needCompact = torn || l.corrupt > 0 || l.lines > l.bound()
 	} else if !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("%w: opening %s: %w", ErrJournal, path, err)
+		return nil, fmt.Errorf("%w: opening %s: %w", ErrIO, path, err)
 	}
 	if needCompact {
 		// Rewrite the file clean so a torn or corrupt line is reported
@@ -253,7 +253,7 @@ func openJSONLog[T any](path string, capacity int) (*jsonLog[T], error) {
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o640)
 	if err != nil {
-		return nil, fmt.Errorf("%w: opening %s: %w", ErrJournal, path, err)
+		return nil, fmt.Errorf("%w: opening %s: %w", ErrIO, path, err)
 	}
 	l.f = f
 	return l, nil
@@ -338,7 +338,7 @@ func (l *jsonLog[T]) at(i int) T { return l.ring[(l.start+i)%len(l.ring)] }
 func (l *jsonLog[T]) append(v T) error {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return fmt.Errorf("%w: encoding record: %w", ErrJournal, err)
+		return fmt.Errorf("%w: encoding record: %w", ErrIO, err)
 	}
 	l.push(v)
 	if l.f == nil {
@@ -346,7 +346,7 @@ func (l *jsonLog[T]) append(v T) error {
 		return l.compact()
 	}
 	if _, err := l.f.Write(append(b, '\n')); err != nil {
-		return fmt.Errorf("%w: appending to %s: %w", ErrJournal, l.path, err)
+		return fmt.Errorf("%w: appending to %s: %w", ErrIO, l.path, err)
 	}
 	l.lines++
 	if l.lines > l.bound() {
@@ -365,14 +365,14 @@ func (l *jsonLog[T]) compact() error {
 	tmp := l.path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o640)
 	if err != nil {
-		return fmt.Errorf("%w: compacting %s: %w", ErrJournal, l.path, err)
+		return fmt.Errorf("%w: compacting %s: %w", ErrIO, l.path, err)
 	}
 	w := bufio.NewWriter(f)
 	for i := range l.len() {
 		b, err := json.Marshal(l.at(i))
 		if err != nil {
 			_ = f.Close()
-			return fmt.Errorf("%w: compacting %s: %w", ErrJournal, l.path, err)
+			return fmt.Errorf("%w: compacting %s: %w", ErrIO, l.path, err)
 		}
 		_, _ = w.Write(b)
 		_ = w.WriteByte('\n')
@@ -382,7 +382,7 @@ func (l *jsonLog[T]) compact() error {
 		err = os.Rename(tmp, l.path)
 	}
 	if err != nil {
-		return fmt.Errorf("%w: compacting %s: %w", ErrJournal, l.path, err)
+		return fmt.Errorf("%w: compacting %s: %w", ErrIO, l.path, err)
 	}
 	if d, err := os.Open(filepath.Dir(l.path)); err == nil {
 		_ = d.Sync()
@@ -390,7 +390,7 @@ func (l *jsonLog[T]) compact() error {
 	}
 	f, err = os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND, 0o640)
 	if err != nil {
-		return fmt.Errorf("%w: reopening %s: %w", ErrJournal, l.path, err)
+		return fmt.Errorf("%w: reopening %s: %w", ErrIO, l.path, err)
 	}
 	l.f, l.lines = f, l.len()
 	return nil
@@ -403,7 +403,7 @@ func (l *jsonLog[T]) close() error {
 	err := errors.Join(l.f.Sync(), l.f.Close())
 	l.f = nil
 	if err != nil {
-		return fmt.Errorf("%w: closing %s: %w", ErrJournal, l.path, err)
+		return fmt.Errorf("%w: closing %s: %w", ErrIO, l.path, err)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package api
+package telemetry
 
 import (
 	"net/http"
@@ -34,11 +34,11 @@ type Metrics struct {
 	reqSeconds  *prometheus.HistogramVec
 }
 
-// NewMetrics registers colocd's series, a collector reading store.Counts()
+// New registers colocd's series, a collector reading store.Counts()
 // at scrape time (colocd_jobs{state}), and the Go and process collectors on
 // reg. store may be nil (no colocd_jobs). It panics if reg already holds
 // any of them, a programming error.
-func NewMetrics(reg *prometheus.Registry, store *queue.Store) *Metrics {
+func New(reg *prometheus.Registry, store *queue.Store) *Metrics {
 	m := &Metrics{
 		reg: reg,
 		admissions: prometheus.NewCounter(prometheus.CounterOpts{
@@ -156,9 +156,9 @@ func (m *Metrics) BackendErrors(op string) {
 	}
 }
 
-// apiRequest records one API request by route pattern (never the raw path,
+// APIRequest records one API request by route pattern (never the raw path,
 // which would make the label unbounded).
-func (m *Metrics) apiRequest(route string, code int, d time.Duration) {
+func (m *Metrics) APIRequest(route string, code int, d time.Duration) {
 	if m != nil {
 		m.requests.WithLabelValues(route, strconv.Itoa(code)).Inc()
 		m.reqSeconds.WithLabelValues(route).Observe(d.Seconds())

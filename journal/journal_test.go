@@ -1,4 +1,4 @@
-package api
+package journal
 
 import (
 	"bytes"
@@ -51,7 +51,7 @@ func lines(t testing.TB, path string) int {
 
 func TestJournalReload(t *testing.T) {
 	dir := t.TempDir()
-	j, err := OpenJournal(dir, 5, 10)
+	j, err := Open(dir, 5, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestJournalReload(t *testing.T) {
 	if err := j.AddDecision(decision(9)); !errors.Is(err, ErrClosed) {
 		t.Errorf("AddDecision after Close: %v, want ErrClosed", err)
 	}
-	j, err = OpenJournal(dir, 5, 10)
+	j, err = Open(dir, 5, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestJournalReload(t *testing.T) {
 
 func TestJournalCorruptLines(t *testing.T) {
 	dir := t.TempDir()
-	j, err := OpenJournal(dir, 10, 10)
+	j, err := Open(dir, 10, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestJournalCorruptLines(t *testing.T) {
 	_, _ = f.WriteString(`{"at":"2026-11-23T09:00:05Z","chos`)
 	_ = f.Close()
 
-	j, err = OpenJournal(dir, 10, 10)
+	j, err = Open(dir, 10, 10)
 	if err != nil {
 		t.Fatalf("open with corrupt lines: %v", err)
 	}
@@ -145,7 +145,7 @@ func TestJournalCorruptLines(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = j.Close()
-	j, err = OpenJournal(dir, 10, 10)
+	j, err = Open(dir, 10, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func jsonLine(r DecisionRecord) ([]byte, error) {
 
 func TestJournalCompacts(t *testing.T) {
 	dir := t.TempDir()
-	j, err := OpenJournal(dir, 4, 4)
+	j, err := Open(dir, 4, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +195,7 @@ func TestJournalHugeCapAllocatesLazily(t *testing.T) {
 	dir := t.TempDir()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	j, err := OpenJournal(dir, huge, huge)
+	j, err := Open(dir, huge, huge)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +230,7 @@ func TestJournalHugeCapAllocatesLazily(t *testing.T) {
 func TestJournalRingGrowth(t *testing.T) {
 	const max = 100 // not a power of two: the ring grows 64 → 100
 	dir := t.TempDir()
-	j, err := OpenJournal(dir, max, 1)
+	j, err := Open(dir, max, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +263,7 @@ func TestJournalRingGrowth(t *testing.T) {
 			if err := j.Close(); err != nil {
 				t.Fatal(err)
 			}
-			if j, err = OpenJournal(dir, max, 1); err != nil {
+			if j, err = Open(dir, max, 1); err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(lastN(n), j.Decisions(0)); diff != "" {
@@ -285,72 +285,9 @@ func TestOpenJournalValidates(t *testing.T) {
 		dir     string
 		dec, gd int
 	}{{"no dir", "", 1, 1}, {"zero decisions", t.TempDir(), 0, 1}, {"zero goodness", t.TempDir(), 1, 0}} {
-		if _, err := OpenJournal(tc.dir, tc.dec, tc.gd); !errors.Is(err, ErrConfig) {
+		if _, err := Open(tc.dir, tc.dec, tc.gd); !errors.Is(err, ErrConfig) {
 			t.Errorf("%s: got %v, want ErrConfig", tc.name, err)
 		}
 	}
 }
 
-func TestDecisionsAndGoodnessEndpoints(t *testing.T) {
-	h := newHarness(t)
-	for i := range 5 {
-		_ = h.journal.AddDecision(decision(i))
-		_ = h.journal.AddGoodness(good(i))
-	}
-	var dl decisionList
-	h.do("GET", "/v1/decisions?limit=2", readerTok, "").decode(t, &dl)
-	if diff := cmp.Diff([]DecisionRecord{decision(4), decision(3)}, dl.Decisions); diff != "" {
-		t.Errorf("decisions (-want +got):\n%s", diff)
-	}
-	// Raw JSON shape: snake_case, the decision's fields inline.
-	raw := string(h.do("GET", "/v1/decisions?limit=1", readerTok, "").Body)
-	for _, key := range []string{`"chosen":"job-004"`, `"chosen_kind":"kmeans"`, `"shadow":true`, `"fifo_choice":"other"`, `"app_id":"application_1_0004"`, `"candidates":[`} {
-		if !bytes.Contains([]byte(raw), []byte(key)) {
-			t.Errorf("decision JSON lacks %s: %s", key, raw)
-		}
-	}
-
-	var gl goodnessList
-	q := "/v1/goodness?from=" + good(1).At.Format(time.RFC3339) + "&to=" + good(4).At.Format(time.RFC3339)
-	r := h.do("GET", q, readerTok, "")
-	r.decode(t, &gl)
-	if diff := cmp.Diff([]GoodnessRecord{good(1), good(2), good(3)}, gl.Records); diff != "" {
-		t.Errorf("records (-want +got):\n%s", diff)
-	}
-	wantPairs := []pairSummary{{Chosen: "kmeans", Given: "terasort", Count: 3, MeanG: 12, MinG: 11, MaxG: 13}}
-	if diff := cmp.Diff(wantPairs, gl.Pairs); diff != "" {
-		t.Errorf("pairs (-want +got):\n%s", diff)
-	}
-	wantNodes := []nodeSummary{{"node-0", 1, 13}, {"node-1", 1, 11}, {"node-2", 1, 12}}
-	if diff := cmp.Diff(wantNodes, gl.Nodes); diff != "" {
-		t.Errorf("nodes (-want +got):\n%s", diff)
-	}
-	if !bytes.Contains(r.Body, []byte(`"usage":{"cpu":0.5,"iowait":0.1,"disk_read":1000000`)) {
-		t.Errorf("goodness JSON is not snake_case: %s", r.Body)
-	}
-	for _, tc := range []struct{ q, field string }{
-		{"from=yesterday", "from"}, {"to=2026-13-01T00:00:00Z", "to"},
-		{"from=2026-11-24T00:00:00Z&to=2026-11-23T00:00:00Z", "from"},
-	} {
-		r := h.do("GET", "/v1/goodness?"+tc.q, readerTok, "")
-		if r.Code != 400 || r.errBody(t).Field != tc.field {
-			t.Errorf("%s: %d %s, want 400 field %s", tc.q, r.Code, r.Body, tc.field)
-		}
-	}
-	// Default window: the last 24 h before now (the fake clock is t0).
-	h.clock.Advance(time.Hour)
-	h.do("GET", "/v1/goodness", readerTok, "").decode(t, &gl)
-	if len(gl.Records) != 5 || gl.Total != 5 {
-		t.Errorf("default window: %d records of %d, want 5", len(gl.Records), gl.Total)
-	}
-	// limit keeps the newest records; the summaries still cover them all.
-	h.do("GET", "/v1/goodness?limit=2", readerTok, "").decode(t, &gl)
-	if diff := cmp.Diff([]GoodnessRecord{good(3), good(4)}, gl.Records); diff != "" || gl.Total != 5 || gl.Pairs[0].Count != 5 {
-		t.Errorf("limit=2: total %d, pairs %+v, records (-want +got):\n%s", gl.Total, gl.Pairs, diff)
-	}
-	for _, q := range []string{"limit=0", "limit=10001", "limit=many"} {
-		if r := h.do("GET", "/v1/goodness?"+q, readerTok, ""); r.Code != 400 || r.errBody(t).Field != "limit" {
-			t.Errorf("%s: %d %s, want 400 naming limit", q, r.Code, r.Body)
-		}
-	}
-}
