@@ -9,8 +9,8 @@
 //     profiles, a queue and its arrivals. Decoding is strict: unknown keys,
 //     missing kinds, non-positive sizes and kinds that can never fit a
 //     node or the cluster are *FieldError naming the key path
-//     ("kinds[2].phases[0].seconds: must be > 0"). Keys added to the format
-//     of issue 4: cluster.node.vcores (advertised vcores, default
+//     ("kinds[2].phases[0].seconds: must be > 0"). Optional keys of the
+//     format: cluster.node.vcores (advertised vcores, default
 //     floor(cores)), kinds[].setup and kinds[].teardown (phases run once
 //     before and after the `repeat` iterations of kinds[].phases), and an
 //     optional phases[].name. Optional keys of the ground truth, all
