@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/colocd/colocd/bandit"
-	"github.com/colocd/colocd/daemon/api"
 	"github.com/colocd/colocd/goodness"
 	"github.com/colocd/colocd/journal"
 	"github.com/colocd/colocd/profile"
@@ -127,8 +126,6 @@ type JobPreparer interface {
 type Pinger interface {
 	Ping(ctx context.Context) error
 }
-
-var _ api.Controller = (*Engine)(nil)
 
 // NewEngine builds an engine. It does no I/O besides restoring nothing: the
 // caller restores the learner (RestoreLearner) and calls Reconcile before
@@ -271,35 +268,35 @@ func (e *Engine) Kill(ctx context.Context, id string) (queue.Job, error) {
 // Ready reports whether the daemon can take and admit jobs (api.Controller),
 // from what the loop and the store writes last reported; it calls nothing
 // remote and never waits behind a pass. It fails, wrapping the api reason
-// named, while the engine has not reconciled (api.ErrStarting, and
-// ErrNotReady), the store does not answer reads (api.ErrStoreUnavailable),
+// named, while the engine has not reconciled (ErrStarting, and
+// ErrNotReady), the store does not answer reads (ErrStoreUnavailable),
 // the last store write failed and none succeeded since
-// (api.ErrStoreWrites), the loop completed no iteration for StallAfter
-// (api.ErrStalled), or the loop's last sync with the cluster failed
-// (api.ErrClusterSync).
+// (ErrStoreWrites), the loop completed no iteration for StallAfter
+// (ErrStalled), or the loop's last sync with the cluster failed
+// (ErrClusterSync).
 func (e *Engine) Ready(context.Context) error {
 	e.health.mu.Lock()
 	h := e.health.state
 	e.health.mu.Unlock()
 	if !h.reconciled && !e.reconciledNow() {
 		if h.startErr != nil {
-			return fmt.Errorf("%w: %w: reconciling with the cluster failed (retrying): %w", api.ErrStarting, ErrNotReady, h.startErr)
+			return fmt.Errorf("%w: %w: reconciling with the cluster failed (retrying): %w", ErrStarting, ErrNotReady, h.startErr)
 		}
-		return fmt.Errorf("%w: %w: not reconciled with the cluster yet", api.ErrStarting, ErrNotReady)
+		return fmt.Errorf("%w: %w: not reconciled with the cluster yet", ErrStarting, ErrNotReady)
 	}
 	if _, err := e.store.Counts(); err != nil {
-		return fmt.Errorf("%w: %w", api.ErrStoreUnavailable, err)
+		return fmt.Errorf("%w: %w", ErrStoreUnavailable, err)
 	}
 	if h.writeErr != nil {
-		return fmt.Errorf("%w: the last store write (%s) failed and none succeeded since: %w", api.ErrStoreWrites, h.writeOp, h.writeErr)
+		return fmt.Errorf("%w: the last store write (%s) failed and none succeeded since: %w", ErrStoreWrites, h.writeOp, h.writeErr)
 	}
 	if e.stallAfter > 0 && !h.lastPass.IsZero() {
 		if idle := e.wall().Sub(h.lastPass); idle > e.stallAfter {
-			return fmt.Errorf("%w: no loop iteration completed for %v (the bound is %v)", api.ErrStalled, idle.Round(time.Millisecond), e.stallAfter)
+			return fmt.Errorf("%w: no loop iteration completed for %v (the bound is %v)", ErrStalled, idle.Round(time.Millisecond), e.stallAfter)
 		}
 	}
 	if h.syncErr != nil {
-		return fmt.Errorf("%w: the last sync failed: %w", api.ErrClusterSync, h.syncErr)
+		return fmt.Errorf("%w: the last sync failed: %w", ErrClusterSync, h.syncErr)
 	}
 	return nil
 }

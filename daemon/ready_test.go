@@ -91,7 +91,7 @@ func ready(h *harness) error {
 // recovers with the next sync that succeeds.
 func TestReadyAnswersFromLoopState(t *testing.T) {
 	h, pc, l, _ := readyHarness(t)
-	if err := ready(h); !errors.Is(err, api.ErrStarting) || !errors.Is(err, ErrNotReady) {
+	if err := ready(h); !errors.Is(err, ErrStarting) || !errors.Is(err, ErrNotReady) {
 		t.Fatalf("Ready before the loop started = %v, want ErrStarting and ErrNotReady", err)
 	}
 	if _, err := l.Step(h.ctx); err != nil {
@@ -105,7 +105,7 @@ func TestReadyAnswersFromLoopState(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := ready(h)
-	if !errors.Is(err, api.ErrClusterSync) || !strings.Contains(err.Error(), "connection refused") {
+	if !errors.Is(err, ErrClusterSync) || !strings.Contains(err.Error(), "connection refused") {
 		t.Errorf("Ready after a failed sync = %v, want ErrClusterSync with the cause", err)
 	}
 	pc.failing.Store(false)
@@ -132,7 +132,7 @@ func TestReadyStalled(t *testing.T) {
 		t.Fatalf("Ready within the bound: %v", err)
 	}
 	wall.Advance(2 * time.Second)
-	if err := ready(h); !errors.Is(err, api.ErrStalled) || !strings.Contains(err.Error(), "1m1s") {
+	if err := ready(h); !errors.Is(err, ErrStalled) || !strings.Contains(err.Error(), "1m1s") {
 		t.Fatalf("Ready 61 s after the last iteration = %v, want ErrStalled naming 1m1s", err)
 	}
 	if _, err := l.Step(h.ctx); err != nil {
@@ -194,12 +194,12 @@ func TestReadyStoreWrites(t *testing.T) {
 	}
 	err = ready(h)
 	t.Logf("Ready with the store file unable to grow: %v", err)
-	if !errors.Is(err, api.ErrStoreWrites) || !strings.Contains(err.Error(), "submit") {
+	if !errors.Is(err, ErrStoreWrites) || !strings.Contains(err.Error(), "submit") {
 		t.Fatalf("Ready after a failed submit = %v, want ErrStoreWrites naming the submit", err)
 	}
 	// A request's own fault says nothing about the disk.
 	h.e.StoreWrite("cancel", fmt.Errorf("cancel: %w", queue.ErrIllegalTransition))
-	if err := ready(h); !errors.Is(err, api.ErrStoreWrites) {
+	if err := ready(h); !errors.Is(err, ErrStoreWrites) {
 		t.Fatalf("Ready after an illegal transition = %v, still want ErrStoreWrites", err)
 	}
 	if code, body := post(t, srv, `{"kind":"cpu"}`); code != http.StatusCreated {

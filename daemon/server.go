@@ -419,3 +419,8 @@ func apiTokens(ts []TokenConfig) ([]api.Token, error) {
 	}
 	return out, nil
 }
+
+var (
+	_ api.Controller    = (*Engine)(nil)
+	_ api.WriteRecorder = (*Engine)(nil)
+)

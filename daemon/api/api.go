@@ -35,9 +35,8 @@ type Controller interface {
 	// killed.
 	Kill(ctx context.Context, id string) (queue.Job, error)
 	// Ready reports whether the daemon can take and admit jobs, from state
-	// it already holds (no call to the cluster). Its error wraps one of
-	// ErrStarting, ErrStoreUnavailable, ErrStoreWrites, ErrClusterSync or
-	// ErrStalled, the reason /readyz shows without a token.
+	// it already holds (no call to the cluster). Its error may wrap a
+	// PublicReasoner, the reason /readyz shows without a token.
 	Ready(ctx context.Context) error
 }
 
@@ -426,7 +425,7 @@ func (s *server) healthz(w http.ResponseWriter, _ *http.Request, _ principal) er
 
 // readyz is readiness: what the controller says, within readyTimeout. The
 // endpoint needs no token, so the reason it gives is one of the public
-// ones (readyReasons); a caller with a valid token also gets the details.
+// ones (PublicReasoner); a caller with a valid token also gets the details.
 func (s *server) readyz(w http.ResponseWriter, r *http.Request, _ principal) error {
 	ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
 	defer cancel()

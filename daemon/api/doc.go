@@ -73,9 +73,10 @@
 // stored record was damaged and quarantined is 410.
 //
 // Readiness is Controller.Ready. Without a valid token, /readyz names only
-// the reason its error wraps (ErrStarting, ErrStoreUnavailable,
-// ErrStoreWrites, ErrClusterSync, ErrStalled), never the rest, which may
-// name RM hosts and users. Every store write the API makes is reported to
+// the reason its error wraps (a PublicReasoner: the engine's starting,
+// store unavailable, store writes failing, cannot sync with the cluster,
+// admission loop stalled), never the rest, which may name RM hosts and
+// users. Every store write the API makes is reported to
 // Deps.Writes, so that readiness sees a failing disk.
 //
 // Estimated wait of a pending job at position p: the sum, over the p jobs

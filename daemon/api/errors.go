@@ -8,38 +8,22 @@ import (
 	"strconv"
 )
 
-// Sentinel errors of this package.
-var (
-	// ErrConfig is wrapped by errors in Deps or tokens passed to New.
-	ErrConfig = errors.New("api: invalid configuration")
+// ErrConfig is wrapped by errors in Deps or tokens passed to New.
+var ErrConfig = errors.New("api: invalid configuration")
 
-	// Why Controller.Ready fails: its error wraps one of these. /readyz
-	// shows a caller without a valid token only that reason ("not ready"
-	// when it wraps none), never the rest of the error, which may name
-	// hosts, users and paths.
-	//
-	// ErrStarting: not reconciled with the cluster yet.
-	ErrStarting = errors.New("starting")
-	// ErrStoreUnavailable: the store does not answer reads.
-	ErrStoreUnavailable = errors.New("store unavailable")
-	// ErrStoreWrites: the last store write failed (a full disk) and none
-	// has succeeded since.
-	ErrStoreWrites = errors.New("store writes failing")
-	// ErrClusterSync: the loop's last sync with the cluster failed.
-	ErrClusterSync = errors.New("cannot sync with the cluster")
-	// ErrStalled: the admission loop has completed no iteration for too long.
-	ErrStalled = errors.New("admission loop stalled")
-)
-
-// readyReasons are the errors /readyz may name without a token.
-var readyReasons = []error{ErrStarting, ErrStoreUnavailable, ErrStoreWrites, ErrClusterSync, ErrStalled}
+// PublicReasoner is an error that names a reason safe to show anyone
+// (no host, user or path): /readyz shows a caller without a valid token
+// only that, or "not ready" when Controller.Ready's error wraps none.
+type PublicReasoner interface {
+	error
+	PublicReason() string
+}
 
 // publicReason is the reason err wraps, safe to show anyone; "" if none.
 func publicReason(err error) string {
-	for _, r := range readyReasons {
-		if errors.Is(err, r) {
-			return r.Error()
-		}
+	var r PublicReasoner
+	if errors.As(err, &r) {
+		return r.PublicReason()
 	}
 	return ""
 }
