@@ -8,21 +8,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/colocd/colocd/yarnclient"
 )
 
-// Container is a NodeManager container, in the documented JSON shape.
-type Container struct {
-	ID                  string `json:"id"`
-	State               string `json:"state"`
-	ExitCode            int    `json:"exitCode"`
-	Diagnostics         string `json:"diagnostics"`
-	User                string `json:"user"`
-	TotalMemoryNeededMB int64  `json:"totalMemoryNeededMB"`
-	TotalVCoresNeeded   int64  `json:"totalVCoresNeeded"`
-	ContainerLogsLink   string `json:"containerLogsLink"`
-	NodeID              string `json:"nodeId"`
-	ExecutionType       string `json:"executionType"`
-}
+// Container is a NodeManager container: yarnclient's type, which encodes
+// to the documented JSON shape.
+type Container = yarnclient.NMContainer
 
 // Server is the fake. Its methods are safe for concurrent use.
 type Server struct {
@@ -108,7 +100,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	defer s.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	switch {
-	case r.URL.Path == "/ws/v1/node/containers":
+	case r.URL.Path == yarnclient.PathNMContainers:
 		if s.nmStatus != 0 {
 			http.Error(w, `{"RemoteException":{"message":"injected"}}`, s.nmStatus)
 			return

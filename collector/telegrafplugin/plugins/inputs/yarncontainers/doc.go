@@ -10,8 +10,18 @@
 // the application carries a colocd-kind-<kind> tag; Telegraf adds host),
 // fields containers, memory_mb and vcores.
 //
+// It does not own YARN's shapes: the NodeManager's container type
+// (yarnclient.NMContainer) and the decoding of its answer
+// (yarnclient.DecodeNMContainers), the container-id parsing
+// (yarnclient.AppIDFromContainerID), the REST paths and the kind tag prefix
+// come from colocd's yarnclient, so that the plugin and the daemon read
+// YARN the same way. Its own policy is which containers count: those
+// yarnclient calls live, and KILLING ones too.
+//
 // It follows Telegraf's plugin rules: no package-level state besides the
 // embedded sample config and the registration Telegraf's registry needs,
 // and Init validates without connecting. It must not write anywhere but
-// the accumulator, nor depend on colocd's other packages.
+// the accumulator. Of colocd's packages it imports yarnclient alone
+// (standard library only); the HTTP calls stay its own, with Telegraf's TLS
+// options, and it never imports the daemon.
 package yarncontainers

@@ -18,6 +18,8 @@ import (
 	"github.com/influxdata/telegraf/config"
 	"github.com/influxdata/telegraf/plugins/common/tls"
 	"github.com/influxdata/telegraf/plugins/inputs"
+
+	"github.com/colocd/colocd/yarnclient"
 )
 
 //go:embed sample.conf
@@ -29,7 +31,7 @@ const Measurement = "yarn_containers"
 // Defaults.
 const (
 	DefaultNodeManagerURL = "http://127.0.0.1:8042"
-	DefaultKindTagPrefix  = "colocd-kind-"
+	DefaultKindTagPrefix  = yarnclient.TagKindPrefix // what colocd tags its applications with
 	DefaultTimeout        = 5 * time.Second
 )
 
@@ -120,57 +122,11 @@ func checkURL(field, raw string) error {
 	return nil
 }
 
-// Container is one entry of the NodeManager's /ws/v1/node/containers, with
-// the documented field names (NodeManagerRest.md).
-type Container struct {
-	ID                  string `json:"id"`
-	State               string `json:"state"`
-	TotalMemoryNeededMB int64  `json:"totalMemoryNeededMB"`
-	TotalVCoresNeeded   int64  `json:"totalVCoresNeeded"`
-	NodeID              string `json:"nodeId"`
-	User                string `json:"user"`
-}
-
-// finished reports the container states (NodeManagerRest.md) after which
-// a container holds no resources.
-func finished(state string) bool {
-	switch state {
-	case "LOCALIZATION_FAILED", "EXITED_WITH_SUCCESS", "EXITED_WITH_FAILURE",
-		"CONTAINER_CLEANEDUP_AFTER_KILL", "CONTAINER_RESOURCES_CLEANINGUP", "DONE":
-		return true
-	}
-	return false
-}
-
-// AppID returns the application a container belongs to:
-// container_[e<epoch>_]<clusterTimestamp>_<appSeq>_<attempt>_<seq> →
-// application_<clusterTimestamp>_<appSeq>.
-func AppID(container string) (string, bool) {
-	parts := strings.Split(container, "_")
-	if len(parts) == 6 && len(parts[1]) > 1 && parts[1][0] == 'e' && digits(parts[1][1:]) {
-		parts = append(parts[:1], parts[2:]...) // drop the epoch
-	}
-	if len(parts) != 5 || parts[0] != "container" {
-		return "", false
-	}
-	for _, p := range parts[1:] {
-		if !digits(p) {
-			return "", false
-		}
-	}
-	return "application_" + parts[1] + "_" + parts[2], true
-}
-
-func digits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return true
+// holdsResources reports whether a container still occupies the node. It
+// differs from NMContainer.Live in one state: a KILLING container counts,
+// since it holds its resources until the NodeManager has cleaned it up.
+func holdsResources(c yarnclient.NMContainer) bool {
+	return c.Live() || strings.EqualFold(c.State, "KILLING")
 }
 
 type appTotals struct{ containers, memoryMB, vcores int64 }
@@ -186,10 +142,10 @@ func (y *YarnContainers) Gather(acc telegraf.Accumulator) error {
 	}
 	apps := map[string]*appTotals{}
 	for _, c := range containers {
-		if finished(c.State) {
+		if !holdsResources(c) {
 			continue
 		}
-		app, ok := AppID(c.ID)
+		app, ok := yarnclient.AppIDFromContainerID(c.ID)
 		if !ok {
 			acc.AddError(fmt.Errorf("container id %q: not container_<cluster>_<app>_<attempt>_<seq>", c.ID))
 			continue
@@ -233,19 +189,16 @@ func (y *YarnContainers) Gather(acc telegraf.Accumulator) error {
 }
 
 // containers reads the NodeManager's container list.
-func (y *YarnContainers) containers(ctx context.Context) ([]Container, error) {
-	var body struct {
-		Containers *struct {
-			Container oneOrMany[Container] `json:"container"`
-		} `json:"containers"`
-	}
-	if err := y.get(ctx, y.NodeManagerURL, "/ws/v1/node/containers", &body); err != nil {
+func (y *YarnContainers) containers(ctx context.Context) ([]yarnclient.NMContainer, error) {
+	var cs []yarnclient.NMContainer
+	err := y.get(ctx, y.NodeManagerURL, yarnclient.PathNMContainers, func(b []byte) (err error) {
+		cs, err = yarnclient.DecodeNMContainers(b)
+		return err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("node manager: %w", err)
 	}
-	if body.Containers == nil {
-		return nil, nil // {"containers": null}: none
-	}
-	return body.Containers.Container, nil
+	return cs, nil
 }
 
 // errNotFound marks a 404 from the ResourceManager.
@@ -267,7 +220,9 @@ func (y *YarnContainers) kind(ctx context.Context, app string) (string, error) {
 	var errs []error
 	for i := range y.ResourceManagerURLs {
 		n := (y.rm + i) % len(y.ResourceManagerURLs)
-		err := y.get(ctx, y.ResourceManagerURLs[n], "/ws/v1/cluster/apps/"+url.PathEscape(app), &body)
+		err := y.get(ctx, y.ResourceManagerURLs[n], yarnclient.PathApp(url.PathEscape(app)), func(b []byte) error {
+			return json.Unmarshal(b, &body)
+		})
 		if errors.Is(err, errNotFound) {
 			y.kinds[app] = "" // an application the RM does not know has no kind
 			return "", nil
@@ -296,8 +251,8 @@ func kindFromTags(tags, prefix string) string {
 	return ""
 }
 
-// get fetches base+path as JSON into v.
-func (y *YarnContainers) get(ctx context.Context, base, path string, v any) error {
+// get fetches base+path and hands the body of a 200 answer to decode.
+func (y *YarnContainers) get(ctx context.Context, base, path string, decode func([]byte) error) error {
 	u, err := url.Parse(strings.TrimRight(base, "/") + path)
 	if err != nil {
 		return err
@@ -327,35 +282,8 @@ func (y *YarnContainers) get(ctx context.Context, base, path string, v any) erro
 	case resp.StatusCode != http.StatusOK:
 		return fmt.Errorf("GET %s: %s: %s", u.Redacted(), resp.Status, bytes.TrimSpace(b[:min(len(b), 512)]))
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := decode(b); err != nil {
 		return fmt.Errorf("GET %s: decode: %w", u.Redacted(), err)
 	}
-	return nil
-}
-
-// oneOrMany decodes a JSON array, or a single object as a one-element
-// array: YARN's Jersey JSON writer emits the latter for one-element lists
-// in some configurations.
-type oneOrMany[T any] []T
-
-func (o *oneOrMany[T]) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	switch {
-	case len(b) == 0 || bytes.Equal(b, []byte("null")):
-		*o = nil
-		return nil
-	case b[0] == '[':
-		var many []T
-		if err := json.Unmarshal(b, &many); err != nil {
-			return err
-		}
-		*o = many
-		return nil
-	}
-	var one T
-	if err := json.Unmarshal(b, &one); err != nil {
-		return err
-	}
-	*o = []T{one}
 	return nil
 }

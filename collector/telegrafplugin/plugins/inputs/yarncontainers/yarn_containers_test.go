@@ -242,24 +242,6 @@ func TestUserName(t *testing.T) {
 	}
 }
 
-func TestAppID(t *testing.T) {
-	for in, want := range map[string]string{
-		"container_1326121700862_0006_01_000001":     "application_1326121700862_0006",
-		"container_e17_1410901177871_0001_01_000005": "application_1410901177871_0001",
-		"container_1_2_3_4":                          "application_1_2",
-		"container_1326121700862_0006_01":            "",
-		"container_ex_1_2_3_4":                       "",
-		"application_1326121700862_0006":             "",
-		"container_1326121700862_00a6_01_000001":     "",
-		"":                                           "",
-	} {
-		got, ok := AppID(in)
-		if got != want || ok != (want != "") {
-			t.Errorf("AppID(%q) = %q, %v; want %q", in, got, ok, want)
-		}
-	}
-}
-
 func TestKindFromTags(t *testing.T) {
 	for tags, want := range map[string]string{
 		"colocd-job-1,colocd-kind-tpch-q10": "tpch-q10",
@@ -337,18 +319,18 @@ func TestSampleConfig(t *testing.T) {
 	}
 }
 
-func TestOneOrMany(t *testing.T) {
-	for in, want := range map[string][]int{`[1,2]`: {1, 2}, `3`: {3}, `null`: nil, `[]`: {}} {
-		var got oneOrMany[int]
-		if err := got.UnmarshalJSON([]byte(in)); err != nil {
-			t.Fatalf("%s: %v", in, err)
+// TestHoldsResources pins the one state where the plugin departs from
+// yarnclient.NMContainer.Live: a KILLING container still occupies the node.
+func TestHoldsResources(t *testing.T) {
+	for state, want := range map[string]bool{
+		"NEW": true, "LOCALIZING": true, "LOCALIZED": true, "RUNNING": true, "KILLING": true,
+		"LOCALIZATION_FAILED": false, "EXITED_WITH_SUCCESS": false, "EXITED_WITH_FAILURE": false,
+		"CONTAINER_CLEANEDUP_AFTER_KILL": false, "CONTAINER_RESOURCES_CLEANINGUP": false, "DONE": false,
+	} {
+		c := nmtest.Running("container_1700000000000_0001_01_000001", 1024, 1)
+		c.State = state
+		if got := holdsResources(c); got != want {
+			t.Errorf("holdsResources(%s) = %v, want %v", state, got, want)
 		}
-		if diff := cmp.Diff(want, []int(got)); diff != "" {
-			t.Errorf("%s (-want +got):\n%s", in, diff)
-		}
-	}
-	var bad oneOrMany[int]
-	if err := bad.UnmarshalJSON([]byte(`"x"`)); err == nil {
-		t.Error("decoded a string as an int")
 	}
 }
