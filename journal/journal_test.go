@@ -290,4 +290,3 @@ func TestOpenJournalValidates(t *testing.T) {
 		}
 	}
 }
-
