@@ -24,9 +24,10 @@
 //     results that do not depend on the parallelism; Summarize and
 //     WriteTable: each policy's change against fifo, averaged over seeds,
 //     with its spread.
-//   - PlotUsage and PlotPreferences: the PNG figures (resource usage over
-//     time, as the paper's Figures 6 and 7; the learned preferences as
-//     probabilities, as its Figure 8).
+//   - WritePlots, WriteUsagePNG, WriteProfilesPNG and WritePreferencesPNG:
+//     the PNG figures (resource usage over time, as the paper's Figures 6
+//     and 7; the learned profiles against the true solo profiles; the
+//     learned preferences as probabilities, as its Figure 8).
 //   - RewardStudy: whether a pair's goodness ranks pairs as their speed-up
 //     does, whether the profiles predict goodness, and ra by objective;
 //     ProfileSpeed: a new kind's profile error per tick it was observed.

@@ -323,9 +323,9 @@ func PaperConfig(cfg daemon.Config) daemon.Config {
 	return cfg
 }
 
-// PairConfig is cfg with the pair preferences alone deciding, as colocd
-// did before its profile model: preference mode bandit learning from the
-// observed goodness, select mode anneal; the rest (self prior, context,
+// PairConfig is cfg with the pair preferences alone deciding, without
+// the profile model: preference mode bandit learning from the observed
+// goodness, select mode anneal; the rest (self prior, context,
 // starvation) as configured. The learning studies measure this learner.
 func PairConfig(cfg daemon.Config) daemon.Config {
 	cfg.Pipeline.Preference.Mode = string(queue.PreferenceBandit)

@@ -12,10 +12,10 @@ import (
 	"github.com/colocd/colocd/sim"
 )
 
-// The studies behind bench/README.md's analysis. They take minutes, so
-// they run only with -study:
+// TestStudyModelSweep is the sweep behind bench/README.md's "Tuning". It
+// takes minutes, so it runs only with -study:
 //
-//	go test ./bench -run TestStudy -v -timeout 1h -args -study
+//	go test ./bench -run TestStudyModelSweep -v -timeout 2h -args -study
 //
 // Tuning seeds (101-120) differ from the reported ones (1-20).
 var study = flag.Bool("study", false, "run the README studies (minutes)")

@@ -84,7 +84,7 @@ func member(name string) string { return "r[" + fluxString(name) + "]" }
 // whose cost is per table per transformation, and a read gives one table
 // per series, about eight per host. For 1,000 hosts the all-Flux version
 // (derivative, filter, mean, group, sum) cost seconds of server CPU where
-// these reads cost about 0.2 s; see BenchmarkUsage1000Hosts.
+// these reads cost about 0.2 s; see BenchmarkUsage.
 //
 // The host filter is a regex of the quoted names while there are at most
 // Config.HostPatternMax hosts. Past that, in a bucket that holds little

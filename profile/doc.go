@@ -4,25 +4,27 @@
 //
 // # What it owns
 //
-//   - Model: each kind's per-container demand of CPU, I/O wait, disk read
-//     and write and network in and out, fitted online by a recursive,
-//     non-negative, saturation-aware least-squares regression of every
-//     node's mean usage on the containers of each kind that ran there
-//     during the interval, with one intercept (the node baseline). Any
-//     number of kinds per node, any container counts, kinds that appear at
-//     run time. It keeps the normal equations in information form, which are
-//     sparse: a kind's row holds only the kinds it shared a node with, so
-//     the state is O(K + P) for K kinds and P co-located pairs, and a
-//     learning tick costs O(N·m²) for N nodes with m kinds each to fold in
-//     plus a few projected Gauss–Seidel sweeps, O(K + P) each. Old
-//     observations are forgotten exponentially (Config.HalfLife). Each
-//     kind has an uncertainty: the residual variance over its effective
-//     observations, discounting what it shared with the kinds it always
-//     ran beside (a kind seen only beside one other cannot be told apart
-//     from it).
+//   - Model (model.go; the fit in fit.go, the prior in prior.go, the
+//     covariance in covariance.go, the configuration in config.go): each
+//     kind's per-container demand of CPU, I/O wait, disk read and write
+//     and network in and out, fitted online by a recursive, non-negative,
+//     saturation-aware least-squares regression of every node's mean usage
+//     on the containers of each kind that ran there during the interval,
+//     less the node baseline (learned apart, from nodes that ran nothing).
+//     Any number of kinds per node, any container counts, kinds that
+//     appear at run time. It keeps the normal equations in information
+//     form, which are sparse: a kind's row holds only the kinds it shared
+//     a node with, so the state is O(K + P) for K kinds and P co-located
+//     pairs, and a learning tick costs O(N·m²) for N nodes with m kinds
+//     each to fold in plus a few projected Gauss–Seidel sweeps, O(K + P)
+//     each. Old observations are forgotten exponentially
+//     (Config.HalfLife). Each kind has an uncertainty: the residual
+//     variance over its effective observations, discounting what it shared
+//     with the kinds it always ran beside (a kind seen only beside one
+//     other cannot be told apart from it).
 //   - The units: every amount is a fraction of one node's capacity of the
 //     resource (CPU time, disk read and write bandwidth, network in and
-//     out), per container. Usage.Vector converts a node's measured usage.
+//     out), per container (units.go). Usage converts a node's measured usage.
 //   - Prediction and scoring (score.go): where a candidate job's containers
 //     will land (the cluster's placement rule: a group on each empty node,
 //     then the nodes with room in proportion to it), each affected node's

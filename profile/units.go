@@ -1,6 +1,39 @@
 package profile
 
-import "github.com/colocd/colocd/goodness"
+import (
+	"fmt"
+
+	"github.com/colocd/colocd/goodness"
+)
+
+// Resource indexes a Vector.
+type Resource int
+
+// The resources of a profile. Every amount is a fraction of one node's
+// capacity: CPU and IOWait of its CPU time, the others of its maximum
+// rates (goodness.Limits).
+const (
+	CPU Resource = iota
+	IOWait
+	DiskRead
+	DiskWrite
+	NetIn
+	NetOut
+	NumResources
+)
+
+var resourceNames = [NumResources]string{"cpu", "iowait", "disk_read", "disk_write", "net_in", "net_out"}
+
+// String is the resource's JSON name.
+func (r Resource) String() string {
+	if r >= 0 && r < NumResources {
+		return resourceNames[r]
+	}
+	return fmt.Sprintf("Resource(%d)", int(r))
+}
+
+// Vector is an amount of every resource.
+type Vector [NumResources]float64
 
 // Usage converts a node's measured usage into utilisation units: CPU and
 // I/O wait stay fractions of its CPU time, the rates become fractions of

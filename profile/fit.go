@@ -1,0 +1,327 @@
+package profile
+
+import (
+	"math"
+	"slices"
+)
+
+// saturated reports whether a node's usage shows a saturated resource: its
+// busiest capacity at or above the saturation threshold, or CPU waiting on
+// I/O. There every container using the resource slowed down and used less
+// of everything than it would alone, so the usage is only a lower bound of
+// the demand.
+func (m *Model) saturated(u Vector) bool {
+	util := max(u[CPU]+u[IOWait], u[DiskRead]+u[DiskWrite], u[NetIn], u[NetOut])
+	return util >= m.cfg.Saturation || u[IOWait] >= ioWaitSaturated
+}
+
+// ioWaitSaturated is the I/O wait fraction that marks a saturated disk.
+const ioWaitSaturated = 0.03
+
+// predictLocked is the usage the current fit predicts for containers.
+func (m *Model) predictLocked(containers []KindCount) Vector {
+	v := m.base
+	for _, kc := range containers {
+		if kc.Containers <= 0 {
+			continue
+		}
+		var d Vector
+		if i, ok := m.index[kc.Kind]; ok {
+			d = m.theta[i] // a kind added but never observed holds the prior
+		} else {
+			d = m.priorLocked()
+		}
+		for r := range NumResources {
+			v[r] += kc.Containers * d[r]
+		}
+	}
+	return v
+}
+
+// Observe folds one learning tick's node observations into the model and
+// refits. Observations with a non-finite or negative usage or count, or
+// with no containers and no usage at all, are skipped; kinds seen for the
+// first time are added. A node with no containers informs the baseline.
+// Cost: O(Σ m²) to fold in nodes of m kinds each, plus the sweeps of the
+// solve, O(K + P) each.
+func (m *Model) Observe(obs []Observation) TickReport {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var rep TickReport
+	rho := m.forget()
+	t := tick{inv: 1 / m.scale, seen: map[int]bool{}, idx: make([]int, 0, 8), cnt: make([]float64, 0, 8)}
+	for _, o := range obs {
+		if !validObservation(o) {
+			continue
+		}
+		rep.Observations++
+		if idleObservation(o) {
+			m.foldIdle(o.Usage, rho)
+			continue
+		}
+		y := o.Usage
+		if m.saturated(y) {
+			rep.Saturated++
+			var pulls bool
+			if y, pulls = m.censor(y, o.Containers); !pulls {
+				continue
+			}
+		}
+		rep.NewKinds += m.fold(&t, o.Containers, y)
+	}
+	for i := range t.seen {
+		m.ticks[i]++
+	}
+	m.ticks[0]++
+	m.obs += int64(rep.Observations)
+	rep.Sweeps = m.solve()
+	m.cmu.Lock()
+	clear(m.cov)
+	m.cmu.Unlock()
+	m.residuals(obs, &rep)
+	return rep
+}
+
+// forget scales the stored equations by ρ, lazily through scale, and
+// returns ρ.
+func (m *Model) forget() float64 {
+	rho := math.Exp2(-1 / m.cfg.HalfLife)
+	m.scale *= rho
+	if m.scale < 1e-150 {
+		m.rescale()
+	}
+	return rho
+}
+
+// foldIdle folds an idle node's usage into the baseline, a forgotten mean.
+func (m *Model) foldIdle(u Vector, rho float64) {
+	m.idle = m.idle*rho + 1
+	for r := range NumResources {
+		m.base[r] += (u[r] - m.base[r]) / m.idle
+	}
+}
+
+// censor treats a saturated node's usage y as what it is, a lower bound of
+// what its containers ask: it returns y raised to the current prediction
+// where the fit predicts more, and whether y pulls the fit up anywhere.
+// Where the fit already predicts at least what was seen everywhere, the
+// observation agrees with it and adds nothing; folding the prediction in as
+// data would only anchor the fit to itself.
+func (m *Model) censor(y Vector, containers []KindCount) (Vector, bool) {
+	pred := m.predictLocked(containers)
+	pulls := false
+	for r := range NumResources {
+		if y[r] > pred[r] {
+			pulls = true
+		}
+		y[r] = max(y[r], pred[r])
+	}
+	return y, pulls
+}
+
+// tick is one Observe's scratch: the weight of an observation in the
+// stored (scaled) equations, the kinds observed, and one node's kinds and
+// their counts.
+type tick struct {
+	inv  float64
+	seen map[int]bool
+	idx  []int
+	cnt  []float64
+}
+
+// fold adds one node's usage y, with containers, to the normal equations,
+// adding the kinds seen for the first time; it returns how many were.
+func (m *Model) fold(t *tick, containers []KindCount, y Vector) (added int) {
+	t.idx, t.cnt = t.idx[:0], t.cnt[:0]
+	for _, kc := range containers {
+		if kc.Containers <= 0 || kc.Kind == "" {
+			continue
+		}
+		before := len(m.kinds)
+		i := m.addLocked(kc.Kind)
+		if len(m.kinds) > before {
+			added++
+		}
+		if j := slices.Index(t.idx, i); j >= 0 {
+			t.cnt[j] += kc.Containers
+			continue
+		}
+		t.idx, t.cnt = append(t.idx, i), append(t.cnt, kc.Containers)
+	}
+	ws := t.inv
+	for a, i := range t.idx {
+		m.diag[i] += ws * t.cnt[a] * t.cnt[a]
+		for r := range NumResources {
+			m.b[i][r] += ws * t.cnt[a] * (y[r] - m.base[r])
+		}
+		for c := a + 1; c < len(t.idx); c++ {
+			j := t.idx[c]
+			v := ws * t.cnt[a] * t.cnt[c]
+			m.adj[i].add(int32(j), v)
+			m.adj[j].add(int32(i), v)
+		}
+		t.seen[i] = true
+	}
+	return added
+}
+
+// residuals puts in rep the residuals of this tick's observations under the
+// new fit, and folds their variance into sigma2. A saturated observation is
+// a lower bound, not a residual.
+func (m *Model) residuals(obs []Observation, rep *TickReport) {
+	mean, ok := meanUsage(obs)
+	if !ok {
+		return
+	}
+	var sse, sst Vector
+	var n float64
+	for _, o := range obs {
+		if !validObservation(o) || m.saturated(o.Usage) {
+			continue
+		}
+		pred := m.base
+		for _, kc := range o.Containers {
+			if i, ok := m.index[kc.Kind]; ok && kc.Containers > 0 {
+				for r := range NumResources {
+					pred[r] += kc.Containers * m.theta[i][r]
+				}
+			}
+		}
+		for r := range NumResources {
+			e := o.Usage[r] - pred[r]
+			sse[r] += e * e
+			d := o.Usage[r] - mean[r]
+			sst[r] += d * d
+		}
+		n++
+	}
+	var tsse, tsst float64
+	for r := range NumResources {
+		if n > 0 {
+			v := sse[r] / n
+			rep.Residual[r] = math.Sqrt(v)
+			// EWMA over ticks, floored so that a perfectly fitted tick
+			// cannot make the model certain forever.
+			m.sigma2[r] = max(0.9*m.sigma2[r]+0.1*v, 1e-6)
+		}
+		tsse += sse[r]
+		tsst += sst[r]
+	}
+	rep.Explained = math.NaN()
+	if tsst > 0 {
+		rep.Explained = 1 - tsse/tsst
+	}
+}
+
+// meanUsage is the mean usage of the valid observations; false if none is.
+func meanUsage(obs []Observation) (Vector, bool) {
+	var mean Vector
+	var n float64
+	for _, o := range obs {
+		if !validObservation(o) {
+			continue
+		}
+		for r := range NumResources {
+			mean[r] += o.Usage[r]
+		}
+		n++
+	}
+	if n == 0 {
+		return mean, false
+	}
+	for r := range mean {
+		mean[r] /= n
+	}
+	return mean, true
+}
+
+// idleObservation: a node that ran no container for the whole interval.
+func idleObservation(o Observation) bool {
+	for _, kc := range o.Containers {
+		if kc.Containers > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func validObservation(o Observation) bool {
+	some := false
+	for _, v := range o.Usage {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v > 1e3 {
+			return false
+		}
+	}
+	for _, kc := range o.Containers {
+		if math.IsNaN(kc.Containers) || math.IsInf(kc.Containers, 0) || kc.Containers < 0 || kc.Containers > 1e6 {
+			return false
+		}
+		some = some || kc.Containers > 0
+	}
+	return some || o.Usage != Vector{}
+}
+
+// rescale folds scale into the stored equations.
+func (m *Model) rescale() {
+	s := m.scale
+	for i := range m.diag {
+		m.diag[i] *= s
+		for r := range NumResources {
+			m.b[i][r] *= s
+		}
+		for j := range m.adj[i].val {
+			m.adj[i].val[j] *= s
+		}
+	}
+	m.scale = 1
+}
+
+// Solver parameters: sweeps per tick and the convergence tolerance on the
+// largest change of a demand (utilisation units).
+const (
+	maxSweeps = 200
+	tolerance = 1e-7
+)
+
+// solve runs projected Gauss–Seidel on the regularised normal equations,
+// warm-started from the current solution:
+//
+//	θ_i ← max(0, (b_i + λ μ − Σ_j A_ij θ_j) / (A_ii + λ))
+//
+// with λ the prior weight and μ the prior mean (the population mean). The
+// fixed point is the non-negative minimiser of the weighted squared error
+// plus the prior.
+func (m *Model) solve() int {
+	s := m.scale
+	lambda := m.cfg.PriorStrength
+	prior := m.priorLocked()
+	sweeps := 0
+	for sweeps < maxSweeps {
+		sweeps++
+		var change float64
+		for i := 1; i < len(m.diag); i++ {
+			l, mu := lambda, prior
+			den := m.diag[i]*s + l
+			var num Vector
+			for r := range NumResources {
+				num[r] = m.b[i][r]*s + l*mu[r]
+			}
+			rw := &m.adj[i]
+			for k, j := range rw.nb {
+				a := rw.val[k] * s
+				for r := range NumResources {
+					num[r] -= a * m.theta[j][r]
+				}
+			}
+			for r := range NumResources {
+				v := max(0, num[r]/den)
+				change = max(change, math.Abs(v-m.theta[i][r]))
+				m.theta[i][r] = v
+			}
+		}
+		if change < tolerance {
+			break
+		}
+	}
+	return sweeps
+}
