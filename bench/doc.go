@@ -14,8 +14,8 @@
 //     The policies fifo, random, packfit, alternate, tetris, pairwise, oracle
 //     and rollout drive the simulator directly (peers.go, direct.go); paper,
 //     ra, ra-warm and ra-profile-true run colocd's own admission and learning code — the
-//     queue store and pipeline, the bandit, daemon.Engine over
-//     daemon.SimCluster, driven by daemon.Loop, the loop `colocd serve`
+//     queue store and pipeline, the bandit, engine.Engine over
+//     simcluster.Cluster, driven by engine.Loop, the loop `colocd serve`
 //     runs, whose Step this package calls in virtual time (it plays the
 //     API's submissions and advances the simulator to the loop's due time or
 //     the next event that would kick it). bound computes a lower bound on

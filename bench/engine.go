@@ -10,18 +10,20 @@ import (
 
 	"github.com/colocd/colocd/bandit"
 	"github.com/colocd/colocd/daemon"
+	"github.com/colocd/colocd/engine"
+	"github.com/colocd/colocd/internal/simcluster"
 	"github.com/colocd/colocd/profile"
 	"github.com/colocd/colocd/queue"
 	"github.com/colocd/colocd/sim"
 )
 
-// everySchedule is daemon.Schedule for a fixed virtual interval.
+// everySchedule is engine.Schedule for a fixed virtual interval.
 type everySchedule time.Duration
 
 func (e everySchedule) Next(t time.Time) time.Time { return t.Add(time.Duration(e)) }
 
 // runEngine plays ra or ra-warm: colocd's store, pipeline, bandit and
-// daemon.Engine on daemon.SimCluster, driven by daemon's own Loop — the
+// engine.Engine on simcluster.Cluster, driven by daemon's own Loop — the
 // loop `colocd serve` runs — stepped in virtual time. The driver plays the
 // two parts `serve` plays around the loop: the API (arriving jobs are
 // prepared and submitted to the store, which would kick the loop) and the
@@ -36,10 +38,10 @@ func runEngine(ctx context.Context, rc RunConfig, cfg daemon.Config, jobs []sim.
 	if err != nil {
 		return Result{}, fmt.Errorf("run %s: %w", rc.Policy, err)
 	}
-	clk := daemon.SimClock{Sim: s}
-	var sched daemon.Schedule = everySchedule(rc.LearnInterval)
+	clk := simcluster.Clock{Sim: s}
+	var sched engine.Schedule = everySchedule(rc.LearnInterval)
 	if rc.LearnInterval <= 0 {
-		if sched, err = daemon.ParseSchedule(cfg.Learning.Schedule); err != nil {
+		if sched, err = engine.ParseSchedule(cfg.Learning.Schedule); err != nil {
 			return Result{}, fmt.Errorf("%w: learning.schedule: %w", ErrInvalid, err)
 		}
 	}
@@ -80,7 +82,7 @@ func runEngine(ctx context.Context, rc RunConfig, cfg daemon.Config, jobs []sim.
 	var startObs int64
 	if warm != nil {
 		w := *warm
-		w.Config = bcfg // the configured learning parameters win, as in daemon.RestoreLearner
+		w.Config = bcfg // the configured learning parameters win, as in engine.RestoreLearner
 		if err := learner.Restore(w); err != nil {
 			return Result{}, fmt.Errorf("run %s: restore warm preferences: %w", rc.Policy, err)
 		}
@@ -92,35 +94,32 @@ func runEngine(ctx context.Context, rc RunConfig, cfg daemon.Config, jobs []sim.
 		rc.Setup(learner)
 		startObs = learner.Snapshot().Observations
 	}
-	pcfg, err := cfg.Learning.Profile.ModelConfig()
+	eo, err := cfg.EngineOptions()
 	if err != nil {
 		return Result{}, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	profiles := profile.New(pcfg)
+	profiles := profile.New(eo.Profile)
 	if warmProfiles != nil {
 		if err := profiles.Restore(*warmProfiles); err != nil {
 			return Result{}, fmt.Errorf("run %s: restore warm profiles: %w", rc.Policy, err)
 		}
 	}
-	cluster := daemon.NewSimCluster(daemon.DirectExec(s), nil)
-	var cl daemon.Cluster = cluster
+	cluster := simcluster.New(simcluster.DirectExec(s), nil)
+	var cl engine.Cluster = cluster
 	if rc.wrapCluster != nil {
 		cl = rc.wrapCluster(cluster, s)
 	}
 	frozen := sim.DefaultStart
-	e, err := daemon.NewEngine(daemon.EngineOptions{
-		Store: store, Learner: learner, Profiles: profiles, ScoreProfiles: truth, Cluster: cl, Metrics: cluster, Clock: clk,
-		Rand:      rand.New(rand.NewPCG(rc.Seed, 0x5851f42d4c957f2d)),
-		Wall:      func() time.Time { return frozen }, // decision latency only; no wall clock here
-		Pipeline:  cfg.Pipeline,
-		Admission: cfg.Admission,
-		Learning:  cfg.Learning,
-		Limits:    cluster.Limits(),
-	})
+	eo.Store, eo.Learner, eo.Profiles, eo.ScoreProfiles = store, learner, profiles, truth
+	eo.Cluster, eo.Metrics, eo.Clock = cl, cluster, clk
+	eo.Rand = rand.New(rand.NewPCG(rc.Seed, 0x5851f42d4c957f2d))
+	eo.Wall = func() time.Time { return frozen } // decision latency only; no wall clock here
+	eo.Limits = cluster.Limits()
+	e, err := engine.New(eo)
 	if err != nil {
 		return Result{}, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	loop, err := daemon.NewLoop(e, daemon.LoopOptions{Tick: rc.AdmissionTick, Learn: sched})
+	loop, err := engine.NewLoop(e, engine.LoopOptions{Tick: rc.AdmissionTick, Learn: sched})
 	if err != nil {
 		return Result{}, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}

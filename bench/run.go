@@ -10,6 +10,8 @@ import (
 
 	"github.com/colocd/colocd/bandit"
 	"github.com/colocd/colocd/daemon"
+	"github.com/colocd/colocd/engine"
+	"github.com/colocd/colocd/internal/simcluster"
 	"github.com/colocd/colocd/profile"
 	"github.com/colocd/colocd/queue"
 	"github.com/colocd/colocd/sim"
@@ -27,7 +29,7 @@ const (
 	// first pipeline.window.size pending jobs) that fit.
 	Random Policy = "random"
 	// RA is colocd: the queue pipeline with the bandit learning from
-	// scratch, through daemon.Engine (the paper's "resource-aware").
+	// scratch, through engine.Engine (the paper's "resource-aware").
 	RA Policy = "ra"
 	// RAWarm is RA starting from the preferences learned in a previous run
 	// of the same workload (the paper's RA*): RunConfig.Warm, or, when it is
@@ -183,7 +185,7 @@ type RunConfig struct {
 	Setup func(*bandit.Learner)
 	// wrapCluster, when set, stands between the engine and the simulator
 	// (experiments on what the engine sees).
-	wrapCluster func(*daemon.SimCluster, *sim.Sim) daemon.Cluster
+	wrapCluster func(*simcluster.Cluster, *sim.Sim) engine.Cluster
 	// Dir is where ra's run makes the temporary directory of its queue
 	// store (removed at the end of the run); "" means /dev/shm when usable,
 	// else the system's temporary directory.
@@ -193,7 +195,7 @@ type RunConfig struct {
 // LearnEvent is one learning tick of an ra run.
 type LearnEvent struct {
 	At       time.Duration // since the start of the run
-	Report   daemon.LearnReport
+	Report   engine.LearnReport
 	Learner  *bandit.Learner
 	Profiles *profile.Model
 }
@@ -318,7 +320,7 @@ func PaperConfig(cfg daemon.Config) daemon.Config {
 	cfg.Pipeline.Preference.Mode = string(queue.PreferenceBandit)
 	cfg.Pipeline.Select.Mode = string(queue.SelectSample)
 	cfg.Learning.SelfPrior = 0
-	cfg.Learning.PairReward = daemon.RewardGoodness
+	cfg.Learning.PairReward = engine.RewardGoodness
 	cfg.Learning.StepSize = bandit.DefaultStepSize
 	return cfg
 }
@@ -330,7 +332,7 @@ func PaperConfig(cfg daemon.Config) daemon.Config {
 func PairConfig(cfg daemon.Config) daemon.Config {
 	cfg.Pipeline.Preference.Mode = string(queue.PreferenceBandit)
 	cfg.Pipeline.Select.Mode = string(queue.SelectAnneal)
-	cfg.Learning.PairReward = daemon.RewardGoodness
+	cfg.Learning.PairReward = engine.RewardGoodness
 	cfg.Learning.StepSize = bandit.DefaultStepSize
 	return cfg
 }

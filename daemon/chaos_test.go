@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/colocd/colocd/internal/simcluster"
 )
 
 // mountTmpfs mounts a tmpfs of sizeMB at a new directory, so that a test can
@@ -223,13 +225,13 @@ func TestChaosSim(t *testing.T) {
 		perKey[j.IdempotencyKey]++
 		state[j.ID] = j.State
 	}
-	log, err := ReadSimLog(filepath.Join(dataDir, "sim", "submissions.jsonl"))
+	log, err := simcluster.ReadLog(filepath.Join(dataDir, "sim", "submissions.jsonl"))
 	if err != nil {
 		t.Fatalf("simulator log: %v", err)
 	}
 	submits := map[string]int{}
 	for _, e := range log {
-		if e.Op == simOpSubmit {
+		if e.Op == simcluster.OpSubmit {
 			submits[e.JobID]++
 		}
 	}

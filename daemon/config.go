@@ -27,6 +27,8 @@ import (
 
 	"github.com/colocd/colocd/bandit"
 	"github.com/colocd/colocd/collector"
+	"github.com/colocd/colocd/engine"
+	"github.com/colocd/colocd/internal/yarncluster"
 	"github.com/colocd/colocd/profile"
 )
 
@@ -47,10 +49,10 @@ type Config struct {
 	API       APIConfig     `mapstructure:"api"`
 	Journal   JournalConfig `mapstructure:"journal"`
 
-	Backend Backend      `mapstructure:"backend"` // sim|yarn
-	Sim     SimConfig    `mapstructure:"sim"`
-	Yarn    YarnConfig   `mapstructure:"yarn"`
-	Influx  InfluxConfig `mapstructure:"influx"`
+	Backend Backend            `mapstructure:"backend"` // sim|yarn
+	Sim     SimConfig          `mapstructure:"sim"`
+	Yarn    yarncluster.Config `mapstructure:"yarn"`
+	Influx  InfluxConfig       `mapstructure:"influx"`
 
 	Goodness  GoodnessConfig  `mapstructure:"goodness"`
 	Learning  LearningConfig  `mapstructure:"learning"`
@@ -142,42 +144,6 @@ type SimConfig struct {
 	MetricsInterval time.Duration `mapstructure:"metrics_interval"` // virtual
 }
 
-// YarnConfig configures the YARN backend.
-type YarnConfig struct {
-	RMURLs  []string          `mapstructure:"rm_urls"` // HA: tried in order
-	User    string            `mapstructure:"user"`    // simple auth user.name
-	CAFile  string            `mapstructure:"ca_file"`
-	Timeout time.Duration     `mapstructure:"timeout"`
-	Submit  SubmitMode        `mapstructure:"submit"` // rest|command
-	Command YarnCommandConfig `mapstructure:"command"`
-	// TimelineURL is the Timeline Server (application history), asked
-	// about an application the RM no longer knows before colocd decides
-	// whether it may submit its job again. Empty: none.
-	TimelineURL string `mapstructure:"timeline_url"`
-	// MaxCompletedApps is the RM's yarn.resourcemanager.max-completed-applications:
-	// while fewer applications have ended since the RM started, an
-	// application id it issued and does not know was never submitted.
-	// Never set it above the RM's value.
-	MaxCompletedApps int `mapstructure:"max_completed_applications"`
-}
-
-// SubmitMode is how jobs reach YARN.
-type SubmitMode string
-
-// Submit modes.
-const (
-	SubmitREST    SubmitMode = "rest"    // new-application + submit application context
-	SubmitCommand SubmitMode = "command" // run a command with the job's tags
-)
-
-// YarnCommandConfig is the command run per job in command submit mode; the
-// job's submit.args are appended to Argv and its tags are passed in the
-// environment variable COLOCD_YARN_TAGS.
-type YarnCommandConfig struct {
-	Argv    []string      `mapstructure:"argv"`
-	Timeout time.Duration `mapstructure:"timeout"`
-}
-
 // InfluxConfig configures the metrics source of the YARN backend.
 type InfluxConfig struct {
 	URL        string        `mapstructure:"url"`
@@ -224,30 +190,21 @@ type GoodnessConfig struct {
 
 // LearningConfig configures the learning tick and the bandit.
 type LearningConfig struct {
-	Schedule        string     `mapstructure:"schedule"` // cron spec, e.g. "@every 60s"
-	StepSize        float64    `mapstructure:"step_size"`
-	Baseline        string     `mapstructure:"baseline"` // global|row|recency
-	RecencyAlpha    float64    `mapstructure:"recency_alpha"`
-	Clip            float64    `mapstructure:"clip"`       // 0 = no clipping
-	SelfPrior       float64    `mapstructure:"self_prior"` // H₀(a|a) = −self_prior; 0 = the paper's H₀ = 0
-	Credit          CreditMode `mapstructure:"credit"`
-	Aggregate       Aggregate  `mapstructure:"aggregate"`
-	MaxKindsPerNode int        `mapstructure:"max_kinds_per_node"`
+	Schedule        string            `mapstructure:"schedule"` // cron spec, e.g. "@every 60s"
+	StepSize        float64           `mapstructure:"step_size"`
+	Baseline        string            `mapstructure:"baseline"` // global|row|recency
+	RecencyAlpha    float64           `mapstructure:"recency_alpha"`
+	Clip            float64           `mapstructure:"clip"`       // 0 = no clipping
+	SelfPrior       float64           `mapstructure:"self_prior"` // H₀(a|a) = −self_prior; 0 = the paper's H₀ = 0
+	Credit          engine.CreditMode `mapstructure:"credit"`
+	Aggregate       engine.Aggregate  `mapstructure:"aggregate"`
+	MaxKindsPerNode int               `mapstructure:"max_kinds_per_node"`
 	// PairReward is what the pair preferences learn from: the observed
 	// goodness (the paper), or its residual from the profiles' prediction
 	// (what the profiles cannot see: the correction of the model).
-	PairReward PairReward    `mapstructure:"pair_reward"`
-	Profile    ProfileConfig `mapstructure:"profile"`
+	PairReward engine.PairReward `mapstructure:"pair_reward"`
+	Profile    ProfileConfig     `mapstructure:"profile"`
 }
-
-// PairReward is the reward of the pair preferences.
-type PairReward string
-
-// Pair rewards.
-const (
-	RewardGoodness PairReward = "goodness"
-	RewardResidual PairReward = "residual"
-)
 
 // ProfileConfig configures the per-kind resource profile model
 // (profile.Config).
@@ -270,44 +227,12 @@ func (p ProfileConfig) ModelConfig() (profile.Config, error) {
 	return c, nil
 }
 
-// Aggregate says how many updates one learning tick makes.
-type Aggregate string
-
-// Aggregations.
-const (
-	// AggregatePair: one update per co-located kind pair, with the mean
-	// goodness of the nodes it shared (the paper's "goodness per
-	// combination of co-located jobs").
-	AggregatePair Aggregate = "pair"
-	// AggregateNode: one update per node (a pair on 16 nodes counts 16 times).
-	AggregateNode Aggregate = "node"
-)
-
-// CreditMode says which preference a co-location's goodness updates.
-type CreditMode string
-
-// Credit modes.
-const (
-	CreditLater     CreditMode = "later"     // H(later | earlier), the paper's
-	CreditSymmetric CreditMode = "symmetric" // also H(earlier | later)
-)
-
 // AdmissionConfig configures the admission loop.
 type AdmissionConfig struct {
-	Tick       time.Duration `mapstructure:"tick"`
-	MaxRunning int           `mapstructure:"max_running"` // 0 = no cap
-	Mode       AdmissionMode `mapstructure:"mode"`
+	Tick       time.Duration        `mapstructure:"tick"`
+	MaxRunning int                  `mapstructure:"max_running"` // 0 = no cap
+	Mode       engine.AdmissionMode `mapstructure:"mode"`
 }
-
-// AdmissionMode is active (admit the learned choice) or shadow (admit FIFO,
-// journal the learned choice).
-type AdmissionMode string
-
-// Admission modes.
-const (
-	ModeActive AdmissionMode = "active"
-	ModeShadow AdmissionMode = "shadow"
-)
 
 // RetentionConfig configures store compaction.
 type RetentionConfig struct {
@@ -342,14 +267,7 @@ func DefaultConfig() Config {
 			Speed:           1,
 			MetricsInterval: 10 * time.Second,
 		},
-		Yarn: YarnConfig{
-			RMURLs:  []string{},
-			Timeout: 30 * time.Second,
-			Submit:  SubmitREST,
-			Command: YarnCommandConfig{Argv: []string{}, Timeout: 5 * time.Minute},
-
-			MaxCompletedApps: 1000, // Hadoop 3's default (Hadoop 2: 10000)
-		},
+		Yarn: yarncluster.DefaultConfig(),
 		Influx: InfluxConfig{
 			Timeout:    10 * time.Second,
 			StaleAfter: 30 * time.Second,
@@ -361,14 +279,14 @@ func DefaultConfig() Config {
 			Baseline:        "global",
 			RecencyAlpha:    0.1,
 			SelfPrior:       1,
-			Credit:          CreditLater,
-			Aggregate:       AggregatePair,
+			Credit:          engine.CreditLater,
+			Aggregate:       engine.AggregatePair,
 			MaxKindsPerNode: 2,
-			PairReward:      RewardResidual,
+			PairReward:      engine.RewardResidual,
 			Profile: ProfileConfig{HalfLife: profile.DefaultHalfLife, PriorStrength: profile.DefaultPriorStrength,
 				Saturation: profile.DefaultSaturation},
 		},
-		Admission: AdmissionConfig{Tick: 10 * time.Second, Mode: ModeActive},
+		Admission: AdmissionConfig{Tick: 10 * time.Second, Mode: engine.ModeActive},
 		Pipeline:  DefaultPipelineConfig(),
 		Retention: RetentionConfig{FinishedAfter: 30 * 24 * time.Hour, Schedule: "@every 1h"},
 
@@ -401,6 +319,26 @@ func (e *ConfigError) Unwrap() error { return ErrConfig }
 
 func cfgErr(key, format string, args ...any) error {
 	return &ConfigError{Key: key, Reason: fmt.Sprintf(format, args...)}
+}
+
+// fieldError is a section owner's validation error (queue.FieldError,
+// yarncluster.FieldError): the key under the section, and why.
+type fieldError interface {
+	error
+	FieldReason() (field, reason string)
+}
+
+// sectionErr names the whole key of an owner's validation error.
+func sectionErr(section string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var fe fieldError
+	if errors.As(err, &fe) {
+		f, r := fe.FieldReason()
+		return &ConfigError{Key: section + "." + f, Reason: r}
+	}
+	return &ConfigError{Key: section, Reason: err.Error()}
 }
 
 // LoadOptions are Load's inputs besides the file.
@@ -829,7 +767,7 @@ func (c Config) Validate() error {
 			return err
 		}
 	case BackendYarn:
-		if err := c.Yarn.validate(); err != nil {
+		if err := sectionErr("yarn", c.Yarn.Validate()); err != nil {
 			return err
 		}
 		if err := c.Influx.validate(); err != nil {
@@ -850,7 +788,7 @@ func (c Config) Validate() error {
 	if c.Admission.MaxRunning < 0 {
 		return cfgErr("admission.max_running", "must be >= 0 (0 = no cap), got %d", c.Admission.MaxRunning)
 	}
-	if c.Admission.Mode != ModeActive && c.Admission.Mode != ModeShadow {
+	if c.Admission.Mode != engine.ModeActive && c.Admission.Mode != engine.ModeShadow {
 		return cfgErr("admission.mode", "must be active or shadow, got %q", c.Admission.Mode)
 	}
 	if err := c.Pipeline.validate(); err != nil {
@@ -877,41 +815,6 @@ func (s SimConfig) validate() error {
 	}
 	if s.MetricsInterval < time.Second {
 		return cfgErr("sim.metrics_interval", "must be >= 1s, got %v", s.MetricsInterval)
-	}
-	return nil
-}
-
-func (y YarnConfig) validate() error {
-	if len(y.RMURLs) == 0 {
-		return cfgErr("yarn.rm_urls", "must list at least one ResourceManager URL when backend is yarn")
-	}
-	for i, u := range y.RMURLs {
-		if err := checkURL(u); err != nil {
-			return cfgErr(fmt.Sprintf("yarn.rm_urls[%d]", i), "%v", err)
-		}
-	}
-	if y.Timeout <= 0 {
-		return cfgErr("yarn.timeout", "must be > 0, got %v", y.Timeout)
-	}
-	if y.TimelineURL != "" {
-		if err := checkURL(y.TimelineURL); err != nil {
-			return cfgErr("yarn.timeline_url", "%v", err)
-		}
-	}
-	if y.MaxCompletedApps < 0 {
-		return cfgErr("yarn.max_completed_applications", "must be >= 0 (0: never assume the RM still holds an ended application), got %d", y.MaxCompletedApps)
-	}
-	switch y.Submit {
-	case SubmitREST:
-	case SubmitCommand:
-		if len(y.Command.Argv) == 0 {
-			return cfgErr("yarn.command.argv", "must not be empty when yarn.submit is command")
-		}
-		if y.Command.Timeout <= 0 {
-			return cfgErr("yarn.command.timeout", "must be > 0, got %v", y.Command.Timeout)
-		}
-	default:
-		return cfgErr("yarn.submit", "must be rest or command, got %q", y.Submit)
 	}
 	return nil
 }
@@ -972,16 +875,16 @@ func (l LearningConfig) validate() error {
 	if !(l.SelfPrior >= 0 && l.SelfPrior <= bandit.MaxSelfPrior) {
 		return cfgErr("learning.self_prior", "must be in [0, %d] (0 = none), got %v", bandit.MaxSelfPrior, l.SelfPrior)
 	}
-	if l.Credit != CreditLater && l.Credit != CreditSymmetric {
+	if l.Credit != engine.CreditLater && l.Credit != engine.CreditSymmetric {
 		return cfgErr("learning.credit", "must be later or symmetric, got %q", l.Credit)
 	}
-	if l.Aggregate != AggregatePair && l.Aggregate != AggregateNode {
+	if l.Aggregate != engine.AggregatePair && l.Aggregate != engine.AggregateNode {
 		return cfgErr("learning.aggregate", "must be pair or node, got %q", l.Aggregate)
 	}
 	if l.MaxKindsPerNode < 2 || l.MaxKindsPerNode > 16 {
 		return cfgErr("learning.max_kinds_per_node", "must be in [2, 16], got %d", l.MaxKindsPerNode)
 	}
-	if l.PairReward != RewardGoodness && l.PairReward != RewardResidual {
+	if l.PairReward != engine.RewardGoodness && l.PairReward != engine.RewardResidual {
 		return cfgErr("learning.pair_reward", "must be goodness or residual, got %q", l.PairReward)
 	}
 	if _, err := l.Profile.ModelConfig(); err != nil {

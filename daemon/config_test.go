@@ -14,6 +14,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/pflag"
 	"gopkg.in/yaml.v3"
+
+	"github.com/colocd/colocd/engine"
 )
 
 // env returns a LookupEnv over m (no process environment, and none listed).
@@ -113,10 +115,10 @@ tokens:
 	want.Influx.Token = "user:secret"
 	want.Goodness = GoodnessConfig{DiskReadMBps: 500, DiskWriteMBps: 400, NetRecvMBps: 125, NetSentMBps: 125}
 	want.Learning.Schedule = "*/5 * * * *"
-	want.Learning.Credit = CreditSymmetric
+	want.Learning.Credit = engine.CreditSymmetric
 	want.Learning.StepSize = 0.2
 	want.Admission.Tick = 5 * time.Second
-	want.Admission.Mode = ModeShadow
+	want.Admission.Mode = engine.ModeShadow
 	want.Pipeline.Window.Enabled = false
 	want.Pipeline.Fairness.Enabled = true
 	want.Pipeline.Fairness.Weights = map[string]float64{"bob": 3, "carol": 0.5}

@@ -1,15 +1,14 @@
-// Package daemon wires colocd together: configuration (viper), the admission
-// engine (reconcile, sync, admit, learn), the loops that drive it on an
-// injected clock, and the adapters that turn the simulator, the YARN
-// ResourceManager client and the InfluxDB collector into the small Cluster,
-// Metrics and Clock interfaces it consumes.
+// Package daemon wires colocd together: the configuration (viper: defaults,
+// file, environment, flags; every key validated, unknown keys refused), the
+// backend chosen by it (the embedded simulator or YARN with InfluxDB,
+// adapted by internal/simcluster, internal/yarncluster, internal/usage),
+// the store, learner, profile model, journal and metrics, the engine and its
+// loop (package engine), and the HTTP server (daemon/api) — Serve.
 //
-// It owns: Config and its validation, Engine (which implements
-// api.Controller), Server/Run (store, journal, backend, HTTP server, signals),
-// and the simulator's durability (a submission log replayed at restart).
+// It owns: Config and its validation, the translation of the config into
+// engine.Options, Serve's start-up order and graceful shutdown, and the
+// HTTP server's connection limits.
 //
-// It must not: decide which job goes next (queue's pipeline does), compute
-// goodness or preferences (goodness, bandit), speak HTTP to clients (daemon/api),
-// or read the wall clock in its logic (everything takes the Clock). Engine has
-// no goroutines of its own, so tests and the benchmark drive it in virtual time.
+// It must not: decide anything the engine decides, order the queue, or
+// speak the API's protocol; those live in engine, queue and daemon/api.
 package daemon

@@ -2,50 +2,6 @@ package daemon
 
 import "errors"
 
-// Sentinel errors of the package. Test with errors.Is; *ConfigError carries
-// the key of a configuration error.
-var (
-	// ErrConfig is wrapped by every configuration error (*ConfigError); the
-	// CLI maps it to exit status 2.
-	ErrConfig = errors.New("invalid configuration")
-	// ErrUnknownApp: the cluster has no application with that id (it never
-	// saw a submission under it).
-	ErrUnknownApp = errors.New("unknown application")
-	// ErrRejected: the cluster refused a submission; it certainly does not
-	// run, and retrying it unchanged would fail again.
-	ErrRejected = errors.New("submission rejected")
-	// ErrMetrics wraps errors of the metrics source during learning; the
-	// daemon keeps admitting with its last preferences.
-	ErrMetrics = errors.New("metrics source failed")
-	// ErrNotReady: the engine has not reconciled with the cluster yet.
-	ErrNotReady = errors.New("engine not ready")
-	// ErrNotKillable: the job is neither admitted nor running.
-	ErrNotKillable = errors.New("job is not admitted or running")
-	// ErrSimState wraps errors of the simulator's durable state (data_dir/sim).
-	ErrSimState = errors.New("simulator state")
-)
-
-// Why Ready fails: its error wraps one of these. Each names a reason safe to
-// show anyone (api.PublicReasoner), never the rest of the error, which may
-// name hosts, users and paths.
-var (
-	// ErrStarting: not reconciled with the cluster yet.
-	ErrStarting = readyReason("starting")
-	// ErrStoreUnavailable: the store does not answer reads.
-	ErrStoreUnavailable = readyReason("store unavailable")
-	// ErrStoreWrites: the last store write failed (a full disk) and none has
-	// succeeded since.
-	ErrStoreWrites = readyReason("store writes failing")
-	// ErrClusterSync: the loop's last sync with the cluster failed.
-	ErrClusterSync = readyReason("cannot sync with the cluster")
-	// ErrStalled: the admission loop has completed no iteration for too long.
-	ErrStalled = readyReason("admission loop stalled")
-)
-
-// readyReason is a reason Ready gives, public by design.
-type readyReason string
-
-func (r readyReason) Error() string { return string(r) }
-
-// PublicReason makes the reason showable without a token.
-func (r readyReason) PublicReason() string { return string(r) }
+// ErrConfig is wrapped by every configuration error (*ConfigError); the CLI
+// maps it to exit status 2.
+var ErrConfig = errors.New("invalid configuration")

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/colocd/colocd/engine"
+	"github.com/colocd/colocd/internal/simcluster"
+	"github.com/colocd/colocd/internal/yarncluster"
 	"github.com/colocd/colocd/queue"
 	"github.com/colocd/colocd/sim"
 )
@@ -28,8 +31,8 @@ func TestExampleJobs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	simc := NewSimCluster(DirectExec(s), nil)
-	yarnc := NewYarnCluster(nil, YarnConfig{Submit: SubmitREST}, nil)
+	simc := simcluster.New(simcluster.DirectExec(s), nil)
+	yarnc := yarncluster.New(nil, yarncluster.Config{Submit: yarncluster.SubmitREST}, nil)
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			b, err := os.ReadFile(f)
@@ -55,7 +58,7 @@ func TestExampleJobs(t *testing.T) {
 			if req.Resources != nil {
 				j.Resources = *req.Resources
 			}
-			var p JobPreparer = simc
+			var p engine.JobPreparer = simc
 			if strings.HasPrefix(filepath.Base(f), "yarn-") {
 				p = yarnc
 			}

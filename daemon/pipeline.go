@@ -4,6 +4,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/colocd/colocd/engine"
 	"github.com/colocd/colocd/profile"
 	"github.com/colocd/colocd/queue"
 )
@@ -66,14 +67,6 @@ type PreferenceStage struct {
 	Correction  float64       `mapstructure:"correction"`
 }
 
-// Defaults of the co-location model's scorer (pipeline.preference).
-const (
-	DefaultObjective  = "rate"
-	DefaultRisk       = 0.0
-	DefaultExplore    = 1.0
-	DefaultCorrection = 0.3
-)
-
 // StarvationStage mirrors queue.StarvationConfig.
 type StarvationStage struct {
 	Enabled  bool    `mapstructure:"enabled"`
@@ -100,7 +93,7 @@ func DefaultPipelineConfig() PipelineConfig {
 		Altruism: AltruismStage{Enabled: q.Altruism.Enabled, P: q.Altruism.P, DefaultRuntime: q.Altruism.DefaultRuntime},
 		Preference: PreferenceStage{Enabled: q.Preference.Enabled, Mode: string(queue.PreferenceModel), Temperature: q.Preference.Temperature,
 			ObserveWait: q.Preference.ObserveWait,
-			Objective:   DefaultObjective, Risk: DefaultRisk, Explore: DefaultExplore, Correction: DefaultCorrection},
+			Objective:   engine.DefaultObjective, Risk: engine.DefaultRisk, Explore: engine.DefaultExplore, Correction: engine.DefaultCorrection},
 		Starvation:  StarvationStage{Enabled: q.Starvation.Enabled, Shape: string(q.Starvation.Shape), A: q.Starvation.A, MaxSkips: q.Starvation.MaxSkips},
 		Select:      SelectStage{Enabled: q.Select.Enabled, Mode: string(queue.SelectArgmax), ExploreObservations: q.Select.ExploreObservations},
 		MaxRecorded: q.MaxRecorded,
@@ -149,23 +142,4 @@ func (p PipelineConfig) QueueConfig() (queue.Config, error) {
 func (p PipelineConfig) validate() error {
 	_, err := p.QueueConfig()
 	return err
-}
-
-// windowSize is how many pending jobs the engine reads per decision.
-func (p PipelineConfig) windowSize() int {
-	if p.Window.Enabled && p.Window.Size > 0 {
-		return p.Window.Size
-	}
-	return 1000 // window off: a bounded view of the queue's head
-}
-
-// fifoConfig is shadow mode's baseline: the same window, fit and fairness,
-// then the oldest survivor (no altruism, preferences, starvation weights
-// or sampling).
-func fifoConfig(q queue.Config) queue.Config {
-	q.Altruism.Enabled = false
-	q.Preference.Enabled = false
-	q.Starvation.Enabled = false
-	q.Select.Enabled = false
-	return q
 }

@@ -269,3 +269,11 @@ func (p *proc) counts() map[string]int {
 	p.getJSON("/v1/jobs?limit=1", &l)
 	return l.Counts
 }
+
+// tail is the last n bytes of b.
+func tail(b []byte, n int) string {
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return string(b)
+}

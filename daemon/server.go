@@ -25,7 +25,11 @@ import (
 	"github.com/colocd/colocd/bandit"
 	"github.com/colocd/colocd/collector"
 	"github.com/colocd/colocd/daemon/api"
+	"github.com/colocd/colocd/engine"
 	"github.com/colocd/colocd/goodness"
+	"github.com/colocd/colocd/internal/simcluster"
+	"github.com/colocd/colocd/internal/usage"
+	"github.com/colocd/colocd/internal/yarncluster"
 	"github.com/colocd/colocd/journal"
 	"github.com/colocd/colocd/profile"
 	"github.com/colocd/colocd/queue"
@@ -131,19 +135,19 @@ func Serve(ctx context.Context, cfg Config, opts ServeOptions) (err error) {
 		return err
 	}
 	learner := bandit.New(bcfg)
-	restored, err := RestoreLearner(store, learner, bcfg)
+	restored, err := engine.RestoreLearner(store, learner, bcfg)
 	if err != nil {
 		return err
 	}
 	for _, k := range b.kinds {
 		learner.Add(k)
 	}
-	pcfg, err := cfg.Learning.Profile.ModelConfig()
+	eo, err := cfg.EngineOptions()
 	if err != nil {
 		return err
 	}
-	profiles := profile.New(pcfg)
-	profilesRestored, err := RestoreProfiles(store, profiles)
+	profiles := profile.New(eo.Profile)
+	profilesRestored, err := engine.RestoreProfiles(store, profiles)
 	if err != nil {
 		return err
 	}
@@ -156,17 +160,15 @@ func Serve(ctx context.Context, cfg Config, opts ServeOptions) (err error) {
 	prom := telemetry.New(reg, store)
 
 	limits := cfg.Goodness.limits(b.limits)
-	engine, err := NewEngine(EngineOptions{
-		Store: store, Learner: learner, Profiles: profiles, Cluster: b.cluster, Metrics: b.metrics, Clock: b.clock,
-		Journal: journal, Prom: prom, Rand: mrand.New(mrand.NewPCG(b.seed, b.seed^0x5851f42d4c957f2d)),
-		Logger: log.With("component", "engine"), Pipeline: cfg.Pipeline, Admission: cfg.Admission,
-		Learning: cfg.Learning, Limits: limits, StallAfter: stallBound(cfg),
-	})
+	eo.Store, eo.Learner, eo.Profiles, eo.Cluster, eo.Metrics, eo.Clock = store, learner, profiles, b.cluster, b.metrics, b.clock
+	eo.Journal, eo.Prom, eo.Rand = journal, prom, mrand.New(mrand.NewPCG(b.seed, b.seed^0x5851f42d4c957f2d))
+	eo.Logger, eo.Limits, eo.StallAfter = log.With("component", "engine"), limits, stallBound(cfg)
+	eng, err := engine.New(eo)
 	if err != nil {
 		return err
 	}
 	kickMu.Lock()
-	kickFn = engine.Kick
+	kickFn = eng.Kick
 	kickMu.Unlock()
 
 	tokens, err := apiTokens(cfg.Tokens)
@@ -174,8 +176,8 @@ func Serve(ctx context.Context, cfg Config, opts ServeOptions) (err error) {
 		return err
 	}
 	handler, err := api.New(api.Deps{
-		Store: store, Learner: learner, Journal: journal, Controller: engine, Tokens: tokens,
-		Profiles: engine.Profiles(), Limits: limits, MaxKinds: cfg.API.MaxKinds, Writes: engine,
+		Store: store, Learner: learner, Journal: journal, Controller: eng, Tokens: tokens,
+		Profiles: eng.Profiles(), Limits: limits, MaxKinds: cfg.API.MaxKinds, Writes: eng,
 		Metrics: prom, Now: b.clock.Now, MaxBodyBytes: cfg.API.MaxBodyBytes, Logger: log.With("component", "api"),
 	})
 	if err != nil {
@@ -242,7 +244,7 @@ func Serve(ctx context.Context, cfg Config, opts ServeOptions) (err error) {
 	defer cancelPass()
 	stop := make(chan struct{})
 	loopDone := make(chan error, 1)
-	l, err := newServeLoop(engine, b, cfg, log.With("component", "loop"))
+	l, err := newServeLoop(eng, b, cfg, log.With("component", "loop"))
 	if err != nil {
 		return err
 	}
@@ -284,7 +286,7 @@ func Serve(ctx context.Context, cfg Config, opts ServeOptions) (err error) {
 }
 
 // stallBound is how long /readyz tolerates the loop completing no
-// iteration (EngineOptions.StallAfter, wall time). The loop starts an
+// iteration (engine.Options.StallAfter, wall time). The loop starts an
 // iteration at least every admission.tick of its clock, and an iteration is
 // expected to end within shutdown_timeout (Serve waits that long for the
 // pass in flight at shutdown); three ticks leave room for a late timer and
@@ -300,15 +302,15 @@ func stallBound(cfg Config) time.Duration {
 
 // backend is the cluster side of the daemon, built from the config.
 type backend struct {
-	cluster    Cluster
-	metrics    Metrics
-	clock      Clock
+	cluster    engine.Cluster
+	metrics    engine.UsageSource
+	clock      engine.Clock
 	kinds      []string
 	limits     goodness.Limits // the backend's own (sim: the workload node); zero: none
 	seed       uint64
 	checkpoint func() error
 	close      func() error
-	sim        *SimState // the simulator's durable state; nil on YARN
+	sim        *simcluster.State // the simulator's durable state; nil on YARN
 }
 
 func openSimBackend(cfg Config, log *slog.Logger, wallNow func() time.Time, kick func()) (backend, error) {
@@ -327,9 +329,9 @@ func openSimBackend(cfg Config, log *slog.Logger, wallNow func() time.Time, kick
 	}
 	newSim := func(seed uint64, start time.Time) (*sim.Sim, error) {
 		return wl.NewSim(sim.Options{Seed: seed, Start: start, MetricsInterval: cfg.Sim.MetricsInterval,
-			Retention: simRetention(cfg)})
+			Retention: simRetention})
 	}
-	state, s, err := OpenSimState(filepath.Join(cfg.DataDir, "sim"), hex.EncodeToString(sum[:]), seed,
+	state, s, err := simcluster.Open(filepath.Join(cfg.DataDir, "sim"), hex.EncodeToString(sum[:]), seed,
 		wallNow().Truncate(time.Second), newSim)
 	if err != nil {
 		return backend{}, err
@@ -348,7 +350,7 @@ func openSimBackend(cfg Config, log *slog.Logger, wallNow func() time.Time, kick
 		state.Close()
 		return backend{}, fmt.Errorf("start simulator: %w", err)
 	}
-	c := NewSimCluster(rt.Do, state)
+	c := simcluster.New(rt.Do, state)
 	var kinds []string
 	for _, k := range wl.Kinds {
 		kinds = append(kinds, k.Name)
@@ -365,7 +367,7 @@ func openSimBackend(cfg Config, log *slog.Logger, wallNow func() time.Time, kick
 }
 
 // simRetention keeps enough simulated metrics for learning and the API.
-func simRetention(cfg Config) time.Duration { return 24 * time.Hour }
+const simRetention = 24 * time.Hour
 
 func openYarnBackend(cfg Config, log *slog.Logger) (backend, error) {
 	yc, err := yarnclient.New(cfg.Yarn.ClientConfig(log))
@@ -376,10 +378,10 @@ func openYarnBackend(cfg Config, log *slog.Logger) (backend, error) {
 	if err != nil {
 		return backend{}, cfgErr("influx", "%v", err)
 	}
-	c := NewYarnCluster(yc, cfg.Yarn, log.With("component", "yarn"))
+	c := yarncluster.New(yc, cfg.Yarn, log.With("component", "yarn"))
 	seed := randomSeed()
 	return backend{
-		cluster: c, metrics: NewInfluxMetrics(col), clock: WallClock{}, seed: seed,
+		cluster: c, metrics: usage.NewInflux(col), clock: engine.WallClock{}, seed: seed,
 		checkpoint: func() error { return nil },
 		close:      func() error { col.Close(); return nil },
 	}, nil
@@ -421,6 +423,6 @@ func apiTokens(ts []TokenConfig) ([]api.Token, error) {
 }
 
 var (
-	_ api.Controller    = (*Engine)(nil)
-	_ api.WriteRecorder = (*Engine)(nil)
+	_ api.Controller    = (*engine.Engine)(nil)
+	_ api.WriteRecorder = (*engine.Engine)(nil)
 )

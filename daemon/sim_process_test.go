@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/colocd/colocd/bandit"
+	"github.com/colocd/colocd/internal/simcluster"
 	"github.com/colocd/colocd/sim"
 )
 
@@ -89,13 +90,13 @@ func waitFinished(tb testing.TB, p *proc, n int) {
 // the simulator's submission log has for it.
 func checkRanOnce(tb testing.TB, p *proc, dataDir string, ids []string, kinds []string) {
 	tb.Helper()
-	log, err := ReadSimLog(filepath.Join(dataDir, "sim", "submissions.jsonl"))
+	log, err := simcluster.ReadLog(filepath.Join(dataDir, "sim", "submissions.jsonl"))
 	if err != nil {
 		tb.Fatal(err)
 	}
 	submitted := map[string][]string{} // job id → app ids
 	for _, e := range log {
-		if e.Op == simOpSubmit {
+		if e.Op == simcluster.OpSubmit {
 			submitted[e.JobID] = append(submitted[e.JobID], e.AppID)
 		}
 	}

@@ -150,3 +150,29 @@ func (f *FakeWall) Step(tb testing.TB, d time.Duration) time.Time {
 	}
 	return time.Time{}
 }
+
+// ThreeKindsYAML is a workload of nodes of 6 containers and three kinds
+// (cpu, disk, net), each 3 containers of 1 vcore and 1 GB running 120 s
+// alone, so a node holds two jobs; its queue is one cpu job.
+func ThreeKindsYAML(nodes int) string { return fmt.Sprintf(threeKindsYAML, nodes) }
+
+const threeKindsYAML = `
+cluster:
+  nodes: %d
+  node: {cores: 4, vcores: 6, memory_mb: 6144, disk_mbps: 200, net_mbps: 125}
+kinds:
+  - name: cpu
+    containers: 3
+    container: {vcores: 1, memory_mb: 1024}
+    phases: [{name: work, seconds: 120, cpu: 1}]
+  - name: disk
+    containers: 3
+    container: {vcores: 1, memory_mb: 1024}
+    phases: [{name: work, seconds: 120, cpu: 0.2, disk_read_mbps: 40, disk_write_mbps: 20}]
+  - name: net
+    containers: 3
+    container: {vcores: 1, memory_mb: 1024}
+    phases: [{name: work, seconds: 120, cpu: 0.2, net_in_mbps: 30, net_out_mbps: 30}]
+queue:
+  - {kind: cpu, count: 1}
+`

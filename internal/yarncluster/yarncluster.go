@@ -1,4 +1,4 @@
-package daemon
+package yarncluster
 
 import (
 	"bytes"
@@ -16,11 +16,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/colocd/colocd/cluster"
 	"github.com/colocd/colocd/queue"
 	"github.com/colocd/colocd/yarnclient"
 )
 
-// YarnCluster adapts a YARN ResourceManager (yarnclient) to Cluster.
+// Cluster adapts a YARN ResourceManager (yarnclient) to engine.Cluster,
+// engine.Forgetful and engine.JobPreparer.
 //
 // REST submission: Reserve is new-application; Submit posts the job's
 // application-submission-context (job.submit, passed through) under the
@@ -34,9 +36,9 @@ import (
 // application; Submit looks that tag up before running the command (tags
 // first), so a command is never run twice for one reservation, and App,
 // Kill and State resolve the token to the real application through it.
-type YarnCluster struct {
+type Cluster struct {
 	c    *yarnclient.Client
-	cfg  YarnConfig
+	cfg  Config
 	log  *slog.Logger
 	now  func() time.Time // placement cache only
 	mu   sync.Mutex
@@ -50,13 +52,6 @@ type placementEntry struct {
 	counts map[string]int // node → containers
 }
 
-var (
-	_ Cluster     = (*YarnCluster)(nil)
-	_ JobPreparer = (*YarnCluster)(nil)
-	_ Pinger      = (*YarnCluster)(nil)
-	_ Forgetful   = (*YarnCluster)(nil)
-)
-
 // placementTTL is how long an application's node list is reused.
 const placementTTL = 10 * time.Second
 
@@ -66,18 +61,12 @@ const commandTokenPrefix = "cmd-"
 // tagAppPrefix tags a command submission with its reservation token.
 const tagAppPrefix = "colocd-app-"
 
-// NewYarnCluster adapts c.
-func NewYarnCluster(c *yarnclient.Client, cfg YarnConfig, log *slog.Logger) *YarnCluster {
+// New adapts c.
+func New(c *yarnclient.Client, cfg Config, log *slog.Logger) *Cluster {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &YarnCluster{c: c, cfg: cfg, log: log, now: time.Now, real: map[string]string{}, pl: map[string]placementEntry{}}
-}
-
-// ClientConfig translates the yarn section.
-func (y YarnConfig) ClientConfig(log *slog.Logger) yarnclient.Config {
-	return yarnclient.Config{RMURLs: y.RMURLs, User: y.User, CAFile: y.CAFile, Timeout: y.Timeout,
-		TimelineURL: y.TimelineURL, Logger: log}
+	return &Cluster{c: c, cfg: cfg, log: log, now: time.Now, real: map[string]string{}, pl: map[string]placementEntry{}}
 }
 
 // commandSubmit is job.submit in command mode.
@@ -90,7 +79,7 @@ type commandSubmit struct {
 // Prepare checks what YARN needs: resources, and a submit spec for REST
 // (an application-submission-context without application-id, with an
 // am-container-spec) or optional {args, env, dir} for command submission.
-func (y *YarnCluster) Prepare(j *queue.Job) error {
+func (y *Cluster) Prepare(j *queue.Job) error {
 	switch {
 	case j.Resources.Containers < 1:
 		return &queue.FieldError{Field: "resources.containers", Reason: "must be >= 1 on the yarn backend"}
@@ -132,17 +121,11 @@ func (y *YarnCluster) Prepare(j *queue.Job) error {
 	return nil
 }
 
-// Ping asks the RM for its cluster info.
-func (y *YarnCluster) Ping(ctx context.Context) error {
-	_, err := y.c.ClusterInfo(ctx)
-	return err
-}
-
 // State reads cluster metrics, running nodes and running applications; the
 // nodes of colocd's applications come from yarnclient.Placement (cached
 // for placementTTL).
-func (y *YarnCluster) State(ctx context.Context) (ClusterState, error) {
-	var st ClusterState
+func (y *Cluster) State(ctx context.Context) (cluster.State, error) {
+	var st cluster.State
 	m, err := y.c.ClusterMetrics(ctx)
 	if err != nil {
 		return st, fmt.Errorf("cluster metrics: %w", err)
@@ -157,7 +140,7 @@ func (y *YarnCluster) State(ctx context.Context) (ClusterState, error) {
 	for _, n := range nodes {
 		name := nodeHost(n)
 		idx[name] = len(st.Nodes)
-		st.Nodes = append(st.Nodes, NodeState{Name: name,
+		st.Nodes = append(st.Nodes, cluster.Node{Name: name,
 			Capacity: queue.Capacity{MemoryMB: n.UsedMemoryMB + n.AvailMemoryMB, VCores: n.UsedVirtualCores + n.AvailableVirtualCores},
 			Free:     queue.Capacity{MemoryMB: n.AvailMemoryMB, VCores: n.AvailableVirtualCores}})
 	}
@@ -167,7 +150,7 @@ func (y *YarnCluster) State(ctx context.Context) (ClusterState, error) {
 	}
 	live := map[string]bool{}
 	for _, a := range apps {
-		as := AppState{ID: a.ID, User: a.User, Queue: a.Queue,
+		as := cluster.App{ID: a.ID, User: a.User, Queue: a.Queue,
 			Alloc: queue.Capacity{MemoryMB: a.AllocatedMB, VCores: a.AllocatedVCores}}
 		if a.StartedTime > 0 {
 			as.Starts = time.UnixMilli(a.StartedTime)
@@ -204,7 +187,7 @@ func (y *YarnCluster) State(ctx context.Context) (ClusterState, error) {
 	return st, nil
 }
 
-func (y *YarnCluster) placement(ctx context.Context, appID string) ([]string, map[string]int, error) {
+func (y *Cluster) placement(ctx context.Context, appID string) ([]string, map[string]int, error) {
 	now := y.now()
 	y.mu.Lock()
 	e, ok := y.pl[appID]
@@ -242,7 +225,7 @@ func nodeHost(n yarnclient.Node) string {
 }
 
 // Reserve is new-application (REST) or a fresh token (command).
-func (y *YarnCluster) Reserve(ctx context.Context) (string, error) {
+func (y *Cluster) Reserve(ctx context.Context) (string, error) {
 	if y.cfg.Submit == SubmitCommand {
 		// The token records which RM process was active: if that RM later
 		// forgets the application, Forgotten can tell whether it could
@@ -265,14 +248,14 @@ func (y *YarnCluster) Reserve(ctx context.Context) (string, error) {
 }
 
 // Submit submits j as appID.
-func (y *YarnCluster) Submit(ctx context.Context, appID string, j queue.Job) error {
+func (y *Cluster) Submit(ctx context.Context, appID string, j queue.Job) error {
 	if strings.HasPrefix(appID, commandTokenPrefix) {
 		return y.submitCommand(ctx, appID, j)
 	}
 	var sc yarnclient.SubmissionContext
 	if len(j.Submit) > 0 {
 		if err := json.Unmarshal(j.Submit, &sc); err != nil {
-			return fmt.Errorf("%w: job %s submit: %v", ErrRejected, j.ID, err)
+			return fmt.Errorf("%w: job %s submit: %v", cluster.ErrRejected, j.ID, err)
 		}
 	}
 	sc.ApplicationID = appID
@@ -294,15 +277,15 @@ func (y *YarnCluster) Submit(ctx context.Context, appID string, j queue.Job) err
 	}
 	var re *yarnclient.RemoteError
 	if errors.As(err, &re) && re.StatusCode >= 400 && re.StatusCode < 500 && !errors.Is(err, yarnclient.ErrConflict) {
-		return fmt.Errorf("%w: %w", ErrRejected, err)
+		return fmt.Errorf("%w: %w", cluster.ErrRejected, err)
 	}
 	if errors.Is(err, yarnclient.ErrInvalid) {
-		return fmt.Errorf("%w: %w", ErrRejected, err)
+		return fmt.Errorf("%w: %w", cluster.ErrRejected, err)
 	}
 	return err // ambiguous: a timeout or an unreachable RM
 }
 
-func (y *YarnCluster) submitCommand(ctx context.Context, token string, j queue.Job) error {
+func (y *Cluster) submitCommand(ctx context.Context, token string, j queue.Job) error {
 	tag := tagAppPrefix + token
 	if a, found, err := y.c.FindAppByTag(ctx, tag); err != nil {
 		return fmt.Errorf("look up tag %s before running the command: %w", tag, err)
@@ -313,7 +296,7 @@ func (y *YarnCluster) submitCommand(ctx context.Context, token string, j queue.J
 	var cs commandSubmit
 	if len(j.Submit) > 0 {
 		if err := json.Unmarshal(j.Submit, &cs); err != nil {
-			return fmt.Errorf("%w: job %s submit: %v", ErrRejected, j.ID, err)
+			return fmt.Errorf("%w: job %s submit: %v", cluster.ErrRejected, j.ID, err)
 		}
 	}
 	spec := yarnclient.CommandSpec{Argv: append(slices.Clone(y.cfg.Command.Argv), cs.Args...), Env: cs.Env, Dir: cs.Dir,
@@ -330,7 +313,7 @@ func (y *YarnCluster) submitCommand(ctx context.Context, token string, j queue.J
 		// Sync will look the tag up again.
 		return fmt.Errorf("command for job %s succeeded but no application carries tag %s yet", j.ID, tag)
 	case errors.Is(err, yarnclient.ErrCommandFailed) && ferr == nil:
-		return fmt.Errorf("%w: %w (output: %s)", ErrRejected, err, tail(out, 512))
+		return fmt.Errorf("%w: %w (output: %s)", cluster.ErrRejected, err, tail(out, 512))
 	default:
 		return err
 	}
@@ -343,15 +326,15 @@ func tail(b []byte, n int) string {
 	return string(b)
 }
 
-func (y *YarnCluster) remember(token, appID string) {
+func (y *Cluster) remember(token, appID string) {
 	y.mu.Lock()
 	y.real[token] = appID
 	y.mu.Unlock()
 }
 
-// resolve maps a command token to its application id; ErrUnknownApp when no
+// resolve maps a command token to its application id; cluster.ErrUnknownApp when no
 // application carries its tag.
-func (y *YarnCluster) resolve(ctx context.Context, appID string) (string, error) {
+func (y *Cluster) resolve(ctx context.Context, appID string) (string, error) {
 	if !strings.HasPrefix(appID, commandTokenPrefix) {
 		return appID, nil
 	}
@@ -366,26 +349,26 @@ func (y *YarnCluster) resolve(ctx context.Context, appID string) (string, error)
 		return "", err
 	}
 	if !found {
-		return "", fmt.Errorf("command submission %s: %w", appID, ErrUnknownApp)
+		return "", fmt.Errorf("command submission %s: %w", appID, cluster.ErrUnknownApp)
 	}
 	y.remember(appID, a.ID)
 	return a.ID, nil
 }
 
 // App reports an application's phase.
-func (y *YarnCluster) App(ctx context.Context, appID string) (AppStatus, error) {
+func (y *Cluster) App(ctx context.Context, appID string) (cluster.AppStatus, error) {
 	id, err := y.resolve(ctx, appID)
 	if err != nil {
-		return AppStatus{}, err
+		return cluster.AppStatus{}, err
 	}
 	a, err := y.c.App(ctx, id)
 	if errors.Is(err, yarnclient.ErrNotFound) {
-		return AppStatus{}, fmt.Errorf("application %s: %w: %w", id, ErrUnknownApp, err)
+		return cluster.AppStatus{}, fmt.Errorf("application %s: %w: %w", id, cluster.ErrUnknownApp, err)
 	}
 	if err != nil {
-		return AppStatus{}, err
+		return cluster.AppStatus{}, err
 	}
-	st := AppStatus{ID: a.ID, Phase: yarnPhase(a.State, a.FinalStatus), Diagnostics: a.Diagnostics}
+	st := cluster.AppStatus{ID: a.ID, Phase: yarnPhase(a.State, a.FinalStatus), Diagnostics: a.Diagnostics}
 	for _, t := range a.Tags() {
 		if strings.HasPrefix(t, yarnclient.TagJobPrefix) {
 			st.JobID = strings.ToUpper(strings.TrimPrefix(t, yarnclient.TagJobPrefix))
@@ -400,28 +383,28 @@ func (y *YarnCluster) App(ctx context.Context, appID string) (AppStatus, error) 
 	return st, nil
 }
 
-func yarnPhase(state, final string) AppPhase {
+func yarnPhase(state, final string) cluster.Phase {
 	switch strings.ToUpper(state) {
 	case "RUNNING":
-		return AppRunning
+		return cluster.PhaseRunning
 	case "FINISHED":
 		switch strings.ToUpper(final) {
 		case "FAILED":
-			return AppFailed
+			return cluster.PhaseFailed
 		case "KILLED":
-			return AppKilled
+			return cluster.PhaseKilled
 		}
-		return AppSucceeded
+		return cluster.PhaseSucceeded
 	case "FAILED":
-		return AppFailed
+		return cluster.PhaseFailed
 	case "KILLED":
-		return AppKilled
+		return cluster.PhaseKilled
 	}
-	return AppAccepted // NEW, NEW_SAVING, SUBMITTED, ACCEPTED
+	return cluster.PhaseAccepted // NEW, NEW_SAVING, SUBMITTED, ACCEPTED
 }
 
 // Forgotten decides what can be proven about appID, which the RM does not
-// know (App answered ErrUnknownApp), before the engine submits its job
+// know (App answered cluster.ErrUnknownApp), before the engine submits its job
 // again. In order:
 //
 //  1. The Timeline Server (yarn.timeline_url), when configured, has every
@@ -436,33 +419,33 @@ func yarnPhase(state, final string) AppPhase {
 //     ended in this RM's life is dropped only after that many more ended).
 //     So the same RM, with no more endings than yarn.max_completed_applications,
 //     proves the application was never submitted.
-//  3. Otherwise it may have run: OutcomeUnprovable, and the job is parked.
+//  3. Otherwise it may have run: cluster.OutcomeUnprovable, and the job is parked.
 //
 // The Timeline Server's word is trusted: set yarn.timeline_url only where
 // the RM publishes every application to it
 // (yarn.system-metrics-publisher.enabled).
-func (y *YarnCluster) Forgotten(ctx context.Context, appID string) (Verdict, error) {
+func (y *Cluster) Forgotten(ctx context.Context, appID string) (cluster.Verdict, error) {
 	command := strings.HasPrefix(appID, commandTokenPrefix)
 	noHistory := false
 	if !command && y.cfg.TimelineURL != "" {
 		h, err := y.c.HistoryApp(ctx, appID)
 		switch {
 		case err == nil:
-			return Verdict{Outcome: OutcomeRan, Status: historyStatus(h),
+			return cluster.Verdict{Outcome: cluster.OutcomeRan, Status: historyStatus(h),
 				Reason: fmt.Sprintf("the Timeline Server has %s as %s/%s", appID, h.AppState, h.FinalAppStatus)}, nil
 		case errors.Is(err, yarnclient.ErrNotFound):
 			noHistory = true
 		default:
-			return Verdict{}, fmt.Errorf("ask the Timeline Server about %s: %w", appID, err)
+			return cluster.Verdict{}, fmt.Errorf("ask the Timeline Server about %s: %w", appID, err)
 		}
 	}
 	info, err := y.c.ClusterInfo(ctx)
 	if err != nil {
-		return Verdict{}, fmt.Errorf("cluster info: %w", err)
+		return cluster.Verdict{}, fmt.Errorf("cluster info: %w", err)
 	}
 	m, err := y.c.ClusterMetrics(ctx)
 	if err != nil {
-		return Verdict{}, fmt.Errorf("cluster metrics: %w", err)
+		return cluster.Verdict{}, fmt.Errorf("cluster metrics: %w", err)
 	}
 	issued, known := issuerOf(appID)
 	sameRM := known && issued == info.ID
@@ -470,13 +453,13 @@ func (y *YarnCluster) Forgotten(ctx context.Context, appID string) (Verdict, err
 	retained := sameRM && ended <= y.cfg.MaxCompletedApps
 	switch {
 	case retained:
-		return Verdict{Outcome: OutcomeNeverRan, Reason: fmt.Sprintf(
+		return cluster.Verdict{Outcome: cluster.OutcomeNeverRan, Reason: fmt.Sprintf(
 			"the RM that issued %s (started %s) still holds every application it ran (%d ended, yarn.max_completed_applications %d)",
 			appID, time.UnixMilli(info.ID).UTC().Format(time.RFC3339), ended, y.cfg.MaxCompletedApps)}, nil
 	case noHistory && sameRM:
-		return Verdict{Outcome: OutcomeNeverRan, Reason: "neither the RM that issued " + appID + " nor the Timeline Server has it"}, nil
+		return cluster.Verdict{Outcome: cluster.OutcomeNeverRan, Reason: "neither the RM that issued " + appID + " nor the Timeline Server has it"}, nil
 	case noHistory:
-		return Verdict{Outcome: OutcomeNeverRanStaleID, Reason: "the Timeline Server never saw " + appID +
+		return cluster.Verdict{Outcome: cluster.OutcomeNeverRanStaleID, Reason: "the Timeline Server never saw " + appID +
 			", and the RM that issued it is gone (restarted)"}, nil
 	}
 	var why string
@@ -493,7 +476,7 @@ func (y *YarnCluster) Forgotten(ctx context.Context, appID string) (Verdict, err
 	if y.cfg.TimelineURL == "" && !command {
 		why += "; no yarn.timeline_url to ask the application history"
 	}
-	return Verdict{Outcome: OutcomeUnprovable, Reason: why}, nil
+	return cluster.Verdict{Outcome: cluster.OutcomeUnprovable, Reason: why}, nil
 }
 
 // issuerOf is the start time (ms) of the RM process that issued id: an
@@ -511,8 +494,8 @@ func issuerOf(id string) (int64, bool) {
 }
 
 // historyStatus is an application as the Timeline Server reports it.
-func historyStatus(h yarnclient.HistoryApp) AppStatus {
-	st := AppStatus{ID: h.AppID, Phase: yarnPhase(h.AppState, h.FinalAppStatus), Diagnostics: h.DiagnosticsInfo}
+func historyStatus(h yarnclient.HistoryApp) cluster.AppStatus {
+	st := cluster.AppStatus{ID: h.AppID, Phase: yarnPhase(h.AppState, h.FinalAppStatus), Diagnostics: h.DiagnosticsInfo}
 	for _, t := range h.Tags() {
 		if strings.HasPrefix(t, yarnclient.TagJobPrefix) {
 			st.JobID = strings.ToUpper(strings.TrimPrefix(t, yarnclient.TagJobPrefix))
@@ -528,14 +511,14 @@ func historyStatus(h yarnclient.HistoryApp) AppStatus {
 }
 
 // Kill kills an application.
-func (y *YarnCluster) Kill(ctx context.Context, appID string) error {
+func (y *Cluster) Kill(ctx context.Context, appID string) error {
 	id, err := y.resolve(ctx, appID)
 	if err != nil {
 		return err
 	}
 	err = y.c.KillApp(ctx, id)
 	if errors.Is(err, yarnclient.ErrNotFound) {
-		return fmt.Errorf("application %s: %w: %w", id, ErrUnknownApp, err)
+		return fmt.Errorf("application %s: %w: %w", id, cluster.ErrUnknownApp, err)
 	}
 	return err
 }

@@ -1,4 +1,4 @@
-package daemon
+package engine
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/colocd/colocd/bandit"
+	"github.com/colocd/colocd/cluster"
 	"github.com/colocd/colocd/goodness"
 	"github.com/colocd/colocd/journal"
 	"github.com/colocd/colocd/profile"
@@ -39,7 +40,7 @@ type Engine struct {
 	pipeline *queue.Pipeline  // the learned ordering
 	fifo     *queue.Pipeline  // shadow mode's FIFO ordering (no preferences)
 	cluster  Cluster
-	metrics  Metrics
+	metrics  UsageSource
 	clock    Clock
 	journal  Journal   // nil: no journal
 	mx       Telemetry // nil: no Prometheus metrics
@@ -81,9 +82,9 @@ type presence struct {
 	goneAt     time.Time // first sync that no longer saw it; zero while present
 }
 
-// EngineOptions are Engine's dependencies. Store, Learner, Cluster and Clock
+// Options are Engine's dependencies. Store, Learner, Cluster and Clock
 // are required; Metrics nil disables learning.
-type EngineOptions struct {
+type Options struct {
 	Store   *queue.Store
 	Learner *bandit.Learner
 	// Profiles is the resource profile model the learning tick fits; nil
@@ -94,7 +95,7 @@ type EngineOptions struct {
 	// to separate estimation error from decision quality).
 	ScoreProfiles profile.Profiles
 	Cluster       Cluster
-	Metrics       Metrics
+	Metrics       UsageSource
 	Clock         Clock
 	Journal       Journal
 	Prom          Telemetry
@@ -105,32 +106,36 @@ type EngineOptions struct {
 	// decision.
 	Wall func() time.Time
 
-	Pipeline  PipelineConfig
-	Admission AdmissionConfig
-	Learning  LearningConfig
-	Limits    goodness.Limits
+	// Queue is the ordering pipeline's configuration (validated here).
+	Queue queue.Config
+	// Scorer is the co-location model's scorer, used when Queue's
+	// preference stage is in mode model.
+	Scorer ScorerConfig
+	// Profile configures the model New makes when Profiles is nil.
+	Profile profile.Config
+	// MaxRunning caps admitted plus running jobs; 0: no cap.
+	MaxRunning int
+	// Mode: ModeActive admits the learned choice, ModeShadow the FIFO one
+	// (the learned choice is journaled). Zero: ModeActive.
+	Mode AdmissionMode
+	// Credit, Aggregate, MaxKindsPerNode and PairReward shape the learning
+	// tick's pair updates (zero: CreditLater, AggregatePair, 2,
+	// RewardGoodness).
+	Credit          CreditMode
+	Aggregate       Aggregate
+	MaxKindsPerNode int
+	PairReward      PairReward
+	Limits          goodness.Limits
 	// StallAfter makes Ready fail once the loop has completed no iteration
 	// for longer than this, in Wall time; zero never does (no loop drives
 	// the engine, as in benchmarks).
 	StallAfter time.Duration
 }
 
-// JobPreparer is implemented by clusters that fill backend defaults into a
-// job before it is queued and reject what they cannot run.
-type JobPreparer interface {
-	Prepare(j *queue.Job) error
-}
-
-// Pinger is implemented by clusters that can check they are reachable.
-// Ready does not use it: it answers from what the loop last saw.
-type Pinger interface {
-	Ping(ctx context.Context) error
-}
-
-// NewEngine builds an engine. It does no I/O besides restoring nothing: the
+// New builds an engine. It does no I/O besides restoring nothing: the
 // caller restores the learner (RestoreLearner) and calls Reconcile before
 // the first AdmitPass.
-func NewEngine(o EngineOptions) (*Engine, error) {
+func New(o Options) (*Engine, error) {
 	switch {
 	case o.Store == nil:
 		return nil, errors.New("new engine: nil store")
@@ -141,16 +146,15 @@ func NewEngine(o EngineOptions) (*Engine, error) {
 	case o.Clock == nil:
 		return nil, errors.New("new engine: nil clock")
 	}
-	qc, err := o.Pipeline.QueueConfig()
-	if err != nil {
-		return nil, err
+	qc := o.Queue
+	if err := qc.Validate(); err != nil {
+		return nil, fmt.Errorf("new engine: pipeline: %w", err)
 	}
 	if o.Profiles == nil {
-		pc, err := o.Learning.Profile.ModelConfig()
-		if err != nil {
-			return nil, err
+		if err := o.Profile.Validate(); err != nil {
+			return nil, fmt.Errorf("new engine: profiles: %w", err)
 		}
-		o.Profiles = profile.New(pc)
+		o.Profiles = profile.New(o.Profile)
 	}
 	src := o.ScoreProfiles
 	if src == nil {
@@ -158,7 +162,7 @@ func NewEngine(o EngineOptions) (*Engine, error) {
 	}
 	var popts []queue.Option
 	if qc.Preference.Enabled && qc.Preference.Mode == queue.PreferenceModel {
-		sc, err := newModelScorer(o.Pipeline.Preference, src, o.Learner)
+		sc, err := newModelScorer(o.Scorer, src, o.Learner)
 		if err != nil {
 			return nil, err
 		}
@@ -176,13 +180,13 @@ func NewEngine(o EngineOptions) (*Engine, error) {
 		store: o.Store, learner: o.Learner, profiles: o.Profiles, scoreSrc: src, pipeline: p, fifo: fifo,
 		cluster: o.Cluster, metrics: o.Metrics, clock: o.Clock,
 		journal: o.Journal, mx: o.Prom, rng: o.Rand, log: o.Logger, wall: o.Wall,
-		window:     o.Pipeline.windowSize(),
-		maxRunning: o.Admission.MaxRunning,
-		mode:       o.Admission.Mode,
-		creditMode: o.Learning.Credit,
-		aggregate:  o.Learning.Aggregate,
-		maxKinds:   o.Learning.MaxKindsPerNode,
-		pairReward: o.Learning.PairReward,
+		window:     windowSize(qc),
+		maxRunning: o.MaxRunning,
+		mode:       o.Mode,
+		creditMode: o.Credit,
+		aggregate:  o.Aggregate,
+		maxKinds:   o.MaxKindsPerNode,
+		pairReward: o.PairReward,
 		limits:     o.Limits,
 		stallAfter: o.StallAfter,
 		kick:       make(chan struct{}, 1),
@@ -250,7 +254,7 @@ func (e *Engine) Kill(ctx context.Context, id string) (queue.Job, error) {
 		return j, fmt.Errorf("kill job %s: %w (state %s)", id, ErrNotKillable, j.State)
 	}
 	if j.AppID != "" {
-		if err := e.cluster.Kill(ctx, j.AppID); err != nil && !errors.Is(err, ErrUnknownApp) {
+		if err := e.cluster.Kill(ctx, j.AppID); err != nil && !errors.Is(err, cluster.ErrUnknownApp) {
 			e.backendError("kill")
 			return j, fmt.Errorf("kill job %s application %s: %w", id, j.AppID, err)
 		}

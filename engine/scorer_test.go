@@ -1,4 +1,4 @@
-package daemon
+package engine
 
 import (
 	"fmt"
@@ -16,7 +16,7 @@ import (
 
 func TestModelScorerTranslatesTheSnapshot(t *testing.T) {
 	truth := profile.Fixed{"cpu": {0.18, 0, 0.01, 0, 0.02, 0.02}, "disk": {0.09, 0, 0.17, 0.02, 0.04, 0.04}}
-	sc, err := newModelScorer(DefaultPipelineConfig().Preference, truth, nil)
+	sc, err := newModelScorer(DefaultScorerConfig(), truth, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,13 +73,9 @@ func BenchmarkDecideModel(b *testing.B) {
 	learner := bandit.New(bandit.Config{})
 	for _, window := range []int{8, 10000} {
 		b.Run(fmt.Sprintf("window=%d", window), func(b *testing.B) {
-			pc := DefaultPipelineConfig()
-			pc.Window.Size = window
-			qc, err := pc.QueueConfig()
-			if err != nil {
-				b.Fatal(err)
-			}
-			sc, err := newModelScorer(pc.Preference, m, learner)
+			qc := testQueueConfig()
+			qc.Window.Size = window
+			sc, err := newModelScorer(DefaultScorerConfig(), m, learner)
 			if err != nil {
 				b.Fatal(err)
 			}

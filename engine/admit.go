@@ -1,4 +1,4 @@
-package daemon
+package engine
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/colocd/colocd/cluster"
 	"github.com/colocd/colocd/journal"
 	"github.com/colocd/colocd/queue"
 )
@@ -139,7 +140,7 @@ func (e *Engine) admitOne(ctx context.Context, rep *AdmitReport) (done bool, err
 		log.Info("admitted", "app", appID, "forced", learned.Forced, "shadow", rec.Shadow,
 			"learned_choice", learned.Chosen, "passed", len(admit.Passed))
 		return false, nil
-	case errors.Is(err, ErrRejected):
+	case errors.Is(err, cluster.ErrRejected):
 		if e.mx != nil {
 			e.mx.AdmissionFailed()
 		}
@@ -201,7 +202,7 @@ func (e *Engine) snapshot(ctx context.Context) (queue.Snapshot, error) {
 	free.MemoryMB = max(free.MemoryMB, 0)
 	free.VCores = max(free.VCores, 0)
 
-	apps := make(map[string]*AppState, len(st.Apps))
+	apps := make(map[string]*cluster.App, len(st.Apps))
 	for i := range st.Apps {
 		apps[st.Apps[i].ID] = &st.Apps[i]
 	}
@@ -213,7 +214,7 @@ func (e *Engine) snapshot(ctx context.Context) (queue.Snapshot, error) {
 			if !ok {
 				continue
 			}
-			if c := a.containersOn(n.Name); c > 0 {
+			if c := a.ContainersOn(n.Name); c > 0 {
 				nf.Jobs = append(nf.Jobs, queue.NodeJob{JobID: a.JobID, Kind: a.Kind, Containers: c})
 			}
 		}
@@ -234,7 +235,7 @@ func (e *Engine) snapshot(ctx context.Context) (queue.Snapshot, error) {
 
 // dominantShares reports each running user's dominant share of the
 // cluster and deletes the gauge of every user that runs nothing.
-func (e *Engine) dominantShares(st ClusterState) {
+func (e *Engine) dominantShares(st cluster.State) {
 	if e.mx == nil || st.Capacity.MemoryMB <= 0 || st.Capacity.VCores <= 0 {
 		return
 	}
@@ -274,7 +275,7 @@ const placementGroup = 3
 // nodes are filled first, placementGroup containers each; when they can hold
 // the whole head, the job will have no partner and every weight is 0 (the
 // pipeline then treats the cluster as running nothing: the FIFO head wins).
-func contextWeights(st ClusterState, pending []queue.Job) []float64 {
+func contextWeights(st cluster.State, pending []queue.Job) []float64 {
 	w := make([]float64, len(st.Apps))
 	if len(st.Apps) == 0 || len(pending) == 0 {
 		return w

@@ -1,37 +1,10 @@
 package daemon
 
 import (
-	"context"
-	"errors"
 	"slices"
-	"time"
 
 	"github.com/colocd/colocd/collector"
-	"github.com/colocd/colocd/goodness"
 )
-
-// InfluxMetrics adapts the InfluxDB collector to Metrics.
-type InfluxMetrics struct {
-	c *collector.Collector
-}
-
-var _ Metrics = (*InfluxMetrics)(nil)
-
-// NewInfluxMetrics adapts c.
-func NewInfluxMetrics(c *collector.Collector) *InfluxMetrics { return &InfluxMetrics{c: c} }
-
-// Usage is one Flux query for all hosts. Stale and missing hosts are
-// reported together; "no data for any host" (collector.ErrEmpty) is not an
-// error here: every host is reported missing.
-func (m *InfluxMetrics) Usage(ctx context.Context, hosts []string, from, to time.Time) (map[string]goodness.Usage, []string, error) {
-	res, err := m.c.Usage(ctx, hosts, from, to)
-	if err != nil && !errors.Is(err, collector.ErrEmpty) {
-		return nil, nil, err
-	}
-	stale := append(slices.Clone(res.Stale), res.Missing...)
-	slices.Sort(stale)
-	return res.Usage, stale, nil
-}
 
 // CollectorConfig translates the influx section.
 func (in InfluxConfig) CollectorConfig() collector.Config {

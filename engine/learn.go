@@ -1,4 +1,4 @@
-package daemon
+package engine
 
 import (
 	"context"
@@ -288,17 +288,4 @@ func RestoreLearner(store *queue.Store, l *bandit.Learner, cfg bandit.Config) (b
 		return false, fmt.Errorf("restore preferences: %w", err)
 	}
 	return true, nil
-}
-
-// BanditConfig translates the learning section.
-func (l LearningConfig) BanditConfig() (bandit.Config, error) {
-	mode, err := bandit.ParseBaselineMode(l.Baseline)
-	if err != nil {
-		return bandit.Config{}, cfgErr("learning.baseline", "%v", err)
-	}
-	c := bandit.Config{StepSize: l.StepSize, Baseline: mode, RecencyAlpha: l.RecencyAlpha, Clip: l.Clip, SelfPrior: l.SelfPrior}
-	if err := c.Validate(); err != nil {
-		return bandit.Config{}, &ConfigError{Key: "learning", Reason: err.Error()}
-	}
-	return c, nil
 }

@@ -1,4 +1,4 @@
-package daemon
+package yarncluster
 
 import (
 	"context"
@@ -7,18 +7,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/colocd/colocd/cluster"
 	"github.com/colocd/colocd/queue"
 	"github.com/colocd/colocd/yarnclient"
 	"github.com/colocd/colocd/yarnclient/yarntest"
 )
 
-// forgetfulRM is a YarnCluster over a fake RM (and optionally a fake
+// forgetfulRM is a Cluster over a fake RM (and optionally a fake
 // Timeline Server it publishes to), keeping maxCompleted ended apps.
-func forgetfulRM(t *testing.T, maxCompleted int, timeline bool) (*YarnCluster, *yarntest.FakeRM, *yarntest.FakeTimeline) {
+func forgetfulRM(t *testing.T, maxCompleted int, timeline bool) (*Cluster, *yarntest.FakeRM, *yarntest.FakeTimeline) {
 	t.Helper()
 	rm := yarntest.NewFakeRM(t, yarntest.AutoStart(), yarntest.MaxCompletedApps(maxCompleted))
 	rm.AddNode(yarnclient.Node{ID: "worker1:8041"})
-	cfg := YarnConfig{RMURLs: []string{rm.URL()}, User: "colocd", Timeout: 5 * time.Second, Submit: SubmitREST,
+	cfg := Config{RMURLs: []string{rm.URL()}, User: "colocd", Timeout: 5 * time.Second, Submit: SubmitREST,
 		MaxCompletedApps: maxCompleted}
 	var tl *yarntest.FakeTimeline
 	if timeline {
@@ -32,11 +33,11 @@ func forgetfulRM(t *testing.T, maxCompleted int, timeline bool) (*YarnCluster, *
 	if err != nil {
 		t.Fatal(err)
 	}
-	return NewYarnCluster(c, cfg, nil), rm, tl
+	return New(c, cfg, nil), rm, tl
 }
 
 // runJob reserves, submits and (when final is set) ends one job.
-func runJob(t *testing.T, y *YarnCluster, rm *yarntest.FakeRM, id, final string) string {
+func runJob(t *testing.T, y *Cluster, rm *yarntest.FakeRM, id, final string) string {
 	t.Helper()
 	ctx := context.Background()
 	app, err := y.Reserve(ctx)
@@ -57,10 +58,10 @@ func runJob(t *testing.T, y *YarnCluster, rm *yarntest.FakeRM, id, final string)
 func TestForgottenProofs(t *testing.T) {
 	ctx := context.Background()
 	const later = yarntest.DefaultClusterTimestamp + 3_600_000
-	check := func(t *testing.T, y *YarnCluster, app string, want Outcome, reason string) Verdict {
+	check := func(t *testing.T, y *Cluster, app string, want cluster.Outcome, reason string) cluster.Verdict {
 		t.Helper()
-		if _, err := y.App(ctx, app); !errors.Is(err, ErrUnknownApp) {
-			t.Fatalf("App(%s) = %v, want ErrUnknownApp (the scenario is wrong)", app, err)
+		if _, err := y.App(ctx, app); !errors.Is(err, cluster.ErrUnknownApp) {
+			t.Fatalf("App(%s) = %v, want cluster.ErrUnknownApp (the scenario is wrong)", app, err)
 		}
 		v, err := y.Forgotten(ctx, app)
 		if err != nil {
@@ -78,20 +79,20 @@ func TestForgottenProofs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		check(t, y, app, OutcomeNeverRan, "still holds every application")
+		check(t, y, app, cluster.OutcomeNeverRan, "still holds every application")
 	})
 	t.Run("ended and dropped beyond max-completed-applications", func(t *testing.T) {
 		y, rm, _ := forgetfulRM(t, 2, false)
 		app := runJob(t, y, rm, "J1", "SUCCEEDED")
 		runJob(t, y, rm, "J2", "FAILED")
 		runJob(t, y, rm, "J3", "KILLED")
-		check(t, y, app, OutcomeUnprovable, "3 applications ended")
+		check(t, y, app, cluster.OutcomeUnprovable, "3 applications ended")
 	})
 	t.Run("ran, then the RM restarted without recovery", func(t *testing.T) {
 		y, rm, _ := forgetfulRM(t, 1000, false)
 		app := runJob(t, y, rm, "J1", "")
 		rm.Restart(later, false)
-		v := check(t, y, app, OutcomeUnprovable, "the RM restarted")
+		v := check(t, y, app, cluster.OutcomeUnprovable, "the RM restarted")
 		if !strings.Contains(v.Reason, "yarn.timeline_url") {
 			t.Errorf("reason %q does not say a timeline server would help", v.Reason)
 		}
@@ -100,8 +101,8 @@ func TestForgottenProofs(t *testing.T) {
 		y, rm, _ := forgetfulRM(t, 1000, true)
 		app := runJob(t, y, rm, "J1", "FAILED")
 		rm.Restart(later, false)
-		v := check(t, y, app, OutcomeRan, "Timeline Server has")
-		if v.Status.Phase != AppFailed || v.Status.JobID != "J1" {
+		v := check(t, y, app, cluster.OutcomeRan, "Timeline Server has")
+		if v.Status.Phase != cluster.PhaseFailed || v.Status.JobID != "J1" {
 			t.Errorf("history status %+v, want failed, job J1", v.Status)
 		}
 	})
@@ -112,7 +113,7 @@ func TestForgottenProofs(t *testing.T) {
 			t.Fatal(err)
 		}
 		rm.Restart(later, false)
-		check(t, y, app, OutcomeNeverRanStaleID, "never saw")
+		check(t, y, app, cluster.OutcomeNeverRanStaleID, "never saw")
 	})
 	t.Run("the history never saw it, same RM beyond retention", func(t *testing.T) {
 		y, rm, _ := forgetfulRM(t, 1, true)
@@ -122,7 +123,7 @@ func TestForgottenProofs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		check(t, y, app, OutcomeNeverRan, "nor the Timeline Server")
+		check(t, y, app, cluster.OutcomeNeverRan, "nor the Timeline Server")
 	})
 	t.Run("the history does not answer", func(t *testing.T) {
 		y, rm, tl := forgetfulRM(t, 1000, true)

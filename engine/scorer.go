@@ -1,6 +1,8 @@
-package daemon
+package engine
 
 import (
+	"fmt"
+
 	"github.com/colocd/colocd/profile"
 	"github.com/colocd/colocd/queue"
 )
@@ -15,12 +17,37 @@ type modelScorer struct {
 
 var _ queue.Scorer = (*modelScorer)(nil)
 
-// newModelScorer builds the scorer of pipeline.preference over profiles,
-// with the pair preferences as the correction.
-func newModelScorer(p PreferenceStage, profiles profile.Profiles, corr profile.Correction) (*modelScorer, error) {
+// ScorerConfig is the co-location model's scorer (preference mode model):
+// the objective it maximises (profile.ParseObjective: rate or goodness),
+// its caution with uncertain profiles (Risk, in standard deviations), the
+// optimism it gives a kind whose usage its landing would reveal (Explore)
+// and the weight of the pair preferences' correction.
+type ScorerConfig struct {
+	Objective  string
+	Risk       float64
+	Explore    float64
+	Correction float64
+}
+
+// Defaults of the scorer (pipeline.preference).
+const (
+	DefaultObjective  = "rate"
+	DefaultRisk       = 0.0
+	DefaultExplore    = 1.0
+	DefaultCorrection = 0.3
+)
+
+// DefaultScorerConfig is the scorer's defaults.
+func DefaultScorerConfig() ScorerConfig {
+	return ScorerConfig{Objective: DefaultObjective, Risk: DefaultRisk, Explore: DefaultExplore, Correction: DefaultCorrection}
+}
+
+// newModelScorer builds the scorer over profiles, with the pair
+// preferences as the correction.
+func newModelScorer(p ScorerConfig, profiles profile.Profiles, corr profile.Correction) (*modelScorer, error) {
 	obj, err := profile.ParseObjective(p.Objective)
 	if err != nil {
-		return nil, cfgErr("pipeline.preference.objective", "%v", err)
+		return nil, fmt.Errorf("scorer objective: %w", err)
 	}
 	return &modelScorer{sc: profile.Scorer{Profiles: profiles, Objective: obj, Risk: p.Risk, Explore: p.Explore,
 		Correction: corr, CorrectionWeight: p.Correction}}, nil

@@ -1,4 +1,4 @@
-package daemon
+package simcluster
 
 import (
 	"context"
@@ -7,32 +7,28 @@ import (
 	"slices"
 	"time"
 
+	"github.com/colocd/colocd/cluster"
 	"github.com/colocd/colocd/goodness"
 	"github.com/colocd/colocd/queue"
 	"github.com/colocd/colocd/sim"
 	"github.com/colocd/colocd/yarnclient"
 )
 
-// SimCluster adapts the simulator to Cluster, Metrics and JobPreparer.
+// Cluster adapts the simulator to engine.Cluster, engine.UsageSource and
+// engine.JobPreparer.
 // Every access to the simulator goes through exec, which must run its
 // argument with exclusive access: sim.Realtime.Do for `colocd serve`, a
 // direct call for a benchmark that owns the simulator.
-type SimCluster struct {
+type Cluster struct {
 	exec  func(func(*sim.Sim))
-	state *SimState // nil: nothing is logged (not durable)
+	state *State // nil: nothing is logged (not durable)
 	kinds map[string]sim.KindSpec
 }
 
-var (
-	_ Cluster     = (*SimCluster)(nil)
-	_ Metrics     = (*SimCluster)(nil)
-	_ JobPreparer = (*SimCluster)(nil)
-)
-
-// NewSimCluster adapts the simulator reached through exec. state, when not
-// nil, receives every reservation, submission and kill (see OpenSimState).
-func NewSimCluster(exec func(func(*sim.Sim)), state *SimState) *SimCluster {
-	c := &SimCluster{exec: exec, state: state, kinds: map[string]sim.KindSpec{}}
+// New adapts the simulator reached through exec. state, when not
+// nil, receives every reservation, submission and kill (see Open).
+func New(exec func(func(*sim.Sim)), state *State) *Cluster {
+	c := &Cluster{exec: exec, state: state, kinds: map[string]sim.KindSpec{}}
 	exec(func(s *sim.Sim) {
 		for _, k := range s.Kinds() {
 			c.kinds[k.Name] = k
@@ -46,7 +42,7 @@ func DirectExec(s *sim.Sim) func(func(*sim.Sim)) { return func(f func(*sim.Sim))
 
 // Prepare fills a job's resources from its kind's spec; the kind must be
 // one of the workload's.
-func (c *SimCluster) Prepare(j *queue.Job) error {
+func (c *Cluster) Prepare(j *queue.Job) error {
 	k, ok := c.kinds[j.Kind]
 	if !ok {
 		names := make([]string, 0, len(c.kinds))
@@ -69,14 +65,14 @@ func (c *SimCluster) Prepare(j *queue.Job) error {
 }
 
 // State reports nodes (advertised vcores and memory) and running apps.
-func (c *SimCluster) State(ctx context.Context) (ClusterState, error) {
-	var st ClusterState
+func (c *Cluster) State(ctx context.Context) (cluster.State, error) {
+	var st cluster.State
 	c.exec(func(s *sim.Sim) {
 		ids := []string{}
 		for _, n := range s.Nodes() {
 			capa := queue.Capacity{MemoryMB: n.MemoryMB, VCores: int64(n.VCores)}
 			free := queue.Capacity{MemoryMB: n.MemoryMB - n.UsedMemoryMB, VCores: int64(n.VCores - n.UsedVCores)}
-			st.Nodes = append(st.Nodes, NodeState{Name: n.Name, Capacity: capa, Free: free, Apps: slices.Clone(n.Apps)})
+			st.Nodes = append(st.Nodes, cluster.Node{Name: n.Name, Capacity: capa, Free: free, Apps: slices.Clone(n.Apps)})
 			st.Capacity.MemoryMB += capa.MemoryMB
 			st.Capacity.VCores += capa.VCores
 			st.Free.MemoryMB += free.MemoryMB
@@ -93,7 +89,7 @@ func (c *SimCluster) State(ctx context.Context) (ClusterState, error) {
 			if !ok || a.State != sim.AppRunning {
 				continue
 			}
-			st.Apps = append(st.Apps, AppState{ID: a.ID, JobID: a.JobID, Kind: a.Kind, User: a.User, Queue: a.Queue,
+			st.Apps = append(st.Apps, cluster.App{ID: a.ID, JobID: a.JobID, Kind: a.Kind, User: a.User, Queue: a.Queue,
 				Alloc: queue.Capacity{MemoryMB: a.Alloc.MemoryMB, VCores: a.Alloc.VCores}, Nodes: a.Nodes, Placement: a.Placement, Starts: a.Started})
 		}
 	})
@@ -102,12 +98,12 @@ func (c *SimCluster) State(ctx context.Context) (ClusterState, error) {
 
 // Reserve reserves an application id. Like every change to the simulator,
 // it is logged first and made only once the log has it.
-func (c *SimCluster) Reserve(ctx context.Context) (string, error) {
+func (c *Cluster) Reserve(ctx context.Context) (string, error) {
 	var id string
 	var err error
 	c.exec(func(s *sim.Sim) {
 		next := s.NextApplicationID()
-		if err = c.log(SimLogEntry{Op: simOpReserve, AppID: next, At: s.Now()}); err != nil {
+		if err = c.log(LogEntry{Op: OpReserve, AppID: next, At: s.Now()}); err != nil {
 			return
 		}
 		if id = s.NewApplication(); id != next {
@@ -119,19 +115,19 @@ func (c *SimCluster) Reserve(ctx context.Context) (string, error) {
 
 // Submit places and starts the job. A submission the simulator cannot take
 // (no fit, unknown kind or id) is rejected; one it already has is success.
-func (c *SimCluster) Submit(ctx context.Context, appID string, j queue.Job) error {
+func (c *Cluster) Submit(ctx context.Context, appID string, j queue.Job) error {
 	var err error
 	c.exec(func(s *sim.Sim) {
 		if a, ok := s.App(appID); ok {
 			if a.JobID != j.ID {
-				err = fmt.Errorf("%w: application %s already runs job %s", ErrRejected, appID, a.JobID)
+				err = fmt.Errorf("%w: application %s already runs job %s", cluster.ErrRejected, appID, a.JobID)
 			}
 			return
 		}
 		spec := sim.AppSpec{JobID: j.ID, Kind: j.Kind, User: j.User, Queue: j.Queue, Tags: jobTags(j.ID, j.Kind)}
 		if err = s.CheckSubmit(appID, spec); err != nil {
 			if errors.Is(err, sim.ErrUnknownKind) || errors.Is(err, sim.ErrUnknownApp) {
-				err = fmt.Errorf("%w: %w", ErrRejected, err)
+				err = fmt.Errorf("%w: %w", cluster.ErrRejected, err)
 			}
 			return
 		}
@@ -139,10 +135,10 @@ func (c *SimCluster) Submit(ctx context.Context, appID string, j queue.Job) erro
 		// placed: sim.Submit would draw random numbers even to fail, and a
 		// refusal the log does not hold must not change the simulator.
 		if !s.Fits(j.Kind) {
-			err = fmt.Errorf("%w: submit %s: %w", ErrRejected, appID, sim.ErrNoFit)
+			err = fmt.Errorf("%w: submit %s: %w", cluster.ErrRejected, appID, sim.ErrNoFit)
 			return
 		}
-		if err = c.log(SimLogEntry{Op: simOpSubmit, AppID: appID, JobID: j.ID, Kind: j.Kind, User: j.User, Queue: j.Queue, At: s.Now()}); err != nil {
+		if err = c.log(LogEntry{Op: OpSubmit, AppID: appID, JobID: j.ID, Kind: j.Kind, User: j.User, Queue: j.Queue, At: s.Now()}); err != nil {
 			return
 		}
 		err = s.Submit(appID, spec)
@@ -151,26 +147,26 @@ func (c *SimCluster) Submit(ctx context.Context, appID string, j queue.Job) erro
 }
 
 // App reports an application.
-func (c *SimCluster) App(ctx context.Context, appID string) (AppStatus, error) {
-	var st AppStatus
+func (c *Cluster) App(ctx context.Context, appID string) (cluster.AppStatus, error) {
+	var st cluster.AppStatus
 	var err error
 	c.exec(func(s *sim.Sim) {
 		a, ok := s.App(appID)
 		if !ok {
-			err = fmt.Errorf("application %s: %w", appID, ErrUnknownApp)
+			err = fmt.Errorf("application %s: %w", appID, cluster.ErrUnknownApp)
 			return
 		}
-		st = AppStatus{ID: a.ID, JobID: a.JobID, Started: a.Started, Finished: a.Finished}
+		st = cluster.AppStatus{ID: a.ID, JobID: a.JobID, Started: a.Started, Finished: a.Finished}
 		switch a.State {
 		case sim.AppRunning:
-			st.Phase = AppRunning
+			st.Phase = cluster.PhaseRunning
 		case sim.AppFinished:
-			st.Phase = AppSucceeded
+			st.Phase = cluster.PhaseSucceeded
 		case sim.AppKilled:
-			st.Phase = AppKilled
+			st.Phase = cluster.PhaseKilled
 			st.Diagnostics = "killed"
 		default:
-			st.Phase = AppFailed
+			st.Phase = cluster.PhaseFailed
 			st.Diagnostics = string(a.State)
 		}
 	})
@@ -178,18 +174,18 @@ func (c *SimCluster) App(ctx context.Context, appID string) (AppStatus, error) {
 }
 
 // Kill kills an application.
-func (c *SimCluster) Kill(ctx context.Context, appID string) error {
+func (c *Cluster) Kill(ctx context.Context, appID string) error {
 	var err error
 	c.exec(func(s *sim.Sim) {
 		a, ok := s.App(appID)
 		if !ok {
-			err = fmt.Errorf("kill %s: %w: %w", appID, ErrUnknownApp, sim.ErrUnknownApp)
+			err = fmt.Errorf("kill %s: %w: %w", appID, cluster.ErrUnknownApp, sim.ErrUnknownApp)
 			return
 		}
 		if a.State != sim.AppRunning {
 			return // nothing to change, nothing to log
 		}
-		if err = c.log(SimLogEntry{Op: simOpKill, AppID: appID, At: s.Now()}); err != nil {
+		if err = c.log(LogEntry{Op: OpKill, AppID: appID, At: s.Now()}); err != nil {
 			return
 		}
 		err = s.Kill(appID)
@@ -198,7 +194,7 @@ func (c *SimCluster) Kill(ctx context.Context, appID string) error {
 }
 
 // Usage is the simulator's metrics: each node's mean over [from, to).
-func (c *SimCluster) Usage(ctx context.Context, hosts []string, from, to time.Time) (map[string]goodness.Usage, []string, error) {
+func (c *Cluster) Usage(ctx context.Context, hosts []string, from, to time.Time) (map[string]goodness.Usage, []string, error) {
 	out := make(map[string]goodness.Usage, len(hosts))
 	var stale []string
 	c.exec(func(s *sim.Sim) {
@@ -214,14 +210,14 @@ func (c *SimCluster) Usage(ctx context.Context, hosts []string, from, to time.Ti
 }
 
 // Limits are the workload node's maxima.
-func (c *SimCluster) Limits() goodness.Limits {
+func (c *Cluster) Limits() goodness.Limits {
 	var l goodness.Limits
 	c.exec(func(s *sim.Sim) { l = s.Cluster().Limits() })
 	return l
 }
 
 // Checkpoint records the simulator's virtual time in its durable state.
-func (c *SimCluster) Checkpoint() error {
+func (c *Cluster) Checkpoint() error {
 	if c.state == nil {
 		return nil
 	}
@@ -230,7 +226,7 @@ func (c *SimCluster) Checkpoint() error {
 	return c.state.Checkpoint(at)
 }
 
-func (c *SimCluster) log(e SimLogEntry) error {
+func (c *Cluster) log(e LogEntry) error {
 	if c.state == nil {
 		return nil
 	}
@@ -239,15 +235,13 @@ func (c *SimCluster) log(e SimLogEntry) error {
 
 func jobTags(jobID, kind string) []string { return yarnclient.JobTags(jobID, kind) }
 
-// SimClock is the virtual clock of a simulator that the caller advances
+// Clock is the virtual clock of a simulator that the caller advances
 // itself, in one goroutine (a benchmark driving Engine's passes directly).
 // After's channel never fires: nothing advances the simulator on its own.
-type SimClock struct{ Sim *sim.Sim }
-
-var _ Clock = SimClock{}
+type Clock struct{ Sim *sim.Sim }
 
 // Now is the simulator's virtual time.
-func (c SimClock) Now() time.Time { return c.Sim.Now() }
+func (c Clock) Now() time.Time { return c.Sim.Now() }
 
 // After returns a channel that never fires.
-func (c SimClock) After(time.Duration) <-chan time.Time { return nil }
+func (c Clock) After(time.Duration) <-chan time.Time { return nil }

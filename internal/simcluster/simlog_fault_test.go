@@ -1,4 +1,4 @@
-package daemon
+package simcluster
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/colocd/colocd/cluster"
 	"github.com/colocd/colocd/queue"
 	"github.com/colocd/colocd/sim"
 )
@@ -47,16 +48,16 @@ func (f *faultyLog) Truncate(n int64) error {
 	return f.File.Truncate(n)
 }
 
-func openFaulty(t *testing.T, dir string, newSim func(uint64, time.Time) (*sim.Sim, error)) (*SimState, *sim.Sim, *SimCluster, *faultyLog) {
+func openFaulty(t *testing.T, dir string, newSim func(uint64, time.Time) (*sim.Sim, error)) (*State, *sim.Sim, *Cluster, *faultyLog) {
 	t.Helper()
-	st, s, err := OpenSimState(dir, "sum1", 42, simStart, newSim)
+	st, s, err := Open(dir, "sum1", 42, simStart, newSim)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
 	f := &faultyLog{File: st.f.(*os.File), budget: -1}
 	st.f = f
-	return st, s, NewSimCluster(DirectExec(s), st), f
+	return st, s, New(DirectExec(s), st), f
 }
 
 // TestSimStateDiskFull: while the disk is full every change fails with an
@@ -120,11 +121,11 @@ func TestSimStateDiskFull(t *testing.T) {
 	}
 
 	// A SIGKILL now: the state is reopened without closing the old one.
-	entries, err := ReadSimLog(filepath.Join(dir, "submissions.jsonl"))
+	entries, err := ReadLog(filepath.Join(dir, "submissions.jsonl"))
 	if err != nil {
 		t.Fatalf("the log has a torn record among others: %v", err)
 	}
-	st2, s2, err := OpenSimState(dir, "sum1", 1, simStart, newSim)
+	st2, s2, err := Open(dir, "sum1", 1, simStart, newSim)
 	if err != nil {
 		t.Fatalf("restart after a full disk: %v", err)
 	}
@@ -168,7 +169,7 @@ func TestSimStateCutFails(t *testing.T) {
 	if _, err := c.Reserve(ctx); err != nil {
 		t.Errorf("reserve once the cut works: %v", err)
 	}
-	entries, err := ReadSimLog(filepath.Join(dir, "submissions.jsonl"))
+	entries, err := ReadLog(filepath.Join(dir, "submissions.jsonl"))
 	if err != nil || len(entries) != 2 {
 		t.Errorf("log: %d entries, %v; want 2 whole records", len(entries), err)
 	}
@@ -206,11 +207,11 @@ func TestSimStateReplaysRefusals(t *testing.T) {
 	ctx := context.Background()
 	for seed := uint64(1); seed <= 8; seed++ {
 		dir := t.TempDir()
-		st, s, err := OpenSimState(dir, "sum", seed, simStart, newSim)
+		st, s, err := Open(dir, "sum", seed, simStart, newSim)
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := NewSimCluster(DirectExec(s), st)
+		c := New(DirectExec(s), st)
 		submit := func(id, kind string) error {
 			app, err := c.Reserve(ctx)
 			if err != nil {
@@ -221,8 +222,8 @@ func TestSimStateReplaysRefusals(t *testing.T) {
 		if err := submit("A", "small"); err != nil {
 			t.Fatal(err)
 		}
-		if err := submit("B", "huge"); !errors.Is(err, ErrRejected) {
-			t.Fatalf("seed %d: a job larger than the free room: %v, want ErrRejected", seed, err)
+		if err := submit("B", "huge"); !errors.Is(err, cluster.ErrRejected) {
+			t.Fatalf("seed %d: a job larger than the free room: %v, want cluster.ErrRejected", seed, err)
 		}
 		for _, id := range []string{"C", "D"} {
 			if err := submit(id, "small"); err != nil {
@@ -230,7 +231,7 @@ func TestSimStateReplaysRefusals(t *testing.T) {
 			}
 		}
 		st.Close()
-		st2, s2, err := OpenSimState(dir, "sum", seed, simStart, newSim)
+		st2, s2, err := Open(dir, "sum", seed, simStart, newSim)
 		if err != nil {
 			t.Fatalf("seed %d: replay with a refused submission: %v", seed, err)
 		}
@@ -247,11 +248,11 @@ func TestSimStateReplaysRefusals(t *testing.T) {
 func TestSimStateCheckStore(t *testing.T) {
 	dir := t.TempDir()
 	newSim := simFactory(t, 2)
-	st, s, err := OpenSimState(dir, "sum1", 1, simStart, newSim)
+	st, s, err := Open(dir, "sum1", 1, simStart, newSim)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := NewSimCluster(DirectExec(s), st)
+	c := New(DirectExec(s), st)
 	for i := range 3 {
 		app, err := c.Reserve(context.Background())
 		if err != nil {
@@ -262,7 +263,7 @@ func TestSimStateCheckStore(t *testing.T) {
 		}
 	}
 	st.Close()
-	st2, _, err := OpenSimState(dir, "sum1", 1, simStart, newSim)
+	st2, _, err := Open(dir, "sum1", 1, simStart, newSim)
 	if err != nil {
 		t.Fatal(err)
 	}

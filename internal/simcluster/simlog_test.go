@@ -1,4 +1,4 @@
-package daemon
+package simcluster
 
 import (
 	"context"
@@ -12,13 +12,15 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/colocd/colocd/cluster"
 	"github.com/colocd/colocd/queue"
 	"github.com/colocd/colocd/sim"
+	"github.com/colocd/colocd/sim/simtest"
 )
 
 func simFactory(tb testing.TB, nodes int) func(uint64, time.Time) (*sim.Sim, error) {
 	tb.Helper()
-	wl, err := sim.ParseWorkload([]byte(fmt.Sprintf(testWorkload, nodes)))
+	wl, err := sim.ParseWorkload([]byte(simtest.ThreeKindsYAML(nodes)))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -36,14 +38,14 @@ var simStart = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 func TestSimStateReplay(t *testing.T) {
 	dir := t.TempDir()
 	newSim := simFactory(t, 3)
-	st, s, err := OpenSimState(dir, "sum1", 42, simStart, newSim)
+	st, s, err := Open(dir, "sum1", 42, simStart, newSim)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if st.Seed != 42 || !s.Now().Equal(simStart) {
 		t.Fatalf("new state: seed %d now %v", st.Seed, s.Now())
 	}
-	c := NewSimCluster(DirectExec(s), st)
+	c := New(DirectExec(s), st)
 	ctx := context.Background()
 	var apps []string
 	for i, k := range []string{"cpu", "disk", "net", "cpu"} {
@@ -71,7 +73,7 @@ func TestSimStateReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	st2, s2, err := OpenSimState(dir, "sum1", 7 /* ignored: the stored seed wins */, time.Time{}, newSim)
+	st2, s2, err := Open(dir, "sum1", 7 /* ignored: the stored seed wins */, time.Time{}, newSim)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +89,7 @@ func TestSimStateReplay(t *testing.T) {
 		t.Errorf("replayed applications (-original +replayed):\n%s", diff)
 	}
 	// The reserved but unsubmitted id can still be submitted, once.
-	c2 := NewSimCluster(DirectExec(s2), st2)
+	c2 := New(DirectExec(s2), st2)
 	j := queue.Job{ID: "JOB3", Kind: "cpu", User: "ana"}
 	if err := c2.Submit(ctx, apps[3], j); err != nil {
 		t.Fatalf("submit the reserved id after replay: %v", err)
@@ -95,8 +97,8 @@ func TestSimStateReplay(t *testing.T) {
 	if err := c2.Submit(ctx, apps[3], j); err != nil {
 		t.Errorf("a repeated submit of the same job is not an error: %v", err)
 	}
-	if err := c2.Submit(ctx, apps[3], queue.Job{ID: "OTHER", Kind: "cpu"}); !errors.Is(err, ErrRejected) {
-		t.Errorf("another job under a used id: %v, want ErrRejected", err)
+	if err := c2.Submit(ctx, apps[3], queue.Job{ID: "OTHER", Kind: "cpu"}); !errors.Is(err, cluster.ErrRejected) {
+		t.Errorf("another job under a used id: %v, want cluster.ErrRejected", err)
 	}
 	if got, want := s2.NewApplication(), s.NewApplication(); got != want {
 		t.Errorf("next id after replay %s, want %s", got, want)
@@ -106,11 +108,11 @@ func TestSimStateReplay(t *testing.T) {
 func TestSimStateTornAndForeign(t *testing.T) {
 	dir := t.TempDir()
 	newSim := simFactory(t, 1)
-	st, s, err := OpenSimState(dir, "sum1", 1, simStart, newSim)
+	st, s, err := Open(dir, "sum1", 1, simStart, newSim)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := NewSimCluster(DirectExec(s), st)
+	c := New(DirectExec(s), st)
 	if _, err := c.Reserve(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -123,30 +125,30 @@ func TestSimStateTornAndForeign(t *testing.T) {
 	f.WriteString(`{"op":"submit","app_id":"appl`) // a crash mid-append
 	f.Close()
 
-	st2, s2, err := OpenSimState(dir, "sum1", 1, simStart, newSim)
+	st2, s2, err := Open(dir, "sum1", 1, simStart, newSim)
 	if err != nil {
 		t.Fatalf("torn last line: %v", err)
 	}
 	if st2.Replayed != 1 {
 		t.Errorf("replayed %d entries, want 1", st2.Replayed)
 	}
-	c2 := NewSimCluster(DirectExec(s2), st2)
+	c2 := New(DirectExec(s2), st2)
 	if _, err := c2.Reserve(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	st2.Close()
-	entries, err := ReadSimLog(logPath)
+	entries, err := ReadLog(logPath)
 	if err != nil || len(entries) != 2 {
 		t.Fatalf("log after the torn line: %d entries, %v; want 2 parseable", len(entries), err)
 	}
 
-	if _, _, err := OpenSimState(dir, "sum2", 1, simStart, newSim); !errors.Is(err, ErrSimState) {
+	if _, _, err := Open(dir, "sum2", 1, simStart, newSim); !errors.Is(err, ErrSimState) {
 		t.Errorf("another workload: %v, want ErrSimState", err)
 	}
 	if err := os.WriteFile(logPath, []byte("{\"op\":\"reserve\"}\nnot json\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := OpenSimState(dir, "sum1", 1, simStart, newSim); !errors.Is(err, ErrSimState) {
+	if _, _, err := Open(dir, "sum1", 1, simStart, newSim); !errors.Is(err, ErrSimState) {
 		t.Errorf("corrupt log: %v, want ErrSimState", err)
 	}
 }

@@ -1,4 +1,4 @@
-package daemon
+package simcluster
 
 import (
 	"bufio"
@@ -34,7 +34,7 @@ import (
 //     simulator in memory never holds what the log lacks);
 //   - checkpoint.json: the latest virtual time, replaced periodically.
 //
-// At restart, OpenSimState rebuilds the simulator deterministically: same
+// At restart, Open rebuilds the simulator deterministically: same
 // seed and start, then every logged call replayed at its virtual time, then
 // advanced to the checkpoint. Applications submitted before the crash are
 // therefore known again, running or finished exactly as they would have
@@ -59,8 +59,8 @@ import (
 // The log grows with the number of submissions; the simulator backend is
 // meant for demos, tests and what-if runs, not months of service.
 
-// SimLogEntry is one line of submissions.jsonl.
-type SimLogEntry struct {
+// LogEntry is one line of submissions.jsonl.
+type LogEntry struct {
 	Op    string    `json:"op"` // reserve | submit | kill
 	AppID string    `json:"app_id"`
 	JobID string    `json:"job_id,omitempty"`
@@ -72,9 +72,9 @@ type SimLogEntry struct {
 
 // Sim log operations.
 const (
-	simOpReserve = "reserve"
-	simOpSubmit  = "submit"
-	simOpKill    = "kill"
+	OpReserve = "reserve"
+	OpSubmit  = "submit"
+	OpKill    = "kill"
 )
 
 // simState is state.json.
@@ -88,8 +88,8 @@ type simCheckpoint struct {
 	At time.Time `json:"at"`
 }
 
-// SimState is the simulator's durable state in a directory.
-type SimState struct {
+// State is the simulator's durable state in a directory.
+type State struct {
 	dir    string
 	f      simLogFile // submissions.jsonl
 	off    int64      // the end of the last whole record
@@ -100,7 +100,7 @@ type SimState struct {
 	Replayed, Submits int
 }
 
-// simLogFile is what SimState needs of its log file (*os.File; tests
+// simLogFile is what State needs of its log file (*os.File; tests
 // inject failures).
 type simLogFile interface {
 	io.Writer
@@ -110,12 +110,12 @@ type simLogFile interface {
 	Close() error
 }
 
-// OpenSimState opens (or creates) the simulator state in dir and returns a
+// Open opens (or creates) the simulator state in dir and returns a
 // simulator rebuilt from it. seed and start are used only when the state is
 // new (seed 0 means: the caller already chose one). newSim builds an empty
 // simulator from a seed and start.
-func OpenSimState(dir string, workloadSum string, seed uint64, start time.Time,
-	newSim func(seed uint64, start time.Time) (*sim.Sim, error)) (*SimState, *sim.Sim, error) {
+func Open(dir string, workloadSum string, seed uint64, start time.Time,
+	newSim func(seed uint64, start time.Time) (*sim.Sim, error)) (*State, *sim.Sim, error) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, nil, fmt.Errorf("%w: %v", ErrSimState, err)
 	}
@@ -161,7 +161,7 @@ func OpenSimState(dir string, workloadSum string, seed uint64, start time.Time,
 		f.Close()
 		return nil, nil, fmt.Errorf("%w: %v", ErrSimState, err)
 	}
-	return &SimState{dir: dir, f: f, off: good, Seed: st.Seed, Replayed: n, Submits: submits}, s, nil
+	return &State{dir: dir, f: f, off: good, Seed: st.Seed, Replayed: n, Submits: submits}, s, nil
 }
 
 // CheckStore refuses a job store that cannot be the one this simulator
@@ -170,7 +170,7 @@ func OpenSimState(dir string, workloadSum string, seed uint64, start time.Time,
 // count of jobs ever stored, queue.Store.Submitted) was replaced, lost or
 // restored from an older copy: starting on it would run an empty (or
 // older) queue beside a simulated cluster whose jobs nobody tracks.
-func (st *SimState) CheckStore(submitted uint64, storePath string) error {
+func (st *State) CheckStore(submitted uint64, storePath string) error {
 	if uint64(st.Submits) <= submitted {
 		return nil
 	}
@@ -195,7 +195,7 @@ func replay(path string, s *sim.Sim) (n, submits int, good int64, err error) {
 		if err == io.EOF {
 			return n, submits, good, nil // a last line without '\n' is torn
 		}
-		var e SimLogEntry
+		var e LogEntry
 		if err := json.Unmarshal(raw, &e); err != nil {
 			return n, submits, good, fmt.Errorf("%w: %s line %d: %v", ErrSimState, path, line, err)
 		}
@@ -205,22 +205,22 @@ func replay(path string, s *sim.Sim) (n, submits int, good int64, err error) {
 		}
 		good += int64(len(raw))
 		n++
-		if e.Op == simOpSubmit {
+		if e.Op == OpSubmit {
 			submits++
 		}
 	}
 }
 
-func apply(s *sim.Sim, e SimLogEntry) error {
+func apply(s *sim.Sim, e LogEntry) error {
 	switch e.Op {
-	case simOpReserve:
+	case OpReserve:
 		if id := s.NewApplication(); id != e.AppID {
 			return fmt.Errorf("replay reserved %s, the log says %s (not the same simulator)", id, e.AppID)
 		}
 		return nil
-	case simOpSubmit:
+	case OpSubmit:
 		return s.Submit(e.AppID, sim.AppSpec{JobID: e.JobID, Kind: e.Kind, User: e.User, Queue: e.Queue, Tags: jobTags(e.JobID, e.Kind)})
-	case simOpKill:
+	case OpKill:
 		return s.Kill(e.AppID)
 	}
 	return fmt.Errorf("unknown op %q", e.Op)
@@ -229,7 +229,7 @@ func apply(s *sim.Sim, e SimLogEntry) error {
 // Append writes e and fsyncs. On failure the log is cut back to its last
 // whole record and the error wraps the cause (errors.Is(err,
 // syscall.ENOSPC) on a full disk).
-func (st *SimState) Append(e SimLogEntry) error {
+func (st *State) Append(e LogEntry) error {
 	if err := st.repair(); err != nil {
 		return err
 	}
@@ -250,7 +250,7 @@ func (st *SimState) Append(e SimLogEntry) error {
 
 // cut removes whatever a failed Append left beyond the last whole record
 // and returns cause; if it cannot, the log is broken until repair succeeds.
-func (st *SimState) cut(cause error) error {
+func (st *State) cut(cause error) error {
 	st.broken = cause
 	if err := st.repair(); err != nil {
 		return errors.Join(cause, err)
@@ -260,7 +260,7 @@ func (st *SimState) cut(cause error) error {
 
 // repair cuts the log back to off when an earlier Append left a partial
 // record there.
-func (st *SimState) repair() error {
+func (st *State) repair() error {
 	if st.broken == nil {
 		return nil
 	}
@@ -281,25 +281,25 @@ func (st *SimState) repair() error {
 
 // Checkpoint records virtual time at (atomic replace; not fsync'd: a
 // process crash keeps it, a power loss falls back to an older one).
-func (st *SimState) Checkpoint(at time.Time) error {
+func (st *State) Checkpoint(at time.Time) error {
 	return writeJSONAtomic(filepath.Join(st.dir, "checkpoint.json"), simCheckpoint{At: at}, false)
 }
 
 // Close closes the log.
-func (st *SimState) Close() error { return st.f.Close() }
+func (st *State) Close() error { return st.f.Close() }
 
-// ReadSimLog reads a submissions.jsonl file (for tests and tools).
-func ReadSimLog(path string) ([]SimLogEntry, error) {
+// ReadLog reads a submissions.jsonl file (for tests and tools).
+func ReadLog(path string) ([]LogEntry, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	var out []SimLogEntry
+	var out []LogEntry
 	for _, line := range bytes.Split(b, []byte("\n")) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		var e SimLogEntry
+		var e LogEntry
 		if err := json.Unmarshal(line, &e); err != nil {
 			return out, err
 		}
@@ -345,3 +345,6 @@ func writeJSONAtomic(path string, v any, sync bool) error {
 	}
 	return os.Rename(tmp, path)
 }
+
+// ErrSimState wraps errors of the simulator's durable state (data_dir/sim).
+var ErrSimState = errors.New("simulator state")

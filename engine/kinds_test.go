@@ -1,4 +1,4 @@
-package daemon
+package engine
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/colocd/colocd/daemon/api"
+	"github.com/colocd/colocd/internal/simcluster"
 )
 
 // plainCluster is the simulator without its JobPreparer: like YARN, it
@@ -18,7 +19,7 @@ type plainCluster struct{ Cluster }
 // many kinds they name, leave the learner's kinds alone; a stored job adds
 // its kind; a new kind beyond api.max_kinds is 422; known kinds still go.
 func TestRejectedJobsDoNotGrowLearner(t *testing.T) {
-	h := newHarness(t, harnessOpts{cluster: func(sc *SimCluster) Cluster { return plainCluster{sc} }})
+	h := newHarness(t, harnessOpts{cluster: func(sc *simcluster.Cluster) Cluster { return plainCluster{sc} }})
 	srv := apiOver(t, h, api.Deps{MaxKinds: 5})
 	before := h.learner.Kinds()
 	for i := range 300 {

@@ -1,4 +1,4 @@
-package daemon
+package engine
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/colocd/colocd/cluster"
 	"github.com/colocd/colocd/queue"
 )
 
@@ -39,7 +40,7 @@ func (e *Engine) Reconcile(ctx context.Context) (SyncReport, error) {
 	for _, j := range jobs {
 		e.learner.Add(j.Kind)
 		st, err := e.cluster.App(ctx, j.AppID)
-		if err != nil && !errors.Is(err, ErrUnknownApp) {
+		if err != nil && !errors.Is(err, cluster.ErrUnknownApp) {
 			e.backendError("app")
 			return rep, fmt.Errorf("reconcile job %s (application %s): %w", j.ID, j.AppID, err)
 		}
@@ -108,7 +109,7 @@ func (e *Engine) syncLocked(ctx context.Context) (SyncReport, error) {
 			continue
 		}
 		s, err := e.cluster.App(ctx, j.AppID)
-		if err != nil && !errors.Is(err, ErrUnknownApp) {
+		if err != nil && !errors.Is(err, cluster.ErrUnknownApp) {
 			e.backendError("app")
 			e.log.Warn("sync: application status unavailable", "job", j.ID, "app", j.AppID, "err", err)
 			continue
@@ -125,20 +126,20 @@ func (e *Engine) syncLocked(ctx context.Context) (SyncReport, error) {
 }
 
 // applyStatus moves job j according to what the cluster said about its
-// application (appErr is nil or wraps ErrUnknownApp).
-func (e *Engine) applyStatus(ctx context.Context, j queue.Job, s AppStatus, appErr error, rep *SyncReport) error {
+// application (appErr is nil or wraps cluster.ErrUnknownApp).
+func (e *Engine) applyStatus(ctx context.Context, j queue.Job, s cluster.AppStatus, appErr error, rep *SyncReport) error {
 	log := e.log.With("job", j.ID, "app", j.AppID)
 	if appErr != nil { // the cluster does not know it (now)
 		return e.unknownApp(ctx, j, rep)
 	}
 	switch {
-	case s.Phase == AppRunning && j.State == stateAdmitted:
+	case s.Phase == cluster.PhaseRunning && j.State == stateAdmitted:
 		if _, err := e.store.Start(j.ID); err != nil {
 			return err
 		}
 		rep.Started = append(rep.Started, j.ID)
 	case s.Phase.Terminal():
-		final := map[AppPhase]queue.State{AppSucceeded: stateSucceeded, AppFailed: stateFailed, AppKilled: stateKilled}[s.Phase]
+		final := map[cluster.Phase]queue.State{cluster.PhaseSucceeded: stateSucceeded, cluster.PhaseFailed: stateFailed, cluster.PhaseKilled: stateKilled}[s.Phase]
 		if _, err := e.store.Finish(j.ID, final, s.Diagnostics); err != nil {
 			return err
 		}
@@ -155,11 +156,11 @@ func (e *Engine) applyStatus(ctx context.Context, j queue.Job, s AppStatus, appE
 // there an admitted job's unknown application was never submitted.
 func (e *Engine) unknownApp(ctx context.Context, j queue.Job, rep *SyncReport) error {
 	log := e.log.With("job", j.ID, "app", j.AppID)
-	v := Verdict{Outcome: OutcomeNeverRan, Reason: "the cluster never saw a submission"}
+	v := cluster.Verdict{Outcome: cluster.OutcomeNeverRan, Reason: "the cluster never saw a submission"}
 	if j.State == stateRunning {
 		// It was seen running: it ran, and a cluster that never forgets
 		// cannot lose it.
-		v = Verdict{Outcome: OutcomeUnprovable, Reason: "the job was running and its application vanished from the cluster"}
+		v = cluster.Verdict{Outcome: cluster.OutcomeUnprovable, Reason: "the job was running and its application vanished from the cluster"}
 	}
 	if f, ok := e.cluster.(Forgetful); ok && j.AppID != "" {
 		got, err := f.Forgotten(ctx, j.AppID)
@@ -169,17 +170,17 @@ func (e *Engine) unknownApp(ctx context.Context, j queue.Job, rep *SyncReport) e
 			return nil
 		}
 		v = got
-		if j.State == stateRunning && v.Outcome != OutcomeRan {
-			v.Outcome = OutcomeUnprovable // it was seen running: it did run
+		if j.State == stateRunning && v.Outcome != cluster.OutcomeRan {
+			v.Outcome = cluster.OutcomeUnprovable // it was seen running: it did run
 			v.Reason = "the job was running and the cluster forgot its application: " + v.Reason
 		}
 	}
 	switch v.Outcome {
-	case OutcomeRan:
+	case cluster.OutcomeRan:
 		if !v.Status.Phase.Terminal() {
 			return e.park(j, "the application history says "+string(v.Status.Phase)+" but the cluster does not know the application: "+v.Reason, rep)
 		}
-		final := map[AppPhase]queue.State{AppSucceeded: stateSucceeded, AppFailed: stateFailed, AppKilled: stateKilled}[v.Status.Phase]
+		final := map[cluster.Phase]queue.State{cluster.PhaseSucceeded: stateSucceeded, cluster.PhaseFailed: stateFailed, cluster.PhaseKilled: stateKilled}[v.Status.Phase]
 		diag := v.Status.Diagnostics
 		if diag == "" {
 			diag = "outcome from the application history: " + v.Reason
@@ -190,9 +191,9 @@ func (e *Engine) unknownApp(ctx context.Context, j queue.Job, rep *SyncReport) e
 		log.Info("application forgotten by the cluster; its outcome came from the history", "state", final)
 		rep.Finished = append(rep.Finished, j.ID)
 		return nil
-	case OutcomeNeverRan:
+	case cluster.OutcomeNeverRan:
 		return e.resubmit(ctx, j, rep)
-	case OutcomeNeverRanStaleID:
+	case cluster.OutcomeNeverRanStaleID:
 		if _, err := e.store.Requeue(j.ID, "never submitted, and its application id is gone with the RM that issued it: "+v.Reason); err != nil {
 			return err
 		}
@@ -230,13 +231,13 @@ func (e *Engine) resubmit(ctx context.Context, j queue.Job, rep *SyncReport) err
 	case err == nil:
 		log.Info("resubmitted under the recorded application id")
 		rep.Resubmitted = append(rep.Resubmitted, j.ID)
-		if s, err := e.cluster.App(ctx, j.AppID); err == nil && s.Phase == AppRunning {
+		if s, err := e.cluster.App(ctx, j.AppID); err == nil && s.Phase == cluster.PhaseRunning {
 			if _, err := e.store.Start(j.ID); err != nil {
 				return err
 			}
 			rep.Started = append(rep.Started, j.ID)
 		}
-	case errors.Is(err, ErrRejected):
+	case errors.Is(err, cluster.ErrRejected):
 		if _, err2 := e.store.Requeue(j.ID, err.Error()); err2 != nil {
 			return err2
 		}
@@ -263,9 +264,9 @@ func (e *Engine) activeJobs() ([]queue.Job, error) {
 }
 
 // observe updates which jobs are present on which node at time now.
-func (e *Engine) observe(st ClusterState, byApp map[string]queue.Job, now time.Time) {
+func (e *Engine) observe(st cluster.State, byApp map[string]queue.Job, now time.Time) {
 	seen := map[string]map[string]bool{}
-	apps := make(map[string]*AppState, len(st.Apps))
+	apps := make(map[string]*cluster.App, len(st.Apps))
 	for i := range st.Apps {
 		apps[st.Apps[i].ID] = &st.Apps[i]
 	}
@@ -297,7 +298,7 @@ func (e *Engine) observe(st ClusterState, byApp map[string]queue.Job, now time.T
 			p.lastSeen = now
 			p.containers = 1
 			if a, ok := apps[appID]; ok {
-				p.containers = max(a.containersOn(n.Name), 1)
+				p.containers = max(a.ContainersOn(n.Name), 1)
 			}
 		}
 	}

@@ -1,4 +1,4 @@
-package daemon
+package engine
 
 import (
 	"context"
@@ -13,7 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/colocd/colocd/cluster"
 	"github.com/colocd/colocd/daemon/api"
+	"github.com/colocd/colocd/internal/simcluster"
 	"github.com/colocd/colocd/queue"
 )
 
@@ -31,9 +33,9 @@ func (c *probeCluster) Ping(ctx context.Context) error {
 	return ctx.Err()
 }
 
-func (c *probeCluster) State(ctx context.Context) (ClusterState, error) {
+func (c *probeCluster) State(ctx context.Context) (cluster.State, error) {
 	if c.failing.Load() {
-		return ClusterState{}, errors.New("Get \"http://rm1:8088/ws/v1/cluster/metrics?user.name=colocd\": connection refused")
+		return cluster.State{}, errors.New("Get \"http://rm1:8088/ws/v1/cluster/metrics?user.name=colocd\": connection refused")
 	}
 	return c.Cluster.State(ctx)
 }
@@ -61,7 +63,7 @@ func (w *fakeWall) Advance(d time.Duration) {
 func readyHarness(t *testing.T) (*harness, *probeCluster, *Loop, *fakeWall) {
 	t.Helper()
 	var pc *probeCluster
-	h := newHarness(t, harnessOpts{noRecon: true, cluster: func(sc *SimCluster) Cluster {
+	h := newHarness(t, harnessOpts{noRecon: true, cluster: func(sc *simcluster.Cluster) Cluster {
 		pc = &probeCluster{Cluster: sc}
 		return pc
 	}})

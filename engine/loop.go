@@ -1,4 +1,4 @@
-package daemon
+package engine
 
 import (
 	"context"
@@ -91,23 +91,6 @@ func NewLoop(e *Engine, o LoopOptions) (*Loop, error) {
 		l.every = time.Minute
 	}
 	return l, nil
-}
-
-// newServeLoop is the loop `colocd serve` runs: the configured admission
-// tick, learning and retention schedules, and the backend's checkpoint.
-func newServeLoop(e *Engine, b backend, cfg Config, log *slog.Logger) (*Loop, error) {
-	learn, err := ParseSchedule(cfg.Learning.Schedule)
-	if err != nil {
-		return nil, cfgErr("learning.schedule", "%v", err)
-	}
-	ret, err := ParseSchedule(cfg.Retention.Schedule)
-	if err != nil {
-		return nil, cfgErr("retention.schedule", "%v", err)
-	}
-	return NewLoop(e, LoopOptions{
-		Tick: cfg.Admission.Tick, Learn: learn, Retention: ret, FinishedAfter: cfg.Retention.FinishedAfter,
-		Checkpoint: b.checkpoint, CheckpointEvery: time.Minute, Logger: log,
-	})
 }
 
 // Start reconciles the engine with the cluster (once; a failure may be

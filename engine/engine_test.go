@@ -1,4 +1,4 @@
-package daemon
+package engine
 
 import (
 	"context"
@@ -16,34 +16,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/colocd/colocd/bandit"
+	"github.com/colocd/colocd/cluster"
 	"github.com/colocd/colocd/goodness"
+	"github.com/colocd/colocd/internal/simcluster"
 	"github.com/colocd/colocd/journal"
 	"github.com/colocd/colocd/queue"
 	"github.com/colocd/colocd/sim"
+	"github.com/colocd/colocd/sim/simtest"
 )
-
-// testWorkload: nodes of 6 containers; every kind is 3 containers of 1 vcore
-// and 1 GB running 120 s alone, so a node holds two jobs.
-const testWorkload = `
-cluster:
-  nodes: %d
-  node: {cores: 4, vcores: 6, memory_mb: 6144, disk_mbps: 200, net_mbps: 125}
-kinds:
-  - name: cpu
-    containers: 3
-    container: {vcores: 1, memory_mb: 1024}
-    phases: [{name: work, seconds: 120, cpu: 1}]
-  - name: disk
-    containers: 3
-    container: {vcores: 1, memory_mb: 1024}
-    phases: [{name: work, seconds: 120, cpu: 0.2, disk_read_mbps: 40, disk_write_mbps: 20}]
-  - name: net
-    containers: 3
-    container: {vcores: 1, memory_mb: 1024}
-    phases: [{name: work, seconds: 120, cpu: 0.2, net_in_mbps: 30, net_out_mbps: 30}]
-queue:
-  - {kind: cpu, count: 1}
-`
 
 // harness is an engine on a simulator in virtual time.
 type harness struct {
@@ -52,7 +32,7 @@ type harness struct {
 	store   *queue.Store
 	learner *bandit.Learner
 	journal *journal.Journal
-	cluster *SimCluster
+	cluster *simcluster.Cluster
 	e       *Engine
 	ctx     context.Context
 }
@@ -63,10 +43,19 @@ type harnessOpts struct {
 	max      int
 	credit   CreditMode
 	maxKinds int
-	metrics  func(*SimCluster) Metrics // nil: the simulator's
-	cluster  func(*SimCluster) Cluster // nil: the simulator
-	pipeline func(*PipelineConfig)
+	metrics  func(*simcluster.Cluster) UsageSource // nil: the simulator's
+	cluster  func(*simcluster.Cluster) Cluster     // nil: the simulator
+	pipeline func(*queue.Config)
 	noRecon  bool
+}
+
+// testQueueConfig is colocd's default pipeline: queue.DefaultConfig with
+// the profile model deciding by argmax (the daemon's defaults).
+func testQueueConfig() queue.Config {
+	q := queue.DefaultConfig()
+	q.Preference.Mode = queue.PreferenceModel
+	q.Select.Mode = queue.SelectArgmax
+	return q
 }
 
 func newHarness(tb testing.TB, o harnessOpts) *harness {
@@ -74,7 +63,7 @@ func newHarness(tb testing.TB, o harnessOpts) *harness {
 	if o.nodes == 0 {
 		o.nodes = 2
 	}
-	wl, err := sim.ParseWorkload([]byte(fmt.Sprintf(testWorkload, o.nodes)))
+	wl, err := sim.ParseWorkload([]byte(simtest.ThreeKindsYAML(o.nodes)))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -83,7 +72,7 @@ func newHarness(tb testing.TB, o harnessOpts) *harness {
 		tb.Fatal(err)
 	}
 	dir := tb.TempDir()
-	clk := SimClock{s}
+	clk := simcluster.Clock{Sim: s}
 	store, err := queue.Open(filepath.Join(dir, "colocd.db"), queue.Options{NoSync: true, Now: clk.Now})
 	if err != nil {
 		tb.Fatal(err)
@@ -98,18 +87,17 @@ func newHarness(tb testing.TB, o harnessOpts) *harness {
 	for _, k := range []string{"cpu", "disk", "net"} {
 		l.Add(k)
 	}
-	sc := NewSimCluster(DirectExec(s), nil)
+	sc := simcluster.New(simcluster.DirectExec(s), nil)
 	var cl Cluster = sc
 	if o.cluster != nil {
 		cl = o.cluster(sc)
 	}
-	var m Metrics = sc
+	var m UsageSource = sc
 	if o.metrics != nil {
 		m = o.metrics(sc)
 	}
-	pc := DefaultPipelineConfig()
+	pc := testQueueConfig()
 	pc.Altruism.Enabled = false
-	pc.Select.Mode = "argmax"
 	pc.Preference.ObserveWait = 0 // admit at once: these tests follow the jobs, not the exploration
 	if o.pipeline != nil {
 		o.pipeline(&pc)
@@ -117,13 +105,12 @@ func newHarness(tb testing.TB, o harnessOpts) *harness {
 	if o.mode == "" {
 		o.mode = ModeActive
 	}
-	e, err := NewEngine(EngineOptions{
+	e, err := New(Options{
 		Store: store, Learner: l, Cluster: cl, Metrics: m, Clock: clk, Journal: j,
-		Rand:      rand.New(rand.NewPCG(1, 1)),
-		Pipeline:  pc,
-		Admission: AdmissionConfig{Tick: time.Second, MaxRunning: o.max, Mode: o.mode},
-		Learning:  LearningConfig{Credit: o.credit, MaxKindsPerNode: o.maxKinds},
-		Limits:    sc.Limits(),
+		Rand:  rand.New(rand.NewPCG(1, 1)),
+		Queue: pc, Scorer: DefaultScorerConfig(),
+		MaxRunning: o.max, Mode: o.mode, Credit: o.credit, MaxKindsPerNode: o.maxKinds,
+		Limits: sc.Limits(),
 	})
 	if err != nil {
 		tb.Fatal(err)
@@ -271,8 +258,8 @@ func TestShadowModeAdmitsFIFOAndJournalsLearnedChoice(t *testing.T) {
 		t.Run(string(mode), func(t *testing.T) {
 			// One node: the next job must land beside cpu (an empty node
 			// would take it alone, and the context would be empty).
-			h := newHarness(t, harnessOpts{nodes: 1, mode: mode, pipeline: func(pc *PipelineConfig) {
-				pc.Preference.Mode = "bandit" // the learned pair preferences decide
+			h := newHarness(t, harnessOpts{nodes: 1, mode: mode, pipeline: func(pc *queue.Config) {
+				pc.Preference.Mode = queue.PreferenceBandit // the learned pair preferences decide
 			}})
 			preferNet(h.learner)
 			first := h.submit("cpu")
@@ -408,7 +395,7 @@ func TestLearnAggregate(t *testing.T) {
 		updates int
 	}{{AggregatePair, 1}, {AggregateNode, 2}} {
 		t.Run(string(tc.agg), func(t *testing.T) {
-			h := newHarness(t, harnessOpts{nodes: 1, metrics: func(*SimCluster) Metrics { return um }})
+			h := newHarness(t, harnessOpts{nodes: 1, metrics: func(*simcluster.Cluster) UsageSource { return um }})
 			h.e.aggregate = tc.agg
 			t0 := h.s.Now()
 			t1 := t0.Add(time.Minute)
@@ -459,7 +446,7 @@ func TestLearnMovesPreferences(t *testing.T) {
 
 // staleMetrics reports some hosts stale, or fails.
 type staleMetrics struct {
-	m     Metrics
+	m     UsageSource
 	stale []string
 	err   error
 	calls int
@@ -479,7 +466,7 @@ func (s *staleMetrics) Usage(ctx context.Context, hosts []string, from, to time.
 
 func TestLearnSkipsStaleHosts(t *testing.T) {
 	sm := &staleMetrics{stale: []string{"node01"}}
-	h := newHarness(t, harnessOpts{nodes: 1, metrics: func(c *SimCluster) Metrics { sm.m = c; return sm }})
+	h := newHarness(t, harnessOpts{nodes: 1, metrics: func(c *simcluster.Cluster) UsageSource { sm.m = c; return sm }})
 	from, to := colocate(h, "disk")
 	rep, err := h.e.Learn(h.ctx, from, to)
 	if err != nil {
@@ -594,7 +581,7 @@ func TestLearnScoresTwoJobsOfOneKind(t *testing.T) {
 
 func TestMetricsErrorKeepsAdmitting(t *testing.T) {
 	sm := &staleMetrics{err: errors.New("influxdb: connection refused")}
-	h := newHarness(t, harnessOpts{nodes: 1, metrics: func(c *SimCluster) Metrics { sm.m = c; return sm }})
+	h := newHarness(t, harnessOpts{nodes: 1, metrics: func(c *simcluster.Cluster) UsageSource { sm.m = c; return sm }})
 	from, to := colocate(h, "disk")
 	before := h.learner.Snapshot()
 	_, err := h.e.Learn(h.ctx, from, to)
@@ -653,13 +640,13 @@ func TestSubmitFailures(t *testing.T) {
 		wantState queue.State // after the pass
 		wantAfter queue.State // after the next sync
 	}{
-		{"rejected", false, fmt.Errorf("%w: quota", ErrRejected), statePending, statePending},
+		{"rejected", false, fmt.Errorf("%w: quota", cluster.ErrRejected), statePending, statePending},
 		{"timeout before the cluster saw it", false, timeout, stateAdmitted, stateRunning},
 		{"timeout after the cluster took it", true, timeout, stateAdmitted, stateRunning},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fc := &flakyCluster{}
-			h := newHarness(t, harnessOpts{nodes: 1, cluster: func(c *SimCluster) Cluster { fc.Cluster = c; return fc }})
+			h := newHarness(t, harnessOpts{nodes: 1, cluster: func(c *simcluster.Cluster) Cluster { fc.Cluster = c; return fc }})
 			fc.set(func(string) (bool, error) { return tc.forward, tc.err })
 			id := h.submit("cpu")[0]
 			rep := h.admit()

@@ -1,9 +1,8 @@
-package daemon
+package engine
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -12,8 +11,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/colocd/colocd/bandit"
+	"github.com/colocd/colocd/internal/simcluster"
 	"github.com/colocd/colocd/queue"
 	"github.com/colocd/colocd/sim"
+	"github.com/colocd/colocd/sim/simtest"
 )
 
 // fakeClock is a Clock the test steps; After fires when Advance passes it.
@@ -74,9 +75,9 @@ type loopHarness struct {
 	done  chan error
 }
 
-func newLoopHarness(t *testing.T, schedule string, tick time.Duration, mut ...func(*Config)) *loopHarness {
+func newLoopHarness(t *testing.T, schedule string, tick time.Duration, mut ...func(*LoopOptions)) *loopHarness {
 	t.Helper()
-	wl, err := sim.ParseWorkload([]byte(fmt.Sprintf(testWorkload, 1)))
+	wl, err := sim.ParseWorkload([]byte(simtest.ThreeKindsYAML(1)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,25 +93,32 @@ func newLoopHarness(t *testing.T, schedule string, tick time.Duration, mut ...fu
 		s.Advance(clk.Now())
 		f(s)
 	}
-	sc := NewSimCluster(exec, nil)
+	sc := simcluster.New(exec, nil)
 	store, err := queue.Open(filepath.Join(t.TempDir(), "colocd.db"), queue.Options{NoSync: true, Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	cfg := DefaultConfig()
-	cfg.Learning.Schedule = schedule
-	cfg.Admission.Tick = tick
-	cfg.Pipeline.Preference.ObserveWait = 0 // admit at once: these tests follow the loop's cadence
-	for _, m := range mut {
-		m(&cfg)
-	}
-	e, err := NewEngine(EngineOptions{Store: store, Learner: bandit.New(bandit.Config{}), Cluster: sc, Metrics: sc, Clock: clk,
-		Pipeline: cfg.Pipeline, Admission: cfg.Admission, Learning: cfg.Learning, Limits: sc.Limits()})
+	qc := testQueueConfig()
+	qc.Preference.ObserveWait = 0 // admit at once: these tests follow the loop's cadence
+	e, err := New(Options{Store: store, Learner: bandit.New(bandit.Config{}), Cluster: sc, Metrics: sc, Clock: clk,
+		Queue: qc, Scorer: DefaultScorerConfig(), Limits: sc.Limits()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := newServeLoop(e, backend{clock: clk, checkpoint: func() error { return nil }}, cfg, nil)
+	learn, err := ParseSchedule(schedule)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ret, err := ParseSchedule("@every 1h") // retention.schedule's default
+	if err != nil {
+		t.Fatal(err)
+	}
+	lo := LoopOptions{Tick: tick, Learn: learn, Retention: ret, Checkpoint: func() error { return nil }, CheckpointEvery: time.Minute}
+	for _, m := range mut {
+		m(&lo)
+	}
+	l, err := NewLoop(e, lo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,9 +219,13 @@ func (h *loopHarness) submit(t *testing.T, kinds ...string) []string {
 }
 
 func TestLoopRetention(t *testing.T) {
-	h := newLoopHarness(t, "@every 1h", 30*time.Second, func(c *Config) {
-		c.Retention.Schedule = "@every 1m"
-		c.Retention.FinishedAfter = 2 * time.Minute
+	h := newLoopHarness(t, "@every 1h", 30*time.Second, func(o *LoopOptions) {
+		ret, err := ParseSchedule("@every 1m")
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Retention = ret
+		o.FinishedAfter = 2 * time.Minute
 	})
 	ids := h.submit(t, "cpu", "disk")
 	start := h.clock.Now()

@@ -1,0 +1,66 @@
+package daemon
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/colocd/colocd/bandit"
+	"github.com/colocd/colocd/engine"
+)
+
+// EngineOptions is the engine's configuration from the config: the
+// pipeline, the scorer, the profile model, the admission cap and mode,
+// the learning tick's pair updates. The caller adds the parts that are
+// not configuration (store, learner, cluster, clock, ...).
+func (c Config) EngineOptions() (engine.Options, error) {
+	q, err := c.Pipeline.QueueConfig()
+	if err != nil {
+		return engine.Options{}, err
+	}
+	pc, err := c.Learning.Profile.ModelConfig()
+	if err != nil {
+		return engine.Options{}, err
+	}
+	pr := c.Pipeline.Preference
+	return engine.Options{
+		Queue:           q,
+		Scorer:          engine.ScorerConfig{Objective: pr.Objective, Risk: pr.Risk, Explore: pr.Explore, Correction: pr.Correction},
+		Profile:         pc,
+		MaxRunning:      c.Admission.MaxRunning,
+		Mode:            c.Admission.Mode,
+		Credit:          c.Learning.Credit,
+		Aggregate:       c.Learning.Aggregate,
+		MaxKindsPerNode: c.Learning.MaxKindsPerNode,
+		PairReward:      c.Learning.PairReward,
+	}, nil
+}
+
+// BanditConfig translates the learning section.
+func (l LearningConfig) BanditConfig() (bandit.Config, error) {
+	mode, err := bandit.ParseBaselineMode(l.Baseline)
+	if err != nil {
+		return bandit.Config{}, cfgErr("learning.baseline", "%v", err)
+	}
+	c := bandit.Config{StepSize: l.StepSize, Baseline: mode, RecencyAlpha: l.RecencyAlpha, Clip: l.Clip, SelfPrior: l.SelfPrior}
+	if err := c.Validate(); err != nil {
+		return bandit.Config{}, &ConfigError{Key: "learning", Reason: err.Error()}
+	}
+	return c, nil
+}
+
+// newServeLoop is the loop `colocd serve` runs: the configured admission
+// tick, learning and retention schedules, and the backend's checkpoint.
+func newServeLoop(e *engine.Engine, b backend, cfg Config, log *slog.Logger) (*engine.Loop, error) {
+	learn, err := engine.ParseSchedule(cfg.Learning.Schedule)
+	if err != nil {
+		return nil, cfgErr("learning.schedule", "%v", err)
+	}
+	ret, err := engine.ParseSchedule(cfg.Retention.Schedule)
+	if err != nil {
+		return nil, cfgErr("retention.schedule", "%v", err)
+	}
+	return engine.NewLoop(e, engine.LoopOptions{
+		Tick: cfg.Admission.Tick, Learn: learn, Retention: ret, FinishedAfter: cfg.Retention.FinishedAfter,
+		Checkpoint: b.checkpoint, CheckpointEvery: time.Minute, Logger: log,
+	})
+}

@@ -1,0 +1,65 @@
+package engine
+
+import (
+	"context"
+	"time"
+
+	"github.com/colocd/colocd/cluster"
+	"github.com/colocd/colocd/goodness"
+	"github.com/colocd/colocd/queue"
+)
+
+// Clock is the engine's only source of time. On the simulator backend it is
+// the simulator's virtual clock, so every cadence (admission tick, learning
+// schedule, retention) runs in virtual time.
+type Clock interface {
+	Now() time.Time
+	After(d time.Duration) <-chan time.Time
+}
+
+// Cluster is what the engine needs of a resource manager.
+type Cluster interface {
+	// State is the cluster now: capacity, free resources, nodes and the
+	// applications running on them.
+	State(ctx context.Context) (cluster.State, error)
+	// Reserve obtains an application id before the job is recorded as
+	// admitted (YARN new-application).
+	Reserve(ctx context.Context) (appID string, err error)
+	// Submit starts the job as application appID. An error wrapping
+	// cluster.ErrRejected is definite (the cluster did not and will not run
+	// it); any other error is ambiguous (it may have been accepted).
+	Submit(ctx context.Context, appID string, j queue.Job) error
+	// App reports one application; cluster.ErrUnknownApp when the cluster
+	// does not know appID.
+	App(ctx context.Context, appID string) (cluster.AppStatus, error)
+	// Kill stops an application.
+	Kill(ctx context.Context, appID string) error
+}
+
+// Forgetful is a cluster that can forget applications: YARN drops ended
+// applications beyond yarn.resourcemanager.max-completed-applications, and
+// all of them on a restart without recovery. When App answers
+// cluster.ErrUnknownApp for a job colocd admitted, the engine asks
+// Forgotten what can be proven before it submits the job again: submitting
+// an application that did run would run the job twice. A cluster that
+// never forgets (the simulator, whose log holds every submission) does not
+// implement it, and an unknown application there was never submitted.
+type Forgetful interface {
+	// Forgotten reports what is known of appID, for which App answered
+	// cluster.ErrUnknownApp. An error means nothing could be decided now
+	// (the history service or the RM did not answer): ask again later.
+	Forgotten(ctx context.Context, appID string) (cluster.Verdict, error)
+}
+
+// JobPreparer is implemented by clusters that fill backend defaults into a
+// job before it is queued and reject what they cannot run.
+type JobPreparer interface {
+	Prepare(j *queue.Job) error
+}
+
+// UsageSource is where the learning tick reads node usage.
+type UsageSource interface {
+	// Usage returns each host's mean usage over [from, to). Hosts without
+	// fresh data are absent from the map and listed in stale.
+	Usage(ctx context.Context, hosts []string, from, to time.Time) (usage map[string]goodness.Usage, stale []string, err error)
+}

@@ -1,0 +1,22 @@
+// Package engine is colocd's admission engine and its one loop: reconcile
+// the store with the cluster at start, follow the cluster (sync), admit the
+// pipeline's choice (admit), learn from node usage (learn), and the
+// steppable Loop that runs these on an injected Clock — in wall time under
+// `colocd serve`, in virtual time in the benchmark.
+//
+// It owns: the decision of when to act (the loop's cadences), the state
+// transitions of admitted jobs (submitted at most once, proofs before a
+// resubmission), the learner and the profile model as their only writer
+// during a run, and the readiness reasons (ErrStarting … ErrStalled).
+//
+// It consumes small interfaces declared here: Cluster (and Forgetful,
+// JobPreparer) for the resource manager, UsageSource for node usage,
+// Clock, Journal and Telemetry. The adapters live in internal/simcluster,
+// internal/yarncluster and internal/usage; daemon wires them.
+//
+// It must not: order the queue (queue's pipeline does), compute goodness,
+// preferences or profiles (goodness, bandit, profile), speak HTTP
+// (daemon/api), read configuration files (daemon decodes them into
+// Options), or read the wall clock in its logic. Engine has no goroutines of
+// its own; Loop.Run has one.
+package engine

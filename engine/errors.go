@@ -1,0 +1,39 @@
+package engine
+
+import "errors"
+
+// Sentinel errors of the engine. Test with errors.Is.
+var (
+	// ErrMetrics wraps errors of the usage source during learning; the
+	// engine keeps admitting with what it learned before.
+	ErrMetrics = errors.New("metrics source failed")
+	// ErrNotReady: the engine has not reconciled with the cluster yet.
+	ErrNotReady = errors.New("engine not ready")
+	// ErrNotKillable: the job is neither admitted nor running.
+	ErrNotKillable = errors.New("job is not admitted or running")
+)
+
+// Why Ready fails: its error wraps one of these. Each names a reason safe to
+// show anyone (api.PublicReasoner), never the rest of the error, which may
+// name hosts, users and paths.
+var (
+	// ErrStarting: not reconciled with the cluster yet.
+	ErrStarting = readyReason("starting")
+	// ErrStoreUnavailable: the store does not answer reads.
+	ErrStoreUnavailable = readyReason("store unavailable")
+	// ErrStoreWrites: the last store write failed (a full disk) and none has
+	// succeeded since.
+	ErrStoreWrites = readyReason("store writes failing")
+	// ErrClusterSync: the loop's last sync with the cluster failed.
+	ErrClusterSync = readyReason("cannot sync with the cluster")
+	// ErrStalled: the admission loop has completed no iteration for too long.
+	ErrStalled = readyReason("admission loop stalled")
+)
+
+// readyReason is a reason Ready gives, public by design.
+type readyReason string
+
+func (r readyReason) Error() string { return string(r) }
+
+// PublicReason makes the reason showable without a token.
+func (r readyReason) PublicReason() string { return string(r) }
