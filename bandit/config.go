@@ -30,6 +30,10 @@ type FieldError struct {
 
 func (e *FieldError) Error() string { return e.Err.Error() + ": " + e.Field + ": " + e.Reason }
 
+// FieldReason is the field and the reason, for a config loader that
+// names the whole key.
+func (e *FieldError) FieldReason() (field, reason string) { return e.Field, e.Reason }
+
 // Unwrap returns the sentinel, for errors.Is.
 func (e *FieldError) Unwrap() error { return e.Err }
 
@@ -134,18 +138,18 @@ const DefaultRecencyAlpha = 0.1
 // takes its default (the paper's choices where the paper makes one).
 type Config struct {
 	// StepSize is γ in Eqs. 2–3; 0 means DefaultStepSize.
-	StepSize float64 `json:"step_size"`
+	StepSize float64 `json:"step_size" mapstructure:"step_size"`
 	// Baseline selects Ḡ; the zero value is GlobalMean, the paper's.
-	Baseline BaselineMode `json:"baseline"`
+	Baseline BaselineMode `json:"baseline" mapstructure:"baseline"`
 	// RecencyAlpha is α for the Recency baseline, in (0, 1]; 0 means
 	// DefaultRecencyAlpha. Ignored by the other modes.
-	RecencyAlpha float64 `json:"recency_alpha,omitempty"`
+	RecencyAlpha float64 `json:"recency_alpha,omitempty" mapstructure:"recency_alpha"`
 	// Clip, when positive, clamps every preference to [−Clip, Clip] after
 	// each update, bounding how certain the learner can become: the largest
 	// probability ratio between two kinds in a row is e^(2·Clip). 0 (the
 	// default, the paper's) means no clipping. The softmax is computed with
 	// the row maximum subtracted, so it stays finite either way.
-	Clip float64 `json:"clip,omitempty"`
+	Clip float64 `json:"clip,omitempty" mapstructure:"clip"`
 	// SelfPrior, when positive, starts a kind's preference for running
 	// beside itself below the others: Add gives H(a|a) = −SelfPrior instead
 	// of 0. This departs from the paper (H₀ = 0 everywhere): two jobs of
@@ -154,7 +158,7 @@ type Config struct {
 	// starting point; updates move H(a|a) like any other preference. 0 (the
 	// default, the paper's) means no prior; with Clip it starts at most Clip
 	// below. AddSimilar and Restore are not affected.
-	SelfPrior float64 `json:"self_prior,omitempty"`
+	SelfPrior float64 `json:"self_prior,omitempty" mapstructure:"self_prior"`
 }
 
 // DefaultConfig returns the configuration New uses for a zero Config, with

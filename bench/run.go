@@ -317,8 +317,8 @@ func Run(ctx context.Context, rc RunConfig) (Result, error) {
 // (preference mode bandit) learning from the observed goodness at the pair
 // mode's step size, H₀ = 0 everywhere (no self prior), sampling from π.
 func PaperConfig(cfg daemon.Config) daemon.Config {
-	cfg.Pipeline.Preference.Mode = string(queue.PreferenceBandit)
-	cfg.Pipeline.Select.Mode = string(queue.SelectSample)
+	cfg.Pipeline.Preference.Mode = queue.PreferenceBandit
+	cfg.Pipeline.Select.Mode = queue.SelectSample
 	cfg.Learning.SelfPrior = 0
 	cfg.Learning.PairReward = engine.RewardGoodness
 	cfg.Learning.StepSize = bandit.DefaultStepSize
@@ -330,8 +330,8 @@ func PaperConfig(cfg daemon.Config) daemon.Config {
 // goodness, select mode anneal; the rest (self prior, context,
 // starvation) as configured. The learning studies measure this learner.
 func PairConfig(cfg daemon.Config) daemon.Config {
-	cfg.Pipeline.Preference.Mode = string(queue.PreferenceBandit)
-	cfg.Pipeline.Select.Mode = string(queue.SelectAnneal)
+	cfg.Pipeline.Preference.Mode = queue.PreferenceBandit
+	cfg.Pipeline.Select.Mode = queue.SelectAnneal
 	cfg.Learning.PairReward = engine.RewardGoodness
 	cfg.Learning.StepSize = bandit.DefaultStepSize
 	return cfg

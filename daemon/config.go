@@ -3,6 +3,7 @@ package daemon
 import (
 	"bufio"
 	"bytes"
+	"encoding"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -190,12 +191,11 @@ type GoodnessConfig struct {
 
 // LearningConfig configures the learning tick and the bandit.
 type LearningConfig struct {
-	Schedule        string            `mapstructure:"schedule"` // cron spec, e.g. "@every 60s"
-	StepSize        float64           `mapstructure:"step_size"`
-	Baseline        string            `mapstructure:"baseline"` // global|row|recency
-	RecencyAlpha    float64           `mapstructure:"recency_alpha"`
-	Clip            float64           `mapstructure:"clip"`       // 0 = no clipping
-	SelfPrior       float64           `mapstructure:"self_prior"` // H₀(a|a) = −self_prior; 0 = the paper's H₀ = 0
+	Schedule string `mapstructure:"schedule"` // cron spec, e.g. "@every 60s"
+	// The pair preferences' learner: step_size, baseline (global|row|
+	// recency), recency_alpha, clip (0 = none), self_prior (H₀(a|a) =
+	// −self_prior; 0 = the paper's H₀ = 0).
+	bandit.Config   `mapstructure:",squash"`
 	Credit          engine.CreditMode `mapstructure:"credit"`
 	Aggregate       engine.Aggregate  `mapstructure:"aggregate"`
 	MaxKindsPerNode int               `mapstructure:"max_kinds_per_node"`
@@ -203,28 +203,7 @@ type LearningConfig struct {
 	// goodness (the paper), or its residual from the profiles' prediction
 	// (what the profiles cannot see: the correction of the model).
 	PairReward engine.PairReward `mapstructure:"pair_reward"`
-	Profile    ProfileConfig     `mapstructure:"profile"`
-}
-
-// ProfileConfig configures the per-kind resource profile model
-// (profile.Config).
-type ProfileConfig struct {
-	HalfLife      float64 `mapstructure:"half_life"` // learning ticks
-	PriorStrength float64 `mapstructure:"prior_strength"`
-	Saturation    float64 `mapstructure:"saturation"`
-}
-
-// ModelConfig translates the profile section; errors name the key.
-func (p ProfileConfig) ModelConfig() (profile.Config, error) {
-	c := profile.Config{HalfLife: p.HalfLife, PriorStrength: p.PriorStrength, Saturation: p.Saturation}
-	if err := c.Validate(); err != nil {
-		var fe *profile.FieldError
-		if errors.As(err, &fe) {
-			return c, cfgErr("learning.profile."+fe.Field, "%s", fe.Reason)
-		}
-		return c, cfgErr("learning.profile", "%v", err)
-	}
-	return c, nil
+	Profile    profile.Config    `mapstructure:"profile"`
 }
 
 // AdmissionConfig configures the admission loop.
@@ -275,15 +254,12 @@ func DefaultConfig() Config {
 		},
 		Learning: LearningConfig{
 			Schedule:        "@every 60s",
-			StepSize:        DefaultStepSize,
-			Baseline:        "global",
-			RecencyAlpha:    0.1,
-			SelfPrior:       1,
+			Config:          bandit.Config{StepSize: DefaultStepSize, Baseline: bandit.GlobalMean, RecencyAlpha: 0.1, SelfPrior: 1},
 			Credit:          engine.CreditLater,
 			Aggregate:       engine.AggregatePair,
 			MaxKindsPerNode: 2,
 			PairReward:      engine.RewardResidual,
-			Profile: ProfileConfig{HalfLife: profile.DefaultHalfLife, PriorStrength: profile.DefaultPriorStrength,
+			Profile: profile.Config{HalfLife: profile.DefaultHalfLife, PriorStrength: profile.DefaultPriorStrength,
 				Saturation: profile.DefaultSaturation},
 		},
 		Admission: AdmissionConfig{Tick: 10 * time.Second, Mode: engine.ModeActive},
@@ -860,20 +836,16 @@ func (l LearningConfig) validate() error {
 	if _, err := cron.ParseStandard(l.Schedule); err != nil {
 		return cfgErr("learning.schedule", "not a cron spec: %v", err)
 	}
+	if err := sectionErr("learning", l.Config.Validate()); err != nil {
+		return err
+	}
+	// The file states the values: a zero, which bandit reads as "its
+	// default" (not colocd's), is refused.
 	if !(l.StepSize > 0 && l.StepSize <= 10) {
 		return cfgErr("learning.step_size", "must be in (0, 10], got %v", l.StepSize)
 	}
-	if !oneOf(l.Baseline, "global", "row", "recency") {
-		return cfgErr("learning.baseline", "must be global|row|recency, got %q", l.Baseline)
-	}
-	if !(l.RecencyAlpha > 0 && l.RecencyAlpha <= 1) {
+	if !(l.RecencyAlpha > 0) {
 		return cfgErr("learning.recency_alpha", "must be in (0, 1], got %v", l.RecencyAlpha)
-	}
-	if !(l.Clip >= 0) {
-		return cfgErr("learning.clip", "must be >= 0 (0 = no clipping), got %v", l.Clip)
-	}
-	if !(l.SelfPrior >= 0 && l.SelfPrior <= bandit.MaxSelfPrior) {
-		return cfgErr("learning.self_prior", "must be in [0, %d] (0 = none), got %v", bandit.MaxSelfPrior, l.SelfPrior)
 	}
 	if l.Credit != engine.CreditLater && l.Credit != engine.CreditSymmetric {
 		return cfgErr("learning.credit", "must be later or symmetric, got %q", l.Credit)
@@ -887,10 +859,7 @@ func (l LearningConfig) validate() error {
 	if l.PairReward != engine.RewardGoodness && l.PairReward != engine.RewardResidual {
 		return cfgErr("learning.pair_reward", "must be goodness or residual, got %q", l.PairReward)
 	}
-	if _, err := l.Profile.ModelConfig(); err != nil {
-		return err
-	}
-	return nil
+	return sectionErr("learning.profile", l.Profile.Validate())
 }
 
 func checkURL(s string) error {
@@ -928,8 +897,12 @@ func leafFields(t reflect.Type, prefix string) []leafField {
 	var out []leafField
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
-		tag := f.Tag.Get("mapstructure")
-		if tag == "" || tag == "-" {
+		tag, squash := fieldTag(f)
+		if squash {
+			out = append(out, leafFields(f.Type, prefix)...)
+			continue
+		}
+		if tag == "" {
 			continue
 		}
 		key := prefix + tag
@@ -942,6 +915,17 @@ func leafFields(t reflect.Type, prefix string) []leafField {
 	return out
 }
 
+// fieldTag is f's key ("" for none) and whether its fields belong to the
+// enclosing section (an embedded struct tagged ",squash").
+func fieldTag(f reflect.StructField) (key string, squash bool) {
+	tag := f.Tag.Get("mapstructure")
+	if tag == "-" {
+		return "", false
+	}
+	name, opts, _ := strings.Cut(tag, ",")
+	return name, name == "" && f.Anonymous && opts == "squash"
+}
+
 // flatten maps every leaf key to its value (durations as strings, lists of
 // structs as lists of maps) for viper.SetDefault.
 func flatten(v reflect.Value, prefix string) map[string]any {
@@ -949,8 +933,12 @@ func flatten(v reflect.Value, prefix string) map[string]any {
 	t := v.Type()
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
-		tag := f.Tag.Get("mapstructure")
-		if tag == "" || tag == "-" {
+		tag, squash := fieldTag(f)
+		if squash {
+			maps.Copy(out, flatten(v.Field(i), prefix))
+			continue
+		}
+		if tag == "" {
 			continue
 		}
 		key := prefix + tag
@@ -970,6 +958,12 @@ func flatten(v reflect.Value, prefix string) map[string]any {
 			out[key] = list
 		case f.Type.Kind() == reflect.String:
 			out[key] = fv.String()
+		case f.Type.Implements(textMarshalerType):
+			if b, err := fv.Interface().(encoding.TextMarshaler).MarshalText(); err == nil {
+				out[key] = string(b)
+			} else { // not a valid value: Validate names it
+				out[key] = fmt.Sprint(fv.Interface())
+			}
 		default:
 			out[key] = fv.Interface()
 		}
@@ -995,6 +989,8 @@ var (
 	tokensType   = reflect.TypeOf([]TokenConfig{})
 	stringsType  = reflect.TypeOf([]string{})
 	weightsType  = reflect.TypeOf(map[string]float64{})
+
+	textMarshalerType = reflect.TypeOf((*encoding.TextMarshaler)(nil)).Elem()
 )
 
 // fileValues parses the YAML config and returns its values by key path,
@@ -1141,6 +1137,17 @@ func decodeValue(key string, t reflect.Type, raw any, src source) (any, error) {
 		return decodeWeights(key, raw, src)
 	}
 	out := reflect.New(t).Elem()
+	if u, ok := out.Addr().Interface().(encoding.TextUnmarshaler); ok && t.Kind() != reflect.String {
+		// A named value of its owner's (bandit.BaselineMode): its own
+		// names, its own error.
+		if !isScalar(raw) || empty {
+			return nil, cfgErr(key, "must be a name, got %s", describe(raw))
+		}
+		if err := u.UnmarshalText([]byte(strings.TrimSpace(text))); err != nil {
+			return nil, cfgErr(key, "%v", err)
+		}
+		return out.Interface(), nil
+	}
 	switch t.Kind() {
 	case reflect.String:
 		if !isScalar(raw) {

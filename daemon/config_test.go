@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 	"gopkg.in/yaml.v3"
 
+	"github.com/colocd/colocd/bandit"
 	"github.com/colocd/colocd/engine"
 )
 
@@ -393,6 +394,18 @@ func TestConfigRefusals(t *testing.T) {
 		{name: "env journal decisions", env: map[string]string{"COLOCD_JOURNAL_MAX_DECISIONS": "200000000"}, key: "journal.max_decisions",
 			envName: "COLOCD_JOURNAL_MAX_DECISIONS", mention: []string{"200000000"}},
 		{name: "file journal goodness", file: "journal:\n  max_goodness: 100000000\n", key: "journal.max_goodness", mention: []string{"100000000"}},
+
+		// Sections decoded into their owners' types (queue, engine, profile,
+		// yarncluster) and validated there: the error names the whole key.
+		{name: "scorer objective", env: map[string]string{"COLOCD_PIPELINE_PREFERENCE_OBJECTIVE": "speed"},
+			key: "pipeline.preference.objective", envName: "COLOCD_PIPELINE_PREFERENCE_OBJECTIVE", mention: []string{`"speed"`, "rate or goodness"}},
+		{name: "bandit baseline", env: map[string]string{"COLOCD_LEARNING_BASELINE": "median"},
+			key: "learning.baseline", envName: "COLOCD_LEARNING_BASELINE", mention: []string{`"median"`, "global, row or recency"}},
+		{name: "scorer risk", file: "pipeline:\n  preference:\n    risk: 11\n", key: "pipeline.preference.risk", mention: []string{"[-10, 10]"}},
+		{name: "queue kappa", file: "pipeline:\n  fairness:\n    enabled: true\n    kappa: 2\n", key: "pipeline.fairness.kappa"},
+		{name: "profile saturation", file: "learning:\n  profile:\n    saturation: 1\n", key: "learning.profile.saturation", mention: []string{"[0, 1)"}},
+		{name: "yarn submit", file: "backend: yarn\nyarn:\n  rm_urls: [http://127.0.0.1:8088]\n  submit: ftp\ninflux:\n  url: http://127.0.0.1:8086\n  org: o\n  bucket: b\n  token: t\n",
+			key: "yarn.submit", mention: []string{`"ftp"`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := LoadOptions{Environ: environ(tc.env)}
@@ -440,6 +453,7 @@ yarn:
 		"COLOCD_PIPELINE_WINDOW_ENABLED":   "1",
 		"COLOCD_PIPELINE_WINDOW_SIZE":      " 64 ",
 		"COLOCD_LEARNING_CLIP":             "2.5",
+		"COLOCD_LEARNING_BASELINE":         "Recency",
 		"COLOCD_SIM_SEED":                  "18446744073709551615",
 		"COLOCD_PIPELINE_FAIRNESS_WEIGHTS": "Carol=3",
 	}
@@ -461,6 +475,7 @@ yarn:
 	want.Pipeline.Window.Enabled = true
 	want.Pipeline.Window.Size = 64
 	want.Learning.Clip = 2.5
+	want.Learning.Baseline = bandit.Recency
 	want.Sim.Seed = 18446744073709551615
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)

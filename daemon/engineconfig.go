@@ -17,14 +17,10 @@ func (c Config) EngineOptions() (engine.Options, error) {
 	if err != nil {
 		return engine.Options{}, err
 	}
-	pc, err := c.Learning.Profile.ModelConfig()
-	if err != nil {
-		return engine.Options{}, err
-	}
-	pr := c.Pipeline.Preference
+	pc := c.Learning.Profile
 	return engine.Options{
 		Queue:           q,
-		Scorer:          engine.ScorerConfig{Objective: pr.Objective, Risk: pr.Risk, Explore: pr.Explore, Correction: pr.Correction},
+		Scorer:          c.Pipeline.Preference.ScorerConfig,
 		Profile:         pc,
 		MaxRunning:      c.Admission.MaxRunning,
 		Mode:            c.Admission.Mode,
@@ -35,17 +31,12 @@ func (c Config) EngineOptions() (engine.Options, error) {
 	}, nil
 }
 
-// BanditConfig translates the learning section.
+// BanditConfig is the learner's configuration, validated.
 func (l LearningConfig) BanditConfig() (bandit.Config, error) {
-	mode, err := bandit.ParseBaselineMode(l.Baseline)
-	if err != nil {
-		return bandit.Config{}, cfgErr("learning.baseline", "%v", err)
+	if err := l.validate(); err != nil {
+		return bandit.Config{}, err
 	}
-	c := bandit.Config{StepSize: l.StepSize, Baseline: mode, RecencyAlpha: l.RecencyAlpha, Clip: l.Clip, SelfPrior: l.SelfPrior}
-	if err := c.Validate(); err != nil {
-		return bandit.Config{}, &ConfigError{Key: "learning", Reason: err.Error()}
-	}
-	return c, nil
+	return l.Config, nil
 }
 
 // newServeLoop is the loop `colocd serve` runs: the configured admission

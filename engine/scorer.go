@@ -23,11 +23,39 @@ var _ queue.Scorer = (*modelScorer)(nil)
 // optimism it gives a kind whose usage its landing would reveal (Explore)
 // and the weight of the pair preferences' correction.
 type ScorerConfig struct {
-	Objective  string
-	Risk       float64
-	Explore    float64
-	Correction float64
+	Objective  string  `mapstructure:"objective"` // rate|goodness (profile.ParseObjective)
+	Risk       float64 `mapstructure:"risk"`      // in standard deviations, [-10, 10]
+	Explore    float64 `mapstructure:"explore"`   // [0, 10]
+	Correction float64 `mapstructure:"correction"`
 }
+
+// Validate checks the scorer's settings; errors are *FieldError.
+func (p ScorerConfig) Validate() error {
+	if _, err := profile.ParseObjective(p.Objective); err != nil {
+		return &FieldError{"objective", fmt.Sprintf("%q is not rate or goodness", p.Objective)}
+	}
+	if !(p.Risk >= -10 && p.Risk <= 10) {
+		return &FieldError{"risk", fmt.Sprintf("%v outside [-10, 10]", p.Risk)}
+	}
+	if !(p.Explore >= 0 && p.Explore <= 10) {
+		return &FieldError{"explore", fmt.Sprintf("%v outside [0, 10]", p.Explore)}
+	}
+	if !(p.Correction >= 0 && p.Correction <= 100) {
+		return &FieldError{"correction", fmt.Sprintf("%v outside [0, 100]", p.Correction)}
+	}
+	return nil
+}
+
+// FieldError names the setting that is wrong and why.
+type FieldError struct {
+	Field, Reason string
+}
+
+func (e *FieldError) Error() string { return "engine: " + e.Field + ": " + e.Reason }
+
+// FieldReason is the field and the reason, for a config loader that
+// names the whole key.
+func (e *FieldError) FieldReason() (field, reason string) { return e.Field, e.Reason }
 
 // Defaults of the scorer (pipeline.preference).
 const (

@@ -26,6 +26,10 @@ func (e *FieldError) Error() string { return e.Err.Error() + ": " + e.Field + ":
 // Unwrap returns the sentinel.
 func (e *FieldError) Unwrap() error { return e.Err }
 
+// FieldReason is the field and the reason, for a config loader that
+// names the whole key.
+func (e *FieldError) FieldReason() (field, reason string) { return e.Field, e.Reason }
+
 // Defaults of Config.
 const (
 	// DefaultHalfLife is the forgetting half-life in learning ticks: 720
@@ -49,14 +53,14 @@ const (
 // Config configures a Model. Zero fields take their defaults.
 type Config struct {
 	// HalfLife, in learning ticks, of the forgetting of old observations.
-	HalfLife float64 `json:"half_life,omitempty"`
+	HalfLife float64 `json:"half_life,omitempty" mapstructure:"half_life"`
 	// PriorStrength is the weight of a kind's prior (the population mean),
 	// in container² observation units.
-	PriorStrength float64 `json:"prior_strength,omitempty"`
+	PriorStrength float64 `json:"prior_strength,omitempty" mapstructure:"prior_strength"`
 	// Saturation is the utilisation of a node's busiest resource in (0, 1)
 	// from which its observation is censored: its usage is taken as a lower
 	// bound of its containers' demand (see Observe).
-	Saturation float64 `json:"saturation,omitempty"`
+	Saturation float64 `json:"saturation,omitempty" mapstructure:"saturation"`
 }
 
 // Validate reports the first field outside its domain.

@@ -10,31 +10,31 @@ import (
 // parameters of a disabled stage are not validated. The zero Config is
 // valid and means plain FIFO over all pending jobs (no fit check).
 type Config struct {
-	Window     WindowConfig     `json:"window" yaml:"window"`
-	Fit        FitConfig        `json:"fit" yaml:"fit"`
-	Fairness   FairnessConfig   `json:"fairness" yaml:"fairness"`
-	Altruism   AltruismConfig   `json:"altruism" yaml:"altruism"`
-	Preference PreferenceConfig `json:"preference" yaml:"preference"`
-	Starvation StarvationConfig `json:"starvation" yaml:"starvation"`
-	Select     SelectConfig     `json:"select" yaml:"select"`
+	Window     WindowConfig     `json:"window" yaml:"window" mapstructure:"window"`
+	Fit        FitConfig        `json:"fit" yaml:"fit" mapstructure:"fit"`
+	Fairness   FairnessConfig   `json:"fairness" yaml:"fairness" mapstructure:"fairness"`
+	Altruism   AltruismConfig   `json:"altruism" yaml:"altruism" mapstructure:"altruism"`
+	Preference PreferenceConfig `json:"preference" yaml:"preference" mapstructure:"preference"`
+	Starvation StarvationConfig `json:"starvation" yaml:"starvation" mapstructure:"starvation"`
+	Select     SelectConfig     `json:"select" yaml:"select" mapstructure:"select"`
 	// MaxRecorded caps the dropped jobs recorded per stage and the
 	// candidates and groups recorded per decision (the rest are counted).
 	// Zero: 32.
-	MaxRecorded int `json:"max_recorded" yaml:"max_recorded"`
+	MaxRecorded int `json:"max_recorded" yaml:"max_recorded" mapstructure:"max_recorded"`
 }
 
 // WindowConfig: choose among the first Size pending jobs only.
 type WindowConfig struct {
-	Enabled bool `json:"enabled" yaml:"enabled"`
-	Size    int  `json:"size" yaml:"size"`
+	Enabled bool `json:"enabled" yaml:"enabled" mapstructure:"enabled"`
+	Size    int  `json:"size" yaml:"size" mapstructure:"size"`
 }
 
 // FitConfig: drop jobs that do not fit the free resources.
 type FitConfig struct {
-	Enabled bool `json:"enabled" yaml:"enabled"`
+	Enabled bool `json:"enabled" yaml:"enabled" mapstructure:"enabled"`
 	// PerNode also checks that the containers can be placed on the nodes'
 	// free capacity, when the snapshot lists nodes.
-	PerNode bool `json:"per_node" yaml:"per_node"`
+	PerNode bool `json:"per_node" yaml:"per_node" mapstructure:"per_node"`
 }
 
 // GroupBy names what fairness groups jobs by.
@@ -63,32 +63,32 @@ const (
 // Graphene §5.1 deficit counters, X-Flex long-term fairness). See
 // fairnessStage for the rules.
 type FairnessConfig struct {
-	Enabled bool    `json:"enabled" yaml:"enabled"`
-	GroupBy GroupBy `json:"group_by" yaml:"group_by"`
+	Enabled bool    `json:"enabled" yaml:"enabled" mapstructure:"enabled"`
+	GroupBy GroupBy `json:"group_by" yaml:"group_by" mapstructure:"group_by"`
 	// Kappa is Graphene's κ: when the most-starved group's deficit reaches
 	// κ·C (C, the cluster capacity, is 1 in share units) only its jobs stay.
 	// In (0, 1].
-	Kappa float64 `json:"kappa" yaml:"kappa"`
+	Kappa float64 `json:"kappa" yaml:"kappa" mapstructure:"kappa"`
 	// Weights per group (default 1): a group's fair share is its weight over
 	// the sum of the weights of the groups with pending jobs.
-	Weights map[string]float64 `json:"weights,omitempty" yaml:"weights,omitempty"`
-	Metric  ShareMetric        `json:"metric" yaml:"metric"`
+	Weights map[string]float64 `json:"weights,omitempty" yaml:"weights,omitempty" mapstructure:"weights"`
+	Metric  ShareMetric        `json:"metric" yaml:"metric" mapstructure:"metric"`
 	// HalfLife > 0 selects long-term fairness (X-Flex): the deficit is the
 	// group's shortfall from its fair share of the running allocation,
 	// averaged over time with this half-life. Zero: Graphene's counters,
 	// charged per admission.
-	HalfLife time.Duration `json:"half_life" yaml:"half_life"`
+	HalfLife time.Duration `json:"half_life" yaml:"half_life" mapstructure:"half_life"`
 }
 
 // AltruismConfig: Carbyne §3.4.2 — deadline jobs may yield to others while
 // they have slack, with probability P.
 type AltruismConfig struct {
-	Enabled bool `json:"enabled" yaml:"enabled"`
+	Enabled bool `json:"enabled" yaml:"enabled" mapstructure:"enabled"`
 	// P is P(altruism): the probability that a deadline job with positive
 	// slack lets jobs behind it go first in one decision. 0: never.
-	P float64 `json:"p" yaml:"p"`
+	P float64 `json:"p" yaml:"p" mapstructure:"p"`
 	// DefaultRuntime is the expected runtime of a kind with no history.
-	DefaultRuntime time.Duration `json:"default_runtime" yaml:"default_runtime"`
+	DefaultRuntime time.Duration `json:"default_runtime" yaml:"default_runtime" mapstructure:"default_runtime"`
 }
 
 // PreferenceMode is how the preference stage scores candidates.
@@ -115,15 +115,15 @@ const DefaultTemperature = 0.05
 // PreferenceConfig: score candidates by co-location. Disabled: the oldest
 // survivor goes first.
 type PreferenceConfig struct {
-	Enabled bool           `json:"enabled" yaml:"enabled"`
-	Mode    PreferenceMode `json:"mode" yaml:"mode"`
+	Enabled bool           `json:"enabled" yaml:"enabled" mapstructure:"enabled"`
+	Mode    PreferenceMode `json:"mode" yaml:"mode" mapstructure:"mode"`
 	// Temperature (mode model) turns scores into probabilities:
 	// π ∝ exp(score / Temperature). > 0.
-	Temperature float64 `json:"temperature" yaml:"temperature"`
+	Temperature float64 `json:"temperature" yaml:"temperature" mapstructure:"temperature"`
 	// ObserveWait (mode model) is how long after its submission a job may
 	// be held back so that a never-observed kind is first profiled where
 	// its usage can be told apart (see modelStage); 0 never holds back.
-	ObserveWait time.Duration `json:"observe_wait" yaml:"observe_wait"`
+	ObserveWait time.Duration `json:"observe_wait" yaml:"observe_wait" mapstructure:"observe_wait"`
 }
 
 // DefaultObserveWait is preference.observe_wait's default: two learning
@@ -142,10 +142,10 @@ const (
 // StarvationConfig: paper §4.3, last paragraph — weight by times skipped,
 // renormalise; a hard cap forces a job through.
 type StarvationConfig struct {
-	Enabled  bool    `json:"enabled" yaml:"enabled"`
-	Shape    Shape   `json:"shape" yaml:"shape"`
-	A        float64 `json:"a" yaml:"a"`
-	MaxSkips int     `json:"max_skips" yaml:"max_skips"`
+	Enabled  bool    `json:"enabled" yaml:"enabled" mapstructure:"enabled"`
+	Shape    Shape   `json:"shape" yaml:"shape" mapstructure:"shape"`
+	A        float64 `json:"a" yaml:"a" mapstructure:"a"`
+	MaxSkips int     `json:"max_skips" yaml:"max_skips" mapstructure:"max_skips"`
 }
 
 // SelectMode is how the final distribution becomes one job.
@@ -166,11 +166,11 @@ const DefaultExploreObservations = 10
 
 // SelectConfig: draw the job. Disabled: the oldest candidate.
 type SelectConfig struct {
-	Enabled bool       `json:"enabled" yaml:"enabled"`
-	Mode    SelectMode `json:"mode" yaml:"mode"`
+	Enabled bool       `json:"enabled" yaml:"enabled" mapstructure:"enabled"`
+	Mode    SelectMode `json:"mode" yaml:"mode" mapstructure:"mode"`
 	// ExploreObservations (anneal): observations of the context's rows
 	// below which the job is sampled; at or above, the argmax.
-	ExploreObservations int64 `json:"explore_observations" yaml:"explore_observations"`
+	ExploreObservations int64 `json:"explore_observations" yaml:"explore_observations" mapstructure:"explore_observations"`
 }
 
 // DefaultWindow is the default window size. The paper (§4.1) chooses among

@@ -55,6 +55,10 @@ func (e *FieldError) Error() string {
 // Unwrap makes errors.Is(err, ErrInvalid) true.
 func (e *FieldError) Unwrap() error { return ErrInvalid }
 
+// FieldReason is the field and the reason, for a config loader that
+// names the whole key.
+func (e *FieldError) FieldReason() (field, reason string) { return e.Field, e.Reason }
+
 func fieldErr(field, format string, args ...any) error {
 	return &FieldError{Field: field, Reason: fmt.Sprintf(format, args...)}
 }
