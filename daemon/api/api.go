@@ -20,7 +20,7 @@ import (
 	"github.com/colocd/colocd/queue"
 )
 
-// Controller is what the API needs from the admission engine (daemon.Engine
+// Controller is what the API needs from the admission engine (engine.Engine
 // implements it).
 type Controller interface {
 	// Kick requests an admission pass soon. It never blocks.
@@ -59,7 +59,7 @@ type JournalReader interface {
 
 // WriteRecorder is told the outcome of every store write the API makes (a
 // submit, a cancel, a preference save), so that readiness sees a failing
-// disk (daemon.Engine implements it). err is what the store returned: nil
+// disk (engine.Engine implements it). err is what the store returned: nil
 // for a write that succeeded, or an error that may also be the request's
 // fault (an illegal transition), which the recorder tells apart.
 type WriteRecorder interface {
