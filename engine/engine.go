@@ -65,8 +65,7 @@ type Engine struct {
 	mu         sync.Mutex // serialises passes and guards the fields below
 	reconciled bool
 	presence   map[string]map[string]*presence // node → job id → presence
-	lastLearn  LearnReport
-	shareUsers map[string]bool // users with a dominant-share gauge
+	shareUsers map[string]bool                 // users with a dominant-share gauge
 	// sharesFresh: the pass in flight set the gauges from a snapshot.
 	sharesFresh bool
 }

@@ -57,7 +57,6 @@ func (e *Engine) Learn(ctx context.Context, from, to time.Time) (LearnReport, er
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	rep := LearnReport{From: from, To: to}
-	defer func() { e.lastLearn = rep }()
 	colos := e.colocations(from, to)
 	comps := e.compositions(from, to)
 	e.prune(from)
@@ -260,13 +259,6 @@ func (e *Engine) compositions(from, to time.Time) map[string][]profile.KindCount
 		out[node] = kc
 	}
 	return out
-}
-
-// LastLearn is the report of the latest learning tick.
-func (e *Engine) LastLearn() LearnReport {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.lastLearn
 }
 
 // RestoreLearner loads the persisted preferences into l, if any. The
