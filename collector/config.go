@@ -301,6 +301,10 @@ func (e *FieldError) Error() string { return "collector: invalid " + e.Field + "
 // Unwrap makes errors.Is(err, ErrInvalid) true.
 func (e *FieldError) Unwrap() error { return ErrInvalid }
 
+// FieldReason is the field and the reason, for a config loader that
+// names the whole key.
+func (e *FieldError) FieldReason() (field, reason string) { return e.Field, e.Reason }
+
 func invalid(field, format string, args ...any) error {
 	return &FieldError{Field: field, Reason: fmt.Sprintf(format, args...)}
 }

@@ -10,7 +10,6 @@ import (
 	"maps"
 	"math"
 	"net"
-	"net/url"
 	"os"
 	"reflect"
 	"slices"
@@ -795,23 +794,10 @@ func (s SimConfig) validate() error {
 	return nil
 }
 
+// validate is the collector's own validation of the section (URL, bucket,
+// org, timeouts, every schema name and pattern).
 func (in InfluxConfig) validate() error {
-	if in.URL == "" {
-		return cfgErr("influx.url", "must be set when backend is yarn")
-	}
-	if err := checkURL(in.URL); err != nil {
-		return cfgErr("influx.url", "%v", err)
-	}
-	if in.Bucket == "" {
-		return cfgErr("influx.bucket", "must not be empty")
-	}
-	if in.Timeout <= 0 {
-		return cfgErr("influx.timeout", "must be > 0, got %v", in.Timeout)
-	}
-	if in.StaleAfter <= 0 {
-		return cfgErr("influx.stale_after", "must be > 0, got %v", in.StaleAfter)
-	}
-	return nil
+	return sectionErr("influx", in.CollectorConfig().Validate())
 }
 
 func (g GoodnessConfig) validate(required bool) error {
@@ -860,20 +846,6 @@ func (l LearningConfig) validate() error {
 		return cfgErr("learning.pair_reward", "must be goodness or residual, got %q", l.PairReward)
 	}
 	return sectionErr("learning.profile", l.Profile.Validate())
-}
-
-func checkURL(s string) error {
-	u, err := url.Parse(s)
-	if err != nil {
-		return fmt.Errorf("not a URL: %v", err)
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return fmt.Errorf("must be an http or https URL, got %q", s)
-	}
-	if u.Host == "" {
-		return fmt.Errorf("has no host: %q", s)
-	}
-	return nil
 }
 
 func oneOf(s string, options ...string) bool {

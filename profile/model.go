@@ -182,7 +182,8 @@ func (m *Model) profileLocked(kind string) Profile {
 	p := Profile{Kind: kind}
 	i, ok := m.index[kind]
 	if !ok || m.ticks[i] == 0 {
-		p.Demand, p.Std = m.priorLocked(), m.spreadLocked()
+		mu := m.priorLocked()
+		p.Demand, p.Std = mu, m.spreadLocked(mu)
 		p.Weight = m.cfg.PriorStrength
 		if ok {
 			p.Demand = m.theta[i]

@@ -33,14 +33,19 @@ func (m *Model) priorLocked() Vector {
 	for r := range sum {
 		sum[r] /= w
 	}
-	// The level: mean demand per capacity (disk counts reads and writes).
-	level := (sum[CPU] + sum[DiskRead] + sum[DiskWrite] + sum[NetIn] + sum[NetOut]) / 4
+	level := neutralLevel(sum)
 	neutral := Vector{level, 0, level / 2, level / 2, level, level}
 	a := w / (w + priorKinds)
 	for r := range sum {
 		sum[r] = a*sum[r] + (1-a)*neutral[r]
 	}
 	return sum
+}
+
+// neutralLevel is v's mean demand per capacity (disk counts reads and
+// writes together as one capacity).
+func neutralLevel(v Vector) float64 {
+	return (v[CPU] + v[DiskRead] + v[DiskWrite] + v[NetIn] + v[NetOut]) / 4
 }
 
 // priorKinds is the weight, in kinds, of the neutral profile in the prior.
@@ -58,9 +63,8 @@ func (m *Model) confidence(i int) float64 {
 // spread of the observed kinds' profiles around their mean (weighted as in
 // priorLocked), never below the neutral level, so that a kind never seen
 // is uncertain by as much as kinds differ, however well the known ones are
-// measured. DefaultPrior's level when none was observed.
-func (m *Model) spreadLocked() Vector {
-	mu := m.priorLocked()
+// measured. mu is priorLocked's mean.
+func (m *Model) spreadLocked(mu Vector) Vector {
 	var v Vector
 	var w float64
 	for i := 1; i < len(m.theta); i++ {
@@ -74,7 +78,7 @@ func (m *Model) spreadLocked() Vector {
 		}
 		w += wi
 	}
-	level := (mu[CPU] + mu[DiskRead] + mu[DiskWrite] + mu[NetIn] + mu[NetOut]) / 4
+	level := neutralLevel(mu)
 	var out Vector
 	for r := range NumResources {
 		if w > 0 {

@@ -107,6 +107,14 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// CheckURL reports whether s is a URL the client accepts for a
+// ResourceManager or the Timeline Server: http or https, a host, no query,
+// fragment or credentials.
+func CheckURL(s string) error {
+	_, err := parseRMURL(s)
+	return err
+}
+
 func parseRMURL(s string) (*url.URL, error) {
 	u, err := url.Parse(strings.TrimSpace(s))
 	if err != nil {

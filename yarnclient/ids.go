@@ -107,6 +107,21 @@ func JobTags(jobID, kind string) []string {
 	return []string{tagOf(TagJobPrefix, jobID), tagOf(TagKindPrefix, kind)}
 }
 
+// ParseJobTags is JobTags's inverse: the job id and kind an application's
+// tags name ("" where a tag is absent). The job id is upper-cased again
+// (job ids are upper-case ULIDs; YARN lower-cases tags).
+func ParseJobTags(tags []string) (jobID, kind string) {
+	for _, t := range tags {
+		switch {
+		case strings.HasPrefix(t, TagJobPrefix):
+			jobID = strings.ToUpper(strings.TrimPrefix(t, TagJobPrefix))
+		case strings.HasPrefix(t, TagKindPrefix):
+			kind = strings.TrimPrefix(t, TagKindPrefix)
+		}
+	}
+	return jobID, kind
+}
+
 func tagOf(prefix, v string) string {
 	var b strings.Builder
 	b.WriteString(prefix)

@@ -33,3 +33,16 @@ func TestAppIDFromContainerIDEdges(t *testing.T) {
 		})
 	}
 }
+
+// TestParseJobTags: the job id and kind come back from the tags JobTags
+// makes (YARN lower-cases them; the job id is upper-cased again), other
+// tags are ignored, and an application without colocd's tags names none.
+func TestParseJobTags(t *testing.T) {
+	tags := append([]string{"team-a"}, yarnclient.JobTags("01JD3X7Q8Z", "tpch-q10")...)
+	if id, kind := yarnclient.ParseJobTags(tags); id != "01JD3X7Q8Z" || kind != "tpch-q10" {
+		t.Errorf("ParseJobTags(%q) = %q, %q; want 01JD3X7Q8Z, tpch-q10", tags, id, kind)
+	}
+	if id, kind := yarnclient.ParseJobTags([]string{"team-a", "colocd-app-cmd-1-ab"}); id != "" || kind != "" {
+		t.Errorf("foreign tags: %q, %q; want none", id, kind)
+	}
+}

@@ -3,7 +3,6 @@ package yarncluster
 import (
 	"fmt"
 	"log/slog"
-	"net/url"
 	"time"
 
 	"github.com/colocd/colocd/yarnclient"
@@ -81,7 +80,7 @@ func (y Config) Validate() error {
 		return fieldErr("rm_urls", "must list at least one ResourceManager URL when backend is yarn")
 	}
 	for i, u := range y.RMURLs {
-		if err := checkURL(u); err != nil {
+		if err := yarnclient.CheckURL(u); err != nil {
 			return fieldErr(fmt.Sprintf("rm_urls[%d]", i), "%v", err)
 		}
 	}
@@ -89,7 +88,7 @@ func (y Config) Validate() error {
 		return fieldErr("timeout", "must be > 0, got %v", y.Timeout)
 	}
 	if y.TimelineURL != "" {
-		if err := checkURL(y.TimelineURL); err != nil {
+		if err := yarnclient.CheckURL(y.TimelineURL); err != nil {
 			return fieldErr("timeline_url", "%v", err)
 		}
 	}
@@ -115,18 +114,4 @@ func (y Config) Validate() error {
 func (y Config) ClientConfig(log *slog.Logger) yarnclient.Config {
 	return yarnclient.Config{RMURLs: y.RMURLs, User: y.User, CAFile: y.CAFile, Timeout: y.Timeout,
 		TimelineURL: y.TimelineURL, Logger: log}
-}
-
-func checkURL(s string) error {
-	u, err := url.Parse(s)
-	if err != nil {
-		return fmt.Errorf("not a URL: %v", err)
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return fmt.Errorf("must be an http or https URL, got %q", s)
-	}
-	if u.Host == "" {
-		return fmt.Errorf("has no host: %q", s)
-	}
-	return nil
 }

@@ -155,14 +155,7 @@ func (y *Cluster) State(ctx context.Context) (cluster.State, error) {
 		if a.StartedTime > 0 {
 			as.Starts = time.UnixMilli(a.StartedTime)
 		}
-		for _, t := range a.Tags() {
-			switch {
-			case strings.HasPrefix(t, yarnclient.TagJobPrefix):
-				as.JobID = strings.ToUpper(strings.TrimPrefix(t, yarnclient.TagJobPrefix)) // YARN lower-cases tags; job ids are upper-case ULIDs
-			case strings.HasPrefix(t, yarnclient.TagKindPrefix):
-				as.Kind = strings.TrimPrefix(t, yarnclient.TagKindPrefix)
-			}
-		}
+		as.JobID, as.Kind = yarnclient.ParseJobTags(a.Tags())
 		if as.JobID != "" {
 			live[a.ID] = true
 			as.Nodes, as.Placement, err = y.placement(ctx, a.ID)
@@ -368,19 +361,21 @@ func (y *Cluster) App(ctx context.Context, appID string) (cluster.AppStatus, err
 	if err != nil {
 		return cluster.AppStatus{}, err
 	}
-	st := cluster.AppStatus{ID: a.ID, Phase: yarnPhase(a.State, a.FinalStatus), Diagnostics: a.Diagnostics}
-	for _, t := range a.Tags() {
-		if strings.HasPrefix(t, yarnclient.TagJobPrefix) {
-			st.JobID = strings.ToUpper(strings.TrimPrefix(t, yarnclient.TagJobPrefix))
-		}
+	return appStatus(a.ID, a.State, a.FinalStatus, a.Diagnostics, a.Tags(), a.StartedTime, a.FinishedTime), nil
+}
+
+// appStatus is an application's status from what the RM and the Timeline
+// Server both report (times in ms since the epoch, 0 for none).
+func appStatus(id, state, final, diag string, tags []string, started, finished int64) cluster.AppStatus {
+	st := cluster.AppStatus{ID: id, Phase: yarnPhase(state, final), Diagnostics: diag}
+	st.JobID, _ = yarnclient.ParseJobTags(tags)
+	if started > 0 {
+		st.Started = time.UnixMilli(started)
 	}
-	if a.StartedTime > 0 {
-		st.Started = time.UnixMilli(a.StartedTime)
+	if finished > 0 {
+		st.Finished = time.UnixMilli(finished)
 	}
-	if a.FinishedTime > 0 {
-		st.Finished = time.UnixMilli(a.FinishedTime)
-	}
-	return st, nil
+	return st
 }
 
 func yarnPhase(state, final string) cluster.Phase {
@@ -495,19 +490,7 @@ func issuerOf(id string) (int64, bool) {
 
 // historyStatus is an application as the Timeline Server reports it.
 func historyStatus(h yarnclient.HistoryApp) cluster.AppStatus {
-	st := cluster.AppStatus{ID: h.AppID, Phase: yarnPhase(h.AppState, h.FinalAppStatus), Diagnostics: h.DiagnosticsInfo}
-	for _, t := range h.Tags() {
-		if strings.HasPrefix(t, yarnclient.TagJobPrefix) {
-			st.JobID = strings.ToUpper(strings.TrimPrefix(t, yarnclient.TagJobPrefix))
-		}
-	}
-	if h.StartedTime > 0 {
-		st.Started = time.UnixMilli(h.StartedTime)
-	}
-	if h.FinishedTime > 0 {
-		st.Finished = time.UnixMilli(h.FinishedTime)
-	}
-	return st
+	return appStatus(h.AppID, h.AppState, h.FinalAppStatus, h.DiagnosticsInfo, h.Tags(), h.StartedTime, h.FinishedTime)
 }
 
 // Kill kills an application.
