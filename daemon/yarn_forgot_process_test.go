@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/colocd/colocd/yarnclient"
 	"github.com/colocd/colocd/yarnclient/yarntest"
 )
 
@@ -96,18 +95,7 @@ func TestRMForgotReservedJob(t *testing.T) {
 				rm.PublishTo(tl)
 				withTimeline(t, cfg, tl.URL())
 			}
-			block := make(chan struct{})
-			t.Cleanup(func() { close(block) })
-			arrived := make(chan struct{}, 1)
-			rm.InjectFault(yarnclient.PathApps, yarntest.Fault{Method: http.MethodPost, Block: block, Arrived: arrived, Times: 1})
-			p := startServe(t, "..", cfg, addr, yarnTestToken)
-			p.waitReady(20 * time.Second)
-			id := submitOne(t, p)
-			select {
-			case <-arrived:
-			case <-time.After(20 * time.Second):
-				t.Fatal("the daemon never called submit")
-			}
+			p, id := serveBlockedAtSubmit(t, rm, cfg, addr)
 			reserved := p.job(id).AppID
 			p.kill()
 			rm.Restart(yarntest.DefaultClusterTimestamp+3_600_000, false)

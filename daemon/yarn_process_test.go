@@ -107,15 +107,15 @@ func restartUntilRunning(t *testing.T, cfg, addr, id string, rm *yarntest.FakeRM
 	return p, j
 }
 
-func TestExactlyOnceKilledBeforeRMRecorded(t *testing.T) {
-	rm := newTestRM(t)
+// serveBlockedAtSubmit starts colocd serve on cfg, submits one job and
+// returns once the daemon's submit has reached rm, where it stays blocked
+// until the test ends.
+func serveBlockedAtSubmit(t *testing.T, rm *yarntest.FakeRM, cfg, addr string) (*proc, string) {
+	t.Helper()
 	block := make(chan struct{})
 	t.Cleanup(func() { close(block) })
 	arrived := make(chan struct{}, 1)
 	rm.InjectFault(yarnclient.PathApps, yarntest.Fault{Method: http.MethodPost, Block: block, Arrived: arrived, Times: 1})
-
-	dataDir, addr := t.TempDir(), freeAddr(t)
-	cfg := yarnDaemonConfig(t, dataDir, addr, rm.URL())
 	p := startServe(t, "..", cfg, addr, yarnTestToken)
 	p.waitReady(20 * time.Second)
 	id := submitOne(t, p)
@@ -124,6 +124,14 @@ func TestExactlyOnceKilledBeforeRMRecorded(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the daemon never called submit")
 	}
+	return p, id
+}
+
+func TestExactlyOnceKilledBeforeRMRecorded(t *testing.T) {
+	rm := newTestRM(t)
+	dataDir, addr := t.TempDir(), freeAddr(t)
+	cfg := yarnDaemonConfig(t, dataDir, addr, rm.URL())
+	p, id := serveBlockedAtSubmit(t, rm, cfg, addr)
 	if n := len(rm.Submissions()); n != 0 {
 		t.Fatalf("RM recorded %d submissions while blocked, want 0", n)
 	}
