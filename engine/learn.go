@@ -183,40 +183,46 @@ func (e *Engine) journalGoodness(r journal.GoodnessRecord) {
 }
 
 func (e *Engine) persistPreferences() error {
-	b, err := json.Marshal(e.learner.Snapshot())
+	return saveJSON(e.store.SavePreferences, "preferences", e.learner.Snapshot())
+}
+
+func (e *Engine) persistProfiles() error {
+	return saveJSON(e.store.SaveProfiles, "profiles", e.profiles.Snapshot())
+}
+
+// saveJSON stores v as JSON through save; what names it in errors.
+func saveJSON(save func([]byte) error, what string, v any) error {
+	b, err := json.Marshal(v)
 	if err != nil {
-		return fmt.Errorf("encode preferences: %w", err)
+		return fmt.Errorf("encode %s: %w", what, err)
 	}
-	if err := e.store.SavePreferences(b); err != nil {
-		return fmt.Errorf("save preferences: %w", err)
+	if err := save(b); err != nil {
+		return fmt.Errorf("save %s: %w", what, err)
 	}
 	return nil
 }
 
-func (e *Engine) persistProfiles() error {
-	b, err := json.Marshal(e.profiles.Snapshot())
+// loadJSON decodes what load returns into v; false when nothing is stored.
+func loadJSON(load func() ([]byte, error), what string, v any) (bool, error) {
+	b, err := load()
 	if err != nil {
-		return fmt.Errorf("encode profiles: %w", err)
+		return false, fmt.Errorf("load %s: %w", what, err)
 	}
-	if err := e.store.SaveProfiles(b); err != nil {
-		return fmt.Errorf("save profiles: %w", err)
+	if b == nil {
+		return false, nil
 	}
-	return nil
+	if err := json.Unmarshal(b, v); err != nil {
+		return false, fmt.Errorf("decode stored %s: %w", what, err)
+	}
+	return true, nil
 }
 
 // RestoreProfiles loads the persisted profile model into m, if any. The
 // configured parameters win over the ones stored with it.
 func RestoreProfiles(store *queue.Store, m *profile.Model) (bool, error) {
-	b, err := store.LoadProfiles()
-	if err != nil {
-		return false, fmt.Errorf("load profiles: %w", err)
-	}
-	if b == nil {
-		return false, nil
-	}
 	var s profile.Snapshot
-	if err := json.Unmarshal(b, &s); err != nil {
-		return false, fmt.Errorf("decode stored profiles: %w", err)
+	if ok, err := loadJSON(store.LoadProfiles, "profiles", &s); !ok || err != nil {
+		return false, err
 	}
 	if err := m.Restore(s); err != nil {
 		return false, fmt.Errorf("restore profiles: %w", err)
@@ -264,16 +270,9 @@ func (e *Engine) compositions(from, to time.Time) map[string][]profile.KindCount
 // RestoreLearner loads the persisted preferences into l, if any. The
 // configured learning parameters win over the ones stored with them.
 func RestoreLearner(store *queue.Store, l *bandit.Learner, cfg bandit.Config) (bool, error) {
-	b, err := store.LoadPreferences()
-	if err != nil {
-		return false, fmt.Errorf("load preferences: %w", err)
-	}
-	if b == nil {
-		return false, nil
-	}
 	var s bandit.Snapshot
-	if err := json.Unmarshal(b, &s); err != nil {
-		return false, fmt.Errorf("decode stored preferences: %w", err)
+	if ok, err := loadJSON(store.LoadPreferences, "preferences", &s); !ok || err != nil {
+		return false, err
 	}
 	s.Config = cfg
 	if err := l.Restore(s); err != nil {
