@@ -161,9 +161,6 @@ func New(o Options) (*Engine, error) {
 	}
 	var popts []queue.Option
 	if qc.Preference.Enabled && qc.Preference.Mode == queue.PreferenceModel {
-		if err := o.Scorer.Validate(); err != nil {
-			return nil, fmt.Errorf("new engine: scorer: %w", err)
-		}
 		sc, err := newModelScorer(o.Scorer, src, o.Learner)
 		if err != nil {
 			return nil, err

@@ -73,10 +73,10 @@ func DefaultScorerConfig() ScorerConfig {
 // newModelScorer builds the scorer over profiles, with the pair
 // preferences as the correction.
 func newModelScorer(p ScorerConfig, profiles profile.Profiles, corr profile.Correction) (*modelScorer, error) {
-	obj, err := profile.ParseObjective(p.Objective)
-	if err != nil {
-		return nil, fmt.Errorf("scorer objective: %w", err)
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("scorer: %w", err)
 	}
+	obj, _ := profile.ParseObjective(p.Objective) // Validate parsed it
 	return &modelScorer{sc: profile.Scorer{Profiles: profiles, Objective: obj, Risk: p.Risk, Explore: p.Explore,
 		Correction: corr, CorrectionWeight: p.Correction}}, nil
 }
