@@ -97,6 +97,17 @@ func softmax(h []float64) []float64 {
 	return p
 }
 
+// draw samples an index of p (a probability vector) with rng.
+func draw(p []float64, rng *rand.Rand) int {
+	u := rng.Float64()
+	for i, v := range p {
+		if u -= v; u < 0 {
+			return i
+		}
+	}
+	return len(p) - 1
+}
+
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*max(1, math.Abs(b)) }
 
 var approx = cmpopts.EquateApprox(0, 1e-9)
@@ -365,7 +376,7 @@ func stationaryRun(seed uint64, cfg bandit.Config, maxSteps int) (reached int, l
 	reached, lowAfter = -1, 1
 	for step := 1; step <= maxSteps; step++ {
 		l.Mix(kinds, []string{"k0"}, nil, p)
-		c := bandit.Sample(p, rng)
+		c := draw(p, rng)
 		g := min(max(means[c]+2*rng.NormFloat64(), math.E), math.Exp(4))
 		l.Update(kinds[c], "k0", g)
 		pb := l.Prob(kinds[best], "k0")
@@ -792,63 +803,6 @@ func TestMixPanicsOnBadLengths(t *testing.T) {
 				}
 			}()
 			f()
-		})
-	}
-}
-
-func TestSample(t *testing.T) {
-	rng, seed := seedRNG(t)
-	p := []float64{1, 0, 3, -2, math.NaN(), math.Inf(1), 4} // usable mass 8 at 0, 2, 6
-	counts := make([]int, len(p))
-	const n = 80_000
-	for range n {
-		counts[bandit.Sample(p, rng)]++
-	}
-	for i, want := range []float64{1.0 / 8, 0, 3.0 / 8, 0, 0, 0, 4.0 / 8} {
-		got := float64(counts[i]) / n
-		if math.Abs(got-want) > 0.01 { // σ ≤ 0.0018 at n = 80,000
-			t.Errorf("seed %d: index %d drawn %.4f of the time, want %.4f", seed, i, got, want)
-		}
-	}
-	if got := bandit.Sample(nil, rng); got != -1 {
-		t.Errorf("Sample(nil) = %d, want -1", got)
-	}
-	seen := map[int]bool{}
-	for range 200 {
-		seen[bandit.Sample([]float64{0, 0, math.NaN()}, rng)] = true
-	}
-	if len(seen) != 3 {
-		t.Errorf("seed %d: Sample of an all-zero p drew %v, want every index", seed, seen)
-	}
-	big := []float64{math.MaxFloat64, math.MaxFloat64, 0}
-	seen = map[int]bool{}
-	for range 200 {
-		seen[bandit.Sample(big, rng)] = true
-	}
-	if !seen[0] || !seen[1] || seen[2] {
-		t.Errorf("seed %d: Sample of weights whose sum overflows drew %v, want 0 and 1", seed, seen)
-	}
-}
-
-func TestArgmax(t *testing.T) {
-	tests := []struct {
-		name string
-		p    []float64
-		want int
-	}{
-		{"empty", nil, -1},
-		{"single", []float64{0.3}, 0},
-		{"max in middle", []float64{0.1, 0.7, 0.2}, 1},
-		{"tie takes lowest index", []float64{0.2, 0.4, 0.4}, 1},
-		{"NaN skipped", []float64{math.NaN(), 0.1, math.NaN(), 0.05}, 1},
-		{"all NaN", []float64{math.NaN(), math.NaN()}, -1},
-		{"negative", []float64{-3, -1, -2}, 1},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := bandit.Argmax(tt.p); got != tt.want {
-				t.Errorf("Argmax(%v) = %d, want %d", tt.p, got, tt.want)
-			}
 		})
 	}
 }

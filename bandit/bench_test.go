@@ -152,21 +152,6 @@ func BenchmarkMixWindow10kParallel(b *testing.B) {
 	})
 }
 
-// BenchmarkSample: drawing from a 10,000-entry distribution.
-func BenchmarkSample(b *testing.B) {
-	p := make([]float64, 10_000)
-	for i := range p {
-		p[i] = float64(i%13 + 1)
-	}
-	rng := rand.New(rand.NewPCG(3, 3))
-	if i := bandit.Sample(p, rng); i < 0 || i >= len(p) {
-		b.Fatalf("Sample = %d", i)
-	}
-	for b.Loop() {
-		bandit.Sample(p, rng)
-	}
-}
-
 // BenchmarkProb: one π(a|a') at K = 1000 (O(K): it normalises the row).
 func BenchmarkProb(b *testing.B) {
 	l, kinds := benchLearner(b, 1000)

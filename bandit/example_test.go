@@ -3,7 +3,6 @@ package bandit_test
 import (
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 
 	"github.com/colocd/colocd/bandit"
 )
@@ -31,8 +30,9 @@ func Example() {
 }
 
 // Mix scores the candidates of a queue window against everything that runs,
-// weighting each running kind (here by the free capacity of its nodes);
-// Sample draws the next job (the paper), Argmax takes the best.
+// weighting each running kind (here by the free capacity of its nodes). The
+// queue's select stage then draws the next job from these probabilities
+// (the paper) or takes the best.
 func ExampleLearner_Mix() {
 	l := bandit.New(bandit.Config{})
 	l.Update("kmeans", "tpch-q10", 20)
@@ -48,15 +48,10 @@ func ExampleLearner_Mix() {
 	for i, k := range window {
 		fmt.Printf("%-8s %.3f\n", k, p[i])
 	}
-	fmt.Println("argmax:", window[bandit.Argmax(p)])
-	rng := rand.New(rand.NewPCG(1, 2)) // seeded: decisions replay
-	fmt.Println("sampled:", window[bandit.Sample(p, rng)])
 	// Output:
 	// cc       0.257
 	// kmeans   0.432
 	// tpch-q3  0.311
-	// argmax: kmeans
-	// sampled: kmeans
 }
 
 // A new recurring kind that resembles known ones starts from their

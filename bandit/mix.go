@@ -3,7 +3,6 @@ package bandit
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"slices"
 )
 
@@ -34,9 +33,13 @@ func grow[T any](s []T, n int) []T {
 // renormalised so that out sums to 1 over the candidates. Weights that are
 // negative, NaN or ±Inf count as 0; nil weights mean equal weights. With no
 // context (empty given, or every weight 0) out is uniform. Unknown kinds,
-// among the candidates or the context, are treated as if they had been added
-// (zero preferences; they join the set each softmax spreads over), so Mix
-// does not change when the caller Adds them first. Candidates may repeat;
+// among the candidates or the context, are treated as kinds with zero
+// preferences (they join the set each softmax spreads over). That is what
+// Add gives them except on the diagonal: Add sets H(kind|kind) to
+// −Config.SelfPrior, Mix takes an unknown kind's to be 0. So Mix does not
+// change when the caller Adds unknown kinds first only when SelfPrior is 0
+// or no unknown kind is both a candidate and in the context; callers that
+// use a self prior Add kinds as their jobs arrive. Candidates may repeat;
 // each occurrence gets the same score before the renormalisation.
 //
 // Mix is computed in log space with one shift for the whole call: the best
@@ -232,73 +235,4 @@ func uniform(p []float64) {
 	for i := range p {
 		p[i] = 1 / float64(len(p))
 	}
-}
-
-// Sample draws an index of p with probability proportional to p[i]. p need
-// not be normalised; negative, NaN and ±Inf entries count as 0. If no entry
-// is positive, every index is equally likely. It returns −1 only for an
-// empty p. It panics if rng is nil.
-func Sample(p []float64, rng *rand.Rand) int {
-	if rng == nil {
-		panic("bandit: Sample: nil *rand.Rand")
-	}
-	if len(p) == 0 {
-		return -1
-	}
-	total, last := 0.0, -1
-	for i, v := range p {
-		if v > 0 && !math.IsInf(v, 1) {
-			total += v
-			last = i
-		}
-	}
-	if last < 0 || math.IsInf(total, 1) {
-		if last >= 0 { // finite weights whose sum overflows: scale down
-			return Sample(scaled(p), rng)
-		}
-		return rng.IntN(len(p))
-	}
-	r := rng.Float64() * total
-	acc := 0.0
-	for i, v := range p {
-		if v > 0 && !math.IsInf(v, 1) {
-			acc += v
-			if r < acc {
-				return i
-			}
-		}
-	}
-	return last // r landed in the rounding gap at the top
-}
-
-// scaled returns the usable entries of p divided by their maximum.
-func scaled(p []float64) []float64 {
-	m := 0.0
-	for _, v := range p {
-		if v > 0 && !math.IsInf(v, 1) {
-			m = max(m, v)
-		}
-	}
-	q := make([]float64, len(p))
-	for i, v := range p {
-		if v > 0 && !math.IsInf(v, 1) {
-			q[i] = v / m
-		}
-	}
-	return q
-}
-
-// Argmax returns the index of the largest entry of p, the lowest index on a
-// tie. NaN entries are skipped; it returns −1 if p is empty or all NaN.
-func Argmax(p []float64) int {
-	best := -1
-	for i, v := range p {
-		if math.IsNaN(v) {
-			continue
-		}
-		if best < 0 || v > p[best] {
-			best = i
-		}
-	}
-	return best
 }

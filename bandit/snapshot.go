@@ -39,6 +39,17 @@ type Snapshot struct {
 	Rejected int64 `json:"rejected"`
 }
 
+// Pi returns π, the row-wise softmax of H: Pi()[i][j] = π(Kinds[j] |
+// Kinds[i]). Each row is finite and sums to 1. O(K²).
+func (s Snapshot) Pi() [][]float64 {
+	out := make([][]float64, len(s.H))
+	for i, row := range s.H {
+		out[i] = make([]float64, len(row))
+		softmax(row, out[i])
+	}
+	return out
+}
+
 // Snapshot returns a deep copy of the learner's state. O(K²).
 func (l *Learner) Snapshot() Snapshot {
 	l.mu.RLock()

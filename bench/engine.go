@@ -145,6 +145,7 @@ func runEngine(ctx context.Context, rc RunConfig, cfg daemon.Config, jobs []sim.
 			if err != nil {
 				return Result{}, fmt.Errorf("run %s: submit job %d: %w", rc.Policy, next, err)
 			}
+			e.AddKind(got.Kind)
 			seqOf[got.ID], kindOf[got.ID] = jobs[next].Seq, got.Kind
 			next++
 		}

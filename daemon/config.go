@@ -27,6 +27,7 @@ import (
 
 	"github.com/colocd/colocd/bandit"
 	"github.com/colocd/colocd/collector"
+	"github.com/colocd/colocd/daemon/api"
 	"github.com/colocd/colocd/engine"
 	"github.com/colocd/colocd/internal/yarncluster"
 	"github.com/colocd/colocd/profile"
@@ -81,9 +82,9 @@ type TLSConfig struct {
 // TokenConfig is one API bearer token. From the environment, COLOCD_TOKENS
 // takes "secret:user:role" items separated by commas.
 type TokenConfig struct {
-	Token string `mapstructure:"token"`
-	User  string `mapstructure:"user"`
-	Role  string `mapstructure:"role"` // reader|submitter|admin
+	Token string   `mapstructure:"token"`
+	User  string   `mapstructure:"user"`
+	Role  api.Role `mapstructure:"role"` // reader|submitter|admin
 }
 
 // APIConfig bounds the HTTP API.
@@ -327,7 +328,7 @@ type LoadOptions struct {
 	// "influx.url" for `colocd metrics`).
 	FlagKeys map[string]string
 	// Environ lists the environment as "NAME=value" items; nil means
-	// os.Environ. Every COLOCD_* variable in it must be a key's (EnvName)
+	// os.Environ. Every COLOCD_* variable in it must be a key's (envName)
 	// or one of envNotKeys.
 	Environ func() []string
 	// LookupEnv, when set and Environ is not, reads the keys' variables
@@ -373,14 +374,14 @@ func EnvNotKeys() map[string]string { return maps.Clone(envNotKeys) }
 // flagKeys maps flag names to config keys.
 var flagKeys = map[string]string{"listen": "listen", "data-dir": "data_dir", "log-level": "log_level"}
 
-// EnvName is the environment variable for a config key: "yarn.rm_urls" →
+// envName is the environment variable for a config key: "yarn.rm_urls" →
 // "COLOCD_YARN_RM_URLS".
-func EnvName(key string) string {
+func envName(key string) string {
 	return "COLOCD_" + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
 }
 
-// Keys lists every config key, sorted.
-func Keys() []string {
+// configKeys lists every config key, sorted.
+func configKeys() []string {
 	var keys []string
 	for _, lf := range leafFields(reflect.TypeOf(Config{}), "") {
 		keys = append(keys, lf.key)
@@ -400,7 +401,7 @@ func Load(opts LoadOptions) (Config, error) {
 	v := viper.New()
 	v.SetConfigType("yaml")
 	known := map[string]bool{}
-	for _, k := range Keys() {
+	for _, k := range configKeys() {
 		known[k] = true
 	}
 	for k, val := range flatten(reflect.ValueOf(DefaultConfig()), "") {
@@ -439,7 +440,7 @@ func Load(opts LoadOptions) (Config, error) {
 		if len(unknown) > 0 {
 			sort.Strings(unknown)
 			reason := fmt.Sprintf("unknown key in %s", opts.File)
-			if near := nearest(unknown[0], Keys()); near != "" {
+			if near := nearest(unknown[0], configKeys()); near != "" {
 				reason += fmt.Sprintf(" (did you mean %s?)", near)
 			}
 			return Config{}, &ConfigError{Key: unknown[0], Reason: reason + "; configs/colocd.yaml lists every key"}
@@ -489,7 +490,7 @@ func Load(opts LoadOptions) (Config, error) {
 		case f != nil:
 			src = source{set: true, text: f.Value.String()}
 		case s != nil:
-			src = source{set: true, text: *s, env: EnvName(lf.key)}
+			src = source{set: true, text: *s, env: envName(lf.key)}
 		case n != nil:
 			src = source{set: true, node: n}
 		}
@@ -522,7 +523,7 @@ func Load(opts LoadOptions) (Config, error) {
 		if errors.As(err, &ce) && ce.Env == "" {
 			key, _, _ := strings.Cut(ce.Key, "[")
 			if _, ok := envVals[key]; ok && flagSet[key] == nil {
-				ce.Env = EnvName(key)
+				ce.Env = envName(key)
 			}
 		}
 		return Config{}, err
@@ -536,8 +537,8 @@ func Load(opts LoadOptions) (Config, error) {
 func readEnv(opts LoadOptions) (map[string]*string, error) {
 	vals := map[string]*string{}
 	if opts.Environ == nil && opts.LookupEnv != nil {
-		for _, k := range Keys() {
-			if s, ok := opts.LookupEnv(EnvName(k)); ok {
+		for _, k := range configKeys() {
+			if s, ok := opts.LookupEnv(envName(k)); ok {
 				vals[k] = &s
 			}
 		}
@@ -549,9 +550,9 @@ func readEnv(opts LoadOptions) (map[string]*string, error) {
 	}
 	keyOf := map[string]string{} // variable → key
 	var names []string
-	for _, k := range Keys() {
-		keyOf[EnvName(k)] = k
-		names = append(names, EnvName(k))
+	for _, k := range configKeys() {
+		keyOf[envName(k)] = k
+		names = append(names, envName(k))
 	}
 	var unknown []string
 	for _, kv := range list() {
@@ -599,7 +600,7 @@ func (c *Config) normalize() {
 
 // isSection reports whether key is a section of keys (e.g. "tls").
 func isSection(key string) bool {
-	for _, k := range Keys() {
+	for _, k := range configKeys() {
 		if strings.HasPrefix(k, key+".") {
 			return true
 		}
@@ -649,7 +650,11 @@ func parseTokens(s, key string) ([]TokenConfig, error) {
 		if len(parts) != 3 {
 			return nil, cfgErr(fmt.Sprintf("%s[%d]", key, i), `want "secret:user:role"`)
 		}
-		out = append(out, TokenConfig{Token: parts[0], User: parts[1], Role: parts[2]})
+		role, err := api.ParseRole(parts[2])
+		if err != nil {
+			return nil, cfgErr(fmt.Sprintf("%s[%d].role", key, i), "%v", err)
+		}
+		out = append(out, TokenConfig{Token: parts[0], User: parts[1], Role: role})
 	}
 	return out, nil
 }
@@ -710,8 +715,8 @@ func (c Config) Validate() error {
 			return cfgErr(key+".token", "duplicates an earlier token")
 		case t.User == "":
 			return cfgErr(key+".user", "must not be empty")
-		case !oneOf(t.Role, "reader", "submitter", "admin"):
-			return cfgErr(key+".role", "must be reader|submitter|admin, got %q", t.Role)
+		case t.Role == 0:
+			return cfgErr(key+".role", "must be set (reader, submitter or admin)")
 		}
 		seen[t.Token] = true
 	}
@@ -925,7 +930,7 @@ func flatten(v reflect.Value, prefix string) map[string]any {
 		case f.Type == reflect.TypeOf([]TokenConfig{}):
 			var list []any
 			for _, tc := range fv.Interface().([]TokenConfig) {
-				list = append(list, map[string]any{"token": tc.Token, "user": tc.User, "role": tc.Role})
+				list = append(list, map[string]any{"token": tc.Token, "user": tc.User, "role": tc.Role.String()})
 			}
 			out[key] = list
 		case f.Type.Kind() == reflect.String:
@@ -1334,6 +1339,7 @@ func decodeTokens(key string, raw any, src source) ([]TokenConfig, error) {
 				node = src.node.Content[i]
 			}
 			var tc TokenConfig
+			var role string
 			for f, val := range m {
 				var dst *string
 				switch f {
@@ -1342,7 +1348,7 @@ func decodeTokens(key string, raw any, src source) ([]TokenConfig, error) {
 				case "user":
 					dst = &tc.User
 				case "role":
-					dst = &tc.Role
+					dst = &role
 				default:
 					return nil, cfgErr(ik+"."+f, "unknown key; a token has token, user and role")
 				}
@@ -1353,6 +1359,13 @@ func decodeTokens(key string, raw any, src source) ([]TokenConfig, error) {
 				if n := mappingValue(node, f); n != nil {
 					*dst = n.Value
 				}
+			}
+			if _, ok := m["role"]; ok {
+				r, err := api.ParseRole(role)
+				if err != nil {
+					return nil, cfgErr(ik+".role", "%v", err)
+				}
+				tc.Role = r
 			}
 			out = append(out, tc)
 		}

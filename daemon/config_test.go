@@ -16,6 +16,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/colocd/colocd/bandit"
+	"github.com/colocd/colocd/daemon/api"
 	"github.com/colocd/colocd/engine"
 )
 
@@ -123,7 +124,7 @@ tokens:
 	want.Pipeline.Window.Enabled = false
 	want.Pipeline.Fairness.Enabled = true
 	want.Pipeline.Fairness.Weights = map[string]float64{"bob": 3, "carol": 0.5}
-	want.Tokens = []TokenConfig{{Token: "env-token-123", User: "ops", Role: "admin"}, {Token: "env-token-456", User: "bot", Role: "reader"}}
+	want.Tokens = []TokenConfig{{Token: "env-token-123", User: "ops", Role: api.RoleAdmin}, {Token: "env-token-456", User: "bot", Role: api.RoleReader}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)
 	}
@@ -166,7 +167,7 @@ func TestConfigTokenFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []TokenConfig{{Token: "file-secret-1", User: "ana", Role: "submitter"}, {Token: "file-secret-2", User: "root", Role: "admin"}}
+	want := []TokenConfig{{Token: "file-secret-1", User: "ana", Role: api.RoleSubmitter}, {Token: "file-secret-2", User: "root", Role: api.RoleAdmin}}
 	if diff := cmp.Diff(want, got.Tokens); diff != "" {
 		t.Errorf("tokens (-want +got):\n%s", diff)
 	}
@@ -183,7 +184,7 @@ func TestConfigBad(t *testing.T) {
 	want := map[string]string{
 		"unknown-top": "lisen", "unknown-nested": "learning.stepsize", "listen": "listen",
 		"log-level": "log_level", "log-format": "log_format", "tls": "tls.key_file",
-		"token-short": "tokens[0].token", "token-role": "tokens[0].role", "token-dup": "tokens[1].token",
+		"token-short": "tokens[0].token", "token-role": "tokens[0].role", "token-norole": "tokens[0].role", "token-dup": "tokens[1].token",
 		"max-body": "api.max_body_bytes", "backend": "backend", "sim-speed": "sim.speed",
 		"sim-interval": "sim.metrics_interval", "yarn-rm": "yarn.rm_urls", "yarn-rm-url": "yarn.rm_urls[0]",
 		"yarn-submit": "yarn.submit", "yarn-command": "yarn.command.argv", "influx-url": "influx.url",
@@ -241,8 +242,8 @@ func TestConfigBad(t *testing.T) {
 }
 
 func TestConfigEnvNames(t *testing.T) {
-	if got := EnvName("yarn.rm_urls"); got != "COLOCD_YARN_RM_URLS" {
-		t.Errorf("EnvName = %q", got)
+	if got := envName("yarn.rm_urls"); got != "COLOCD_YARN_RM_URLS" {
+		t.Errorf("envName = %q", got)
 	}
 	// Every key is settable from the environment: a value that breaks it is
 	// reported naming that key (or its first item).
@@ -251,10 +252,10 @@ func TestConfigEnvNames(t *testing.T) {
 		{"sim.speed", "-1"}, {"retention.schedule", "x"}, {"shutdown_timeout", "1ns"}, {"log_level", "loud"},
 		{"pipeline.select.mode", "x"}, {"learning.credit", "x"}, {"api.max_body_bytes", "1"},
 	} {
-		_, err := Load(LoadOptions{Environ: environ(map[string]string{EnvName(tc.key): tc.bad})})
+		_, err := Load(LoadOptions{Environ: environ(map[string]string{envName(tc.key): tc.bad})})
 		var ce *ConfigError
-		if !errors.As(err, &ce) || ce.Key != tc.key || ce.Env != EnvName(tc.key) {
-			t.Errorf("%s=%q: err = %v, want a ConfigError naming %s and its variable", EnvName(tc.key), tc.bad, err, tc.key)
+		if !errors.As(err, &ce) || ce.Key != tc.key || ce.Env != envName(tc.key) {
+			t.Errorf("%s=%q: err = %v, want a ConfigError naming %s and its variable", envName(tc.key), tc.bad, err, tc.key)
 		}
 	}
 }
@@ -296,7 +297,7 @@ func TestShippedConfigs(t *testing.T) {
 		}
 	}
 	walk(doc, "")
-	for _, k := range Keys() {
+	for _, k := range configKeys() {
 		if !slices.Contains(present, k) {
 			t.Errorf("configs/colocd.yaml does not show key %s", k)
 		}
@@ -306,7 +307,7 @@ func TestShippedConfigs(t *testing.T) {
 	if err != nil {
 		t.Fatalf("configs/demo.yaml: %v", err)
 	}
-	want := []TokenConfig{{Token: "demo-submitter", User: "demo", Role: "submitter"}, {Token: "demo-admin", User: "admin", Role: "admin"}}
+	want := []TokenConfig{{Token: "demo-submitter", User: "demo", Role: api.RoleSubmitter}, {Token: "demo-admin", User: "admin", Role: api.RoleAdmin}}
 	if diff := cmp.Diff(want, demo.Tokens); diff != "" {
 		t.Errorf("demo tokens (-want +got):\n%s", diff)
 	}
@@ -495,8 +496,8 @@ yarn:
 // listed one is still read somewhere.
 func TestEnvNotKeysComplete(t *testing.T) {
 	keyVars := map[string]bool{}
-	for _, k := range Keys() {
-		keyVars[EnvName(k)] = true
+	for _, k := range configKeys() {
+		keyVars[envName(k)] = true
 	}
 	for name := range envNotKeys {
 		if keyVars[name] {

@@ -16,7 +16,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -139,9 +138,6 @@ func Serve(ctx context.Context, cfg Config, opts ServeOptions) (err error) {
 	if err != nil {
 		return err
 	}
-	for _, k := range b.kinds {
-		learner.Add(k)
-	}
 	eo, err := cfg.EngineOptions()
 	if err != nil {
 		return err
@@ -161,6 +157,7 @@ func Serve(ctx context.Context, cfg Config, opts ServeOptions) (err error) {
 
 	limits := cfg.Goodness.limits(b.limits)
 	eo.Store, eo.Learner, eo.Profiles, eo.Cluster, eo.Metrics, eo.Clock = store, learner, profiles, b.cluster, b.metrics, b.clock
+	eo.Kinds = b.kinds
 	eo.Journal, eo.Prom, eo.Rand = journal, prom, mrand.New(mrand.NewPCG(b.seed, b.seed^0x5851f42d4c957f2d))
 	eo.Logger, eo.Limits, eo.StallAfter = log.With("component", "engine"), limits, stallBound(cfg)
 	eng, err := engine.New(eo)
@@ -171,10 +168,7 @@ func Serve(ctx context.Context, cfg Config, opts ServeOptions) (err error) {
 	kickFn = eng.Kick
 	kickMu.Unlock()
 
-	tokens, err := apiTokens(cfg.Tokens)
-	if err != nil {
-		return err
-	}
+	tokens := apiTokens(cfg.Tokens)
 	handler, err := api.New(api.Deps{
 		Store: store, Learner: learner, Journal: journal, Controller: eng, Tokens: tokens,
 		Profiles: eng.Profiles(), Limits: limits, MaxKinds: cfg.API.MaxKinds, Writes: eng,
@@ -410,16 +404,12 @@ func (g GoodnessConfig) limits(def goodness.Limits) goodness.Limits {
 	}
 }
 
-func apiTokens(ts []TokenConfig) ([]api.Token, error) {
+func apiTokens(ts []TokenConfig) []api.Token {
 	out := make([]api.Token, 0, len(ts))
-	for i, t := range ts {
-		r, err := api.ParseRole(strings.ToLower(t.Role))
-		if err != nil {
-			return nil, cfgErr(fmt.Sprintf("tokens[%d].role", i), "%v", err)
-		}
-		out = append(out, api.Token{Secret: t.Token, User: t.User, Role: r})
+	for _, t := range ts {
+		out = append(out, api.Token{Secret: t.Token, User: t.User, Role: t.Role})
 	}
-	return out, nil
+	return out
 }
 
 var (

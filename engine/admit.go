@@ -85,9 +85,6 @@ func (e *Engine) admitOne(ctx context.Context, rep *AdmitReport) (done bool, err
 	if err != nil {
 		return true, err
 	}
-	for _, j := range snap.Pending {
-		e.learner.Add(j.Kind)
-	}
 	t0 := e.wall()
 	learned := e.pipeline.Decide(snap, e.rng)
 	took := e.wall().Sub(t0)

@@ -84,8 +84,14 @@ type presence struct {
 // Options are Engine's dependencies. Store, Learner, Cluster and Clock
 // are required; Metrics nil disables learning.
 type Options struct {
-	Store   *queue.Store
+	Store *queue.Store
+	// Learner is the pair preferences; from New on, the engine is its only
+	// writer (AddKind, ImportPreferences, ResetPreferences, the learning
+	// tick).
 	Learner *bandit.Learner
+	// Kinds are made known to the learner at New, before any job of them
+	// is stored (the simulator's workload kinds).
+	Kinds []string
 	// Profiles is the resource profile model the learning tick fits; nil
 	// makes one from Learning.Profile.
 	Profiles *profile.Model
@@ -192,6 +198,9 @@ func New(o Options) (*Engine, error) {
 		presence:   map[string]map[string]*presence{},
 		shareUsers: map[string]bool{},
 	}
+	for _, k := range o.Kinds {
+		e.learner.Add(k)
+	}
 	if e.rng == nil {
 		e.rng = rand.New(rand.NewPCG(1, 2))
 	}
@@ -233,7 +242,7 @@ func (e *Engine) Kick() {
 // Prepare fills backend defaults into j and validates what the backend
 // needs (api.Controller). Errors are *queue.FieldError. It changes nothing
 // else: a kind becomes known to the learner once a job of it is stored
-// (the API adds it) or reaches the admission window.
+// (AddKind).
 func (e *Engine) Prepare(j *queue.Job) error {
 	if p, ok := e.cluster.(JobPreparer); ok {
 		return p.Prepare(j)
@@ -373,9 +382,6 @@ func (e *Engine) StoreWrite(op string, err error) {
 	}
 	e.health.state.writeOp, e.health.state.writeErr = op, err
 }
-
-// Learner is the engine's learner.
-func (e *Engine) Learner() *bandit.Learner { return e.learner }
 
 // Profiles is the engine's resource profile model.
 func (e *Engine) Profiles() *profile.Model { return e.profiles }

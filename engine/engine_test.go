@@ -124,7 +124,8 @@ func newHarness(tb testing.TB, o harnessOpts) *harness {
 	return h
 }
 
-// submit queues jobs of the given kinds, in order, through Prepare.
+// submit queues jobs of the given kinds, in order, through Prepare, and
+// makes their kinds known as the API does.
 func (h *harness) submit(kinds ...string) []string {
 	h.tb.Helper()
 	var ids []string
@@ -137,6 +138,7 @@ func (h *harness) submit(kinds ...string) []string {
 		if err != nil {
 			h.tb.Fatal(err)
 		}
+		h.e.AddKind(got.Kind) // as the API does once a job is stored
 		ids = append(ids, got.ID)
 	}
 	return ids

@@ -27,18 +27,21 @@ type SyncReport struct {
 // saw is submitted again under the same id (the adapter looks a command
 // submission's tag up first), so a crash between recording and submitting
 // neither loses the job nor runs it twice. A running job whose application
-// vanished is marked failed. Reconcile may be retried; once it returns nil
+// vanished is marked failed. First it makes the kinds of every unfinished
+// job known to the learner. Reconcile may be retried; once it returns nil
 // the engine is ready.
 func (e *Engine) Reconcile(ctx context.Context) (SyncReport, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	var rep SyncReport
+	if err := e.knowStoredKinds(); err != nil {
+		return rep, fmt.Errorf("reconcile: %w", err)
+	}
 	jobs, err := e.activeJobs()
 	if err != nil {
 		return rep, err
 	}
 	for _, j := range jobs {
-		e.learner.Add(j.Kind)
 		st, err := e.cluster.App(ctx, j.AppID)
 		if err != nil && !errors.Is(err, cluster.ErrUnknownApp) {
 			e.backendError("app")

@@ -272,33 +272,6 @@ func (p *Pipeline) stack() []stage {
 	return s
 }
 
-// Config returns the configuration the pipeline runs with.
-func (p *Pipeline) Config() Config {
-	c := p.cfg
-	if c.Fairness.Weights != nil {
-		c.Fairness.Weights = make(map[string]float64, len(p.cfg.Fairness.Weights))
-		for k, v := range p.cfg.Fairness.Weights {
-			c.Fairness.Weights[k] = v
-		}
-	}
-	return c
-}
-
-// Deficits returns a copy of the fairness deficit per group (nil when
-// fairness is off).
-func (p *Pipeline) Deficits() map[string]float64 {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.fair == nil {
-		return nil
-	}
-	out := make(map[string]float64, len(p.fair.deficit))
-	for g, d := range p.fair.deficit {
-		out[g] = d
-	}
-	return out
-}
-
 // cand is one job moving through a decision.
 type cand struct {
 	job *Job

@@ -33,8 +33,11 @@ const (
 )
 
 // cliController is the engine side the API needs: Prepare fills nothing,
-// Kill marks the job killed.
-type cliController struct{ store *queue.Store }
+// Kill marks the job killed, the preference writes go to the learner.
+type cliController struct {
+	store   *queue.Store
+	learner *bandit.Learner
+}
 
 func (c cliController) Kick()                    {}
 func (c cliController) Prepare(*queue.Job) error { return nil }
@@ -44,6 +47,9 @@ func (c cliController) Ready(context.Context) error {
 func (c cliController) Kill(_ context.Context, id string) (queue.Job, error) {
 	return c.store.Finish(id, queue.StateKilled, "killed")
 }
+func (c cliController) AddKind(kind string)                       { c.learner.Add(kind) }
+func (c cliController) ImportPreferences(s bandit.Snapshot) error { return c.learner.Restore(s) }
+func (c cliController) ResetPreferences() error                   { c.learner.Reset(); return nil }
 
 type cliServer struct {
 	url      string
@@ -65,7 +71,7 @@ func startAPI(t *testing.T) *cliServer {
 	learner := bandit.New(bandit.Config{})
 	profiles := profile.New(profile.Config{})
 	h, err := api.New(api.Deps{
-		Store: store, Learner: learner, Controller: cliController{store},
+		Store: store, Learner: learner, Controller: cliController{store, learner},
 		Profiles: profiles, Limits: cliLimits,
 		Metrics: telemetry.New(prometheus.NewRegistry(), store),
 		Tokens: []api.Token{

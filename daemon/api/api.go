@@ -38,6 +38,24 @@ type Controller interface {
 	// it already holds (no call to the cluster). Its error may wrap a
 	// PublicReasoner, the reason /readyz shows without a token.
 	Ready(ctx context.Context) error
+	// AddKind makes kind known to the learner; the API calls it once a
+	// job of kind is stored.
+	AddKind(kind string)
+	// ImportPreferences replaces the learned preferences with s and
+	// persists them, or leaves them as they were. An invalid snapshot is a
+	// *bandit.FieldError wrapping bandit.ErrInvalidSnapshot.
+	ImportPreferences(s bandit.Snapshot) error
+	// ResetPreferences forgets every learned preference and kind and
+	// persists that, or leaves them as they were.
+	ResetPreferences() error
+}
+
+// Preferences is what the API reads of the learned pair preferences
+// (bandit.Learner). It writes them only through the Controller.
+type Preferences interface {
+	Snapshot() bandit.Snapshot
+	Config() bandit.Config
+	Kinds() []string
 }
 
 // Telemetry is what the API records of its requests and serves at
@@ -68,10 +86,10 @@ type WriteRecorder interface {
 
 // Deps is everything the API serves from.
 type Deps struct {
-	Store      *queue.Store    // required
-	Learner    *bandit.Learner // required
-	Journal    JournalReader   // nil: no decisions or goodness are listed
-	Controller Controller      // required
+	Store      *queue.Store  // required
+	Learner    Preferences   // required
+	Journal    JournalReader // nil: no decisions or goodness are listed
+	Controller Controller    // required
 	// Profiles is the learned per-kind resource profiles behind
 	// GET /v1/profiles; nil (or a nil *profile.Model): that endpoint is 404.
 	Profiles ProfileSource
@@ -116,7 +134,7 @@ const (
 // server holds the API's state; its methods are the handlers.
 type server struct {
 	store   *queue.Store
-	learner *bandit.Learner
+	learner Preferences
 	journal JournalReader
 	ctl     Controller
 	metrics Telemetry
@@ -183,7 +201,7 @@ func New(d Deps) (http.Handler, error) {
 		store: d.Store, learner: d.Learner, journal: d.Journal, ctl: d.Controller,
 		metrics: d.Metrics, auth: auth, now: d.Now, maxBody: d.MaxBodyBytes, log: d.Logger,
 		profiles: d.Profiles, limits: d.Limits, writes: d.Writes,
-		kinds: newKindGate(d.Learner, d.MaxKinds),
+		kinds: newKindGate(d.Learner, d.Controller, d.MaxKinds),
 	}
 	if s.now == nil {
 		s.now = time.Now

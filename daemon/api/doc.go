@@ -64,8 +64,10 @@
 //
 // A job of a kind the learner does not know is stored only while it knows
 // fewer than Deps.MaxKinds kinds (the preferences are K×K); the kind is
-// added to the learner once the job is stored, so a job rejected for any
-// reason adds none. Listings read only the jobs they return.
+// added to the learner (Controller.AddKind) once the job is stored, so a
+// job rejected for any reason adds none. The API reads the learner; its
+// only writes (a new kind, PUT and DELETE /v1/preferences) go through the
+// Controller, the engine, which persists them. Listings read only the jobs they return.
 //
 // A store that cannot write (ENOSPC, EDQUOT, EROFS, EFBIG, EIO anywhere in
 // the error) makes a request 503 with Retry-After: 30 — nothing was

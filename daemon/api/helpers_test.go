@@ -64,9 +64,11 @@ func (c *fakeClock) Advance(d time.Duration) {
 
 // fakeController records what the API asks of the engine. Prepare fills
 // resources for the kinds in defaults (like the simulator backend); Kill
-// marks admitted/running jobs killed in the store.
+// marks admitted/running jobs killed in the store; the preference writes
+// go to learner and are saved in the store, as the engine does.
 type fakeController struct {
-	store *queue.Store
+	store   *queue.Store
+	learner *bandit.Learner
 
 	mu         sync.Mutex
 	kicks      int
@@ -112,6 +114,28 @@ func (c *fakeController) Ready(ctx context.Context) error {
 		return c.readyErr
 	}
 	return ctx.Err()
+}
+
+func (c *fakeController) AddKind(kind string) { c.learner.Add(kind) }
+
+func (c *fakeController) ImportPreferences(s bandit.Snapshot) error {
+	if err := c.learner.Restore(s); err != nil {
+		return err
+	}
+	return c.save()
+}
+
+func (c *fakeController) ResetPreferences() error {
+	c.learner.Reset()
+	return c.save()
+}
+
+func (c *fakeController) save() error {
+	b, err := json.Marshal(c.learner.Snapshot())
+	if err != nil {
+		return err
+	}
+	return c.store.SavePreferences(b)
 }
 
 func (c *fakeController) Kicks() int {
@@ -177,7 +201,7 @@ func newHarness(t testing.TB, opts ...harnessOpt) *harness {
 		t.Fatalf("open journal: %v", err)
 	}
 	learner := bandit.New(bandit.Config{})
-	ctl := &fakeController{store: store, defaults: map[string]queue.Resources{
+	ctl := &fakeController{store: store, learner: learner, defaults: map[string]queue.Resources{
 		"kmeans": {Containers: 4, MemoryMB: 1536, VCores: 1},
 	}}
 	reg := prometheus.NewRegistry()

@@ -3,17 +3,16 @@ package api
 import (
 	"net/http"
 	"sync"
-
-	"github.com/colocd/colocd/bandit"
 )
 
 // kindGate bounds the job kinds the learner knows (Deps.MaxKinds; the pair
 // preferences are K×K): a job of a kind the learner does not know is
 // stored only while fewer than max kinds are known or being stored, and its
-// kind is added to the learner once the job is stored. A job that fails
-// validation or is not stored adds nothing.
+// kind is added to the learner (through the Controller) once the job is
+// stored. A job that fails validation or is not stored adds nothing.
 type kindGate struct {
-	learner *bandit.Learner
+	learner Preferences
+	ctl     Controller
 	max     int
 
 	mu sync.Mutex
@@ -26,8 +25,8 @@ type kindGate struct {
 	adding map[string]int
 }
 
-func newKindGate(l *bandit.Learner, maxKinds int) *kindGate {
-	return &kindGate{learner: l, max: maxKinds, known: map[string]bool{}, adding: map[string]int{}}
+func newKindGate(l Preferences, ctl Controller, maxKinds int) *kindGate {
+	return &kindGate{learner: l, ctl: ctl, max: maxKinds, known: map[string]bool{}, adding: map[string]int{}}
 }
 
 // reserve admits a job of kind, or says why not (422). The caller stores
@@ -59,7 +58,7 @@ func (g *kindGate) reserve(kind string) (done func(stored bool), err error) {
 			delete(g.adding, kind)
 		}
 		if stored {
-			g.learner.Add(kind)
+			g.ctl.AddKind(kind)
 			g.known[kind] = true
 		}
 	}, nil

@@ -3,10 +3,8 @@ package api
 import (
 	"bytes"
 	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"net/http"
 	"strconv"
 
@@ -33,7 +31,7 @@ type prefsView struct {
 func (s *server) prefsView() prefsView {
 	snap := s.learner.Snapshot()
 	v := prefsView{
-		Kinds: snap.Kinds, H: snap.H, Pi: piOf(snap.H), Baseline: snap.Baseline,
+		Kinds: snap.Kinds, H: snap.H, Pi: snap.Pi(), Baseline: snap.Baseline,
 		RowBaseline: snap.RowBaseline, Observations: snap.Observations,
 		RowObservations: snap.RowObservations, PairObservations: snap.PairObservations,
 		Rejected: snap.Rejected, Config: s.learner.Config(),
@@ -42,30 +40,6 @@ func (s *server) prefsView() prefsView {
 		v.Kinds, v.H, v.Pi, v.RowBaseline, v.RowObservations, v.PairObservations = []string{}, [][]float64{}, [][]float64{}, []float64{}, []int64{}, [][]int64{}
 	}
 	return v
-}
-
-// piOf returns the row-wise softmax of h (max subtracted, so it is finite).
-func piOf(h [][]float64) [][]float64 {
-	out := make([][]float64, len(h))
-	for i, row := range h {
-		out[i] = make([]float64, len(row))
-		if len(row) == 0 {
-			continue
-		}
-		m := math.Inf(-1)
-		for _, v := range row {
-			m = max(m, v)
-		}
-		var sum float64
-		for j, v := range row {
-			out[i][j] = math.Exp(v - m)
-			sum += out[i][j]
-		}
-		for j := range out[i] {
-			out[i][j] /= sum
-		}
-	}
-	return out
 }
 
 // getPreferences: GET /v1/preferences[?format=json|csv|snapshot][&matrix=pi|h].
@@ -152,8 +126,8 @@ func (s *server) heatmapSVG(w http.ResponseWriter, r *http.Request, _ principal)
 }
 
 // putPreferences: PUT /v1/preferences (admin) imports a bandit.Snapshot
-// (as GET ?format=snapshot returns it), then persists it. If persisting
-// fails the learner is put back as it was.
+// (as GET ?format=snapshot returns it); the engine persists it, or leaves
+// the preferences as they were.
 func (s *server) putPreferences(w http.ResponseWriter, r *http.Request, p principal) error {
 	var snap bandit.Snapshot
 	if err := decodeJSON(w, r, s.maxBody, &snap); err != nil {
@@ -163,17 +137,13 @@ func (s *server) putPreferences(w http.ResponseWriter, r *http.Request, p princi
 		return errorf(http.StatusUnprocessableEntity, "kinds", "the snapshot has %d kinds, over the limit set by api.max_kinds (%d)", len(snap.Kinds), s.kinds.max)
 	}
 	defer s.kinds.forget()
-	before := s.learner.Snapshot()
-	if err := s.learner.Restore(snap); err != nil {
+	if err := s.ctl.ImportPreferences(snap); err != nil {
 		var fe *bandit.FieldError
-		if errors.As(err, &fe) {
+		switch {
+		case errors.As(err, &fe):
 			return errorf(http.StatusBadRequest, fe.Field, "invalid snapshot: %s: %s", fe.Field, fe.Reason)
-		}
-		return errorf(http.StatusBadRequest, "", "invalid snapshot: %v", err)
-	}
-	if err := s.persistPreferences(); err != nil {
-		if rerr := s.learner.Restore(before); rerr != nil {
-			s.log.Error("restoring preferences after a failed save", "err", rerr)
+		case errors.Is(err, bandit.ErrInvalidSnapshot):
+			return errorf(http.StatusBadRequest, "", "invalid snapshot: %v", err)
 		}
 		return err
 	}
@@ -183,33 +153,14 @@ func (s *server) putPreferences(w http.ResponseWriter, r *http.Request, p princi
 }
 
 // resetPreferences: DELETE /v1/preferences (admin) forgets everything
-// learned (kinds stay unknown until seen again) and persists that.
+// learned (kinds stay unknown until a job of them is stored or learned
+// from); the engine persists that, or leaves the preferences as they were.
 func (s *server) resetPreferences(w http.ResponseWriter, _ *http.Request, p principal) error {
 	defer s.kinds.forget()
-	before := s.learner.Snapshot()
-	s.learner.Reset()
-	if err := s.persistPreferences(); err != nil {
-		if rerr := s.learner.Restore(before); rerr != nil {
-			s.log.Error("restoring preferences after a failed save", "err", rerr)
-		}
+	if err := s.ctl.ResetPreferences(); err != nil {
 		return err
 	}
 	s.log.Info("preferences reset", "by", p.User)
 	writeJSON(w, http.StatusOK, s.prefsView())
-	return nil
-}
-
-// persistPreferences saves the learner's snapshot as JSON in the store,
-// the format the daemon loads at start.
-func (s *server) persistPreferences() error {
-	b, err := json.Marshal(s.learner.Snapshot())
-	if err != nil {
-		return fmt.Errorf("encoding preferences: %w", err)
-	}
-	err = s.store.SavePreferences(b)
-	s.storeWrite("preferences", err)
-	if err != nil {
-		return fmt.Errorf("saving preferences: %w", err)
-	}
 	return nil
 }
