@@ -123,6 +123,10 @@ const DefaultOracleHorizon = time.Minute
 // preferences from the seed of the measured run.
 const WarmSeedOffset = 1_000_000
 
+// LoadWorkload reads a workload file (configs/workloads/*.yaml) for
+// RunConfig.Workload.
+func LoadWorkload(path string) (*sim.Workload, error) { return sim.LoadWorkload(path) }
+
 // RunConfig configures one run.
 type RunConfig struct {
 	Workload *sim.Workload // required

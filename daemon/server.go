@@ -22,12 +22,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/colocd/colocd/bandit"
-	"github.com/colocd/colocd/collector"
 	"github.com/colocd/colocd/daemon/api"
 	"github.com/colocd/colocd/engine"
 	"github.com/colocd/colocd/goodness"
 	"github.com/colocd/colocd/internal/simcluster"
-	"github.com/colocd/colocd/internal/usage"
 	"github.com/colocd/colocd/internal/yarncluster"
 	"github.com/colocd/colocd/journal"
 	"github.com/colocd/colocd/profile"
@@ -108,7 +106,7 @@ func Serve(ctx context.Context, cfg Config, opts ServeOptions) (err error) {
 	closers = append(closers, b.close)
 
 	// Store, learner, journal, metrics.
-	store, err := queue.Open(filepath.Join(cfg.DataDir, "colocd.db"), queue.Options{
+	store, err := queue.Open(StorePath(cfg), queue.Options{
 		Timeout: 5 * time.Second, Now: b.clock.Now, Logger: log.With("component", "store"),
 		AcceptMetaFallback: opts.AcceptStoreRollback,
 	})
@@ -368,16 +366,16 @@ func openYarnBackend(cfg Config, log *slog.Logger) (backend, error) {
 	if err != nil {
 		return backend{}, cfgErr("yarn", "%v", err)
 	}
-	col, err := collector.New(cfg.Influx.CollectorConfig())
+	src, closeSrc, err := openUsage(cfg)
 	if err != nil {
-		return backend{}, cfgErr("influx", "%v", err)
+		return backend{}, err
 	}
 	c := yarncluster.New(yc, cfg.Yarn, log.With("component", "yarn"))
 	seed := randomSeed()
 	return backend{
-		cluster: c, metrics: usage.NewInflux(col), clock: engine.WallClock{}, seed: seed,
+		cluster: c, metrics: src, clock: engine.WallClock{}, seed: seed,
 		checkpoint: func() error { return nil },
-		close:      func() error { col.Close(); return nil },
+		close:      func() error { closeSrc(); return nil },
 	}, nil
 }
 

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/colocd/colocd/bandit"
-	"github.com/colocd/colocd/goodness"
 	"github.com/colocd/colocd/journal"
 	"github.com/colocd/colocd/profile"
 	"github.com/colocd/colocd/queue"
@@ -76,68 +75,22 @@ func (e *Engine) Learn(ctx context.Context, from, to time.Time) (LearnReport, er
 		return rep, nil
 	}
 	slices.Sort(hosts)
-	usage, stale, err := e.metrics.Usage(ctx, hosts, from, to)
+	readings, _, err := ReadUsage(ctx, e.metrics, hosts, from, to, e.limits)
 	if err != nil {
 		e.backendError("metrics")
 		return rep, fmt.Errorf("learn [%s, %s]: %w: %w", from.Format(time.RFC3339), to.Format(time.RFC3339), ErrMetrics, err)
 	}
-	staleSet := map[string]bool{}
-	for _, h := range stale {
-		staleSet[h] = true
-	}
-	now := e.clock.Now()
 	// The profiles' observations: each node's usage and the containers of
 	// each kind that ran there, time-weighted over the interval.
 	var obs []profile.Observation
 	for _, h := range hosts {
-		u, ok := usage[h]
-		if !ok || staleSet[h] || u.Validate() != nil {
+		r, ok := readings[h]
+		if !ok || r.Usage.Validate() != nil {
 			continue // stale and invalid hosts are reported for co-locations below
 		}
-		obs = append(obs, profile.Observation{Node: h, Usage: profile.Usage(u, e.limits), Containers: comps[h]})
+		obs = append(obs, profile.Observation{Node: h, Usage: profile.Usage(r.Usage, e.limits), Containers: comps[h]})
 	}
-	sum := map[pairKey]float64{}
-	n := map[pairKey]int{}
-	var order []pairKey
-	for _, c := range colos {
-		u, ok := usage[c.node]
-		if !ok || staleSet[c.node] {
-			rep.Stale = append(rep.Stale, c.node)
-			continue
-		}
-		g, err := goodness.Checked(u, e.limits)
-		if err != nil {
-			e.log.Warn("learn: usage rejected", "node", c.node, "err", err)
-			rep.Invalid = append(rep.Invalid, c.node)
-			continue
-		}
-		rep.Observed++
-		// The residual: what the profiles did not predict. Prediction before
-		// this tick is folded in, so it is out of sample.
-		pred := profile.PredictGoodness(e.scoreSrc, comps[c.node])
-		rep.Goodness = append(rep.Goodness, GoodnessCheck{Node: c.node, Kinds: c.kinds, Observed: g, Predicted: pred})
-		if e.pairReward == RewardResidual {
-			g -= pred
-		}
-		for i := 0; i < len(c.kinds); i++ {
-			for k := i + 1; k < len(c.kinds); k++ {
-				pk := pairKey{later: c.kinds[k], earlier: c.kinds[i]}
-				e.journalGoodness(journal.GoodnessRecord{At: now, From: from, To: to, Node: c.node, Chosen: pk.later, Given: pk.earlier, G: g, Usage: u})
-				if e.aggregate == AggregateNode {
-					e.credit(pk, g, &rep)
-					continue
-				}
-				if n[pk] == 0 {
-					order = append(order, pk)
-				}
-				sum[pk] += g
-				n[pk]++
-			}
-		}
-	}
-	for _, pk := range order { // pair aggregation: nodes in name order, pairs in first-seen order
-		e.credit(pk, sum[pk]/float64(n[pk]), &rep)
-	}
+	e.learnPairs(colos, comps, readings, from, to, &rep)
 	if len(obs) > 0 {
 		rep.Profile = e.profiles.Observe(obs)
 	}
@@ -161,6 +114,55 @@ func (e *Engine) Learn(ctx context.Context, from, to time.Time) (LearnReport, er
 	}
 	e.log.Debug("learned", "colocations", rep.Colocations, "observed", rep.Observed, "updates", rep.Updates, "stale", len(rep.Stale))
 	return rep, nil
+}
+
+// learnPairs scores every co-location whose node has a reading, journals
+// the goodness of each kind pair on it and credits the learner: per node
+// (AggregateNode) or once per pair with its mean over the nodes.
+func (e *Engine) learnPairs(colos []colocation, comps map[string][]profile.KindCount, readings map[string]Reading, from, to time.Time, rep *LearnReport) {
+	now := e.clock.Now()
+	sum := map[pairKey]float64{}
+	n := map[pairKey]int{}
+	var order []pairKey
+	for _, c := range colos {
+		r, ok := readings[c.node]
+		if !ok {
+			rep.Stale = append(rep.Stale, c.node)
+			continue
+		}
+		if r.Err != nil {
+			e.log.Warn("learn: usage rejected", "node", c.node, "err", r.Err)
+			rep.Invalid = append(rep.Invalid, c.node)
+			continue
+		}
+		g := r.Goodness
+		rep.Observed++
+		// The residual: what the profiles did not predict. Prediction before
+		// this tick is folded in, so it is out of sample.
+		pred := profile.PredictGoodness(e.scoreSrc, comps[c.node])
+		rep.Goodness = append(rep.Goodness, GoodnessCheck{Node: c.node, Kinds: c.kinds, Observed: g, Predicted: pred})
+		if e.pairReward == RewardResidual {
+			g -= pred
+		}
+		for i := 0; i < len(c.kinds); i++ {
+			for k := i + 1; k < len(c.kinds); k++ {
+				pk := pairKey{later: c.kinds[k], earlier: c.kinds[i]}
+				e.journalGoodness(journal.GoodnessRecord{At: now, From: from, To: to, Node: c.node, Chosen: pk.later, Given: pk.earlier, G: g, Usage: r.Usage})
+				if e.aggregate == AggregateNode {
+					e.credit(pk, g, rep)
+					continue
+				}
+				if n[pk] == 0 {
+					order = append(order, pk)
+				}
+				sum[pk] += g
+				n[pk]++
+			}
+		}
+	}
+	for _, pk := range order { // pair aggregation: nodes in name order, pairs in first-seen order
+		e.credit(pk, sum[pk]/float64(n[pk]), rep)
+	}
 }
 
 // credit applies goodness g of pair pk to the learner.

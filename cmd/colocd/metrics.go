@@ -1,21 +1,16 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/colocd/colocd/collector"
 	"github.com/colocd/colocd/daemon"
-	"github.com/colocd/colocd/goodness"
-	"github.com/colocd/colocd/yarnclient"
 )
 
 // hostMetrics is one host of `colocd metrics --json`.
@@ -44,16 +39,9 @@ configured YARN ResourceManager are used.
   colocd metrics --config /etc/colocd/colocd.yaml --from 2026-03-01T10:00:00Z --to 2026-03-01T10:01:00Z --json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			f, err := parseTime("--from", from)
+			f, t, err := parseWindow(from, to)
 			if err != nil {
 				return err
-			}
-			t, err := parseTime("--to", to)
-			if err != nil {
-				return err
-			}
-			if !t.After(f) {
-				return usagef("--to (%s) must be after --from (%s)", to, from)
 			}
 			cfg, err := loadConfig(cmd, g, map[string]string{
 				"influx-url": "influx.url", "influx-org": "influx.org",
@@ -62,62 +50,24 @@ configured YARN ResourceManager are used.
 			if err != nil {
 				return err
 			}
-			if cfg.Influx.URL == "" {
-				return usagef("no InfluxDB: set influx.url (--influx-url or COLOCD_INFLUX_URL)")
-			}
-			lim := goodness.Limits{DiskRead: cfg.Goodness.DiskReadMBps * 1e6, DiskWrite: cfg.Goodness.DiskWriteMBps * 1e6,
-				NetRecv: cfg.Goodness.NetRecvMBps * 1e6, NetSent: cfg.Goodness.NetSentMBps * 1e6}
-			if err := lim.Validate(); err != nil {
-				return usagef("goodness limits: set goodness.disk_read_mbps, disk_write_mbps, net_recv_mbps and net_sent_mbps (> 0): %v", err)
-			}
-			col, err := collector.New(cfg.Influx.CollectorConfig())
+			readings, stale, err := daemon.ReadMetrics(cmd.Context(), cfg, splitList(hosts), f, t)
 			if err != nil {
-				return usageError{fmt.Errorf("influx: %w", err)}
-			}
-			defer col.Close()
-			list := splitList(hosts)
-			if len(list) == 0 {
-				if list, err = yarnHosts(cmd.Context(), cfg); err != nil {
-					return err
-				}
-			}
-			res, err := col.Usage(cmd.Context(), list, f, t)
-			if err != nil && !errors.Is(err, collector.ErrEmpty) {
 				return err
 			}
 			out := map[string]hostMetrics{}
-			for h, u := range res.Usage {
-				gv, err := goodness.Checked(u, lim)
-				if err != nil {
-					return fmt.Errorf("host %s: %w", h, err)
+			for h, r := range readings {
+				if r.Err != nil {
+					fmt.Fprintf(cmd.ErrOrStderr(), "colocd: host %s: usage rejected: %v\n", h, r.Err)
+					continue
 				}
+				u := r.Usage
 				out[h] = hostMetrics{CPU: u.CPU, IOWait: u.IOWait, DiskReadBps: u.DiskRead, DiskWriteBps: u.DiskWrite,
-					NetRecvBps: u.NetRecv, NetSentBps: u.NetSent, Goodness: gv}
+					NetRecvBps: u.NetRecv, NetSentBps: u.NetSent, Goodness: r.Goodness}
 			}
-			for _, h := range res.Stale {
-				fmt.Fprintf(cmd.ErrOrStderr(), "colocd: host %s: stale (newest point older than influx.stale_after)\n", h)
+			for _, h := range stale {
+				fmt.Fprintf(cmd.ErrOrStderr(), "colocd: host %s: no fresh data in the window (none, or the newest point is older than influx.stale_after)\n", h)
 			}
-			for _, h := range res.Missing {
-				fmt.Fprintf(cmd.ErrOrStderr(), "colocd: host %s: no data in the window\n", h)
-			}
-			if asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(map[string]any{"hosts": out})
-			}
-			names := make([]string, 0, len(out))
-			for h := range out {
-				names = append(names, h)
-			}
-			slices.Sort(names)
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "HOST\tCPU\tIOWAIT\tDISK READ\tDISK WRITE\tNET RECV\tNET SENT\tGOODNESS")
-			for _, h := range names {
-				m := out[h]
-				fmt.Fprintf(tw, "%s\t%.1f%%\t%.1f%%\t%s\t%s\t%s\t%s\t%.2f\n", h, 100*m.CPU, 100*m.IOWait,
-					rate(m.DiskReadBps), rate(m.DiskWriteBps), rate(m.NetRecvBps), rate(m.NetSentBps), m.Goodness)
-			}
-			return tw.Flush()
+			return printMetrics(cmd.OutOrStdout(), out, asJSON)
 		},
 	}
 	fl := cmd.Flags()
@@ -130,6 +80,45 @@ configured YARN ResourceManager are used.
 	fl.String("influx-bucket", "", "bucket, 1.8: db/rp (config key influx.bucket)")
 	fl.String("influx-token", "", "token, 1.8: user:password (config key influx.token; prefer COLOCD_INFLUX_TOKEN)")
 	return cmd
+}
+
+// printMetrics writes the hosts' metrics as {"hosts": {...}} JSON or a
+// table sorted by host.
+func printMetrics(w io.Writer, out map[string]hostMetrics, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(map[string]any{"hosts": out})
+	}
+	names := make([]string, 0, len(out))
+	for h := range out {
+		names = append(names, h)
+	}
+	slices.Sort(names)
+	tw := table(w)
+	fmt.Fprintln(tw, "HOST\tCPU\tIOWAIT\tDISK READ\tDISK WRITE\tNET RECV\tNET SENT\tGOODNESS")
+	for _, h := range names {
+		m := out[h]
+		fmt.Fprintf(tw, "%s\t%.1f%%\t%.1f%%\t%s\t%s\t%s\t%s\t%.2f\n", h, 100*m.CPU, 100*m.IOWait,
+			rate(m.DiskReadBps), rate(m.DiskWriteBps), rate(m.NetRecvBps), rate(m.NetSentBps), m.Goodness)
+	}
+	return tw.Flush()
+}
+
+// parseWindow parses --from and --to; to must be after from.
+func parseWindow(from, to string) (time.Time, time.Time, error) {
+	f, err := parseTime("--from", from)
+	if err != nil {
+		return f, f, err
+	}
+	t, err := parseTime("--to", to)
+	if err != nil {
+		return f, t, err
+	}
+	if !t.After(f) {
+		return f, t, usagef("--to (%s) must be after --from (%s)", to, from)
+	}
+	return f, t, nil
 }
 
 func parseTime(flag, s string) (time.Time, error) {
@@ -151,30 +140,6 @@ func splitList(s string) []string {
 		}
 	}
 	return out
-}
-
-// yarnHosts lists the RUNNING nodes' host names.
-func yarnHosts(ctx context.Context, cfg daemon.Config) ([]string, error) {
-	if len(cfg.Yarn.RMURLs) == 0 {
-		return nil, usagef("no hosts: pass --hosts, or configure yarn.rm_urls to list the cluster's nodes")
-	}
-	yc, err := yarnclient.New(cfg.Yarn.ClientConfig(nil))
-	if err != nil {
-		return nil, usageError{fmt.Errorf("yarn: %w", err)}
-	}
-	nodes, err := yc.Nodes(ctx, "RUNNING")
-	if err != nil {
-		return nil, fmt.Errorf("list YARN nodes: %w", err)
-	}
-	var out []string
-	for _, n := range nodes {
-		h := n.NodeHostName
-		if h == "" {
-			h, _, _ = strings.Cut(n.ID, ":")
-		}
-		out = append(out, h)
-	}
-	return out, nil
 }
 
 // rate formats bytes/s.

@@ -15,7 +15,6 @@ import (
 
 	"github.com/colocd/colocd/bench"
 	"github.com/colocd/colocd/daemon"
-	"github.com/colocd/colocd/sim"
 )
 
 // simFlags are `colocd sim`'s flags.
@@ -107,7 +106,7 @@ func runSim(cmd *cobra.Command, g *globals, f *simFlags) error {
 	if f.parallel < 1 {
 		return usagef("sim: --parallel must be >= 1, got %d", f.parallel)
 	}
-	w, err := sim.LoadWorkload(f.workload)
+	w, err := bench.LoadWorkload(f.workload)
 	if err != nil {
 		return usageError{err}
 	}
@@ -148,20 +147,9 @@ func runSim(cmd *cobra.Command, g *globals, f *simFlags) error {
 		return usagef("sim: --study must be speed, warm-start, reward or profiles, got %q", f.study)
 	}
 
-	var policies []bench.Policy
-	if f.compare != "" {
-		if policies, err = bench.ParsePolicies(f.compare); err != nil {
-			return usageError{err}
-		}
-		if !slices.Contains(policies, bench.FIFO) {
-			policies = append([]bench.Policy{bench.FIFO}, policies...) // the reference
-		}
-	} else {
-		p, err := bench.ParsePolicy(f.policy)
-		if err != nil {
-			return usageError{err}
-		}
-		policies = []bench.Policy{p}
+	policies, err := simPolicies(f)
+	if err != nil {
+		return err
 	}
 	cfgs := bench.Configs(tmpl, policies, seeds)
 	bar := newProgressBar(errOut, len(cfgs))
@@ -170,6 +158,44 @@ func runSim(cmd *cobra.Command, g *globals, f *simFlags) error {
 	if err != nil {
 		return err
 	}
+	if err := printSimResults(out, f, tmpl.Name, results); err != nil {
+		return err
+	}
+	if f.plotDir != "" {
+		files, err := bench.WritePlots(f.plotDir, results)
+		if err != nil {
+			return err
+		}
+		for _, p := range files {
+			fmt.Fprintln(errOut, "wrote", p)
+		}
+	}
+	return nil
+}
+
+// simPolicies is --compare's policies with fifo first (the reference), or
+// --policy alone.
+func simPolicies(f *simFlags) ([]bench.Policy, error) {
+	if f.compare == "" {
+		p, err := bench.ParsePolicy(f.policy)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		return []bench.Policy{p}, nil
+	}
+	policies, err := bench.ParsePolicies(f.compare)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	if !slices.Contains(policies, bench.FIFO) {
+		policies = append([]bench.Policy{bench.FIFO}, policies...)
+	}
+	return policies, nil
+}
+
+// printSimResults writes the results as JSON lines (--json), the
+// side-by-side table (--compare) or a line per run.
+func printSimResults(out io.Writer, f *simFlags, name string, results []bench.Result) error {
 	switch {
 	case f.json:
 		enc := json.NewEncoder(out)
@@ -183,24 +209,13 @@ func runSim(cmd *cobra.Command, g *globals, f *simFlags) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "%s, %d seeds from %d, %s\n", tmpl.Name, f.runs, f.seed, machine())
-		if err := bench.WriteTable(out, sums); err != nil {
-			return err
-		}
+		fmt.Fprintf(out, "%s, %d seeds from %d, %s\n", name, f.runs, f.seed, machine())
+		return bench.WriteTable(out, sums)
 	default:
 		for _, r := range results {
 			fmt.Fprintf(out, "%s %s seed %d: %d jobs, makespan %.0f s (%.1f min), mean JCT %.0f s, cpu %.2f iowait %.3f disk %.2f net %.2f, %d decisions\n",
 				r.Workload, r.Policy, r.Seed, r.Jobs, r.MakespanS, r.MakespanS/60, r.MeanJCTS,
 				r.MeanCPUUtil, r.MeanIOWait, r.MeanDiskUtil, r.MeanNetUtil, r.Decisions)
-		}
-	}
-	if f.plotDir != "" {
-		files, err := bench.WritePlots(f.plotDir, results)
-		if err != nil {
-			return err
-		}
-		for _, p := range files {
-			fmt.Fprintln(errOut, "wrote", p)
 		}
 	}
 	return nil

@@ -1,23 +1,16 @@
 package main
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"path/filepath"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/colocd/colocd/queue"
+	"github.com/colocd/colocd/daemon"
 )
-
-// storeFile is the store's file name in data_dir (daemon.Serve opens it).
-const storeFile = "colocd.db"
 
 func newStoreCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
@@ -59,17 +52,14 @@ JSON (raw bytes of quarantined records in base64).
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			path := ""
-			if len(args) == 1 {
-				path = args[0]
-			} else {
-				cfg, err := loadConfig(cmd, g, nil)
-				if err != nil {
+			var cfg daemon.Config
+			if len(args) == 0 {
+				var err error
+				if cfg, err = loadConfig(cmd, g, nil); err != nil {
 					return err
 				}
-				path = filepath.Join(cfg.DataDir, storeFile)
 			}
-			rep, err := queue.Check(path, queue.CheckOptions{Timeout: timeout})
+			rep, err := daemon.CheckStore(cfg, strings.Join(args, ""), timeout)
 			if err != nil {
 				return fmt.Errorf("store check: %w", err)
 			}
@@ -80,7 +70,7 @@ JSON (raw bytes of quarantined records in base64).
 				if err := enc.Encode(rep); err != nil {
 					return err
 				}
-			} else if err := printReport(out, &rep); err != nil {
+			} else if err := rep.WriteText(out); err != nil {
 				return err
 			}
 			if !rep.Clean() {
@@ -92,69 +82,4 @@ JSON (raw bytes of quarantined records in base64).
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	cmd.Flags().DurationVar(&timeout, "timeout", time.Second, "how long to wait for the file lock")
 	return cmd
-}
-
-// printReport writes the report as text: the file, both meta pages, the
-// records, each problem and each quarantined record.
-func printReport(w io.Writer, r *queue.Report) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	verdict := "clean"
-	if !r.Clean() {
-		verdict = fmt.Sprintf("%d problem(s)", len(r.Problems))
-	}
-	fmt.Fprintf(tw, "file\t%s\t%s\n", r.Path, verdict)
-	fmt.Fprintf(tw, "size\t%d bytes, page size %d\n", r.Size, r.PageSize)
-	for _, m := range r.Meta {
-		state := "ok"
-		if m.Damage != "" {
-			state = "DAMAGED: " + m.Damage
-		}
-		fmt.Fprintf(tw, "meta page %d\ttxid %d, %d pages in use\t%s\n", m.Page, m.Txid, m.HighWater, state)
-	}
-	if r.Txid != 0 {
-		fmt.Fprintf(tw, "opens at\ttxid %d, schema %d\n", r.Txid, r.Schema)
-	}
-	if r.Scanned {
-		states := make([]string, 0, len(r.Jobs))
-		total := 0
-		for _, st := range queue.States {
-			if n := r.Jobs[st]; n > 0 {
-				states = append(states, fmt.Sprintf("%s %d", st, n))
-				total += n
-			}
-		}
-		fmt.Fprintf(tw, "records\t%d jobs (%s), %d kind histories\n", total, strings.Join(states, ", "), r.Kinds)
-	} else {
-		fmt.Fprintf(tw, "records\tnot read: the file is too damaged for bbolt to read them safely\n")
-	}
-	for _, p := range r.Problems {
-		fmt.Fprintf(tw, "PROBLEM %s\t%s\t%s\n", p.Kind, p.Where, p.What)
-	}
-	for _, q := range r.Quarantined {
-		fmt.Fprintf(tw, "quarantined\t%s/%s\t%s at %s; %d bytes: %s\n", q.Bucket, q.Key, q.Reason,
-			q.At.Format(time.RFC3339), len(q.Raw), preview(q.Raw))
-	}
-	return tw.Flush()
-}
-
-// preview shows the start of raw bytes: as text when printable, else base64.
-func preview(b []byte) string {
-	const max = 80
-	cut := b
-	if len(cut) > max {
-		cut = cut[:max]
-	}
-	for _, c := range cut {
-		if c < 0x20 || c > 0x7e {
-			return "base64 " + base64.StdEncoding.EncodeToString(cut) + ellipsis(len(b) > max)
-		}
-	}
-	return fmt.Sprintf("%q", cut) + ellipsis(len(b) > max)
-}
-
-func ellipsis(more bool) string {
-	if more {
-		return "…"
-	}
-	return ""
 }

@@ -13,6 +13,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/colocd/colocd/daemon"
 	"github.com/colocd/colocd/queue"
 )
 
@@ -20,7 +21,7 @@ import (
 // its path and the jobs.
 func storeWith(t *testing.T, dir string, n int) (string, []queue.Job) {
 	t.Helper()
-	path := filepath.Join(dir, storeFile)
+	path := daemon.StorePath(daemon.Config{DataDir: dir})
 	s, err := queue.Open(path, queue.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)

@@ -5,18 +5,33 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/colocd/colocd/yarnclient"
+	"github.com/colocd/colocd/daemon"
 )
 
 // yarnFlags are the flags every yarn subcommand takes.
 type yarnFlags struct {
+	g      *globals
 	asJSON bool
+}
+
+// client is the ResourceManager client colocd serve would build from the
+// configuration and --rm/--user.
+func (yf *yarnFlags) client(cmd *cobra.Command) (*daemon.YarnRM, error) {
+	cfg, err := loadConfig(cmd, yf.g, map[string]string{"rm": "yarn.rm_urls", "user": "yarn.user"})
+	if err != nil {
+		return nil, err
+	}
+	if len(cfg.Yarn.RMURLs) == 0 {
+		return nil, usagef("no ResourceManager: pass --rm URL[,URL] or set yarn.rm_urls (COLOCD_YARN_RM_URLS)")
+	}
+	return daemon.YarnClient(cfg, nil)
 }
 
 func newYarnCmd(g *globals) *cobra.Command {
@@ -35,26 +50,16 @@ field names.`,
 	pf.String("rm", "", "comma-separated RM URLs (config key yarn.rm_urls)")
 	pf.String("user", "", "simple-auth user.name (config key yarn.user)")
 	pf.BoolVar(&yf.asJSON, "json", false, "print JSON")
+	yf.g = g
+	cmd.AddCommand(newYarnInfoCmd(yf), newYarnNodesCmd(yf), newYarnAppsCmd(yf), newYarnAppCmd(yf))
+	return cmd
+}
 
-	client := func(cmd *cobra.Command) (*yarnclient.Client, error) {
-		cfg, err := loadConfig(cmd, g, map[string]string{"rm": "yarn.rm_urls", "user": "yarn.user"})
-		if err != nil {
-			return nil, err
-		}
-		if len(cfg.Yarn.RMURLs) == 0 {
-			return nil, usagef("no ResourceManager: pass --rm URL[,URL] or set yarn.rm_urls (COLOCD_YARN_RM_URLS)")
-		}
-		c, err := yarnclient.New(cfg.Yarn.ClientConfig(nil))
-		if err != nil {
-			return nil, usageError{fmt.Errorf("yarn: %w", err)}
-		}
-		return c, nil
-	}
-
-	info := &cobra.Command{
+func newYarnInfoCmd(yf *yarnFlags) *cobra.Command {
+	return &cobra.Command{
 		Use: "info", Short: "Cluster info and metrics", Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := client(cmd)
+			c, err := yf.client(cmd)
 			if err != nil {
 				return err
 			}
@@ -83,12 +88,14 @@ field names.`,
 			return tw.Flush()
 		},
 	}
+}
 
+func newYarnNodesCmd(yf *yarnFlags) *cobra.Command {
 	var states []string
 	nodes := &cobra.Command{
 		Use: "nodes", Short: "Nodes and their free resources", Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := client(cmd)
+			c, err := yf.client(cmd)
 			if err != nil {
 				return err
 			}
@@ -109,14 +116,17 @@ field names.`,
 		},
 	}
 	nodes.Flags().StringSliceVar(&states, "state", nil, "node states (RUNNING, UNHEALTHY, LOST, ...); default all")
+	return nodes
+}
 
-	var f yarnclient.AppsFilter
+func newYarnAppsCmd(yf *yarnFlags) *cobra.Command {
+	var f daemon.YarnAppsFilter
 	var tags, appStates []string
 	var limit int
 	apps := &cobra.Command{
 		Use: "apps", Short: "Applications (filters: --state, --queue, --app-user, --tag)", Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := client(cmd)
+			c, err := yf.client(cmd)
 			if err != nil {
 				return err
 			}
@@ -128,7 +138,7 @@ field names.`,
 			if yf.asJSON {
 				return printJSON(cmd.OutOrStdout(), as)
 			}
-			slices.SortFunc(as, func(a, b yarnclient.App) int { return strings.Compare(a.ID, b.ID) })
+			sort.Slice(as, func(i, j int) bool { return as[i].ID < as[j].ID })
 			tw := table(cmd.OutOrStdout())
 			fmt.Fprintln(tw, "ID\tNAME\tUSER\tQUEUE\tSTATE\tFINAL\tPROGRESS\tMEM MB\tVCORES\tTAGS")
 			for _, a := range as {
@@ -144,11 +154,14 @@ field names.`,
 	af.StringVar(&f.User, "app-user", "", "applications of this user")
 	af.StringSliceVar(&tags, "tag", nil, "application tags (any of), e.g. colocd-kind-kmeans")
 	af.IntVar(&limit, "limit", 0, "at most this many")
+	return apps
+}
 
-	app := &cobra.Command{
+func newYarnAppCmd(yf *yarnFlags) *cobra.Command {
+	return &cobra.Command{
 		Use: "app ID", Short: "One application and where its containers run", Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := client(cmd)
+			c, err := yf.client(cmd)
 			if err != nil {
 				return err
 			}
@@ -188,8 +201,6 @@ field names.`,
 			return tw.Flush()
 		},
 	}
-	cmd.AddCommand(info, nodes, apps, app)
-	return cmd
 }
 
 func printJSON(w io.Writer, v any) error {

@@ -1,0 +1,114 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	"github.com/colocd/colocd/collector"
+	"github.com/colocd/colocd/engine"
+	"github.com/colocd/colocd/goodness"
+	"github.com/colocd/colocd/internal/usage"
+	"github.com/colocd/colocd/internal/yarncluster"
+	"github.com/colocd/colocd/queue"
+	"github.com/colocd/colocd/yarnclient"
+)
+
+// The inspection commands (colocd metrics, yarn, store check) read through
+// the same code colocd serve runs, built from the same configuration.
+
+// storeFile is the store's file name in data_dir.
+const storeFile = "colocd.db"
+
+// StorePath is the store file of cfg: colocd.db in data_dir.
+func StorePath(cfg Config) string { return filepath.Join(cfg.DataDir, storeFile) }
+
+// CheckStore checks the store file path (StorePath(cfg) when path is
+// empty) without changing it; see queue.Check.
+func CheckStore(cfg Config, path string, lockTimeout time.Duration) (queue.Report, error) {
+	if path == "" {
+		path = StorePath(cfg)
+	}
+	return queue.Check(path, queue.CheckOptions{Timeout: lockTimeout})
+}
+
+// YarnClient is the ResourceManager client colocd serve builds from the
+// yarn section; log may be nil. A missing yarn.rm_urls is a *ConfigError.
+func YarnClient(cfg Config, log *slog.Logger) (*YarnRM, error) {
+	if len(cfg.Yarn.RMURLs) == 0 {
+		return nil, cfgErr("yarn.rm_urls", "no ResourceManager: set yarn.rm_urls (COLOCD_YARN_RM_URLS)")
+	}
+	c, err := yarnclient.New(cfg.Yarn.ClientConfig(log))
+	if err != nil {
+		return nil, cfgErr("yarn", "%v", err)
+	}
+	return c, nil
+}
+
+// YarnRM is the ResourceManager client YarnClient returns, and
+// YarnAppsFilter selects the applications its Apps lists: named here so
+// that the inspection commands need nothing but the daemon.
+type (
+	YarnRM         = yarnclient.Client
+	YarnAppsFilter = yarnclient.AppsFilter
+)
+
+// openUsage is the metrics source of the influx section, as the learning
+// tick reads it; close releases it.
+func openUsage(cfg Config) (src engine.UsageSource, close func(), err error) {
+	col, err := collector.New(cfg.Influx.CollectorConfig())
+	if err != nil {
+		return nil, nil, cfgErr("influx", "%v", err)
+	}
+	return usage.NewInflux(col), col.Close, nil
+}
+
+// ReadMetrics reads what the learning tick would read over [from, to):
+// each host's mean usage from the configured metrics source and its
+// goodness with the configured limits (engine.ReadUsage). Without hosts it
+// reads the running nodes of the configured ResourceManager, named as the
+// tick names them. Configuration the read needs and lacks (influx.url, a
+// goodness limit, hosts without yarn.rm_urls) is a *ConfigError.
+func ReadMetrics(ctx context.Context, cfg Config, hosts []string, from, to time.Time) (map[string]engine.Reading, []string, error) {
+	if cfg.Influx.URL == "" {
+		return nil, nil, cfgErr("influx.url", "no InfluxDB: set influx.url (--influx-url or COLOCD_INFLUX_URL)")
+	}
+	lim := cfg.Goodness.limits(goodness.Limits{}) // no backend default outside the simulator
+	if err := lim.Validate(); err != nil {
+		return nil, nil, cfgErr("goodness", "set goodness.disk_read_mbps, disk_write_mbps, net_recv_mbps and net_sent_mbps (> 0): %v", err)
+	}
+	if len(hosts) == 0 {
+		var err error
+		if hosts, err = yarnNodes(ctx, cfg); err != nil {
+			return nil, nil, err
+		}
+	}
+	src, closeSrc, err := openUsage(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer closeSrc()
+	return engine.ReadUsage(ctx, src, hosts, from, to, lim)
+}
+
+// yarnNodes lists the running nodes as the engine sees them.
+func yarnNodes(ctx context.Context, cfg Config) ([]string, error) {
+	if len(cfg.Yarn.RMURLs) == 0 {
+		return nil, cfgErr("yarn.rm_urls", "no hosts: pass them, or configure yarn.rm_urls to list the cluster's nodes")
+	}
+	yc, err := YarnClient(cfg, nil)
+	if err != nil {
+		return nil, err
+	}
+	st, err := yarncluster.New(yc, cfg.Yarn, slog.New(slog.DiscardHandler)).State(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list YARN nodes: %w", err)
+	}
+	out := make([]string, 0, len(st.Nodes))
+	for _, n := range st.Nodes {
+		out = append(out, n.Name)
+	}
+	return out, nil
+}
