@@ -52,6 +52,6 @@ func newServeLoop(e *engine.Engine, b backend, cfg Config, log *slog.Logger) (*e
 	}
 	return engine.NewLoop(e, engine.LoopOptions{
 		Tick: cfg.Admission.Tick, Learn: learn, Retention: ret, FinishedAfter: cfg.Retention.FinishedAfter,
-		Checkpoint: b.checkpoint, CheckpointEvery: time.Minute, Logger: log,
+		Checkpoint: b.checkpoint, CheckpointEvery: time.Minute, Wake: b.wake, Logger: log,
 	})
 }

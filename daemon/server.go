@@ -16,7 +16,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -76,129 +75,148 @@ func Serve(ctx context.Context, cfg Config, opts ServeOptions) (err error) {
 			}
 		}
 	}()
-
-	// Backend.
-	var (
-		b      backend
-		kickFn func()
-		kickMu sync.Mutex
-		doKick = func() {
-			kickMu.Lock()
-			f := kickFn
-			kickMu.Unlock()
-			if f != nil {
-				f()
-			}
-		}
-		nowWall = time.Now
-	)
-	switch cfg.Backend {
-	case BackendSim:
-		b, err = openSimBackend(cfg, log, nowWall, doKick)
-	case BackendYarn:
-		b, err = openYarnBackend(cfg, log)
-	default:
-		err = cfgErr("backend", "must be sim or yarn, got %q", cfg.Backend)
-	}
+	b, err := openBackend(cfg, log)
 	if err != nil {
 		return err
 	}
 	closers = append(closers, b.close)
+	store, err := openStore(cfg, b, opts.AcceptStoreRollback, log)
+	if err != nil {
+		return err
+	}
+	closers = append(closers, store.Close)
+	c, err := openCore(cfg, b, store, log)
+	if c.journal != nil {
+		closers = append(closers, c.journal.Close)
+	}
+	if err != nil {
+		return err
+	}
+	srv, ln, err := newHTTPServer(cfg, opts.Listener, c, store, b, log)
+	if err != nil {
+		return err
+	}
+	log.Info("colocd serving", "version", opts.Version, "addr", ln.Addr().String(), "tls", cfg.TLS.CertFile != "",
+		"backend", cfg.Backend, "seed", b.seed, "data_dir", cfg.DataDir, "mode", cfg.Admission.Mode,
+		"preferences_restored", c.restored, "profiles_restored", c.profilesRestored, "kinds", len(c.learner.Kinds()), "limits", c.limits)
+	return run(ctx, cfg, b, c.eng, srv, ln, log)
+}
 
-	// Store, learner, journal, metrics.
+// openBackend opens the configured cluster side.
+func openBackend(cfg Config, log *slog.Logger) (backend, error) {
+	switch cfg.Backend {
+	case BackendSim:
+		return openSimBackend(cfg, log, time.Now)
+	case BackendYarn:
+		return openYarnBackend(cfg, log)
+	}
+	return backend{}, cfgErr("backend", "must be sim or yarn, got %q", cfg.Backend)
+}
+
+// openStore opens the job store of data_dir; with the simulator it checks
+// that the store and the simulator's log describe the same history.
+func openStore(cfg Config, b backend, acceptRollback bool, log *slog.Logger) (*queue.Store, error) {
 	store, err := queue.Open(StorePath(cfg), queue.Options{
 		Timeout: 5 * time.Second, Now: b.clock.Now, Logger: log.With("component", "store"),
-		AcceptMetaFallback: opts.AcceptStoreRollback,
+		AcceptMetaFallback: acceptRollback,
 	})
 	if err != nil {
 		var me *queue.MetaError
-		if errors.As(err, &me) && !opts.AcceptStoreRollback {
-			return fmt.Errorf("open store: %w (to open it anyway at the older transaction, losing the newer one, start once with --accept-store-rollback)", err)
+		if errors.As(err, &me) && !acceptRollback {
+			return nil, fmt.Errorf("open store: %w (to open it anyway at the older transaction, losing the newer one, start once with --accept-store-rollback)", err)
 		}
-		return fmt.Errorf("open store: %w", err)
+		return nil, fmt.Errorf("open store: %w", err)
 	}
-	closers = append(closers, store.Close)
 	if b.sim != nil {
 		submitted, err := store.Submitted()
 		if err != nil {
-			return fmt.Errorf("open store: %w", err)
+			store.Close()
+			return nil, fmt.Errorf("open store: %w", err)
 		}
 		if err := b.sim.CheckStore(submitted, store.Path()); err != nil {
-			return err
+			store.Close()
+			return nil, err
 		}
 	}
+	return store, nil
+}
+
+// core is what Serve builds over the store: the learner and the profile
+// model (restored), the journal, the Prometheus series and the engine.
+type core struct {
+	learner                    *bandit.Learner
+	restored, profilesRestored bool
+	journal                    *journal.Journal
+	prom                       *telemetry.Metrics
+	limits                     goodness.Limits
+	eng                        *engine.Engine
+}
+
+// openCore builds the core; the journal, when set, must be closed even on
+// error.
+func openCore(cfg Config, b backend, store *queue.Store, log *slog.Logger) (c core, err error) {
 	bcfg, err := cfg.Learning.BanditConfig()
 	if err != nil {
-		return err
+		return c, err
 	}
-	learner := bandit.New(bcfg)
-	restored, err := engine.RestoreLearner(store, learner, bcfg)
-	if err != nil {
-		return err
+	c.learner = bandit.New(bcfg)
+	if c.restored, err = engine.RestoreLearner(store, c.learner, bcfg); err != nil {
+		return c, err
 	}
 	eo, err := cfg.EngineOptions()
 	if err != nil {
-		return err
+		return c, err
 	}
 	profiles := profile.New(eo.Profile)
-	profilesRestored, err := engine.RestoreProfiles(store, profiles)
-	if err != nil {
-		return err
+	if c.profilesRestored, err = engine.RestoreProfiles(store, profiles); err != nil {
+		return c, err
 	}
-	journal, err := journal.Open(filepath.Join(cfg.DataDir, "journal"), cfg.Journal.MaxDecisions, cfg.Journal.MaxGoodness)
-	if err != nil {
-		return fmt.Errorf("open journal: %w", err)
+	if c.journal, err = journal.Open(filepath.Join(cfg.DataDir, "journal"), cfg.Journal.MaxDecisions, cfg.Journal.MaxGoodness); err != nil {
+		return c, fmt.Errorf("open journal: %w", err)
 	}
-	closers = append(closers, journal.Close)
-	reg := prometheus.NewRegistry()
-	prom := telemetry.New(reg, store)
-
-	limits := cfg.Goodness.limits(b.limits)
-	eo.Store, eo.Learner, eo.Profiles, eo.Cluster, eo.Metrics, eo.Clock = store, learner, profiles, b.cluster, b.metrics, b.clock
+	c.prom = telemetry.New(prometheus.NewRegistry(), store)
+	c.limits = cfg.Goodness.limits(b.limits)
+	eo.Store, eo.Learner, eo.Profiles, eo.Cluster, eo.Metrics, eo.Clock = store, c.learner, profiles, b.cluster, b.metrics, b.clock
 	eo.Kinds = b.kinds
-	eo.Journal, eo.Prom, eo.Rand = journal, prom, mrand.New(mrand.NewPCG(b.seed, b.seed^0x5851f42d4c957f2d))
-	eo.Logger, eo.Limits, eo.StallAfter = log.With("component", "engine"), limits, stallBound(cfg)
-	eng, err := engine.New(eo)
-	if err != nil {
-		return err
-	}
-	kickMu.Lock()
-	kickFn = eng.Kick
-	kickMu.Unlock()
+	eo.Journal, eo.Prom, eo.Rand = c.journal, c.prom, mrand.New(mrand.NewPCG(b.seed, b.seed^0x5851f42d4c957f2d))
+	eo.Logger, eo.Limits, eo.StallAfter = log.With("component", "engine"), c.limits, stallBound(cfg)
+	c.eng, err = engine.New(eo)
+	return c, err
+}
 
-	tokens := apiTokens(cfg.Tokens)
+// newHTTPServer builds the API's server on listener ln (nil: listen on
+// cfg.Listen).
+//
+// Hostile or broken clients hold a connection for a bounded time: a whole
+// request must arrive within api.read_timeout (headers within 10 s of it)
+// and its response leave within api.write_timeout; the API closes the
+// connection rather than read a body it did not take. At most
+// api.max_connections are open at once; more wait in the backlog. When all
+// are open, the idle ones (keep-alive connections between requests, and
+// connections silent for 5 s) are closed to make room: clients that only
+// hold a connection cannot keep others out.
+func newHTTPServer(cfg Config, ln net.Listener, c core, store *queue.Store, b backend, log *slog.Logger) (*http.Server, net.Listener, error) {
 	handler, err := api.New(api.Deps{
-		Store: store, Learner: learner, Journal: journal, Controller: eng, Tokens: tokens,
-		Profiles: eng.Profiles(), Limits: limits, MaxKinds: cfg.API.MaxKinds, Writes: eng,
-		Metrics: prom, Now: b.clock.Now, MaxBodyBytes: cfg.API.MaxBodyBytes, Logger: log.With("component", "api"),
+		Store: store, Learner: c.learner, Journal: c.journal, Controller: c.eng, Tokens: apiTokens(cfg.Tokens),
+		Profiles: c.eng.Profiles(), Limits: c.limits, MaxKinds: cfg.API.MaxKinds, Writes: c.eng,
+		Metrics: c.prom, Now: b.clock.Now, MaxBodyBytes: cfg.API.MaxBodyBytes, Logger: log.With("component", "api"),
 	})
 	if err != nil {
-		return fmt.Errorf("build API: %w", err)
+		return nil, nil, fmt.Errorf("build API: %w", err)
 	}
-
 	var tlsCfg *tls.Config
 	if cfg.TLS.CertFile != "" {
 		cert, err := tls.LoadX509KeyPair(cfg.TLS.CertFile, cfg.TLS.KeyFile)
 		if err != nil {
-			return cfgErr("tls.cert_file", "load the certificate and key: %v", err)
+			return nil, nil, cfgErr("tls.cert_file", "load the certificate and key: %v", err)
 		}
 		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
-	ln := opts.Listener
 	if ln == nil {
-		ln, err = net.Listen("tcp", cfg.Listen)
-		if err != nil {
-			return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
+		if ln, err = net.Listen("tcp", cfg.Listen); err != nil {
+			return nil, nil, fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 		}
 	}
-	// Hostile or broken clients hold a connection for a bounded time: a
-	// whole request must arrive within api.read_timeout (headers within
-	// 10 s of it) and its response leave within api.write_timeout; the API
-	// closes the connection rather than read a body it did not take. At
-	// most api.max_connections are open at once; more wait in the backlog.
-	// When all are open, the idle ones (keep-alive connections between
-	// requests, and connections silent for 5 s) are closed to make room:
-	// clients that only hold a connection cannot keep others out.
 	var srv *http.Server
 	ln = newLimitListener(ln, cfg.API.MaxConnections, func() {
 		srv.SetKeepAlivesEnabled(false) // closes the idle connections
@@ -213,13 +231,16 @@ func Serve(ctx context.Context, cfg Config, opts ServeOptions) (err error) {
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	log.Info("colocd serving", "version", opts.Version, "addr", ln.Addr().String(), "tls", cfg.TLS.CertFile != "",
-		"backend", cfg.Backend, "seed", b.seed, "data_dir", cfg.DataDir, "mode", cfg.Admission.Mode,
-		"preferences_restored", restored, "profiles_restored", profilesRestored, "kinds", len(learner.Kinds()), "limits", limits)
+	return srv, ln, nil
+}
+
+// run serves HTTP on ln and runs the loop until ctx is cancelled or either
+// fails, then shuts both down within cfg.ShutdownTimeout.
+func run(ctx context.Context, cfg Config, b backend, eng *engine.Engine, srv *http.Server, ln net.Listener, log *slog.Logger) error {
 	srvErr := make(chan error, 1)
 	go func() {
 		var err error
-		if tlsCfg != nil {
+		if srv.TLSConfig != nil {
 			err = srv.ServeTLS(ln, "", "")
 		} else {
 			err = srv.Serve(ln)
@@ -238,6 +259,7 @@ func Serve(ctx context.Context, cfg Config, opts ServeOptions) (err error) {
 	loopDone := make(chan error, 1)
 	l, err := newServeLoop(eng, b, cfg, log.With("component", "loop"))
 	if err != nil {
+		srv.Close()
 		return err
 	}
 	go func() { loopDone <- l.Run(passCtx, stop) }()
@@ -297,6 +319,7 @@ type backend struct {
 	cluster    engine.Cluster
 	metrics    engine.UsageSource
 	clock      engine.Clock
+	wake       <-chan struct{} // the cluster's events; nil: none
 	kinds      []string
 	limits     goodness.Limits // the backend's own (sim: the workload node); zero: none
 	seed       uint64
@@ -305,7 +328,7 @@ type backend struct {
 	sim        *simcluster.State // the simulator's durable state; nil on YARN
 }
 
-func openSimBackend(cfg Config, log *slog.Logger, wallNow func() time.Time, kick func()) (backend, error) {
+func openSimBackend(cfg Config, log *slog.Logger, wallNow func() time.Time) (backend, error) {
 	raw, err := os.ReadFile(cfg.Sim.Workload)
 	if err != nil {
 		return backend{}, cfgErr("sim.workload", "%v", err)
@@ -335,7 +358,13 @@ func openSimBackend(cfg Config, log *slog.Logger, wallNow func() time.Time, kick
 	log.Info("simulator ready", "workload", cfg.Sim.Workload, "seed", state.Seed, "speed", cfg.Sim.Speed,
 		"replayed", state.Replayed, "virtual_now", s.Now())
 	rt := sim.NewRealtime(s, cfg.Sim.Speed, wallNow)
-	rt.OnEvent(func(sim.Event) { kick() })
+	wake := make(chan struct{}, 1)
+	rt.OnEvent(func(sim.Event) {
+		select {
+		case wake <- struct{}{}:
+		default: // a wake-up is pending already
+		}
+	})
 	ctx, cancel := context.WithCancel(context.Background())
 	if err := rt.Start(ctx); err != nil {
 		cancel()
@@ -348,7 +377,7 @@ func openSimBackend(cfg Config, log *slog.Logger, wallNow func() time.Time, kick
 		kinds = append(kinds, k.Name)
 	}
 	return backend{
-		cluster: c, metrics: c, clock: rt, kinds: kinds, limits: c.Limits(), seed: state.Seed,
+		cluster: c, metrics: c, clock: rt, wake: wake, kinds: kinds, limits: c.Limits(), seed: state.Seed,
 		checkpoint: c.Checkpoint, sim: state,
 		close: func() error {
 			rt.Stop()

@@ -31,6 +31,7 @@ type Loop struct {
 	keep       time.Duration // retention.finished_after; 0 = forever
 	checkpoint func() error
 	every      time.Duration // checkpoint cadence (clock time)
+	wake       <-chan struct{}
 
 	started                  bool
 	lastLearn, nextLearn     time.Time
@@ -68,7 +69,10 @@ type LoopOptions struct {
 	// Checkpoint is called every CheckpointEvery of clock time (nil: none).
 	Checkpoint      func() error
 	CheckpointEvery time.Duration
-	Logger          *slog.Logger // nil: the engine's
+	// Wake, when not nil, starts an iteration as a kick does: the
+	// cluster's own events (the simulator signals a job's end).
+	Wake   <-chan struct{}
+	Logger *slog.Logger // nil: the engine's
 }
 
 // NewLoop builds the loop over engine e on e's clock.
@@ -79,7 +83,7 @@ func NewLoop(e *Engine, o LoopOptions) (*Loop, error) {
 	l := &Loop{
 		e: e, clock: e.clock, store: e.store, log: o.Logger, tick: o.Tick,
 		learn: o.Learn, retention: o.Retention, keep: o.FinishedAfter,
-		checkpoint: o.Checkpoint, every: o.CheckpointEvery,
+		checkpoint: o.Checkpoint, every: o.CheckpointEvery, wake: o.Wake,
 	}
 	if l.log == nil {
 		l.log = e.log
@@ -246,6 +250,7 @@ func (l *Loop) Run(ctx context.Context, stop <-chan struct{}) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-l.e.Kicked():
+		case <-l.wake:
 		case <-timer:
 		}
 	}
