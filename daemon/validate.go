@@ -1,0 +1,189 @@
+package daemon
+
+import (
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/robfig/cron/v3"
+
+	"github.com/colocd/colocd/engine"
+)
+
+// Validate reports the first key whose value is out of bounds, naming the
+// key and the bound (*ConfigError wrapping ErrConfig).
+func (c Config) Validate() error {
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		return cfgErr("listen", "must be host:port, got %q", c.Listen)
+	}
+	if c.DataDir == "" {
+		return cfgErr("data_dir", "must not be empty")
+	}
+	if !oneOf(c.LogLevel, "debug", "info", "warn", "error") {
+		return cfgErr("log_level", "must be one of debug|info|warn|error, got %q", c.LogLevel)
+	}
+	if !oneOf(c.LogFormat, "text", "json") {
+		return cfgErr("log_format", "must be text or json, got %q", c.LogFormat)
+	}
+	if (c.TLS.CertFile == "") != (c.TLS.KeyFile == "") {
+		if c.TLS.CertFile == "" {
+			return cfgErr("tls.cert_file", "must be set when tls.key_file is")
+		}
+		return cfgErr("tls.key_file", "must be set when tls.cert_file is")
+	}
+	seen := map[string]bool{}
+	for i, t := range c.Tokens {
+		key := fmt.Sprintf("tokens[%d]", i)
+		switch {
+		case len(t.Token) < 8:
+			return cfgErr(key+".token", "must be at least 8 characters")
+		case seen[t.Token]:
+			return cfgErr(key+".token", "duplicates an earlier token")
+		case t.User == "":
+			return cfgErr(key+".user", "must not be empty")
+		case t.Role == 0:
+			return cfgErr(key+".role", "must be set (reader, submitter or admin)")
+		}
+		seen[t.Token] = true
+	}
+	if c.API.MaxBodyBytes < 1024 || c.API.MaxBodyBytes > 1<<30 {
+		return cfgErr("api.max_body_bytes", "must be in [1024, 2^30], got %d", c.API.MaxBodyBytes)
+	}
+	if c.API.ReadTimeout < time.Second || c.API.ReadTimeout > time.Hour {
+		return cfgErr("api.read_timeout", "must be in [1s, 1h], got %v", c.API.ReadTimeout)
+	}
+	if c.API.WriteTimeout < time.Second || c.API.WriteTimeout > time.Hour {
+		return cfgErr("api.write_timeout", "must be in [1s, 1h], got %v", c.API.WriteTimeout)
+	}
+	if c.API.MaxConnections < 8 || c.API.MaxConnections > 1<<20 {
+		return cfgErr("api.max_connections", "must be in [8, 1048576], got %d", c.API.MaxConnections)
+	}
+	if c.API.MaxKinds < 1 || c.API.MaxKinds > 100000 {
+		return cfgErr("api.max_kinds", "must be in [1, 100000], got %d", c.API.MaxKinds)
+	}
+	if c.Journal.MaxDecisions < 1 || c.Journal.MaxDecisions > MaxJournalDecisions {
+		return cfgErr("journal.max_decisions", "must be in [1, %d], got %d", MaxJournalDecisions, c.Journal.MaxDecisions)
+	}
+	if c.Journal.MaxGoodness < 1 || c.Journal.MaxGoodness > MaxJournalGoodness {
+		return cfgErr("journal.max_goodness", "must be in [1, %d], got %d", MaxJournalGoodness, c.Journal.MaxGoodness)
+	}
+	switch c.Backend {
+	case BackendSim:
+		if err := c.Sim.validate(); err != nil {
+			return err
+		}
+	case BackendYarn:
+		if err := sectionErr("yarn", c.Yarn.Validate()); err != nil {
+			return err
+		}
+		if err := c.Influx.validate(); err != nil {
+			return err
+		}
+	default:
+		return cfgErr("backend", "must be sim or yarn, got %q", c.Backend)
+	}
+	if err := c.Goodness.validate(c.Backend == BackendYarn); err != nil {
+		return err
+	}
+	if err := c.Learning.validate(); err != nil {
+		return err
+	}
+	if c.Admission.Tick < time.Millisecond {
+		return cfgErr("admission.tick", "must be >= 1ms, got %v", c.Admission.Tick)
+	}
+	if c.Admission.MaxRunning < 0 {
+		return cfgErr("admission.max_running", "must be >= 0 (0 = no cap), got %d", c.Admission.MaxRunning)
+	}
+	if c.Admission.Mode != engine.ModeActive && c.Admission.Mode != engine.ModeShadow {
+		return cfgErr("admission.mode", "must be active or shadow, got %q", c.Admission.Mode)
+	}
+	if err := c.Pipeline.validate(); err != nil {
+		return err
+	}
+	if c.Retention.FinishedAfter < 0 {
+		return cfgErr("retention.finished_after", "must be >= 0 (0 = keep forever), got %v", c.Retention.FinishedAfter)
+	}
+	if _, err := cron.ParseStandard(c.Retention.Schedule); err != nil {
+		return cfgErr("retention.schedule", "not a cron spec: %v", err)
+	}
+	if c.ShutdownTimeout < 100*time.Millisecond {
+		return cfgErr("shutdown_timeout", "must be >= 100ms, got %v", c.ShutdownTimeout)
+	}
+	return nil
+}
+
+func (s SimConfig) validate() error {
+	if s.Workload == "" {
+		return cfgErr("sim.workload", "must be set when backend is sim")
+	}
+	if !(s.Speed > 0 && s.Speed <= 1e6) {
+		return cfgErr("sim.speed", "must be in (0, 1e6], got %v", s.Speed)
+	}
+	if s.MetricsInterval < time.Second {
+		return cfgErr("sim.metrics_interval", "must be >= 1s, got %v", s.MetricsInterval)
+	}
+	return nil
+}
+
+// validate is the collector's own validation of the section (URL, bucket,
+// org, timeouts, every schema name and pattern).
+func (in InfluxConfig) validate() error {
+	return sectionErr("influx", in.CollectorConfig().Validate())
+}
+
+func (g GoodnessConfig) validate(required bool) error {
+	for _, f := range []struct {
+		key string
+		v   float64
+	}{
+		{"goodness.disk_read_mbps", g.DiskReadMBps}, {"goodness.disk_write_mbps", g.DiskWriteMBps},
+		{"goodness.net_recv_mbps", g.NetRecvMBps}, {"goodness.net_sent_mbps", g.NetSentMBps},
+	} {
+		switch {
+		case f.v < 0 || f.v != f.v:
+			return cfgErr(f.key, "must be >= 0, got %v", f.v)
+		case required && f.v == 0:
+			return cfgErr(f.key, "must be > 0 on the yarn backend (the node's hardware maximum)")
+		}
+	}
+	return nil
+}
+
+func (l LearningConfig) validate() error {
+	if _, err := cron.ParseStandard(l.Schedule); err != nil {
+		return cfgErr("learning.schedule", "not a cron spec: %v", err)
+	}
+	if err := sectionErr("learning", l.Config.Validate()); err != nil {
+		return err
+	}
+	// The file states the values: a zero, which bandit reads as "its
+	// default" (not colocd's), is refused.
+	if !(l.StepSize > 0 && l.StepSize <= 10) {
+		return cfgErr("learning.step_size", "must be in (0, 10], got %v", l.StepSize)
+	}
+	if !(l.RecencyAlpha > 0) {
+		return cfgErr("learning.recency_alpha", "must be in (0, 1], got %v", l.RecencyAlpha)
+	}
+	if l.Credit != engine.CreditLater && l.Credit != engine.CreditSymmetric {
+		return cfgErr("learning.credit", "must be later or symmetric, got %q", l.Credit)
+	}
+	if l.Aggregate != engine.AggregatePair && l.Aggregate != engine.AggregateNode {
+		return cfgErr("learning.aggregate", "must be pair or node, got %q", l.Aggregate)
+	}
+	if l.MaxKindsPerNode < 2 || l.MaxKindsPerNode > 16 {
+		return cfgErr("learning.max_kinds_per_node", "must be in [2, 16], got %d", l.MaxKindsPerNode)
+	}
+	if l.PairReward != engine.RewardGoodness && l.PairReward != engine.RewardResidual {
+		return cfgErr("learning.pair_reward", "must be goodness or residual, got %q", l.PairReward)
+	}
+	return sectionErr("learning.profile", l.Profile.Validate())
+}
+
+func oneOf(s string, options ...string) bool {
+	for _, o := range options {
+		if s == o {
+			return true
+		}
+	}
+	return false
+}
