@@ -74,34 +74,70 @@ func runEngine(ctx context.Context, rc RunConfig, cfg daemon.Config, jobs []sim.
 		}
 	}()
 
+	es, err := newEngineSetup(rc, cfg, s, clk, store, sched, warm, warmProfiles, truth, &res)
+	if err != nil {
+		return Result{}, err
+	}
+	seqOf, err := drive(ctx, rc, s, store, es, jobs, &res)
+	if err != nil {
+		return Result{}, err
+	}
+	snap := es.learner.Snapshot()
+	res.Preferences = &snap
+	ps := es.profiles.Snapshot()
+	res.Profiles = &ps
+	res.Updates = snap.Observations - es.startObs
+	err = measure(&res, s, jobs, func(id string) (int, bool) {
+		i, ok := seqOf[id]
+		return i, ok
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	return res, nil
+}
+
+// engineSetup is what runEngine runs: the learner (warm or set up by
+// rc.Setup), the profile model, the engine over the simulator and its loop.
+type engineSetup struct {
+	learner  *bandit.Learner
+	profiles *profile.Model
+	e        *engine.Engine
+	loop     *engine.Loop
+	startObs int64 // the learner's observations before the run
+}
+
+// newEngineSetup builds what runEngine runs over the simulator s and store.
+func newEngineSetup(rc RunConfig, cfg daemon.Config, s *sim.Sim, clk simcluster.Clock, store *queue.Store, sched engine.Schedule, warm *bandit.Snapshot, warmProfiles *profile.Snapshot, truth profile.Profiles, res *Result) (es engineSetup, err error) {
 	bcfg, err := cfg.Learning.BanditConfig()
 	if err != nil {
-		return Result{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+		return es, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	learner := bandit.New(bcfg)
-	var startObs int64
+	es.learner = learner
 	if warm != nil {
 		w := *warm
 		w.Config = bcfg // the configured learning parameters win, as in engine.RestoreLearner
 		if err := learner.Restore(w); err != nil {
-			return Result{}, fmt.Errorf("run %s: restore warm preferences: %w", rc.Policy, err)
+			return es, fmt.Errorf("run %s: restore warm preferences: %w", rc.Policy, err)
 		}
-		startObs = w.Observations
+		es.startObs = w.Observations
 		ws := learner.Snapshot()
 		res.Warm = &ws
 	}
 	if rc.Setup != nil {
 		rc.Setup(learner)
-		startObs = learner.Snapshot().Observations
+		es.startObs = learner.Snapshot().Observations
 	}
 	eo, err := cfg.EngineOptions()
 	if err != nil {
-		return Result{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+		return es, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	profiles := profile.New(eo.Profile)
+	es.profiles = profiles
 	if warmProfiles != nil {
 		if err := profiles.Restore(*warmProfiles); err != nil {
-			return Result{}, fmt.Errorf("run %s: restore warm profiles: %w", rc.Policy, err)
+			return es, fmt.Errorf("run %s: restore warm profiles: %w", rc.Policy, err)
 		}
 	}
 	cluster := simcluster.New(simcluster.DirectExec(s), nil)
@@ -115,35 +151,42 @@ func runEngine(ctx context.Context, rc RunConfig, cfg daemon.Config, jobs []sim.
 	eo.Rand = rand.New(rand.NewPCG(rc.Seed, 0x5851f42d4c957f2d))
 	eo.Wall = func() time.Time { return frozen } // decision latency only; no wall clock here
 	eo.Limits = cluster.Limits()
-	e, err := engine.New(eo)
+	es.e, err = engine.New(eo)
 	if err != nil {
-		return Result{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+		return es, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	loop, err := engine.NewLoop(e, engine.LoopOptions{Tick: rc.AdmissionTick, Learn: sched})
+	es.loop, err = engine.NewLoop(es.e, engine.LoopOptions{Tick: rc.AdmissionTick, Learn: sched})
 	if err != nil {
-		return Result{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+		return es, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	if err := loop.Start(ctx); err != nil {
-		return Result{}, fmt.Errorf("run %s: reconcile: %w", rc.Policy, err)
-	}
+	return es, nil
+}
 
+// drive plays the jobs' arrivals and the simulator's clock around the
+// loop until every job has finished, recording the admissions in res; it
+// returns each stored job id's position in jobs.
+func drive(ctx context.Context, rc RunConfig, s *sim.Sim, store *queue.Store, es engineSetup, jobs []sim.JobSpec, res *Result) (map[string]int, error) {
+	e, loop, learner := es.e, es.loop, es.learner
+	if err := loop.Start(ctx); err != nil {
+		return nil, fmt.Errorf("run %s: reconcile: %w", rc.Policy, err)
+	}
 	start := s.Now()
 	seqOf := map[string]int{} // store job id → position in jobs
 	kindOf := map[string]string{}
 	next, finished := 0, 0
 	for {
 		if err := ctx.Err(); err != nil {
-			return Result{}, err
+			return nil, err
 		}
 		now := s.Now()
 		for next < len(jobs) && !start.Add(jobs[next].Arrival).After(now) { // the API
 			j := queue.Job{Kind: jobs[next].Kind, User: "bench", Queue: "default"}
 			if err := e.Prepare(&j); err != nil {
-				return Result{}, fmt.Errorf("run %s: job %d: %w", rc.Policy, next, err)
+				return nil, fmt.Errorf("run %s: job %d: %w", rc.Policy, next, err)
 			}
 			got, _, err := store.Submit(ctx, j)
 			if err != nil {
-				return Result{}, fmt.Errorf("run %s: submit job %d: %w", rc.Policy, next, err)
+				return nil, fmt.Errorf("run %s: submit job %d: %w", rc.Policy, next, err)
 			}
 			e.AddKind(got.Kind)
 			seqOf[got.ID], kindOf[got.ID] = jobs[next].Seq, got.Kind
@@ -151,17 +194,17 @@ func runEngine(ctx context.Context, rc RunConfig, cfg daemon.Config, jobs []sim.
 		}
 		it, err := loop.Step(ctx)
 		if err != nil {
-			return Result{}, fmt.Errorf("run %s: %w", rc.Policy, err)
+			return nil, fmt.Errorf("run %s: %w", rc.Policy, err)
 		}
 		if it.LearnErr != nil {
-			return Result{}, fmt.Errorf("run %s: learn: %w", rc.Policy, it.LearnErr)
+			return nil, fmt.Errorf("run %s: learn: %w", rc.Policy, it.LearnErr)
 		}
 		if it.Learned && rc.Observe != nil {
 			rc.Observe(LearnEvent{At: it.At.Sub(start), Report: it.Learn, Learner: learner, Profiles: e.Profiles()})
 		}
 		ar := it.Admit
 		if len(ar.Requeued)+len(ar.Ambiguous) > 0 {
-			return Result{}, fmt.Errorf("run %s: admission pass at %v: requeued %v, ambiguous %v (%s)",
+			return nil, fmt.Errorf("run %s: admission pass at %v: requeued %v, ambiguous %v (%s)",
 				rc.Policy, now.Sub(start), ar.Requeued, ar.Ambiguous, ar.Stopped)
 		}
 		for _, id := range ar.Admitted {
@@ -170,7 +213,7 @@ func runEngine(ctx context.Context, rc RunConfig, cfg daemon.Config, jobs []sim.
 		res.Decisions += len(ar.Admitted)
 		counts, err := store.Counts()
 		if err != nil {
-			return Result{}, fmt.Errorf("run %s: %w", rc.Policy, err)
+			return nil, fmt.Errorf("run %s: %w", rc.Policy, err)
 		}
 		finished = counts[queue.State("succeeded")] + counts[queue.State("failed")] + counts[queue.State("killed")]
 		if finished == len(jobs) {
@@ -178,7 +221,7 @@ func runEngine(ctx context.Context, rc RunConfig, cfg daemon.Config, jobs []sim.
 		}
 		_, running := s.NextEvent()
 		if !running && next == len(jobs) && len(ar.Admitted) == 0 && counts[queue.State("admitted")] == 0 {
-			return Result{}, fmt.Errorf("run %s: %w: %d jobs pending (%s)", rc.Policy, ErrStuck, len(jobs)-finished, ar.Stopped)
+			return nil, fmt.Errorf("run %s: %w: %d jobs pending (%s)", rc.Policy, ErrStuck, len(jobs)-finished, ar.Stopped)
 		}
 		until := it.Due
 		if next < len(jobs) {
@@ -186,19 +229,7 @@ func runEngine(ctx context.Context, rc RunConfig, cfg daemon.Config, jobs []sim.
 		}
 		advanceUntil(s, until) // stops early at a finish, which kicks the loop in serve
 	}
-	snap := learner.Snapshot()
-	res.Preferences = &snap
-	ps := profiles.Snapshot()
-	res.Profiles = &ps
-	res.Updates = snap.Observations - startObs
-	err = measure(&res, s, jobs, func(id string) (int, bool) {
-		i, ok := seqOf[id]
-		return i, ok
-	})
-	if err != nil {
-		return Result{}, err
-	}
-	return res, nil
+	return seqOf, nil
 }
 
 func earliest(a, b time.Time) time.Time {
