@@ -62,18 +62,9 @@ func (l *Learner) Mix(candidates, given []string, weights []float64, out []float
 	if n == 0 {
 		return
 	}
-	weight := func(j int) float64 {
-		if weights == nil {
-			return 1
-		}
-		if w := weights[j]; w > 0 && !math.IsInf(w, 1) {
-			return w
-		}
-		return 0
-	}
 	maxw := 0.0
 	for j := range given {
-		maxw = max(maxw, weight(j))
+		maxw = max(maxw, mixWeight(weights, j))
 	}
 	if maxw == 0 {
 		uniform(out)
@@ -81,7 +72,7 @@ func (l *Learner) Mix(candidates, given []string, weights []float64, out []float
 	}
 	wsum := 0.0 // of w/maxw, so it cannot overflow
 	for j := range given {
-		wsum += weight(j) / maxw
+		wsum += mixWeight(weights, j) / maxw
 	}
 
 	l.mu.RLock()
@@ -93,44 +84,84 @@ func (l *Learner) Mix(candidates, given []string, weights []float64, out []float
 	defer l.scratch.Put(s)
 
 	k := len(l.kinds)
-	// Resolve the candidates, and count the distinct unknown kinds u.
-	s.idx = grow(s.idx, n)
+	u := s.resolve(l.index, candidates, given)
+	s.contextRows(l.index, l.h, given, weights, maxw, wsum, k, u)
+	s.bestTerms(l.h, k)
+	shift := s.shift(n, k)
+	s.sums(l.h, k, shift)
+	total := 0.0
+	for i, ki := range s.idx[:n] {
+		b := int(ki)
+		if b < 0 {
+			b = k
+		}
+		out[i] = s.e[b]
+		total += out[i]
+	}
+	for i := range out {
+		out[i] /= total
+	}
+}
+
+// mixWeight is the weight Mix gives context j: 1 when weights is nil, else
+// weights[j] when it is positive and finite, else 0.
+func mixWeight(weights []float64, j int) float64 {
+	if weights == nil {
+		return 1
+	}
+	if w := weights[j]; w > 0 && !math.IsInf(w, 1) {
+		return w
+	}
+	return 0
+}
+
+// resolve maps the candidates to kind indexes in s.idx (−1 for an unknown
+// kind) and returns u, the number of distinct unknown kinds among the
+// candidates and the context.
+func (s *mixScratch) resolve(index map[string]int, candidates, given []string) (u int) {
+	s.idx = grow(s.idx, len(candidates))
 	for i, c := range candidates {
-		if ki, ok := l.index[c]; ok {
+		if ki, ok := index[c]; ok {
 			s.idx[i] = int32(ki)
 		} else {
 			s.idx[i] = -1
 			s.unknown[c] = struct{}{}
 		}
 	}
-	s.ctxRow, s.ctxMax, s.ctxOff, s.ex = s.ctxRow[:0], s.ctxMax[:0], s.ctxOff[:0], s.ex[:0]
 	for _, g := range given {
-		if _, ok := l.index[g]; !ok {
+		if _, ok := index[g]; !ok {
 			s.unknown[g] = struct{}{}
 		}
 	}
-	u := len(s.unknown)
+	u = len(s.unknown)
 	clear(s.unknown)
+	return u
+}
 
-	// Per context kind j: its row maximum m_j and off_j = log(w_j/W) − log Z_j,
-	// so that exp((H_j[b] − m_j) + off_j) = (w_j/W)·π(b|given_j). Z_j runs over
-	// the K known kinds plus the u unknown ones (H = 0). Update and Restore
-	// keep every row's span finite, so H − m is finite and ≤ 0, and adding
-	// off (in [−800, 0]) cannot overflow.
+// contextRows fills s.ctxRow, s.ctxMax, s.ctxOff and s.ex for the context
+// kinds with a positive weight, k known kinds and u unknown ones.
+//
+// Per context kind j: its row maximum m_j and off_j = log(w_j/W) − log Z_j,
+// so that exp((H_j[b] − m_j) + off_j) = (w_j/W)·π(b|given_j). Z_j runs over
+// the K known kinds plus the u unknown ones (H = 0). Update and Restore
+// keep every row's span finite, so H − m is finite and ≤ 0, and adding
+// off (in [−800, 0]) cannot overflow.
+func (s *mixScratch) contextRows(index map[string]int, h [][]float64, given []string, weights []float64, maxw, wsum float64, k, u int) {
+	s.ctxRow, s.ctxMax, s.ctxOff, s.ex = s.ctxRow[:0], s.ctxMax[:0], s.ctxOff[:0], s.ex[:0]
 	for j, g := range given {
-		w := weight(j) / maxw
+		w := mixWeight(weights, j) / maxw
 		if w == 0 {
 			continue
 		}
 		lw := math.Log(w / wsum)
-		gi, ok := l.index[g]
+		gi, ok := index[g]
 		if !ok {
 			s.ctxRow = append(s.ctxRow, -1)
 			s.ctxMax = append(s.ctxMax, 0)
 			s.ctxOff = append(s.ctxOff, lw-math.Log(float64(k+u)))
 			continue
 		}
-		row := l.h[gi]
+		row := h[gi]
 		m := maxOf(row)
 		if u > 0 {
 			m = max(m, 0)
@@ -148,9 +179,11 @@ func (l *Learner) Mix(candidates, given []string, weights []float64, out []float
 		s.ctxMax = append(s.ctxMax, m)
 		s.ctxOff = append(s.ctxOff, lw-math.Log(z))
 	}
+}
 
-	// best[b] = max_j ((H_j[b] − m_j) + off_j); index k stands for every
-	// unknown kind.
+// bestTerms sets s.best[b] = max_j ((H_j[b] − m_j) + off_j) over the
+// context rows; index k stands for every unknown kind.
+func (s *mixScratch) bestTerms(h [][]float64, k int) {
 	s.best = grow(s.best, k+1)
 	for b := range s.best {
 		s.best[b] = math.Inf(-1)
@@ -163,15 +196,19 @@ func (l *Learner) Mix(candidates, given []string, weights []float64, out []float
 			}
 			continue
 		}
-		best := s.best[:len(l.h[gi])]
-		for b, v := range l.h[gi] {
+		best := s.best[:len(h[gi])]
+		for b, v := range h[gi] {
 			if t := (v - m) + off; t > best[b] {
 				best[b] = t
 			}
 		}
 		s.best[k] = max(s.best[k], (0-m)+off)
 	}
-	// The shift: the largest term over the candidates actually scored.
+}
+
+// shift is the largest term over the first n candidates, the ones actually
+// scored (s.best of their kind; index k for an unknown one).
+func (s *mixScratch) shift(n, k int) float64 {
 	shift := math.Inf(-1)
 	for _, ki := range s.idx[:n] {
 		b := int(ki)
@@ -182,15 +219,20 @@ func (l *Learner) Mix(candidates, given []string, weights []float64, out []float
 			shift = t
 		}
 	}
-	// e[b] = Σ_j exp((H_j[b] − m_j) + off_j − shift), about 1 for the kind
-	// that set the shift and ≤ J for every candidate kind.
-	//
-	// Usually the best candidate is not astronomically unlikely (shift >
-	// −300), and the exponentials of the normaliser pass are reused:
-	// exp(H − m)·exp(off − shift), with the factor ≤ e^300. A term that
-	// underflowed there is below e^−708 of its row, so below e^−408 of the
-	// best candidate: it cannot matter. Otherwise each term is recomputed
-	// whole, which stays exact however small the probabilities.
+	return shift
+}
+
+// sums sets e[b] = Σ_j exp((H_j[b] − m_j) + off_j − shift), about 1 for the
+// kind that set the shift and ≤ J for every candidate kind; index k stands
+// for every unknown kind.
+//
+// Usually the best candidate is not astronomically unlikely (shift >
+// −300), and the exponentials of the normaliser pass are reused:
+// exp(H − m)·exp(off − shift), with the factor ≤ e^300. A term that
+// underflowed there is below e^−708 of its row, so below e^−408 of the
+// best candidate: it cannot matter. Otherwise each term is recomputed
+// whole, which stays exact however small the probabilities.
+func (s *mixScratch) sums(h [][]float64, k int, shift float64) {
 	s.e = grow(s.e, k+1)
 	clear(s.e)
 	at := 0
@@ -210,24 +252,12 @@ func (l *Learner) Mix(candidates, given []string, weights []float64, out []float
 				e[b] += x * f
 			}
 		} else {
-			for b, v := range l.h[gi] {
+			for b, v := range h[gi] {
 				e[b] += math.Exp((v - m) + off - shift)
 			}
 		}
 		at += k
 		s.e[k] += math.Exp((0 - m) + off - shift)
-	}
-	total := 0.0
-	for i, ki := range s.idx[:n] {
-		b := int(ki)
-		if b < 0 {
-			b = k
-		}
-		out[i] = s.e[b]
-		total += out[i]
-	}
-	for i := range out {
-		out[i] /= total
 	}
 }
 

@@ -303,14 +303,39 @@ func (r *scanResult) diff(format string, args ...any) {
 // records are the truth, the rest is derived from them.
 func scanRecords(tx *bolt.Tx) *scanResult {
 	r := &scanResult{byState: map[State]int{}}
-	bad := map[string]*Quarantined{}
-	addBad := func(re *recordError) {
-		q := &Quarantined{Bucket: re.bucket, Key: re.key, Reason: re.reason, Raw: re.raw}
-		r.damaged = append(r.damaged, q)
-		if re.bucket == string(bucketJobs) {
-			bad[re.key] = q
+	bad := map[string]*Quarantined{} // the damaged jobs, by id
+	r.scanJobs(tx, bad)
+	wantStates, wantPending, wantBlocks := r.wantIndexes()
+	r.checkStates(tx, wantStates, bad)
+	r.checkFIFO(tx, wantPending, bad)
+	r.checkCounters(tx, wantBlocks)
+	_ = tx.Bucket(bucketKinds).ForEach(func(k, v []byte) error {
+		var re *recordError
+		if _, err := decodeHistory(k, v); errors.As(err, &re) {
+			r.addBad(bad, re)
+		} else {
+			r.kinds++
 		}
+		return nil
+	})
+	return r
+}
+
+// addBad records a damaged record for quarantine, and a damaged job in bad
+// too.
+func (r *scanResult) addBad(bad map[string]*Quarantined, re *recordError) {
+	q := &Quarantined{Bucket: re.bucket, Key: re.key, Reason: re.reason, Raw: re.raw}
+	r.damaged = append(r.damaged, q)
+	if re.bucket == string(bucketJobs) {
+		bad[re.key] = q
 	}
+}
+
+// scanJobs decodes every job into r.live, or into r.damaged and bad when
+// it does not decode. Of two jobs claiming one seq it keeps the one the
+// state index names at its seq (the first, when the index names neither or
+// both) and quarantines the other.
+func (r *scanResult) scanJobs(tx *bolt.Tx, bad map[string]*Quarantined) {
 	// Jobs: decode each; two jobs claiming one seq are resolved below.
 	owner := map[uint64]int{} // seq → index in r.live
 	var clash []int
@@ -318,7 +343,7 @@ func scanRecords(tx *bolt.Tx) *scanResult {
 		j, err := decodeJob(k, v)
 		var re *recordError
 		if errors.As(err, &re) {
-			addBad(re)
+			r.addBad(bad, re)
 			return nil
 		}
 		if _, dup := owner[j.Seq]; dup {
@@ -338,7 +363,7 @@ func scanRecords(tx *bolt.Tx) *scanResult {
 			loser, r.live[owner[e.seq]] = first, e
 		}
 		raw := tx.Bucket(bucketJobs).Get([]byte(loser.id))
-		addBad(damaged(bucketJobs, []byte(loser.id), raw, "sequence number %d is also job %s's", loser.seq, r.live[owner[e.seq]].id))
+		r.addBad(bad, damaged(bucketJobs, []byte(loser.id), raw, "sequence number %d is also job %s's", loser.seq, r.live[owner[e.seq]].id))
 		r.live[i].id = "" // dropped below
 	}
 	if len(clash) > 0 {
@@ -350,22 +375,33 @@ func scanRecords(tx *bolt.Tx) *scanResult {
 		}
 		r.live = kept
 	}
+}
 
-	// The indexes the live jobs call for.
-	wantStates := make(map[string]string, len(r.live))
-	wantPending := map[uint64]string{}
-	wantBlocks := map[uint64]uint64{}
+// wantIndexes counts the live jobs per state into r.byState and returns the
+// indexes they call for: state index key → id, FIFO seq → id, and block →
+// pending jobs in it.
+func (r *scanResult) wantIndexes() (states map[string]string, pending map[uint64]string, blocks map[uint64]uint64) {
+	states = make(map[string]string, len(r.live))
+	pending = map[uint64]string{}
+	blocks = map[uint64]uint64{}
 	for _, e := range r.live {
 		r.byState[e.state]++
-		wantStates[string(stateKey(e.state, e.seq))] = e.id
+		states[string(stateKey(e.state, e.seq))] = e.id
 		if e.state == StatePending {
-			wantPending[e.seq] = e.id
-			wantBlocks[e.seq>>blockBits]++
+			pending[e.seq] = e.id
+			blocks[e.seq>>blockBits]++
 		}
 	}
-	_ = states.ForEach(func(k, v []byte) error {
-		if want, ok := wantStates[string(k)]; ok && want == string(v) {
-			delete(wantStates, string(k))
+	return states, pending, blocks
+}
+
+// checkStates compares the state index with want (deleting the entries it
+// finds): an entry naming a damaged job gives that job's State and Seq and
+// calls for a rebuild; any other difference is a diff.
+func (r *scanResult) checkStates(tx *bolt.Tx, want map[string]string, bad map[string]*Quarantined) {
+	_ = tx.Bucket(bucketStates).ForEach(func(k, v []byte) error {
+		if id, ok := want[string(k)]; ok && id == string(v) {
+			delete(want, string(k))
 			return nil
 		}
 		if q := bad[string(v)]; q != nil && len(k) > 9 {
@@ -376,13 +412,19 @@ func scanRecords(tx *bolt.Tx) *scanResult {
 		r.diff("state index entry %q names job %q, which is not in that state at that seq", k, v)
 		return nil
 	})
-	for k, id := range wantStates {
+	for k, id := range want {
 		r.diff("state index has no entry for job %s (%q)", id, k)
 	}
+}
+
+// checkFIFO compares the FIFO index with want (deleting the entries it
+// finds): an entry naming a damaged job calls for a rebuild; any other
+// difference is a diff.
+func (r *scanResult) checkFIFO(tx *bolt.Tx, want map[uint64]string, bad map[string]*Quarantined) {
 	_ = tx.Bucket(bucketPending).ForEach(func(k, v []byte) error {
 		if len(k) == 8 {
-			if seq := binary.BigEndian.Uint64(k); wantPending[seq] == string(v) {
-				delete(wantPending, seq)
+			if seq := binary.BigEndian.Uint64(k); want[seq] == string(v) {
+				delete(want, seq)
 				return nil
 			}
 		}
@@ -393,9 +435,15 @@ func scanRecords(tx *bolt.Tx) *scanResult {
 		r.diff("FIFO entry %x names job %q, which is not pending at that seq", k, v)
 		return nil
 	})
-	for seq, id := range wantPending {
+	for seq, id := range want {
 		r.diff("FIFO has no entry for pending job %s (seq %d)", id, seq)
 	}
+}
+
+// checkCounters compares the per-state counters with r.byState and the
+// block counts with wantBlocks (deleting the blocks it finds), unless a
+// rebuild is already called for, which rewrites them anyway.
+func (r *scanResult) checkCounters(tx *bolt.Tx, wantBlocks map[uint64]uint64) {
 	counts := tx.Bucket(bucketCounts)
 	for _, st := range States {
 		var n uint64
@@ -419,17 +467,6 @@ func scanRecords(tx *bolt.Tx) *scanResult {
 	if len(wantBlocks) > 0 && !r.rebuild {
 		r.diff("%d pending blocks are not counted", len(wantBlocks))
 	}
-
-	_ = tx.Bucket(bucketKinds).ForEach(func(k, v []byte) error {
-		var re *recordError
-		if _, err := decodeHistory(k, v); errors.As(err, &re) {
-			addBad(re)
-		} else {
-			r.kinds++
-		}
-		return nil
-	})
-	return r
 }
 
 // repair is Open's record scan: it quarantines the damaged records and,

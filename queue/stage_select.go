@@ -1,0 +1,143 @@
+package queue
+
+import (
+	"fmt"
+	"math"
+	"slices"
+)
+
+// starvationStage guards against starvation (paper §4.3, last paragraph:
+// weight π by a positive w_a encoding the wait, renormalise). The weight is
+// 1 + a·skips (linear) or (1 + a)^skips (exponential). Hard cap: the oldest
+// job that survived Fit, is not behind the altruism cut, and was passed over
+// max_skips times wins outright — whatever Fairness or Altruism's
+// out-of-slack rule dropped — so no job is passed over more than max_skips
+// times.
+type starvationStage struct{ c StarvationConfig }
+
+func (starvationStage) name() string { return "starvation" }
+
+func (s starvationStage) w(skips int) float64 {
+	k := float64(max(skips, 0))
+	if s.c.Shape == ShapeExponential {
+		return math.Pow(1+s.c.A, k)
+	}
+	return 1 + s.c.A*k
+}
+
+func (s starvationStage) run(r *run, rec *StageRecord) {
+	for _, c := range r.fit {
+		if r.cut != nil && c.idx > r.cut.idx {
+			break
+		}
+		if c.skips >= s.c.MaxSkips {
+			c.weight, c.prob = s.w(c.skips), 1
+			if !slices.Contains(r.cands, c) {
+				c.pref = 0
+			}
+			r.cands = append(r.sc.kindHeads[:0], c)
+			r.sc.kindHeads = r.cands
+			r.dec.Forced = fmt.Sprintf("job %s was passed over %d times (max_skips %d)", c.job.ID, c.skips, s.c.MaxSkips)
+			rec.Note = "forced: " + r.dec.Forced
+			return
+		}
+	}
+	var sum, wsum float64
+	for _, c := range r.cands {
+		c.weight = s.w(c.skips)
+		c.prob = c.pref * c.weight
+		sum += c.prob
+		wsum += c.weight
+	}
+	for _, c := range r.cands {
+		if sum > 0 && !math.IsInf(sum, 0) {
+			c.prob /= sum
+		} else {
+			c.prob = c.weight / wsum
+		}
+	}
+}
+
+// selectStage draws the job: a sample from the distribution with the
+// injected random source (the paper), the argmax (ties → oldest), or
+// (anneal) a sample while the context's preference rows are young and the
+// argmax once they have ExploreObservations observations.
+type selectStage struct {
+	c     SelectConfig
+	prefs Preferences
+}
+
+func (selectStage) name() string { return "select" }
+
+// observed is the context-weighted mean of the observations of the
+// context's preference rows; 0 without an ObservationCounter or context.
+func (s selectStage) observed(ctx []ContextKind) float64 {
+	oc, ok := s.prefs.(ObservationCounter)
+	if !ok {
+		return 0
+	}
+	var n, wsum float64
+	for _, k := range ctx {
+		if k.Weight > 0 {
+			n += k.Weight * float64(oc.RowObservations(k.Kind))
+			wsum += k.Weight
+		}
+	}
+	if wsum <= 0 {
+		return 0
+	}
+	return n / wsum
+}
+
+func (s selectStage) run(r *run, rec *StageRecord) {
+	cs := r.cands
+	argmax := s.c.Mode == SelectArgmax || r.rng == nil
+	var annealNote string
+	if s.c.Mode == SelectAnneal && !argmax && len(cs) > 1 {
+		n := s.observed(r.dec.Context)
+		argmax = n >= float64(s.c.ExploreObservations)
+		annealNote = fmt.Sprintf("anneal: %.1f of %d observations, ", n, s.c.ExploreObservations)
+	}
+	switch {
+	case len(cs) == 0:
+		return
+	case len(cs) == 1:
+		r.chosen = cs[0]
+		return
+	case argmax:
+		best := cs[0]
+		for _, c := range cs[1:] {
+			if c.prob > best.prob {
+				best = c
+			}
+		}
+		r.chosen = best
+		rec.Note = annealNote + "argmax"
+		return
+	}
+	var total float64
+	for _, c := range cs {
+		total += c.prob
+	}
+	u := r.rng.Float64() * total
+	var acc float64
+	for _, c := range cs {
+		acc += c.prob
+		if c.prob > 0 && u < acc {
+			r.chosen = c
+			break
+		}
+	}
+	if r.chosen == nil { // rounding at the top end
+		for i := len(cs) - 1; i >= 0; i-- {
+			if cs[i].prob > 0 {
+				r.chosen = cs[i]
+				break
+			}
+		}
+		if r.chosen == nil {
+			r.chosen = cs[0]
+		}
+	}
+	rec.Note = annealNote + fmt.Sprintf("sampled u=%.4f", u/max(total, math.SmallestNonzeroFloat64))
+}

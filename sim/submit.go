@@ -1,0 +1,230 @@
+package sim
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+)
+
+// NewApplication reserves an application id, like YARN's new-application:
+// "application_<start unix ms>_<sequence, at least 4 digits>".
+func (s *Sim) NewApplication() string {
+	id := s.NextApplicationID()
+	s.seq++
+	s.reserved[id] = true
+	return id
+}
+
+// NextApplicationID is the id the next NewApplication returns; it changes
+// nothing (a caller that logs ahead writes the id before reserving it).
+func (s *Sim) NextApplicationID() string {
+	return fmt.Sprintf("application_%d_%04d", s.start.UnixMilli(), s.seq+1)
+}
+
+// CheckSubmit returns the error Submit would return before it places
+// anything: ErrDuplicate, ErrUnknownApp or ErrUnknownKind. nil means Submit
+// either starts the job or fails with ErrNoFit. It changes nothing and
+// draws no random numbers (Submit's placement does, even when the job does
+// not fit).
+func (s *Sim) CheckSubmit(appID string, a AppSpec) error {
+	if _, done := s.byID[appID]; done {
+		return fmt.Errorf("submit %s: %w", appID, ErrDuplicate)
+	}
+	if !s.reserved[appID] {
+		return fmt.Errorf("submit %s: %w (not reserved by NewApplication)", appID, ErrUnknownApp)
+	}
+	if _, ok := s.kinds[a.Kind]; !ok {
+		return fmt.Errorf("submit %s: kind %q: %w", appID, a.Kind, ErrUnknownKind)
+	}
+	return nil
+}
+
+// Fits reports whether a job of kind would fit the free resources now, i.e.
+// whether Submit would place it rather than fail with ErrNoFit. It changes
+// nothing and draws no random numbers (Submit's placement draws them even
+// when the job turns out not to fit). Placement ends with single containers
+// on any node with room for one, so a job fits exactly when the free room
+// of all nodes together holds its containers.
+func (s *Sim) Fits(kind string) bool {
+	k, ok := s.kinds[kind]
+	if !ok {
+		return false
+	}
+	room := 0
+	for _, nd := range s.nodes {
+		vc := int64(s.cluster.Node.VCores-nd.usedVC) / k.vcores
+		mem := (s.cluster.Node.MemoryMB - nd.usedMem) / k.memMB
+		room += int(max(min(vc, mem), 0))
+		if room >= k.spec.Containers {
+			return true
+		}
+	}
+	return false
+}
+
+// Submit places the containers of a job of kind a.Kind and starts it under
+// a reserved id. It fails with ErrUnknownApp for an id NewApplication did
+// not return, ErrDuplicate for an id already submitted, ErrUnknownKind, or
+// ErrNoFit when the whole job does not fit the free resources now (then
+// nothing is placed and the id stays reserved).
+//
+// Placement (paper §6.1): one group of GroupSize containers on each empty
+// node, in random order; then groups on random nodes with room for a whole
+// group; then single containers on random nodes with room for one. Fit is
+// YARN's: advertised vcores and memory.
+func (s *Sim) Submit(appID string, a AppSpec) error {
+	if err := s.CheckSubmit(appID, a); err != nil {
+		return err
+	}
+	k := s.kinds[a.Kind]
+	counts, ok := s.place(k)
+	if !ok {
+		return fmt.Errorf("submit %s: %d containers of %d vcores, %d MB: %w", appID, k.spec.Containers, k.vcores, k.memMB, ErrNoFit)
+	}
+	s.start1(appID, a, k, counts)
+	return nil
+}
+
+// place computes a placement without changing anything; counts[i] is the
+// number of containers on node i.
+func (s *Sim) place(k *kindRT) ([]int, bool) {
+	n := len(s.nodes)
+	freeVC := make([]int64, n)
+	freeMem := make([]int64, n)
+	for i, nd := range s.nodes {
+		freeVC[i] = int64(s.cluster.Node.VCores - nd.usedVC)
+		freeMem[i] = s.cluster.Node.MemoryMB - nd.usedMem
+	}
+	room := func(i int) int64 { return min(freeVC[i]/k.vcores, freeMem[i]/k.memMB) }
+	counts := make([]int, n)
+	put := func(i int, c int) {
+		counts[i] += c
+		freeVC[i] -= int64(c) * k.vcores
+		freeMem[i] -= int64(c) * k.memMB
+	}
+	left := k.spec.Containers
+	g := s.opts.GroupSize
+	// 1. One group per empty node, empty nodes in random order.
+	var cand []int
+	for i, nd := range s.nodes {
+		if nd.usedVC == 0 && nd.usedMem == 0 {
+			cand = append(cand, i)
+		}
+	}
+	s.rng.Shuffle(len(cand), func(i, j int) { cand[i], cand[j] = cand[j], cand[i] })
+	for _, i := range cand {
+		if left == 0 {
+			break
+		}
+		if c := min(g, left, int(room(i))); c > 0 {
+			put(i, c)
+			left -= c
+		}
+	}
+	// 2. Whole groups on random nodes with room for one; 3. then singles.
+	// cand holds the nodes with room for a group of want; a node leaves it
+	// when it fills up, so each group costs O(1) after an O(n) scan (one
+	// more scan when the last, partial group is smaller).
+	for _, size := range []int{g, 1} {
+		for left > 0 {
+			want := min(size, left)
+			cand = cand[:0]
+			for i := range n {
+				if room(i) >= int64(want) {
+					cand = append(cand, i)
+				}
+			}
+			if len(cand) == 0 {
+				break
+			}
+			for left >= want && len(cand) > 0 {
+				j := s.rng.IntN(len(cand))
+				i := cand[j]
+				put(i, want)
+				left -= want
+				if room(i) < int64(want) {
+					cand[j] = cand[len(cand)-1]
+					cand = cand[:len(cand)-1]
+				}
+			}
+		}
+	}
+	return counts, left == 0
+}
+
+// start1 starts an app with the given placement (validated by the caller).
+func (s *Sim) start1(appID string, spec AppSpec, k *kindRT, counts []int) {
+	delete(s.reserved, appID)
+	spec.Tags = slices.Clone(spec.Tags)
+	a := &app{id: appID, seq: s.seqOf(appID), spec: spec, kind: k, state: AppRunning, started: s.now,
+		placement: counts, containers: k.spec.Containers}
+	first := k.phase(0)
+	for i, c := range counts {
+		if c == 0 {
+			continue
+		}
+		g := &group{app: a, node: i, count: c, remaining: s.work(first.seconds), rate: 1, bound: -1}
+		a.groups = append(a.groups, g)
+		nd := s.nodes[i]
+		nd.usedVC += c * int(k.vcores)
+		nd.usedMem += int64(c) * k.memMB
+		nd.groups = append(nd.groups, g)
+		nd.dirty = true
+		s.refreshApps(nd)
+		if !slices.Contains(nd.present, appID) {
+			nd.present = append(slices.Clip(nd.present), appID)
+		}
+	}
+	a.phaseWork = maxRemaining(a)
+	s.apps = append(s.apps, a)
+	s.byID[appID] = a
+	s.running = append(s.running, a)
+}
+
+func (s *Sim) seqOf(id string) int {
+	i := len(id) - 1
+	for i >= 0 && id[i] != '_' {
+		i--
+	}
+	n, _ := strconv.Atoi(id[i+1:])
+	return n
+}
+
+func (s *Sim) refreshApps(nd *node) {
+	var ids []string
+	for _, g := range nd.groups {
+		if !slices.Contains(ids, g.app.id) {
+			ids = append(ids, g.app.id)
+		}
+	}
+	nd.apps = ids
+}
+
+// Kill stops a running application and frees its containers. Killing an
+// application that already ended is a no-op.
+func (s *Sim) Kill(appID string) error {
+	a, ok := s.byID[appID]
+	if !ok {
+		return fmt.Errorf("kill %s: %w", appID, ErrUnknownApp)
+	}
+	if a.state != AppRunning {
+		return nil
+	}
+	s.end(a, AppKilled)
+	return nil
+}
+
+// end releases a's containers and records its end at the current time.
+func (s *Sim) end(a *app, state AppState) {
+	a.state = state
+	a.finished = s.now
+	for _, g := range a.groups {
+		nd := s.nodes[g.node]
+		nd.usedVC -= g.count * int(a.kind.vcores)
+		nd.usedMem -= int64(g.count) * a.kind.memMB
+		nd.groups = slices.DeleteFunc(nd.groups, func(x *group) bool { return x == g })
+		nd.dirty = true
+		s.refreshApps(nd)
+	}
+	s.running = slices.DeleteFunc(s.running, func(x *app) bool { return x == a })
+}
