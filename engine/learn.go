@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -234,7 +235,8 @@ func RestoreProfiles(store *queue.Store, m *profile.Model) (bool, error) {
 
 // compositions is, per node, the containers of each kind that ran there
 // during [from, to], each weighted by the share of the interval it was
-// present (first seen at a sync to gone at a sync).
+// present (first seen at a sync to gone at a sync), summed in job-id
+// order so that a seed reproduces the profiles bit for bit.
 func (e *Engine) compositions(from, to time.Time) map[string][]profile.KindCount {
 	out := map[string][]profile.KindCount{}
 	span := float64(to.Sub(from))
@@ -243,7 +245,9 @@ func (e *Engine) compositions(from, to time.Time) map[string][]profile.KindCount
 	}
 	for node, m := range e.presence {
 		var kc []profile.KindCount
-		for _, p := range m {
+		// Job ids in order: the sums must not depend on map order.
+		for _, id := range slices.Sorted(maps.Keys(m)) {
+			p := m[id]
 			start := p.since
 			if start.Before(from) {
 				start = from
