@@ -2,15 +2,15 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/http"
-	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -18,38 +18,37 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/colocd/colocd/queue"
+	"github.com/colocd/colocd/apiclient"
 )
 
 // Client defaults and environment variables.
 const (
-	defaultServer  = "http://127.0.0.1:8080"
-	envServer      = "COLOCD_SERVER"
-	envToken       = "COLOCD_TOKEN"
-	clientTimeout  = 30 * time.Second
-	maxClientReply = 64 << 20
+	defaultServer = "http://127.0.0.1:8080"
+	envServer     = "COLOCD_SERVER"
+	envToken      = "COLOCD_TOKEN"
+	clientTimeout = apiclient.DefaultTimeout
 )
 
 // clientCommands returns the HTTP API client commands: submit, queue, job,
-// cancel, prefs, profiles (profiles.go). Each takes --server (env
+// cancel, resolve, prefs, profiles (profiles.go). Each takes --server (env
 // COLOCD_SERVER) and --token (env COLOCD_TOKEN); they print tables for
-// people and, with --json, the server's JSON for scripts. A non-2xx reply becomes an error carrying the
-// server's message (printed on stderr by main, exit status 1).
+// people and, with --json, the server's JSON for scripts. A non-2xx reply
+// becomes an *apiclient.Error carrying the server's message (printed on
+// stderr by main, exit status 1).
 func clientCommands() []*cobra.Command {
 	return []*cobra.Command{newSubmitCmd(), newQueueCmd(), newJobCmd(), newCancelCmd(), newResolveCmd(), newPrefsCmd(), newProfilesCmd()}
 }
 
-// apiClient is one command's connection settings.
-type apiClient struct {
+// clientFlags are one command's connection settings.
+type clientFlags struct {
 	server  string
 	token   string
 	timeout time.Duration
-	hc      *http.Client
 }
 
 // addClientFlags registers --server, --token and --timeout on cmd.
-func addClientFlags(cmd *cobra.Command) *apiClient {
-	c := &apiClient{}
+func addClientFlags(cmd *cobra.Command) *clientFlags {
+	c := &clientFlags{}
 	f := cmd.Flags()
 	f.StringVar(&c.server, "server", defaultServer, "colocd API base URL (env "+envServer+")")
 	f.StringVar(&c.token, "token", "", "bearer token (env "+envToken+")")
@@ -57,9 +56,9 @@ func addClientFlags(cmd *cobra.Command) *apiClient {
 	return c
 }
 
-// resolve applies the environment to flags the user did not set and
-// checks them.
-func (c *apiClient) resolve(cmd *cobra.Command) error {
+// client applies the environment to flags the user did not set, checks
+// them and returns the API client they describe.
+func (c *clientFlags) client(cmd *cobra.Command) (*apiclient.Client, error) {
 	if !cmd.Flags().Changed("server") {
 		if v := os.Getenv(envServer); v != "" {
 			c.server = v
@@ -68,120 +67,29 @@ func (c *apiClient) resolve(cmd *cobra.Command) error {
 	if !cmd.Flags().Changed("token") {
 		c.token = os.Getenv(envToken)
 	}
-	u, err := url.Parse(c.server)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return usagef("--server %q: want a URL like %s", c.server, defaultServer)
+	api, err := apiclient.New(c.server, c.token, apiclient.Options{HTTPClient: &http.Client{Timeout: c.timeout}})
+	switch {
+	case errors.Is(err, apiclient.ErrBaseURL):
+		return nil, usagef("--server %q: want a URL like %s", c.server, defaultServer)
+	case err != nil:
+		return nil, err
+	case c.token == "":
+		return nil, usagef("no token: pass --token or set %s", envToken)
+	case c.timeout <= 0:
+		return nil, usagef("--timeout must be positive, got %s", c.timeout)
 	}
-	c.server = strings.TrimRight(c.server, "/")
-	if c.token == "" {
-		return usagef("no token: pass --token or set %s", envToken)
-	}
-	if c.timeout <= 0 {
-		return usagef("--timeout must be positive, got %s", c.timeout)
-	}
-	c.hc = &http.Client{Timeout: c.timeout}
-	return nil
+	return api, nil
 }
 
-// apiError is a non-2xx reply: the server's {"error", "field"}.
-type apiError struct {
-	Status  int
-	Message string
-	Field   string
+// printReply prints r: the server's JSON with --json, else through print.
+func printReply[T any](w io.Writer, r apiclient.Reply[T], asJSON bool, print func(io.Writer, T) error) error {
+	if asJSON {
+		return writeRaw(w, r.Raw)
+	}
+	return print(w, r.Body)
 }
 
-func (e *apiError) Error() string {
-	msg := e.Message
-	if e.Field != "" && !strings.Contains(msg, e.Field) {
-		msg += " (field " + e.Field + ")"
-	}
-	return fmt.Sprintf("server: %s (HTTP %d)", msg, e.Status)
-}
-
-// do sends one request and returns the body of a 2xx reply.
-func (c *apiClient) do(ctx context.Context, method, path string, body []byte, header map[string]string) (int, []byte, error) {
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.server+path, rd)
-	if err != nil {
-		return 0, nil, fmt.Errorf("building request: %w", err)
-	}
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	req.Header.Set("Accept", "application/json")
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
-	res, err := c.hc.Do(req)
-	if err != nil {
-		return 0, nil, fmt.Errorf("%s %s: %w", method, c.server+path, err)
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(res.Body, maxClientReply))
-	if err != nil {
-		return res.StatusCode, nil, fmt.Errorf("%s %s: reading reply: %w", method, path, err)
-	}
-	if res.StatusCode/100 != 2 {
-		e := &apiError{Status: res.StatusCode}
-		var eb struct {
-			Error string `json:"error"`
-			Field string `json:"field"`
-		}
-		if json.Unmarshal(b, &eb) == nil && eb.Error != "" {
-			e.Message, e.Field = eb.Error, eb.Field
-		} else {
-			e.Message = strings.TrimSpace(string(b))
-			if e.Message == "" {
-				e.Message = http.StatusText(res.StatusCode)
-			}
-		}
-		return res.StatusCode, b, e
-	}
-	return res.StatusCode, b, nil
-}
-
-// clientJob is a job as the API returns it.
-type clientJob struct {
-	queue.Job
-	Position      *int `json:"position"`
-	EstimatedWait *struct {
-		Seconds        *float64 `json:"seconds"`
-		JobsAhead      int      `json:"jobs_ahead"`
-		WithHistory    int      `json:"jobs_ahead_with_history"`
-		Concurrency    int      `json:"concurrency"`
-		RuntimeSeconds *float64 `json:"runtime_seconds"`
-	} `json:"estimated_wait"`
-}
-
-func newTable(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 4, 2, ' ', 0) }
-
-// jobRunE runs method on /v1/jobs/{ID} and prints the reply: the server's
-// JSON with --json, else through print.
-func jobRunE(c *apiClient, method string, asJSON *bool, print func(io.Writer, clientJob) error) func(*cobra.Command, []string) error {
-	return func(cmd *cobra.Command, args []string) error {
-		if err := c.resolve(cmd); err != nil {
-			return err
-		}
-		_, b, err := c.do(cmd.Context(), method, "/v1/jobs/"+url.PathEscape(args[0]), nil, nil)
-		if err != nil {
-			return err
-		}
-		out := cmd.OutOrStdout()
-		if *asJSON {
-			return writeRaw(out, b)
-		}
-		var j clientJob
-		if err := json.Unmarshal(b, &j); err != nil {
-			return fmt.Errorf("decoding reply: %w", err)
-		}
-		return print(out, j)
-	}
-}
-
+// writeRaw prints the server's bytes, ending with a newline.
 func writeRaw(w io.Writer, b []byte) error {
 	if !bytes.HasSuffix(b, []byte("\n")) {
 		b = append(b, '\n')
@@ -190,24 +98,70 @@ func writeRaw(w io.Writer, b []byte) error {
 	return err
 }
 
-// jobSpec is the submit body; flags fill it when there is no -f.
-type jobSpec struct {
-	Kind      string            `json:"kind"`
-	Queue     string            `json:"queue,omitempty"`
-	Priority  int               `json:"priority,omitempty"`
-	Resources *queue.Resources  `json:"resources,omitempty"`
-	Deadline  string            `json:"deadline,omitempty"`
-	Labels    map[string]string `json:"labels,omitempty"`
+// writeTable prints rows (the first is the header, if any) as aligned
+// columns, two spaces apart.
+func writeTable(w io.Writer, rows [][]string) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, r := range rows {
+		if _, err := io.WriteString(tw, strings.Join(r, "\t")+"\n"); err != nil {
+			return err
+		}
+	}
+	return tw.Flush()
 }
 
+// fixed formats v with prec decimals; "-" when it is not finite.
+func fixed(v float64, prec int) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "-"
+	}
+	return strconv.FormatFloat(v, 'f', prec, 64)
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// jobRunE runs call on the command's argument, a job id, and prints the
+// job it returns: the server's JSON with --json, else through print.
+func jobRunE(c *clientFlags, asJSON *bool, call func(*cobra.Command, *apiclient.Client, string) (apiclient.Reply[apiclient.Job], error),
+	print func(io.Writer, apiclient.Job) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		api, err := c.client(cmd)
+		if err != nil {
+			return err
+		}
+		r, err := call(cmd, api, args[0])
+		if err != nil {
+			return err
+		}
+		return printReply(cmd.OutOrStdout(), r, *asJSON, print)
+	}
+}
+
+// printJobState prints the one line of cancel and resolve.
+func printJobState(w io.Writer, j apiclient.Job) error {
+	_, err := fmt.Fprintf(w, "job %s is %s\n", j.ID, j.State)
+	return err
+}
+
+// submitFlags are the flags of submit.
+type submitFlags struct {
+	file, kind, queue, deadline, idem string
+	containers, vcores, priority      int
+	memoryMB                          int64
+	labels                            []string
+	asJSON                            bool
+}
+
+// jobFlags are submit's flags that describe the job: -f excludes them.
+var jobFlags = []string{"kind", "queue", "priority", "containers", "memory-mb", "vcores", "deadline", "label"}
+
 func newSubmitCmd() *cobra.Command {
-	var (
-		file, kind, q, deadline, idem string
-		containers, vcores, priority  int
-		memoryMB                      int64
-		labels                        []string
-		asJSON                        bool
-	)
+	var s submitFlags
 	cmd := &cobra.Command{
 		Use:   "submit (-f job.json | --kind K [flags])",
 		Short: "Submit a job to the colocd queue",
@@ -227,92 +181,98 @@ user. With --idempotency-key, repeating the command never makes a second job.
 	}
 	c := addClientFlags(cmd)
 	f := cmd.Flags()
-	f.StringVarP(&file, "file", "f", "", `job JSON file ("-" for stdin)`)
-	f.StringVar(&kind, "kind", "", "job kind (recurring job identity)")
-	f.StringVar(&q, "queue", "", "YARN queue")
-	f.IntVar(&priority, "priority", 0, "priority passed to the cluster")
-	f.IntVar(&containers, "containers", 0, "number of containers")
-	f.Int64Var(&memoryMB, "memory-mb", 0, "memory per container, MB")
-	f.IntVar(&vcores, "vcores", 0, "vcores per container")
-	f.StringVar(&deadline, "deadline", "", "deadline: RFC 3339 time, or a duration from now such as 2h")
-	f.StringArrayVar(&labels, "label", nil, "label key=value (repeatable)")
-	f.StringVar(&idem, "idempotency-key", "", "Idempotency-Key: a retry with the same key returns the same job")
-	f.BoolVar(&asJSON, "json", false, "print the server's JSON")
+	f.StringVarP(&s.file, "file", "f", "", `job JSON file ("-" for stdin)`)
+	f.StringVar(&s.kind, "kind", "", "job kind (recurring job identity)")
+	f.StringVar(&s.queue, "queue", "", "YARN queue")
+	f.IntVar(&s.priority, "priority", 0, "priority passed to the cluster")
+	f.IntVar(&s.containers, "containers", 0, "number of containers")
+	f.Int64Var(&s.memoryMB, "memory-mb", 0, "memory per container, MB")
+	f.IntVar(&s.vcores, "vcores", 0, "vcores per container")
+	f.StringVar(&s.deadline, "deadline", "", "deadline: RFC 3339 time, or a duration from now such as 2h")
+	f.StringArrayVar(&s.labels, "label", nil, "label key=value (repeatable)")
+	f.StringVar(&s.idem, "idempotency-key", "", "Idempotency-Key: a retry with the same key returns the same job")
+	f.BoolVar(&s.asJSON, "json", false, "print the server's JSON")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		if err := c.resolve(cmd); err != nil {
-			return err
-		}
-		var body []byte
-		jobFlags := []string{"kind", "queue", "priority", "containers", "memory-mb", "vcores", "deadline", "label"}
-		if file != "" {
-			for _, name := range jobFlags {
-				if f.Changed(name) {
-					return usagef("--%s cannot be combined with -f (put it in the file)", name)
-				}
-			}
-			var err error
-			if file == "-" {
-				body, err = io.ReadAll(cmd.InOrStdin())
-			} else {
-				body, err = os.ReadFile(file)
-			}
-			if err != nil {
-				return fmt.Errorf("reading job file: %w", err)
-			}
-			if !json.Valid(body) {
-				return usagef("%s is not valid JSON", file)
-			}
-		} else {
-			if kind == "" {
-				return usagef("need -f job.json or --kind")
-			}
-			spec := jobSpec{Kind: kind, Queue: q, Priority: priority}
-			if f.Changed("containers") || f.Changed("memory-mb") || f.Changed("vcores") {
-				spec.Resources = &queue.Resources{Containers: containers, MemoryMB: memoryMB, VCores: vcores}
-			}
-			if deadline != "" {
-				d, err := parseDeadline(deadline, time.Now())
-				if err != nil {
-					return err
-				}
-				spec.Deadline = d
-			}
-			for _, l := range labels {
-				k, v, ok := strings.Cut(l, "=")
-				if !ok || k == "" {
-					return usagef("--label %q: want key=value", l)
-				}
-				if spec.Labels == nil {
-					spec.Labels = map[string]string{}
-				}
-				spec.Labels[k] = v
-			}
-			body, _ = json.Marshal(spec)
-		}
-		var hdr map[string]string
-		if idem != "" {
-			hdr = map[string]string{"Idempotency-Key": idem}
-		}
-		code, b, err := c.do(cmd.Context(), http.MethodPost, "/v1/jobs", body, hdr)
+		api, err := c.client(cmd)
 		if err != nil {
 			return err
 		}
-		out := cmd.OutOrStdout()
-		if asJSON {
-			return writeRaw(out, b)
+		r, err := s.submit(cmd, api)
+		if err != nil {
+			return err
 		}
-		var j clientJob
-		if err := json.Unmarshal(b, &j); err != nil {
-			return fmt.Errorf("decoding reply: %w", err)
-		}
-		verb := "submitted"
-		if code == http.StatusOK {
-			verb = "already submitted (same idempotency key)"
-		}
-		_, err = fmt.Fprintf(out, "%s job %s (kind %s, user %s, state %s)\n", verb, j.ID, j.Kind, j.User, j.State)
-		return err
+		return printReply(cmd.OutOrStdout(), r, s.asJSON, func(w io.Writer, j apiclient.Job) error {
+			verb := "submitted"
+			if r.Status == http.StatusOK {
+				verb = "already submitted (same idempotency key)"
+			}
+			_, err := fmt.Fprintf(w, "%s job %s (kind %s, user %s, state %s)\n", verb, j.ID, j.Kind, j.User, j.State)
+			return err
+		})
 	}
 	return cmd
+}
+
+// submit sends the job: the file of -f as it is, else the one the flags
+// describe.
+func (s *submitFlags) submit(cmd *cobra.Command, api *apiclient.Client) (apiclient.Reply[apiclient.Job], error) {
+	if s.file == "" {
+		req, err := s.request(cmd)
+		if err != nil {
+			return apiclient.Reply[apiclient.Job]{}, err
+		}
+		return api.Submit(cmd.Context(), req, s.idem)
+	}
+	for _, name := range jobFlags {
+		if cmd.Flags().Changed(name) {
+			return apiclient.Reply[apiclient.Job]{}, usagef("--%s cannot be combined with -f (put it in the file)", name)
+		}
+	}
+	var (
+		body []byte
+		err  error
+	)
+	if s.file == "-" {
+		body, err = io.ReadAll(cmd.InOrStdin())
+	} else {
+		body, err = os.ReadFile(s.file)
+	}
+	if err != nil {
+		return apiclient.Reply[apiclient.Job]{}, fmt.Errorf("reading job file: %w", err)
+	}
+	if !json.Valid(body) {
+		return apiclient.Reply[apiclient.Job]{}, usagef("%s is not valid JSON", s.file)
+	}
+	return api.SubmitJSON(cmd.Context(), body, s.idem)
+}
+
+// request is the job the flags describe.
+func (s *submitFlags) request(cmd *cobra.Command) (apiclient.JobRequest, error) {
+	if s.kind == "" {
+		return apiclient.JobRequest{}, usagef("need -f job.json or --kind")
+	}
+	req := apiclient.JobRequest{Kind: s.kind, Queue: s.queue, Priority: s.priority}
+	if f := cmd.Flags(); f.Changed("containers") || f.Changed("memory-mb") || f.Changed("vcores") {
+		req.Resources = &apiclient.ResourcesRequest{Containers: s.containers, MemoryMB: s.memoryMB, VCores: s.vcores}
+	}
+	if s.deadline != "" {
+		d, err := parseDeadline(s.deadline, time.Now())
+		if err != nil {
+			return apiclient.JobRequest{}, err
+		}
+		req.Deadline = &d
+	}
+	for _, l := range s.labels {
+		k, v, ok := strings.Cut(l, "=")
+		if !ok || k == "" {
+			return apiclient.JobRequest{}, usagef("--label %q: want key=value", l)
+		}
+		if req.Labels == nil {
+			req.Labels = map[string]string{}
+		}
+		req.Labels[k] = v
+	}
+	return req, nil
 }
 
 // parseDeadline accepts RFC 3339 or a positive duration from now.
@@ -347,61 +307,46 @@ of states, or "all".`,
 	cmd.Flags().IntVar(&limit, "limit", 100, "at most this many jobs")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		if err := c.resolve(cmd); err != nil {
-			return err
-		}
-		v := url.Values{"limit": {strconv.Itoa(limit)}}
-		if state != "" {
-			v.Set("state", state)
-		}
-		_, b, err := c.do(cmd.Context(), http.MethodGet, "/v1/jobs?"+v.Encode(), nil, nil)
+		api, err := c.client(cmd)
 		if err != nil {
 			return err
 		}
-		out := cmd.OutOrStdout()
-		if asJSON {
-			return writeRaw(out, b)
+		o := apiclient.ListOptions{Limit: &limit}
+		if state != "" {
+			o.States = strings.Split(state, ",")
 		}
-		var list struct {
-			Jobs   []clientJob         `json:"jobs"`
-			Counts map[queue.State]int `json:"counts"`
-		}
-		if err := json.Unmarshal(b, &list); err != nil {
-			return fmt.Errorf("decoding reply: %w", err)
-		}
-		tw := newTable(out)
-		fmt.Fprintln(tw, "POS\tID\tKIND\tUSER\tQUEUE\tSTATE\tCONTAINERS\tSKIPS\tCREATED")
-		for _, j := range list.Jobs {
-			pos := "-"
-			if j.Position != nil {
-				pos = strconv.Itoa(*j.Position)
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", pos, j.ID, j.Kind, dash(j.User), dash(j.Queue),
-				j.State, j.Resources.Containers, j.Skips, j.CreatedAt.Local().Format(time.DateTime))
-		}
-		if err := tw.Flush(); err != nil {
+		r, err := api.Jobs(cmd.Context(), o)
+		if err != nil {
 			return err
 		}
-		var parts []string
-		for _, s := range queue.States {
-			if n := list.Counts[s]; n > 0 {
-				parts = append(parts, fmt.Sprintf("%s %d", s, n))
-			}
-		}
-		if len(parts) == 0 {
-			parts = []string{"no jobs"}
-		}
-		_, err = fmt.Fprintf(out, "\n%d listed; in the store: %s\n", len(list.Jobs), strings.Join(parts, ", "))
-		return err
+		return printReply(cmd.OutOrStdout(), r, asJSON, printQueue)
 	}
 	return cmd
 }
 
-func dash(s string) string {
-	if s == "" {
-		return "-"
+// printQueue prints the jobs listed, then the store's counts by state.
+func printQueue(w io.Writer, list apiclient.JobList) error {
+	rows := [][]string{{"POS", "ID", "KIND", "USER", "QUEUE", "STATE", "CONTAINERS", "SKIPS", "CREATED"}}
+	for _, j := range list.Jobs {
+		pos := "-"
+		if j.Position != nil {
+			pos = strconv.Itoa(*j.Position)
+		}
+		rows = append(rows, []string{pos, j.ID, j.Kind, dash(j.User), dash(j.Queue), j.State.String(),
+			strconv.Itoa(j.Resources.Containers), strconv.Itoa(j.Skips), j.CreatedAt.Local().Format(time.DateTime)})
 	}
-	return s
+	if err := writeTable(w, rows); err != nil {
+		return err
+	}
+	var parts []string
+	for _, c := range list.StateCounts() {
+		parts = append(parts, fmt.Sprintf("%s %d", c.State, c.N))
+	}
+	if len(parts) == 0 {
+		parts = []string{"no jobs"}
+	}
+	_, err := fmt.Fprintf(w, "\n%d listed; in the store: %s\n", len(list.Jobs), strings.Join(parts, ", "))
+	return err
 }
 
 func newJobCmd() *cobra.Command {
@@ -413,15 +358,17 @@ func newJobCmd() *cobra.Command {
 	}
 	c := addClientFlags(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON")
-	cmd.RunE = jobRunE(c, http.MethodGet, &asJSON, printJob)
+	cmd.RunE = jobRunE(c, &asJSON, func(cmd *cobra.Command, api *apiclient.Client, id string) (apiclient.Reply[apiclient.Job], error) {
+		return api.Job(cmd.Context(), id)
+	}, printJob)
 	return cmd
 }
 
-func printJob(w io.Writer, j clientJob) error {
-	tw := newTable(w)
+func printJob(w io.Writer, j apiclient.Job) error {
+	var rows [][]string
 	row := func(k, v string) {
 		if v != "" {
-			fmt.Fprintf(tw, "%s:\t%s\n", k, v)
+			rows = append(rows, []string{k + ":", v})
 		}
 	}
 	ts := func(t *time.Time) string {
@@ -434,7 +381,7 @@ func printJob(w io.Writer, j clientJob) error {
 	row("kind", j.Kind)
 	row("user", j.User)
 	row("queue", j.Queue)
-	row("state", string(j.State))
+	row("state", j.State.String())
 	if j.Position != nil {
 		row("position", fmt.Sprintf("%d (pending jobs ahead of it in FIFO order)", *j.Position))
 	}
@@ -453,10 +400,8 @@ func printJob(w io.Writer, j clientJob) error {
 	row("resources", fmt.Sprintf("%d containers × %d MB × %d vcores", r.Containers, r.MemoryMB, r.VCores))
 	row("priority", strconv.Itoa(j.Priority))
 	row("skips", strconv.Itoa(j.Skips))
-	if j.Deadline != nil {
-		row("deadline", ts(j.Deadline))
-	}
-	for _, k := range sortedKeys(j.Labels) {
+	row("deadline", ts(j.Deadline))
+	for _, k := range slices.Sorted(maps.Keys(j.Labels)) {
 		row("label "+k, j.Labels[k])
 	}
 	row("application", j.AppID)
@@ -465,26 +410,19 @@ func printJob(w io.Writer, j clientJob) error {
 	row("running", ts(j.RunningAt))
 	row("finished", ts(j.FinishedAt))
 	row("diagnostics", j.Diagnostics)
-	if len(j.Decision) > 0 {
-		row("decision", decisionSummary(j.Decision))
-	}
-	return tw.Flush()
+	row("decision", decisionSummary(j))
+	return writeTable(w, rows)
 }
 
-// decisionSummary renders the admitting decision's top candidates.
-func decisionSummary(raw json.RawMessage) string {
-	var d struct {
-		Forced     string `json:"forced"`
-		Candidates []struct {
-			Kind string  `json:"kind"`
-			Prob float64 `json:"prob"`
-		} `json:"candidates"`
-		Context []struct {
-			Kind string `json:"kind"`
-		} `json:"context"`
-	}
-	if json.Unmarshal(raw, &d) != nil {
+// decisionSummary renders the top candidates of the decision that
+// admitted j; "" when there is none.
+func decisionSummary(j apiclient.Job) string {
+	d, err := j.DecisionRecord()
+	switch {
+	case err != nil:
 		return "(unreadable)"
+	case d == nil:
+		return ""
 	}
 	var parts []string
 	for i, c := range d.Candidates {
@@ -508,19 +446,6 @@ func decisionSummary(raw json.RawMessage) string {
 	return s
 }
 
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	for i := 1; i < len(keys); i++ {
-		for j := i; j > 0 && keys[j] < keys[j-1]; j-- {
-			keys[j], keys[j-1] = keys[j-1], keys[j]
-		}
-	}
-	return keys
-}
-
 func newCancelCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -534,17 +459,16 @@ command again to kill it.`,
 	}
 	c := addClientFlags(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON")
-	cmd.RunE = jobRunE(c, http.MethodDelete, &asJSON, func(out io.Writer, j clientJob) error {
-		_, err := fmt.Fprintf(out, "job %s is %s\n", j.ID, j.State)
-		return err
-	})
+	cmd.RunE = jobRunE(c, &asJSON, func(cmd *cobra.Command, api *apiclient.Client, id string) (apiclient.Reply[apiclient.Job], error) {
+		return api.Cancel(cmd.Context(), id)
+	}, printJobState)
 	return cmd
 }
 
 func newResolveCmd() *cobra.Command {
 	var (
-		asJSON          bool
-		outcome, reason string
+		asJSON bool
+		req    apiclient.ResolveRequest
 	)
 	cmd := &cobra.Command{
 		Use:   "resolve ID --outcome requeue|succeeded|failed|killed --reason TEXT [--json]",
@@ -566,38 +490,16 @@ lists the parked jobs.`,
 	}
 	c := addClientFlags(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON")
-	cmd.Flags().StringVar(&outcome, "outcome", "", "requeue | succeeded | failed | killed (required)")
-	cmd.Flags().StringVar(&reason, "reason", "", "what you found (required)")
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		if err := c.resolve(cmd); err != nil {
-			return err
-		}
-		body, err := json.Marshal(map[string]string{"outcome": outcome, "reason": reason})
-		if err != nil {
-			return err
-		}
-		_, b, err := c.do(cmd.Context(), http.MethodPost, "/v1/jobs/"+url.PathEscape(args[0])+"/resolve", body, nil)
-		if err != nil {
-			return err
-		}
-		out := cmd.OutOrStdout()
-		if asJSON {
-			return writeRaw(out, b)
-		}
-		var j clientJob
-		if err := json.Unmarshal(b, &j); err != nil {
-			return fmt.Errorf("decoding reply: %w", err)
-		}
-		_, err = fmt.Fprintf(out, "job %s is %s\n", j.ID, j.State)
-		return err
-	}
+	cmd.Flags().StringVar(&req.Outcome, "outcome", "", "requeue | succeeded | failed | killed (required)")
+	cmd.Flags().StringVar(&req.Reason, "reason", "", "what you found (required)")
+	cmd.RunE = jobRunE(c, &asJSON, func(cmd *cobra.Command, api *apiclient.Client, id string) (apiclient.Reply[apiclient.Job], error) {
+		return api.Resolve(cmd.Context(), id, req)
+	}, printJobState)
 	return cmd
 }
 
 func newPrefsCmd() *cobra.Command {
-	var (
-		asCSV, asJSON, raw bool
-	)
+	var asCSV, asJSON, raw bool
 	cmd := &cobra.Command{
 		Use:   "prefs [--csv|--json] [--h]",
 		Short: "Show the learned co-location preferences π(queued kind | running kind)",
@@ -614,76 +516,60 @@ counts, baseline) for analysts.`,
 	cmd.Flags().BoolVar(&raw, "h", false, "the preference scores H instead of π")
 	cmd.MarkFlagsMutuallyExclusive("csv", "json")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		if err := c.resolve(cmd); err != nil {
-			return err
-		}
-		matrix := "pi"
-		if raw {
-			matrix = "h"
-		}
-		path := "/v1/preferences"
-		if asCSV {
-			path += "?format=csv&matrix=" + matrix
-		}
-		_, b, err := c.do(cmd.Context(), http.MethodGet, path, nil, nil)
+		api, err := c.client(cmd)
 		if err != nil {
 			return err
 		}
 		out := cmd.OutOrStdout()
-		if asCSV || asJSON {
+		if asCSV {
+			matrix := apiclient.MatrixPi
+			if raw {
+				matrix = apiclient.MatrixH
+			}
+			b, err := api.PreferencesCSV(cmd.Context(), matrix)
+			if err != nil {
+				return err
+			}
 			return writeRaw(out, b)
 		}
-		var p struct {
-			Kinds           []string    `json:"kinds"`
-			H               [][]float64 `json:"h"`
-			Pi              [][]float64 `json:"pi"`
-			Baseline        float64     `json:"baseline"`
-			Observations    int64       `json:"observations"`
-			RowObservations []int64     `json:"row_observations"`
-		}
-		if err := json.Unmarshal(b, &p); err != nil {
-			return fmt.Errorf("decoding reply: %w", err)
-		}
-		if len(p.Kinds) == 0 {
-			_, err := fmt.Fprintln(out, "no kinds learned yet")
+		r, err := api.Preferences(cmd.Context())
+		if err != nil {
 			return err
 		}
-		m := p.Pi
-		if raw {
-			m = p.H
-		}
-		if len(m) != len(p.Kinds) {
-			return errors.New("server sent a matrix that does not match its kinds")
-		}
-		tw := newTable(out)
-		fmt.Fprint(tw, "RUNNING \\ QUEUED")
-		for _, k := range p.Kinds {
-			fmt.Fprintf(tw, "\t%s", k)
-		}
-		fmt.Fprint(tw, "\tOBS\n")
-		for i, given := range p.Kinds {
-			fmt.Fprint(tw, given)
-			for _, v := range m[i] {
-				fmt.Fprintf(tw, "\t%s", fmtCell(v))
-			}
-			obs := int64(0)
-			if i < len(p.RowObservations) {
-				obs = p.RowObservations[i]
-			}
-			fmt.Fprintf(tw, "\t%d\n", obs)
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(out, "\n%d observations, baseline Ḡ = %.3f\n", p.Observations, p.Baseline)
-		return err
+		return printReply(out, r, asJSON, func(w io.Writer, p apiclient.Preferences) error { return printPrefs(w, p, raw) })
 	}
 	return cmd
 }
 
-func fmtCell(v float64) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return "-"
+// printPrefs prints π (H with raw) as a table, a row per running kind,
+// then the observations and the baseline.
+func printPrefs(w io.Writer, p apiclient.Preferences, raw bool) error {
+	if len(p.Kinds) == 0 {
+		_, err := fmt.Fprintln(w, "no kinds learned yet")
+		return err
 	}
-	return strconv.FormatFloat(v, 'f', 3, 64)
+	m := p.Pi
+	if raw {
+		m = p.H
+	}
+	if len(m) != len(p.Kinds) {
+		return errors.New("server sent a matrix that does not match its kinds")
+	}
+	rows := [][]string{append(append([]string{"RUNNING \\ QUEUED"}, p.Kinds...), "OBS")}
+	for i, given := range p.Kinds {
+		r := []string{given}
+		for _, v := range m[i] {
+			r = append(r, fixed(v, 3))
+		}
+		obs := int64(0)
+		if i < len(p.RowObservations) {
+			obs = p.RowObservations[i]
+		}
+		rows = append(rows, append(r, strconv.FormatInt(obs, 10)))
+	}
+	if err := writeTable(w, rows); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "\n%d observations, baseline Ḡ = %.3f\n", p.Observations, p.Baseline)
+	return err
 }

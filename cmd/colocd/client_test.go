@@ -6,8 +6,6 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
-	"net"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,42 +13,23 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
+	"github.com/colocd/colocd/apiclient"
+	"github.com/colocd/colocd/apiclient/apiclienttest"
 	"github.com/colocd/colocd/bandit"
-	"github.com/colocd/colocd/daemon/api"
-	"github.com/colocd/colocd/goodness"
 	"github.com/colocd/colocd/profile"
 	"github.com/colocd/colocd/queue"
-	"github.com/colocd/colocd/telemetry"
 )
 
+// The test server's tokens (apiclienttest): users rita, sam and ada.
 const (
-	cliReader    = "cli-reader-token"
-	cliSubmitter = "cli-submitter-token"
-	cliAdmin     = "cli-admin-token"
+	cliReader    = apiclienttest.ReaderToken
+	cliSubmitter = apiclienttest.SubmitterToken
+	cliAdmin     = apiclienttest.AdminToken
 )
 
-// cliController is the engine side the API needs: Prepare fills nothing,
-// Kill marks the job killed, the preference writes go to the learner.
-type cliController struct {
-	store   *queue.Store
-	learner *bandit.Learner
-}
-
-func (c cliController) Kick()                    {}
-func (c cliController) Prepare(*queue.Job) error { return nil }
-func (c cliController) Ready(context.Context) error {
-	return nil
-}
-func (c cliController) Kill(_ context.Context, id string) (queue.Job, error) {
-	return c.store.Finish(id, queue.StateKilled, "killed")
-}
-func (c cliController) AddKind(kind string)                       { c.learner.Add(kind) }
-func (c cliController) ImportPreferences(s bandit.Snapshot) error { return c.learner.Restore(s) }
-func (c cliController) ResetPreferences() error                   { c.learner.Reset(); return nil }
-
+// cliServer is a real API server and what it serves from.
 type cliServer struct {
 	url      string
 	store    *queue.Store
@@ -59,41 +38,12 @@ type cliServer struct {
 }
 
 // cliLimits are the nodes' maxima the test API converts profiles with.
-var cliLimits = goodness.Limits{DiskRead: 200e6, DiskWrite: 100e6, NetRecv: 125e6, NetSent: 125e6}
+var cliLimits = apiclienttest.DefaultLimits
 
 func startAPI(t *testing.T) *cliServer {
 	t.Helper()
-	dir := t.TempDir()
-	store, err := queue.Open(filepath.Join(dir, "q.db"), queue.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	learner := bandit.New(bandit.Config{})
-	profiles := profile.New(profile.Config{})
-	h, err := api.New(api.Deps{
-		Store: store, Learner: learner, Controller: cliController{store, learner},
-		Profiles: profiles, Limits: cliLimits,
-		Metrics: telemetry.New(prometheus.NewRegistry(), store),
-		Tokens: []api.Token{
-			{Secret: cliReader, User: "rita", Role: api.RoleReader},
-			{Secret: cliSubmitter, User: "sam", Role: api.RoleSubmitter},
-			{Secret: cliAdmin, User: "ada", Role: api.RoleAdmin},
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewUnstartedServer(h)
-	srv.Listener.Close()
-	if srv.Listener, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	srv.Start()
-	t.Cleanup(func() {
-		srv.Close()
-		_ = store.Close()
-	})
-	return &cliServer{url: srv.URL, store: store, learner: learner, profiles: profiles}
+	s := apiclienttest.Start(t, apiclienttest.Options{})
+	return &cliServer{url: s.URL, store: s.Store, learner: s.Learner, profiles: s.Profiles}
 }
 
 // runCLI runs one client command (found by name in clientCommands) with
@@ -219,7 +169,7 @@ func TestClientServerErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := s.runCLI(t, tc.token, "", tc.args...)
-			var ae *apiError
+			var ae *apiclient.Error
 			if !errors.As(err, &ae) {
 				t.Fatalf("got %v, want the server's error", err)
 			}

@@ -1,50 +1,15 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
-	"math"
-	"net/http"
-	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/colocd/colocd/apiclient"
 )
-
-// clientRates is a per-container (or per-node) amount as GET /v1/profiles
-// returns it: fractions of a node's CPU time, and bytes per second (null
-// where the server knows no maximum to convert with).
-type clientRates struct {
-	CPU          float64  `json:"cpu"`
-	IOWait       float64  `json:"iowait"`
-	DiskReadBps  *float64 `json:"disk_read_bps"`
-	DiskWriteBps *float64 `json:"disk_write_bps"`
-	NetInBps     *float64 `json:"net_in_bps"`
-	NetOutBps    *float64 `json:"net_out_bps"`
-}
-
-// clientProfiles is the reply of GET /v1/profiles (what the table needs).
-type clientProfiles struct {
-	Kinds []struct {
-		Kind     string      `json:"kind"`
-		Known    bool        `json:"known"`
-		Ticks    int64       `json:"ticks"`
-		Weight   float64     `json:"weight"`
-		Dominant string      `json:"dominant"`
-		Demand   clientRates `json:"demand"`
-		Std      clientRates `json:"std"`
-	} `json:"kinds"`
-	Baseline     clientRates `json:"baseline"`
-	Sigma        clientRates `json:"sigma"`
-	Observations int64       `json:"observations"`
-	Limits       struct {
-		DiskReadBps  float64 `json:"disk_read_bps"`
-		DiskWriteBps float64 `json:"disk_write_bps"`
-		NetInBps     float64 `json:"net_in_bps"`
-		NetOutBps    float64 `json:"net_out_bps"`
-	} `json:"limits"`
-}
 
 func newProfilesCmd() *cobra.Command {
 	var (
@@ -73,63 +38,57 @@ fractions of node capacity, baseline, sigma, limits) for analysts.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON")
 	cmd.MarkFlagsMutuallyExclusive("csv", "json")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		if err := c.resolve(cmd); err != nil {
-			return err
-		}
-		q := url.Values{}
-		if kinds != "" {
-			q.Set("kind", kinds)
-		}
-		if asCSV {
-			q.Set("format", "csv")
-		}
-		path := "/v1/profiles"
-		if len(q) > 0 {
-			path += "?" + q.Encode()
-		}
-		_, b, err := c.do(cmd.Context(), http.MethodGet, path, nil, nil)
+		api, err := c.client(cmd)
 		if err != nil {
 			return err
 		}
+		var only []string
+		if kinds != "" {
+			only = strings.Split(kinds, ",")
+		}
 		out := cmd.OutOrStdout()
-		if asCSV || asJSON {
+		if asCSV {
+			b, err := api.ProfilesCSV(cmd.Context(), only...)
+			if err != nil {
+				return err
+			}
 			return writeRaw(out, b)
 		}
-		var p clientProfiles
-		if err := json.Unmarshal(b, &p); err != nil {
-			return fmt.Errorf("decoding reply: %w", err)
+		r, err := api.Profiles(cmd.Context(), only...)
+		if err != nil {
+			return err
 		}
-		return printProfiles(out, p)
+		return printReply(out, r, asJSON, printProfiles)
 	}
 	return cmd
 }
 
 // printProfiles prints the table, then the node baseline, the residual
 // σ and the limits.
-func printProfiles(w io.Writer, p clientProfiles) error {
+func printProfiles(w io.Writer, p apiclient.Profiles) error {
 	if len(p.Kinds) == 0 {
 		if _, err := fmt.Fprintln(w, "no kinds profiled yet"); err != nil {
 			return err
 		}
 	} else {
-		tw := newTable(w)
-		fmt.Fprintln(tw, "KIND\tKNOWN\tTICKS\tWEIGHT\tDOMINANT\tCPU %\tIOWAIT %\tDISK READ MB/s\tDISK WRITE MB/s\tNET IN MB/s\tNET OUT MB/s")
+		rows := [][]string{{"KIND", "KNOWN", "TICKS", "WEIGHT", "DOMINANT", "CPU %", "IOWAIT %",
+			"DISK READ MB/s", "DISK WRITE MB/s", "NET IN MB/s", "NET OUT MB/s"}}
 		for _, k := range p.Kinds {
 			known := "no"
 			if k.Known {
 				known = "yes"
 			}
 			d, s := k.Demand, k.Std
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.Kind, known, k.Ticks, k.Weight, k.Dominant,
+			rows = append(rows, []string{k.Kind, known, strconv.FormatInt(k.Ticks, 10), strconv.FormatFloat(k.Weight, 'f', 1, 64), k.Dominant,
 				pm(pct(d.CPU), pct(s.CPU)), pm(pct(d.IOWait), pct(s.IOWait)),
 				pm(mbps(d.DiskReadBps), mbps(s.DiskReadBps)), pm(mbps(d.DiskWriteBps), mbps(s.DiskWriteBps)),
-				pm(mbps(d.NetInBps), mbps(s.NetInBps)), pm(mbps(d.NetOutBps), mbps(s.NetOutBps)))
+				pm(mbps(d.NetInBps), mbps(s.NetInBps)), pm(mbps(d.NetOutBps), mbps(s.NetOutBps))})
 		}
-		if err := tw.Flush(); err != nil {
+		if err := writeTable(w, rows); err != nil {
 			return err
 		}
 	}
-	node := func(r clientRates) string {
+	node := func(r apiclient.Rates) string {
 		return fmt.Sprintf("cpu %s %%, iowait %s %%, disk read %s, write %s MB/s, net in %s, out %s MB/s",
 			pct(r.CPU), pct(r.IOWait), mbps(r.DiskReadBps), mbps(r.DiskWriteBps), mbps(r.NetInBps), mbps(r.NetOutBps))
 	}
@@ -157,13 +116,6 @@ func mbps(v *float64) string {
 		return "-"
 	}
 	return fixed(*v/1e6, 2)
-}
-
-func fixed(v float64, prec int) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return "-"
-	}
-	return strconv.FormatFloat(v, 'f', prec, 64)
 }
 
 // pm joins a value and its standard deviation: "12.3 ± 0.4", or the value

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/colocd/colocd/apiclient"
 )
 
 func TestAuth(t *testing.T) {
@@ -162,7 +164,7 @@ func TestOnlyOwnerOrAdminCancels(t *testing.T) {
 		if r.Code != http.StatusOK {
 			t.Fatalf("DELETE %s: got %d: %s", tc.id, r.Code, r.Body)
 		}
-		var v jobView
+		var v apiclient.Job
 		r.decode(t, &v)
 		if v.State != "cancelled" {
 			t.Errorf("DELETE %s: state %s, want cancelled", tc.id, v.State)

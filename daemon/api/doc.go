@@ -50,6 +50,10 @@
 // Rows of every matrix are the running (given) kind, columns the queued
 // kind. A job's "submit" spec is shown only to its owner and admins.
 //
+// The JSON bodies of /v1, read and written, are package apiclient's types
+// (apiclient.JobRequest, apiclient.Job, apiclient.Preferences, ...),
+// declared there once for this server and its clients.
+//
 // A profile's demand and std are per container: "cpu" and "iowait" as
 // fractions of a node's CPU time, "disk_read_bps", "disk_write_bps",
 // "net_in_bps" and "net_out_bps" in bytes per second, converted from the

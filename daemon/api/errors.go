@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+
+	"github.com/colocd/colocd/apiclient"
 )
 
 // ErrConfig is wrapped by errors in Deps or tokens passed to New.
@@ -28,12 +30,6 @@ func publicReason(err error) string {
 	return ""
 }
 
-// errorBody is the JSON shape of every error response.
-type errorBody struct {
-	Error string `json:"error"`
-	Field string `json:"field,omitempty"`
-}
-
 // httpError is an error with the status and field it is reported with.
 type httpError struct {
 	Status     int
@@ -54,7 +50,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		status = http.StatusInternalServerError
-		b, _ = json.Marshal(errorBody{Error: "encoding response: " + err.Error()})
+		b, _ = json.Marshal(apiclient.ErrorBody{Error: "encoding response: " + err.Error()})
 	}
 	h := w.Header()
 	h.Set("Content-Type", "application/json; charset=utf-8")
@@ -71,5 +67,5 @@ func writeError(w http.ResponseWriter, e *httpError) {
 	if e.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(e.RetryAfter))
 	}
-	writeJSON(w, e.Status, errorBody{Error: e.Msg, Field: e.Field})
+	writeJSON(w, e.Status, apiclient.ErrorBody{Error: e.Msg, Field: e.Field})
 }

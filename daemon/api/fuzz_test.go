@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/colocd/colocd/apiclient"
 )
 
 // decodeSeeds are bodies for the decoding fuzzers: valid, wrong types,
@@ -43,7 +45,7 @@ func FuzzSubmitBody(f *testing.F) {
 		case rec.Code >= 500:
 			t.Fatalf("body %q: %d %s", body, rec.Code, rec.Body)
 		case rec.Code >= 400:
-			var e errorBody
+			var e apiclient.ErrorBody
 			if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Error == "" {
 				t.Fatalf("body %q: error response %q is not the JSON error shape", body, rec.Body)
 			}
@@ -68,14 +70,14 @@ func FuzzDecodeStrict(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, body string) {
-		var strict jobRequest
+		var strict apiclient.JobRequest
 		if err := unmarshalStrict([]byte(body), &strict); err != nil {
 			if he, ok := err.(*httpError); !ok || he.Status != http.StatusBadRequest || he.Msg == "" {
 				t.Fatalf("body %q: error %#v, want a 400 *httpError", body, err)
 			}
 			return
 		}
-		var loose jobRequest
+		var loose apiclient.JobRequest
 		if err := json.Unmarshal([]byte(body), &loose); err != nil {
 			t.Fatalf("body %q: strict accepted, encoding/json says %v", body, err)
 		}
@@ -87,7 +89,8 @@ func FuzzDecodeStrict(f *testing.F) {
 
 // looseKey is the first key of an accepted job body that encoding/json
 // alone would have let through: one repeated in its object, or one that is
-// not exactly a field name of jobRequest or resourcesRequest. "" if none.
+// not exactly a field name of apiclient.JobRequest or
+// apiclient.ResourcesRequest. "" if none.
 // It walks objects directly under the top level and "resources"; labels and
 // submit are checked for repeats only.
 func looseKey(body []byte) string {

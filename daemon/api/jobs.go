@@ -13,61 +13,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/colocd/colocd/apiclient"
 	"github.com/colocd/colocd/queue"
 )
-
-// jobRequest is the body of POST /v1/jobs. Its shape is fixed here, not by
-// queue.Job, so the store's fields (id, state, ...) cannot be set by a
-// client, and unknown fields are rejected.
-type jobRequest struct {
-	Kind      string            `json:"kind"`
-	User      string            `json:"user"`
-	Queue     string            `json:"queue"`
-	Priority  int               `json:"priority"`
-	Resources *resourcesRequest `json:"resources"`
-	Submit    json.RawMessage   `json:"submit"`
-	Deadline  *string           `json:"deadline"` // RFC 3339
-	Labels    map[string]string `json:"labels"`
-}
-
-// resourcesRequest: memory_mb and vcores are per container.
-type resourcesRequest struct {
-	Containers int   `json:"containers"`
-	MemoryMB   int64 `json:"memory_mb"`
-	VCores     int   `json:"vcores"`
-}
-
-// jobView is a job as the API returns it.
-type jobView struct {
-	queue.Job
-	// Position is the number of pending jobs ahead of this one in FIFO
-	// order (0 = head of the queue); only for pending jobs, in listings
-	// and GET /v1/jobs/{id} (not in the POST response). The pipeline may
-	// admit out of FIFO order, so it is a guide, not a promise.
-	Position *int `json:"position,omitempty"`
-	// EstimatedWait is set on GET /v1/jobs/{id} for pending jobs.
-	EstimatedWait *waitEstimate `json:"estimated_wait,omitempty"`
-}
-
-// waitEstimate explains how long a pending job may wait:
-//
-//	seconds = Σ_{jobs ahead} EWMA runtime(kind) / concurrency
-//
-// where the EWMA runtimes come from the kinds' recurring history
-// (queue.KindHistory), a job ahead whose kind has no history counts as the
-// mean EWMA of the kinds that have one, and concurrency is the number of
-// jobs admitted or running now (at least 1): the queue drains about that
-// many jobs at a time. Seconds is null when no kind has any history.
-type waitEstimate struct {
-	Seconds     *float64 `json:"seconds"`
-	JobsAhead   int      `json:"jobs_ahead"`
-	WithHistory int      `json:"jobs_ahead_with_history"`
-	Concurrency int      `json:"concurrency"`
-	// RuntimeSeconds is this job's own expected runtime (EWMA of its
-	// kind), when known.
-	RuntimeSeconds *float64 `json:"runtime_seconds,omitempty"`
-	Method         string   `json:"method"`
-}
 
 // maxWaitScan bounds how many jobs ahead the estimate reads; beyond it the
 // mean of the scanned ones stands in for the rest.
@@ -85,19 +33,9 @@ func redact(j queue.Job, p principal) queue.Job {
 	return j
 }
 
-// jobList is the body of GET /v1/jobs.
-type jobList struct {
-	Jobs   []jobView           `json:"jobs"`
-	Count  int                 `json:"count"`
-	Counts map[queue.State]int `json:"counts"` // every job in the store by state
-	// Now is the daemon's clock (virtual time on the simulator backend), so
-	// clients can age timestamps without comparing them to their own clock.
-	Now time.Time `json:"now"`
-}
-
 // submitJob: POST /v1/jobs.
 func (s *server) submitJob(w http.ResponseWriter, r *http.Request, p principal) error {
-	var req jobRequest
+	var req apiclient.JobRequest
 	if err := decodeJSON(w, r, s.maxBody, &req); err != nil {
 		return err
 	}
@@ -151,7 +89,7 @@ func (s *server) submitJob(w http.ResponseWriter, r *http.Request, p principal) 
 	}
 	// No position here: Store.Position walks the FIFO (O(position)), too
 	// dear on the submit path of a deep queue. GET /v1/jobs/{id} has it.
-	v := jobView{Job: stored}
+	v := apiclient.Job{Job: stored}
 	w.Header().Set("Location", "/v1/jobs/"+url.PathEscape(stored.ID))
 	if !created {
 		writeJSON(w, http.StatusOK, v)
@@ -222,7 +160,7 @@ func (s *server) listJobs(w http.ResponseWriter, r *http.Request, p principal) e
 	if err != nil {
 		return err
 	}
-	out := jobList{Jobs: []jobView{}, Now: s.now()}
+	out := apiclient.JobList{Jobs: []apiclient.Job{}, Now: s.now()}
 	for _, st := range want {
 		left := limit - len(out.Jobs)
 		if left <= 0 {
@@ -234,7 +172,7 @@ func (s *server) listJobs(w http.ResponseWriter, r *http.Request, p principal) e
 				return fmt.Errorf("listing pending jobs: %w", err)
 			}
 			for i, j := range pending {
-				out.Jobs = append(out.Jobs, jobView{Job: redact(j, p), Position: &i})
+				out.Jobs = append(out.Jobs, apiclient.Job{Job: redact(j, p), Position: &i})
 			}
 			continue
 		}
@@ -244,7 +182,7 @@ func (s *server) listJobs(w http.ResponseWriter, r *http.Request, p principal) e
 			return fmt.Errorf("listing %s jobs: %w", st, err)
 		}
 		for _, j := range jobs {
-			out.Jobs = append(out.Jobs, jobView{Job: redact(j, p)})
+			out.Jobs = append(out.Jobs, apiclient.Job{Job: redact(j, p)})
 		}
 	}
 	if out.Counts, err = s.store.Counts(); err != nil {
@@ -289,7 +227,7 @@ func (s *server) getJob(w http.ResponseWriter, r *http.Request, p principal) err
 	if err != nil {
 		return jobError(err, id)
 	}
-	v := jobView{Job: redact(j, p)}
+	v := apiclient.Job{Job: redact(j, p)}
 	if j.State == queue.StatePending {
 		if pos, err := s.store.Position(id); err == nil {
 			v.Position = &pos
@@ -314,9 +252,9 @@ func jobError(err error, id string) error {
 	return fmt.Errorf("reading job %s: %w", id, err)
 }
 
-// estimateWait computes the documented waitEstimate for a job of kind at
-// queue position pos.
-func (s *server) estimateWait(kind string, pos int) (*waitEstimate, error) {
+// estimateWait computes the documented apiclient.WaitEstimate for a job
+// of kind at queue position pos.
+func (s *server) estimateWait(kind string, pos int) (*apiclient.WaitEstimate, error) {
 	hist, err := s.store.Histories()
 	if err != nil {
 		return nil, err
@@ -325,7 +263,7 @@ func (s *server) estimateWait(kind string, pos int) (*waitEstimate, error) {
 	if err != nil {
 		return nil, err
 	}
-	est := &waitEstimate{JobsAhead: pos, Method: waitMethod,
+	est := &apiclient.WaitEstimate{JobsAhead: pos, Method: waitMethod,
 		Concurrency: max(1, counts[queue.StateAdmitted]+counts[queue.StateRunning])}
 	var known, sumKnown float64
 	for _, h := range hist {
@@ -386,7 +324,7 @@ func (s *server) deleteJob(w http.ResponseWriter, r *http.Request, p principal) 
 		s.storeWrite("cancel", err)
 		if err == nil {
 			s.log.Info("job cancelled", "job", id, "by", p.User)
-			writeJSON(w, http.StatusOK, jobView{Job: done})
+			writeJSON(w, http.StatusOK, apiclient.Job{Job: done})
 			return nil
 		}
 		if !errors.Is(err, queue.ErrIllegalTransition) {
@@ -410,7 +348,7 @@ func (s *server) deleteJob(w http.ResponseWriter, r *http.Request, p principal) 
 	switch {
 	case err == nil:
 		s.log.Info("job killed", "job", id, "by", p.User)
-		writeJSON(w, http.StatusOK, jobView{Job: killed})
+		writeJSON(w, http.StatusOK, apiclient.Job{Job: killed})
 		return nil
 	case errors.Is(err, queue.ErrIllegalTransition):
 		now, gerr := s.store.Get(id)
@@ -424,19 +362,11 @@ func (s *server) deleteJob(w http.ResponseWriter, r *http.Request, p principal) 
 	return errorf(http.StatusBadGateway, "", "killing job %s on the cluster: %v", id, err)
 }
 
-// resolveRequest is the body of POST /v1/jobs/{id}/resolve.
-type resolveRequest struct {
-	// Outcome: "requeue" (it never ran: back to its place in the queue),
-	// or how it ended: "succeeded", "failed", "killed".
-	Outcome string `json:"outcome"`
-	Reason  string `json:"reason"`
-}
-
 // resolveJob: POST /v1/jobs/{id}/resolve (admin). Ends a parked job as
 // the operator found it: requeue, or record its final state.
 func (s *server) resolveJob(w http.ResponseWriter, r *http.Request, p principal) error {
 	id := r.PathValue("id")
-	var req resolveRequest
+	var req apiclient.ResolveRequest
 	if err := decodeJSON(w, r, s.maxBody, &req); err != nil {
 		return err
 	}
@@ -468,6 +398,6 @@ func (s *server) resolveJob(w http.ResponseWriter, r *http.Request, p principal)
 	if to == queue.StatePending {
 		s.ctl.Kick()
 	}
-	writeJSON(w, http.StatusOK, jobView{Job: redact(j, p)})
+	writeJSON(w, http.StatusOK, apiclient.Job{Job: redact(j, p)})
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/colocd/colocd/apiclient"
 	"github.com/colocd/colocd/queue"
 )
 
@@ -148,7 +149,7 @@ func TestSubmitShape(t *testing.T) {
 	if r.Code != http.StatusCreated {
 		t.Fatalf("got %d: %s", r.Code, r.Body)
 	}
-	var v jobView
+	var v apiclient.Job
 	r.decode(t, &v)
 	if got, want := r.Header.Get("Location"), "/v1/jobs/"+v.ID; got != want {
 		t.Errorf("Location = %q, want %q", got, want)
@@ -163,7 +164,7 @@ func TestSubmitShape(t *testing.T) {
 	if diff := cmp.Diff(want, v.Job); diff != "" {
 		t.Errorf("stored job (-want +got):\n%s", diff)
 	}
-	var got jobView
+	var got apiclient.Job
 	h.do("GET", "/v1/jobs/"+v.ID, readerTok, "").decode(t, &got)
 	if got.Position == nil || *got.Position != 0 {
 		t.Errorf("position = %v, want 0", got.Position)
@@ -219,7 +220,7 @@ func TestIdempotencyConcurrent(t *testing.T) {
 		wg.Go(func() {
 			r := h.do("POST", "/v1/jobs", submitterTok, jobBody("wordcount"), "Idempotency-Key", "same")
 			codes[i] = r.Code
-			var v jobView
+			var v apiclient.Job
 			_ = json.Unmarshal(r.Body, &v)
 			ids[i] = v.ID
 		})
@@ -299,7 +300,7 @@ func TestCancelAdmitRace(t *testing.T) {
 		wg.Go(func() {
 			r := h.do("DELETE", "/v1/jobs/"+id, submitterTok, "")
 			out[i].code = r.Code
-			var v jobView
+			var v apiclient.Job
 			_ = json.Unmarshal(r.Body, &v)
 			out[i].state = v.State
 		})
@@ -349,7 +350,7 @@ func TestListJobs(t *testing.T) {
 	}
 	h.runJobStart(ids[1]) // b running
 	h.runJobStart(ids[3]) // d running (newer)
-	var l jobList
+	var l apiclient.JobList
 	r := h.do("GET", "/v1/jobs", readerTok, "")
 	r.decode(t, &l)
 	type row struct {
@@ -405,19 +406,19 @@ func TestGetJobEstimatesWait(t *testing.T) {
 	h.submit(submitterTok, jobBody("x"), 201)
 	mine := h.submit(submitterTok, jobBody("b"), 201)
 
-	var v jobView
+	var v apiclient.Job
 	h.do("GET", "/v1/jobs/"+mine.ID, readerTok, "").decode(t, &v)
 	if v.Position == nil || *v.Position != 3 {
 		t.Fatalf("position = %v, want 3", v.Position)
 	}
 	secs, rt := (100.0+300+200)/2, 300.0
-	want := &waitEstimate{Seconds: &secs, JobsAhead: 3, WithHistory: 2, Concurrency: 2, RuntimeSeconds: &rt, Method: waitMethod}
+	want := &apiclient.WaitEstimate{Seconds: &secs, JobsAhead: 3, WithHistory: 2, Concurrency: 2, RuntimeSeconds: &rt, Method: waitMethod}
 	if diff := cmp.Diff(want, v.EstimatedWait); diff != "" {
 		t.Errorf("estimate (-want +got):\n%s", diff)
 	}
 	// A job that is not pending has neither.
 	done, _ := h.store.List(queue.StateSucceeded, 1)
-	var d jobView
+	var d apiclient.Job
 	h.do("GET", "/v1/jobs/"+done[0].ID, readerTok, "").decode(t, &d)
 	if d.Position != nil || d.EstimatedWait != nil {
 		t.Errorf("finished job has position %v, estimate %v", d.Position, d.EstimatedWait)

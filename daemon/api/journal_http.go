@@ -6,13 +6,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/colocd/colocd/apiclient"
 	"github.com/colocd/colocd/journal"
 )
-
-// decisionList is the body of GET /v1/decisions.
-type decisionList struct {
-	Decisions []journal.DecisionRecord `json:"decisions"` // newest first
-}
 
 // listDecisions: GET /v1/decisions?limit=N (default 50).
 func (s *server) listDecisions(w http.ResponseWriter, r *http.Request, _ principal) error {
@@ -20,41 +16,12 @@ func (s *server) listDecisions(w http.ResponseWriter, r *http.Request, _ princip
 	if err != nil {
 		return err
 	}
-	out := decisionList{Decisions: []journal.DecisionRecord{}}
+	out := apiclient.DecisionList{Decisions: []journal.DecisionRecord{}}
 	if s.journal != nil {
 		out.Decisions = append(out.Decisions, s.journal.Decisions(limit)...)
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
-}
-
-// goodnessList is the body of GET /v1/goodness.
-type goodnessList struct {
-	From time.Time `json:"from"`
-	To   time.Time `json:"to"`
-	// Total counts the records in the window; Records holds the newest
-	// limit of them, oldest first. Pairs and Nodes summarise all Total.
-	Total   int                      `json:"total"`
-	Records []journal.GoodnessRecord `json:"records"`
-	Pairs   []pairSummary            `json:"pairs"` // by (chosen, given)
-	Nodes   []nodeSummary            `json:"nodes"` // by node
-}
-
-// pairSummary aggregates the goodness of kind Chosen started beside Given.
-type pairSummary struct {
-	Chosen string  `json:"chosen"`
-	Given  string  `json:"given"`
-	Count  int     `json:"count"`
-	MeanG  float64 `json:"mean_g"`
-	MinG   float64 `json:"min_g"`
-	MaxG   float64 `json:"max_g"`
-}
-
-// nodeSummary aggregates the goodness observed on one node.
-type nodeSummary struct {
-	Node  string  `json:"node"`
-	Count int     `json:"count"`
-	MeanG float64 `json:"mean_g"`
 }
 
 // defaultGoodnessWindow is the window of GET /v1/goodness without from.
@@ -93,10 +60,10 @@ func (s *server) listGoodness(w http.ResponseWriter, r *http.Request, _ principa
 	if !from.Before(to) {
 		return errorf(http.StatusBadRequest, "from", "from (%s) must be before to (%s)", from.Format(time.RFC3339), to.Format(time.RFC3339))
 	}
-	out := goodnessList{From: from, To: to, Records: []journal.GoodnessRecord{}, Pairs: []pairSummary{}, Nodes: []nodeSummary{}}
+	out := apiclient.GoodnessList{From: from, To: to, Records: []journal.GoodnessRecord{}, Pairs: []apiclient.PairSummary{}, Nodes: []apiclient.NodeSummary{}}
 	type pairKey struct{ chosen, given string }
-	pairs := map[pairKey]*pairSummary{}
-	nodes := map[string]*nodeSummary{}
+	pairs := map[pairKey]*apiclient.PairSummary{}
+	nodes := map[string]*apiclient.NodeSummary{}
 	// The newest limit records, in a ring; the summaries see them all.
 	tail := make([]journal.GoodnessRecord, 0, min(limit, 1024))
 	next := 0
@@ -111,7 +78,7 @@ func (s *server) listGoodness(w http.ResponseWriter, r *http.Request, _ principa
 		k := pairKey{rec.Chosen, rec.Given}
 		p := pairs[k]
 		if p == nil {
-			p = &pairSummary{Chosen: rec.Chosen, Given: rec.Given, MinG: rec.G, MaxG: rec.G}
+			p = &apiclient.PairSummary{Chosen: rec.Chosen, Given: rec.Given, MinG: rec.G, MaxG: rec.G}
 			pairs[k] = p
 		}
 		p.Count++
@@ -119,7 +86,7 @@ func (s *server) listGoodness(w http.ResponseWriter, r *http.Request, _ principa
 		p.MinG, p.MaxG = min(p.MinG, rec.G), max(p.MaxG, rec.G)
 		n := nodes[rec.Node]
 		if n == nil {
-			n = &nodeSummary{Node: rec.Node}
+			n = &apiclient.NodeSummary{Node: rec.Node}
 			nodes[rec.Node] = n
 		}
 		n.Count++
@@ -133,13 +100,13 @@ func (s *server) listGoodness(w http.ResponseWriter, r *http.Request, _ principa
 	for _, p := range pairs {
 		out.Pairs = append(out.Pairs, *p)
 	}
-	slices.SortFunc(out.Pairs, func(a, b pairSummary) int {
+	slices.SortFunc(out.Pairs, func(a, b apiclient.PairSummary) int {
 		return cmp.Or(cmp.Compare(a.Chosen, b.Chosen), cmp.Compare(a.Given, b.Given))
 	})
 	for _, n := range nodes {
 		out.Nodes = append(out.Nodes, *n)
 	}
-	slices.SortFunc(out.Nodes, func(a, b nodeSummary) int { return cmp.Compare(a.Node, b.Node) })
+	slices.SortFunc(out.Nodes, func(a, b apiclient.NodeSummary) int { return cmp.Compare(a.Node, b.Node) })
 	writeJSON(w, http.StatusOK, out)
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/colocd/colocd/apiclient"
 	"github.com/colocd/colocd/goodness"
 	"github.com/colocd/colocd/journal"
 	"github.com/colocd/colocd/queue"
@@ -42,7 +43,7 @@ func TestDecisionsAndGoodnessEndpoints(t *testing.T) {
 		_ = h.journal.AddDecision(decision(i))
 		_ = h.journal.AddGoodness(good(i))
 	}
-	var dl decisionList
+	var dl apiclient.DecisionList
 	h.do("GET", "/v1/decisions?limit=2", readerTok, "").decode(t, &dl)
 	if diff := cmp.Diff([]journal.DecisionRecord{decision(4), decision(3)}, dl.Decisions); diff != "" {
 		t.Errorf("decisions (-want +got):\n%s", diff)
@@ -55,18 +56,18 @@ func TestDecisionsAndGoodnessEndpoints(t *testing.T) {
 		}
 	}
 
-	var gl goodnessList
+	var gl apiclient.GoodnessList
 	q := "/v1/goodness?from=" + good(1).At.Format(time.RFC3339) + "&to=" + good(4).At.Format(time.RFC3339)
 	r := h.do("GET", q, readerTok, "")
 	r.decode(t, &gl)
 	if diff := cmp.Diff([]journal.GoodnessRecord{good(1), good(2), good(3)}, gl.Records); diff != "" {
 		t.Errorf("records (-want +got):\n%s", diff)
 	}
-	wantPairs := []pairSummary{{Chosen: "kmeans", Given: "terasort", Count: 3, MeanG: 12, MinG: 11, MaxG: 13}}
+	wantPairs := []apiclient.PairSummary{{Chosen: "kmeans", Given: "terasort", Count: 3, MeanG: 12, MinG: 11, MaxG: 13}}
 	if diff := cmp.Diff(wantPairs, gl.Pairs); diff != "" {
 		t.Errorf("pairs (-want +got):\n%s", diff)
 	}
-	wantNodes := []nodeSummary{{"node-0", 1, 13}, {"node-1", 1, 11}, {"node-2", 1, 12}}
+	wantNodes := []apiclient.NodeSummary{{Node: "node-0", Count: 1, MeanG: 13}, {Node: "node-1", Count: 1, MeanG: 11}, {Node: "node-2", Count: 1, MeanG: 12}}
 	if diff := cmp.Diff(wantNodes, gl.Nodes); diff != "" {
 		t.Errorf("nodes (-want +got):\n%s", diff)
 	}

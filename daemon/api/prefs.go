@@ -8,29 +8,14 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/colocd/colocd/apiclient"
 	"github.com/colocd/colocd/bandit"
 )
 
-// prefsView is the body of GET /v1/preferences. Rows are the running
-// (given) kind, columns the queued kind, both indexed like Kinds:
-// H[i][j] = H(Kinds[j] | Kinds[i]) and Pi[i][j] = π(Kinds[j] | Kinds[i]),
-// the softmax of row i.
-type prefsView struct {
-	Kinds            []string      `json:"kinds"`
-	H                [][]float64   `json:"h"`
-	Pi               [][]float64   `json:"pi"`
-	Baseline         float64       `json:"baseline"`
-	RowBaseline      []float64     `json:"row_baseline"`
-	Observations     int64         `json:"observations"`
-	RowObservations  []int64       `json:"row_observations"`
-	PairObservations [][]int64     `json:"pair_observations"`
-	Rejected         int64         `json:"rejected"`
-	Config           bandit.Config `json:"config"` // the learner's (step size, baseline mode, ...)
-}
-
-func (s *server) prefsView() prefsView {
+// prefsView is the body of GET, PUT and DELETE /v1/preferences.
+func (s *server) prefsView() apiclient.Preferences {
 	snap := s.learner.Snapshot()
-	v := prefsView{
+	v := apiclient.Preferences{
 		Kinds: snap.Kinds, H: snap.H, Pi: snap.Pi(), Baseline: snap.Baseline,
 		RowBaseline: snap.RowBaseline, Observations: snap.Observations,
 		RowObservations: snap.RowObservations, PairObservations: snap.PairObservations,
@@ -43,9 +28,9 @@ func (s *server) prefsView() prefsView {
 }
 
 // getPreferences: GET /v1/preferences[?format=json|csv|snapshot][&matrix=pi|h].
-// json (default) is prefsView; csv is one matrix (π unless matrix=h) with a
-// header row "given,<kind>,..." and one row per running kind; snapshot is
-// the learner's bandit.Snapshot, the format PUT accepts.
+// json (default) is apiclient.Preferences; csv is one matrix (π unless
+// matrix=h) with a header row "given,<kind>,..." and one row per running
+// kind; snapshot is the learner's bandit.Snapshot, the format PUT accepts.
 func (s *server) getPreferences(w http.ResponseWriter, r *http.Request, _ principal) error {
 	q := r.URL.Query()
 	switch f := q.Get("format"); f {

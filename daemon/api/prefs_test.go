@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/colocd/colocd/apiclient"
 	"github.com/colocd/colocd/bandit"
 )
 
@@ -40,7 +41,7 @@ func TestPreferencesRoundTrip(t *testing.T) {
 	if r.Code != 200 {
 		t.Fatalf("reset: %d %s", r.Code, r.Body)
 	}
-	var v prefsView
+	var v apiclient.Preferences
 	r.decode(t, &v)
 	if len(v.Kinds) != 0 || v.Observations != 0 {
 		t.Errorf("after reset: %d kinds, %d observations", len(v.Kinds), v.Observations)

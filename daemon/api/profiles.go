@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/colocd/colocd/apiclient"
 	"github.com/colocd/colocd/goodness"
 	"github.com/colocd/colocd/profile"
 )
@@ -36,65 +37,9 @@ var _ ProfileSource = (*profile.Model)(nil)
 // model costs a pass over every known kind (the prior and its spread).
 const maxProfileFilter = 1000
 
-// profilesView is the body of GET /v1/profiles. Each source method takes
-// the model's lock on its own, so the fields may straddle a learning tick.
-type profilesView struct {
-	Kinds        []kindProfileView `json:"kinds"`        // sorted by kind
-	Baseline     rateView          `json:"baseline"`     // a node running nothing
-	Sigma        rateView          `json:"sigma"`        // residual standard deviation of a node's usage
-	Observations int64             `json:"observations"` // node observations folded in
-	Limits       limitsView        `json:"limits"`       // the maxima the rates were converted with
-}
-
-// kindProfileView is one kind's profile: the per-container demand and its
-// standard deviation in measured units (demand, std) and the model's own
-// utilisation units (demand_util).
-type kindProfileView struct {
-	Kind       string   `json:"kind"`
-	Known      bool     `json:"known"` // false: never observed, demand is the prior
-	Ticks      int64    `json:"ticks"`
-	Weight     float64  `json:"weight"`
-	Dominant   string   `json:"dominant"` // cpu, disk, net_in or net_out
-	Demand     rateView `json:"demand"`
-	Std        rateView `json:"std"`
-	DemandUtil utilView `json:"demand_util"`
-}
-
-// rateView is a profile.Vector in measured units: CPU and I/O wait as
-// fractions of a node's CPU time, the rest in bytes per second. A rate is
-// null where Deps.Limits leaves its maximum at zero (unknown), since no
-// conversion is possible.
-type rateView struct {
-	CPU          float64  `json:"cpu"`
-	IOWait       float64  `json:"iowait"`
-	DiskReadBps  *float64 `json:"disk_read_bps"`
-	DiskWriteBps *float64 `json:"disk_write_bps"`
-	NetInBps     *float64 `json:"net_in_bps"`
-	NetOutBps    *float64 `json:"net_out_bps"`
-}
-
-// utilView is a profile.Vector as is: every amount a fraction of one
-// node's capacity of the resource.
-type utilView struct {
-	CPU       float64 `json:"cpu"`
-	IOWait    float64 `json:"iowait"`
-	DiskRead  float64 `json:"disk_read"`
-	DiskWrite float64 `json:"disk_write"`
-	NetIn     float64 `json:"net_in"`
-	NetOut    float64 `json:"net_out"`
-}
-
-// limitsView is goodness.Limits in bytes per second (0: unknown).
-type limitsView struct {
-	DiskReadBps  float64 `json:"disk_read_bps"`
-	DiskWriteBps float64 `json:"disk_write_bps"`
-	NetInBps     float64 `json:"net_in_bps"`
-	NetOutBps    float64 `json:"net_out_bps"`
-}
-
 // ratesOf converts v with lim (profile.Vector.Rates), leaving out the
 // rates whose maximum is unknown.
-func ratesOf(v profile.Vector, lim goodness.Limits) rateView {
+func ratesOf(v profile.Vector, lim goodness.Limits) apiclient.Rates {
 	u := v.Rates(lim)
 	rate := func(x, limit float64) *float64 {
 		if limit > 0 {
@@ -102,15 +47,15 @@ func ratesOf(v profile.Vector, lim goodness.Limits) rateView {
 		}
 		return nil
 	}
-	return rateView{
+	return apiclient.Rates{
 		CPU: u.CPU, IOWait: u.IOWait,
 		DiskReadBps: rate(u.DiskRead, lim.DiskRead), DiskWriteBps: rate(u.DiskWrite, lim.DiskWrite),
 		NetInBps: rate(u.NetRecv, lim.NetRecv), NetOutBps: rate(u.NetSent, lim.NetSent),
 	}
 }
 
-func utilOf(v profile.Vector) utilView {
-	return utilView{
+func utilOf(v profile.Vector) apiclient.Util {
+	return apiclient.Util{
 		CPU: v[profile.CPU], IOWait: v[profile.IOWait], DiskRead: v[profile.DiskRead],
 		DiskWrite: v[profile.DiskWrite], NetIn: v[profile.NetIn], NetOut: v[profile.NetOut],
 	}
@@ -126,8 +71,8 @@ func dominantName(p profile.Profile) string {
 	return r.String()
 }
 
-func (s *server) kindProfileView(p profile.Profile) kindProfileView {
-	return kindProfileView{
+func (s *server) kindProfileView(p profile.Profile) apiclient.KindProfile {
+	return apiclient.KindProfile{
 		Kind: p.Kind, Known: p.Known, Ticks: p.Ticks, Weight: p.Weight, Dominant: dominantName(p),
 		Demand: ratesOf(p.Demand, s.limits), Std: ratesOf(p.Std, s.limits), DemandUtil: utilOf(p.Demand),
 	}
@@ -135,7 +80,7 @@ func (s *server) kindProfileView(p profile.Profile) kindProfileView {
 
 // profilesView reads the model: every kind it knows, or those of filter
 // (kinds it does not know as their prior), sorted by kind.
-func (s *server) profilesView(filter []string) profilesView {
+func (s *server) profilesView(filter []string) apiclient.Profiles {
 	var ps []profile.Profile
 	if filter == nil {
 		ps = s.profiles.Profiles()
@@ -146,12 +91,12 @@ func (s *server) profilesView(filter []string) profilesView {
 		}
 	}
 	slices.SortFunc(ps, func(a, b profile.Profile) int { return strings.Compare(a.Kind, b.Kind) })
-	v := profilesView{
-		Kinds:        make([]kindProfileView, 0, len(ps)),
+	v := apiclient.Profiles{
+		Kinds:        make([]apiclient.KindProfile, 0, len(ps)),
 		Baseline:     ratesOf(s.profiles.Baseline(), s.limits),
 		Sigma:        ratesOf(s.profiles.Sigma(), s.limits),
 		Observations: s.profiles.Observations(),
-		Limits: limitsView{
+		Limits: apiclient.Limits{
 			DiskReadBps: s.limits.DiskRead, DiskWriteBps: s.limits.DiskWrite,
 			NetInBps: s.limits.NetRecv, NetOutBps: s.limits.NetSent,
 		},
@@ -183,7 +128,7 @@ func parseKindFilter(q string) ([]string, error) {
 }
 
 // getProfiles: GET /v1/profiles[?kind=a,b][&format=json|csv]. json
-// (default) is profilesView; csv is one row per kind with its demand in
+// (default) is apiclient.Profiles; csv is one row per kind with its demand in
 // measured units, under the header profilesCSVHeader. 404 when the daemon
 // runs without a profile model.
 func (s *server) getProfiles(w http.ResponseWriter, r *http.Request, _ principal) error {
@@ -219,7 +164,7 @@ var profilesCSVHeader = []string{"kind", "known", "ticks", "weight", "dominant",
 // profilesCSV writes one row per kind: its demand in measured units. A
 // rate whose maximum is unknown is an empty cell. Values use the shortest
 // representation that parses back to the same float64.
-func profilesCSV(kinds []kindProfileView) ([]byte, error) {
+func profilesCSV(kinds []apiclient.KindProfile) ([]byte, error) {
 	num := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	opt := func(v *float64) string {
 		if v == nil {

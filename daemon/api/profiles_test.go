@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/colocd/colocd/apiclient"
 	"github.com/colocd/colocd/goodness"
 	"github.com/colocd/colocd/profile"
 )
@@ -171,7 +172,7 @@ func TestProfiles(t *testing.T) {
 				t.Fatalf("got %d, want %d: %s", r.Code, tc.code, r.Body)
 			}
 			if tc.code != 200 {
-				if diff := cmp.Diff(errorBody{Error: tc.wantErr, Field: tc.wantField}, r.errBody(t)); diff != "" {
+				if diff := cmp.Diff(apiclient.ErrorBody{Error: tc.wantErr, Field: tc.wantField}, r.errBody(t)); diff != "" {
 					t.Errorf("error (-want +got):\n%s", diff)
 				}
 				if tc.code == 401 && !strings.HasPrefix(r.Header.Get("WWW-Authenticate"), "Bearer") {

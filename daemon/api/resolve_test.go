@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/colocd/colocd/apiclient"
 	"github.com/colocd/colocd/queue"
 )
 
@@ -44,7 +45,7 @@ func TestResolveParkedJob(t *testing.T) {
 	}
 	kicks := h.ctl.kickCount()
 	r := h.do(http.MethodPost, path, adminTok, `{"outcome":"requeue","reason":"the history server says it never ran"}`)
-	var v jobView
+	var v apiclient.Job
 	r.decode(t, &v)
 	if r.Code != http.StatusOK || v.State != queue.StatePending || v.AppID != "" || !strings.Contains(v.Diagnostics, "resolved by ada") {
 		t.Errorf("requeue: %d %+v", r.Code, v.Job)

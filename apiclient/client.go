@@ -1,0 +1,200 @@
+package apiclient
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Defaults of Options.
+const (
+	DefaultTimeout       = 30 * time.Second // of the whole request, reply included
+	DefaultMaxReplyBytes = 64 << 20
+)
+
+var (
+	// ErrBaseURL is wrapped by New's error for a base URL that is not
+	// http:// or https:// with a host.
+	ErrBaseURL = errors.New("apiclient: base URL must be http(s)://host[:port][/prefix]")
+	// ErrReplyTooLarge is wrapped by the error of a request whose reply
+	// is over Options.MaxReplyBytes; nothing of it is decoded.
+	ErrReplyTooLarge = errors.New("apiclient: reply over the size limit")
+	// ErrDecode is wrapped by the error of a 2xx reply that does not
+	// decode into its type.
+	ErrDecode = errors.New("apiclient: undecodable reply")
+)
+
+// Options are a Client's settings; the zero value is the defaults.
+type Options struct {
+	// HTTPClient sends every request; nil means one with DefaultTimeout.
+	// Share one per process: it holds the connection pool.
+	HTTPClient *http.Client
+	// MaxReplyBytes caps the body read of any reply; zero means
+	// DefaultMaxReplyBytes.
+	MaxReplyBytes int64
+}
+
+// Client talks to one colocd server with one bearer token. It is safe for
+// concurrent use.
+type Client struct {
+	base     string // without a trailing slash
+	token    string
+	hc       *http.Client
+	maxReply int64
+}
+
+// New returns a client of the API at baseURL (such as
+// http://127.0.0.1:8080; a path prefix is kept) that sends token as
+// "Authorization: Bearer <token>" (an empty token sends none: the server
+// then refuses everything but /healthz and /readyz). It does no I/O.
+func New(baseURL, token string, o Options) (*Client, error) {
+	u, err := url.Parse(baseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("%w: got %q", ErrBaseURL, baseURL)
+	}
+	if o.MaxReplyBytes < 0 {
+		return nil, fmt.Errorf("apiclient: Options.MaxReplyBytes is %d, want >= 0", o.MaxReplyBytes)
+	}
+	c := &Client{base: strings.TrimRight(baseURL, "/"), token: token, hc: o.HTTPClient, maxReply: o.MaxReplyBytes}
+	if c.hc == nil {
+		c.hc = &http.Client{Timeout: DefaultTimeout}
+	}
+	if c.maxReply == 0 {
+		c.maxReply = DefaultMaxReplyBytes
+	}
+	return c, nil
+}
+
+// Reply is a 2xx reply: its status, its body as the server sent it (what a
+// client prints for --json) and that body decoded.
+type Reply[T any] struct {
+	Status int
+	Raw    json.RawMessage
+	Body   T
+}
+
+// Error is a non-2xx reply: the server's {"error", "field"}, or its body
+// (or status text) when that is not JSON.
+type Error struct {
+	Status  int
+	Message string
+	Field   string // the request field at fault; "" if none
+	// RetryAfter is the server's Retry-After (a 503 for a store that cannot
+	// write: nothing was changed, retry with the same idempotency key); 0
+	// when it sent none.
+	RetryAfter time.Duration
+}
+
+func (e *Error) Error() string {
+	msg := e.Message
+	if e.Field != "" && !strings.Contains(msg, e.Field) {
+		msg += " (field " + e.Field + ")"
+	}
+	return fmt.Sprintf("server: %s (HTTP %d)", msg, e.Status)
+}
+
+// request is one call to the API.
+type request struct {
+	method string
+	path   string // from /v1/...
+	query  url.Values
+	body   []byte // JSON; nil: none
+	header map[string]string
+	accept string // "": application/json
+}
+
+// do sends r and returns the status and body of a 2xx reply, or an *Error.
+func (c *Client) do(ctx context.Context, r request) (int, []byte, error) {
+	path := r.path
+	if len(r.query) > 0 {
+		path += "?" + r.query.Encode()
+	}
+	var rd io.Reader
+	if r.body != nil {
+		rd = bytes.NewReader(r.body)
+	}
+	req, err := http.NewRequestWithContext(ctx, r.method, c.base+path, rd)
+	if err != nil {
+		return 0, nil, fmt.Errorf("building request: %w", err)
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	accept := r.accept
+	if accept == "" {
+		accept = "application/json"
+	}
+	req.Header.Set("Accept", accept)
+	if r.body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range r.header {
+		req.Header.Set(k, v)
+	}
+	res, err := c.hc.Do(req)
+	if err != nil {
+		return 0, nil, fmt.Errorf("%s %s: %w", r.method, c.base+path, err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(res.Body, c.maxReply+1))
+	if err != nil {
+		return res.StatusCode, nil, fmt.Errorf("%s %s: reading reply: %w", r.method, path, err)
+	}
+	if int64(len(b)) > c.maxReply {
+		return res.StatusCode, nil, fmt.Errorf("%s %s: %w: more than %d bytes (HTTP %d)", r.method, path, ErrReplyTooLarge, c.maxReply, res.StatusCode)
+	}
+	if res.StatusCode/100 != 2 {
+		return res.StatusCode, nil, replyError(res, b)
+	}
+	return res.StatusCode, b, nil
+}
+
+// replyError is the *Error of a non-2xx reply with body b.
+func replyError(res *http.Response, b []byte) *Error {
+	e := &Error{Status: res.StatusCode}
+	if s, err := strconv.Atoi(res.Header.Get("Retry-After")); err == nil && s > 0 {
+		e.RetryAfter = time.Duration(s) * time.Second
+	}
+	var eb ErrorBody
+	if json.Unmarshal(b, &eb) == nil && eb.Error != "" {
+		e.Message, e.Field = eb.Error, eb.Field
+		return e
+	}
+	e.Message = strings.TrimSpace(string(b))
+	if e.Message == "" {
+		e.Message = http.StatusText(res.StatusCode)
+	}
+	return e
+}
+
+// call sends r and decodes the reply into T. On ErrDecode the Reply still
+// has the status and the body as sent.
+func call[T any](ctx context.Context, c *Client, r request) (Reply[T], error) {
+	status, b, err := c.do(ctx, r)
+	if err != nil {
+		return Reply[T]{}, err
+	}
+	rep := Reply[T]{Status: status, Raw: b}
+	if err := json.Unmarshal(b, &rep.Body); err != nil {
+		return rep, fmt.Errorf("%w: %s %s: %w", ErrDecode, r.method, r.path, err)
+	}
+	return rep, nil
+}
+
+// send is call with v encoded as the JSON body.
+func send[T any](ctx context.Context, c *Client, r request, v any) (Reply[T], error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return Reply[T]{}, fmt.Errorf("encoding the body of %s %s: %w", r.method, r.path, err)
+	}
+	r.body = b
+	return call[T](ctx, c, r)
+}

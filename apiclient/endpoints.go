@@ -1,0 +1,179 @@
+package apiclient
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/colocd/colocd/bandit"
+)
+
+// Submit submits a job: POST /v1/jobs. With a non-empty idempotencyKey
+// (printable ASCII, at most 128 bytes), repeating the call never makes a
+// second job: the Reply's Status is 201 for a new job, 200 for the one an
+// earlier call with the key made (409 if that asked for another job).
+// Needs a submitter token (for its own user) or an admin one.
+func (c *Client) Submit(ctx context.Context, req JobRequest, idempotencyKey string) (Reply[Job], error) {
+	return send[Job](ctx, c, submitRequest(idempotencyKey), req)
+}
+
+// SubmitJSON is Submit with the body as given, such as a job file in the
+// shape of JobRequest: the server checks it (strictly: an unknown or
+// repeated key is a 400 naming it).
+func (c *Client) SubmitJSON(ctx context.Context, body []byte, idempotencyKey string) (Reply[Job], error) {
+	r := submitRequest(idempotencyKey)
+	r.body = body
+	return call[Job](ctx, c, r)
+}
+
+func submitRequest(idempotencyKey string) request {
+	r := request{method: http.MethodPost, path: "/v1/jobs"}
+	if idempotencyKey != "" {
+		r.header = map[string]string{"Idempotency-Key": idempotencyKey}
+	}
+	return r
+}
+
+// ListOptions select the jobs of GET /v1/jobs.
+type ListOptions struct {
+	// States are the states to list (queue.State names, or "all"); none
+	// means the live queue: pending, admitted and running.
+	States []string
+	// Limit caps the jobs listed, in [1, 10000] (new(50)); nil means the
+	// server's default (100). It is sent as it is: the server refuses one
+	// out of range with a 400 naming "limit".
+	Limit *int
+}
+
+// Jobs lists jobs: GET /v1/jobs. Pending jobs come first in FIFO order,
+// with their positions; the others follow newest first.
+func (c *Client) Jobs(ctx context.Context, o ListOptions) (Reply[JobList], error) {
+	q := limitQuery(o.Limit)
+	if len(o.States) > 0 {
+		q.Set("state", strings.Join(o.States, ","))
+	}
+	return call[JobList](ctx, c, request{method: http.MethodGet, path: "/v1/jobs", query: q})
+}
+
+// Job returns one job: GET /v1/jobs/{id}, with its position and
+// estimated wait when it is pending.
+func (c *Client) Job(ctx context.Context, id string) (Reply[Job], error) {
+	return call[Job](ctx, c, request{method: http.MethodGet, path: jobPath(id)})
+}
+
+// Cancel cancels a pending job, or kills an admitted or running one on the
+// cluster: DELETE /v1/jobs/{id}. The job's owner or an admin may. A job
+// admitted while it was being cancelled is a 409: cancel it again to kill
+// it.
+func (c *Client) Cancel(ctx context.Context, id string) (Reply[Job], error) {
+	return call[Job](ctx, c, request{method: http.MethodDelete, path: jobPath(id)})
+}
+
+// Resolve ends a parked job as the operator found it: POST
+// /v1/jobs/{id}/resolve (admin). A job that is not parked is a 409.
+func (c *Client) Resolve(ctx context.Context, id string, req ResolveRequest) (Reply[Job], error) {
+	return send[Job](ctx, c, request{method: http.MethodPost, path: jobPath(id) + "/resolve"}, req)
+}
+
+func jobPath(id string) string { return "/v1/jobs/" + url.PathEscape(id) }
+
+// Preferences returns the learned preferences: GET /v1/preferences.
+func (c *Client) Preferences(ctx context.Context) (Reply[Preferences], error) {
+	return call[Preferences](ctx, c, request{method: http.MethodGet, path: "/v1/preferences"})
+}
+
+// PreferencesCSV returns matrix m ("": π) as CSV, header row
+// "given,<kinds>" and one row per running kind: GET
+// /v1/preferences?format=csv&matrix=m.
+func (c *Client) PreferencesCSV(ctx context.Context, m Matrix) ([]byte, error) {
+	q := url.Values{"format": {"csv"}}
+	if m != "" {
+		q.Set("matrix", string(m))
+	}
+	_, b, err := c.do(ctx, request{method: http.MethodGet, path: "/v1/preferences", query: q, accept: "text/csv"})
+	return b, err
+}
+
+// PreferencesSnapshot returns the learner's state in the form
+// ImportPreferences takes: GET /v1/preferences?format=snapshot.
+func (c *Client) PreferencesSnapshot(ctx context.Context) (Reply[bandit.Snapshot], error) {
+	q := url.Values{"format": {"snapshot"}}
+	return call[bandit.Snapshot](ctx, c, request{method: http.MethodGet, path: "/v1/preferences", query: q})
+}
+
+// ImportPreferences replaces the learned preferences with s (admin): PUT
+// /v1/preferences. The reply is the preferences after the import.
+func (c *Client) ImportPreferences(ctx context.Context, s bandit.Snapshot) (Reply[Preferences], error) {
+	return send[Preferences](ctx, c, request{method: http.MethodPut, path: "/v1/preferences"}, s)
+}
+
+// ResetPreferences forgets every learned preference and kind (admin):
+// DELETE /v1/preferences. The reply is the preferences after the reset.
+func (c *Client) ResetPreferences(ctx context.Context) (Reply[Preferences], error) {
+	return call[Preferences](ctx, c, request{method: http.MethodDelete, path: "/v1/preferences"})
+}
+
+// Profiles returns the learned resource profiles of kinds (none: every
+// kind the model knows; one it never observed comes with its prior):
+// GET /v1/profiles. A server without a profile model replies 404.
+func (c *Client) Profiles(ctx context.Context, kinds ...string) (Reply[Profiles], error) {
+	return call[Profiles](ctx, c, request{method: http.MethodGet, path: "/v1/profiles", query: kindQuery(kinds)})
+}
+
+// ProfilesCSV is Profiles as CSV, one row per kind with its demand in
+// measured units: GET /v1/profiles?format=csv.
+func (c *Client) ProfilesCSV(ctx context.Context, kinds ...string) ([]byte, error) {
+	q := kindQuery(kinds)
+	q.Set("format", "csv")
+	_, b, err := c.do(ctx, request{method: http.MethodGet, path: "/v1/profiles", query: q, accept: "text/csv"})
+	return b, err
+}
+
+func kindQuery(kinds []string) url.Values {
+	q := url.Values{}
+	if len(kinds) > 0 {
+		q.Set("kind", strings.Join(kinds, ","))
+	}
+	return q
+}
+
+// Decisions returns up to limit admission decisions, newest first (nil:
+// the server's default, 50): GET /v1/decisions.
+func (c *Client) Decisions(ctx context.Context, limit *int) (Reply[DecisionList], error) {
+	return call[DecisionList](ctx, c, request{method: http.MethodGet, path: "/v1/decisions", query: limitQuery(limit)})
+}
+
+// GoodnessOptions select the window of GET /v1/goodness.
+type GoodnessOptions struct {
+	// From and To bound the window, From <= at < To; zero To means the
+	// server's now, zero From 24 hours before To.
+	From, To time.Time
+	// Limit caps the records returned, the newest (nil: the server's
+	// default, 1000); the summaries cover the whole window.
+	Limit *int
+}
+
+// Goodness returns the goodness observed in a window, with summaries by
+// pair of kinds and by node: GET /v1/goodness.
+func (c *Client) Goodness(ctx context.Context, o GoodnessOptions) (Reply[GoodnessList], error) {
+	q := limitQuery(o.Limit)
+	if !o.From.IsZero() {
+		q.Set("from", o.From.Format(time.RFC3339Nano))
+	}
+	if !o.To.IsZero() {
+		q.Set("to", o.To.Format(time.RFC3339Nano))
+	}
+	return call[GoodnessList](ctx, c, request{method: http.MethodGet, path: "/v1/goodness", query: q})
+}
+
+// limitQuery is the query of an optional limit.
+func limitQuery(limit *int) url.Values {
+	q := url.Values{}
+	if limit != nil {
+		q.Set("limit", strconv.Itoa(*limit))
+	}
+	return q
+}

@@ -1,0 +1,252 @@
+package apiclient
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/colocd/colocd/bandit"
+	"github.com/colocd/colocd/journal"
+	"github.com/colocd/colocd/queue"
+)
+
+// JobRequest is the body of POST /v1/jobs. Its shape is fixed here, not by
+// queue.Job, so the store's fields (id, state, ...) cannot be set by a
+// client; the server rejects unknown fields. The omitempty options only
+// shorten what a client sends: the server reads an absent field as its
+// zero value.
+type JobRequest struct {
+	Kind      string            `json:"kind"`
+	User      string            `json:"user,omitempty"` // empty: the token's user
+	Queue     string            `json:"queue,omitempty"`
+	Priority  int               `json:"priority,omitempty"`
+	Resources *ResourcesRequest `json:"resources,omitempty"`
+	Submit    json.RawMessage   `json:"submit,omitempty"`   // backend-specific
+	Deadline  *string           `json:"deadline,omitempty"` // RFC 3339
+	Labels    map[string]string `json:"labels,omitempty"`
+}
+
+// ResourcesRequest is the "resources" of a JobRequest: memory_mb and
+// vcores are per container.
+type ResourcesRequest struct {
+	Containers int   `json:"containers"`
+	MemoryMB   int64 `json:"memory_mb"`
+	VCores     int   `json:"vcores"`
+}
+
+// Outcomes of a ResolveRequest.
+const (
+	OutcomeRequeue   = "requeue"
+	OutcomeSucceeded = "succeeded"
+	OutcomeFailed    = "failed"
+	OutcomeKilled    = "killed"
+)
+
+// ResolveRequest is the body of POST /v1/jobs/{id}/resolve.
+type ResolveRequest struct {
+	// Outcome: OutcomeRequeue (it never ran: back to its place in the
+	// queue), or how it ended: OutcomeSucceeded, OutcomeFailed,
+	// OutcomeKilled.
+	Outcome string `json:"outcome"`
+	// Reason is what the operator found (required, at most 1024 bytes);
+	// it goes to the job's diagnostics.
+	Reason string `json:"reason"`
+}
+
+// Job is a job as the API returns it: the stored queue.Job (its "submit"
+// spec only to its owner and admins) and, for a pending job, where it
+// stands in the queue.
+type Job struct {
+	queue.Job
+	// Position is the number of pending jobs ahead of this one in FIFO
+	// order (0 = head of the queue); only for pending jobs, in listings
+	// and GET /v1/jobs/{id} (not in the POST response). The pipeline may
+	// admit out of FIFO order, so it is a guide, not a promise.
+	Position *int `json:"position,omitempty"`
+	// EstimatedWait is set on GET /v1/jobs/{id} for pending jobs.
+	EstimatedWait *WaitEstimate `json:"estimated_wait,omitempty"`
+}
+
+// DecisionRecord decodes the decision that admitted the job (its
+// "decision" field); nil when the job has none.
+func (j Job) DecisionRecord() (*journal.DecisionRecord, error) {
+	if len(j.Decision) == 0 {
+		return nil, nil
+	}
+	var rec journal.DecisionRecord
+	if err := json.Unmarshal(j.Decision, &rec); err != nil {
+		return nil, fmt.Errorf("%w: job %s's decision: %w", ErrDecode, j.ID, err)
+	}
+	return &rec, nil
+}
+
+// WaitEstimate explains how long a pending job may wait:
+//
+//	seconds = Σ_{jobs ahead} EWMA runtime(kind) / concurrency
+//
+// where the EWMA runtimes come from the kinds' recurring history
+// (queue.KindHistory), a job ahead whose kind has no history counts as the
+// mean EWMA of the kinds that have one, and concurrency is the number of
+// jobs admitted or running now (at least 1): the queue drains about that
+// many jobs at a time. Seconds is null when no kind has any history.
+type WaitEstimate struct {
+	Seconds     *float64 `json:"seconds"`
+	JobsAhead   int      `json:"jobs_ahead"`
+	WithHistory int      `json:"jobs_ahead_with_history"`
+	Concurrency int      `json:"concurrency"`
+	// RuntimeSeconds is this job's own expected runtime (EWMA of its
+	// kind), when known.
+	RuntimeSeconds *float64 `json:"runtime_seconds,omitempty"`
+	Method         string   `json:"method"`
+}
+
+// JobList is the body of GET /v1/jobs.
+type JobList struct {
+	Jobs   []Job               `json:"jobs"`
+	Count  int                 `json:"count"`
+	Counts map[queue.State]int `json:"counts"` // every job in the store by state
+	// Now is the daemon's clock (virtual time on the simulator backend), so
+	// clients can age timestamps without comparing them to their own clock.
+	Now time.Time `json:"now"`
+}
+
+// StateCount is the number of stored jobs in one state.
+type StateCount struct {
+	State queue.State
+	N     int
+}
+
+// StateCounts returns Counts in life-cycle order (queue.States), leaving
+// out the states with no job.
+func (l JobList) StateCounts() []StateCount {
+	var out []StateCount
+	for _, s := range queue.States {
+		if n := l.Counts[s]; n > 0 {
+			out = append(out, StateCount{State: s, N: n})
+		}
+	}
+	return out
+}
+
+// ErrorBody is the JSON shape of every error reply.
+type ErrorBody struct {
+	Error string `json:"error"`
+	Field string `json:"field,omitempty"` // the request field at fault, when one is
+}
+
+// Preferences is the body of GET /v1/preferences (and of PUT and DELETE).
+// Rows are the running (given) kind, columns the queued kind, both indexed
+// like Kinds: H[i][j] = H(Kinds[j] | Kinds[i]) and
+// Pi[i][j] = π(Kinds[j] | Kinds[i]), the softmax of row i.
+type Preferences struct {
+	Kinds            []string      `json:"kinds"`
+	H                [][]float64   `json:"h"`
+	Pi               [][]float64   `json:"pi"`
+	Baseline         float64       `json:"baseline"`
+	RowBaseline      []float64     `json:"row_baseline"`
+	Observations     int64         `json:"observations"`
+	RowObservations  []int64       `json:"row_observations"`
+	PairObservations [][]int64     `json:"pair_observations"`
+	Rejected         int64         `json:"rejected"`
+	Config           bandit.Config `json:"config"` // the learner's (step size, baseline mode, ...)
+}
+
+// Matrix names one matrix of the preferences.
+type Matrix string
+
+// The matrices of GET /v1/preferences?format=csv.
+const (
+	MatrixPi Matrix = "pi" // π, the probabilities
+	MatrixH  Matrix = "h"  // H, the raw preference scores
+)
+
+// Profiles is the body of GET /v1/profiles. The server reads its model
+// field by field, so the fields may straddle a learning tick.
+type Profiles struct {
+	Kinds        []KindProfile `json:"kinds"`        // sorted by kind
+	Baseline     Rates         `json:"baseline"`     // a node running nothing
+	Sigma        Rates         `json:"sigma"`        // residual standard deviation of a node's usage
+	Observations int64         `json:"observations"` // node observations folded in
+	Limits       Limits        `json:"limits"`       // the maxima the rates were converted with
+}
+
+// KindProfile is one kind's profile: the per-container demand and its
+// standard deviation in measured units (demand, std) and the model's own
+// utilisation units (demand_util).
+type KindProfile struct {
+	Kind       string  `json:"kind"`
+	Known      bool    `json:"known"` // false: never observed, demand is the prior
+	Ticks      int64   `json:"ticks"`
+	Weight     float64 `json:"weight"`
+	Dominant   string  `json:"dominant"` // cpu, disk, net_in or net_out
+	Demand     Rates   `json:"demand"`
+	Std        Rates   `json:"std"`
+	DemandUtil Util    `json:"demand_util"`
+}
+
+// Rates is a profile.Vector in measured units: CPU and I/O wait as
+// fractions of a node's CPU time, the rest in bytes per second. A rate is
+// null where the server knows no maximum to convert with (its limit is
+// zero).
+type Rates struct {
+	CPU          float64  `json:"cpu"`
+	IOWait       float64  `json:"iowait"`
+	DiskReadBps  *float64 `json:"disk_read_bps"`
+	DiskWriteBps *float64 `json:"disk_write_bps"`
+	NetInBps     *float64 `json:"net_in_bps"`
+	NetOutBps    *float64 `json:"net_out_bps"`
+}
+
+// Util is a profile.Vector as is: every amount a fraction of one node's
+// capacity of the resource.
+type Util struct {
+	CPU       float64 `json:"cpu"`
+	IOWait    float64 `json:"iowait"`
+	DiskRead  float64 `json:"disk_read"`
+	DiskWrite float64 `json:"disk_write"`
+	NetIn     float64 `json:"net_in"`
+	NetOut    float64 `json:"net_out"`
+}
+
+// Limits are the nodes' maxima (goodness.Limits) in bytes per second;
+// 0: unknown.
+type Limits struct {
+	DiskReadBps  float64 `json:"disk_read_bps"`
+	DiskWriteBps float64 `json:"disk_write_bps"`
+	NetInBps     float64 `json:"net_in_bps"`
+	NetOutBps    float64 `json:"net_out_bps"`
+}
+
+// DecisionList is the body of GET /v1/decisions.
+type DecisionList struct {
+	Decisions []journal.DecisionRecord `json:"decisions"` // newest first
+}
+
+// GoodnessList is the body of GET /v1/goodness.
+type GoodnessList struct {
+	From time.Time `json:"from"`
+	To   time.Time `json:"to"`
+	// Total counts the records in the window; Records holds the newest
+	// limit of them, oldest first. Pairs and Nodes summarise all Total.
+	Total   int                      `json:"total"`
+	Records []journal.GoodnessRecord `json:"records"`
+	Pairs   []PairSummary            `json:"pairs"` // by (chosen, given)
+	Nodes   []NodeSummary            `json:"nodes"` // by node
+}
+
+// PairSummary aggregates the goodness of kind Chosen started beside Given.
+type PairSummary struct {
+	Chosen string  `json:"chosen"`
+	Given  string  `json:"given"`
+	Count  int     `json:"count"`
+	MeanG  float64 `json:"mean_g"`
+	MinG   float64 `json:"min_g"`
+	MaxG   float64 `json:"max_g"`
+}
+
+// NodeSummary aggregates the goodness observed on one node.
+type NodeSummary struct {
+	Node  string  `json:"node"`
+	Count int     `json:"count"`
+	MeanG float64 `json:"mean_g"`
+}
