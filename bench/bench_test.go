@@ -35,7 +35,7 @@ func small(tb testing.TB, repeat int) *sim.Workload {
 
 func queueA(tb testing.TB) *sim.Workload {
 	tb.Helper()
-	w, err := sim.LoadWorkload("../configs/workloads/noisy.yaml")
+	w, err := sim.LoadWorkload("../configs/workloads/paper-queue-a.yaml")
 	if err != nil {
 		tb.Fatal(err)
 	}
