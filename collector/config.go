@@ -22,14 +22,18 @@ import (
 // "xsda1x".
 type Schema struct {
 	// HostTag identifies a node in every measurement ("host").
-	HostTag string
+	HostTag string `mapstructure:"host_tag"`
 
 	// CPUMeasurement ("cpu") holds percentages of CPU time; only the series
 	// whose CPUTag ("cpu") equals CPUTotal ("cpu-total") is read, so per-CPU
 	// series are ignored. CPUIdleField ("usage_idle") and CPUIOWaitField
 	// ("usage_iowait") give CPU = (100 − idle − iowait)/100 and
 	// IOWait = iowait/100.
-	CPUMeasurement, CPUTag, CPUTotal, CPUIdleField, CPUIOWaitField string
+	CPUMeasurement string `mapstructure:"cpu_measurement"`
+	CPUTag         string `mapstructure:"cpu_tag"`
+	CPUTotal       string `mapstructure:"cpu_total"`
+	CPUIdleField   string `mapstructure:"cpu_idle_field"`
+	CPUIOWaitField string `mapstructure:"cpu_iowait_field"`
 
 	// DiskMeasurement ("diskio") holds cumulative byte counters
 	// DiskReadField ("read_bytes") and DiskWriteField ("write_bytes") per
@@ -37,8 +41,11 @@ type Schema struct {
 	// pattern are skipped; the default list drops partitions and stacked
 	// devices (device mapper, md RAID, loop, ...) so every byte is counted
 	// once, on the whole disk that served it.
-	DiskMeasurement, DiskNameTag, DiskReadField, DiskWriteField string
-	DiskExclude                                                 []string
+	DiskMeasurement string   `mapstructure:"disk_measurement"`
+	DiskNameTag     string   `mapstructure:"disk_name_tag"`
+	DiskReadField   string   `mapstructure:"disk_read_field"`
+	DiskWriteField  string   `mapstructure:"disk_write_field"`
+	DiskExclude     []string `mapstructure:"disk_exclude"`
 
 	// NetMeasurement ("net") holds cumulative byte counters NetRecvField
 	// ("bytes_recv") and NetSentField ("bytes_sent") per interface, named by
@@ -48,14 +55,20 @@ type Schema struct {
 	// (interface="all") is always excluded. Bonding slaves cannot be told
 	// from their names: list them in NetExclude, or list only the bond in
 	// NetInclude, or the bond's traffic is counted twice.
-	NetMeasurement, NetInterfaceTag, NetRecvField, NetSentField string
-	NetInclude, NetExclude                                      []string
+	NetMeasurement  string   `mapstructure:"net_measurement"`
+	NetInterfaceTag string   `mapstructure:"net_interface_tag"`
+	NetRecvField    string   `mapstructure:"net_recv_field"`
+	NetSentField    string   `mapstructure:"net_sent_field"`
+	NetInclude      []string `mapstructure:"net_include"`
+	NetExclude      []string `mapstructure:"net_exclude"`
 
 	// ContainersMeasurement ("yarn_containers") is written by the
 	// colocd-telegraf-yarn plugin: one point per application per node per
 	// interval, with the colocd job kind in ContainersKindTag ("kind") and
 	// the number of containers in ContainersField ("containers").
-	ContainersMeasurement, ContainersKindTag, ContainersField string
+	ContainersMeasurement string `mapstructure:"containers_measurement"`
+	ContainersKindTag     string `mapstructure:"containers_kind_tag"`
+	ContainersField       string `mapstructure:"containers_field"`
 }
 
 // DefaultSchema is Telegraf's schema with colocd's default exclusions.
@@ -93,33 +106,38 @@ func DefaultSchema() Schema {
 	}
 }
 
-// Config configures a Collector. Zero Schema means DefaultSchema.
+// Config configures a Collector (colocd's config section influx, decoded
+// straight into it by its mapstructure tags). Zero Schema means
+// DefaultSchema.
 //
 // InfluxDB 1.8: URL of influxd (Flux enabled), Org empty, Bucket
 // "database/retention-policy" (e.g. "telegraf/autogen"), Token
 // "user:password" or empty when authentication is off.
 // InfluxDB 2.x: Org, Bucket and an API token with read access.
 type Config struct {
-	URL, Org, Bucket, Token string
+	URL    string `mapstructure:"url"`
+	Org    string `mapstructure:"org"`
+	Bucket string `mapstructure:"bucket"` // 1.8: "db/rp"
+	Token  string `mapstructure:"token"`  // 1.8: "user:password"
 	// Timeout bounds each call (query, ping) including reading the result.
-	Timeout time.Duration
+	Timeout time.Duration `mapstructure:"timeout"`
 	// StaleAfter is the largest age, at the end of a window, of a host's
 	// newest cpu sample in the window for its usage to count: a host whose
 	// Telegraf stopped part-way through the window is reported Stale. Set it
 	// to a little more than Telegraf's interval plus flush jitter (e.g. 30s
 	// for interval = "10s").
-	StaleAfter time.Duration
-	Schema     Schema
+	StaleAfter time.Duration `mapstructure:"stale_after"`
+	Schema     Schema        `mapstructure:"schema"`
 	// HostPatternMax is the most hosts Usage names in the storage
 	// predicate (a regex of the quoted names). Asked about more, it reads
 	// every host in the bucket and keeps the requested ones, which is
 	// cheaper on InfluxDB 1.8 when the bucket holds little besides the
 	// cluster. Zero means DefaultHostPatternMax; raise it when the bucket
 	// holds many hosts colocd never asks about.
-	HostPatternMax int
+	HostPatternMax int `mapstructure:"-"`
 	// HTTPClient is used for every request when set; otherwise the client
 	// library's default client is used. Either way Timeout applies.
-	HTTPClient *http.Client
+	HTTPClient *http.Client `mapstructure:"-"`
 }
 
 // DefaultConfig reads Telegraf's default schema from a local InfluxDB 1.8.

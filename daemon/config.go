@@ -3,6 +3,7 @@ package daemon
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/colocd/colocd/bandit"
@@ -33,7 +34,7 @@ type Config struct {
 	Backend Backend            `mapstructure:"backend"` // sim|yarn
 	Sim     SimConfig          `mapstructure:"sim"`
 	Yarn    yarncluster.Config `mapstructure:"yarn"`
-	Influx  InfluxConfig       `mapstructure:"influx"`
+	Influx  collector.Config   `mapstructure:"influx"`
 
 	Goodness  GoodnessConfig  `mapstructure:"goodness"`
 	Learning  LearningConfig  `mapstructure:"learning"`
@@ -125,41 +126,6 @@ type SimConfig struct {
 	MetricsInterval time.Duration `mapstructure:"metrics_interval"` // virtual
 }
 
-// InfluxConfig configures the metrics source of the YARN backend.
-type InfluxConfig struct {
-	URL        string        `mapstructure:"url"`
-	Org        string        `mapstructure:"org"`
-	Bucket     string        `mapstructure:"bucket"` // 1.8: "db/rp"
-	Token      string        `mapstructure:"token"`  // 1.8: "user:password"
-	Timeout    time.Duration `mapstructure:"timeout"`
-	StaleAfter time.Duration `mapstructure:"stale_after"`
-	Schema     SchemaConfig  `mapstructure:"schema"`
-}
-
-// SchemaConfig names Telegraf's measurements, tags and fields (collector.Schema).
-type SchemaConfig struct {
-	HostTag               string   `mapstructure:"host_tag"`
-	CPUMeasurement        string   `mapstructure:"cpu_measurement"`
-	CPUTag                string   `mapstructure:"cpu_tag"`
-	CPUTotal              string   `mapstructure:"cpu_total"`
-	CPUIdleField          string   `mapstructure:"cpu_idle_field"`
-	CPUIOWaitField        string   `mapstructure:"cpu_iowait_field"`
-	DiskMeasurement       string   `mapstructure:"disk_measurement"`
-	DiskNameTag           string   `mapstructure:"disk_name_tag"`
-	DiskReadField         string   `mapstructure:"disk_read_field"`
-	DiskWriteField        string   `mapstructure:"disk_write_field"`
-	DiskExclude           []string `mapstructure:"disk_exclude"`
-	NetMeasurement        string   `mapstructure:"net_measurement"`
-	NetInterfaceTag       string   `mapstructure:"net_interface_tag"`
-	NetRecvField          string   `mapstructure:"net_recv_field"`
-	NetSentField          string   `mapstructure:"net_sent_field"`
-	NetInclude            []string `mapstructure:"net_include"`
-	NetExclude            []string `mapstructure:"net_exclude"`
-	ContainersMeasurement string   `mapstructure:"containers_measurement"`
-	ContainersKindTag     string   `mapstructure:"containers_kind_tag"`
-	ContainersField       string   `mapstructure:"containers_field"`
-}
-
 // GoodnessConfig holds a node's hardware maxima in MB/s (10^6 bytes/s), the
 // paper's r_max and w_max. On the simulator, zero means "the workload's node".
 type GoodnessConfig struct {
@@ -227,7 +193,7 @@ func DefaultConfig() Config {
 			MetricsInterval: 10 * time.Second,
 		},
 		Yarn: yarncluster.DefaultConfig(),
-		Influx: InfluxConfig{
+		Influx: collector.Config{
 			Timeout:    10 * time.Second,
 			StaleAfter: 30 * time.Second,
 			Schema:     defaultSchema(),
@@ -250,7 +216,20 @@ func DefaultConfig() Config {
 	}
 }
 
-func defaultSchema() SchemaConfig { return schemaConfig(collector.DefaultSchema()) }
+// defaultSchema is collector.DefaultSchema with every list non-nil (an
+// empty list is a value the file and environment can replace).
+func defaultSchema() collector.Schema {
+	s := collector.DefaultSchema()
+	s.DiskExclude, s.NetInclude, s.NetExclude = nonNil(s.DiskExclude), nonNil(s.NetInclude), nonNil(s.NetExclude)
+	return s
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return slices.Clone(s)
+}
 
 // ConfigError names the key that is wrong and why, and the environment
 // variable the value came from, if one did.

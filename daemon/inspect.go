@@ -58,7 +58,7 @@ type (
 // openUsage is the metrics source of the influx section, as the learning
 // tick reads it; close releases it.
 func openUsage(cfg Config) (src engine.UsageSource, close func(), err error) {
-	col, err := collector.New(cfg.Influx.CollectorConfig())
+	col, err := collector.New(cfg.Influx)
 	if err != nil {
 		return nil, nil, cfgErr("influx", "%v", err)
 	}

@@ -76,7 +76,8 @@ func (c Config) Validate() error {
 		if err := sectionErr("yarn", c.Yarn.Validate()); err != nil {
 			return err
 		}
-		if err := c.Influx.validate(); err != nil {
+		// The collector validates its own section.
+		if err := sectionErr("influx", c.Influx.Validate()); err != nil {
 			return err
 		}
 	default:
@@ -123,12 +124,6 @@ func (s SimConfig) validate() error {
 		return cfgErr("sim.metrics_interval", "must be >= 1s, got %v", s.MetricsInterval)
 	}
 	return nil
-}
-
-// validate is the collector's own validation of the section (URL, bucket,
-// org, timeouts, every schema name and pattern).
-func (in InfluxConfig) validate() error {
-	return sectionErr("influx", in.CollectorConfig().Validate())
 }
 
 func (g GoodnessConfig) validate(required bool) error {
