@@ -185,12 +185,18 @@ func (e *Engine) journalGoodness(r journal.GoodnessRecord) {
 	}
 }
 
+// persistPreferences and persistProfiles save the learned state and tell
+// readiness how the write went (StoreWrite), whoever asked for the save.
 func (e *Engine) persistPreferences() error {
-	return saveJSON(e.store.SavePreferences, "preferences", e.learner.Snapshot())
+	err := saveJSON(e.store.SavePreferences, "preferences", e.learner.Snapshot())
+	e.StoreWrite("preferences", err)
+	return err
 }
 
 func (e *Engine) persistProfiles() error {
-	return saveJSON(e.store.SaveProfiles, "profiles", e.profiles.Snapshot())
+	err := saveJSON(e.store.SaveProfiles, "profiles", e.profiles.Snapshot())
+	e.StoreWrite("profiles", err)
+	return err
 }
 
 // saveJSON stores v as JSON through save; what names it in errors.

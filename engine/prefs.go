@@ -43,11 +43,9 @@ func (e *Engine) ResetPreferences() error {
 	return e.persistOrRollback("reset preferences", before)
 }
 
-// persistOrRollback persists the learner; on failure it restores before
-// and reports the failed write to readiness.
+// persistOrRollback persists the learner; on failure it restores before.
 func (e *Engine) persistOrRollback(op string, before bandit.Snapshot) error {
 	err := e.persistPreferences()
-	e.StoreWrite("preferences", err)
 	if err == nil {
 		return nil
 	}

@@ -150,3 +150,26 @@ func TestReconcileKnowsStoredKinds(t *testing.T) {
 		t.Errorf("after Reconcile the learner knows %v, want [disk] (cpu's only job was cancelled)", got)
 	}
 }
+
+// TestLearnSaveFailureReachesReadiness: a learning tick whose save fails
+// (a full disk) is reported to readiness, as the API's writes are.
+func TestLearnSaveFailureReachesReadiness(t *testing.T) {
+	h := newHarness(t, harnessOpts{nodes: 2})
+	h.submit("cpu", "disk", "net", "cpu")
+	h.admit()
+	from := h.s.Now()
+	to := h.advance(2 * time.Minute)
+	h.sync()
+	if err := h.store.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.e.Learn(h.ctx, from, to); err == nil {
+		t.Fatal("Learn with a closed store: nil error")
+	}
+	h.e.health.mu.Lock()
+	op, werr := h.e.health.state.writeOp, h.e.health.state.writeErr
+	h.e.health.mu.Unlock()
+	if (op != "preferences" && op != "profiles") || werr == nil {
+		t.Errorf("the last store write readiness saw: %q %v, want the failed save of the learned state", op, werr)
+	}
+}
