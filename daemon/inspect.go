@@ -38,7 +38,7 @@ func CheckStore(cfg Config, path string, lockTimeout time.Duration) (queue.Repor
 // yarn section; log may be nil. A missing yarn.rm_urls is a *ConfigError.
 func YarnClient(cfg Config, log *slog.Logger) (*YarnRM, error) {
 	if len(cfg.Yarn.RMURLs) == 0 {
-		return nil, cfgErr("yarn.rm_urls", "no ResourceManager: set yarn.rm_urls (COLOCD_YARN_RM_URLS)")
+		return nil, cfgErr("yarn.rm_urls", "no ResourceManager: set yarn.rm_urls (--rm, COLOCD_YARN_RM_URLS)")
 	}
 	c, err := yarnclient.New(cfg.Yarn.ClientConfig(log))
 	if err != nil {
@@ -96,7 +96,7 @@ func ReadMetrics(ctx context.Context, cfg Config, hosts []string, from, to time.
 // yarnNodes lists the running nodes as the engine sees them.
 func yarnNodes(ctx context.Context, cfg Config) ([]string, error) {
 	if len(cfg.Yarn.RMURLs) == 0 {
-		return nil, cfgErr("yarn.rm_urls", "no hosts: pass them, or configure yarn.rm_urls to list the cluster's nodes")
+		return nil, cfgErr("yarn.rm_urls", "no hosts: pass --hosts, or set yarn.rm_urls to list the cluster's nodes")
 	}
 	yc, err := YarnClient(cfg, nil)
 	if err != nil {

@@ -28,9 +28,6 @@ func (yf *yarnFlags) client(cmd *cobra.Command) (*daemon.YarnRM, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(cfg.Yarn.RMURLs) == 0 {
-		return nil, usagef("no ResourceManager: pass --rm URL[,URL] or set yarn.rm_urls (COLOCD_YARN_RM_URLS)")
-	}
 	return daemon.YarnClient(cfg, nil)
 }
 
