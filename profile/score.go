@@ -283,6 +283,10 @@ type View struct {
 	land  []Landing
 	obj   Objective
 	group int
+	// Per decision, not per candidate: each node's objective before any
+	// candidate lands (NaN until computed) and each pair's correction term.
+	before []float64
+	pair   map[[2]string]float64
 }
 
 // NewView prepares nodes (not copied: do not modify them while the view is
@@ -357,7 +361,7 @@ func (v *View) Score(kind string, s Shape) Score {
 	for _, l := range v.land {
 		n := &v.nodes[l.Node]
 		g := float64(max(l.Group, 1))
-		before := v.node(n.Jobs, "", 0, false)
+		before := v.nodeBefore(l.Node)
 		after := v.node(n.Jobs, kind, g, optimistic)
 		out.Model += l.Containers / g * (after - before)
 		share := l.Containers / total
@@ -373,8 +377,7 @@ func (v *View) Score(kind string, s Shape) Score {
 			w := share * j.Containers / jobs
 			beside[j.Kind] += w
 			if v.sc.Correction != nil {
-				h, n := v.sc.Correction.Observed(kind, j.Kind)
-				corr += w * math.Tanh(h) * float64(n) / float64(n+CorrectionPrior)
+				corr += w * v.pairCorrection(kind, j.Kind)
 			}
 		}
 	}
@@ -388,6 +391,37 @@ func (v *View) Score(kind string, s Shape) Score {
 	out.Correction = v.sc.CorrectionWeight * corr
 	out.Value = out.Model + out.Correction
 	return out
+}
+
+// nodeBefore is node i's objective with no candidate, computed once per
+// view.
+func (v *View) nodeBefore(i int) float64 {
+	if v.before == nil {
+		v.before = make([]float64, len(v.nodes))
+		for j := range v.before {
+			v.before[j] = math.NaN()
+		}
+	}
+	if math.IsNaN(v.before[i]) {
+		v.before[i] = v.node(v.nodes[i].Jobs, "", 0, false)
+	}
+	return v.before[i]
+}
+
+// pairCorrection is the correction of kind beside given: tanh of the
+// observed preference, shrunk by CorrectionPrior; computed once per view.
+func (v *View) pairCorrection(kind, given string) float64 {
+	key := [2]string{kind, given}
+	if c, ok := v.pair[key]; ok {
+		return c
+	}
+	h, n := v.sc.Correction.Observed(kind, given)
+	c := math.Tanh(h) * float64(n) / float64(n+CorrectionPrior)
+	if v.pair == nil {
+		v.pair = map[[2]string]float64{}
+	}
+	v.pair[key] = c
+	return c
 }
 
 // confounds reports whether admitting kind, never observed, would leave a
