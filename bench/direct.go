@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/colocd/colocd/daemon"
+	"github.com/colocd/colocd/profile"
 	"github.com/colocd/colocd/sim"
 )
 
@@ -32,7 +33,7 @@ func runDirect(ctx context.Context, rc RunConfig, cfg daemon.Config, jobs []sim.
 	switch rc.Policy {
 	case FIFO:
 		pick = func(d *driver, window []pendingJob) int {
-			if fits(d.s, window[0].kind) {
+			if d.s.Fits(window[0].kind.Name) {
 				return 0
 			}
 			return -1
@@ -42,7 +43,7 @@ func runDirect(ctx context.Context, rc RunConfig, cfg daemon.Config, jobs []sim.
 		pick = func(d *driver, window []pendingJob) int {
 			var idx []int
 			for i, j := range window {
-				if fits(d.s, j.kind) {
+				if d.s.Fits(j.kind.Name) {
 					idx = append(idx, i)
 				}
 			}
@@ -193,7 +194,7 @@ func rolloutPick(ctx context.Context, rc RunConfig, complete picker) picker {
 		best, bestCost := -1, math.Inf(1)
 		seen := map[string]bool{}
 		for i, j := range window {
-			if seen[j.kind.Name] || !fits(d.s, j.kind) {
+			if seen[j.kind.Name] || !d.s.Fits(j.kind.Name) {
 				continue
 			}
 			seen[j.kind.Name] = true
@@ -235,22 +236,6 @@ func seqFromID(id string) (int, bool) {
 	return n, err == nil
 }
 
-// fits reports whether a job of kind k fits the free vcores and memory of
-// the nodes, the check sim.Sim.Submit makes (containers go anywhere there
-// is room for one).
-func fits(s *sim.Sim, k sim.KindSpec) bool {
-	room := 0
-	for _, n := range s.Nodes() {
-		vc := (n.VCores - n.UsedVCores) / k.Container.VCores
-		mem := int((n.MemoryMB - n.UsedMemoryMB) / k.Container.MemoryMB)
-		room += max(0, min(vc, mem))
-		if room >= k.Containers {
-			return true
-		}
-	}
-	return false
-}
-
 // oraclePick scores the oldest job of each kind in the window that fits by
 // a what-if on a clone of the simulator and returns the best one's index
 // (ties: the oldest).
@@ -258,7 +243,7 @@ func oraclePick(s *sim.Sim, window []pendingJob, horizon time.Duration) int {
 	best, bestScore := -1, math.Inf(-1)
 	seen := map[string]bool{}
 	for i, j := range window {
-		if seen[j.kind.Name] || !fits(s, j.kind) {
+		if seen[j.kind.Name] || !s.Fits(j.kind.Name) {
 			continue
 		}
 		seen[j.kind.Name] = true
@@ -343,14 +328,14 @@ func pairwisePick(s *sim.Sim, window []pendingJob, gain map[[2]string]float64) i
 	best, bestScore := -1, math.Inf(-1)
 	seen := map[string]bool{}
 	for i, j := range window {
-		if seen[j.kind.Name] || !fits(s, j.kind) {
+		if seen[j.kind.Name] || !s.Fits(j.kind.Name) {
 			continue
 		}
 		seen[j.kind.Name] = true
 		need := j.kind.Containers
 		for _, n := range nodes {
 			if n.UsedVCores == 0 && n.UsedMemoryMB == 0 {
-				need -= min(3, need)
+				need -= min(profile.DefaultGroup, need)
 			}
 		}
 		var score float64

@@ -141,13 +141,9 @@ func newEngineSetup(rc RunConfig, cfg daemon.Config, s *sim.Sim, clk simcluster.
 		}
 	}
 	cluster := simcluster.New(simcluster.DirectExec(s), nil)
-	var cl engine.Cluster = cluster
-	if rc.wrapCluster != nil {
-		cl = rc.wrapCluster(cluster, s)
-	}
 	frozen := sim.DefaultStart
 	eo.Store, eo.Learner, eo.Profiles, eo.ScoreProfiles = store, learner, profiles, truth
-	eo.Cluster, eo.Metrics, eo.Clock = cl, cluster, clk
+	eo.Cluster, eo.Metrics, eo.Clock = cluster, cluster, clk
 	eo.Rand = rand.New(rand.NewPCG(rc.Seed, 0x5851f42d4c957f2d))
 	eo.Wall = func() time.Time { return frozen } // decision latency only; no wall clock here
 	eo.Limits = cluster.Limits()
@@ -215,12 +211,12 @@ func drive(ctx context.Context, rc RunConfig, s *sim.Sim, store *queue.Store, es
 		if err != nil {
 			return nil, fmt.Errorf("run %s: %w", rc.Policy, err)
 		}
-		finished = counts[queue.State("succeeded")] + counts[queue.State("failed")] + counts[queue.State("killed")]
+		finished = counts[queue.StateSucceeded] + counts[queue.StateFailed] + counts[queue.StateKilled]
 		if finished == len(jobs) {
 			break
 		}
 		_, running := s.NextEvent()
-		if !running && next == len(jobs) && len(ar.Admitted) == 0 && counts[queue.State("admitted")] == 0 {
+		if !running && next == len(jobs) && len(ar.Admitted) == 0 && counts[queue.StateAdmitted] == 0 {
 			return nil, fmt.Errorf("run %s: %w: %d jobs pending (%s)", rc.Policy, ErrStuck, len(jobs)-finished, ar.Stopped)
 		}
 		until := it.Due

@@ -51,14 +51,12 @@ func TrueProfiles(w *sim.Workload) profile.Fixed {
 func clusterView(s *sim.Sim) []profile.Node {
 	infos := s.Nodes()
 	nodes := make([]profile.Node, len(infos))
-	kinds := map[string]string{}
 	for i, n := range infos {
 		capa := profile.Room{VCores: int64(n.VCores), MemoryMB: n.MemoryMB}
 		pn := profile.Node{Capacity: capa,
 			Free: profile.Room{VCores: int64(n.VCores - n.UsedVCores), MemoryMB: n.MemoryMB - n.UsedMemoryMB}}
 		for _, id := range n.Apps {
 			a, _ := s.App(id)
-			kinds[id] = a.Kind
 			c := float64(a.Placement[n.Name])
 			found := false
 			for j := range pn.Jobs {
@@ -131,7 +129,7 @@ func peerPick(value func(nodes []profile.Node, land []profile.Landing, k sim.Kin
 			seen[j.kind.Name] = true
 			var ok bool
 			land, ok = profile.Place(nodes, shapeOf(j.kind), profile.DefaultGroup, land)
-			if !ok || !fits(s, j.kind) {
+			if !ok || !s.Fits(j.kind.Name) {
 				continue
 			}
 			if v := value(nodes, land, j.kind); v > bestScore+1e-12 {

@@ -11,7 +11,6 @@ import (
 	"github.com/colocd/colocd/bandit"
 	"github.com/colocd/colocd/daemon"
 	"github.com/colocd/colocd/engine"
-	"github.com/colocd/colocd/internal/simcluster"
 	"github.com/colocd/colocd/profile"
 	"github.com/colocd/colocd/queue"
 	"github.com/colocd/colocd/sim"
@@ -187,9 +186,6 @@ type RunConfig struct {
 	// first admission (after Warm is restored): the warm-start study adds
 	// a new kind with AddSimilar here.
 	Setup func(*bandit.Learner)
-	// wrapCluster, when set, stands between the engine and the simulator
-	// (experiments on what the engine sees).
-	wrapCluster func(*simcluster.Cluster, *sim.Sim) engine.Cluster
 	// Dir is where ra's run makes the temporary directory of its queue
 	// store (removed at the end of the run); "" means /dev/shm when usable,
 	// else the system's temporary directory.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/colocd/colocd/cluster"
 	"github.com/colocd/colocd/journal"
+	"github.com/colocd/colocd/profile"
 	"github.com/colocd/colocd/queue"
 )
 
@@ -73,11 +74,11 @@ func (e *Engine) admitOne(ctx context.Context, rep *AdmitReport) (done bool, err
 	if err != nil {
 		return true, fmt.Errorf("admit: count jobs: %w", err)
 	}
-	if counts[statePending] == 0 {
+	if counts[queue.StatePending] == 0 {
 		rep.Stopped = "empty"
 		return true, nil
 	}
-	if e.maxRunning > 0 && counts[stateAdmitted]+counts[stateRunning] >= e.maxRunning {
+	if e.maxRunning > 0 && counts[queue.StateAdmitted]+counts[queue.StateRunning] >= e.maxRunning {
 		rep.Stopped = "max_running"
 		return true, nil
 	}
@@ -178,7 +179,7 @@ func (e *Engine) snapshot(ctx context.Context) (queue.Snapshot, error) {
 	if err != nil {
 		return queue.Snapshot{}, fmt.Errorf("admit: kind histories: %w", err)
 	}
-	admitted, err := e.store.List(stateAdmitted, 0)
+	admitted, err := e.store.List(queue.StateAdmitted, 0)
 	if err != nil {
 		return queue.Snapshot{}, fmt.Errorf("admit: admitted jobs: %w", err)
 	}
@@ -217,10 +218,17 @@ func (e *Engine) snapshot(ctx context.Context) (queue.Snapshot, error) {
 		}
 		nodes = append(nodes, nf)
 	}
-	weights := contextWeights(st, pending)
+	var weights []float64 // read only by the bandit's preference stage
+	if e.weighContext {
+		weights = contextWeights(st, pending)
+	}
 	running := make([]queue.Running, 0, len(st.Apps))
 	for i, a := range st.Apps {
-		running = append(running, queue.Running{JobID: a.JobID, Kind: a.Kind, User: a.User, Queue: a.Queue, Alloc: a.Alloc, Weight: weights[i]})
+		ru := queue.Running{JobID: a.JobID, Kind: a.Kind, User: a.User, Queue: a.Queue, Alloc: a.Alloc}
+		if weights != nil {
+			ru.Weight = weights[i]
+		}
+		running = append(running, ru)
 	}
 	sort.Slice(running, func(i, j int) bool { return running[i].JobID < running[j].JobID })
 	e.dominantShares(st)
@@ -259,17 +267,12 @@ func (e *Engine) dominantShares(st cluster.State) {
 	}
 }
 
-// placementGroup is the number of containers the cluster's placement puts
-// on each empty node before it fills nodes that already run something (the
-// paper's §6.1 triplets, and the simulator's default GroupSize).
-const placementGroup = 3
-
 // contextWeights weights each running application (st.Apps, same order) by
 // the chance that the next job's containers land beside it: the free slots
 // of the nodes it occupies, in container units of the window head (the
 // binding resource of vcores and memory), over all slots the head's
 // containers can take once the empty nodes have received theirs. Empty
-// nodes are filled first, placementGroup containers each; when they can hold
+// nodes are filled first, profile.DefaultGroup containers each; when they can hold
 // the whole head, the job will have no partner and every weight is 0 (the
 // pipeline then treats the cluster as running nothing: the FIFO head wins).
 func contextWeights(st cluster.State, pending []queue.Job) []float64 {
@@ -300,7 +303,7 @@ func contextWeights(st cluster.State, pending []queue.Job) []float64 {
 	for _, n := range st.Nodes {
 		s := slots(n.Free)
 		if len(n.Apps) == 0 && n.Free == n.Capacity {
-			put := min(s, placementGroup, left)
+			put := min(s, int64(profile.DefaultGroup), left)
 			left -= put
 			s -= put // what is left on it sits beside the new job only
 			total += s

@@ -17,16 +17,6 @@ import (
 	"github.com/colocd/colocd/queue"
 )
 
-// Job states, named once (queue.State is a string).
-const (
-	statePending   = queue.State("pending")
-	stateAdmitted  = queue.State("admitted")
-	stateRunning   = queue.State("running")
-	stateSucceeded = queue.State("succeeded")
-	stateFailed    = queue.State("failed")
-	stateKilled    = queue.State("killed")
-)
-
 // Engine is the daemon's core: it reconciles the store with the cluster,
 // follows applications, admits jobs and learns preferences. It has no
 // goroutines and reads time only from its Clock, so the loop (Server) or a
@@ -50,14 +40,17 @@ type Engine struct {
 
 	window     int
 	maxRunning int
-	mode       AdmissionMode
-	creditMode CreditMode
-	aggregate  Aggregate
-	maxKinds   int
-	pairReward PairReward
-	limits     goodness.Limits
-	nodes      []string // the cluster's nodes at the last sync
-	stallAfter time.Duration
+	// weighContext: the pipeline's preference stage is the bandit's, which
+	// weights the running jobs by where the next job lands.
+	weighContext bool
+	mode         AdmissionMode
+	creditMode   CreditMode
+	aggregate    Aggregate
+	maxKinds     int
+	pairReward   PairReward
+	limits       goodness.Limits
+	nodes        []string // the cluster's nodes at the last sync
+	stallAfter   time.Duration
 
 	kick   chan struct{}
 	health health
@@ -185,18 +178,19 @@ func New(o Options) (*Engine, error) {
 		store: o.Store, learner: o.Learner, profiles: o.Profiles, scoreSrc: src, pipeline: p, fifo: fifo,
 		cluster: o.Cluster, metrics: o.Metrics, clock: o.Clock,
 		journal: o.Journal, mx: o.Prom, rng: o.Rand, log: o.Logger, wall: o.Wall,
-		window:     windowSize(qc),
-		maxRunning: o.MaxRunning,
-		mode:       o.Mode,
-		creditMode: o.Credit,
-		aggregate:  o.Aggregate,
-		maxKinds:   o.MaxKindsPerNode,
-		pairReward: o.PairReward,
-		limits:     o.Limits,
-		stallAfter: o.StallAfter,
-		kick:       make(chan struct{}, 1),
-		presence:   map[string]map[string]*presence{},
-		shareUsers: map[string]bool{},
+		window:       windowSize(qc),
+		weighContext: qc.Preference.Enabled && qc.Preference.Mode != queue.PreferenceModel,
+		maxRunning:   o.MaxRunning,
+		mode:         o.Mode,
+		creditMode:   o.Credit,
+		aggregate:    o.Aggregate,
+		maxKinds:     o.MaxKindsPerNode,
+		pairReward:   o.PairReward,
+		limits:       o.Limits,
+		stallAfter:   o.StallAfter,
+		kick:         make(chan struct{}, 1),
+		presence:     map[string]map[string]*presence{},
+		shareUsers:   map[string]bool{},
 	}
 	for _, k := range o.Kinds {
 		e.learner.Add(k)
@@ -258,7 +252,7 @@ func (e *Engine) Kill(ctx context.Context, id string) (queue.Job, error) {
 	if err != nil {
 		return queue.Job{}, err
 	}
-	if j.State != stateAdmitted && j.State != stateRunning {
+	if j.State != queue.StateAdmitted && j.State != queue.StateRunning {
 		return j, fmt.Errorf("kill job %s: %w (state %s)", id, ErrNotKillable, j.State)
 	}
 	if j.AppID != "" {
@@ -267,7 +261,7 @@ func (e *Engine) Kill(ctx context.Context, id string) (queue.Job, error) {
 			return j, fmt.Errorf("kill job %s application %s: %w", id, j.AppID, err)
 		}
 	}
-	j, err = e.store.Finish(id, stateKilled, "killed through the API")
+	j, err = e.store.Finish(id, queue.StateKilled, "killed through the API")
 	e.StoreWrite("kill", err)
 	if err != nil {
 		return j, fmt.Errorf("kill job %s: %w", id, err)

@@ -197,12 +197,12 @@ func TestAdmitRespectsFitAndRunsEveryJobOnce(t *testing.T) {
 		h.sync()
 		h.admit()
 		c, _ := h.store.Counts()
-		if c[stateSucceeded] == len(ids) {
+		if c[queue.StateSucceeded] == len(ids) {
 			break
 		}
 	}
 	for _, id := range ids {
-		if got := h.state(id); got != stateSucceeded {
+		if got := h.state(id); got != queue.StateSucceeded {
 			t.Errorf("job %s is %s, want succeeded", id, got)
 		}
 	}
@@ -642,9 +642,9 @@ func TestSubmitFailures(t *testing.T) {
 		wantState queue.State // after the pass
 		wantAfter queue.State // after the next sync
 	}{
-		{"rejected", false, fmt.Errorf("%w: quota", cluster.ErrRejected), statePending, statePending},
-		{"timeout before the cluster saw it", false, timeout, stateAdmitted, stateRunning},
-		{"timeout after the cluster took it", true, timeout, stateAdmitted, stateRunning},
+		{"rejected", false, fmt.Errorf("%w: quota", cluster.ErrRejected), queue.StatePending, queue.StatePending},
+		{"timeout before the cluster saw it", false, timeout, queue.StateAdmitted, queue.StateRunning},
+		{"timeout after the cluster took it", true, timeout, queue.StateAdmitted, queue.StateRunning},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fc := &flakyCluster{}
@@ -660,7 +660,7 @@ func TestSubmitFailures(t *testing.T) {
 			if got := h.state(id); got != tc.wantAfter {
 				t.Fatalf("after sync: %s, want %s", got, tc.wantAfter)
 			}
-			if tc.wantAfter == stateRunning {
+			if tc.wantAfter == queue.StateRunning {
 				if n := h.submissions()[id]; n != 1 {
 					t.Errorf("job submitted %d times, want 1", n)
 				}
@@ -720,7 +720,7 @@ func TestReconcile(t *testing.T) {
 	if diff := cmp.Diff(want, rep); diff != "" {
 		t.Errorf("reconcile report (-want +got):\n%s", diff)
 	}
-	for id, st := range map[string]queue.State{ids[0]: stateRunning, ids[1]: stateRunning, ids[2]: stateSucceeded, ids[3]: queue.StateParked} {
+	for id, st := range map[string]queue.State{ids[0]: queue.StateRunning, ids[1]: queue.StateRunning, ids[2]: queue.StateSucceeded, ids[3]: queue.StateParked} {
 		if got := h.state(id); got != st {
 			t.Errorf("job %s: %s, want %s", id, got, st)
 		}
@@ -761,7 +761,7 @@ func TestReconcileRequeuesRejected(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(rep.Requeued, []string{id}) || h.state(id) != statePending {
+	if !slices.Equal(rep.Requeued, []string{id}) || h.state(id) != queue.StatePending {
 		t.Errorf("report %+v, state %s; want the job requeued", rep, h.state(id))
 	}
 }
@@ -771,7 +771,7 @@ func TestKillAndPrepare(t *testing.T) {
 	ids := h.submit("cpu", "disk")
 	h.admit()
 	j, err := h.e.Kill(h.ctx, ids[0])
-	if err != nil || j.State != stateKilled {
+	if err != nil || j.State != queue.StateKilled {
 		t.Fatalf("Kill = %+v, %v", j.State, err)
 	}
 	if a, _ := h.s.App(j.AppID); a.State != sim.AppKilled {

@@ -60,7 +60,7 @@ func (e *Engine) persistOrRollback(op string, before bandit.Snapshot) error {
 // and running jobs first, then pending ones, each oldest first.
 func (e *Engine) knowStoredKinds() error {
 	seen := map[string]bool{}
-	for _, st := range []queue.State{stateAdmitted, stateRunning, statePending} {
+	for _, st := range []queue.State{queue.StateAdmitted, queue.StateRunning, queue.StatePending} {
 		jobs, err := e.store.List(st, 0)
 		if err != nil {
 			return fmt.Errorf("list %s jobs: %w", st, err)

@@ -103,7 +103,7 @@ func (e *Engine) syncLocked(ctx context.Context) (SyncReport, error) {
 	}
 	for _, j := range jobs {
 		if running[j.ID] {
-			if j.State == stateAdmitted {
+			if j.State == queue.StateAdmitted {
 				if _, err := e.store.Start(j.ID); err != nil {
 					return rep, fmt.Errorf("sync: start job %s: %w", j.ID, err)
 				}
@@ -136,13 +136,13 @@ func (e *Engine) applyStatus(ctx context.Context, j queue.Job, s cluster.AppStat
 		return e.unknownApp(ctx, j, rep)
 	}
 	switch {
-	case s.Phase == cluster.PhaseRunning && j.State == stateAdmitted:
+	case s.Phase == cluster.PhaseRunning && j.State == queue.StateAdmitted:
 		if _, err := e.store.Start(j.ID); err != nil {
 			return err
 		}
 		rep.Started = append(rep.Started, j.ID)
 	case s.Phase.Terminal():
-		final := map[cluster.Phase]queue.State{cluster.PhaseSucceeded: stateSucceeded, cluster.PhaseFailed: stateFailed, cluster.PhaseKilled: stateKilled}[s.Phase]
+		final := map[cluster.Phase]queue.State{cluster.PhaseSucceeded: queue.StateSucceeded, cluster.PhaseFailed: queue.StateFailed, cluster.PhaseKilled: queue.StateKilled}[s.Phase]
 		if _, err := e.store.Finish(j.ID, final, s.Diagnostics); err != nil {
 			return err
 		}
@@ -160,7 +160,7 @@ func (e *Engine) applyStatus(ctx context.Context, j queue.Job, s cluster.AppStat
 func (e *Engine) unknownApp(ctx context.Context, j queue.Job, rep *SyncReport) error {
 	log := e.log.With("job", j.ID, "app", j.AppID)
 	v := cluster.Verdict{Outcome: cluster.OutcomeNeverRan, Reason: "the cluster never saw a submission"}
-	if j.State == stateRunning {
+	if j.State == queue.StateRunning {
 		// It was seen running: it ran, and a cluster that never forgets
 		// cannot lose it.
 		v = cluster.Verdict{Outcome: cluster.OutcomeUnprovable, Reason: "the job was running and its application vanished from the cluster"}
@@ -173,7 +173,7 @@ func (e *Engine) unknownApp(ctx context.Context, j queue.Job, rep *SyncReport) e
 			return nil
 		}
 		v = got
-		if j.State == stateRunning && v.Outcome != cluster.OutcomeRan {
+		if j.State == queue.StateRunning && v.Outcome != cluster.OutcomeRan {
 			v.Outcome = cluster.OutcomeUnprovable // it was seen running: it did run
 			v.Reason = "the job was running and the cluster forgot its application: " + v.Reason
 		}
@@ -183,7 +183,7 @@ func (e *Engine) unknownApp(ctx context.Context, j queue.Job, rep *SyncReport) e
 		if !v.Status.Phase.Terminal() {
 			return e.park(j, "the application history says "+string(v.Status.Phase)+" but the cluster does not know the application: "+v.Reason, rep)
 		}
-		final := map[cluster.Phase]queue.State{cluster.PhaseSucceeded: stateSucceeded, cluster.PhaseFailed: stateFailed, cluster.PhaseKilled: stateKilled}[v.Status.Phase]
+		final := map[cluster.Phase]queue.State{cluster.PhaseSucceeded: queue.StateSucceeded, cluster.PhaseFailed: queue.StateFailed, cluster.PhaseKilled: queue.StateKilled}[v.Status.Phase]
 		diag := v.Status.Diagnostics
 		if diag == "" {
 			diag = "outcome from the application history: " + v.Reason
@@ -256,7 +256,7 @@ func (e *Engine) resubmit(ctx context.Context, j queue.Job, rep *SyncReport) err
 // activeJobs lists admitted and running jobs.
 func (e *Engine) activeJobs() ([]queue.Job, error) {
 	var out []queue.Job
-	for _, s := range []queue.State{stateAdmitted, stateRunning} {
+	for _, s := range []queue.State{queue.StateAdmitted, queue.StateRunning} {
 		js, err := e.store.List(s, 0)
 		if err != nil {
 			return nil, fmt.Errorf("list %s jobs: %w", s, err)
