@@ -116,15 +116,21 @@ func TestImportDuringLearningIsWhole(t *testing.T) {
 			}
 		}
 	})
+	updates := 0
 	for range 20 {
 		to := h.advance(30 * time.Second)
 		h.sync()
-		if _, err := h.e.Learn(h.ctx, from, to); err != nil {
+		rep, err := h.e.Learn(h.ctx, from, to)
+		if err != nil {
 			t.Fatal(err)
 		}
+		updates += rep.Updates + rep.Profile.Observations
 		from = to
 	}
 	wg.Wait()
+	if updates == 0 {
+		t.Fatal("the learning ticks learned nothing: the race was not exercised")
+	}
 	if diff := cmp.Diff(h.learner.Snapshot(), h.persisted()); diff != "" {
 		t.Errorf("persisted differs from the learner (-learner +stored):\n%s", diff)
 	}

@@ -148,15 +148,19 @@ func damage(r *rand.Rand, b []byte, ps int) {
 
 // exercise checks and opens a damaged file (refusing a damaged meta page,
 // then accepting the fallback) and uses the store when it opens. Each may
-// fail; none may panic or hang.
-func exercise(path string) {
+// fail; none may panic or hang. It reports whether some open succeeded, and
+// an error when a store that opened then failed a new submission with
+// anything but a named corruption, or failed to close.
+func exercise(path string) (opened bool, err error) {
 	_, _ = queue.Check(path, queue.CheckOptions{})
-	for _, accept := range []bool{false, true} {
+	for i, accept := range []bool{false, true} {
 		clk := queuetest.NewClock(queuetest.Start.Add(time.Hour))
-		s, err := queue.Open(path, queue.Options{NoSync: true, Now: clk.Now, Entropy: rand.NewChaCha8([32]byte{5}), AcceptMetaFallback: accept})
-		if err != nil {
+		// Each open draws other ids: the first one's job may be in the file.
+		s, oerr := queue.Open(path, queue.Options{NoSync: true, Now: clk.Now, Entropy: rand.NewChaCha8([32]byte{5, byte(i)}), AcceptMetaFallback: accept})
+		if oerr != nil {
 			continue
 		}
+		opened = true
 		s.Pending(0)
 		s.List("", 0)
 		s.Recent(queue.StateSucceeded, 5)
@@ -168,10 +172,16 @@ func exercise(path string) {
 			s.Requeue(p[0].ID, "again")
 			s.Cancel(p[0].ID)
 		}
-		s.Submit(context.Background(), queuetest.Job("new"))
+		if _, _, serr := s.Submit(context.Background(), queuetest.Job("new")); serr != nil &&
+			!errors.Is(serr, queue.ErrCorrupt) && !errors.Is(serr, queue.ErrQuarantined) && err == nil {
+			err = fmt.Errorf("a store that opened refused a new job without naming the damage: %w", serr)
+		}
 		s.Compact(clk.Now())
-		s.Close()
+		if cerr := s.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("close: %w", cerr)
+		}
 	}
+	return opened, err
 }
 
 // TestRandomDamage flips random bytes of a small store file, many times:
@@ -191,7 +201,9 @@ func TestRandomDamage(t *testing.T) {
 		if err := os.WriteFile(replay, b, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		exercise(replay)
+		if _, err := exercise(replay); err != nil {
+			t.Fatal(err)
+		}
 		return
 	}
 	good, err := damageFixture()
@@ -204,6 +216,7 @@ func TestRandomDamage(t *testing.T) {
 		rounds = 50
 	}
 	base := damageSeed(t)
+	opened := 0
 	for i := 0; i < rounds; i++ {
 		seed := base + uint64(i)
 		b := bytes.Clone(good)
@@ -212,17 +225,27 @@ func TestRandomDamage(t *testing.T) {
 		if err := os.WriteFile(path, b, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		done := make(chan struct{})
+		done := make(chan error, 1)
 		go func() {
-			defer close(done)
-			exercise(path)
+			ok, err := exercise(path)
+			if ok {
+				opened++
+			}
+			done <- err
 		}()
 		select {
-		case <-done:
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("seed %d (file kept: %s): %v", seed, path, err)
+			}
 		case <-time.After(30 * time.Second):
 			t.Fatalf("seed %d: Open/Check did not return in 30 s (file kept: %s)", seed, path)
 		}
 		os.Remove(path)
+	}
+	// Both outcomes occur, or the damage exercised only one of them.
+	if opened == 0 || opened == rounds {
+		t.Errorf("%d of %d damaged files opened: want some refused and some opened", opened, rounds)
 	}
 }
 
@@ -244,6 +267,8 @@ func FuzzDamage(f *testing.F) {
 		if err := os.WriteFile(path, b, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		exercise(path)
+		if _, err := exercise(path); err != nil {
+			t.Fatal(err)
+		}
 	})
 }
