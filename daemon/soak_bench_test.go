@@ -101,7 +101,11 @@ func BenchmarkSoak(b *testing.B) {
 				return
 			case <-tick.C:
 			}
-			for _, path := range []string{"/healthz", "/v1/jobs?limit=20", "/v1/jobs/" + lastID.Load().(string)} {
+			paths := []string{"/healthz", "/v1/jobs?limit=20"}
+			if id := lastID.Load().(string); id != "" {
+				paths = append(paths, "/v1/jobs/"+id)
+			}
+			for _, path := range paths {
 				req, _ := http.NewRequest(http.MethodGet, p.base+path, nil)
 				req.Header.Set("Authorization", "Bearer "+demoAdmin)
 				t0 := time.Now()
@@ -111,6 +115,10 @@ func BenchmarkSoak(b *testing.B) {
 					continue
 				}
 				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					failures.Add(1)
+					continue
+				}
 				d := time.Since(t0)
 				mu.Lock()
 				readLat = append(readLat, d)
@@ -144,6 +152,9 @@ func BenchmarkSoak(b *testing.B) {
 	for i, name := range []string{"start", "middle", "end"} {
 		b.ReportMetric(rss[i].anonMB, "rss-anon-"+name+"-MB")
 		b.ReportMetric(rss[i].fileMB, "rss-file-"+name+"-MB")
+	}
+	if failures.Load() > 0 || len(lat) == 0 || len(readLat) == 0 {
+		b.Errorf("%d failed requests, %d submits and %d reads that succeeded: want no failure and some of each", failures.Load(), len(lat), len(readLat))
 	}
 	b.Logf("%d jobs in %v from 32 clients; %d reads; RSS anon/file MB start %.0f/%.0f, middle %.0f/%.0f, end %.0f/%.0f",
 		len(lat), elapsed.Round(time.Second), len(readLat), rss[0].anonMB, rss[0].fileMB, rss[1].anonMB, rss[1].fileMB, rss[2].anonMB, rss[2].fileMB)

@@ -36,7 +36,7 @@ func TestResolveParkedJob(t *testing.T) {
 		`{"outcome":"requeue","reason":" "}`: "reason",
 	} {
 		r := h.do(http.MethodPost, path, adminTok, body)
-		if r.Code != http.StatusBadRequest || !strings.Contains(string(r.Body), field) {
+		if r.Code != http.StatusBadRequest || !strings.Contains(string(r.Body), field) || r.errBody(t).Field != field {
 			t.Errorf("%s: %d %s, want 400 naming %s", body, r.Code, r.Body, field)
 		}
 	}
