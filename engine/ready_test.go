@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -17,6 +16,7 @@ import (
 	"github.com/colocd/colocd/daemon/api"
 	"github.com/colocd/colocd/internal/simcluster"
 	"github.com/colocd/colocd/queue"
+	"github.com/colocd/colocd/queue/queuetest"
 )
 
 // probeCluster counts the pings Ready might send (and never answers one)
@@ -40,34 +40,16 @@ func (c *probeCluster) State(ctx context.Context) (cluster.State, error) {
 	return c.Cluster.State(ctx)
 }
 
-// fakeWall is a settable wall clock for the stall bound.
-type fakeWall struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (w *fakeWall) Now() time.Time {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.t
-}
-
-func (w *fakeWall) Advance(d time.Duration) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.t = w.t.Add(d)
-}
-
 // readyHarness is an engine over a probeCluster, driven by a Loop stepped
 // by the test, with a fake wall clock and a one-minute stall bound.
-func readyHarness(t *testing.T) (*harness, *probeCluster, *Loop, *fakeWall) {
+func readyHarness(t *testing.T) (*harness, *probeCluster, *Loop, *queuetest.Clock) {
 	t.Helper()
 	var pc *probeCluster
 	h := newHarness(t, harnessOpts{noRecon: true, cluster: func(sc *simcluster.Cluster) Cluster {
 		pc = &probeCluster{Cluster: sc}
 		return pc
 	}})
-	wall := &fakeWall{t: time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)}
+	wall := queuetest.NewClock(time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC))
 	h.e.wall, h.e.stallAfter = wall.Now, time.Minute
 	learn, err := ParseSchedule("@every 1h")
 	if err != nil {

@@ -23,6 +23,7 @@ import (
 	"github.com/colocd/colocd/goodness"
 	"github.com/colocd/colocd/journal"
 	"github.com/colocd/colocd/queue"
+	"github.com/colocd/colocd/queue/queuetest"
 	"github.com/colocd/colocd/telemetry"
 )
 
@@ -41,26 +42,9 @@ var testTokens = []Token{
 	{Secret: adminTok, User: "ada", Role: RoleAdmin},
 }
 
-// fakeClock is a settable clock shared by the store and the API.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *fakeClock {
-	return &fakeClock{t: time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
+// newClock is the settable clock the store and the API share.
+func newClock() *queuetest.Clock {
+	return queuetest.NewClock(time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC))
 }
 
 // fakeController records what the API asks of the engine. Prepare fills
@@ -161,7 +145,7 @@ type harness struct {
 	journal *journal.Journal
 	ctl     *fakeController
 	metrics *telemetry.Metrics
-	clock   *fakeClock
+	clock   *queuetest.Clock
 	client  *http.Client
 	dir     string
 }
