@@ -12,38 +12,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/colocd/colocd/profile"
+	"github.com/colocd/colocd/profile/profiletest"
 )
 
-// train feeds the model ten ticks of synthetic nodes: a CPU-bound, a
-// disk-bound and a network-bound kind, alone and paired, and an idle node.
-func (s *cliServer) train() {
-	demand := map[string]profile.Vector{
-		"cpubound":  {0.15, 0, 0.01, 0.01, 0.005, 0.005},
-		"diskbound": {0.03, 0.004, 0.12, 0.08, 0.01, 0.01},
-		"netbound":  {0.03, 0, 0.01, 0.01, 0.05, 0.14},
-	}
-	base := profile.Vector{0.02, 0.001, 0.005, 0.005, 0.002, 0.002}
-	node := func(name string, kcs ...profile.KindCount) profile.Observation {
-		u := base
-		for _, kc := range kcs {
-			for r := range profile.NumResources {
-				u[r] += kc.Containers * demand[kc.Kind][r]
-			}
-		}
-		return profile.Observation{Node: name, Usage: u, Containers: kcs}
-	}
-	kc := func(kind string, n float64) profile.KindCount { return profile.KindCount{Kind: kind, Containers: n} }
-	for range 10 {
-		s.profiles.Observe([]profile.Observation{
-			node("n1", kc("cpubound", 2)),
-			node("n2", kc("diskbound", 2)),
-			node("n3", kc("netbound", 2)),
-			node("n4", kc("cpubound", 1), kc("diskbound", 1)),
-			node("n5", kc("diskbound", 1), kc("netbound", 2)),
-			node("n6"),
-		})
-	}
-}
+// train fits the model on profiletest's synthetic nodes.
+func (s *cliServer) train() { profiletest.Train(s.profiles) }
 
 // wantProfileRow is a kind's table row as the test formats it (the API's
 // tests check the dominant resource's name).

@@ -15,44 +15,18 @@ import (
 	"github.com/colocd/colocd/apiclient"
 	"github.com/colocd/colocd/goodness"
 	"github.com/colocd/colocd/profile"
+	"github.com/colocd/colocd/profile/profiletest"
 )
 
 // testLimits are the test nodes' maxima in bytes/s, each different so
 // that a rate converted with the wrong one shows.
 var testLimits = goodness.Limits{DiskRead: 200e6, DiskWrite: 150e6, NetRecv: 125e6, NetSent: 100e6}
 
-// trainedModel fits a model on ten synthetic learning ticks: three kinds,
-// each dominated by another resource, alone and paired, plus an idle node
-// (the baseline). No node comes near saturation.
+// trainedModel fits a model on profiletest's synthetic nodes.
 func trainedModel(t testing.TB) *profile.Model {
 	t.Helper()
-	demand := map[string]profile.Vector{
-		"cpubound":  {0.15, 0, 0.01, 0.01, 0.005, 0.005},
-		"diskbound": {0.03, 0.004, 0.12, 0.08, 0.01, 0.01},
-		"netbound":  {0.03, 0, 0.01, 0.01, 0.05, 0.14},
-	}
-	base := profile.Vector{0.02, 0.001, 0.005, 0.005, 0.002, 0.002}
-	node := func(name string, kcs ...profile.KindCount) profile.Observation {
-		u := base
-		for _, kc := range kcs {
-			for r := range profile.NumResources {
-				u[r] += kc.Containers * demand[kc.Kind][r]
-			}
-		}
-		return profile.Observation{Node: name, Usage: u, Containers: kcs}
-	}
-	kc := func(kind string, n float64) profile.KindCount { return profile.KindCount{Kind: kind, Containers: n} }
 	m := profile.New(profile.Config{})
-	for range 10 {
-		m.Observe([]profile.Observation{
-			node("n1", kc("cpubound", 2)),
-			node("n2", kc("diskbound", 2)),
-			node("n3", kc("netbound", 2)),
-			node("n4", kc("cpubound", 1), kc("diskbound", 1)),
-			node("n5", kc("diskbound", 1), kc("netbound", 2)),
-			node("n6"),
-		})
-	}
+	profiletest.Train(m)
 	return m
 }
 
