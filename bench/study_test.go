@@ -80,8 +80,8 @@ func metricChange(tb testing.TB, w *sim.Workload, p Policy, rs []Result) float64
 // TestStudyModelSweep: ra and ra-warm under single changes to the
 // co-location model's defaults, on the seven shipped workloads, against the
 // best of the peers (packfit, alternate, tetris) on the same tuning seeds.
-// The defaults are the row with the smallest total gap, ra's and ra-warm's
-// together (bench/README.md, "Tuning").
+// A study, not a check: it prints each variant's total gap, ra's and
+// ra-warm's, which bench/README.md ("Tuning") compares with the defaults'.
 func TestStudyModelSweep(t *testing.T) {
 	if !*study {
 		t.Skip("needs -study")
@@ -94,7 +94,6 @@ func TestStudyModelSweep(t *testing.T) {
 		{"preference.explore 0", func(c *daemon.Config) { c.Pipeline.Preference.Explore = 0 }},
 		{"preference.explore 2", func(c *daemon.Config) { c.Pipeline.Preference.Explore = 2 }},
 		{"preference.correction 0", func(c *daemon.Config) { c.Pipeline.Preference.Correction = 0 }},
-		{"preference.correction 0.3", func(c *daemon.Config) { c.Pipeline.Preference.Correction = 0.3 }},
 		{"preference.correction 1", func(c *daemon.Config) { c.Pipeline.Preference.Correction = 1 }},
 		{"learning.step_size 0.05", func(c *daemon.Config) { c.Learning.StepSize = 0.05 }},
 		{"preference.observe_wait 0", func(c *daemon.Config) { c.Pipeline.Preference.ObserveWait = 0 }},

@@ -142,7 +142,7 @@ func (e *Engine) applyStatus(ctx context.Context, j queue.Job, s cluster.AppStat
 		}
 		rep.Started = append(rep.Started, j.ID)
 	case s.Phase.Terminal():
-		final := map[cluster.Phase]queue.State{cluster.PhaseSucceeded: queue.StateSucceeded, cluster.PhaseFailed: queue.StateFailed, cluster.PhaseKilled: queue.StateKilled}[s.Phase]
+		final := finalStates[s.Phase]
 		if _, err := e.store.Finish(j.ID, final, s.Diagnostics); err != nil {
 			return err
 		}
@@ -183,7 +183,7 @@ func (e *Engine) unknownApp(ctx context.Context, j queue.Job, rep *SyncReport) e
 		if !v.Status.Phase.Terminal() {
 			return e.park(j, "the application history says "+string(v.Status.Phase)+" but the cluster does not know the application: "+v.Reason, rep)
 		}
-		final := map[cluster.Phase]queue.State{cluster.PhaseSucceeded: queue.StateSucceeded, cluster.PhaseFailed: queue.StateFailed, cluster.PhaseKilled: queue.StateKilled}[v.Status.Phase]
+		final := finalStates[v.Status.Phase]
 		diag := v.Status.Diagnostics
 		if diag == "" {
 			diag = "outcome from the application history: " + v.Reason
@@ -393,4 +393,11 @@ func (e *Engine) colocations(from, to time.Time) []colocation {
 	}
 	sort.Slice(out, func(a, b int) bool { return out[a].node < out[b].node })
 	return out
+}
+
+// finalStates is the job state of each final application phase.
+var finalStates = map[cluster.Phase]queue.State{
+	cluster.PhaseSucceeded: queue.StateSucceeded,
+	cluster.PhaseFailed:    queue.StateFailed,
+	cluster.PhaseKilled:    queue.StateKilled,
 }

@@ -68,7 +68,8 @@ func (c *Cluster) Prepare(j *queue.Job) error {
 func (c *Cluster) State(ctx context.Context) (cluster.State, error) {
 	var st cluster.State
 	c.exec(func(s *sim.Sim) {
-		ids := []string{}
+		var ids []string
+		seen := map[string]bool{}
 		for _, n := range s.Nodes() {
 			capa := queue.Capacity{MemoryMB: n.MemoryMB, VCores: int64(n.VCores)}
 			free := queue.Capacity{MemoryMB: n.MemoryMB - n.UsedMemoryMB, VCores: int64(n.VCores - n.UsedVCores)}
@@ -78,7 +79,8 @@ func (c *Cluster) State(ctx context.Context) (cluster.State, error) {
 			st.Free.MemoryMB += free.MemoryMB
 			st.Free.VCores += free.VCores
 			for _, id := range n.Apps {
-				if !slices.Contains(ids, id) {
+				if !seen[id] {
+					seen[id] = true
 					ids = append(ids, id)
 				}
 			}
