@@ -154,10 +154,13 @@ func Place(nodes []Node, s Shape, group int, out []Landing) ([]Landing, bool) {
 	}
 	left := int64(s.Containers)
 	emptyAt, onEmpty := -1, int64(0)
-	var room int64
+	var room, busyRoom int64 // room over all nodes, and on the busy ones
 	for i := range nodes {
 		n := &nodes[i]
 		k := slots(n.Free, s.Each)
+		if !n.empty() {
+			busyRoom += k
+		}
 		if n.empty() && left > 0 {
 			put := min(k, int64(group), left)
 			if put > 0 {
@@ -195,23 +198,13 @@ func Place(nodes []Node, s Shape, group int, out []Landing) ([]Landing, bool) {
 		e := float64(left) * float64(k) / float64(room)
 		out = append(out, Landing{Node: i, Containers: e, Group: int(min(k, int64(group)))})
 	}
-	if emptyRoom := room - roomOfBusy(nodes, s.Each); emptyRoom > 0 && emptyAt >= 0 {
+	if emptyRoom := room - busyRoom; emptyRoom > 0 && emptyAt >= 0 {
 		// Containers that go to an empty node beyond its first group land
 		// beside the job's own group there.
 		e := float64(left) * float64(emptyRoom) / float64(room)
 		out[0].Containers += e
 	}
 	return out, true
-}
-
-func roomOfBusy(nodes []Node, each Room) int64 {
-	var r int64
-	for i := range nodes {
-		if !nodes[i].empty() {
-			r += slots(nodes[i].Free, each)
-		}
-	}
-	return r
 }
 
 // Scorer rates candidate jobs by what the profiles predict their
