@@ -54,7 +54,6 @@ func BenchmarkUsage(b *testing.B) {
 	}
 	flush()
 
-	ctx := context.Background()
 	from, to := t0, t0.Add(30*time.Second)
 	// 2 disks × (100, 200)/s, eth0 only (lo excluded).
 	want := goodness.Usage{CPU: 0.35, IOWait: 0.05, DiskRead: 200, DiskWrite: 400, NetRecv: 500, NetSent: 700}
@@ -67,41 +66,49 @@ func BenchmarkUsage(b *testing.B) {
 		{"hosts=1000,pattern", hosts, hosts}, // the 1,000 names in the storage predicate
 		{"hosts=150,pattern", 150, 0},        // a subset, named in the predicate
 	} {
-		b.Run(bc.name, func(b *testing.B) {
-			n, asked := bc.n, names[:bc.n]
-			cfg := collector.DefaultConfig()
-			cfg.URL, cfg.Bucket, cfg.HostPatternMax = s.URL(), s.Bucket(), bc.maxPat
-			c, err := collector.New(cfg)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer c.Close()
-			// Check the result before timing it.
-			res, err := c.Usage(ctx, asked, from, to)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if len(res.Usage) != n || len(res.Stale)+len(res.Missing) != 0 {
-				b.Fatalf("got %d usages, stale %d, missing %d; want %d, 0, 0", len(res.Usage), len(res.Stale), len(res.Missing), n)
-			}
-			for _, h := range []string{asked[0], asked[n-1]} {
-				if diff := cmp.Diff(want, res.Usage[h], approx); diff != "" {
-					b.Fatalf("%s (-want +got):\n%s", h, diff)
-				}
-			}
-			b.ReportAllocs()
-			server0, self0 := procCPU(s.PID()), selfCPU()
-			for b.Loop() {
-				if _, err := c.Usage(ctx, asked, from, to); err != nil {
-					b.Fatal(err)
-				}
-			}
-			if server0 >= 0 {
-				b.ReportMetric(float64(procCPU(s.PID())-server0)/float64(time.Millisecond)/float64(b.N), "influxd-cpu-ms/op")
-			}
-			b.ReportMetric(float64(selfCPU()-self0)/float64(time.Millisecond)/float64(b.N), "client-cpu-ms/op")
-		})
+		for _, lang := range languages {
+			b.Run(lang+"/"+bc.name, func(b *testing.B) {
+				benchUsage(b, s, lang, bc.maxPat, names[:bc.n], from, to, want)
+			})
+		}
 	}
+}
+
+// benchUsage times Usage of asked in one language.
+func benchUsage(b *testing.B, s *influxtest.Server, lang string, maxPat int, asked []string, from, to time.Time, want goodness.Usage) {
+	n := len(asked)
+	ctx := context.Background()
+	cfg := collector.DefaultConfig()
+	cfg.URL, cfg.Bucket, cfg.HostPatternMax, cfg.Language = s.URL(), s.Bucket(), maxPat, lang
+	c, err := collector.New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	// Check the result before timing it.
+	res, err := c.Usage(ctx, asked, from, to)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if len(res.Usage) != n || len(res.Stale)+len(res.Missing) != 0 {
+		b.Fatalf("got %d usages, stale %d, missing %d; want %d, 0, 0", len(res.Usage), len(res.Stale), len(res.Missing), n)
+	}
+	for _, h := range []string{asked[0], asked[n-1]} {
+		if diff := cmp.Diff(want, res.Usage[h], approx); diff != "" {
+			b.Fatalf("%s (-want +got):\n%s", h, diff)
+		}
+	}
+	b.ReportAllocs()
+	server0, self0 := procCPU(s.PID()), selfCPU()
+	for b.Loop() {
+		if _, err := c.Usage(ctx, asked, from, to); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if server0 >= 0 {
+		b.ReportMetric(float64(procCPU(s.PID())-server0)/float64(time.Millisecond)/float64(b.N), "influxd-cpu-ms/op")
+	}
+	b.ReportMetric(float64(selfCPU()-self0)/float64(time.Millisecond)/float64(b.N), "client-cpu-ms/op")
 }
 
 // procCPU is a process's user+system CPU time from /proc, -1 if unknown.

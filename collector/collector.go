@@ -31,16 +31,18 @@ var (
 	// ErrInvalid: a Config field or an argument is invalid; the error is a
 	// *FieldError naming it. Nothing was sent.
 	ErrInvalid = errors.New("collector: invalid")
-	// ErrUnreachable: InfluxDB did not answer in time, refused or dropped
-	// the connection, or a proxy in front of it reported it unavailable
-	// (502, 503, 504).
-	ErrUnreachable = errors.New("collector: influxdb unreachable")
-	// ErrAuth: InfluxDB rejected the credentials (401, 403).
-	ErrAuth = errors.New("collector: influxdb authentication failed")
-	// ErrBadQuery: InfluxDB rejected or failed the query: a Flux error, an
-	// unknown bucket or database, a result that does not decode. InfluxDB
-	// 1.8 reports these as 500 with the reason in the body.
-	ErrBadQuery = errors.New("collector: influxdb query failed")
+	// ErrUnreachable: the metrics store (InfluxDB, Prometheus) did not
+	// answer in time, refused or dropped the connection, or a proxy in
+	// front of it reported it unavailable (502, 503, 504).
+	ErrUnreachable = errors.New("collector: metrics store unreachable")
+	// ErrAuth: the store rejected the credentials (401, 403).
+	ErrAuth = errors.New("collector: metrics store authentication failed")
+	// ErrBadQuery: the store rejected or failed the query: a Flux,
+	// InfluxQL or PromQL error, an unknown bucket or database, a result
+	// that does not decode. InfluxDB 1.8 reports these as 500 with the
+	// reason in the body, InfluxQL often as 200 with an error per
+	// statement, Prometheus as 400 or 422.
+	ErrBadQuery = errors.New("collector: metrics query failed")
 	// ErrEmpty: none of the requested hosts has any cpu sample in the
 	// window: usually a wrong bucket or schema name, or Telegraf not writing.
 	ErrEmpty = errors.New("collector: no data")
@@ -59,7 +61,8 @@ type Result struct {
 	Missing []string
 }
 
-// Collector reads node usage and YARN colocations from InfluxDB with Flux.
+// Collector reads node usage and YARN colocations from InfluxDB, with Flux
+// or InfluxQL.
 // It is safe for concurrent use. New does no I/O; Close releases idle
 // connections.
 type Collector struct {
@@ -102,8 +105,8 @@ func (c *Collector) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Usage returns each host's mean usage over [from, to) with one Flux query
-// for all hosts:
+// Usage returns each host's mean usage over [from, to) with one query for
+// all hosts (Flux or InfluxQL, as Config.Language says):
 //   - CPU = (100 − mean usage_idle − mean usage_iowait)/100 and
 //     IOWait = mean usage_iowait/100 over the cpu-total samples in the
 //     window, clamped to [0, 1];
@@ -121,34 +124,55 @@ func (c *Collector) Ping(ctx context.Context) error {
 // any cpu sample, Usage returns a Result listing every host as Missing
 // together with an error wrapping ErrEmpty.
 func (c *Collector) Usage(ctx context.Context, hosts []string, from, to time.Time) (Result, error) {
-	res := Result{Usage: map[string]goodness.Usage{}}
 	if err := checkWindow(from, to); err != nil {
-		return res, err
+		return Result{Usage: map[string]goodness.Usage{}}, err
 	}
+	hosts, err := cleanHosts(hosts)
+	if err != nil || len(hosts) == 0 {
+		return Result{Usage: map[string]goodness.Usage{}}, err
+	}
+	return c.usage(ctx, hosts, false, from, to)
+}
+
+// UsageAll is Usage for every host that has a cpu sample in the window.
+// It reads the whole bucket; `colocd metrics` uses it to list the hosts
+// when no ResourceManager names them.
+func (c *Collector) UsageAll(ctx context.Context, from, to time.Time) (Result, error) {
+	if err := checkWindow(from, to); err != nil {
+		return Result{Usage: map[string]goodness.Usage{}}, err
+	}
+	return c.usage(ctx, nil, true, from, to)
+}
+
+// cleanHosts checks, sorts and dedups host names.
+func cleanHosts(hosts []string) ([]string, error) {
 	hosts = slices.Clone(hosts)
 	for i, h := range hosts {
 		if h == "" || !utf8.ValidString(h) {
-			return res, invalid(fmt.Sprintf("hosts[%d]", i), "%q is not a non-empty UTF-8 name", h)
+			return nil, invalid(fmt.Sprintf("hosts[%d]", i), "%q is not a non-empty UTF-8 name", h)
 		}
 	}
 	slices.Sort(hosts)
-	hosts = slices.Compact(hosts)
-	if len(hosts) == 0 {
-		return res, nil
-	}
-	q, err := c.usageQuery(hosts, from, to)
-	if err != nil {
-		return res, invalid("schema", "%v", err)
-	}
-	op := fmt.Sprintf("usage of %d hosts in [%s, %s)", len(hosts), fluxTime(from), fluxTime(to))
+	return slices.Compact(hosts), nil
+}
+
+// usage reads hosts (every host in the bucket when all) over [from, to).
+func (c *Collector) usage(ctx context.Context, hosts []string, all bool, from, to time.Time) (Result, error) {
+	res := Result{Usage: map[string]goodness.Usage{}}
 	acc := make(map[string]*hostAcc, len(hosts))
 	for _, h := range hosts {
 		acc[h] = &hostAcc{}
 	}
-	if err := c.run(ctx, op, q, func(body io.Reader) error {
-		return c.decodeUsage(body, acc, from, to)
-	}); err != nil {
+	dec := newUsageDecoder(c.cfg.Schema, acc, all, from, to)
+	op := fmt.Sprintf("usage of %d hosts in [%s, %s)", len(hosts), fluxTime(from), fluxTime(to))
+	if all {
+		op = fmt.Sprintf("usage of every host in [%s, %s)", fluxTime(from), fluxTime(to))
+	}
+	if err := c.readUsage(ctx, op, hosts, all, dec); err != nil {
 		return res, err
+	}
+	if all {
+		hosts = sortedKeys(acc)
 	}
 	freshAfter := to.Add(-c.cfg.StaleAfter)
 	anyData := false
@@ -174,6 +198,22 @@ func (c *Collector) Usage(ctx context.Context, hosts []string, from, to time.Tim
 			ErrEmpty, op, s.CPUMeasurement, s.CPUIdleField, s.CPUTag, s.CPUTotal, c.cfg.Bucket)
 	}
 	return res, nil
+}
+
+// readUsage runs the usage read in the configured language into dec.
+func (c *Collector) readUsage(ctx context.Context, op string, hosts []string, all bool, dec *usageDecoder) error {
+	if c.cfg.Language == LanguageInfluxQL {
+		q, err := c.usageInfluxQL(hosts, all, dec.from, dec.to)
+		if err != nil {
+			return invalid("schema", "%v", err)
+		}
+		return c.runInfluxQL(ctx, op, q, func(st influxQLSeries) error { return decodeInfluxQLUsage(st, dec) }, dec.finish)
+	}
+	q, err := c.usageQuery(hosts, all, dec.from, dec.to)
+	if err != nil {
+		return invalid("schema", "%v", err)
+	}
+	return c.run(ctx, op, q, func(body io.Reader) error { return decodeUsage(body, dec) })
 }
 
 // queryBody is the JSON body of POST /api/v2/query: Flux, answered as CSV
@@ -238,9 +278,17 @@ func (c *Collector) Colocations(ctx context.Context, from, to time.Time) (map[st
 	}
 	op := fmt.Sprintf("colocations in [%s, %s)", fluxTime(from), fluxTime(to))
 	sets := map[string]map[string]bool{}
-	if err := c.run(ctx, op, c.colocationsQuery(from, to), func(body io.Reader) error {
-		return c.decodeColocations(body, sets, from, to)
-	}); err != nil {
+	var err error
+	if c.cfg.Language == LanguageInfluxQL {
+		err = c.runInfluxQL(ctx, op, c.colocationsInfluxQL(from, to), func(st influxQLSeries) error {
+			return c.decodeInfluxQLColocations(st, sets, from, to)
+		}, nil)
+	} else {
+		err = c.run(ctx, op, c.colocationsQuery(from, to), func(body io.Reader) error {
+			return c.decodeColocations(body, sets, from, to)
+		})
+	}
+	if err != nil {
 		return nil, err
 	}
 	out := make(map[string][]string, len(sets))
@@ -280,6 +328,10 @@ func classify(op string, err error) error {
 	case errors.Is(err, context.Canceled):
 		// The caller gave up; that says nothing about InfluxDB.
 		return fmt.Errorf("collector: %s: %w", op, err)
+	case errors.As(err, &he) && he.StatusCode == http.StatusForbidden && strings.Contains(he.Message, "Flux query service disabled"):
+		// InfluxDB 1.x with flux-enabled = false answers every Flux
+		// query 403: a configuration mismatch, not bad credentials.
+		return fmt.Errorf("%w: %s: %w (read it with influx.language: %s)", ErrBadQuery, op, err, LanguageInfluxQL)
 	case errors.As(err, &he) && he.StatusCode != 0:
 		switch he.StatusCode {
 		case http.StatusUnauthorized, http.StatusForbidden:

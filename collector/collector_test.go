@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"math/rand/v2"
 	"net"
 	"strings"
 	"testing"
@@ -63,6 +65,14 @@ func newCollector(t testing.TB, s *influxtest.Server, mod ...func(*collector.Con
 }
 
 var approx = cmpopts.EquateApprox(0, 1e-9)
+
+// languages are the query languages every InfluxDB test runs in.
+var languages = []string{collector.LanguageFlux, collector.LanguageInfluxQL}
+
+// inLanguage sets the query language.
+func inLanguage(lang string) func(*collector.Config) {
+	return func(cfg *collector.Config) { cfg.Language = lang }
+}
 
 // TestUsageExact writes Telegraf-shaped data with known rates, a counter
 // reset, excluded devices and interfaces, stale, missing and short hosts,
@@ -144,12 +154,19 @@ func TestUsageExact(t *testing.T) {
 		Stale:   []string{"h2"},
 		Missing: []string{"h3", "h7", "h8"},
 	}
-	c := newCollector(t, s)
+	for _, lang := range languages {
+		t.Run(lang, func(t *testing.T) { checkUsageExact(t, s, lang, want) })
+	}
+}
+
+// checkUsageExact runs TestUsageExact's checks in one language.
+func checkUsageExact(t *testing.T, s *influxtest.Server, lang string, want collector.Result) {
+	c := newCollector(t, s, inLanguage(lang))
 	// Few hosts are named in the storage predicate; many are filtered by
 	// the decoder. Both must give the same answer.
 	for _, maxPattern := range []int{0, 1} {
 		t.Run(fmt.Sprintf("HostPatternMax=%d", maxPattern), func(t *testing.T) {
-			c := newCollector(t, s, func(cfg *collector.Config) { cfg.HostPatternMax = maxPattern })
+			c := newCollector(t, s, inLanguage(lang), func(cfg *collector.Config) { cfg.HostPatternMax = maxPattern })
 			got, err := c.Usage(context.Background(), []string{"h1", "h2", "h3", "h4", "h5", "h7", "h8", "h1"},
 				t0.Add(60*time.Second), t0.Add(90*time.Second))
 			if err != nil {
@@ -167,7 +184,7 @@ func TestUsageExact(t *testing.T) {
 	}
 
 	t.Run("custom exclusions", func(t *testing.T) {
-		c := newCollector(t, s, func(cfg *collector.Config) {
+		c := newCollector(t, s, inLanguage(lang), func(cfg *collector.Config) {
 			sch := collector.DefaultSchema()
 			sch.DiskExclude = append(sch.DiskExclude, "sdb")
 			sch.NetInclude = []string{"eth[0-9]+", "lo"}
@@ -182,6 +199,20 @@ func TestUsageExact(t *testing.T) {
 		want := goodness.Usage{CPU: 0.5, IOWait: 0.1, DiskRead: 350, DiskWrite: 125, NetRecv: 1000 + 1e8, NetSent: 200 + 1e8}
 		if diff := cmp.Diff(want, got.Usage["h1"], approx); diff != "" {
 			t.Errorf("h1 (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("all hosts", func(t *testing.T) {
+		got, err := c.UsageAll(context.Background(), t0.Add(60*time.Second), t0.Add(90*time.Second))
+		if err != nil {
+			t.Fatalf("UsageAll: %v", err)
+		}
+		// Every host with a cpu sample in the window: h3 has no data, h7
+		// none in the window; h6 (idle 0 at 70) is listed too.
+		wantAll := collector.Result{Usage: maps.Clone(want.Usage), Stale: want.Stale, Missing: []string{"h8"}}
+		wantAll.Usage["h6"] = goodness.Usage{CPU: 1}
+		if diff := cmp.Diff(wantAll, got, approx); diff != "" {
+			t.Errorf("UsageAll (-want +got):\n%s", diff)
 		}
 	})
 
@@ -217,19 +248,23 @@ func TestColocations(t *testing.T) {
 	b.containers("h5", "application_1_0008", "late", 90, 1) // at stop: outside
 	s.Write(t, b.String())
 
-	c := newCollector(t, s)
-	got, err := c.Colocations(context.Background(), t0.Add(60*time.Second), t0.Add(90*time.Second))
-	if err != nil {
-		t.Fatalf("Colocations: %v", err)
-	}
-	want := map[string][]string{"h1": {"pagerank", "terasort"}, "h4": {"kmeans"}}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("Colocations (-want +got):\n%s", diff)
-	}
+	for _, lang := range languages {
+		t.Run(lang, func(t *testing.T) {
+			c := newCollector(t, s, inLanguage(lang))
+			got, err := c.Colocations(context.Background(), t0.Add(60*time.Second), t0.Add(90*time.Second))
+			if err != nil {
+				t.Fatalf("Colocations: %v", err)
+			}
+			want := map[string][]string{"h1": {"pagerank", "terasort"}, "h4": {"kmeans"}}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("Colocations (-want +got):\n%s", diff)
+			}
 
-	got, err = c.Colocations(context.Background(), t0.Add(time.Hour), t0.Add(2*time.Hour))
-	if err != nil || len(got) != 0 {
-		t.Errorf("Colocations on an empty window = %v, %v; want empty, nil", got, err)
+			got, err = c.Colocations(context.Background(), t0.Add(time.Hour), t0.Add(2*time.Hour))
+			if err != nil || len(got) != 0 {
+				t.Errorf("Colocations on an empty window = %v, %v; want empty, nil", got, err)
+			}
+		})
 	}
 }
 
@@ -274,17 +309,19 @@ func TestEscapingRealServer(t *testing.T) {
 			t.Errorf("all hosts: %d usages, missing %q, stale %q; want %d, none", len(got.Usage), got.Missing, got.Stale, len(hosts))
 		}
 	}
-	t.Run("default schema", func(t *testing.T) { check(t, newCollector(t, s)) })
-	t.Run("odd schema names", func(t *testing.T) {
-		check(t, newCollector(t, s, func(cfg *collector.Config) {
-			sch := collector.DefaultSchema()
-			sch.CPUMeasurement, sch.CPUTag, sch.CPUTotal = `we\ird,cpu`, `c"p$u`, `to${t}al`
-			sch.CPUIdleField, sch.CPUIOWaitField = `i=dle`, `io"wait`
-			sch.DiskExclude = []string{`a/b`, `\/x`, `[/]y`, `\\/z`}
-			sch.NetInclude = []string{`e.*/`}
-			cfg.Schema = sch
-		}))
-	})
+	for _, lang := range languages {
+		t.Run(lang+"/default schema", func(t *testing.T) { check(t, newCollector(t, s, inLanguage(lang))) })
+		t.Run(lang+"/odd schema names", func(t *testing.T) {
+			check(t, newCollector(t, s, inLanguage(lang), func(cfg *collector.Config) {
+				sch := collector.DefaultSchema()
+				sch.CPUMeasurement, sch.CPUTag, sch.CPUTotal = `we\ird,cpu`, `c"p$u`, `to${t}al`
+				sch.CPUIdleField, sch.CPUIOWaitField = `i=dle`, `io"wait`
+				sch.DiskExclude = []string{`a/b`, `\/x`, `[/]y`, `\\/z`}
+				sch.NetInclude = []string{`e.*/`}
+				cfg.Schema = sch
+			}))
+		})
+	}
 }
 
 func TestErrors(t *testing.T) {
@@ -292,11 +329,17 @@ func TestErrors(t *testing.T) {
 	var b lp
 	b.cpu("h1", "cpu-total", 60, 50, 0)
 	s.Write(t, b.String())
+	for _, lang := range languages {
+		t.Run(lang, func(t *testing.T) { checkErrors(t, s, lang) })
+	}
+}
+
+// checkErrors runs TestErrors's checks in one language.
+func checkErrors(t *testing.T, s *influxtest.Server, lang string) {
 	from, to := t0.Add(55*time.Second), t0.Add(65*time.Second)
 	ctx := context.Background()
-
 	t.Run("good token", func(t *testing.T) {
-		c := newCollector(t, s)
+		c := newCollector(t, s, inLanguage(lang))
 		got, err := c.Usage(ctx, []string{"h1"}, from, to)
 		if err != nil {
 			t.Fatalf("Usage: %v", err)
@@ -318,7 +361,7 @@ func TestErrors(t *testing.T) {
 		"bad field name": {func(c *collector.Config) { c.Schema = collector.DefaultSchema(); c.Schema.CPUIdleField = "nope" }, collector.ErrEmpty},
 	} {
 		t.Run(name, func(t *testing.T) {
-			c := newCollector(t, s, tc.mod)
+			c := newCollector(t, s, inLanguage(lang), tc.mod)
 			_, err := c.Usage(ctx, []string{"h1"}, from, to)
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("Usage error = %v, want %v", err, tc.want)
@@ -339,20 +382,22 @@ func TestOutage(t *testing.T) {
 	b.cpu("h1", "cpu-total", 60, 50, 0)
 	s.Write(t, b.String())
 	const timeout = 5 * time.Second
-	c := newCollector(t, s, func(cfg *collector.Config) { cfg.Timeout = timeout })
 	ctx := context.Background()
 	from, to := t0.Add(55*time.Second), t0.Add(65*time.Second)
-	if _, err := c.Usage(ctx, []string{"h1"}, from, to); err != nil {
-		t.Fatalf("Usage before the outage: %v", err)
+	calls := map[string]func() error{}
+	for _, lang := range languages {
+		c := newCollector(t, s, inLanguage(lang), func(cfg *collector.Config) { cfg.Timeout = timeout })
+		if _, err := c.Usage(ctx, []string{"h1"}, from, to); err != nil {
+			t.Fatalf("%s: Usage before the outage: %v", lang, err)
+		}
+		calls[lang+"/usage"] = func() error { _, err := c.Usage(ctx, []string{"h1"}, from, to); return err }
+		calls[lang+"/colocations"] = func() error { _, err := c.Colocations(ctx, from, to); return err }
+		calls[lang+"/ping"] = func() error { return c.Ping(ctx) }
 	}
 	if err := s.Stop(); err != nil {
 		t.Fatalf("Stop: %v", err)
 	}
-	for name, call := range map[string]func() error{
-		"usage":       func() error { _, err := c.Usage(ctx, []string{"h1"}, from, to); return err },
-		"colocations": func() error { _, err := c.Colocations(ctx, from, to); return err },
-		"ping":        func() error { return c.Ping(ctx) },
-	} {
+	for name, call := range calls {
 		start := time.Now()
 		err := call()
 		elapsed := time.Since(start)
@@ -391,9 +436,16 @@ func TestHungServer(t *testing.T) {
 			_ = c.Close()
 		}
 	})
+	for _, lang := range languages {
+		t.Run(lang, func(t *testing.T) { checkHung(t, "http://"+ln.Addr().String(), lang) })
+	}
+}
+
+// checkHung runs TestHungServer's checks in one language.
+func checkHung(t *testing.T, url, lang string) {
 	const timeout = 300 * time.Millisecond
 	cfg := collector.DefaultConfig()
-	cfg.URL, cfg.Timeout = "http://"+ln.Addr().String(), timeout
+	cfg.URL, cfg.Timeout, cfg.Language = url, timeout, lang
 	c, err := collector.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -415,5 +467,81 @@ func TestHungServer(t *testing.T) {
 	_, err = c.Usage(ctx, []string{"h1"}, t0, t0.Add(time.Minute))
 	if !errors.Is(err, context.Canceled) || errors.Is(err, collector.ErrUnreachable) {
 		t.Errorf("cancelled: err = %v, want context.Canceled and not ErrUnreachable", err)
+	}
+}
+
+// TestLanguagesAgree writes random Telegraf-shaped data (float CPU
+// percentages, integer counters with resets, several disks and
+// interfaces, hosts that stop part-way) and checks that Flux and InfluxQL
+// give exactly the same Result, bit for bit, over several windows.
+func TestLanguagesAgree(t *testing.T) {
+	s := influxtest.Start(t)
+	rng := rand.New(rand.NewPCG(13, 1))
+	var b lp
+	var hosts []string
+	for i := range 40 {
+		h := fmt.Sprintf("node-%02d", i)
+		hosts = append(hosts, h)
+		stop := 200 - 10*rng.IntN(8) // some hosts stop early: stale in late windows
+		counters := map[string]int64{}
+		for at := 0; at < stop; at += 10 {
+			idle := 100 * rng.Float64()
+			b.cpu(h, "cpu-total", at, idle, (100-idle)*rng.Float64())
+			for _, dev := range []string{"sda", "sdb", "sda1"} {
+				if rng.IntN(40) == 0 {
+					counters[dev] = 0 // a reset
+				}
+				counters[dev] += rng.Int64N(1 << 40)
+				b.disk(h, dev, at, counters[dev], counters[dev]/3)
+			}
+			for _, ifc := range []string{"eth0", "eth1", "lo"} {
+				counters[ifc] += rng.Int64N(1 << 30)
+				b.net(h, ifc, at, counters[ifc], counters[ifc]/7)
+			}
+		}
+	}
+	s.Write(t, b.String())
+	flux := newCollector(t, s, inLanguage(collector.LanguageFlux))
+	influxQL := newCollector(t, s, inLanguage(collector.LanguageInfluxQL))
+	ctx := context.Background()
+	for _, w := range []struct{ from, to int }{{0, 30}, {25, 95}, {100, 200}, {150, 210}, {0, 200}} {
+		from, to := t0.Add(time.Duration(w.from)*time.Second), t0.Add(time.Duration(w.to)*time.Second)
+		want, err := flux.Usage(ctx, hosts, from, to)
+		if err != nil {
+			t.Fatalf("[%d, %d) flux: %v", w.from, w.to, err)
+		}
+		if len(want.Usage) == 0 {
+			t.Fatalf("[%d, %d): no usage: the comparison would be empty", w.from, w.to)
+		}
+		got, err := influxQL.Usage(ctx, hosts, from, to)
+		if err != nil {
+			t.Fatalf("[%d, %d) influxql: %v", w.from, w.to, err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("[%d, %d): influxql differs from flux (-flux +influxql):\n%s", w.from, w.to, diff)
+		}
+	}
+}
+
+// TestFluxDisabled: an InfluxDB 1.x with Flux turned off, as many sites
+// run it. The InfluxQL path reads it; the Flux path fails with
+// ErrBadQuery naming the server's reason, not a hang or an empty read.
+func TestFluxDisabled(t *testing.T) {
+	s := influxtest.Start(t, influxtest.WithoutFlux())
+	var b lp
+	b.cpu("h1", "cpu-total", 60, 50, 10)
+	b.cpu("h1", "cpu-total", 70, 30, 10)
+	s.Write(t, b.String())
+	from, to := t0.Add(55*time.Second), t0.Add(75*time.Second)
+	got, err := newCollector(t, s, inLanguage(collector.LanguageInfluxQL)).Usage(context.Background(), []string{"h1"}, from, to)
+	if err != nil {
+		t.Fatalf("influxql: %v", err)
+	}
+	if diff := cmp.Diff(goodness.Usage{CPU: 0.5, IOWait: 0.1}, got.Usage["h1"], approx); diff != "" {
+		t.Errorf("influxql h1 (-want +got):\n%s", diff)
+	}
+	_, err = newCollector(t, s, inLanguage(collector.LanguageFlux)).Usage(context.Background(), []string{"h1"}, from, to)
+	if !errors.Is(err, collector.ErrBadQuery) || !strings.Contains(strings.ToLower(err.Error()), "flux") {
+		t.Errorf("flux on a Flux-disabled server: err = %v, want ErrBadQuery mentioning Flux", err)
 	}
 }

@@ -110,15 +110,23 @@ func DefaultSchema() Schema {
 // straight into it by its mapstructure tags). Zero Schema means
 // DefaultSchema.
 //
-// InfluxDB 1.8: URL of influxd (Flux enabled), Org empty, Bucket
+// InfluxDB 1.8: URL of influxd, Org empty, Bucket
 // "database/retention-policy" (e.g. "telegraf/autogen"), Token
-// "user:password" or empty when authentication is off.
-// InfluxDB 2.x: Org, Bucket and an API token with read access.
+// "user:password" or empty when authentication is off. Language flux
+// needs Flux enabled ([http] flux-enabled); influxql does not.
+// InfluxDB 2.x: Org, Bucket and an API token with read access; with
+// influxql the bucket needs a DBRP mapping named "db/rp" (or "db").
+// InfluxDB 3.x: Language influxql, Bucket the database, Token a token.
 type Config struct {
 	URL    string `mapstructure:"url"`
 	Org    string `mapstructure:"org"`
 	Bucket string `mapstructure:"bucket"` // 1.8: "db/rp"
 	Token  string `mapstructure:"token"`  // 1.8: "user:password"
+	// Language is the query language: LanguageFlux (the v2 /api/v2/query
+	// API) or LanguageInfluxQL (the v1 /query API, on 1.x, 2.x and 3.x).
+	// Empty means flux. Both read the same rows and share one arithmetic,
+	// so they give the same usage.
+	Language string `mapstructure:"language"`
 	// Timeout bounds each call (query, ping) including reading the result.
 	Timeout time.Duration `mapstructure:"timeout"`
 	// StaleAfter is the largest age, at the end of a window, of a host's
@@ -140,11 +148,18 @@ type Config struct {
 	HTTPClient *http.Client `mapstructure:"-"`
 }
 
+// Query languages (Config.Language).
+const (
+	LanguageFlux     = "flux"
+	LanguageInfluxQL = "influxql"
+)
+
 // DefaultConfig reads Telegraf's default schema from a local InfluxDB 1.8.
 func DefaultConfig() Config {
 	return Config{
 		URL:        "http://127.0.0.1:8086",
 		Bucket:     "telegraf/autogen",
+		Language:   LanguageFlux,
 		Timeout:    10 * time.Second,
 		StaleAfter: 30 * time.Second,
 		Schema:     DefaultSchema(),
@@ -158,7 +173,8 @@ func (c Config) Validate() error {
 }
 
 // compiled is a validated Config with its patterns joined and written as
-// Flux regex literals.
+// regex literals /.../, which Flux and InfluxQL read alike (see
+// fluxRegex).
 type compiled struct {
 	Config
 	diskExclude, netInclude, netExclude string // "" = no pattern
@@ -190,6 +206,13 @@ func (c Config) compile() (compiled, error) {
 			return out, err
 		}
 	}
+	switch c.Language {
+	case "":
+		out.Language = LanguageFlux
+	case LanguageFlux, LanguageInfluxQL:
+	default:
+		return out, invalid("language", "must be %s or %s, got %q", LanguageFlux, LanguageInfluxQL, c.Language)
+	}
 	if c.Timeout <= 0 {
 		return out, invalid("timeout", "must be positive, got %v", c.Timeout)
 	}
@@ -220,13 +243,14 @@ func (c Config) compile() (compiled, error) {
 			return out, err
 		}
 	}
-	// Tags read from rows must not collide with Flux's own columns.
+	// Tags read from rows must not collide with Flux's own columns (nor
+	// InfluxQL's "time").
 	for _, f := range []struct{ name, v string }{
 		{"schema.host_tag", s.HostTag}, {"schema.cpu_tag", s.CPUTag},
 		{"schema.disk_name_tag", s.DiskNameTag}, {"schema.net_interface_tag", s.NetInterfaceTag},
 		{"schema.containers_kind_tag", s.ContainersKindTag},
 	} {
-		if strings.HasPrefix(f.v, "_") || f.v == "result" || f.v == "table" {
+		if strings.HasPrefix(f.v, "_") || f.v == "result" || f.v == "table" || f.v == "time" {
 			return out, invalid(f.name, "%q is a reserved column name", f.v)
 		}
 	}

@@ -212,20 +212,96 @@ type seriesID struct {
 	host, device string
 }
 
-// decodeUsage reads the usage query's result into per-host accumulators
-// for the requested hosts (keys of acc). Rows of one series are expected
-// in time order (storage's order); a row not after its series' previous
-// one is ignored. Series may arrive interleaved.
-func (c *Collector) decodeUsage(body io.Reader, acc map[string]*hostAcc, from, to time.Time) error {
-	s := c.cfg.Schema
+// usageDecoder folds the samples of a usage read, whatever the query
+// language, into per-host accumulators: both the Flux and the InfluxQL
+// path feed it, so they share one arithmetic.
+type usageDecoder struct {
+	schema   Schema
+	acc      map[string]*hostAcc // the requested hosts
+	all      bool                // every host seen is requested (UsageAll)
+	from, to time.Time
+	series   map[seriesID]*seriesAcc
+
+	cur     *seriesAcc // the series of the previous sample
+	curID   seriesID
+	haveCur bool
+}
+
+func newUsageDecoder(s Schema, acc map[string]*hostAcc, all bool, from, to time.Time) *usageDecoder {
+	return &usageDecoder{schema: s, acc: acc, all: all, from: from, to: to, series: map[seriesID]*seriesAcc{}}
+}
+
+// seriesOf names the series of a sample of field in measurement meas, on
+// host, with the disk and interface tag values disk and iface; false for
+// a measurement or field the usage read does not use.
+func (d *usageDecoder) seriesOf(meas, field, host, disk, iface string) (seriesID, bool) {
+	s := d.schema
+	id := seriesID{host: host}
+	switch {
+	case meas == s.CPUMeasurement && field == s.CPUIdleField:
+		id.kind, id.field = kindCPU, 0
+	case meas == s.CPUMeasurement && field == s.CPUIOWaitField:
+		id.kind, id.field = kindCPU, 1
+	case meas == s.DiskMeasurement && field == s.DiskReadField:
+		id.kind, id.field, id.device = kindDisk, 0, disk
+	case meas == s.DiskMeasurement && field == s.DiskWriteField:
+		id.kind, id.field, id.device = kindDisk, 1, disk
+	case meas == s.NetMeasurement && field == s.NetRecvField:
+		id.kind, id.field, id.device = kindNet, 0, iface
+	case meas == s.NetMeasurement && field == s.NetSentField:
+		id.kind, id.field, id.device = kindNet, 1, iface
+	default:
+		return id, false
+	}
+	return id, true
+}
+
+// lookup returns the accumulator of series id, nil when its host is not
+// requested. Consecutive samples of one series cost one comparison.
+func (d *usageDecoder) lookup(id seriesID) *seriesAcc {
+	if d.haveCur && id == d.curID {
+		return d.cur
+	}
+	d.curID, d.haveCur = id, true
+	d.cur = d.series[id]
+	if d.cur == nil {
+		host := d.acc[id.host]
+		if host == nil && d.all && id.host != "" {
+			host = &hostAcc{}
+			d.acc[id.host] = host
+		}
+		if host != nil {
+			d.cur = &seriesAcc{host: host, kind: id.kind, field: id.field}
+			d.series[id] = d.cur
+		}
+	}
+	return d.cur
+}
+
+// add takes one sample of sa at t, raw as the store wrote it; samples
+// outside [from, to) are dropped. Samples of one series must come in time
+// order; series may interleave.
+func (d *usageDecoder) add(sa *seriesAcc, t time.Time, raw string) error {
+	if t.Before(d.from) || !t.Before(d.to) {
+		return nil
+	}
+	return sa.add(t, raw)
+}
+
+// finish folds every series into its host.
+func (d *usageDecoder) finish() {
+	for _, sa := range d.series {
+		sa.finish()
+	}
+}
+
+// decodeUsage reads the Flux usage query's CSV into d. Rows of one series
+// are expected in time order (storage's order); a row not after its
+// series' previous one is ignored.
+func decodeUsage(body io.Reader, d *usageDecoder) error {
+	s := d.schema
 	f := newFluxCSV(body)
-	series := map[seriesID]*seriesAcc{}
-	var (
-		cur                                              *seriesAcc
-		curID                                            seriesID
-		haveCur                                          bool
-		iTime, iValue, iHost, iMeas, iField, iDisk, iNet int
-	)
+	var iTime, iValue, iHost, iMeas, iField, iDisk, iNet int
 	for {
 		row, newTable, err := f.next()
 		if errors.Is(err, io.EOF) {
@@ -242,51 +318,23 @@ func (c *Collector) decodeUsage(body io.Reader, acc map[string]*hostAcc, from, t
 				return fmt.Errorf("table without _time or _value: columns %v", f.cols)
 			}
 		}
-		id := seriesID{host: cell(row, iHost)}
-		meas, field := cell(row, iMeas), cell(row, iField)
-		switch {
-		case meas == s.CPUMeasurement && field == s.CPUIdleField:
-			id.kind, id.field = kindCPU, 0
-		case meas == s.CPUMeasurement && field == s.CPUIOWaitField:
-			id.kind, id.field = kindCPU, 1
-		case meas == s.DiskMeasurement && field == s.DiskReadField:
-			id.kind, id.field, id.device = kindDisk, 0, cell(row, iDisk)
-		case meas == s.DiskMeasurement && field == s.DiskWriteField:
-			id.kind, id.field, id.device = kindDisk, 1, cell(row, iDisk)
-		case meas == s.NetMeasurement && field == s.NetRecvField:
-			id.kind, id.field, id.device = kindNet, 0, cell(row, iNet)
-		case meas == s.NetMeasurement && field == s.NetSentField:
-			id.kind, id.field, id.device = kindNet, 1, cell(row, iNet)
-		default:
+		id, ok := d.seriesOf(cell(row, iMeas), cell(row, iField), cell(row, iHost), cell(row, iDisk), cell(row, iNet))
+		if !ok {
 			continue
 		}
-		if !haveCur || id != curID {
-			curID, haveCur = id, true
-			cur = series[id]
-			if cur == nil {
-				if host := acc[id.host]; host != nil { // a requested host
-					cur = &seriesAcc{host: host, kind: id.kind, field: id.field}
-					series[id] = cur
-				}
-			}
-		}
-		if cur == nil {
+		sa := d.lookup(id)
+		if sa == nil {
 			continue
 		}
 		t, err := time.Parse(time.RFC3339Nano, row[iTime])
 		if err != nil {
 			return fmt.Errorf("_time %q: %w", row[iTime], err)
 		}
-		if t.Before(from) || !t.Before(to) {
-			continue
-		}
-		if err := cur.add(t, row[iValue]); err != nil {
+		if err := d.add(sa, t, row[iValue]); err != nil {
 			return err
 		}
 	}
-	for _, sa := range series {
-		sa.finish()
-	}
+	d.finish()
 	return nil
 }
 

@@ -85,7 +85,7 @@ func TestDecodeUsage(t *testing.T) {
 				t.Fatal(err)
 			}
 			acc := map[string]*hostAcc{"a": {}}
-			err = c.decodeUsage(strings.NewReader(tc.body), acc, from, to)
+			err = decodeUsage(strings.NewReader(tc.body), newUsageDecoder(c.cfg.Schema, acc, false, from, to))
 			if tc.wantErr != nil {
 				if err == nil || (tc.wantErr != errAny && !matches(err, tc.wantErr)) {
 					t.Fatalf("decodeUsage error = %v, want %v", err, tc.wantErr)
@@ -140,7 +140,7 @@ func FuzzDecodeUsage(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body string) {
 		acc := map[string]*hostAcc{"a": {}}
-		if err := c.decodeUsage(strings.NewReader(body), acc, from, from.Add(time.Minute)); err != nil {
+		if err := decodeUsage(strings.NewReader(body), newUsageDecoder(c.cfg.Schema, acc, false, from, from.Add(time.Minute))); err != nil {
 			return
 		}
 		if u, ok := acc["a"].usage(); ok {

@@ -97,10 +97,12 @@ func member(name string) string { return "r[" + fluxString(name) + "]" }
 // Telegraf's aligned timestamps is one extra sample per series. The decoder
 // still drops anything outside [from, to), so InfluxDB 2.x, whose stop is
 // exclusive, gives the same answer.
-func (c *Collector) usageQuery(hosts []string, from, to time.Time) (string, error) {
+//
+// With all, no host is named and every host is read.
+func (c *Collector) usageQuery(hosts []string, all bool, from, to time.Time) (string, error) {
 	s := c.cfg.Schema
 	var hostPred string
-	if len(hosts) <= c.cfg.HostPatternMax {
+	if !all && len(hosts) <= c.cfg.HostPatternMax {
 		re, err := fluxRegex(hostsPattern(hosts))
 		if err != nil {
 			return "", fmt.Errorf("host pattern: %w", err)

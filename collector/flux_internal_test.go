@@ -202,7 +202,7 @@ func TestUsageQueryShape(t *testing.T) {
 		t.Fatal(err)
 	}
 	from := time.Date(2024, 3, 1, 12, 0, 0, 5, time.FixedZone("x", 3600))
-	q, err := c.usageQuery([]string{"h/1", `h"2`}, from, from.Add(30*time.Second))
+	q, err := c.usageQuery([]string{"h/1", `h"2`}, false, from, from.Add(30*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +228,7 @@ func TestUsageQueryShape(t *testing.T) {
 		}
 	}
 	c.cfg.HostPatternMax = 1
-	q, err = c.usageQuery([]string{"h/1", `h"2`}, from, from.Add(30*time.Second))
+	q, err = c.usageQuery([]string{"h/1", `h"2`}, false, from, from.Add(30*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,9 @@
 #   telegraf  Telegraf v1.37.2, custom build with the inputs colocd reads
 #   staticcheck  honnef.co/go/tools 2026.2.2 (make vet runs it on both modules)
 #   chromium  Debian's chromium, for the status-page test
+#   prometheus, promtool, node_exporter  Debian's prometheus 2.42 and
+#             prometheus-node-exporter 1.5, linked into $TOOLS/bin (their
+#             services are not started)
 set -euo pipefail
 
 TOOLS=${COLOCD_TOOLS:-$HOME/.cache/colocd/tools}
@@ -43,5 +46,29 @@ if ! command -v chromium >/dev/null 2>&1; then
     exit 1
   fi
 fi
+
+if ! command -v prometheus >/dev/null 2>&1 || ! command -v promtool >/dev/null 2>&1 ||
+  ! command -v prometheus-node-exporter >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    log "installing Debian prometheus and prometheus-node-exporter"
+    # policy-rc.d keeps the packages from starting their services.
+    cleanup_policy=0
+    if [ ! -e /usr/sbin/policy-rc.d ]; then
+      printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+      chmod +x /usr/sbin/policy-rc.d
+      cleanup_policy=1
+    fi
+    apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+      prometheus prometheus-node-exporter >/dev/null
+    if [ "$cleanup_policy" = 1 ]; then rm -f /usr/sbin/policy-rc.d; fi
+  else
+    log "prometheus or node_exporter is missing and cannot be installed (not root or no apt-get)"
+    exit 1
+  fi
+fi
+ln -sf "$(command -v prometheus)" "$GOBIN/prometheus"
+ln -sf "$(command -v promtool)" "$GOBIN/promtool"
+ln -sf "$(command -v prometheus-node-exporter)" "$GOBIN/node_exporter"
 
 log "tools ready in $GOBIN ($(command -v chromium))"

@@ -39,6 +39,14 @@ type Option func(*options)
 
 type options struct {
 	user, password string
+	noFlux         bool
+}
+
+// WithoutFlux starts influxd with Flux disabled ([http] flux-enabled =
+// false), as many InfluxDB 1.x sites run it: /api/v2/query then refuses
+// every query and only InfluxQL (/query) answers.
+func WithoutFlux() Option {
+	return func(o *options) { o.noFlux = true }
 }
 
 // WithAuth turns on InfluxDB authentication and creates an admin user with
@@ -126,7 +134,7 @@ func start(t testing.TB, bin string, o options) (*Server, error) {
 	httpAddr := fmt.Sprintf("127.0.0.1:%d", ports[0])
 	rpcAddr := fmt.Sprintf("127.0.0.1:%d", ports[1])
 	conf := filepath.Join(dir, "influxd.conf")
-	if err := os.WriteFile(conf, []byte(config(dir, httpAddr, rpcAddr, o.user != "")), 0o600); err != nil {
+	if err := os.WriteFile(conf, []byte(config(dir, httpAddr, rpcAddr, o.user != "", !o.noFlux)), 0o600); err != nil {
 		return nil, fmt.Errorf("write config: %w", err)
 	}
 	s := &Server{
@@ -161,7 +169,7 @@ func start(t testing.TB, bin string, o options) (*Server, error) {
 }
 
 // config is an influxd 1.8 configuration confined to dir and loopback.
-func config(dir, httpAddr, rpcAddr string, auth bool) string {
+func config(dir, httpAddr, rpcAddr string, auth, flux bool) string {
 	q := func(p string) string { return fmt.Sprintf("%q", filepath.Join(dir, p)) }
 	return fmt.Sprintf(`reporting-disabled = true
 bind-address = %q
@@ -200,14 +208,14 @@ bind-address = %q
   log-enabled = false
   suppress-write-log = true
   write-tracing = false
-  flux-enabled = true
+  flux-enabled = %t
   flux-log-enabled = false
   pprof-enabled = false
 
 [logging]
   level = "error"
   suppress-logo = true
-`, rpcAddr, q("meta"), q("data"), q("wal"), httpAddr, auth)
+`, rpcAddr, q("meta"), q("data"), q("wal"), httpAddr, auth, flux)
 }
 
 // freePorts asks the kernel for n distinct free loopback ports.

@@ -1,0 +1,304 @@
+package collector
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The InfluxQL path: the v1 /query API, which InfluxDB 1.x serves
+// natively, 2.x through its v1 compatibility endpoint (bucket mapped with a
+// DBRP) and 3.x as its InfluxQL API. It reads the same rows as the Flux
+// path — raw samples, filtered on tags and fields by the storage layer —
+// and feeds them to the same usageDecoder, so the two languages give the
+// same usage on the same data.
+//
+// The counters' non-negative derivative is taken by the decoder, as on the
+// Flux path, rather than by InfluxQL's non_negative_derivative(): the
+// latter returns no row for a series with a single sample in the window,
+// which would make a host whose window is too short look idle (zero rates)
+// instead of Missing, and it takes integer differences through float64
+// only after subtracting, which the decoder does too.
+
+// influxQLChunkSize bounds the rows per chunk of a chunked answer, and so
+// the memory one decoded chunk holds.
+const influxQLChunkSize = 10000
+
+var (
+	influxQLStringEscaper = strings.NewReplacer("\n", `\n`, `\`, `\\`, `'`, `\'`)
+	influxQLIdentEscaper  = strings.NewReplacer("\n", `\n`, `\`, `\\`, `"`, `\"`)
+)
+
+// influxQLString quotes s as an InfluxQL string literal.
+func influxQLString(s string) string { return `'` + influxQLStringEscaper.Replace(s) + `'` }
+
+// influxQLIdent quotes s as an InfluxQL identifier.
+func influxQLIdent(s string) string { return `"` + influxQLIdentEscaper.Replace(s) + `"` }
+
+// influxQLWindow is the time predicate for [from, to): InfluxQL's < is
+// strict, so no nanosecond is taken off as for Flux's range().
+func influxQLWindow(from, to time.Time) string {
+	return "time >= " + influxQLString(fluxTime(from)) + " AND time < " + influxQLString(fluxTime(to))
+}
+
+// usageInfluxQL is the one request Usage sends for all hosts: three
+// SELECTs of raw samples (cpu-total's idle and iowait; every included
+// disk's and interface's byte counters), each grouped by host and device
+// so that a series' rows arrive together in time order. Fields and tags
+// carry InfluxQL's ::field and ::tag casts, so a site whose tag and field
+// share a name reads the right one. With all, or more hosts than
+// HostPatternMax, no host is named (see usageQuery).
+func (c *Collector) usageInfluxQL(hosts []string, all bool, from, to time.Time) (string, error) {
+	s := c.cfg.Schema
+	tag := func(name string) string { return influxQLIdent(name) + "::tag" }
+	where := []string{influxQLWindow(from, to)}
+	if !all && len(hosts) <= c.cfg.HostPatternMax {
+		re, err := fluxRegex(hostsPattern(hosts))
+		if err != nil {
+			return "", fmt.Errorf("host pattern: %w", err)
+		}
+		where = append(where, tag(s.HostTag)+" =~ "+re)
+	}
+	selectStmt := func(meas, f1, f2 string, preds []string, groupBy ...string) string {
+		groups := make([]string, len(groupBy))
+		for i, g := range groupBy {
+			groups[i] = influxQLIdent(g)
+		}
+		return fmt.Sprintf("SELECT %s::field, %s::field FROM %s WHERE %s GROUP BY %s",
+			influxQLIdent(f1), influxQLIdent(f2), influxQLIdent(meas),
+			strings.Join(append(where[:len(where):len(where)], preds...), " AND "), strings.Join(groups, ", "))
+	}
+	cpu := selectStmt(s.CPUMeasurement, s.CPUIdleField, s.CPUIOWaitField,
+		[]string{tag(s.CPUTag) + " = " + influxQLString(s.CPUTotal)}, s.HostTag)
+	var diskPreds []string
+	if c.cfg.diskExclude != "" {
+		diskPreds = append(diskPreds, tag(s.DiskNameTag)+" !~ "+c.cfg.diskExclude)
+	}
+	disk := selectStmt(s.DiskMeasurement, s.DiskReadField, s.DiskWriteField, diskPreds, s.HostTag, s.DiskNameTag)
+	// interface="all" carries Telegraf's protocol counters, never bytes.
+	netPreds := []string{tag(s.NetInterfaceTag) + " != " + influxQLString("all")}
+	if c.cfg.netInclude != "" {
+		netPreds = append(netPreds, tag(s.NetInterfaceTag)+" =~ "+c.cfg.netInclude)
+	}
+	if c.cfg.netExclude != "" {
+		netPreds = append(netPreds, tag(s.NetInterfaceTag)+" !~ "+c.cfg.netExclude)
+	}
+	net := selectStmt(s.NetMeasurement, s.NetRecvField, s.NetSentField, netPreds, s.HostTag, s.NetInterfaceTag)
+	return cpu + ";\n" + disk + ";\n" + net, nil
+}
+
+// colocationsInfluxQL reads the yarn_containers counts in [from, to) by
+// host and kind.
+func (c *Collector) colocationsInfluxQL(from, to time.Time) string {
+	s := c.cfg.Schema
+	return fmt.Sprintf("SELECT %s::field FROM %s WHERE %s GROUP BY %s, %s",
+		influxQLIdent(s.ContainersField), influxQLIdent(s.ContainersMeasurement), influxQLWindow(from, to),
+		influxQLIdent(s.HostTag), influxQLIdent(s.ContainersKindTag))
+}
+
+// influxQLSeries is one series of a statement's answer, or the part of it
+// one chunk carries. Values hold json.Number, string or nil cells.
+type influxQLSeries struct {
+	Name    string            `json:"name"`
+	Tags    map[string]string `json:"tags"`
+	Columns []string          `json:"columns"`
+	Values  [][]any           `json:"values"`
+}
+
+// influxQLChunk is one JSON object of a (chunked) /query answer.
+type influxQLChunk struct {
+	Results []struct {
+		StatementID int              `json:"statement_id"`
+		Series      []influxQLSeries `json:"series"`
+		Error       string           `json:"error"`
+	} `json:"results"`
+	Error string `json:"error"`
+}
+
+// errStatement is wrapped when InfluxDB answers 200 but reports a
+// statement's failure (an unknown database, a parse error) in the body.
+var errStatement = errors.New("statement failed")
+
+// runInfluxQL posts q to /query under Timeout and hands each series of the
+// chunked answer to each, then calls done (when not nil) once the whole
+// answer has been read.
+func (c *Collector) runInfluxQL(ctx context.Context, op, q string, each func(influxQLSeries) error, done func()) error {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+	params := url.Values{}
+	db, rp, _ := strings.Cut(c.cfg.Bucket, "/")
+	params.Set("db", db)
+	if rp != "" {
+		params.Set("rp", rp)
+	}
+	params.Set("epoch", "ns")
+	params.Set("chunked", "true")
+	params.Set("chunk_size", strconv.Itoa(influxQLChunkSize))
+	u := strings.TrimRight(c.client.ServerURL(), "/") + "/query?" + params.Encode()
+	form := url.Values{"q": {q}}.Encode()
+	var decodeErr error
+	perr := c.client.HTTPService().DoPostRequest(ctx, u, strings.NewReader(form),
+		func(req *http.Request) {
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			req.Header.Set("Accept", "application/json")
+		},
+		func(resp *http.Response) error {
+			defer resp.Body.Close()
+			decodeErr = decodeInfluxQL(resp.Body, each)
+			if decodeErr != nil {
+				_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20)) // let the connection be reused
+			}
+			return nil
+		})
+	switch {
+	case perr != nil:
+		return classify(op, perr)
+	case decodeErr != nil:
+		return classify(op, decodeErr)
+	case ctx.Err() != nil: // ended mid-stream, yet looked like a clean end
+		return classify(op, ctx.Err())
+	}
+	if done != nil {
+		done()
+	}
+	return nil
+}
+
+// decodeInfluxQL reads the JSON objects of a chunked answer (one object
+// when the server does not chunk) and hands every series to each. An
+// error reported in the body fails the read with errStatement.
+func decodeInfluxQL(body io.Reader, each func(influxQLSeries) error) error {
+	dec := json.NewDecoder(body)
+	dec.UseNumber()
+	for {
+		var chunk influxQLChunk
+		err := dec.Decode(&chunk)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("answer does not decode: %w", err)
+		}
+		if chunk.Error != "" {
+			return fmt.Errorf("%w: %s", errStatement, chunk.Error)
+		}
+		for _, r := range chunk.Results {
+			if r.Error != "" {
+				return fmt.Errorf("%w: statement %d: %s", errStatement, r.StatementID, r.Error)
+			}
+			for _, s := range r.Series {
+				if err := each(s); err != nil {
+					return err
+				}
+			}
+		}
+	}
+}
+
+// influxQLTime reads a time cell: nanoseconds (epoch=ns) or, from a server
+// that ignores epoch, an RFC 3339 string.
+func influxQLTime(v any) (time.Time, error) {
+	switch v := v.(type) {
+	case json.Number:
+		ns, err := strconv.ParseInt(v.String(), 10, 64)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("time %q: %w", v, err)
+		}
+		return time.Unix(0, ns).UTC(), nil
+	case string:
+		t, err := time.Parse(time.RFC3339Nano, v)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("time %q: %w", v, err)
+		}
+		return t, nil
+	}
+	return time.Time{}, fmt.Errorf("time cell %v is neither a number nor a string", v)
+}
+
+// decodeInfluxQLUsage feeds one series of the usage answer to dec.
+func decodeInfluxQLUsage(st influxQLSeries, dec *usageDecoder) error {
+	s := dec.schema
+	if len(st.Columns) == 0 || st.Columns[0] != "time" {
+		return fmt.Errorf("series %q without a leading time column: columns %q", st.Name, st.Columns)
+	}
+	// One accumulator per value column, looked up once per series.
+	accs := make([]*seriesAcc, len(st.Columns))
+	anyAcc := false
+	for i := 1; i < len(st.Columns); i++ {
+		id, ok := dec.seriesOf(st.Name, st.Columns[i], st.Tags[s.HostTag], st.Tags[s.DiskNameTag], st.Tags[s.NetInterfaceTag])
+		if ok {
+			accs[i] = dec.lookup(id)
+			anyAcc = anyAcc || accs[i] != nil
+		}
+	}
+	if !anyAcc {
+		return nil
+	}
+	for _, row := range st.Values {
+		if len(row) != len(st.Columns) {
+			return fmt.Errorf("series %q: a row of %d cells under %d columns", st.Name, len(row), len(st.Columns))
+		}
+		t, err := influxQLTime(row[0])
+		if err != nil {
+			return err
+		}
+		for i := 1; i < len(row); i++ {
+			if accs[i] == nil || row[i] == nil {
+				continue
+			}
+			n, ok := row[i].(json.Number)
+			if !ok {
+				return fmt.Errorf("_value %v of %s.%s is not a number", row[i], st.Name, st.Columns[i])
+			}
+			if err := dec.add(accs[i], t, n.String()); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// decodeInfluxQLColocations collects host → set of kinds with containers
+// > 0 from one series of the colocations answer.
+func (c *Collector) decodeInfluxQLColocations(st influxQLSeries, out map[string]map[string]bool, from, to time.Time) error {
+	s := c.cfg.Schema
+	host, kind := st.Tags[s.HostTag], st.Tags[s.ContainersKindTag]
+	if host == "" || kind == "" {
+		return nil // not a colocd application
+	}
+	for _, row := range st.Values {
+		if len(row) < 2 || row[1] == nil {
+			continue
+		}
+		n, ok := row[1].(json.Number)
+		if !ok {
+			return fmt.Errorf("_value %v of %s is not a number", row[1], st.Name)
+		}
+		v, err := n.Float64()
+		if err != nil {
+			return fmt.Errorf("_value %q: %w", n, err)
+		}
+		if !(v > 0) {
+			continue
+		}
+		t, err := influxQLTime(row[0])
+		if err != nil {
+			return err
+		}
+		if t.Before(from) || !t.Before(to) {
+			continue
+		}
+		if out[host] == nil {
+			out[host] = map[string]bool{}
+		}
+		out[host][kind] = true
+	}
+	return nil
+}
