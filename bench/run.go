@@ -30,6 +30,11 @@ const (
 	// RA is colocd: the queue pipeline with the bandit learning from
 	// scratch, through engine.Engine (the paper's "resource-aware").
 	RA Policy = "ra"
+	// RAPressure is RA on a cluster whose metrics carry pressure stall
+	// information (sim.Options.Pressure; a metrics source with
+	// influx.pressure or prometheus.pressure on): the learning tick's
+	// goodness then counts I/O stalls that busy CPUs hide from iowait.
+	RAPressure Policy = "ra-psi"
 	// RAWarm is RA starting from the preferences learned in a previous run
 	// of the same workload (the paper's RA*): RunConfig.Warm, or, when it is
 	// nil, the final preferences of an RA run with RunConfig.WarmSeed.
@@ -76,7 +81,7 @@ const (
 
 // Policies lists every policy, in the order of the comparison table.
 func Policies() []Policy {
-	return []Policy{FIFO, Random, Paper, RA, RAWarm, RAProfileTrue, PackFit, Alternate, Tetris, Pairwise, Oracle, Rollout, Bound}
+	return []Policy{FIFO, Random, Paper, RA, RAPressure, RAWarm, RAProfileTrue, PackFit, Alternate, Tetris, Pairwise, Oracle, Rollout, Bound}
 }
 
 // ParsePolicy parses a policy name.
@@ -278,7 +283,7 @@ func Run(ctx context.Context, rc RunConfig) (Result, error) {
 	switch rc.Policy {
 	case Bound:
 		res = boundResult(rc.Workload, jobs)
-	case RA, RAWarm:
+	case RA, RAWarm, RAPressure:
 		warm, warmProfiles := rc.Warm, rc.WarmProfiles
 		if rc.Policy == RAWarm && warm == nil {
 			prev := rc
@@ -292,7 +297,7 @@ func Run(ctx context.Context, rc RunConfig) (Result, error) {
 			}
 			warm, warmProfiles = r.Preferences, r.Profiles
 		}
-		if rc.Policy == RA {
+		if rc.Policy != RAWarm {
 			warm, warmProfiles = nil, nil
 		}
 		res, err = runEngine(ctx, rc, cfg, jobs, warm, warmProfiles, nil)
@@ -407,7 +412,8 @@ func (rc RunConfig) warmSeed() uint64 {
 }
 
 func (rc RunConfig) simOptions() sim.Options {
-	return sim.Options{Seed: rc.Seed, MetricsInterval: rc.metricsInterval(), Jitter: rc.Jitter}
+	return sim.Options{Seed: rc.Seed, MetricsInterval: rc.metricsInterval(), Jitter: rc.Jitter,
+		Pressure: rc.Policy == RAPressure}
 }
 
 func (rc RunConfig) metricsInterval() time.Duration {

@@ -13,6 +13,11 @@ type Usage struct {
 	CPU float64
 	// IOWait is the fraction of the node's CPU time spent waiting on I/O, in [0, 1].
 	IOWait float64
+	// IOPressure is the fraction of wall time in which at least one task
+	// was stalled waiting for I/O (Linux pressure stall information, io
+	// "some"), in [0, 1]; 0 when the source does not read it. Unlike
+	// IOWait it does not vanish when other work keeps every CPU busy.
+	IOPressure float64
 	// DiskRead, DiskWrite, NetRecv and NetSent are rates in bytes per second.
 	DiskRead, DiskWrite, NetRecv, NetSent float64
 }
@@ -64,7 +69,7 @@ func (u Usage) Validate() error {
 		v    float64
 		frac bool
 	}{
-		{"cpu", u.CPU, true}, {"iowait", u.IOWait, true},
+		{"cpu", u.CPU, true}, {"iowait", u.IOWait, true}, {"io_pressure", u.IOPressure, true},
 		{"disk_read", u.DiskRead, false}, {"disk_write", u.DiskWrite, false},
 		{"net_recv", u.NetRecv, false}, {"net_sent", u.NetSent, false},
 	} {
@@ -105,10 +110,15 @@ func (l Limits) Validate() error {
 // Score returns G (Eq. 1) for u under lim. It does not validate: callers
 // that read untrusted data use Checked, or Validate first. On valid input
 // the result lies in [Min, Max].
+//
+// The wait in l(u_wait) is the larger of IOWait and IOPressure. Without
+// pressure readings (IOPressure 0, every source's default) that is the
+// paper's u_wait; with them, I/O stalls that busy CPUs hide from iowait
+// lower G too.
 func Score(u Usage, lim Limits) float64 {
 	hDisk := math.Tanh(u.DiskRead/lim.DiskRead + u.DiskWrite/lim.DiskWrite)
 	hNet := math.Tanh(u.NetRecv/lim.NetRecv + u.NetSent/lim.NetSent)
-	l := math.Exp(-5 * u.IOWait)
+	l := math.Exp(-5 * max(u.IOWait, u.IOPressure))
 	return math.Exp(1 + u.CPU + (hDisk+hNet)*l)
 }
 

@@ -131,10 +131,14 @@ func (s *Sim) sample() {
 		a := nd.acc
 		u := goodness.Usage{
 			CPU: clamp01(a.cpu * f / cores), IOWait: clamp01(a.iowait * f / cores),
-			DiskRead: a.read * f * mb, DiskWrite: a.write * f * mb, NetRecv: a.in * f * mb, NetSent: a.out * f * mb,
+			IOPressure: clamp01(a.iopress * f),
+			DiskRead:   a.read * f * mb, DiskWrite: a.write * f * mb, NetRecv: a.in * f * mb, NetSent: a.out * f * mb,
 		}
 		if u.CPU+u.IOWait > 1 {
 			u.IOWait = 1 - u.CPU
+		}
+		if !s.opts.Pressure {
+			u.IOPressure = 0
 		}
 		nd.samples = append(nd.samples, sample{k: k, u: u, apps: nd.present})
 		nd.acc = usage{}

@@ -67,6 +67,7 @@ func (s *Sim) Usage(node string, from, to time.Time) (goodness.Usage, bool) {
 		u := sm[j].u
 		sum.CPU += w * u.CPU
 		sum.IOWait += w * u.IOWait
+		sum.IOPressure += w * u.IOPressure
 		sum.DiskRead += w * u.DiskRead
 		sum.DiskWrite += w * u.DiskWrite
 		sum.NetRecv += w * u.NetRecv
@@ -76,6 +77,6 @@ func (s *Sim) Usage(node string, from, to time.Time) (goodness.Usage, bool) {
 	if wsum <= 0 {
 		return goodness.Usage{}, false
 	}
-	return goodness.Usage{CPU: sum.CPU / wsum, IOWait: sum.IOWait / wsum, DiskRead: sum.DiskRead / wsum,
+	return goodness.Usage{CPU: sum.CPU / wsum, IOWait: sum.IOWait / wsum, IOPressure: sum.IOPressure / wsum, DiskRead: sum.DiskRead / wsum,
 		DiskWrite: sum.DiskWrite / wsum, NetRecv: sum.NetRecv / wsum, NetSent: sum.NetSent / wsum}, true
 }

@@ -26,6 +26,16 @@ package sim
 // so busy + iowait ≤ cores. Waiting on the network is idle time, not
 // iowait, as in Linux.
 //
+// I/O pressure (Options.Pressure). Linux's PSI io "some" is the share of
+// time in which at least one task is stalled on I/O, whether or not the
+// CPUs are busy. A group limited by the disk at rate x_g is stalled
+// (1 − x_g) of the time, so the node's pressure is the largest stall:
+//
+//	iopressure = max_{g limited by disk} (1 − x_g)
+//
+// It differs from iowait where other groups keep the cores busy: iowait
+// is then capped at the idle cores (down to 0), pressure is not.
+//
 // Interference (NodeSpec.Interference), both off at 0. A node holds at most
 // one group per app, so counting groups counts jobs.
 //
@@ -133,6 +143,7 @@ func (s *Sim) share(nd *node) {
 		u.out += prog * p.d[resNetOut]
 		if g.bound == resDisk {
 			starved += float64(g.count) * p.d[resCPU] * (1 - fill)
+			u.iopress = max(u.iopress, 1-fill)
 		}
 	}
 	u.cpu = min(u.cpu, node.Cores)

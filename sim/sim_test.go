@@ -387,6 +387,66 @@ func TestIOWaitOnlyCountsIdleCPU(t *testing.T) {
 	}
 }
 
+// I/O pressure shows the disk stall that busy CPUs hide from iowait, and
+// only when Options.Pressure asks for it.
+func TestIOPressure(t *testing.T) {
+	// io wants 200 MB/s of a 100 MB/s disk: rate 1/2, stalled half the
+	// time; its CPU share (0.5 core) and cpu's 1.5 fill both cores, so
+	// there is no idle CPU to count as iowait.
+	w, err := sim.ParseWorkload([]byte(`
+cluster: {nodes: 1, node: {cores: 2, vcores: 8, memory_mb: 8192, disk_mbps: 100, net_mbps: 100}}
+kinds:
+  - name: io
+    containers: 2
+    container: {vcores: 1, memory_mb: 512}
+    phases: [{seconds: 60, cpu: 0.5, disk_read_mbps: 100}]
+  - name: cpu
+    containers: 2
+    container: {vcores: 1, memory_mb: 512}
+    phases: [{seconds: 60, cpu: 1}]
+queue: [{kind: io, count: 1}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	window := func(s *sim.Sim) goodness.Usage {
+		t.Helper()
+		s.Advance(sim.DefaultStart.Add(10 * time.Second))
+		u, ok := s.Usage("node01", sim.DefaultStart, sim.DefaultStart.Add(10*time.Second))
+		if !ok {
+			t.Fatal("no usage")
+		}
+		if err := u.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		return u
+	}
+	for _, pressure := range []bool{false, true} {
+		s := newSim(t, w, sim.Options{Pressure: pressure, GroupSize: 2})
+		for _, k := range []string{"io", "cpu"} {
+			if err := s.Submit(s.NewApplication(), sim.AppSpec{Kind: k}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		u := window(s)
+		want := 0.0
+		if pressure {
+			want = 0.5
+		}
+		if math.Abs(u.IOPressure-want) > 1e-9 || u.IOWait != 0 || math.Abs(u.CPU-1) > 1e-9 {
+			t.Errorf("pressure %t: cpu %v, iowait %v, io pressure %v; want 1, 0, %v", pressure, u.CPU, u.IOWait, u.IOPressure, want)
+		}
+	}
+	// A job alone with nothing saturated is never stalled.
+	s := newSim(t, w, sim.Options{Pressure: true})
+	if err := s.Submit(s.NewApplication(), sim.AppSpec{Kind: "cpu"}); err != nil {
+		t.Fatal(err)
+	}
+	if u := window(s); u.IOPressure != 0 || u.CPU != 1 {
+		t.Errorf("cpu alone: cpu %v, io pressure %v; want 1, 0", u.CPU, u.IOPressure)
+	}
+}
+
 func TestKillFreesResources(t *testing.T) {
 	s := simtest.NewTiny(t, 1)
 	a, b := s.NewApplication(), s.NewApplication()
