@@ -545,3 +545,45 @@ func TestFluxDisabled(t *testing.T) {
 		t.Errorf("flux on a Flux-disabled server: err = %v, want ErrBadQuery mentioning Flux", err)
 	}
 }
+
+// TestPressure reads Telegraf's inputs.kernel PSI series (collect =
+// ["psi"]) in both languages: only resource=io, type=some counts, as
+// stalled microseconds per second; off by default.
+func TestPressure(t *testing.T) {
+	s := influxtest.Start(t)
+	var b lp
+	psi := func(host, resource, typ string, at int, total int64) {
+		fmt.Fprintf(&b, "pressure,host=%s,resource=%s,type=%s total=%di %d\n", host, resource, typ, total, sec(at))
+		fmt.Fprintf(&b, "pressure,host=%s,resource=%s,type=%s avg10=12.5,avg60=3,avg300=1 %d\n", host, resource, typ, sec(at))
+	}
+	for i, at := range []int{60, 70, 80} {
+		k := int64(i)
+		b.cpu("h1", "cpu-total", at, 50, 0)
+		b.cpu("h2", "cpu-total", at, 50, 0)
+		psi("h1", "io", "some", at, 1e9+k*2_500_000) // 250 ms stalled per s: 0.25
+		psi("h1", "io", "full", at, k*9_000_000)     // other series: ignored
+		psi("h1", "cpu", "some", at, k*9_000_000)
+		psi("h1", "memory", "some", at, k*9_000_000)
+	}
+	// h2: no PSI (an old kernel, or inputs.kernel without psi): 0.
+	s.Write(t, b.String())
+	from, to := t0.Add(60*time.Second), t0.Add(90*time.Second)
+	for _, lang := range languages {
+		t.Run(lang, func(t *testing.T) {
+			for _, on := range []bool{false, true} {
+				c := newCollector(t, s, inLanguage(lang), func(cfg *collector.Config) { cfg.Pressure = on })
+				got, err := c.Usage(context.Background(), []string{"h1", "h2"}, from, to)
+				if err != nil {
+					t.Fatalf("pressure %t: %v", on, err)
+				}
+				want := map[string]goodness.Usage{"h1": {CPU: 0.5}, "h2": {CPU: 0.5}}
+				if on {
+					want["h1"] = goodness.Usage{CPU: 0.5, IOPressure: 0.25}
+				}
+				if diff := cmp.Diff(want, got.Usage, approx); diff != "" {
+					t.Errorf("pressure %t (-want +got):\n%s", on, diff)
+				}
+			}
+		})
+	}
+}

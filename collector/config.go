@@ -69,6 +69,16 @@ type Schema struct {
 	ContainersMeasurement string `mapstructure:"containers_measurement"`
 	ContainersKindTag     string `mapstructure:"containers_kind_tag"`
 	ContainersField       string `mapstructure:"containers_field"`
+
+	// PressureMeasurement ("pressure") is Telegraf's inputs.kernel pressure
+	// stall information (collect = ["psi"]), read when Config.Pressure is
+	// on: the series whose PressureResourceTag ("resource") is "io" and
+	// PressureTypeTag ("type") is "some", its cumulative stalled
+	// microseconds PressureTotalField ("total").
+	PressureMeasurement string `mapstructure:"pressure_measurement"`
+	PressureResourceTag string `mapstructure:"pressure_resource_tag"`
+	PressureTypeTag     string `mapstructure:"pressure_type_tag"`
+	PressureTotalField  string `mapstructure:"pressure_total_field"`
 }
 
 // DefaultSchema is Telegraf's schema with colocd's default exclusions.
@@ -103,6 +113,10 @@ func DefaultSchema() Schema {
 		ContainersMeasurement: "yarn_containers",
 		ContainersKindTag:     "kind",
 		ContainersField:       "containers",
+		PressureMeasurement:   "pressure",
+		PressureResourceTag:   "resource",
+		PressureTypeTag:       "type",
+		PressureTotalField:    "total",
 	}
 }
 
@@ -122,6 +136,12 @@ type Config struct {
 	Org    string `mapstructure:"org"`
 	Bucket string `mapstructure:"bucket"` // 1.8: "db/rp"
 	Token  string `mapstructure:"token"`  // 1.8: "user:password"
+	// Pressure also reads each host's I/O pressure stall information
+	// (Schema.PressureMeasurement; Linux ≥ 4.20, Telegraf's inputs.kernel
+	// with collect = ["psi"]) into goodness.Usage.IOPressure, which the
+	// goodness then counts beside iowait. Off by default: measured on the
+	// simulator (bench/README.md), it is not recommended yet.
+	Pressure bool `mapstructure:"pressure"`
 	// Language is the query language: LanguageFlux (the v2 /api/v2/query
 	// API) or LanguageInfluxQL (the v1 /query API, on 1.x, 2.x and 3.x).
 	// Empty means flux. Both read the same rows and share one arithmetic,
@@ -238,6 +258,10 @@ func (c Config) compile() (compiled, error) {
 		{"schema.containers_measurement", s.ContainersMeasurement},
 		{"schema.containers_kind_tag", s.ContainersKindTag},
 		{"schema.containers_field", s.ContainersField},
+		{"schema.pressure_measurement", s.PressureMeasurement},
+		{"schema.pressure_resource_tag", s.PressureResourceTag},
+		{"schema.pressure_type_tag", s.PressureTypeTag},
+		{"schema.pressure_total_field", s.PressureTotalField},
 	} {
 		if err := checkName(f.name, f.v); err != nil {
 			return out, err
@@ -249,6 +273,7 @@ func (c Config) compile() (compiled, error) {
 		{"schema.host_tag", s.HostTag}, {"schema.cpu_tag", s.CPUTag},
 		{"schema.disk_name_tag", s.DiskNameTag}, {"schema.net_interface_tag", s.NetInterfaceTag},
 		{"schema.containers_kind_tag", s.ContainersKindTag},
+		{"schema.pressure_resource_tag", s.PressureResourceTag}, {"schema.pressure_type_tag", s.PressureTypeTag},
 	} {
 		if strings.HasPrefix(f.v, "_") || f.v == "result" || f.v == "table" || f.v == "time" {
 			return out, invalid(f.name, "%q is a reserved column name", f.v)
@@ -263,6 +288,7 @@ func (c Config) compile() (compiled, error) {
 		{"schema.disk_write_field", s.DiskMeasurement, s.DiskWriteField},
 		{"schema.net_recv_field", s.NetMeasurement, s.NetRecvField},
 		{"schema.net_sent_field", s.NetMeasurement, s.NetSentField},
+		{"schema.pressure_total_field", s.PressureMeasurement, s.PressureTotalField},
 	} {
 		k := [2]string{f.m, f.f}
 		if other, dup := seen[k]; dup {
@@ -289,7 +315,8 @@ func (s Schema) isZero() bool {
 		len(s.DiskExclude) == 0 && s.NetMeasurement == "" && s.NetInterfaceTag == "" &&
 		s.NetRecvField == "" && s.NetSentField == "" && len(s.NetInclude) == 0 &&
 		len(s.NetExclude) == 0 && s.ContainersMeasurement == "" &&
-		s.ContainersKindTag == "" && s.ContainersField == ""
+		s.ContainersKindTag == "" && s.ContainersField == "" && s.PressureMeasurement == "" &&
+		s.PressureResourceTag == "" && s.PressureTypeTag == "" && s.PressureTotalField == ""
 }
 
 // checkName accepts any non-empty UTF-8 name without control characters;

@@ -101,6 +101,7 @@ const (
 	kindCPU seriesKind = iota
 	kindDisk
 	kindNet
+	kindPressure // Telegraf's PSI stall counter, µs
 	numKinds
 )
 
@@ -109,7 +110,7 @@ type hostAcc struct {
 	last          time.Time            // newest cpu sample in the window
 	cpuSum        [2]float64           // idle, iowait: Σ samples
 	cpuN          [2]int               // idle, iowait: number of samples
-	rate          [numKinds][2]float64 // disk/net: Σ over series of the mean rate, per field
+	rate          [numKinds][2]float64 // disk/net/pressure: Σ over series of the mean rate, per field
 	series, rated [numKinds]int        // counter series seen / with at least one rate
 }
 
@@ -250,6 +251,8 @@ func (d *usageDecoder) seriesOf(meas, field, host, disk, iface string) (seriesID
 		id.kind, id.field, id.device = kindNet, 0, iface
 	case meas == s.NetMeasurement && field == s.NetSentField:
 		id.kind, id.field, id.device = kindNet, 1, iface
+	case meas == s.PressureMeasurement && field == s.PressureTotalField:
+		id.kind = kindPressure // the read keeps only resource=io, type=some
 	default:
 		return id, false
 	}
@@ -361,6 +364,8 @@ func (h *hostAcc) usage() (goodness.Usage, bool) {
 		DiskWrite: max(h.rate[kindDisk][1], 0),
 		NetRecv:   max(h.rate[kindNet][0], 0),
 		NetSent:   max(h.rate[kindNet][1], 0),
+		// Stalled microseconds per second, as a fraction of time.
+		IOPressure: clamp01(h.rate[kindPressure][0] / 1e6),
 	}, true
 }
 

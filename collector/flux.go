@@ -138,12 +138,24 @@ func (c *Collector) usageQuery(hosts []string, all bool, from, to time.Time) (st
 	// excluding it always keeps a site's own exclude list from mattering.
 	net = append(net, member(s.NetInterfaceTag)+" != "+fluxString("all"))
 
-	var b strings.Builder
-	fmt.Fprintf(&b, "// colocd collector: usage of %d hosts in [%s, %s)\n", len(hosts), fluxTime(from), fluxTime(to))
-	for _, read := range []struct {
+	reads := []struct {
 		name  string
 		preds []string
-	}{{resultCPU, cpu}, {resultDisk, disk}, {resultNet, net}} {
+	}{{resultCPU, cpu}, {resultDisk, disk}, {resultNet, net}}
+	if c.cfg.Pressure {
+		reads = append(reads, struct {
+			name  string
+			preds []string
+		}{resultPressure, []string{
+			"r._measurement == " + fluxString(s.PressureMeasurement),
+			member(s.PressureResourceTag) + " == " + fluxString("io"),
+			member(s.PressureTypeTag) + " == " + fluxString("some"),
+			"r._field == " + fluxString(s.PressureTotalField),
+		}})
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "// colocd collector: usage of %d hosts in [%s, %s)\n", len(hosts), fluxTime(from), fluxTime(to))
+	for _, read := range reads {
 		preds := read.preds
 		if hostPred != "" {
 			preds = append([]string{hostPred}, preds...)
@@ -159,9 +171,10 @@ func (c *Collector) usageQuery(hosts []string, all bool, from, to time.Time) (st
 
 // Result names of the usage query.
 const (
-	resultCPU  = "cpu"
-	resultDisk = "disk"
-	resultNet  = "net"
+	resultCPU      = "cpu"
+	resultDisk     = "disk"
+	resultNet      = "net"
+	resultPressure = "pressure"
 )
 
 // DefaultHostPatternMax is Config.HostPatternMax's default; see usageQuery.

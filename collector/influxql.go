@@ -50,7 +50,8 @@ func influxQLWindow(from, to time.Time) string {
 
 // usageInfluxQL is the one request Usage sends for all hosts: three
 // SELECTs of raw samples (cpu-total's idle and iowait; every included
-// disk's and interface's byte counters), each grouped by host and device
+// disk's and interface's byte counters), and with Pressure a fourth (the
+// io "some" stall counter), each grouped by host and device
 // so that a series' rows arrive together in time order. Fields and tags
 // carry InfluxQL's ::field and ::tag casts, so a site whose tag and field
 // share a name reads the right one. With all, or more hosts than
@@ -66,22 +67,26 @@ func (c *Collector) usageInfluxQL(hosts []string, all bool, from, to time.Time) 
 		}
 		where = append(where, tag(s.HostTag)+" =~ "+re)
 	}
-	selectStmt := func(meas, f1, f2 string, preds []string, groupBy ...string) string {
+	selectStmt := func(meas string, fields, preds []string, groupBy ...string) string {
+		sel := make([]string, len(fields))
+		for i, f := range fields {
+			sel[i] = influxQLIdent(f) + "::field"
+		}
 		groups := make([]string, len(groupBy))
 		for i, g := range groupBy {
 			groups[i] = influxQLIdent(g)
 		}
-		return fmt.Sprintf("SELECT %s::field, %s::field FROM %s WHERE %s GROUP BY %s",
-			influxQLIdent(f1), influxQLIdent(f2), influxQLIdent(meas),
+		return fmt.Sprintf("SELECT %s FROM %s WHERE %s GROUP BY %s",
+			strings.Join(sel, ", "), influxQLIdent(meas),
 			strings.Join(append(where[:len(where):len(where)], preds...), " AND "), strings.Join(groups, ", "))
 	}
-	cpu := selectStmt(s.CPUMeasurement, s.CPUIdleField, s.CPUIOWaitField,
+	cpu := selectStmt(s.CPUMeasurement, []string{s.CPUIdleField, s.CPUIOWaitField},
 		[]string{tag(s.CPUTag) + " = " + influxQLString(s.CPUTotal)}, s.HostTag)
 	var diskPreds []string
 	if c.cfg.diskExclude != "" {
 		diskPreds = append(diskPreds, tag(s.DiskNameTag)+" !~ "+c.cfg.diskExclude)
 	}
-	disk := selectStmt(s.DiskMeasurement, s.DiskReadField, s.DiskWriteField, diskPreds, s.HostTag, s.DiskNameTag)
+	disk := selectStmt(s.DiskMeasurement, []string{s.DiskReadField, s.DiskWriteField}, diskPreds, s.HostTag, s.DiskNameTag)
 	// interface="all" carries Telegraf's protocol counters, never bytes.
 	netPreds := []string{tag(s.NetInterfaceTag) + " != " + influxQLString("all")}
 	if c.cfg.netInclude != "" {
@@ -90,8 +95,15 @@ func (c *Collector) usageInfluxQL(hosts []string, all bool, from, to time.Time) 
 	if c.cfg.netExclude != "" {
 		netPreds = append(netPreds, tag(s.NetInterfaceTag)+" !~ "+c.cfg.netExclude)
 	}
-	net := selectStmt(s.NetMeasurement, s.NetRecvField, s.NetSentField, netPreds, s.HostTag, s.NetInterfaceTag)
-	return cpu + ";\n" + disk + ";\n" + net, nil
+	net := selectStmt(s.NetMeasurement, []string{s.NetRecvField, s.NetSentField}, netPreds, s.HostTag, s.NetInterfaceTag)
+	q := cpu + ";\n" + disk + ";\n" + net
+	if c.cfg.Pressure {
+		q += ";\n" + selectStmt(s.PressureMeasurement, []string{s.PressureTotalField}, []string{
+			tag(s.PressureResourceTag) + " = " + influxQLString("io"),
+			tag(s.PressureTypeTag) + " = " + influxQLString("some"),
+		}, s.HostTag)
+	}
+	return q, nil
 }
 
 // colocationsInfluxQL reads the yarn_containers counts in [from, to) by

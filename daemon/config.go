@@ -31,10 +31,12 @@ type Config struct {
 	API       APIConfig     `mapstructure:"api"`
 	Journal   JournalConfig `mapstructure:"journal"`
 
-	Backend Backend            `mapstructure:"backend"` // sim|yarn
-	Sim     SimConfig          `mapstructure:"sim"`
-	Yarn    yarncluster.Config `mapstructure:"yarn"`
-	Influx  collector.Config   `mapstructure:"influx"`
+	Backend    Backend                    `mapstructure:"backend"` // sim|yarn
+	Sim        SimConfig                  `mapstructure:"sim"`
+	Yarn       yarncluster.Config         `mapstructure:"yarn"`
+	Metrics    MetricsConfig              `mapstructure:"metrics"`
+	Influx     collector.Config           `mapstructure:"influx"`
+	Prometheus collector.PrometheusConfig `mapstructure:"prometheus"`
 
 	Goodness  GoodnessConfig  `mapstructure:"goodness"`
 	Learning  LearningConfig  `mapstructure:"learning"`
@@ -51,7 +53,21 @@ type Backend string
 // Backends.
 const (
 	BackendSim  Backend = "sim"  // the embedded simulator (no outside service)
-	BackendYarn Backend = "yarn" // a YARN ResourceManager, metrics from InfluxDB
+	BackendYarn Backend = "yarn" // a YARN ResourceManager, metrics from metrics.source
+)
+
+// MetricsConfig says where the yarn backend reads node usage.
+type MetricsConfig struct {
+	// Source is SourceInfluxDB (section influx: Telegraf's measurements,
+	// Flux or InfluxQL) or SourcePrometheus (section prometheus:
+	// node_exporter's metrics).
+	Source string `mapstructure:"source"`
+}
+
+// Metrics sources.
+const (
+	SourceInfluxDB   = "influxdb"
+	SourcePrometheus = "prometheus"
 )
 
 // TLSConfig enables HTTPS when both files are set.
@@ -192,12 +208,15 @@ func DefaultConfig() Config {
 			Speed:           1,
 			MetricsInterval: 10 * time.Second,
 		},
-		Yarn: yarncluster.DefaultConfig(),
+		Yarn:    yarncluster.DefaultConfig(),
+		Metrics: MetricsConfig{Source: SourceInfluxDB},
 		Influx: collector.Config{
+			Language:   collector.LanguageFlux,
 			Timeout:    10 * time.Second,
 			StaleAfter: 30 * time.Second,
 			Schema:     defaultSchema(),
 		},
+		Prometheus: defaultPrometheus(),
 		Learning: LearningConfig{
 			Schedule:        "@every 60s",
 			Config:          bandit.Config{StepSize: DefaultStepSize, Baseline: bandit.GlobalMean, RecencyAlpha: 0.1, SelfPrior: 1},
@@ -222,6 +241,16 @@ func defaultSchema() collector.Schema {
 	s := collector.DefaultSchema()
 	s.DiskExclude, s.NetInclude, s.NetExclude = nonNil(s.DiskExclude), nonNil(s.NetInclude), nonNil(s.NetExclude)
 	return s
+}
+
+// defaultPrometheus is collector.DefaultPrometheusConfig without a URL
+// (there is no Prometheus unless one is named) and with every list
+// non-nil.
+func defaultPrometheus() collector.PrometheusConfig {
+	p := collector.DefaultPrometheusConfig()
+	p.URL = ""
+	p.DiskExclude, p.NetInclude, p.NetExclude = nonNil(p.DiskExclude), nonNil(p.NetInclude), nonNil(p.NetExclude)
+	return p
 }
 
 func nonNil(s []string) []string {

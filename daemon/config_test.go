@@ -274,6 +274,9 @@ func TestShippedConfigs(t *testing.T) {
 	if diff := cmp.Diff(DefaultConfig().Influx.Schema, prod.Influx.Schema); diff != "" {
 		t.Errorf("configs/colocd.yaml schema differs from the collector's defaults (-want +got):\n%s", diff)
 	}
+	if diff := cmp.Diff(DefaultConfig().Prometheus, prod.Prometheus); diff != "" {
+		t.Errorf("configs/colocd.yaml prometheus differs from the defaults (-want +got):\n%s", diff)
+	}
 	if diff := cmp.Diff(DefaultConfig().Pipeline, prod.Pipeline); diff != "" {
 		t.Errorf("configs/colocd.yaml pipeline differs from the defaults (-want +got):\n%s", diff)
 	}
@@ -407,6 +410,14 @@ func TestConfigRefusals(t *testing.T) {
 		{name: "profile saturation", file: "learning:\n  profile:\n    saturation: 1\n", key: "learning.profile.saturation", mention: []string{"[0, 1)"}},
 		{name: "yarn submit", file: "backend: yarn\nyarn:\n  rm_urls: [http://127.0.0.1:8088]\n  submit: ftp\ninflux:\n  url: http://127.0.0.1:8086\n  org: o\n  bucket: b\n  token: t\n",
 			key: "yarn.submit", mention: []string{`"ftp"`}},
+		{name: "metrics source", file: "backend: yarn\nyarn:\n  rm_urls: [http://127.0.0.1:8088]\nmetrics:\n  source: graphite\n",
+			key: "metrics.source", mention: []string{`"graphite"`, "influxdb or prometheus"}},
+		{name: "influx language", env: map[string]string{"COLOCD_BACKEND": "yarn", "COLOCD_YARN_RM_URLS": "http://127.0.0.1:8088",
+			"COLOCD_INFLUX_URL": "http://127.0.0.1:8086", "COLOCD_INFLUX_BUCKET": "b", "COLOCD_INFLUX_LANGUAGE": "sql"},
+			key: "influx.language", envName: "COLOCD_INFLUX_LANGUAGE", mention: []string{`"sql"`, "flux or influxql"}},
+		{name: "prometheus host label", file: "backend: yarn\nyarn:\n  rm_urls: [http://127.0.0.1:8088]\nmetrics:\n  source: prometheus\n" +
+			"prometheus:\n  url: http://127.0.0.1:9090\n  host_label: 'not a label'\n",
+			key: "prometheus.host_label", mention: []string{"not a label"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := LoadOptions{Environ: environ(tc.env)}

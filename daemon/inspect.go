@@ -55,49 +55,66 @@ type (
 	YarnAppsFilter = yarnclient.AppsFilter
 )
 
-// openUsage is the metrics source of the influx section, as the learning
+// openUsage is the metrics source metrics.source names, as the learning
 // tick reads it; close releases it.
-func openUsage(cfg Config) (src engine.UsageSource, close func(), err error) {
-	col, err := collector.New(cfg.Influx)
-	if err != nil {
-		return nil, nil, cfgErr("influx", "%v", err)
+func openUsage(cfg Config) (src *usage.Source, close func(), err error) {
+	switch cfg.Metrics.Source {
+	case SourcePrometheus:
+		p, err := collector.NewPrometheus(cfg.Prometheus)
+		if err != nil {
+			return nil, nil, sectionErr("prometheus", err)
+		}
+		return usage.New(p), p.Close, nil
+	case SourceInfluxDB:
+		col, err := collector.New(cfg.Influx)
+		if err != nil {
+			return nil, nil, sectionErr("influx", err)
+		}
+		return usage.New(col), col.Close, nil
 	}
-	return usage.NewInflux(col), col.Close, nil
+	return nil, nil, cfgErr("metrics.source", "must be %s or %s, got %q", SourceInfluxDB, SourcePrometheus, cfg.Metrics.Source)
 }
 
 // ReadMetrics reads what the learning tick would read over [from, to):
 // each host's mean usage from the configured metrics source and its
 // goodness with the configured limits (engine.ReadUsage). Without hosts it
 // reads the running nodes of the configured ResourceManager, named as the
-// tick names them. Configuration the read needs and lacks (influx.url, a
-// goodness limit, hosts without yarn.rm_urls) is a *ConfigError.
+// tick names them, or, when no ResourceManager is configured, every host
+// the source has data for in the window. Configuration the read needs and
+// lacks (influx.url or prometheus.url, a goodness limit) is a
+// *ConfigError.
 func ReadMetrics(ctx context.Context, cfg Config, hosts []string, from, to time.Time) (map[string]engine.Reading, []string, error) {
-	if cfg.Influx.URL == "" {
+	switch {
+	case cfg.Metrics.Source == SourcePrometheus && cfg.Prometheus.URL == "":
+		return nil, nil, cfgErr("prometheus.url", "no Prometheus: set prometheus.url (--prometheus-url or COLOCD_PROMETHEUS_URL)")
+	case cfg.Metrics.Source != SourcePrometheus && cfg.Influx.URL == "":
 		return nil, nil, cfgErr("influx.url", "no InfluxDB: set influx.url (--influx-url or COLOCD_INFLUX_URL)")
 	}
 	lim := cfg.Goodness.limits(goodness.Limits{}) // no backend default outside the simulator
 	if err := lim.Validate(); err != nil {
 		return nil, nil, cfgErr("goodness", "set goodness.disk_read_mbps, disk_write_mbps, net_recv_mbps and net_sent_mbps (> 0): %v", err)
 	}
-	if len(hosts) == 0 {
-		var err error
-		if hosts, err = yarnNodes(ctx, cfg); err != nil {
-			return nil, nil, err
-		}
-	}
 	src, closeSrc, err := openUsage(cfg)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer closeSrc()
+	switch {
+	case len(hosts) > 0:
+	case len(cfg.Yarn.RMURLs) > 0:
+		if hosts, err = yarnNodes(ctx, cfg); err != nil {
+			return nil, nil, err
+		}
+	default:
+		if hosts, err = src.Hosts(ctx, from, to); err != nil {
+			return nil, nil, fmt.Errorf("list the hosts with data: %w", err)
+		}
+	}
 	return engine.ReadUsage(ctx, src, hosts, from, to, lim)
 }
 
 // yarnNodes lists the running nodes as the engine sees them.
 func yarnNodes(ctx context.Context, cfg Config) ([]string, error) {
-	if len(cfg.Yarn.RMURLs) == 0 {
-		return nil, cfgErr("yarn.rm_urls", "no hosts: pass --hosts, or set yarn.rm_urls to list the cluster's nodes")
-	}
 	yc, err := YarnClient(cfg, nil)
 	if err != nil {
 		return nil, err

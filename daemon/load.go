@@ -61,6 +61,9 @@ var envNotKeys = map[string]string{
 	"COLOCD_TOOLS":              "Makefile, scripts/install-tools.sh: where the test tools are built",
 	"COLOCD_INFLUXD":            "collector/influxtest.Tool: the influxd binary (COLOCD_<TOOL>; set by the Makefile)",
 	"COLOCD_TELEGRAF":           "collector/influxtest.Tool: the telegraf binary (COLOCD_<TOOL>; set by the Makefile)",
+	"COLOCD_PROMETHEUS":         "collector/influxtest.Tool: the prometheus binary (COLOCD_<TOOL>)",
+	"COLOCD_PROMTOOL":           "collector/influxtest.Tool: the promtool binary (COLOCD_<TOOL>)",
+	"COLOCD_NODE_EXPORTER":      "collector/influxtest.Tool: the node_exporter binary (COLOCD_<TOOL>)",
 	"COLOCD_REQUIRE_TOOLS":      "tests: 1 fails instead of skipping a test whose tool is missing (Makefile)",
 	"COLOCD_SCREENSHOT_DIR":     "daemon/api tests: where the status page's screenshots go",
 	"COLOCD_QUEUE_SEED":         "queue tests: replays the property tests' seed",
@@ -333,6 +336,9 @@ func (c *Config) normalize() {
 	c.Influx.Schema.DiskExclude = trim(c.Influx.Schema.DiskExclude)
 	c.Influx.Schema.NetInclude = trim(c.Influx.Schema.NetInclude)
 	c.Influx.Schema.NetExclude = trim(c.Influx.Schema.NetExclude)
+	c.Prometheus.DiskExclude = trim(c.Prometheus.DiskExclude)
+	c.Prometheus.NetInclude = trim(c.Prometheus.NetInclude)
+	c.Prometheus.NetExclude = trim(c.Prometheus.NetExclude)
 }
 
 // isSection reports whether key is a section of keys (e.g. "tls").

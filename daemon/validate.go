@@ -76,8 +76,7 @@ func (c Config) Validate() error {
 		if err := sectionErr("yarn", c.Yarn.Validate()); err != nil {
 			return err
 		}
-		// The collector validates its own section.
-		if err := sectionErr("influx", c.Influx.Validate()); err != nil {
+		if err := c.validateMetrics(); err != nil {
 			return err
 		}
 	default:
@@ -181,4 +180,16 @@ func oneOf(s string, options ...string) bool {
 		}
 	}
 	return false
+}
+
+// validateMetrics checks metrics.source and the section it names (the
+// collector validates its own sections).
+func (c *Config) validateMetrics() error {
+	switch c.Metrics.Source {
+	case SourceInfluxDB:
+		return sectionErr("influx", c.Influx.Validate())
+	case SourcePrometheus:
+		return sectionErr("prometheus", c.Prometheus.Validate())
+	}
+	return cfgErr("metrics.source", "must be %s or %s, got %q", SourceInfluxDB, SourcePrometheus, c.Metrics.Source)
 }

@@ -14,9 +14,11 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/colocd/colocd/collector"
 	"github.com/colocd/colocd/collector/influxtest"
+	"github.com/colocd/colocd/collector/promtest"
 	"github.com/colocd/colocd/goodness"
 	"github.com/colocd/colocd/yarnclient"
 	"github.com/colocd/colocd/yarnclient/yarntest"
@@ -221,5 +223,96 @@ func TestMetricsCommand(t *testing.T) {
 	code, out, errOut = runCmd(t, args...)
 	if code != 0 || !strings.Contains(out, "GOODNESS") || !strings.Contains(out, "w2") {
 		t.Errorf("metrics table: exit %d\n%s%s", code, out, errOut)
+	}
+
+	// InfluxQL reads the same numbers.
+	code, out, errOut = runCmd(t, append(args, "--json", "--influx-language", "influxql")...)
+	if code != 0 {
+		t.Fatalf("metrics --influx-language influxql: exit %d: %s", code, errOut)
+	}
+	var gotQL map[string]map[string]map[string]float64
+	if err := json.Unmarshal([]byte(out), &gotQL); err != nil {
+		t.Fatalf("%v in %s", err, out)
+	}
+	if diff := cmp.Diff(want, gotQL); diff != "" {
+		t.Errorf("metrics --influx-language influxql (-want +got):\n%s", diff)
+	}
+
+	// Without --hosts and without a ResourceManager: every host with data.
+	noHosts := slices.Clone(args)
+	i := slices.Index(noHosts, "--hosts")
+	noHosts = slices.Delete(noHosts, i, i+2)
+	code, out, errOut = runCmd(t, append(noHosts, "--json")...)
+	if code != 0 {
+		t.Fatalf("metrics without --hosts: exit %d: %s", code, errOut)
+	}
+	var gotAll map[string]map[string]map[string]float64
+	if err := json.Unmarshal([]byte(out), &gotAll); err != nil {
+		t.Fatalf("%v in %s", err, out)
+	}
+	if diff := cmp.Diff(want, gotAll); diff != "" {
+		t.Errorf("metrics without --hosts (-want +got):\n%s", diff)
+	}
+}
+
+// TestMetricsCommandPrometheus reads node_exporter-shaped counters from a
+// real Prometheus (backfilled with promtool): --source prometheus with
+// --prometheus-url, every host with data when neither --hosts nor a
+// ResourceManager names them.
+func TestMetricsCommandPrometheus(t *testing.T) {
+	isolate(t)
+	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	var s promtest.Samples
+	for i := 0; i <= 12; i++ { // every 10 s for 2 minutes, off the window's edges
+		at := t0.Add(time.Duration(i)*10*time.Second + 5*time.Second)
+		sec := float64(i*10 + 5)
+		for h, k := range map[string]float64{"w1": 1, "w2": 3} {
+			lb := func(kv ...string) map[string]string {
+				m := map[string]string{"instance": h + ":9100", "job": "node"}
+				for j := 0; j+1 < len(kv); j += 2 {
+					m[kv[j]] = kv[j+1]
+				}
+				return m
+			}
+			// One CPU: user 0.1·k, iowait 0.05·k, idle the rest of a second.
+			s.Add("node_cpu_seconds_total", lb("cpu", "0", "mode", "user"), at, 1e4+0.1*k*sec)
+			s.Add("node_cpu_seconds_total", lb("cpu", "0", "mode", "iowait"), at, 1e4+0.05*k*sec)
+			s.Add("node_cpu_seconds_total", lb("cpu", "0", "mode", "idle"), at, 1e4+(1-0.15*k)*sec)
+			s.Add("node_disk_read_bytes_total", lb("device", "sda"), at, 1e12+k*10e6*sec)
+			s.Add("node_disk_written_bytes_total", lb("device", "sda"), at, 1e12+k*2e6*sec)
+			s.Add("node_network_receive_bytes_total", lb("device", "eth0"), at, 1e12+k*5e6*sec)
+			s.Add("node_network_transmit_bytes_total", lb("device", "eth0"), at, 1e12+k*1e6*sec)
+		}
+	}
+	srv := promtest.Start(t, promtest.WithSamples(&s))
+	for k, v := range map[string]string{"DISK_READ": "500", "DISK_WRITE": "500", "NET_RECV": "125", "NET_SENT": "125"} {
+		t.Setenv("COLOCD_GOODNESS_"+k+"_MBPS", v)
+	}
+	from, to := t0.Add(30*time.Second), t0.Add(90*time.Second)
+	args := []string{"metrics", "--from", from.Format(time.RFC3339), "--to", to.Format(time.RFC3339),
+		"--source", "prometheus", "--prometheus-url", srv.URL(), "--json"}
+	code, out, errOut := runCmd(t, args...)
+	if code != 0 {
+		t.Fatalf("metrics: exit %d: %s", code, errOut)
+	}
+	var got map[string]map[string]map[string]float64
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v in %s", err, out)
+	}
+	lim := goodness.Limits{DiskRead: 500e6, DiskWrite: 500e6, NetRecv: 125e6, NetSent: 125e6}
+	want := map[string]map[string]map[string]float64{"hosts": {}}
+	for h, k := range map[string]float64{"w1": 1, "w2": 3} {
+		u := goodness.Usage{CPU: 0.1 * k, IOWait: 0.05 * k, DiskRead: k * 10e6, DiskWrite: k * 2e6, NetRecv: k * 5e6, NetSent: k * 1e6}
+		want["hosts"][h] = map[string]float64{"cpu": u.CPU, "iowait": u.IOWait, "disk_read_bps": u.DiskRead, "disk_write_bps": u.DiskWrite,
+			"net_recv_bps": u.NetRecv, "net_sent_bps": u.NetSent, "goodness": goodness.Score(u, lim)}
+	}
+	if diff := cmp.Diff(want, got, cmpopts.EquateApprox(0, 1e-9)); diff != "" {
+		t.Errorf("metrics --source prometheus (-want +got):\n%s", diff)
+	}
+	// A Prometheus that is not there: a clear error naming it, exit 1.
+	code, _, errOut = runCmd(t, "metrics", "--from", from.Format(time.RFC3339), "--to", to.Format(time.RFC3339),
+		"--source", "prometheus", "--prometheus-url", "http://127.0.0.1:1", "--hosts", "w1")
+	if code == 0 || !strings.Contains(errOut, "unreachable") {
+		t.Errorf("metrics against no Prometheus: exit %d, stderr %q; want a failure saying unreachable", code, errOut)
 	}
 }

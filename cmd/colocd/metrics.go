@@ -28,15 +28,19 @@ func newMetricsCmd(g *globals) *cobra.Command {
 	var from, to, hosts string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "metrics --from T --to T [--hosts h1,h2] [--json]",
-		Short: "Print each host's mean usage and goodness for a window, from InfluxDB",
+		Use:   "metrics --from T --to T [--hosts h1,h2] [--source influxdb|prometheus] [--json]",
+		Short: "Print each host's mean usage and goodness for a window, from InfluxDB or Prometheus",
 		Long: `Read what the learning loop would read: each host's mean CPU, I/O wait, disk and
-network rates over [from, to) from InfluxDB (Telegraf's schema, config section
-influx), and the goodness (paper Eq. 1) with the limits of config section
-goodness. Times are RFC 3339. Without --hosts, the RUNNING nodes of the
-configured YARN ResourceManager are used.
+network rates over [from, to) from the metrics source (config key metrics.source:
+influxdb reads Telegraf's measurements with Flux or InfluxQL, section influx;
+prometheus reads node_exporter's metrics, section prometheus), and the goodness
+(paper Eq. 1) with the limits of config section goodness. Times are RFC 3339.
+Without --hosts, the RUNNING nodes of the configured YARN ResourceManager are
+used, or, when no ResourceManager is configured, every host with data in the
+window.
 
-  colocd metrics --config /etc/colocd/colocd.yaml --from 2026-03-01T10:00:00Z --to 2026-03-01T10:01:00Z --json`,
+  colocd metrics --config /etc/colocd/colocd.yaml --from 2026-03-01T10:00:00Z --to 2026-03-01T10:01:00Z --json
+  colocd metrics --source prometheus --prometheus-url http://127.0.0.1:9090 --from ... --to ...`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f, t, err := parseWindow(from, to)
@@ -44,8 +48,10 @@ configured YARN ResourceManager are used.
 				return err
 			}
 			cfg, err := loadConfig(cmd, g, map[string]string{
+				"source":     "metrics.source",
 				"influx-url": "influx.url", "influx-org": "influx.org",
 				"influx-bucket": "influx.bucket", "influx-token": "influx.token",
+				"influx-language": "influx.language", "prometheus-url": "prometheus.url",
 			})
 			if err != nil {
 				return err
@@ -65,7 +71,7 @@ configured YARN ResourceManager are used.
 					NetRecvBps: u.NetRecv, NetSentBps: u.NetSent, Goodness: r.Goodness}
 			}
 			for _, h := range stale {
-				fmt.Fprintf(cmd.ErrOrStderr(), "colocd: host %s: no fresh data in the window (none, or the newest point is older than influx.stale_after)\n", h)
+				fmt.Fprintf(cmd.ErrOrStderr(), "colocd: host %s: no fresh data in the window (none, or the newest point is older than %s.stale_after)\n", h, staleKey(cfg))
 			}
 			return printMetrics(cmd.OutOrStdout(), out, asJSON)
 		},
@@ -73,13 +79,24 @@ configured YARN ResourceManager are used.
 	fl := cmd.Flags()
 	fl.StringVar(&from, "from", "", "window start, RFC 3339 (required)")
 	fl.StringVar(&to, "to", "", "window end, RFC 3339 (required)")
-	fl.StringVar(&hosts, "hosts", "", "comma-separated host names (default: the YARN RM's running nodes)")
+	fl.StringVar(&hosts, "hosts", "", "comma-separated host names (default: the YARN RM's running nodes, or every host with data)")
 	fl.BoolVar(&asJSON, "json", false, `print {"hosts": {...}} as JSON`)
+	fl.String("source", "", "metrics source: influxdb or prometheus (config key metrics.source)")
 	fl.String("influx-url", "", "InfluxDB URL (config key influx.url)")
+	fl.String("influx-language", "", "flux or influxql (config key influx.language)")
+	fl.String("prometheus-url", "", "Prometheus URL (config key prometheus.url)")
 	fl.String("influx-org", "", "InfluxDB 2.x organisation (config key influx.org)")
 	fl.String("influx-bucket", "", "bucket, 1.8: db/rp (config key influx.bucket)")
 	fl.String("influx-token", "", "token, 1.8: user:password (config key influx.token; prefer COLOCD_INFLUX_TOKEN)")
 	return cmd
+}
+
+// staleKey is the section whose stale_after decides freshness.
+func staleKey(cfg daemon.Config) string {
+	if cfg.Metrics.Source == daemon.SourcePrometheus {
+		return "prometheus"
+	}
+	return "influx"
 }
 
 // printMetrics writes the hosts' metrics as {"hosts": {...}} JSON or a

@@ -1,3 +1,4 @@
-// Package usage adapts node-usage readers to the engine's UsageSource:
-// Influx reads Telegraf's measurements through the collector (Flux).
+// Package usage adapts the collector's node-usage readers (InfluxDB with
+// Flux or InfluxQL, Prometheus with node_exporter) to the engine's
+// UsageSource, and lists the hosts a store has data for.
 package usage
