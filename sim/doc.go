@@ -71,7 +71,8 @@
 // Events are group completions, job completions and metrics ticks. Every
 // MetricsInterval (10 s) each node yields a Sample: the exact time average
 // over the interval of CPU busy and iowait fractions and disk/network
-// bytes per second (goodness.Usage, as the InfluxDB collector returns), and
+// bytes per second (goodness.Usage, as the collector returns; with
+// Options.Pressure also the I/O pressure stall share, see share.go), and
 // the applications that had containers there during the interval.
 //
 // Everything is deterministic for Options.Seed (a PCG from math/rand/v2):
