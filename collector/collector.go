@@ -17,9 +17,10 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/colocd/colocd/goodness"
 	influxdb2 "github.com/influxdata/influxdb-client-go/v2"
 	ihttp "github.com/influxdata/influxdb-client-go/v2/api/http"
+
+	"github.com/colocd/colocd/goodness"
 )
 
 // Errors. Every error from New, Usage, Colocations and Ping wraps one of
@@ -235,18 +236,25 @@ type queryDialect struct {
 // (authorization, user agent, error decoding) and streams the CSV body to
 // decode.
 func (c *Collector) run(ctx context.Context, op, q string, decode func(io.Reader) error) error {
-	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
-	defer cancel()
 	body, err := json.Marshal(queryBody{Query: q, Type: "flux",
 		Dialect: queryDialect{Header: true, Delimiter: ",", Annotations: []string{}}})
 	if err != nil {
 		return fmt.Errorf("collector: %s: encode request: %w", op, err)
 	}
+	return c.post(ctx, op, c.queryURL, bytes.NewReader(body), "application/json", "application/csv", decode)
+}
+
+// post sends body to u under Timeout through the client library's HTTP
+// service (authorization, user agent, error decoding), streams the
+// answer to decode, and classifies any failure.
+func (c *Collector) post(ctx context.Context, op, u string, body io.Reader, contentType, accept string, decode func(io.Reader) error) error {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
 	var decodeErr error
-	perr := c.client.HTTPService().DoPostRequest(ctx, c.queryURL, bytes.NewReader(body),
+	perr := c.client.HTTPService().DoPostRequest(ctx, u, body,
 		func(req *http.Request) {
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Accept", "application/csv")
+			req.Header.Set("Content-Type", contentType)
+			req.Header.Set("Accept", accept)
 		},
 		func(resp *http.Response) error {
 			defer resp.Body.Close()

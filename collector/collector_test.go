@@ -11,11 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
 	"github.com/colocd/colocd/collector"
 	"github.com/colocd/colocd/collector/influxtest"
 	"github.com/colocd/colocd/goodness"
-	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // t0 anchors the synthetic data; sec(n) is t0 + n seconds in nanoseconds.
@@ -413,31 +414,9 @@ func TestOutage(t *testing.T) {
 // TestHungServer: a server that accepts connections and never answers
 // costs one Timeout, then ErrUnreachable wrapping DeadlineExceeded.
 func TestHungServer(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	var conns []net.Conn
-	go func() {
-		defer close(done)
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			conns = append(conns, conn) // hold it open, say nothing
-		}
-	}()
-	t.Cleanup(func() {
-		_ = ln.Close()
-		<-done
-		for _, c := range conns {
-			_ = c.Close()
-		}
-	})
+	url := hungServer(t)
 	for _, lang := range languages {
-		t.Run(lang, func(t *testing.T) { checkHung(t, "http://"+ln.Addr().String(), lang) })
+		t.Run(lang, func(t *testing.T) { checkHung(t, url, lang) })
 	}
 }
 
@@ -586,4 +565,34 @@ func TestPressure(t *testing.T) {
 			}
 		})
 	}
+}
+
+// hungServer listens on 127.0.0.1, accepts connections and never answers,
+// until the test ends; it returns its http:// URL.
+func hungServer(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	var conns []net.Conn
+	go func() {
+		defer close(done)
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns = append(conns, conn) // hold it open, say nothing
+		}
+	}()
+	t.Cleanup(func() {
+		_ = ln.Close()
+		<-done
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	})
+	return "http://" + ln.Addr().String()
 }

@@ -205,19 +205,10 @@ func (c Config) compile() (compiled, error) {
 		c.Schema = DefaultSchema()
 	}
 	out := compiled{Config: c}
-	u, err := url.Parse(c.URL)
-	switch {
-	case c.URL == "":
-		return out, invalid("url", "is empty")
-	case err != nil:
-		return out, invalid("url", "does not parse: %v", err)
-	case u.Scheme != "http" && u.Scheme != "https":
-		return out, invalid("url", "scheme must be http or https, got %q", u.Scheme)
-	case u.Host == "":
-		return out, invalid("url", "has no host: %q", c.URL)
-	case u.RawQuery != "" || u.Fragment != "":
-		return out, invalid("url", "must not have a query or fragment: %q", c.URL)
+	if _, err := checkURL("url", c.URL); err != nil {
+		return out, err
 	}
+	var err error
 	if err := checkName("bucket", c.Bucket); err != nil {
 		return out, err
 	}
@@ -246,6 +237,25 @@ func (c Config) compile() (compiled, error) {
 		return out, invalid("stale_after", "must be positive, got %v", c.StaleAfter)
 	}
 	s := c.Schema
+	if err := s.check(); err != nil {
+		return out, err
+	}
+	if out.diskExclude, err = joinPatterns("schema.disk_exclude", s.DiskExclude); err != nil {
+		return out, err
+	}
+	if out.netInclude, err = joinPatterns("schema.net_include", s.NetInclude); err != nil {
+		return out, err
+	}
+	if out.netExclude, err = joinPatterns("schema.net_exclude", s.NetExclude); err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
+// check reports the first schema name that is empty, not UTF-8, holds a
+// control character, collides with a query's own columns, or names the
+// same measurement and field as another.
+func (s Schema) check() error {
 	for _, f := range []struct{ name, v string }{
 		{"schema.host_tag", s.HostTag},
 		{"schema.cpu_measurement", s.CPUMeasurement}, {"schema.cpu_tag", s.CPUTag},
@@ -264,7 +274,7 @@ func (c Config) compile() (compiled, error) {
 		{"schema.pressure_total_field", s.PressureTotalField},
 	} {
 		if err := checkName(f.name, f.v); err != nil {
-			return out, err
+			return err
 		}
 	}
 	// Tags read from rows must not collide with Flux's own columns (nor
@@ -276,7 +286,7 @@ func (c Config) compile() (compiled, error) {
 		{"schema.pressure_resource_tag", s.PressureResourceTag}, {"schema.pressure_type_tag", s.PressureTypeTag},
 	} {
 		if strings.HasPrefix(f.v, "_") || f.v == "result" || f.v == "table" || f.v == "time" {
-			return out, invalid(f.name, "%q is a reserved column name", f.v)
+			return invalid(f.name, "%q is a reserved column name", f.v)
 		}
 	}
 	// Rows are told apart by (measurement, field).
@@ -292,20 +302,11 @@ func (c Config) compile() (compiled, error) {
 	} {
 		k := [2]string{f.m, f.f}
 		if other, dup := seen[k]; dup {
-			return out, invalid(f.name, "names the same measurement and field as %s (%q.%q)", other, f.m, f.f)
+			return invalid(f.name, "names the same measurement and field as %s (%q.%q)", other, f.m, f.f)
 		}
 		seen[k] = f.name
 	}
-	if out.diskExclude, err = joinPatterns("schema.disk_exclude", s.DiskExclude); err != nil {
-		return out, err
-	}
-	if out.netInclude, err = joinPatterns("schema.net_include", s.NetInclude); err != nil {
-		return out, err
-	}
-	if out.netExclude, err = joinPatterns("schema.net_exclude", s.NetExclude); err != nil {
-		return out, err
-	}
-	return out, nil
+	return nil
 }
 
 func (s Schema) isZero() bool {
@@ -317,6 +318,25 @@ func (s Schema) isZero() bool {
 		len(s.NetExclude) == 0 && s.ContainersMeasurement == "" &&
 		s.ContainersKindTag == "" && s.ContainersField == "" && s.PressureMeasurement == "" &&
 		s.PressureResourceTag == "" && s.PressureTypeTag == "" && s.PressureTotalField == ""
+}
+
+// checkURL parses a server's base URL: http or https, a host, an
+// optional path prefix, no query or fragment.
+func checkURL(field, raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	switch {
+	case raw == "":
+		return nil, invalid(field, "is empty")
+	case err != nil:
+		return nil, invalid(field, "does not parse: %v", err)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return nil, invalid(field, "scheme must be http or https, got %q", u.Scheme)
+	case u.Host == "":
+		return nil, invalid(field, "has no host: %q", raw)
+	case u.RawQuery != "" || u.Fragment != "" || u.ForceQuery:
+		return nil, invalid(field, "must not have a query or fragment: %q", raw)
+	}
+	return u, nil
 }
 
 // checkName accepts any non-empty UTF-8 name without control characters;

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -142,8 +141,6 @@ var errStatement = errors.New("statement failed")
 // chunked answer to each, then calls done (when not nil) once the whole
 // answer has been read.
 func (c *Collector) runInfluxQL(ctx context.Context, op, q string, each func(influxQLSeries) error, done func()) error {
-	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
-	defer cancel()
 	params := url.Values{}
 	db, rp, _ := strings.Cut(c.cfg.Bucket, "/")
 	params.Set("db", db)
@@ -155,32 +152,12 @@ func (c *Collector) runInfluxQL(ctx context.Context, op, q string, each func(inf
 	params.Set("chunk_size", strconv.Itoa(influxQLChunkSize))
 	u := strings.TrimRight(c.client.ServerURL(), "/") + "/query?" + params.Encode()
 	form := url.Values{"q": {q}}.Encode()
-	var decodeErr error
-	perr := c.client.HTTPService().DoPostRequest(ctx, u, strings.NewReader(form),
-		func(req *http.Request) {
-			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-			req.Header.Set("Accept", "application/json")
-		},
-		func(resp *http.Response) error {
-			defer resp.Body.Close()
-			decodeErr = decodeInfluxQL(resp.Body, each)
-			if decodeErr != nil {
-				_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20)) // let the connection be reused
-			}
-			return nil
-		})
-	switch {
-	case perr != nil:
-		return classify(op, perr)
-	case decodeErr != nil:
-		return classify(op, decodeErr)
-	case ctx.Err() != nil: // ended mid-stream, yet looked like a clean end
-		return classify(op, ctx.Err())
-	}
-	if done != nil {
+	err := c.post(ctx, op, u, strings.NewReader(form), "application/x-www-form-urlencoded", "application/json",
+		func(body io.Reader) error { return decodeInfluxQL(body, each) })
+	if err == nil && done != nil {
 		done()
 	}
-	return nil
+	return err
 }
 
 // decodeInfluxQL reads the JSON objects of a chunked answer (one object

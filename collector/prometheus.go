@@ -8,7 +8,6 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -109,18 +108,9 @@ type promCompiled struct {
 
 func (c PrometheusConfig) compile() (promCompiled, error) {
 	out := promCompiled{PrometheusConfig: c}
-	u, err := url.Parse(c.URL)
-	switch {
-	case c.URL == "":
-		return out, invalid("url", "is empty")
-	case err != nil:
-		return out, invalid("url", "does not parse: %v", err)
-	case u.Scheme != "http" && u.Scheme != "https":
-		return out, invalid("url", "scheme must be http or https, got %q", u.Scheme)
-	case u.Host == "":
-		return out, invalid("url", "has no host: %q", c.URL)
-	case u.RawQuery != "" || u.Fragment != "" || u.ForceQuery:
-		return out, invalid("url", "must not have a query or fragment: %q", c.URL)
+	u, err := checkURL("url", c.URL)
+	if err != nil {
+		return out, err
 	}
 	base := strings.TrimRight(c.URL, "/")
 	out.queryURL, out.readyURL = base+"/api/v1/query", base+"/-/ready"
@@ -263,8 +253,8 @@ func (p *Prometheus) authorize(req *http.Request) {
 // range query would compute a rate per step to be averaged again, costing
 // a rate per series per step for a noisier estimate of the same mean.
 // Counter resets are handled by rate(): a counter that went down counts
-// its new value as increase since the reset, where the InfluxDB reader's
-// Flux path drops that step.
+// its new value as increase since the reset, where the InfluxDB reader
+// (either language) drops that step.
 //
 // A host is Stale, with no usage, when its newest idle-cpu sample at or
 // before to is older than to − StaleAfter, or when it has cpu rates but

@@ -3,17 +3,15 @@ package collector_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"strconv"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/colocd/colocd/collector"
 	"github.com/colocd/colocd/collector/promtest"
 	"github.com/colocd/colocd/goodness"
-	"github.com/google/go-cmp/cmp"
 )
 
 // BenchmarkUsagePrometheus measures one learning interval's queries and
@@ -80,47 +78,16 @@ func BenchmarkUsagePrometheus(b *testing.B) {
 				}
 			}
 			b.ReportAllocs()
-			server0, self0 := promProcCPU(srv.PID()), promSelfCPU()
+			server0, self0 := procCPU(srv.PID()), selfCPU()
 			for b.Loop() {
 				if _, err := p.Usage(ctx, asked, from, to); err != nil {
 					b.Fatal(err)
 				}
 			}
 			if server0 >= 0 {
-				b.ReportMetric(float64(promProcCPU(srv.PID())-server0)/float64(time.Millisecond)/float64(b.N), "prometheus-cpu-ms/op")
+				b.ReportMetric(float64(procCPU(srv.PID())-server0)/float64(time.Millisecond)/float64(b.N), "prometheus-cpu-ms/op")
 			}
-			b.ReportMetric(float64(promSelfCPU()-self0)/float64(time.Millisecond)/float64(b.N), "client-cpu-ms/op")
+			b.ReportMetric(float64(selfCPU()-self0)/float64(time.Millisecond)/float64(b.N), "client-cpu-ms/op")
 		})
 	}
-}
-
-// promProcCPU is a process's user+system CPU time from /proc, -1 if
-// unknown.
-func promProcCPU(pid int) time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return -1
-	}
-	// Fields after the parenthesised command name; utime and stime are
-	// fields 14 and 15, in clock ticks of 1/100 s on Linux.
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 13 {
-		return -1
-	}
-	u, err1 := strconv.ParseInt(f[11], 10, 64)
-	st, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return -1
-	}
-	return time.Duration(u+st) * 10 * time.Millisecond
-}
-
-// promSelfCPU is this process's user+system CPU time.
-func promSelfCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

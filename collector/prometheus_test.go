@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"log"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -19,11 +18,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
 	"github.com/colocd/colocd/collector"
 	"github.com/colocd/colocd/collector/promtest"
 	"github.com/colocd/colocd/goodness"
-	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // promT0 anchors the backfilled data; promAt(n) is promT0 + n seconds.
@@ -519,31 +519,9 @@ func TestPrometheusErrors(t *testing.T) {
 // answers costs one Timeout, then ErrUnreachable wrapping
 // DeadlineExceeded; the caller's own cancellation is not an outage.
 func TestPrometheusHungServer(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	var conns []net.Conn
-	go func() {
-		defer close(done)
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			conns = append(conns, conn) // hold it open, say nothing
-		}
-	}()
-	t.Cleanup(func() {
-		_ = ln.Close()
-		<-done
-		for _, c := range conns {
-			_ = c.Close()
-		}
-	})
+	url := hungServer(t)
 	const timeout = 300 * time.Millisecond
-	p := newProm(t, "http://"+ln.Addr().String(), func(c *collector.PrometheusConfig) { c.Timeout = timeout })
+	p := newProm(t, url, func(c *collector.PrometheusConfig) { c.Timeout = timeout })
 	for name, call := range map[string]func(context.Context) error{
 		"usage": func(ctx context.Context) error {
 			_, err := p.Usage(ctx, []string{"h1"}, promT0, promAt(60))
