@@ -219,7 +219,7 @@ func TestJobsJobCancel(t *testing.T) {
 		t.Errorf("cancel pending: %+v, %v", cancelled.Body.State, err)
 	}
 	dec := `{"candidates":[{"kind":"terasort","prob":0.75}],"context":[{"kind":"kmeans","weight":1}],"forced":"deadline"}`
-	if _, err := s.Store.Admit(ids[1], "application_1_0001", json.RawMessage(dec), nil); err != nil {
+	if _, err := s.Store.Admit(ids[1], "application_1_0001", json.RawMessage(dec), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	admitted, err := c.reader.Job(ctx, ids[1])
@@ -269,7 +269,7 @@ func TestResolve(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := r.Body.ID
-	if _, err := s.Store.Admit(id, "application_1_0001", nil, nil); err != nil {
+	if _, err := s.Store.Admit(id, "application_1_0001", nil, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Store.Park(id, "the RM restarted without recovery"); err != nil {

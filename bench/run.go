@@ -320,8 +320,10 @@ func Run(ctx context.Context, rc RunConfig) (Result, error) {
 
 // PaperConfig is cfg with the paper's method: the pair preferences alone
 // (preference mode bandit) learning from the observed goodness at the pair
-// mode's step size, H₀ = 0 everywhere (no self prior), sampling from π.
+// mode's step size, H₀ = 0 everywhere (no self prior), sampling from π,
+// and only the paper's starvation guard (no reservations).
 func PaperConfig(cfg daemon.Config) daemon.Config {
+	cfg.Pipeline.Reservation.Enabled = false
 	cfg.Pipeline.Preference.Mode = queue.PreferenceBandit
 	cfg.Pipeline.Select.Mode = queue.SelectSample
 	cfg.Learning.SelfPrior = 0

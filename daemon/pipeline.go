@@ -9,14 +9,15 @@ import (
 // pipeline's stages, each decoded into its owner's type (queue), and the
 // preference stage's scorer (engine).
 type PipelineConfig struct {
-	Window      queue.WindowConfig     `mapstructure:"window"`
-	Fit         queue.FitConfig        `mapstructure:"fit"`
-	Fairness    queue.FairnessConfig   `mapstructure:"fairness"`
-	Altruism    queue.AltruismConfig   `mapstructure:"altruism"`
-	Preference  PreferenceConfig       `mapstructure:"preference"`
-	Starvation  queue.StarvationConfig `mapstructure:"starvation"`
-	Select      queue.SelectConfig     `mapstructure:"select"`
-	MaxRecorded int                    `mapstructure:"max_recorded"`
+	Window      queue.WindowConfig      `mapstructure:"window"`
+	Fit         queue.FitConfig         `mapstructure:"fit"`
+	Fairness    queue.FairnessConfig    `mapstructure:"fairness"`
+	Altruism    queue.AltruismConfig    `mapstructure:"altruism"`
+	Preference  PreferenceConfig        `mapstructure:"preference"`
+	Starvation  queue.StarvationConfig  `mapstructure:"starvation"`
+	Reservation queue.ReservationConfig `mapstructure:"reservation"`
+	Select      queue.SelectConfig      `mapstructure:"select"`
+	MaxRecorded int                     `mapstructure:"max_recorded"`
 }
 
 // PreferenceConfig is pipeline.preference: the stage's own settings
@@ -39,6 +40,7 @@ func DefaultPipelineConfig() PipelineConfig {
 		Window: q.Window, Fit: q.Fit, Fairness: q.Fairness, Altruism: q.Altruism,
 		Preference:  PreferenceConfig{PreferenceConfig: q.Preference, ScorerConfig: engine.DefaultScorerConfig()},
 		Starvation:  q.Starvation,
+		Reservation: q.Reservation,
 		Select:      q.Select,
 		MaxRecorded: q.MaxRecorded,
 	}
@@ -50,7 +52,7 @@ func DefaultPipelineConfig() PipelineConfig {
 func (p PipelineConfig) QueueConfig() (queue.Config, error) {
 	q := queue.Config{
 		Window: p.Window, Fit: p.Fit, Fairness: p.Fairness, Altruism: p.Altruism,
-		Preference: p.Preference.PreferenceConfig, Starvation: p.Starvation, Select: p.Select,
+		Preference: p.Preference.PreferenceConfig, Starvation: p.Starvation, Reservation: p.Reservation, Select: p.Select,
 		MaxRecorded: p.MaxRecorded,
 	}
 	if err := q.Validate(); err != nil {

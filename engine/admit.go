@@ -117,7 +117,7 @@ func (e *Engine) admitOne(ctx context.Context, rep *AdmitReport) (done bool, err
 	}
 	// Record first: from here on a crash leaves the job admitted under
 	// appID, and Reconcile asks the cluster about appID before anything else.
-	job, err := e.store.Admit(admit.Chosen, appID, decJSON, admit.Passed)
+	job, err := e.store.Admit(admit.Chosen, appID, decJSON, admit.Passed, admit.Blocked)
 	e.StoreWrite("admit", err)
 	if err != nil {
 		return true, fmt.Errorf("admit job %s: record: %w", admit.Chosen, err)
@@ -232,6 +232,7 @@ func (e *Engine) snapshot(ctx context.Context) (queue.Snapshot, error) {
 	}
 	sort.Slice(running, func(i, j int) bool { return running[i].JobID < running[j].JobID })
 	e.dominantShares(st)
+	e.shape.Store(&clusterShape{capa: st.Capacity, nodes: nodes})
 	return queue.Snapshot{
 		Now: now, Capacity: st.Capacity, Free: free, Nodes: nodes,
 		Running: running, Pending: pending, History: hist,

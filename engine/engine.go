@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/colocd/colocd/bandit"
@@ -28,15 +29,20 @@ type Engine struct {
 	profiles *profile.Model   // per-kind resource profiles, learned
 	scoreSrc profile.Profiles // what the scorer reads: profiles, or given ones
 	pipeline *queue.Pipeline  // the learned ordering
-	fifo     *queue.Pipeline  // shadow mode's FIFO ordering (no preferences)
-	cluster  Cluster
-	metrics  UsageSource
-	clock    Clock
-	journal  Journal   // nil: no journal
-	mx       Telemetry // nil: no Prometheus metrics
-	rng      *rand.Rand
-	log      *slog.Logger
-	wall     func() time.Time // decision latency and readiness only
+	// fit says whether jobs are checked against the cluster's capacity
+	// (pipeline.fit), per node or not; shape is that capacity at the last
+	// admission pass (nil before one), for Prepare's too-large check.
+	fit, fitPerNode bool
+	shape           atomic.Pointer[clusterShape]
+	fifo            *queue.Pipeline // shadow mode's FIFO ordering (no preferences)
+	cluster         Cluster
+	metrics         UsageSource
+	clock           Clock
+	journal         Journal   // nil: no journal
+	mx              Telemetry // nil: no Prometheus metrics
+	rng             *rand.Rand
+	log             *slog.Logger
+	wall            func() time.Time // decision latency and readiness only
 
 	window     int
 	maxRunning int
@@ -179,6 +185,8 @@ func New(o Options) (*Engine, error) {
 		cluster: o.Cluster, metrics: o.Metrics, clock: o.Clock,
 		journal: o.Journal, mx: o.Prom, rng: o.Rand, log: o.Logger, wall: o.Wall,
 		window:       windowSize(qc),
+		fit:          qc.Fit.Enabled,
+		fitPerNode:   qc.Fit.Enabled && qc.Fit.PerNode,
 		weighContext: qc.Preference.Enabled && qc.Preference.Mode != queue.PreferenceModel,
 		maxRunning:   o.MaxRunning,
 		mode:         o.Mode,
@@ -234,14 +242,35 @@ func (e *Engine) Kick() {
 }
 
 // Prepare fills backend defaults into j and validates what the backend
-// needs (api.Controller). Errors are *queue.FieldError. It changes nothing
-// else: a kind becomes known to the learner once a job of it is stored
-// (AddKind).
+// needs (api.Controller), then refuses a job that would not fit the
+// cluster even idle, as the last admission pass saw it (with pipeline.fit
+// on): it could never be admitted, and would hold no reservation. Errors
+// are *queue.FieldError. It changes nothing else: a kind becomes known to
+// the learner once a job of it is stored (AddKind).
 func (e *Engine) Prepare(j *queue.Job) error {
 	if p, ok := e.cluster.(JobPreparer); ok {
-		return p.Prepare(j)
+		if err := p.Prepare(j); err != nil {
+			return err
+		}
+	}
+	sh := e.shape.Load()
+	if sh == nil || !e.fit || sh.capa.MemoryMB <= 0 {
+		return nil
+	}
+	var nodes []queue.NodeFree
+	if e.fitPerNode {
+		nodes = sh.nodes
+	}
+	if ok, why := queue.FitsCluster(j.Resources, sh.capa, nodes); !ok {
+		return &queue.FieldError{Field: "resources", Reason: "larger than the whole cluster, which could never run it: " + why}
 	}
 	return nil
+}
+
+// clusterShape is the cluster's capacity, in all and per node.
+type clusterShape struct {
+	capa  queue.Capacity
+	nodes []queue.NodeFree
 }
 
 // Kill stops an admitted or running job on the cluster and marks it killed.

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -681,7 +682,7 @@ func TestReconcile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := h.store.Admit(id, app, nil, nil); err != nil {
+		if _, err := h.store.Admit(id, app, nil, nil, nil); err != nil {
 			t.Fatal(err)
 		}
 		return app
@@ -698,7 +699,7 @@ func TestReconcile(t *testing.T) {
 	h.advance(130 * time.Second)
 	lostApp := admitOnly(ids[0]) // crash between record and submit
 	runApp := submitted(ids[1])  // crash after submit: still running
-	if _, err := h.store.Admit(ids[3], "application_1_9999", nil, nil); err != nil {
+	if _, err := h.store.Admit(ids[3], "application_1_9999", nil, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := h.store.Start(ids[3]); err != nil { // the store says running; the cluster never heard of it
@@ -754,7 +755,7 @@ func TestReconcileRequeuesRejected(t *testing.T) {
 	h := newHarness(t, harnessOpts{nodes: 1, noRecon: true})
 	id := h.submit("cpu")[0]
 	// An id the cluster never reserved: the simulator refuses it.
-	if _, err := h.store.Admit(id, "application_1_0042", nil, nil); err != nil {
+	if _, err := h.store.Admit(id, "application_1_0042", nil, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	rep, err := h.e.Reconcile(h.ctx)
@@ -821,5 +822,34 @@ func TestKick(t *testing.T) {
 	case <-h.e.Kicked():
 		t.Fatal("kicks did not coalesce")
 	default:
+	}
+}
+
+// A job larger than the whole cluster is refused at submit, once an
+// admission pass has seen the cluster: it could never run, and would
+// never hold a reservation. Before any pass nothing is known, so nothing
+// is refused for size.
+func TestPrepareRefusesJobsLargerThanTheCluster(t *testing.T) {
+	// The simulator's own Prepare insists on its kinds' sizes; hide it.
+	h := newHarness(t, harnessOpts{nodes: 2, cluster: func(sc *simcluster.Cluster) Cluster { return struct{ Cluster }{sc} }})
+	huge := func() *queue.Job {
+		return &queue.Job{Kind: "cpu", User: "ana", Queue: "default",
+			Resources: queue.Resources{Containers: 1, MemoryMB: 1 << 20, VCores: 1}}
+	}
+	if err := h.e.Prepare(huge()); err != nil {
+		t.Fatalf("before any pass: %v, want no size check", err)
+	}
+	j := queue.Job{Kind: "cpu", User: "ana", Queue: "default", Resources: queue.Resources{Containers: 3, MemoryMB: 1024, VCores: 1}}
+	if _, _, err := h.store.Submit(h.ctx, j); err != nil {
+		t.Fatal(err)
+	}
+	h.admit()
+	err := h.e.Prepare(huge())
+	var fe *queue.FieldError
+	if !errors.As(err, &fe) || fe.Field != "resources" || !strings.Contains(fe.Reason, "larger than the whole cluster") {
+		t.Fatalf("Prepare(1 TB container) = %v, want a FieldError on resources", err)
+	}
+	if err := h.e.Prepare(&j); err != nil {
+		t.Errorf("Prepare(default job) = %v", err)
 	}
 }

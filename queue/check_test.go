@@ -109,9 +109,9 @@ var damageFixture = sync.OnceValues(func() ([]byte, error) {
 		}
 		switch i % 5 {
 		case 1:
-			s.Admit(got.ID, "app", json.RawMessage(`{"chosen":"x"}`), nil)
+			s.Admit(got.ID, "app", json.RawMessage(`{"chosen":"x"}`), nil, nil)
 		case 2:
-			s.Admit(got.ID, "app", nil, nil)
+			s.Admit(got.ID, "app", nil, nil, nil)
 			s.Start(got.ID)
 			s.Finish(got.ID, queue.StateSucceeded, "ok")
 		case 3:
@@ -168,7 +168,7 @@ func exercise(path string) (opened bool, err error) {
 		s.Quarantined()
 		s.LoadPreferences()
 		if p, _ := s.Pending(1); len(p) == 1 {
-			s.Admit(p[0].ID, "app", nil, nil)
+			s.Admit(p[0].ID, "app", nil, nil, nil)
 			s.Requeue(p[0].ID, "again")
 			s.Cancel(p[0].ID)
 		}

@@ -16,7 +16,9 @@ type Config struct {
 	Altruism   AltruismConfig   `json:"altruism" yaml:"altruism" mapstructure:"altruism"`
 	Preference PreferenceConfig `json:"preference" yaml:"preference" mapstructure:"preference"`
 	Starvation StarvationConfig `json:"starvation" yaml:"starvation" mapstructure:"starvation"`
-	Select     SelectConfig     `json:"select" yaml:"select" mapstructure:"select"`
+	// Reservation runs right after the window: see ReservationConfig.
+	Reservation ReservationConfig `json:"reservation" yaml:"reservation" mapstructure:"reservation"`
+	Select      SelectConfig      `json:"select" yaml:"select" mapstructure:"select"`
 	// MaxRecorded caps the dropped jobs recorded per stage and the
 	// candidates and groups recorded per decision (the rest are counted).
 	// Zero: 32.
@@ -148,6 +150,24 @@ type StarvationConfig struct {
 	MaxSkips int     `json:"max_skips" yaml:"max_skips" mapstructure:"max_skips"`
 }
 
+// ReservationConfig: no job starves for not fitting. Starvation's
+// max_skips forces a job that fits; a job that does not fit is never a
+// candidate, so younger jobs that fit could overtake it forever. Each
+// decision that admits a younger job while a window job does not fit adds
+// one to that job's Blocked count. Once the oldest such job has been
+// blocked AfterBlocked times it holds a reservation: no other job is
+// admitted until it fits, and it is admitted at the first decision where it
+// does (YARN's reservations, at admission level). A job that would not fit
+// even the idle cluster (its capacity now) holds none: waiting could not
+// end.
+//
+// Bound: a job is blocked at most AfterBlocked times, and once it holds the
+// reservation it waits only for the room the running jobs free.
+type ReservationConfig struct {
+	Enabled      bool `json:"enabled" yaml:"enabled" mapstructure:"enabled"`
+	AfterBlocked int  `json:"after_blocked" yaml:"after_blocked" mapstructure:"after_blocked"`
+}
+
 // SelectMode is how the final distribution becomes one job.
 type SelectMode string
 
@@ -181,7 +201,10 @@ const DefaultWindow = 8
 // DefaultConfig is the paper's scheduler with its suggested starvation
 // guard: window 8, fit with per-node placement, fairness off, altruism on
 // (P = 0.5, unknown runtime 10 min), preferences on, linear starvation
-// weights (a = 0.5, max 8 skips) — and one deviation: select mode anneal
+// weights (a = 0.5, max 8 skips), reservations after 32 blocks (not in the
+// paper: a job that does not fit would otherwise starve; 8 cost ra 3.4
+// points of makespan on new-kinds, 32 nothing, bench/README.md) — and one
+// deviation: select mode anneal
 // (sample until the context's preference rows have 10 observations, then
 // argmax) instead of the paper's pure sampling, which measured worse on both
 // paper queues in `colocd sim` (bench/README.md).
@@ -195,6 +218,7 @@ func DefaultConfig() Config {
 		Altruism:    AltruismConfig{Enabled: true, P: 0.5, DefaultRuntime: 10 * time.Minute},
 		Preference:  PreferenceConfig{Enabled: true, Mode: PreferenceBandit, Temperature: DefaultTemperature, ObserveWait: DefaultObserveWait},
 		Starvation:  StarvationConfig{Enabled: true, Shape: ShapeLinear, A: 0.5, MaxSkips: 8},
+		Reservation: ReservationConfig{Enabled: true, AfterBlocked: 32},
 		Select:      SelectConfig{Enabled: true, Mode: SelectAnneal, ExploreObservations: DefaultExploreObservations},
 		MaxRecorded: 32,
 	}
@@ -256,6 +280,9 @@ func (c Config) Validate() error {
 		default:
 			return fieldErr("preference.mode", "%q is not model or bandit", p.Mode)
 		}
+	}
+	if r := c.Reservation; r.Enabled && (r.AfterBlocked < 1 || r.AfterBlocked > 1<<20) {
+		return fieldErr("reservation.after_blocked", "%d outside [1, %d]", r.AfterBlocked, 1<<20)
 	}
 	if s := c.Starvation; s.Enabled {
 		switch s.Shape {

@@ -71,7 +71,7 @@ func crashChild(path, prefix string) {
 				if i%3 != 0 {
 					continue
 				}
-				if _, err := s.Admit(got.ID, "app", nil, nil); err != nil {
+				if _, err := s.Admit(got.ID, "app", nil, nil, nil); err != nil {
 					fmt.Fprintln(os.Stderr, "child admit:", err)
 					os.Exit(4)
 				}

@@ -34,7 +34,7 @@ func ExampleStore() {
 	fmt.Println("retry created:", created, "same job:", again.ID == first.ID)
 
 	// Record first, then act: admit with the RM's reserved id, then submit.
-	s.Admit(first.ID, "application_1735732800000_0001", json.RawMessage(`{"chosen":"`+first.ID+`"}`), nil)
+	s.Admit(first.ID, "application_1735732800000_0001", json.RawMessage(`{"chosen":"`+first.ID+`"}`), nil, nil)
 	s.Start(first.ID)
 	now = now.Add(90 * time.Second)
 	done, _ := s.Finish(first.ID, queue.StateSucceeded, "")
@@ -89,6 +89,7 @@ func ExamplePipeline() {
 	// window     3 → 3
 	// fit        3 → 2
 	// altruism   2 → 2
+	// reservation 2 → 2
 	// preference 2 → 2
 	// starvation 2 → 1
 	// select     1 → 1

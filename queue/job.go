@@ -128,8 +128,11 @@ type Job struct {
 	Labels         map[string]string `json:"labels,omitempty"`
 	IdempotencyKey string            `json:"idempotency_key,omitempty"` // scoped per user
 
-	State       State  `json:"state"`
-	Skips       int    `json:"skips"`            // times passed over by a decision
+	State State `json:"state"`
+	Skips int   `json:"skips"` // times passed over by a decision
+	// Blocked counts the decisions that admitted a younger job while this
+	// one, in the window, did not fit; see ReservationConfig.
+	Blocked     int    `json:"blocked,omitempty"`
 	Requeues    int    `json:"requeues"`         // times rolled back admitted → pending
 	AppID       string `json:"app_id,omitempty"` // RM application id, stored before the submit call
 	Diagnostics string `json:"diagnostics,omitempty"`

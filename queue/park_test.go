@@ -20,7 +20,7 @@ func TestParkAndResolve(t *testing.T) {
 		js = append(js, submit(t, s, queuetest.Job("k")))
 	}
 	for i, app := range []string{"application_1_0001", "application_1_0002"} {
-		if _, err := s.Admit(js[i].ID, app, nil, nil); err != nil {
+		if _, err := s.Admit(js[i].ID, app, nil, nil, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

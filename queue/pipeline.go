@@ -115,8 +115,14 @@ type Decision struct {
 	Stages     []StageRecord `json:"stages"`
 	Candidates []Candidate   `json:"candidates"`
 	// Passed: jobs that survived Fit and were ahead of Chosen in the FIFO.
-	Passed []string      `json:"passed"`
-	Groups []GroupRecord `json:"groups,omitempty"`
+	Passed []string `json:"passed"`
+	// Blocked: jobs of the window ahead of Chosen in the FIFO that did not
+	// fit (give it to Store.Admit so their Blocked counts grow).
+	Blocked []string `json:"blocked,omitempty"`
+	// Reserved is the job holding a reservation (ReservationConfig), if
+	// any: nothing else is admitted until it is.
+	Reserved string        `json:"reserved,omitempty"`
+	Groups   []GroupRecord `json:"groups,omitempty"`
 }
 
 // ContextKind is one running kind in the preference context.
@@ -245,6 +251,11 @@ func (p *Pipeline) stack() []stage {
 	if c.Altruism.Enabled {
 		s = append(s, altruismStage{p: c.Altruism})
 	}
+	// 4b. Reservation: the oldest job blocked after_blocked times for not
+	//     fitting goes next; until it fits nothing else goes.
+	if c.Reservation.Enabled {
+		s = append(s, reservationStage{after: c.Reservation.AfterBlocked, perNode: c.Fit.Enabled && c.Fit.PerNode})
+	}
 	// 5. Co-location preference. Mode model: the scorer predicts what each
 	//    kind's job would do to the nodes it lands on (profiles, corrected
 	//    by the pair preferences) and π is the softmax of the scores over
@@ -281,6 +292,7 @@ type cand struct {
 	res      Resources
 	deadline *time.Time
 	skips    int
+	noFit    bool // dropped by the fit stage
 
 	group  string
 	slack  time.Duration // valid when job.Deadline != nil
@@ -488,6 +500,11 @@ func (r *run) finish() {
 		d.Passed = make([]string, n)
 		for i, c := range r.fit[:n] {
 			d.Passed[i] = c.job.ID
+		}
+	}
+	for _, c := range r.window[:r.chosen.idx] {
+		if c.noFit {
+			d.Blocked = append(d.Blocked, c.job.ID)
 		}
 	}
 	if r.p.fair != nil {

@@ -526,7 +526,7 @@ func TestDecisionJSON(t *testing.T) {
 	for _, s := range d.Stages {
 		names = append(names, s.Name)
 	}
-	if diff := cmp.Diff([]string{"window", "fit", "altruism", "preference", "starvation", "select"}, names); diff != "" {
+	if diff := cmp.Diff([]string{"window", "fit", "altruism", "reservation", "preference", "starvation", "select"}, names); diff != "" {
 		t.Errorf("stages (-want +got):\n%s", diff)
 	}
 }

@@ -99,7 +99,7 @@ func TestDamagedRecordQuarantined(t *testing.T) {
 					if len(head) == 0 {
 						break
 					}
-					if _, err := s.Admit(head[0].ID, "app", nil, nil); err != nil {
+					if _, err := s.Admit(head[0].ID, "app", nil, nil, nil); err != nil {
 						t.Fatalf("Admit(%s): %v", head[0].ID, err)
 					}
 					admitted = append(admitted, head[0].ID)
@@ -193,7 +193,7 @@ func TestDamagedKindHistory(t *testing.T) {
 			if h, err := s.Histories(); err != nil || len(h) != 0 {
 				t.Errorf("Histories = %v, %v; want none", h, err)
 			}
-			s.Admit(js[0].ID, "app", nil, nil)
+			s.Admit(js[0].ID, "app", nil, nil, nil)
 			if _, err := s.Finish(js[0].ID, queue.StateSucceeded, ""); err != nil {
 				t.Fatalf("Finish: %v", err)
 			}

@@ -3,6 +3,7 @@ package queue
 import (
 	"fmt"
 	"math"
+	"strings"
 )
 
 // windowStage keeps the first size pending jobs (paper §4.1: "the scheduler
@@ -46,24 +47,14 @@ func (s fitStage) run(r *run, rec *StageRecord) {
 	}
 	kept := r.beginFilter()
 	for _, c := range r.live {
-		res := c.res
-		mem, vc := res.TotalMemoryMB(), res.TotalVCores()
-		switch {
-		case mem > free.MemoryMB:
-			if r.room(rec) {
-				rec.Dropped = append(rec.Dropped, Drop{c.job.ID, fmt.Sprintf("needs %d MB, %d MB free", mem, free.MemoryMB)})
-			}
-		case vc > free.VCores:
-			if r.room(rec) {
-				rec.Dropped = append(rec.Dropped, Drop{c.job.ID, fmt.Sprintf("needs %d vcores, %d free", vc, free.VCores)})
-			}
-		case nodes != nil && placeable(r.sc.shapeFit, nodes, res) < int64(res.Containers):
-			if r.room(rec) {
-				rec.Dropped = append(rec.Dropped, Drop{c.job.ID, fmt.Sprintf("%d containers of %d MB/%d vcores: only %d fit on the %d nodes",
-					res.Containers, res.MemoryMB, res.VCores, placeable(r.sc.shapeFit, nodes, res), len(nodes))})
-			}
-		default:
+		if fits, _ := fitsIn(c.res, free, nodes, r.sc.shapeFit, false); fits {
 			kept = append(kept, c)
+			continue
+		}
+		c.noFit = true
+		if r.room(rec) {
+			_, why := fitsIn(c.res, free, nodes, r.sc.shapeFit, true)
+			rec.Dropped = append(rec.Dropped, Drop{c.job.ID, why})
 		}
 	}
 	r.endFilter(kept)
@@ -71,6 +62,56 @@ func (s fitStage) run(r *run, rec *StageRecord) {
 	if len(kept) == 0 && len(rec.Dropped)+rec.Omitted > 0 {
 		rec.Note = "no job fits the free resources"
 	}
+}
+
+// FitsCluster reports whether res would fit the cluster when idle: its
+// whole capacity and, given nodes, their whole capacity container by
+// container (their Free is ignored); why says what is short. A job that
+// does not can never run, and is never given a reservation.
+func FitsCluster(res Resources, capa Capacity, nodes []NodeFree) (fits bool, why string) {
+	var idle []NodeFree
+	if nodes != nil {
+		idle = make([]NodeFree, len(nodes))
+		for i, n := range nodes {
+			idle[i] = NodeFree{Name: n.Name, Free: n.Capacity, Capacity: n.Capacity}
+		}
+	}
+	ok, why := fitsIn(res, capa, idle, nil, true)
+	if !ok {
+		why = strings.NewReplacer(" free", " in the cluster").Replace(why)
+	}
+	return ok, why
+}
+
+// fitsIn reports whether res fits the free capacity and, given nodes, can
+// be placed container by container on their free room (memo may be nil);
+// with explain, why not.
+func fitsIn(res Resources, free Capacity, nodes []NodeFree, memo *shapeMemo, explain bool) (bool, string) {
+	mem, vc := res.TotalMemoryMB(), res.TotalVCores()
+	switch {
+	case mem > free.MemoryMB:
+		return false, explained(explain, "needs %d MB, %d MB free", mem, free.MemoryMB)
+	case vc > free.VCores:
+		return false, explained(explain, "needs %d vcores, %d free", vc, free.VCores)
+	}
+	if nodes == nil {
+		return true, ""
+	}
+	if memo == nil {
+		memo = new(shapeMemo)
+	}
+	if n := placeable(memo, nodes, res); n < int64(res.Containers) {
+		return false, explained(explain, "%d containers of %d MB/%d vcores: only %d fit on the %d nodes",
+			res.Containers, res.MemoryMB, res.VCores, n, len(nodes))
+	}
+	return true, ""
+}
+
+func explained(explain bool, format string, args ...any) string {
+	if !explain {
+		return ""
+	}
+	return fmt.Sprintf(format, args...)
 }
 
 // shapeMemo caches placeable per container shape for one decision: a

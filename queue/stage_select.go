@@ -12,7 +12,9 @@ import (
 // job that survived Fit, is not behind the altruism cut, and was passed over
 // max_skips times wins outright — whatever Fairness or Altruism's
 // out-of-slack rule dropped — so no job is passed over more than max_skips
-// times.
+// times. A reservation (ReservationConfig) comes first: while a job holds
+// one, nothing else is forced; nothing else is admitted either, so no skip
+// grows meanwhile.
 type starvationStage struct{ c StarvationConfig }
 
 func (starvationStage) name() string { return "starvation" }
@@ -27,6 +29,9 @@ func (s starvationStage) w(skips int) float64 {
 
 func (s starvationStage) run(r *run, rec *StageRecord) {
 	for _, c := range r.fit {
+		if r.dec.Reserved != "" {
+			break
+		}
 		if r.cut != nil && c.idx > r.cut.idx {
 			break
 		}

@@ -182,7 +182,7 @@ func TestRecent(t *testing.T) {
 	}
 	// "succeeded" sorts last among the states: no key follows its prefix.
 	for _, j := range js[4:] {
-		s.Admit(j.ID, "", nil, nil)
+		s.Admit(j.ID, "", nil, nil, nil)
 		s.Finish(j.ID, queue.StateSucceeded, "")
 	}
 	got, _ := s.Recent(queue.StateSucceeded, 0)
@@ -361,7 +361,7 @@ func TestTransitions(t *testing.T) {
 				var err error
 				switch st.op {
 				case "admit":
-					_, err = s.Admit(id, "application_1_0001", nil, nil)
+					_, err = s.Admit(id, "application_1_0001", nil, nil, nil)
 				case "requeue":
 					_, err = s.Requeue(id, "rm said no")
 				case "start":
@@ -394,7 +394,7 @@ func TestTransitions(t *testing.T) {
 func TestFinishRejectsNonFinalState(t *testing.T) {
 	s, _ := openStore(t, queue.Options{})
 	id := submit(t, s, queuetest.Job("k")).ID
-	s.Admit(id, "", nil, nil)
+	s.Admit(id, "", nil, nil, nil)
 	_, err := s.Finish(id, queue.StateRunning, "")
 	var fe *queue.FieldError
 	if !errors.As(err, &fe) || fe.Field != "final" {
@@ -412,7 +412,7 @@ func TestAdmitRecordsAndSkips(t *testing.T) {
 	clk.Advance(time.Minute)
 
 	dec := json.RawMessage(`{"chosen": "x",  "passed": []}`)
-	got, err := s.Admit(c.ID, "application_1_0007", dec, []string{a.ID, b.ID, a.ID, gone.ID, c.ID, "unknown"})
+	got, err := s.Admit(c.ID, "application_1_0007", dec, []string{a.ID, b.ID, a.ID, gone.ID, c.ID, "unknown"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -430,7 +430,22 @@ func TestAdmitRecordsAndSkips(t *testing.T) {
 	if diff := cmp.Diff(map[string]int{"a": 1, "b": 1, "c": 0, "d": 0}, skips); diff != "" {
 		t.Errorf("skips (-want +got):\n%s", diff)
 	}
-	if _, err := s.Admit(a.ID, "", json.RawMessage(`{`), nil); !errors.Is(err, queue.ErrInvalid) {
+
+	// Blocked: each pending id once; passed ones are not blocked too.
+	e := submit(t, s, queuetest.Job("e"))
+	f := submit(t, s, queuetest.Job("f"))
+	if _, err := s.Admit(f.ID, "application_1_0008", nil, []string{a.ID}, []string{e.ID, e.ID, a.ID, c.ID, f.ID}); err != nil {
+		t.Fatal(err)
+	}
+	counts := map[string][2]int{}
+	for _, j := range []queue.Job{a, b, e} {
+		g, _ := s.Get(j.ID)
+		counts[j.Kind] = [2]int{g.Skips, g.Blocked}
+	}
+	if diff := cmp.Diff(map[string][2]int{"a": {2, 0}, "b": {1, 0}, "e": {0, 1}}, counts); diff != "" {
+		t.Errorf("skips, blocked (-want +got):\n%s", diff)
+	}
+	if _, err := s.Admit(a.ID, "", json.RawMessage(`{`), nil, nil); !errors.Is(err, queue.ErrInvalid) {
 		t.Errorf("Admit with bad decision JSON: %v, want ErrInvalid", err)
 	}
 }
@@ -439,7 +454,7 @@ func TestRequeueKeepsPlace(t *testing.T) {
 	s, _ := openStore(t, queue.Options{})
 	a := submit(t, s, queuetest.Job("a"))
 	b := submit(t, s, queuetest.Job("b"))
-	s.Admit(a.ID, "app", json.RawMessage(`{}`), nil)
+	s.Admit(a.ID, "app", json.RawMessage(`{}`), nil, nil)
 	got, err := s.Requeue(a.ID, "submit failed: 503")
 	if err != nil {
 		t.Fatal(err)
@@ -458,7 +473,7 @@ func TestFinishUpdatesHistory(t *testing.T) {
 	runtimes := []time.Duration{10 * time.Minute, 20 * time.Minute, 5 * time.Minute}
 	for i, rt := range runtimes {
 		id := submit(t, s, queuetest.Job("etl")).ID
-		s.Admit(id, "", nil, nil)
+		s.Admit(id, "", nil, nil, nil)
 		clk.Advance(time.Minute) // admitted → running gap is not runtime
 		if i != 1 {
 			s.Start(id)
@@ -472,7 +487,7 @@ func TestFinishUpdatesHistory(t *testing.T) {
 		runtimes[i] = rt
 	}
 	failed := submit(t, s, queuetest.Job("etl")).ID
-	s.Admit(failed, "", nil, nil)
+	s.Admit(failed, "", nil, nil, nil)
 	clk.Advance(time.Hour)
 	s.Finish(failed, queue.StateFailed, "") // failures are not history
 
@@ -506,7 +521,7 @@ func TestHistoryKeepsLastTen(t *testing.T) {
 	s, clk := openStore(t, queue.Options{})
 	for i := 1; i <= 13; i++ {
 		id := submit(t, s, queuetest.Job("k")).ID
-		s.Admit(id, "", nil, nil)
+		s.Admit(id, "", nil, nil, nil)
 		s.Start(id)
 		clk.Advance(time.Duration(i) * time.Second)
 		s.Finish(id, queue.StateSucceeded, "")
@@ -527,8 +542,8 @@ func TestListAndCounts(t *testing.T) {
 	for i := 0; i < 6; i++ {
 		js = append(js, submit(t, s, queuetest.Job("k")))
 	}
-	s.Admit(js[0].ID, "", nil, nil)
-	s.Admit(js[1].ID, "", nil, nil)
+	s.Admit(js[0].ID, "", nil, nil, nil)
+	s.Admit(js[1].ID, "", nil, nil, nil)
 	s.Start(js[1].ID)
 	s.Cancel(js[2].ID)
 	got, err := s.Counts()
@@ -583,10 +598,10 @@ func TestCompact(t *testing.T) {
 	oldKeyed.IdempotencyKey = "once"
 	oldKeyed = submit(t, s, oldKeyed)
 	s.Cancel(old.ID)
-	s.Admit(oldKeyed.ID, "", nil, nil)
+	s.Admit(oldKeyed.ID, "", nil, nil, nil)
 	s.Finish(oldKeyed.ID, queue.StateFailed, "")
 	running := submit(t, s, queuetest.Job("k"))
-	s.Admit(running.ID, "", nil, nil)
+	s.Admit(running.ID, "", nil, nil, nil)
 	s.Start(running.ID)
 	cut := clk.Advance(time.Hour)
 	recent := submit(t, s, queuetest.Job("k"))
@@ -649,7 +664,7 @@ func TestReopenKeepsEverything(t *testing.T) {
 	keyed := queuetest.Job("b")
 	keyed.IdempotencyKey = "k1"
 	b := submit(t, s, keyed)
-	s.Admit(a.ID, "app_a", json.RawMessage(`{"chosen":"a"}`), []string{b.ID})
+	s.Admit(a.ID, "app_a", json.RawMessage(`{"chosen":"a"}`), []string{b.ID}, nil)
 	s.Start(a.ID)
 	clk.Advance(time.Minute)
 	s.Finish(a.ID, queue.StateSucceeded, "ok")
@@ -925,7 +940,7 @@ func TestConcurrentSubmitAndTransitions(t *testing.T) {
 				for _, p := range head[:len(head)-1] {
 					passed = append(passed, p.ID)
 				}
-				if _, err := s.Admit(j.ID, "app", nil, passed); err != nil {
+				if _, err := s.Admit(j.ID, "app", nil, passed, nil); err != nil {
 					if errors.Is(err, queue.ErrIllegalTransition) {
 						continue // another worker won
 					}

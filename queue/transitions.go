@@ -61,12 +61,13 @@ func (s *Store) move(id string, to State, mut func(tx *bolt.Tx, j *Job, now time
 }
 
 // Admit moves a pending job to admitted, stores the RM application id and
-// the decision record, and adds one skip to every job in passed (the
-// decision's Passed list) that is still pending — all in one transaction.
-// Ids in passed that are unknown, not pending, or id itself are ignored: a
-// job cancelled meanwhile is not an error. Record first, then act: call Admit
-// before submitting to the cluster, and Requeue if that fails.
-func (s *Store) Admit(id, appID string, decision json.RawMessage, passed []string) (Job, error) {
+// the decision record, adds one skip to every job in passed (the
+// decision's Passed list) and one block to every job in blocked (its
+// Blocked list) that is still pending — all in one transaction. Ids that
+// are unknown, not pending, or id itself are ignored: a job cancelled
+// meanwhile is not an error. Record first, then act: call Admit before
+// submitting to the cluster, and Requeue if that fails.
+func (s *Store) Admit(id, appID string, decision json.RawMessage, passed, blocked []string) (Job, error) {
 	if len(decision) > MaxDecisionBytes {
 		return Job{}, fieldErr("decision", "%d bytes, above %d", len(decision), MaxDecisionBytes)
 	}
@@ -78,18 +79,24 @@ func (s *Store) Admit(id, appID string, decision json.RawMessage, passed []strin
 		j.AdmittedAt = &now
 		j.Decision = compactJSON(decision)
 		seen := map[string]bool{id: true}
-		for _, pid := range passed {
-			if seen[pid] {
-				continue
-			}
-			seen[pid] = true
-			p, err := getJob(tx, pid)
-			if err != nil || p.State != StatePending {
-				continue
-			}
-			p.Skips++
-			if err := putJob(tx, &p); err != nil {
-				return err
+		for i, ids := range [][]string{passed, blocked} {
+			for _, pid := range ids {
+				if seen[pid] {
+					continue
+				}
+				seen[pid] = true
+				p, err := getJob(tx, pid)
+				if err != nil || p.State != StatePending {
+					continue
+				}
+				if i == 0 {
+					p.Skips++
+				} else {
+					p.Blocked++
+				}
+				if err := putJob(tx, &p); err != nil {
+					return err
+				}
 			}
 		}
 		return nil

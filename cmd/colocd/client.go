@@ -400,6 +400,9 @@ func printJob(w io.Writer, j apiclient.Job) error {
 	row("resources", fmt.Sprintf("%d containers × %d MB × %d vcores", r.Containers, r.MemoryMB, r.VCores))
 	row("priority", strconv.Itoa(j.Priority))
 	row("skips", strconv.Itoa(j.Skips))
+	if j.Blocked > 0 {
+		row("blocked", strconv.Itoa(j.Blocked)+" (overtaken while it did not fit)")
+	}
 	row("deadline", ts(j.Deadline))
 	for _, k := range slices.Sorted(maps.Keys(j.Labels)) {
 		row("label "+k, j.Labels[k])

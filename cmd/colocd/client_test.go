@@ -238,7 +238,7 @@ func TestClientQueueJobCancel(t *testing.T) {
 		t.Errorf("cancel: %q, %v", out, err)
 	}
 	// Admit the next one behind the API's back; cancel then kills it.
-	if _, err := s.store.Admit(ids[1], "application_1_0001", json.RawMessage(`{"candidates":[{"kind":"terasort","prob":0.75}]}`), nil); err != nil {
+	if _, err := s.store.Admit(ids[1], "application_1_0001", json.RawMessage(`{"candidates":[{"kind":"terasort","prob":0.75}]}`), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	out, _ = s.runCLI(t, cliReader, "", "job", ids[1])
@@ -400,7 +400,7 @@ func TestClientResolve(t *testing.T) {
 	}
 	var j queue.Job
 	_ = json.Unmarshal([]byte(out), &j)
-	if _, err := s.store.Admit(j.ID, "application_1_0001", nil, nil); err != nil {
+	if _, err := s.store.Admit(j.ID, "application_1_0001", nil, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.store.Park(j.ID, "the RM restarted without recovery"); err != nil {

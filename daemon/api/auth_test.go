@@ -197,7 +197,7 @@ func TestOnlyOwnerOrAdminCancels(t *testing.T) {
 
 func (h *harness) runJobStart(id string) {
 	h.t.Helper()
-	if _, err := h.store.Admit(id, "app-"+id, nil, nil); err != nil {
+	if _, err := h.store.Admit(id, "app-"+id, nil, nil, nil); err != nil {
 		h.t.Fatal(err)
 	}
 	if _, err := h.store.Start(id); err != nil {

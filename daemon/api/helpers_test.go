@@ -328,7 +328,7 @@ func jobBody(kind string, extra ...string) string {
 // the given runtime on the fake clock (builds kind history).
 func (h *harness) runJob(id string, runtime time.Duration) {
 	h.t.Helper()
-	if _, err := h.store.Admit(id, "app-"+id, nil, nil); err != nil {
+	if _, err := h.store.Admit(id, "app-"+id, nil, nil, nil); err != nil {
 		h.t.Fatalf("admit %s: %v", id, err)
 	}
 	if _, err := h.store.Start(id); err != nil {

@@ -253,7 +253,7 @@ func TestCancelLosesToAdmission(t *testing.T) {
 	h := newHarness(t)
 	j := h.submit(submitterTok, jobBody("wordcount"), http.StatusCreated)
 	h.api.beforeCancel = func(id string) {
-		if _, err := h.store.Admit(id, "application_1_0001", nil, nil); err != nil {
+		if _, err := h.store.Admit(id, "application_1_0001", nil, nil, nil); err != nil {
 			t.Errorf("admit in the race window: %v", err)
 		}
 	}
@@ -308,7 +308,7 @@ func TestCancelAdmitRace(t *testing.T) {
 			// An HTTP round trip first, so the admission lands about when
 			// the DELETE does (a bare store call would always win).
 			h.do("GET", "/healthz", "", "")
-			_, out[i].admitErr = h.store.Admit(id, "app-"+id, nil, nil)
+			_, out[i].admitErr = h.store.Admit(id, "app-"+id, nil, nil, nil)
 		})
 	}
 	wg.Wait()
@@ -429,7 +429,7 @@ func TestGetJobShowsDecision(t *testing.T) {
 	h := newHarness(t)
 	j := h.submit(submitterTok, jobBody("a"), 201)
 	dec := json.RawMessage(`{"chosen":"` + j.ID + `","chosen_kind":"a","candidates":[{"job_id":"` + j.ID + `","kind":"a","prob":1}]}`)
-	if _, err := h.store.Admit(j.ID, "application_1_0001", dec, nil); err != nil {
+	if _, err := h.store.Admit(j.ID, "application_1_0001", dec, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	var v struct {

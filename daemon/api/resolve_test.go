@@ -19,7 +19,7 @@ func TestResolveParkedJob(t *testing.T) {
 	b := h.submit(submitterTok, jobBody("wordcount"), http.StatusCreated)
 	c := h.submit(submitterTok, jobBody("wordcount"), http.StatusCreated)
 	for _, id := range []string{a.ID, b.ID} {
-		if _, err := h.store.Admit(id, "application_1_"+id[:4], nil, nil); err != nil {
+		if _, err := h.store.Admit(id, "application_1_"+id[:4], nil, nil, nil); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := h.store.Park(id, "the RM restarted"); err != nil {
