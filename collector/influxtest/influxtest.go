@@ -2,20 +2,17 @@ package influxtest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/colocd/colocd/collector/internal/testproc"
 )
 
 // Database is the database Start creates; Bucket is its v2-style name.
@@ -24,15 +21,9 @@ const (
 	Bucket   = Database + "/autogen"
 )
 
-// Bounds on the server's lifecycle. influxd 1.8 answers /ping in about a
-// second; the margins cover a loaded 2-core CI machine running -race tests.
-const (
-	readyTimeout = 30 * time.Second
-	termTimeout  = 10 * time.Second // SIGTERM → SIGKILL
-	killTimeout  = 5 * time.Second  // SIGKILL → reaped
-	pollEvery    = 20 * time.Millisecond
-	startTries   = 3 // a free port can be taken between probe and bind
-)
+// startTries bounds Start's attempts: a free port can be taken between
+// probe and bind. The lifecycle bounds are testproc's defaults.
+const startTries = 3
 
 // Option configures Start.
 type Option func(*options)
@@ -58,17 +49,11 @@ func WithAuth(user, password string) Option {
 
 // Server is a running influxd.
 type Server struct {
-	opts    options
-	dir     string
-	url     string
-	logPath string
-	client  *http.Client
-
-	cmd      *exec.Cmd
-	exited   chan struct{} // closed once the process has been reaped
-	waitErr  error         // valid after exited is closed
-	stopOnce sync.Once
-	stopErr  error
+	opts   options
+	dir    string
+	url    string
+	client *http.Client
+	proc   *testproc.Proc
 }
 
 // Tool returns the path of an integration binary ("influxd", "telegraf"):
@@ -113,9 +98,9 @@ func Start(t testing.TB, opts ...Option) *Server {
 	for try := 0; try < startTries; try++ {
 		s, err := start(t, bin, o)
 		if err == nil {
-			t.Cleanup(func() { s.cleanup(t) })
+			t.Cleanup(func() { s.proc.Cleanup(t) })
 			if err := s.setup(); err != nil {
-				t.Fatalf("influxtest: %v\n%s", err, s.logTail())
+				t.Fatalf("influxtest: %v\n%s", err, s.proc.LogTail())
 			}
 			return s
 		}
@@ -127,43 +112,33 @@ func Start(t testing.TB, opts ...Option) *Server {
 
 func start(t testing.TB, bin string, o options) (*Server, error) {
 	dir := t.TempDir()
-	ports, err := freePorts(2)
+	addrs, err := testproc.FreeAddrs(2)
 	if err != nil {
 		return nil, err
 	}
-	httpAddr := fmt.Sprintf("127.0.0.1:%d", ports[0])
-	rpcAddr := fmt.Sprintf("127.0.0.1:%d", ports[1])
+	httpAddr, rpcAddr := addrs[0], addrs[1]
 	conf := filepath.Join(dir, "influxd.conf")
 	if err := os.WriteFile(conf, []byte(config(dir, httpAddr, rpcAddr, o.user != "", !o.noFlux)), 0o600); err != nil {
 		return nil, fmt.Errorf("write config: %w", err)
 	}
 	s := &Server{
-		opts:    o,
-		dir:     dir,
-		url:     "http://" + httpAddr,
-		logPath: filepath.Join(dir, "influxd.log"),
-		client:  &http.Client{Timeout: 5 * time.Second},
-		exited:  make(chan struct{}),
+		opts:   o,
+		dir:    dir,
+		url:    "http://" + httpAddr,
+		client: &http.Client{Timeout: 5 * time.Second},
 	}
-	logf, err := os.Create(s.logPath)
+	s.proc, err = testproc.Start(t.Context(), testproc.Spec{
+		Name:  "influxd",
+		Owner: "influxtest",
+		Path:  bin,
+		Args:  []string{"run", "-config", conf},
+		Dir:   dir,
+		Env:   []string{"INFLUXDB_REPORTING_DISABLED=true"},
+		Log:   filepath.Join(dir, "influxd.log"),
+		Ready: testproc.Ready{URL: s.url + "/ping", Status: http.StatusNoContent},
+	})
 	if err != nil {
-		return nil, fmt.Errorf("create log: %w", err)
-	}
-	defer logf.Close() // the child has its own descriptor
-	s.cmd = exec.Command(bin, "run", "-config", conf)
-	s.cmd.Dir = dir
-	s.cmd.Stdout, s.cmd.Stderr = logf, logf
-	s.cmd.Env = append(os.Environ(), "INFLUXDB_REPORTING_DISABLED=true")
-	if err := s.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", bin, err)
-	}
-	go func() {
-		s.waitErr = s.cmd.Wait()
-		close(s.exited)
-	}()
-	if err := s.waitReady(); err != nil {
-		_ = s.Stop()
-		return nil, fmt.Errorf("%w\n%s", err, s.logTail())
+		return nil, err
 	}
 	return s, nil
 }
@@ -216,50 +191,6 @@ bind-address = %q
   level = "error"
   suppress-logo = true
 `, rpcAddr, q("meta"), q("data"), q("wal"), httpAddr, auth, flux)
-}
-
-// freePorts asks the kernel for n distinct free loopback ports.
-func freePorts(n int) ([]int, error) {
-	ports := make([]int, 0, n)
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			_ = l.Close()
-		}
-	}()
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("find free port: %w", err)
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
-}
-
-func (s *Server) waitReady() error {
-	deadline := time.NewTimer(readyTimeout)
-	defer deadline.Stop()
-	tick := time.NewTicker(pollEvery)
-	defer tick.Stop()
-	for {
-		resp, err := s.client.Get(s.url + "/ping")
-		if err == nil {
-			_, _ = io.Copy(io.Discard, resp.Body)
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusNoContent {
-				return nil
-			}
-		}
-		select {
-		case <-s.exited:
-			return fmt.Errorf("influxd exited before it was ready: %v", s.waitErr)
-		case <-deadline.C:
-			return fmt.Errorf("influxd not ready on %s after %v (last error: %v)", s.url, readyTimeout, err)
-		case <-tick.C:
-		}
-	}
 }
 
 func (s *Server) setup() error {
@@ -352,67 +283,10 @@ func (s *Server) WriteErr(ctx context.Context, lines string) error {
 
 // Stop terminates influxd (SIGTERM, then SIGKILL after a bound) and waits
 // until it has exited. It is idempotent; the test cleanup calls it too.
-func (s *Server) Stop() error {
-	s.stopOnce.Do(func() { s.stopErr = s.stop() })
-	return s.stopErr
-}
-
-func (s *Server) stop() error {
-	select {
-	case <-s.exited:
-		return nil
-	default:
-	}
-	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return fmt.Errorf("signal influxd: %w", err)
-	}
-	term := time.NewTimer(termTimeout)
-	defer term.Stop()
-	select {
-	case <-s.exited:
-		return nil
-	case <-term.C:
-	}
-	_ = s.cmd.Process.Kill()
-	kill := time.NewTimer(killTimeout)
-	defer kill.Stop()
-	select {
-	case <-s.exited:
-		return fmt.Errorf("influxd ignored SIGTERM for %v and was killed", termTimeout)
-	case <-kill.C:
-		return fmt.Errorf("influxd (pid %d) did not exit %v after SIGKILL", s.cmd.Process.Pid, killTimeout)
-	}
-}
+func (s *Server) Stop() error { return s.proc.Stop() }
 
 // PID is the influxd process id, e.g. for reading its CPU time.
-func (s *Server) PID() int { return s.cmd.Process.Pid }
+func (s *Server) PID() int { return s.proc.PID() }
 
 // Exited is closed once the influxd process has exited.
-func (s *Server) Exited() <-chan struct{} { return s.exited }
-
-func (s *Server) cleanup(t testing.TB) {
-	if err := s.Stop(); err != nil {
-		t.Errorf("influxtest: %v", err)
-	}
-	select {
-	case <-s.exited:
-	default:
-		t.Errorf("influxtest: influxd (pid %d) still running after cleanup", s.cmd.Process.Pid)
-	}
-	if t.Failed() {
-		t.Logf("influxtest: influxd log tail:\n%s", s.logTail())
-	}
-}
-
-// logTail is the end of influxd's log, for failure messages.
-func (s *Server) logTail() string {
-	b, err := os.ReadFile(s.logPath)
-	if err != nil {
-		return fmt.Sprintf("(no influxd log: %v)", err)
-	}
-	const max = 4 << 10
-	if len(b) > max {
-		b = b[len(b)-max:]
-	}
-	return string(b)
-}
+func (s *Server) Exited() <-chan struct{} { return s.proc.Exited() }

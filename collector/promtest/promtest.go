@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -16,22 +15,19 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/colocd/colocd/collector/influxtest"
+	"github.com/colocd/colocd/collector/internal/testproc"
 )
 
-// Bounds on a process's lifecycle. Prometheus 2.42 is ready in about a
-// second, node_exporter at once; the margins cover a loaded 2-core machine
-// running -race tests, and a TSDB holding a large backfill.
+// Bounds on starting a process; the rest are testproc's defaults.
+// Prometheus 2.42 is ready in about a second, node_exporter at once; the
+// ready margin, twice testproc's, covers a loaded 2-core machine running
+// -race tests and a TSDB holding a large backfill.
 const (
 	readyTimeout = 60 * time.Second
-	termTimeout  = 10 * time.Second // SIGTERM → SIGKILL
-	killTimeout  = 5 * time.Second  // SIGKILL → reaped
-	pollEvery    = 20 * time.Millisecond
 	startTries   = 3 // a free port can be taken between probe and bind
 )
 
@@ -93,31 +89,15 @@ func Start(t testing.TB, opts ...Option) *Server {
 	if err := os.WriteFile(conf, []byte(config(o)), 0o600); err != nil {
 		t.Fatalf("promtest: write config: %v", err)
 	}
-	var lastErr error
-	for try := range startTries {
-		addr, err := freeAddr()
-		if err != nil {
-			t.Fatalf("promtest: %v", err)
+	p, addr := run(t, "prometheus", bin, dir, "/-/ready", func(addr string) []string {
+		return []string{
+			"--config.file=" + conf,
+			"--storage.tsdb.path=" + dataDir,
+			"--storage.tsdb.retention.time=" + Retention,
+			"--web.listen-address=" + addr,
 		}
-		s := &Server{dir: dir, url: "http://" + addr, client: &http.Client{Timeout: 5 * time.Second}}
-		err = s.start("prometheus", bin, dir, filepath.Join(dir, fmt.Sprintf("prometheus-%d.log", try)),
-			"--config.file="+conf,
-			"--storage.tsdb.path="+dataDir,
-			"--storage.tsdb.retention.time="+Retention,
-			"--web.listen-address="+addr,
-		)
-		if err == nil {
-			err = s.waitReady(s.client, s.url+"/-/ready")
-		}
-		if err == nil {
-			t.Cleanup(func() { s.cleanup(t) })
-			return s
-		}
-		_ = s.Stop()
-		lastErr = fmt.Errorf("%w\n%s", err, s.logTail())
-	}
-	t.Fatalf("promtest: starting prometheus failed %d times: %v", startTries, lastErr)
-	return nil
+	})
+	return &Server{proc: proc{p}, dir: dir, url: "http://" + addr, client: &http.Client{Timeout: 5 * time.Second}}
 }
 
 // config is a prometheus.yml with the WithScrape jobs, if any.
@@ -156,7 +136,7 @@ func backfill(promtool, dir, dataDir string, s *Samples) error {
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("backfill: %s: %w\n%s", strings.Join(cmd.Args, " "), err, tail(out))
+		return fmt.Errorf("backfill: %s: %w\n%s", strings.Join(cmd.Args, " "), err, testproc.Tail(out))
 	}
 	return nil
 }
@@ -216,7 +196,7 @@ func (s *Server) QueryErr(ctx context.Context, q string, at time.Time) ([]Sample
 		} `json:"data"`
 	}
 	if err := json.Unmarshal(body, &ans); err != nil || ans.Status != "success" || ans.Data.ResultType != "vector" {
-		return nil, fmt.Errorf("query %q: status %d: %s", q, resp.StatusCode, tail(body))
+		return nil, fmt.Errorf("query %q: status %d: %s", q, resp.StatusCode, testproc.Tail(body))
 	}
 	out := make([]Sample, len(ans.Data.Result))
 	for i, r := range ans.Data.Result {
@@ -260,10 +240,10 @@ func (s *Server) waitQuery(t testing.TB, q string, bound time.Duration, ok func(
 			return
 		}
 		select {
-		case <-s.exited:
-			t.Fatalf("promtest: prometheus exited while waiting on %s: %v", q, s.waitErr)
+		case <-s.Exited():
+			t.Fatalf("promtest: prometheus exited while waiting on %s: %v", q, s.p.ExitErr())
 		case <-deadline.C:
-			t.Fatalf("promtest: %s = %v (%v) after %v\n%s", q, v, err, bound, s.logTail())
+			t.Fatalf("promtest: %s = %v (%v) after %v\n%s", q, v, err, bound, s.p.LogTail())
 		case <-tick.C:
 		}
 	}
@@ -281,183 +261,64 @@ type NodeExporter struct {
 func StartNodeExporter(t testing.TB) *NodeExporter {
 	t.Helper()
 	bin := influxtest.Tool(t, "node_exporter")
-	dir := t.TempDir()
-	client := &http.Client{Timeout: 5 * time.Second}
-	var lastErr error
-	for try := range startTries {
-		addr, err := freeAddr()
-		if err != nil {
-			t.Fatalf("promtest: %v", err)
-		}
-		n := &NodeExporter{addr: addr}
-		err = n.start("node_exporter", bin, dir, filepath.Join(dir, fmt.Sprintf("node_exporter-%d.log", try)),
-			"--web.listen-address="+addr,
+	p, addr := run(t, "node_exporter", bin, t.TempDir(), "/metrics", func(addr string) []string {
+		return []string{
+			"--web.listen-address=" + addr,
 			"--web.disable-exporter-metrics",
 			"--collector.disable-defaults",
 			"--collector.cpu", "--collector.diskstats", "--collector.netdev",
-		)
-		if err == nil {
-			err = n.waitReady(client, "http://"+addr+"/metrics")
 		}
-		if err == nil {
-			t.Cleanup(func() { n.cleanup(t) })
-			return n
-		}
-		_ = n.Stop()
-		lastErr = fmt.Errorf("%w\n%s", err, n.logTail())
-	}
-	t.Fatalf("promtest: starting node_exporter failed %d times: %v", startTries, lastErr)
-	return nil
+	})
+	return &NodeExporter{proc: proc{p}, addr: addr}
 }
 
 // Addr is node_exporter's listen address, 127.0.0.1:<port>, a scrape
 // target.
 func (n *NodeExporter) Addr() string { return n.addr }
 
-// proc is a child process with a log file.
-type proc struct {
-	name    string
-	logPath string
-
-	cmd      *exec.Cmd
-	exited   chan struct{} // closed once the process has been reaped
-	waitErr  error         // valid after exited is closed
-	stopOnce sync.Once
-	stopErr  error
-}
-
-func (p *proc) start(name, bin, dir, logPath string, args ...string) error {
-	p.name, p.logPath, p.exited = name, logPath, make(chan struct{})
-	logf, err := os.Create(logPath)
-	if err != nil {
-		close(p.exited)
-		return fmt.Errorf("create log: %w", err)
-	}
-	defer logf.Close() // the child has its own descriptor
-	p.cmd = exec.Command(bin, args...)
-	p.cmd.Dir = dir
-	p.cmd.Stdout, p.cmd.Stderr = logf, logf
-	if err := p.cmd.Start(); err != nil {
-		close(p.exited)
-		return fmt.Errorf("start %s: %w", bin, err)
-	}
-	go func() {
-		p.waitErr = p.cmd.Wait()
-		close(p.exited)
-	}()
-	return nil
-}
-
-// waitReady polls u until it answers 200.
-func (p *proc) waitReady(client *http.Client, u string) error {
-	deadline := time.NewTimer(readyTimeout)
-	defer deadline.Stop()
-	tick := time.NewTicker(pollEvery)
-	defer tick.Stop()
-	for {
-		resp, err := client.Get(u)
+// run starts name on a free loopback address, in dir with a log there,
+// and returns once GET readyPath answers 200, trying again when another
+// process took the address first. The test cleanup stops it.
+func run(t testing.TB, name, bin, dir, readyPath string, args func(addr string) []string) (*testproc.Proc, string) {
+	t.Helper()
+	var lastErr error
+	for try := range startTries {
+		addr, err := testproc.FreeAddr()
+		if err != nil {
+			t.Fatalf("promtest: %v", err)
+		}
+		p, err := testproc.Start(t.Context(), testproc.Spec{
+			Name:  name,
+			Owner: "promtest",
+			Path:  bin,
+			Args:  args(addr),
+			Dir:   dir,
+			Log:   filepath.Join(dir, fmt.Sprintf("%s-%d.log", name, try)),
+			Ready: testproc.Ready{URL: "http://" + addr + readyPath, Status: http.StatusOK},
+		}, testproc.WithReadyTimeout(readyTimeout))
 		if err == nil {
-			_, _ = io.Copy(io.Discard, resp.Body)
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			err = fmt.Errorf("status %d", resp.StatusCode)
+			t.Cleanup(func() { p.Cleanup(t) })
+			return p, addr
 		}
-		select {
-		case <-p.exited:
-			return fmt.Errorf("%s exited before it was ready: %v", p.name, p.waitErr)
-		case <-deadline.C:
-			return fmt.Errorf("%s not ready on %s after %v (last error: %v)", p.name, u, readyTimeout, err)
-		case <-tick.C:
-		}
+		lastErr = err
 	}
+	t.Fatalf("promtest: starting %s failed %d times: %v", name, startTries, lastErr)
+	return nil, ""
 }
+
+// proc gives Server and NodeExporter the methods of their process.
+type proc struct{ p *testproc.Proc }
 
 // Stop terminates the process (SIGTERM, then SIGKILL after a bound) and
 // waits until it has exited. It is idempotent; the test cleanup calls it
 // too.
-func (p *proc) Stop() error {
-	p.stopOnce.Do(func() { p.stopErr = p.stop() })
-	return p.stopErr
-}
-
-func (p *proc) stop() error {
-	if p.cmd == nil || p.cmd.Process == nil {
-		return nil
-	}
-	select {
-	case <-p.exited:
-		return nil
-	default:
-	}
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return fmt.Errorf("signal %s: %w", p.name, err)
-	}
-	term := time.NewTimer(termTimeout)
-	defer term.Stop()
-	select {
-	case <-p.exited:
-		return nil
-	case <-term.C:
-	}
-	_ = p.cmd.Process.Kill()
-	kill := time.NewTimer(killTimeout)
-	defer kill.Stop()
-	select {
-	case <-p.exited:
-		return fmt.Errorf("%s ignored SIGTERM for %v and was killed", p.name, termTimeout)
-	case <-kill.C:
-		return fmt.Errorf("%s (pid %d) did not exit %v after SIGKILL", p.name, p.cmd.Process.Pid, killTimeout)
-	}
-}
+func (p *proc) Stop() error { return p.p.Stop() }
 
 // PID is the process id, e.g. for reading its CPU time.
-func (p *proc) PID() int { return p.cmd.Process.Pid }
+func (p *proc) PID() int { return p.p.PID() }
 
 // Exited is closed once the process has exited.
-func (p *proc) Exited() <-chan struct{} { return p.exited }
-
-func (p *proc) cleanup(t testing.TB) {
-	if err := p.Stop(); err != nil {
-		t.Errorf("promtest: %v", err)
-	}
-	select {
-	case <-p.exited:
-	default:
-		t.Errorf("promtest: %s (pid %d) still running after cleanup", p.name, p.cmd.Process.Pid)
-	}
-	if t.Failed() {
-		t.Logf("promtest: %s log tail:\n%s", p.name, p.logTail())
-	}
-}
-
-// logTail is the end of the process's log, for failure messages.
-func (p *proc) logTail() string {
-	b, err := os.ReadFile(p.logPath)
-	if err != nil {
-		return fmt.Sprintf("(no %s log: %v)", p.name, err)
-	}
-	return tail(b)
-}
-
-func tail(b []byte) string {
-	const max = 4 << 10
-	if len(b) > max {
-		b = b[len(b)-max:]
-	}
-	return string(b)
-}
-
-// freeAddr asks the kernel for a free loopback port.
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", fmt.Errorf("find free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
-}
+func (p *proc) Exited() <-chan struct{} { return p.p.Exited() }
 
 // Samples collects samples of series and writes them as the OpenMetrics
 // text `promtool tsdb create-blocks-from openmetrics` reads: one line per
