@@ -105,9 +105,21 @@ func (c *clusterSim) step() queue.Decision {
 func TestPropertyReservationBound(t *testing.T) {
 	t.Parallel()
 	for _, mode := range modes {
-		t.Run(string(mode), func(t *testing.T) { t.Parallel(); propertyReservationBound(t, mode, false) })
+		t.Run(string(mode), func(t *testing.T) { t.Parallel(); propertyReservationBound(t, mode, nil) })
 	}
-	t.Run("jobs larger than the cluster", func(t *testing.T) { t.Parallel(); propertyReservationBound(t, queue.PreferenceBandit, true) })
+	t.Run("jobs larger than the cluster", func(t *testing.T) {
+		t.Parallel()
+		propertyReservationBound(t, queue.PreferenceBandit, func(c *clusterSim, _ *queue.Config) { c.huge = true })
+	})
+	// Fairness drops every group but the most owed one; the reservation
+	// must still go through, or the queue stalls (instantaneous deficits
+	// move only when something is admitted).
+	t.Run("fairness", func(t *testing.T) {
+		t.Parallel()
+		propertyReservationBound(t, queue.PreferenceModel, func(_ *clusterSim, cfg *queue.Config) {
+			cfg.Fairness.Enabled, cfg.Fairness.Kappa = true, 0.05
+		})
+	})
 	// The same arrivals without reservations: big jobs are overtaken
 	// without bound, which is what the reservation is for.
 	t.Run("off", func(t *testing.T) {
@@ -131,14 +143,17 @@ func TestPropertyReservationBound(t *testing.T) {
 	})
 }
 
-func propertyReservationBound(t *testing.T, mode queue.PreferenceMode, huge bool) {
+func propertyReservationBound(t *testing.T, mode queue.PreferenceMode, mod func(*clusterSim, *queue.Config)) {
 	cfg := queue.DefaultConfig()
 	cfg.Preference.Mode = mode
 	cfg.Fit.PerNode = false // the model holds no nodes: the total decides
-	seed := propertySeed(t)
-	qs := newQueueSim(t, cfg, seed)
 	capa := queue.Capacity{MemoryMB: 64 * 1024, VCores: 64}
-	c := &clusterSim{rng: qs.rng, p: qs.p, capa: capa, free: capa, now: t0, maxRun: 10 * time.Minute, huge: huge}
+	c := &clusterSim{capa: capa, free: capa, now: t0, maxRun: 10 * time.Minute}
+	if mod != nil {
+		mod(c, &cfg)
+	}
+	qs := newQueueSim(t, cfg, propertySeed(t))
+	c.rng, c.p = qs.rng, qs.p
 	after := cfg.Reservation.AfterBlocked
 	var (
 		held                     string

@@ -3,7 +3,6 @@ package queue
 import (
 	"fmt"
 	"math"
-	"strings"
 )
 
 // windowStage keeps the first size pending jobs (paper §4.1: "the scheduler
@@ -35,10 +34,7 @@ func (fitStage) name() string { return "fit" }
 
 func (s fitStage) run(r *run, rec *StageRecord) {
 	free := r.snap.Free
-	nodes := r.snap.Nodes
-	if !s.perNode {
-		nodes = nil
-	}
+	nodes := r.fitNodes(s.perNode)
 	if nodes != nil {
 		if r.sc.shapeFit == nil {
 			r.sc.shapeFit = new(shapeMemo)
@@ -47,13 +43,13 @@ func (s fitStage) run(r *run, rec *StageRecord) {
 	}
 	kept := r.beginFilter()
 	for _, c := range r.live {
-		if fits, _ := fitsIn(c.res, free, nodes, r.sc.shapeFit, false); fits {
+		if fits, _ := fitsIn(c.res, free, nodes, false, r.sc.shapeFit, false); fits {
 			kept = append(kept, c)
 			continue
 		}
 		c.noFit = true
 		if r.room(rec) {
-			_, why := fitsIn(c.res, free, nodes, r.sc.shapeFit, true)
+			_, why := fitsIn(c.res, free, nodes, false, r.sc.shapeFit, true)
 			rec.Dropped = append(rec.Dropped, Drop{c.job.ID, why})
 		}
 	}
@@ -64,43 +60,42 @@ func (s fitStage) run(r *run, rec *StageRecord) {
 	}
 }
 
+// fitNodes is the node list the fit check uses: the snapshot's nodes with
+// per-node placement, nil without.
+func (r *run) fitNodes(perNode bool) []NodeFree {
+	if !perNode {
+		return nil
+	}
+	return r.snap.Nodes
+}
+
 // FitsCluster reports whether res would fit the cluster when idle: its
 // whole capacity and, given nodes, their whole capacity container by
 // container (their Free is ignored); why says what is short. A job that
 // does not can never run, and is never given a reservation.
 func FitsCluster(res Resources, capa Capacity, nodes []NodeFree) (fits bool, why string) {
-	var idle []NodeFree
-	if nodes != nil {
-		idle = make([]NodeFree, len(nodes))
-		for i, n := range nodes {
-			idle[i] = NodeFree{Name: n.Name, Free: n.Capacity, Capacity: n.Capacity}
-		}
-	}
-	ok, why := fitsIn(res, capa, idle, nil, true)
-	if !ok {
-		why = strings.NewReplacer(" free", " in the cluster").Replace(why)
-	}
-	return ok, why
+	return fitsIn(res, capa, nodes, true, nil, true)
 }
 
-// fitsIn reports whether res fits the free capacity and, given nodes, can
-// be placed container by container on their free room (memo may be nil);
-// with explain, why not.
-func fitsIn(res Resources, free Capacity, nodes []NodeFree, memo *shapeMemo, explain bool) (bool, string) {
+// fitsIn reports whether res fits within avail and, given nodes, can be
+// placed container by container on their free room (idle: on their whole
+// capacity); memo may be nil. With explain it says why not.
+func fitsIn(res Resources, avail Capacity, nodes []NodeFree, idle bool, memo *shapeMemo, explain bool) (bool, string) {
+	where := "free"
+	if idle {
+		where = "in the cluster"
+	}
 	mem, vc := res.TotalMemoryMB(), res.TotalVCores()
 	switch {
-	case mem > free.MemoryMB:
-		return false, explained(explain, "needs %d MB, %d MB free", mem, free.MemoryMB)
-	case vc > free.VCores:
-		return false, explained(explain, "needs %d vcores, %d free", vc, free.VCores)
+	case mem > avail.MemoryMB:
+		return false, explained(explain, "needs %d MB, %d MB %s", mem, avail.MemoryMB, where)
+	case vc > avail.VCores:
+		return false, explained(explain, "needs %d vcores, %d %s", vc, avail.VCores, where)
 	}
 	if nodes == nil {
 		return true, ""
 	}
-	if memo == nil {
-		memo = new(shapeMemo)
-	}
-	if n := placeable(memo, nodes, res); n < int64(res.Containers) {
+	if n := placeable(memo, nodes, res, idle); n < int64(res.Containers) {
 		return false, explained(explain, "%d containers of %d MB/%d vcores: only %d fit on the %d nodes",
 			res.Containers, res.MemoryMB, res.VCores, n, len(nodes))
 	}
@@ -117,27 +112,38 @@ func explained(explain bool, format string, args ...any) string {
 // shapeMemo caches placeable per container shape for one decision: a
 // direct-mapped table (a collision just recomputes), cheaper than a map for
 // the few shapes a queue holds.
-type shapeMemo [512]struct {
+type shapeMemo [512]shapeSlot
+
+type shapeSlot struct {
 	key uint64 // memory<<11 | vcores, +1 so that zero means empty
 	n   int64
 }
 
-// placeable is how many containers of res's shape the nodes can hold.
-func placeable(memo *shapeMemo, nodes []NodeFree, res Resources) int64 {
+// placeable is how many containers of res's shape the nodes can hold in
+// their free room (idle: in their whole capacity). memo, when not nil,
+// caches the answer per shape.
+func placeable(memo *shapeMemo, nodes []NodeFree, res Resources, idle bool) int64 {
 	// Valid shapes (memory ≤ 2^20, vcores ≤ 2^10) pack into one word.
-	memoise := res.MemoryMB >= 0 && res.MemoryMB <= MaxMemoryMB && res.VCores >= 0 && res.VCores <= MaxVCores
+	memoise := memo != nil && res.MemoryMB >= 0 && res.MemoryMB <= MaxMemoryMB && res.VCores >= 0 && res.VCores <= MaxVCores
 	key := (uint64(res.MemoryMB)<<11 | uint64(res.VCores)) + 1
-	slot := &memo[(key*0x9E3779B97F4A7C15)>>55]
-	if memoise && slot.key == key {
-		return slot.n
+	var slot *shapeSlot
+	if memoise {
+		slot = &memo[(key*0x9E3779B97F4A7C15)>>55]
+		if slot.key == key {
+			return slot.n
+		}
 	}
 	var n int64
 	if res.MemoryMB > 0 && res.VCores > 0 {
 		for _, nd := range nodes {
-			if nd.Free.MemoryMB <= 0 || nd.Free.VCores <= 0 {
+			room := nd.Free
+			if idle {
+				room = nd.Capacity
+			}
+			if room.MemoryMB <= 0 || room.VCores <= 0 {
 				continue
 			}
-			n += min(nd.Free.MemoryMB/res.MemoryMB, nd.Free.VCores/int64(res.VCores))
+			n += min(room.MemoryMB/res.MemoryMB, room.VCores/int64(res.VCores))
 			if n > MaxContainers {
 				break // enough for any valid job
 			}

@@ -4,9 +4,11 @@ import "fmt"
 
 // reservationStage gives the oldest window job blocked AfterBlocked times
 // a reservation (see ReservationConfig). It runs after fit, fairness and
-// altruism, so it sees which jobs fit (cand.noFit) and which the policy
-// stages kept: while the held job does not fit, every job is dropped and
-// nothing is admitted; once it fits and survives, only it stays.
+// altruism, so it sees which jobs fit (cand.noFit): while the held job does
+// not fit, every job is dropped and nothing is admitted; once it fits, only
+// it stays — even if fairness or altruism dropped it, as starvation's
+// max_skips forcing overrides them. Otherwise instantaneous fairness, whose
+// deficits move only on admissions, could keep the queue stalled forever.
 type reservationStage struct {
 	after   int
 	perNode bool
@@ -17,28 +19,19 @@ func (reservationStage) name() string { return "reservation" }
 func (s reservationStage) run(r *run, rec *StageRecord) {
 	held, skipped := s.holder(r)
 	if held == nil {
-		if skipped != "" {
-			rec.Note = skipped
-		}
+		rec.Note = skipped
 		return
 	}
 	id := held.job.ID
 	r.dec.Reserved = id
+	reason := fmt.Sprintf("job %s holds a reservation", id)
 	if !held.noFit {
-		if !r.isLive(held) {
-			// It fits, and a policy stage (fairness, altruism) dropped it:
-			// nothing goes this time, and it stays first in line.
-			r.keepOnly(nil, rec, fmt.Sprintf("job %s holds a reservation", id))
-			rec.Note = fmt.Sprintf("job %s (blocked %d times) holds a reservation and fits, but an earlier stage dropped it: nothing goes", id, held.job.Blocked)
-			r.note = rec.Note
-			return
-		}
-		r.keepOnly(held, rec, fmt.Sprintf("job %s holds a reservation", id))
+		r.keepOnly(held, rec, reason)
 		rec.Note = fmt.Sprintf("job %s (blocked %d times) holds a reservation and fits: it goes", id, held.job.Blocked)
 		return
 	}
-	_, why := fitsIn(held.res, r.snap.Free, r.fitNodes(s.perNode), nil, true)
-	r.keepOnly(nil, rec, fmt.Sprintf("job %s holds a reservation", id))
+	_, why := fitsIn(held.res, r.snap.Free, r.fitNodes(s.perNode), false, nil, true)
+	r.keepOnly(nil, rec, reason)
 	rec.Note = fmt.Sprintf("job %s (blocked %d times) holds a reservation: nothing else goes until it fits (%s)", id, held.job.Blocked, why)
 	r.note = rec.Note
 }
@@ -62,34 +55,17 @@ func (s reservationStage) holder(r *run) (held *cand, skipped string) {
 	return nil, skipped
 }
 
-// isLive reports whether c survived the stages so far.
-func (r *run) isLive(c *cand) bool {
-	for _, l := range r.live {
-		if l == c {
-			return true
-		}
-	}
-	return false
-}
-
-// keepOnly drops every live job but keep (nil: all), recording reason.
+// keepOnly makes keep (nil: none) the only live job, whether or not an
+// earlier stage dropped it, recording reason for every other live job.
 func (r *run) keepOnly(keep *cand, rec *StageRecord, reason string) {
 	kept := r.beginFilter()
+	if keep != nil {
+		kept = append(kept, keep)
+	}
 	for _, c := range r.live {
-		if c == keep {
-			kept = append(kept, c)
-		} else if r.room(rec) {
+		if c != keep && r.room(rec) {
 			rec.Dropped = append(rec.Dropped, Drop{c.job.ID, reason})
 		}
 	}
 	r.endFilter(kept)
-}
-
-// fitNodes is the node list the fit check uses: the snapshot's nodes with
-// per-node placement, nil without.
-func (r *run) fitNodes(perNode bool) []NodeFree {
-	if !perNode {
-		return nil
-	}
-	return r.snap.Nodes
 }
