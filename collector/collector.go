@@ -341,13 +341,7 @@ func classify(op string, err error) error {
 		// query 403: a configuration mismatch, not bad credentials.
 		return fmt.Errorf("%w: %s: %w (read it with influx.language: %s)", ErrBadQuery, op, err, LanguageInfluxQL)
 	case errors.As(err, &he) && he.StatusCode != 0:
-		switch he.StatusCode {
-		case http.StatusUnauthorized, http.StatusForbidden:
-			return wrap(ErrAuth)
-		case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
-			return wrap(ErrUnreachable)
-		}
-		return wrap(ErrBadQuery)
+		return wrap(statusSentinel(he.StatusCode))
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr),
 		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET),
 		errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF), errors.Is(err, http.ErrBodyReadAfterClose):
@@ -357,6 +351,19 @@ func classify(op string, err error) error {
 		return wrap(ErrUnreachable)
 	}
 	return wrap(ErrBadQuery)
+}
+
+// statusSentinel is the sentinel an HTTP error status from a metrics store
+// means: 401/403 ErrAuth; 429 and a proxy's 502/503/504 ErrUnreachable;
+// anything else ErrBadQuery.
+func statusSentinel(code int) error {
+	switch code {
+	case http.StatusUnauthorized, http.StatusForbidden:
+		return ErrAuth
+	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return ErrUnreachable
+	}
+	return ErrBadQuery
 }
 
 func clamp01(v float64) float64 {

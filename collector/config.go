@@ -356,9 +356,21 @@ func checkName(field, v string) error {
 // joinPatterns compiles each pattern and returns one anchored alternation
 // as a Flux regex literal, "" for an empty list.
 func joinPatterns(field string, pats []string) (string, error) {
-	if len(pats) == 0 {
-		return "", nil
+	alt, err := alternation(field, pats)
+	if alt == "" || err != nil {
+		return "", err
 	}
+	lit, err := fluxRegex("^(?:" + alt + ")$")
+	if err != nil {
+		return "", invalid(field, "does not compile: %v", err)
+	}
+	return lit, nil
+}
+
+// alternation compiles each pattern and returns them, sorted and without
+// repeats, as one unanchored alternation "(?:a)|(?:b)"; "" for an empty
+// list. A bad pattern is a *FieldError naming its index.
+func alternation(field string, pats []string) (string, error) {
 	parts := make([]string, 0, len(pats))
 	for i, p := range pats {
 		if p == "" {
@@ -370,12 +382,7 @@ func joinPatterns(field string, pats []string) (string, error) {
 		parts = append(parts, "(?:"+p+")")
 	}
 	slices.Sort(parts)
-	parts = slices.Compact(parts)
-	lit, err := fluxRegex("^(?:" + strings.Join(parts, "|") + ")$")
-	if err != nil {
-		return "", invalid(field, "does not compile: %v", err)
-	}
-	return lit, nil
+	return strings.Join(slices.Compact(parts), "|"), nil
 }
 
 // FieldError is a Config field or argument that failed validation.

@@ -142,13 +142,13 @@ func (c PrometheusConfig) compile() (promCompiled, error) {
 	if out.HostPatternMax == 0 {
 		out.HostPatternMax = DefaultHostPatternMax
 	}
-	if out.diskExclude, err = promPatterns("disk_exclude", c.DiskExclude); err != nil {
+	if out.diskExclude, err = alternation("disk_exclude", c.DiskExclude); err != nil {
 		return out, err
 	}
-	if out.netInclude, err = promPatterns("net_include", c.NetInclude); err != nil {
+	if out.netInclude, err = alternation("net_include", c.NetInclude); err != nil {
 		return out, err
 	}
-	if out.netExclude, err = promPatterns("net_exclude", c.NetExclude); err != nil {
+	if out.netExclude, err = alternation("net_exclude", c.NetExclude); err != nil {
 		return out, err
 	}
 	return out, nil

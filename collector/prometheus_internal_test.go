@@ -43,8 +43,8 @@ func TestPromQueries(t *testing.T) {
 	sel := `job="node", instance=~"(?:h\\.1|we\"ird)(?::[0-9]+)?|(?:::1)|\\[(?:::1)\\](?::[0-9]+)?"`
 	want := [numPromQueries]string{
 		`sum by (instance, mode) (rate(node_cpu_seconds_total{` + sel + `}[30500ms]))`,
-		`sum by (instance) (rate(node_disk_read_bytes_total{device!~"(?:sd[a-z]+[0-9]+)|(?:dm-.*)", ` + sel + `}[30500ms]))`,
-		`sum by (instance) (rate(node_disk_written_bytes_total{device!~"(?:sd[a-z]+[0-9]+)|(?:dm-.*)", ` + sel + `}[30500ms]))`,
+		`sum by (instance) (rate(node_disk_read_bytes_total{device!~"(?:dm-.*)|(?:sd[a-z]+[0-9]+)", ` + sel + `}[30500ms]))`,
+		`sum by (instance) (rate(node_disk_written_bytes_total{device!~"(?:dm-.*)|(?:sd[a-z]+[0-9]+)", ` + sel + `}[30500ms]))`,
 		`sum by (instance) (rate(node_network_receive_bytes_total{device=~"(?:eth.*)", device!~"(?:lo)", ` + sel + `}[30500ms]))`,
 		`sum by (instance) (rate(node_network_transmit_bytes_total{device=~"(?:eth.*)", device!~"(?:lo)", ` + sel + `}[30500ms]))`,
 		`max by (instance) (timestamp(node_cpu_seconds_total{mode="idle", ` + sel + `}))`,

@@ -172,23 +172,6 @@ func checkHostLabel(v string) error {
 	return nil
 }
 
-// promPatterns compiles each pattern and returns them as one alternation
-// "(?:a)|(?:b)", which Prometheus anchors at both ends; "" for an empty
-// list.
-func promPatterns(field string, pats []string) (string, error) {
-	parts := make([]string, 0, len(pats))
-	for i, p := range pats {
-		if p == "" {
-			return "", invalid(fmt.Sprintf("%s[%d]", field, i), "is empty")
-		}
-		if _, err := regexp.Compile(p); err != nil {
-			return "", invalid(fmt.Sprintf("%s[%d]", field, i), "does not compile: %v", err)
-		}
-		parts = append(parts, "(?:"+p+")")
-	}
-	return strings.Join(parts, "|"), nil
-}
-
 // promTime writes t, a whole millisecond, as the seconds the query API
 // reads.
 func promTime(t time.Time) string {
@@ -367,13 +350,7 @@ func classifyProm(op string, err error) error {
 	case errors.Is(err, context.Canceled):
 		return fmt.Errorf("collector: %s: %w", op, err)
 	case errors.As(err, &pe):
-		switch pe.StatusCode {
-		case http.StatusUnauthorized, http.StatusForbidden:
-			return wrap(ErrAuth)
-		case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
-			return wrap(ErrUnreachable)
-		}
-		return wrap(ErrBadQuery)
+		return wrap(statusSentinel(pe.StatusCode))
 	case errors.Is(err, errAnswerTooLarge):
 		return wrap(ErrBadQuery)
 	}
