@@ -224,17 +224,8 @@ func (c Config) compile() (compiled, error) {
 	default:
 		return out, invalid("language", "must be %s or %s, got %q", LanguageFlux, LanguageInfluxQL, c.Language)
 	}
-	if c.Timeout <= 0 {
-		return out, invalid("timeout", "must be positive, got %v", c.Timeout)
-	}
-	if c.HostPatternMax < 0 {
-		return out, invalid("host_pattern_max", "must not be negative, got %d", c.HostPatternMax)
-	}
-	if out.HostPatternMax == 0 {
-		out.HostPatternMax = DefaultHostPatternMax
-	}
-	if c.StaleAfter <= 0 {
-		return out, invalid("stale_after", "must be positive, got %v", c.StaleAfter)
+	if out.HostPatternMax, err = checkBounds(c.Timeout, c.StaleAfter, c.HostPatternMax); err != nil {
+		return out, err
 	}
 	s := c.Schema
 	if err := s.check(); err != nil {
@@ -318,6 +309,22 @@ func (s Schema) isZero() bool {
 		len(s.NetExclude) == 0 && s.ContainersMeasurement == "" &&
 		s.ContainersKindTag == "" && s.ContainersField == "" && s.PressureMeasurement == "" &&
 		s.PressureResourceTag == "" && s.PressureTypeTag == "" && s.PressureTotalField == ""
+}
+
+// checkBounds checks the settings both readers share and returns the host
+// pattern maximum to use (0 means DefaultHostPatternMax).
+func checkBounds(timeout, staleAfter time.Duration, hostPatternMax int) (int, error) {
+	switch {
+	case timeout <= 0:
+		return 0, invalid("timeout", "must be positive, got %v", timeout)
+	case staleAfter <= 0:
+		return 0, invalid("stale_after", "must be positive, got %v", staleAfter)
+	case hostPatternMax < 0:
+		return 0, invalid("host_pattern_max", "must not be negative, got %d", hostPatternMax)
+	case hostPatternMax == 0:
+		return DefaultHostPatternMax, nil
+	}
+	return hostPatternMax, nil
 }
 
 // checkURL parses a server's base URL: http or https, a host, an

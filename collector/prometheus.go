@@ -129,19 +129,10 @@ func (c PrometheusConfig) compile() (promCompiled, error) {
 			return out, err
 		}
 	}
-	if c.Timeout <= 0 {
-		return out, invalid("timeout", "must be positive, got %v", c.Timeout)
+	if out.HostPatternMax, err = checkBounds(c.Timeout, c.StaleAfter, c.HostPatternMax); err != nil {
+		return out, err
 	}
 	out.timeoutParam = fmt.Sprintf("%dms", (c.Timeout+time.Millisecond-1)/time.Millisecond)
-	if c.StaleAfter <= 0 {
-		return out, invalid("stale_after", "must be positive, got %v", c.StaleAfter)
-	}
-	if c.HostPatternMax < 0 {
-		return out, invalid("host_pattern_max", "must not be negative, got %d", c.HostPatternMax)
-	}
-	if out.HostPatternMax == 0 {
-		out.HostPatternMax = DefaultHostPatternMax
-	}
 	if out.diskExclude, err = alternation("disk_exclude", c.DiskExclude); err != nil {
 		return out, err
 	}
