@@ -67,9 +67,10 @@ type Result struct {
 // It is safe for concurrent use. New does no I/O; Close releases idle
 // connections.
 type Collector struct {
-	cfg      compiled
-	client   influxdb2.Client
-	queryURL string
+	cfg         compiled
+	client      influxdb2.Client
+	queryURL    string // Flux: /api/v2/query
+	influxQLURL string // InfluxQL: /query
 }
 
 // New validates cfg and returns a Collector. It does not connect.
@@ -89,7 +90,7 @@ func New(cfg Config) (*Collector, error) {
 	q := url.Values{}
 	q.Set("org", cc.Org)
 	queryURL := client.HTTPService().ServerAPIURL() + "query?" + q.Encode()
-	return &Collector{cfg: cc, client: client, queryURL: queryURL}, nil
+	return &Collector{cfg: cc, client: client, queryURL: queryURL, influxQLURL: influxQLURL(client.ServerURL(), cc.Bucket)}, nil
 }
 
 // Close releases the client's idle connections.
@@ -208,7 +209,11 @@ func (c *Collector) readUsage(ctx context.Context, op string, hosts []string, al
 		if err != nil {
 			return invalid("schema", "%v", err)
 		}
-		return c.runInfluxQL(ctx, op, q, func(st influxQLSeries) error { return decodeInfluxQLUsage(st, dec) }, dec.finish)
+		if err := c.runInfluxQL(ctx, op, q, func(st influxQLSeries) error { return decodeInfluxQLUsage(st, dec) }); err != nil {
+			return err
+		}
+		dec.finish()
+		return nil
 	}
 	q, err := c.usageQuery(hosts, all, dec.from, dec.to)
 	if err != nil {
@@ -290,7 +295,7 @@ func (c *Collector) Colocations(ctx context.Context, from, to time.Time) (map[st
 	if c.cfg.Language == LanguageInfluxQL {
 		err = c.runInfluxQL(ctx, op, c.colocationsInfluxQL(from, to), func(st influxQLSeries) error {
 			return c.decodeInfluxQLColocations(st, sets, from, to)
-		}, nil)
+		})
 	} else {
 		err = c.run(ctx, op, c.colocationsQuery(from, to), func(body io.Reader) error {
 			return c.decodeColocations(body, sets, from, to)

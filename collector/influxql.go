@@ -137,12 +137,11 @@ type influxQLChunk struct {
 // statement's failure (an unknown database, a parse error) in the body.
 var errStatement = errors.New("statement failed")
 
-// runInfluxQL posts q to /query under Timeout and hands each series of the
-// chunked answer to each, then calls done (when not nil) once the whole
-// answer has been read.
-func (c *Collector) runInfluxQL(ctx context.Context, op, q string, each func(influxQLSeries) error, done func()) error {
+// influxQLURL is the v1 /query URL of the server at base for bucket
+// ("db" or "db/rp"): chunked answers, times in nanoseconds.
+func influxQLURL(base, bucket string) string {
 	params := url.Values{}
-	db, rp, _ := strings.Cut(c.cfg.Bucket, "/")
+	db, rp, _ := strings.Cut(bucket, "/")
 	params.Set("db", db)
 	if rp != "" {
 		params.Set("rp", rp)
@@ -150,14 +149,15 @@ func (c *Collector) runInfluxQL(ctx context.Context, op, q string, each func(inf
 	params.Set("epoch", "ns")
 	params.Set("chunked", "true")
 	params.Set("chunk_size", strconv.Itoa(influxQLChunkSize))
-	u := strings.TrimRight(c.client.ServerURL(), "/") + "/query?" + params.Encode()
+	return strings.TrimRight(base, "/") + "/query?" + params.Encode()
+}
+
+// runInfluxQL posts q to /query under Timeout and hands each series of the
+// chunked answer to each.
+func (c *Collector) runInfluxQL(ctx context.Context, op, q string, each func(influxQLSeries) error) error {
 	form := url.Values{"q": {q}}.Encode()
-	err := c.post(ctx, op, u, strings.NewReader(form), "application/x-www-form-urlencoded", "application/json",
+	return c.post(ctx, op, c.influxQLURL, strings.NewReader(form), "application/x-www-form-urlencoded", "application/json",
 		func(body io.Reader) error { return decodeInfluxQL(body, each) })
-	if err == nil && done != nil {
-		done()
-	}
-	return err
 }
 
 // decodeInfluxQL reads the JSON objects of a chunked answer (one object
