@@ -50,11 +50,11 @@
 // Decide takes a Snapshot (the FIFO head, free and total capacity, nodes and
 // the jobs on them, running applications, kind histories, the time) and a
 // random source, runs the stages — Window, Fit, Fairness, Altruism,
-// Preference, Starvation, Select, wired in Pipeline.stack — and returns a
-// Decision: the chosen job, what each stage kept and dropped and why, the
-// final probabilities, each candidate's co-location score, and the jobs
-// passed over (hand them to Store.Admit so their skip counts grow). The
-// Preference stage scores with a Scorer (mode model: the daemon's profile
+// Reservation, Preference, Starvation, Select, wired in Pipeline.stack —
+// and returns a Decision: the chosen job, what each stage kept and dropped
+// and why, the final probabilities, each candidate's co-location score,
+// and the jobs passed over and blocked (hand them to Store.Admit so their
+// skip and block counts grow). The Preference stage scores with a Scorer (mode model: the daemon's profile
 // model, which may also hold every job back for one learning tick to observe a
 // never-observed kind) or with the paper's pair preferences (mode bandit,
 // learning-efficient-co-locations §4–5); the hooks follow Graphene §5.1
@@ -62,11 +62,14 @@
 // (fairness over time).
 //
 // Guarantees, with the stages on: no job that fits is passed over more than
-// Starvation.MaxSkips times; with Altruism.P = 0 no deadline job that fits is
-// ever passed over; Fairness keeps the largest deficit near κ — whatever the
-// Scorer says (property tests in both modes). Where they
-// collide, the altruism cut (a deadline job that will not yield) comes
-// first, then the starvation cap, then the out-of-slack rule and fairness.
+// Starvation.MaxSkips times; no job that does not fit is overtaken more
+// than Reservation.AfterBlocked times (it then holds a reservation and goes
+// once it fits, unless it would not fit even the idle cluster); with
+// Altruism.P = 0 no deadline job that fits is ever passed over; Fairness
+// keeps the largest deficit near κ — whatever the Scorer says (property
+// tests in both modes). Where they collide, a reservation comes first,
+// then the altruism cut (a deadline job that will not yield), then the
+// starvation cap, then the out-of-slack rule and fairness.
 //
 // # What it must not do
 //
