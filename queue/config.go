@@ -153,16 +153,19 @@ type StarvationConfig struct {
 // ReservationConfig: no job starves for not fitting. Starvation's
 // max_skips forces a job that fits; a job that does not fit is never a
 // candidate, so younger jobs that fit could overtake it forever. Each
-// decision that admits a younger job while a window job does not fit adds
-// one to that job's Blocked count. Once the oldest such job has been
-// blocked AfterBlocked times it holds a reservation: no other job is
+// decision that admits a younger job while an older window job does not
+// fit adds one to the oldest such job that would fit the idle cluster
+// (one write per admission, however large the window; a job that never
+// fits must not absorb the count). Once a job has been blocked
+// AfterBlocked times it holds a reservation: no other job is
 // admitted until it fits, and it is admitted at the first decision where it
 // does (YARN's reservations, at admission level). A job that would not fit
 // even the idle cluster (its capacity now) holds none: waiting could not
 // end.
 //
 // Bound: a job is blocked at most AfterBlocked times, and once it holds the
-// reservation it waits only for the room the running jobs free.
+// reservation it waits only for the room the running jobs free; a job
+// behind older ones that do not fit starts counting once they are gone.
 type ReservationConfig struct {
 	Enabled      bool `json:"enabled" yaml:"enabled" mapstructure:"enabled"`
 	AfterBlocked int  `json:"after_blocked" yaml:"after_blocked" mapstructure:"after_blocked"`

@@ -131,7 +131,7 @@ type Job struct {
 	State State `json:"state"`
 	Skips int   `json:"skips"` // times passed over by a decision
 	// Blocked counts the decisions that admitted a younger job while this
-	// one, in the window, did not fit; see ReservationConfig.
+	// one was the oldest window job that did not fit; see ReservationConfig.
 	Blocked     int    `json:"blocked,omitempty"`
 	Requeues    int    `json:"requeues"`         // times rolled back admitted → pending
 	AppID       string `json:"app_id,omitempty"` // RM application id, stored before the submit call

@@ -116,8 +116,8 @@ type Decision struct {
 	Candidates []Candidate   `json:"candidates"`
 	// Passed: jobs that survived Fit and were ahead of Chosen in the FIFO.
 	Passed []string `json:"passed"`
-	// Blocked: jobs of the window ahead of Chosen in the FIFO that did not
-	// fit (give it to Store.Admit so their Blocked counts grow).
+	// Blocked: the oldest job of the window ahead of Chosen that did not
+	// fit, if any (give it to Store.Admit so its Blocked count grows).
 	Blocked []string `json:"blocked,omitempty"`
 	// Reserved is the job holding a reservation (ReservationConfig), if
 	// any: nothing else is admitted until it is.
@@ -292,7 +292,6 @@ type cand struct {
 	res      Resources
 	deadline *time.Time
 	skips    int
-	noFit    bool // dropped by the fit stage
 
 	group  string
 	slack  time.Duration // valid when job.Deadline != nil
@@ -326,9 +325,14 @@ type run struct {
 	fit    []*cand // survivors of Fit: every job that could have gone now
 	live   []*cand // survivors so far, FIFO order
 	cut    *cand   // first deadline job that will not yield, or nil
-	cands  []*cand // the distribution (set by preference/fifo stage)
-	chosen *cand
-	note   string // why nothing was chosen
+	// firstNoFit is the oldest job the fit stage dropped, or nil;
+	// overdue lists, in FIFO order, the window jobs blocked
+	// Reservation.AfterBlocked times (found by load, usually none).
+	firstNoFit *cand
+	overdue    []*cand
+	cands      []*cand // the distribution (set by preference/fifo stage)
+	chosen     *cand
+	note       string // why nothing was chosen
 
 	pendingTotal int // jobs in the snapshot, before the window
 }
@@ -419,10 +423,12 @@ func (r *run) load() {
 	}
 	// One pass over the jobs (the memory they sit in is the cost here):
 	// copy what the stages read and check the FIFO order on the way.
+	rsv := r.cfg.Reservation
 	for fill := true; fill; {
 		fill = false
 		sc.cands = sc.cands[:len(pend)]
 		r.window = sc.window[:0]
+		r.overdue = nil
 		for i := range pend {
 			j := &pend[i]
 			if i > 0 && jobOrder(&pend[i-1], j) > 0 {
@@ -431,6 +437,9 @@ func (r *run) load() {
 			}
 			sc.cands[i] = cand{job: j, idx: i, kind: j.Kind, res: j.Resources, deadline: j.Deadline, skips: j.Skips}
 			r.window = append(r.window, &sc.cands[i])
+			if rsv.Enabled && j.Blocked >= rsv.AfterBlocked {
+				r.overdue = append(r.overdue, &sc.cands[i])
+			}
 		}
 	}
 	sc.window = r.window
@@ -441,6 +450,32 @@ func (r *run) load() {
 	if len(pend) == 0 {
 		r.note = "queue empty"
 	}
+}
+
+// blockedJob is the job the chosen one overtakes while it does not fit:
+// the oldest such window job that would fit the idle cluster (a reservation
+// could go to it; one that never fits must not absorb the count), or nil.
+// Only one job is blocked per admission, so Store.Admit's writes stay
+// bounded however large the window.
+func (r *run) blockedJob() *cand {
+	if r.firstNoFit == nil || r.firstNoFit.idx >= r.chosen.idx {
+		return nil
+	}
+	nodes := r.fitNodes(r.cfg.Fit.PerNode)
+	for _, c := range r.window[r.firstNoFit.idx:r.chosen.idx] {
+		if !r.fits(c) {
+			if ok, _ := fitsIn(c.res, r.snap.Capacity, nodes, true, nil, false); ok {
+				return c
+			}
+		}
+	}
+	return nil
+}
+
+// fits reports whether c survived the fit stage (r.fit is in FIFO order).
+func (r *run) fits(c *cand) bool {
+	_, ok := slices.BinarySearchFunc(r.fit, c.idx, func(f *cand, idx int) int { return f.idx - idx })
+	return ok
 }
 
 // sortedFIFO returns a sorted copy of jobs.
@@ -502,10 +537,8 @@ func (r *run) finish() {
 			d.Passed[i] = c.job.ID
 		}
 	}
-	for _, c := range r.window[:r.chosen.idx] {
-		if c.noFit {
-			d.Blocked = append(d.Blocked, c.job.ID)
-		}
+	if c := r.blockedJob(); c != nil {
+		d.Blocked = []string{c.job.ID}
 	}
 	if r.p.fair != nil {
 		r.p.fair.charge(r)

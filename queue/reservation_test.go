@@ -26,7 +26,8 @@ type clusterSim struct {
 	pending []queue.Job
 	running []heldJob
 	maxRun  time.Duration
-	huge    bool // also submit jobs larger than the cluster
+	huge    bool // also submit jobs larger than the cluster, at most 3:
+	hugeN   int  // they never leave the window, so more would clog it
 }
 
 type heldJob struct {
@@ -42,7 +43,8 @@ func (c *clusterSim) arrive() {
 	j.CreatedAt = c.now
 	j.Resources = queue.Resources{Containers: 1 + c.rng.IntN(4), MemoryMB: 512 + c.rng.Int64N(2048), VCores: 1}
 	switch r := c.rng.Float64(); {
-	case c.huge && r < 0.01:
+	case c.huge && c.hugeN < 3 && r < 0.01:
+		c.hugeN++
 		j.Resources = queue.Resources{Containers: 2, MemoryMB: c.capa.MemoryMB, VCores: 1} // twice the cluster
 	case r < 0.1:
 		j.Resources = queue.Resources{Containers: 4, MemoryMB: c.capa.MemoryMB/12 + c.rng.Int64N(c.capa.MemoryMB/12), VCores: 2}

@@ -47,7 +47,9 @@ func (s fitStage) run(r *run, rec *StageRecord) {
 			kept = append(kept, c)
 			continue
 		}
-		c.noFit = true
+		if r.firstNoFit == nil { // r.live is in FIFO order
+			r.firstNoFit = c
+		}
 		if r.room(rec) {
 			_, why := fitsIn(c.res, free, nodes, false, r.sc.shapeFit, true)
 			rec.Dropped = append(rec.Dropped, Drop{c.job.ID, why})
@@ -81,32 +83,30 @@ func FitsCluster(res Resources, capa Capacity, nodes []NodeFree) (fits bool, why
 // placed container by container on their free room (idle: on their whole
 // capacity); memo may be nil. With explain it says why not.
 func fitsIn(res Resources, avail Capacity, nodes []NodeFree, idle bool, memo *shapeMemo, explain bool) (bool, string) {
+	mem, vc := res.TotalMemoryMB(), res.TotalVCores()
+	short := mem > avail.MemoryMB || vc > avail.VCores
+	var n int64
+	if !short && nodes != nil {
+		n = placeable(memo, nodes, res, idle)
+		short = n < int64(res.Containers)
+	}
+	if !short || !explain {
+		// No formatting unless asked: boxing the arguments of a call to
+		// Sprintf would allocate for every job that does not fit.
+		return !short, ""
+	}
 	where := "free"
 	if idle {
 		where = "in the cluster"
 	}
-	mem, vc := res.TotalMemoryMB(), res.TotalVCores()
 	switch {
 	case mem > avail.MemoryMB:
-		return false, explained(explain, "needs %d MB, %d MB %s", mem, avail.MemoryMB, where)
+		return false, fmt.Sprintf("needs %d MB, %d MB %s", mem, avail.MemoryMB, where)
 	case vc > avail.VCores:
-		return false, explained(explain, "needs %d vcores, %d %s", vc, avail.VCores, where)
+		return false, fmt.Sprintf("needs %d vcores, %d %s", vc, avail.VCores, where)
 	}
-	if nodes == nil {
-		return true, ""
-	}
-	if n := placeable(memo, nodes, res, idle); n < int64(res.Containers) {
-		return false, explained(explain, "%d containers of %d MB/%d vcores: only %d fit on the %d nodes",
-			res.Containers, res.MemoryMB, res.VCores, n, len(nodes))
-	}
-	return true, ""
-}
-
-func explained(explain bool, format string, args ...any) string {
-	if !explain {
-		return ""
-	}
-	return fmt.Sprintf(format, args...)
+	return false, fmt.Sprintf("%d containers of %d MB/%d vcores: only %d fit on the %d nodes",
+		res.Containers, res.MemoryMB, res.VCores, n, len(nodes))
 }
 
 // shapeMemo caches placeable per container shape for one decision: a

@@ -4,7 +4,7 @@ import "fmt"
 
 // reservationStage gives the oldest window job blocked AfterBlocked times
 // a reservation (see ReservationConfig). It runs after fit, fairness and
-// altruism, so it sees which jobs fit (cand.noFit): while the held job does
+// altruism, so it sees which jobs fit (r.fit): while the held job does
 // not fit, every job is dropped and nothing is admitted; once it fits, only
 // it stays — even if fairness or altruism dropped it, as starvation's
 // max_skips forcing overrides them. Otherwise instantaneous fairness, whose
@@ -25,7 +25,7 @@ func (s reservationStage) run(r *run, rec *StageRecord) {
 	id := held.job.ID
 	r.dec.Reserved = id
 	reason := fmt.Sprintf("job %s holds a reservation", id)
-	if !held.noFit {
+	if r.fits(held) {
 		r.keepOnly(held, rec, reason)
 		rec.Note = fmt.Sprintf("job %s (blocked %d times) holds a reservation and fits: it goes", id, held.job.Blocked)
 		return
@@ -40,10 +40,7 @@ func (s reservationStage) run(r *run, rec *StageRecord) {
 // fit the idle cluster; skipped says which older ones would not (waiting
 // for them could not end).
 func (s reservationStage) holder(r *run) (held *cand, skipped string) {
-	for _, c := range r.window { // FIFO order
-		if c.job.Blocked < s.after {
-			continue
-		}
+	for _, c := range r.overdue { // FIFO order, each blocked ≥ s.after
 		if ok, why := FitsCluster(c.res, r.snap.Capacity, r.fitNodes(s.perNode)); !ok {
 			if skipped == "" {
 				skipped = fmt.Sprintf("job %s was blocked %d times but would not fit even the idle cluster (%s): no reservation", c.job.ID, c.job.Blocked, why)

@@ -28,10 +28,11 @@ func (s starvationStage) w(skips int) float64 {
 }
 
 func (s starvationStage) run(r *run, rec *StageRecord) {
-	for _, c := range r.fit {
-		if r.dec.Reserved != "" {
-			break
-		}
+	fit := r.fit
+	if r.dec.Reserved != "" {
+		fit = nil // a reservation comes first
+	}
+	for _, c := range fit {
 		if r.cut != nil && c.idx > r.cut.idx {
 			break
 		}
