@@ -36,19 +36,7 @@ func (s preferenceStage) run(r *run, rec *StageRecord) {
 		}
 		return
 	}
-	if sc.kindIdx == nil {
-		sc.kindIdx = make(map[string]int)
-	}
-	clear(sc.kindIdx)
-	kinds := sc.kinds[:0]
-	for _, c := range r.live {
-		if _, ok := sc.kindIdx[c.kind]; !ok {
-			sc.kindIdx[c.kind] = len(heads)
-			heads = append(heads, c)
-			kinds = append(kinds, c.kind)
-		}
-	}
-	sc.kinds, sc.kindHeads = kinds, heads
+	heads, kinds := r.kindHeads()
 
 	// The context: running kinds, weights summed per kind, sorted by kind.
 	ctx := make([]ContextKind, 0, 4)
@@ -163,21 +151,11 @@ func (s modelStage) run(r *run, rec *StageRecord) {
 		r.cands = heads
 		return
 	}
-	if sc.kindIdx == nil {
-		sc.kindIdx = make(map[string]int)
+	heads, kinds := r.kindHeads()
+	res := make([]Resources, len(heads))
+	for i, c := range heads {
+		res[i] = c.res
 	}
-	clear(sc.kindIdx)
-	kinds := sc.kinds[:0]
-	var res []Resources
-	for _, c := range r.live {
-		if _, ok := sc.kindIdx[c.kind]; !ok {
-			sc.kindIdx[c.kind] = len(heads)
-			heads = append(heads, c)
-			kinds = append(kinds, c.kind)
-			res = append(res, c.res)
-		}
-	}
-	sc.kinds, sc.kindHeads = kinds, heads
 	scores := make([]Score, len(kinds))
 	s.scorer.Score(r.snap, kinds, res, scores)
 	top := math.Inf(-1)
@@ -255,4 +233,25 @@ func (s modelStage) run(r *run, rec *StageRecord) {
 	}
 	rec.Note = fmt.Sprintf("%d kinds among %d jobs scored by the co-location model (head: %.0f%% alone, beside %d kinds)",
 		len(heads), len(r.live), 100*scores[0].Alone, len(scores[0].Beside))
+}
+
+// kindHeads collects the oldest live job of each kind, in FIFO order, and
+// their kinds, into the scratch buffers (sc.kindHeads, sc.kinds; sc.kindIdx
+// maps a kind to its index).
+func (r *run) kindHeads() ([]*cand, []string) {
+	sc := r.sc
+	if sc.kindIdx == nil {
+		sc.kindIdx = make(map[string]int)
+	}
+	clear(sc.kindIdx)
+	heads, kinds := sc.kindHeads[:0], sc.kinds[:0]
+	for _, c := range r.live {
+		if _, ok := sc.kindIdx[c.kind]; !ok {
+			sc.kindIdx[c.kind] = len(heads)
+			heads = append(heads, c)
+			kinds = append(kinds, c.kind)
+		}
+	}
+	sc.kinds, sc.kindHeads = kinds, heads
+	return heads, kinds
 }
