@@ -80,7 +80,27 @@ type FairnessConfig struct {
 	// averaged over time with this half-life. Zero: Graphene's counters,
 	// charged per admission.
 	HalfLife time.Duration `json:"half_life" yaml:"half_life" mapstructure:"half_life"`
+	// Mode is deficit (DRF deficit counters alone) or curves: the Queues'
+	// service curves first, then DRF deficits among the elastic groups,
+	// then strict priority (see curvesRule). "" means deficit.
+	Mode FairnessMode `json:"mode" yaml:"mode" mapstructure:"mode"`
+	// Queues are the curves mode's service queues, in the order admission
+	// control considers them. Groups in no queue are elastic.
+	Queues []ServiceQueue `json:"queues,omitempty" yaml:"queues,omitempty" mapstructure:"queues"`
+	// BurstPeriod is the draft's T: the look-back window of the service
+	// curves (curves mode).
+	BurstPeriod time.Duration `json:"burst_period" yaml:"burst_period" mapstructure:"burst_period"`
+	// Slot is the accounting time slot of the service curves (the draft's
+	// unit of t); BurstPeriod/Slot slots are kept per queue.
+	Slot time.Duration `json:"slot" yaml:"slot" mapstructure:"slot"`
 }
+
+// Curve accounting defaults and bounds.
+const (
+	DefaultBurstPeriod = time.Hour
+	DefaultSlot        = time.Minute
+	MaxCurveSlots      = 10000
+)
 
 // AltruismConfig: Carbyne §3.4.2 — deadline jobs may yield to others while
 // they have slack, with probability P.
@@ -217,6 +237,7 @@ func DefaultConfig() Config {
 		Fit:    FitConfig{Enabled: true, PerNode: true},
 		Fairness: FairnessConfig{
 			Enabled: false, GroupBy: GroupByUser, Kappa: 0.1, Metric: ShareDominant,
+			Mode: FairnessDeficit, BurstPeriod: DefaultBurstPeriod, Slot: DefaultSlot,
 		},
 		Altruism:    AltruismConfig{Enabled: true, P: 0.5, DefaultRuntime: 10 * time.Minute},
 		Preference:  PreferenceConfig{Enabled: true, Mode: PreferenceBandit, Temperature: DefaultTemperature, ObserveWait: DefaultObserveWait},
@@ -260,6 +281,9 @@ func (c Config) Validate() error {
 			if !(w > 0) || math.IsInf(w, 0) {
 				return fieldErr(fmt.Sprintf("fairness.weights[%s]", g), "%v is not a positive finite weight", w)
 			}
+		}
+		if err := f.validateCurves(); err != nil {
+			return err
 		}
 	}
 	if a := c.Altruism; a.Enabled {
@@ -311,6 +335,43 @@ func (c Config) Validate() error {
 		}
 		if s.ExploreObservations < 0 {
 			return fieldErr("select.explore_observations", "%d is negative", s.ExploreObservations)
+		}
+	}
+	return nil
+}
+
+// validateCurves checks the curves mode's settings.
+func (f FairnessConfig) validateCurves() error {
+	switch f.Mode {
+	case "", FairnessDeficit:
+		if len(f.Queues) > 0 {
+			return fieldErr("fairness.queues", "only used with mode curves")
+		}
+		return nil
+	case FairnessCurves:
+	default:
+		return fieldErr("fairness.mode", "%q is not deficit or curves", f.Mode)
+	}
+	if f.Slot <= 0 {
+		return fieldErr("fairness.slot", "%v is not positive", f.Slot)
+	}
+	if f.BurstPeriod < f.Slot || f.BurstPeriod/f.Slot > MaxCurveSlots {
+		return fieldErr("fairness.burst_period", "%v must be between one slot (%v) and %d slots", f.BurstPeriod, f.Slot, MaxCurveSlots)
+	}
+	seen := map[string]string{}
+	for i, q := range f.Queues {
+		field := fmt.Sprintf("fairness.queues[%d]", i)
+		if err := q.validate(field); err != nil {
+			return err
+		}
+		if q.Burst > f.BurstPeriod {
+			return fieldErr(field+".burst", "%v exceeds burst_period %v", q.Burst, f.BurstPeriod)
+		}
+		for _, g := range append([]string{q.Name}, q.Members...) {
+			if prev, ok := seen[g]; ok {
+				return fieldErr(field, "group %q is already served by queue %q", g, prev)
+			}
+			seen[g] = q.Name
 		}
 	}
 	return nil

@@ -123,6 +123,9 @@ type Decision struct {
 	// any: nothing else is admitted until it is.
 	Reserved string        `json:"reserved,omitempty"`
 	Groups   []GroupRecord `json:"groups,omitempty"`
+	// Queues are the service queues (fairness mode curves): what each
+	// was entitled to, held and was owed at this decision.
+	Queues []QueueRecord `json:"queues,omitempty"`
 }
 
 // ContextKind is one running kind in the preference context.

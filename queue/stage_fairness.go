@@ -37,8 +37,11 @@ type fairnessStage struct {
 	c       FairnessConfig
 	deficit map[string]float64
 	lastAt  time.Time
+	curves  *curvesRule // curves mode; nil in deficit mode
 
 	// per decision
+	at      time.Time
+	capa    Capacity
 	alloc   map[string][2]float64 // group → normalised (memory, vcores) allocation
 	pending map[string]int
 	fair    map[string]float64 // fair share of the groups taking part
@@ -46,19 +49,35 @@ type fairnessStage struct {
 }
 
 func newFairnessStage(c FairnessConfig) *fairnessStage {
-	return &fairnessStage{
+	f := &fairnessStage{
 		c: c, deficit: map[string]float64{},
 		alloc: map[string][2]float64{}, pending: map[string]int{}, fair: map[string]float64{},
 	}
+	if c.Mode == FairnessCurves {
+		f.curves = newCurvesRule(c)
+	}
+	return f
 }
 
 func (*fairnessStage) name() string { return "fairness" }
 
+// group is the fairness group of a job or application: its YARN queue or
+// user, or in curves mode the service queue serving that.
 func (f *fairnessStage) group(user, queue string) string {
+	g := user
 	if f.c.GroupBy == GroupByQueue {
-		return queue
+		g = queue
 	}
-	return user
+	if f.curves != nil {
+		return f.curves.queueOf(g)
+	}
+	return g
+}
+
+// elastic reports whether group g shares by DRF deficits: always in
+// deficit mode, unless guaranteed in curves mode.
+func (f *fairnessStage) elastic(g string) bool {
+	return f.curves == nil || !f.curves.guaranteed(g)
 }
 
 func (f *fairnessStage) weight(g string) float64 {
@@ -100,6 +119,22 @@ func (f *fairnessStage) reduce(s [2]float64, capa Capacity) float64 {
 
 func (f *fairnessStage) run(r *run, rec *StageRecord) {
 	f.tally(r)
+	if cr := f.curves; cr != nil {
+		cr.account(r.snap.Now, f.alloc)
+		cr.record(r, f.alloc, f.pending)
+		decided := cr.serveOwed(r, f.pending, rec)
+		if !decided && !cr.keepElastic(r, rec) {
+			cr.strictPriority(r, rec)
+			decided = true
+		}
+		if decided {
+			// The elastic groups' long-term deficits still move with time.
+			f.takePart()
+			f.updateDeficits(r.snap.Now, r.snap.Capacity)
+			f.record(r)
+			return
+		}
+	}
 	f.takePart()
 	f.updateDeficits(r.snap.Now, r.snap.Capacity)
 	star, starD, found := f.mostStarved(r.window, r.snap.Capacity)
@@ -138,6 +173,7 @@ func (f *fairnessStage) run(r *run, rec *StageRecord) {
 // capacity units.
 func (f *fairnessStage) tally(r *run) {
 	capa := r.snap.Capacity
+	f.at, f.capa = r.snap.Now, capa
 	clear(f.alloc)
 	clear(f.pending)
 	clear(f.fair)
@@ -160,11 +196,13 @@ func (f *fairnessStage) tally(r *run) {
 func (f *fairnessStage) takePart() {
 	f.names = f.names[:0]
 	for g := range f.pending {
-		f.names = append(f.names, g)
+		if f.elastic(g) {
+			f.names = append(f.names, g)
+		}
 	}
 	if f.c.HalfLife > 0 {
 		for g := range f.alloc {
-			if f.pending[g] == 0 {
+			if f.pending[g] == 0 && f.elastic(g) {
 				f.names = append(f.names, g)
 			}
 		}
@@ -232,6 +270,9 @@ func (f *fairnessStage) mostStarved(window []*cand, capa Capacity) (star string,
 			continue // larger than the cluster: waiting for it would never end
 		}
 		g := c.group
+		if !f.elastic(g) {
+			continue
+		}
 		d := f.deficit[g]
 		sh := f.reduce(f.alloc[g], capa) / f.weight(g)
 		if !found || d > starD || (d == starD && (sh < starShare || (sh == starShare && g < star))) {
@@ -262,6 +303,9 @@ func (f *fairnessStage) charge(r *run) {
 	}
 	c := r.chosen
 	g := f.group(c.job.User, c.job.Queue)
+	if !f.elastic(g) {
+		return // guaranteed queues are accounted by their curves
+	}
 	res := c.res
 	need := norm(res.TotalMemoryMB(), res.TotalVCores(), r.snap.Capacity)
 	var factor float64

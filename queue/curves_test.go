@@ -1,0 +1,226 @@
+package queue_test
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/colocd/colocd/queue"
+)
+
+func TestAdmitQueues(t *testing.T) {
+	r := func(v float64) queue.Rate { return queue.Rate{VCores: v, Memory: v} }
+	qs := []queue.ServiceQueue{
+		{Name: "ls", Level: 1, Alpha: r(0.5), Beta: r(0.2), Burst: 10 * time.Minute},
+		{Name: "ls2", Level: 1, Alpha: r(0.6), Beta: r(0.1), Burst: 10 * time.Minute}, // Σα = 1.1
+		{Name: "etl", Level: 2, Alpha: r(0.3)},                                        // α = β
+		{Name: "etl2", Level: 2, Alpha: r(0.6)},                                       // Σα 0.9, but 0.6 > min(1−0.3, 1/2)
+		{Name: "etl3", Level: 2, Alpha: r(0.3)},                                       // 0.3 ≤ min(0.7, 1/2)
+		{Name: "adhoc", Level: 3},
+	}
+	got := queue.AdmitQueues(qs, time.Hour)
+	want := []struct {
+		g      queue.Guarantee
+		class  string
+		reason string
+	}{
+		{queue.GuaranteeHard, "latency-sensitive", "conditions hold"},
+		{queue.GuaranteeElastic, "latency-sensitive", "resource condition fails on memory"},
+		{queue.GuaranteeSoft, "batch", "conditions hold"},
+		{queue.GuaranteeElastic, "batch", "fairness condition fails on memory"},
+		{queue.GuaranteeSoft, "batch", "conditions hold at level 2 (2 guaranteed there)"},
+		{queue.GuaranteeElastic, "batch", "no service curve"},
+	}
+	for i, w := range want {
+		g := got[i]
+		if g.Guarantee != w.g || g.Class != w.class || !strings.Contains(g.Reason, w.reason) {
+			t.Errorf("%s: got %s %s %q, want %s %s containing %q", g.Name, g.Guarantee, g.Class, g.Reason, w.g, w.class, w.reason)
+		}
+	}
+}
+
+func TestCurvesConfigValidate(t *testing.T) {
+	base := func() queue.Config {
+		c := only("fairness")
+		c.Fairness.Mode = queue.FairnessCurves
+		c.Fairness.GroupBy = queue.GroupByQueue
+		c.Fairness.Queues = []queue.ServiceQueue{{Name: "ls", Level: 1, Alpha: queue.Rate{VCores: 0.5}, Burst: time.Minute}}
+		return c
+	}
+	for _, tc := range []struct {
+		name, field string
+		mod         func(*queue.Config)
+	}{
+		{"mode", "fairness.mode", func(c *queue.Config) { c.Fairness.Mode = "wfq" }},
+		{"queues in deficit mode", "fairness.queues", func(c *queue.Config) { c.Fairness.Mode = queue.FairnessDeficit }},
+		{"slot", "fairness.slot", func(c *queue.Config) { c.Fairness.Slot = 0 }},
+		{"period below slot", "fairness.burst_period", func(c *queue.Config) { c.Fairness.BurstPeriod = time.Second }},
+		{"level", "fairness.queues[0].level", func(c *queue.Config) { c.Fairness.Queues[0].Level = 0 }},
+		{"rate", "fairness.queues[0].alpha.vcores", func(c *queue.Config) { c.Fairness.Queues[0].Alpha.VCores = 1.5 }},
+		{"beta above alpha", "fairness.queues[0].beta", func(c *queue.Config) { c.Fairness.Queues[0].Beta.Memory = 0.1 }},
+		{"burst missing", "fairness.queues[0].burst", func(c *queue.Config) {
+			c.Fairness.Queues[0].Beta.VCores = 0.1
+			c.Fairness.Queues[0].Burst = 0
+		}},
+		{"burst over period", "fairness.queues[0].burst", func(c *queue.Config) { c.Fairness.Queues[0].Burst = 2 * time.Hour }},
+		{"name", "fairness.queues[1].name", func(c *queue.Config) {
+			c.Fairness.Queues = append(c.Fairness.Queues, queue.ServiceQueue{Level: 1})
+		}},
+		{"member twice", "fairness.queues[1]", func(c *queue.Config) {
+			c.Fairness.Queues = append(c.Fairness.Queues, queue.ServiceQueue{Name: "b", Level: 2, Members: []string{"ls"}})
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := base()
+			if err := c.Validate(); err != nil {
+				t.Fatalf("base config: %v", err)
+			}
+			tc.mod(&c)
+			err := c.Validate()
+			var fe *queue.FieldError
+			if !errors.As(err, &fe) || fe.Field != tc.field {
+				t.Errorf("Validate() = %v, want a field error on %s", err, tc.field)
+			}
+		})
+	}
+}
+
+// curvesPipeline: a 10-vcore, 10 GB cluster; queue ls (level 1, hard)
+// with α 0.4 for 10 min then β 0.1, queue etl (level 2, α = β = 0.2),
+// everything else elastic; jobs take 1 vcore and 1 GB per container.
+func curvesPipeline(t *testing.T) *queue.Pipeline {
+	c := only("fit", "fairness")
+	c.Fit.PerNode = false
+	c.Fairness.Mode = queue.FairnessCurves
+	c.Fairness.GroupBy = queue.GroupByQueue
+	c.Fairness.Queues = []queue.ServiceQueue{
+		{Name: "ls", Level: 1, Alpha: queue.Rate{VCores: 0.4, Memory: 0.4}, Beta: queue.Rate{VCores: 0.1, Memory: 0.1}, Burst: 10 * time.Minute},
+		{Name: "etl", Level: 2, Alpha: queue.Rate{VCores: 0.2, Memory: 0.2}, Members: []string{"etl-nightly"}},
+	}
+	return mustPipeline(t, c, nil)
+}
+
+var small = queue.Capacity{MemoryMB: 10240, VCores: 10}
+
+func inQueue(q string) func(*queue.Job) { return func(j *queue.Job) { j.Queue = q } }
+
+func run(q string, n int64) queue.Running {
+	return queue.Running{JobID: "r-" + q, Kind: "x", User: "u", Queue: q, Alloc: queue.Capacity{MemoryMB: 1024 * n, VCores: n}}
+}
+
+func curvesSnap(now time.Duration, running []queue.Running, pending ...queue.Job) queue.Snapshot {
+	free := small
+	for _, r := range running {
+		free.MemoryMB -= r.Alloc.MemoryMB
+		free.VCores -= r.Alloc.VCores
+	}
+	return queue.Snapshot{Now: t0.Add(now), Capacity: small, Free: free, Running: running, Pending: pending}
+}
+
+func TestCurvesOrder(t *testing.T) {
+	t.Run("owed latency queue goes before older batch jobs", func(t *testing.T) {
+		p := curvesPipeline(t)
+		d := p.Decide(curvesSnap(0, nil, pj(1, "a", inQueue("adhoc")), pj(2, "b", inQueue("ls"))), nil)
+		if d.Chosen != "j02" {
+			t.Fatalf("chose %q, want the owed ls job j02; fairness: %+v", d.Chosen, stage(d, "fairness"))
+		}
+		if n := stage(d, "fairness").Note; !strings.Contains(n, "level 1 owed") {
+			t.Errorf("note %q does not say level 1 is owed", n)
+		}
+		if len(d.Queues) != 2 || d.Queues[0].Queue != "ls" || !(d.Queues[0].Owed.VCores > 0) {
+			t.Errorf("decision queues %+v: want ls first, owed", d.Queues)
+		}
+	})
+	t.Run("a queue past its curve yields to elastic jobs", func(t *testing.T) {
+		p := curvesPipeline(t)
+		// ls holds 6 vcores (0.6 > α) for 20 minutes.
+		for m := time.Duration(0); m <= 20*time.Minute; m += time.Minute {
+			p.Decide(curvesSnap(m, []queue.Running{run("ls", 6)}), nil)
+		}
+		d := p.Decide(curvesSnap(21*time.Minute, []queue.Running{run("ls", 6)}, pj(1, "b", inQueue("ls")), pj(2, "a", inQueue("adhoc"))), nil)
+		if d.Chosen != "j02" {
+			t.Fatalf("chose %q, want the elastic job j02: ls has had more than its curve", d.Chosen)
+		}
+	})
+	t.Run("members are served as their queue", func(t *testing.T) {
+		p := curvesPipeline(t)
+		d := p.Decide(curvesSnap(0, nil, pj(1, "a", inQueue("adhoc")), pj(2, "b", inQueue("etl-nightly"))), nil)
+		if d.Chosen != "j02" {
+			t.Fatalf("chose %q, want etl-nightly's job (queue etl, owed)", d.Chosen)
+		}
+	})
+	t.Run("strict priority when no elastic job fits", func(t *testing.T) {
+		p := curvesPipeline(t)
+		// Both guaranteed queues past their curves: ls at 0.6, etl at 0.3.
+		running := []queue.Running{run("ls", 6), run("etl", 3)}
+		for m := time.Duration(0); m <= 20*time.Minute; m += time.Minute {
+			p.Decide(curvesSnap(m, running), nil)
+		}
+		d := p.Decide(curvesSnap(21*time.Minute, running, pj(1, "a", inQueue("etl")), pj(2, "b", inQueue("ls")),
+			pj(3, "c", inQueue("adhoc"), containers(5))), nil)
+		if d.Chosen != "j02" {
+			t.Fatalf("chose %q, want ls's j02 (level 1) by strict priority: %+v", d.Chosen, stage(d, "fairness"))
+		}
+	})
+	t.Run("an owed hard queue holds the cluster", func(t *testing.T) {
+		p := curvesPipeline(t)
+		running := []queue.Running{run("adhoc", 8)}
+		d := p.Decide(curvesSnap(0, running, pj(1, "a", inQueue("adhoc")), pj(2, "b", inQueue("ls"), containers(3))), nil)
+		if d.Chosen != "" || !strings.Contains(d.Note, "hard queue owed") {
+			t.Fatalf("chose %q (note %q), want nothing while ls's job waits for room", d.Chosen, d.Note)
+		}
+	})
+	t.Run("an owed soft queue holds nothing", func(t *testing.T) {
+		p := curvesPipeline(t)
+		running := []queue.Running{run("adhoc", 8)}
+		d := p.Decide(curvesSnap(0, running, pj(1, "a", inQueue("adhoc")), pj(2, "b", inQueue("etl"), containers(3))), nil)
+		if d.Chosen != "j01" {
+			t.Fatalf("chose %q (note %q), want the elastic j01: a soft queue holds no room", d.Chosen, d.Note)
+		}
+	})
+}
+
+func TestFairnessStateRoundTrip(t *testing.T) {
+	drive := func(p *queue.Pipeline, from, to time.Duration) []string {
+		var chosen []string
+		for m := from; m < to; m += time.Minute {
+			running := []queue.Running{run("ls", int64(m/time.Minute)%5), run("adhoc", 2)}
+			d := p.Decide(curvesSnap(m, running, pj(uint64(m/time.Minute)*2, "a", inQueue("adhoc")), pj(uint64(m/time.Minute)*2+1, "b", inQueue("ls"))), nil)
+			chosen = append(chosen, d.Chosen)
+		}
+		return chosen
+	}
+	a := curvesPipeline(t)
+	drive(a, 0, 30*time.Minute)
+	st, ok := a.FairnessState()
+	if !ok {
+		t.Fatal("FairnessState: fairness reported off")
+	}
+	b, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back queue.FairnessState
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	restored, fresh := curvesPipeline(t), curvesPipeline(t)
+	if why := restored.RestoreFairness(back); why != "" {
+		t.Fatalf("RestoreFairness: %s", why)
+	}
+	want := drive(a, 30*time.Minute, 60*time.Minute)
+	if got := drive(restored, 30*time.Minute, 60*time.Minute); !cmp.Equal(want, got) {
+		t.Errorf("after a restore the choices differ:\n%s", cmp.Diff(want, got))
+	}
+	if got := drive(fresh, 30*time.Minute, 60*time.Minute); cmp.Equal(want, got) {
+		t.Error("a pipeline that forgot its accounting chooses the same: the test shows nothing")
+	}
+	qa, qr := a.Queues(), restored.Queues()
+	if diff := cmp.Diff(qa, qr); diff != "" {
+		t.Errorf("queues report after restore (-kept +restored):\n%s", diff)
+	}
+}
