@@ -268,6 +268,9 @@ func decodeValue(key string, t reflect.Type, raw any, src source) (any, error) {
 	case weightsType:
 		return decodeWeights(key, raw, src)
 	}
+	if isStructList(t) {
+		return decodeStructList(key, t, raw, src)
+	}
 	out := reflect.New(t).Elem()
 	if u, ok := out.Addr().Interface().(encoding.TextUnmarshaler); ok && t.Kind() != reflect.String {
 		// A named value of its owner's (bandit.BaselineMode): its own

@@ -36,6 +36,7 @@ func DefaultPipelineConfig() PipelineConfig {
 	q.Preference.Mode = queue.PreferenceModel
 	q.Select.Mode = queue.SelectArgmax
 	q.Fairness.Weights = map[string]float64{}
+	q.Fairness.Queues = []queue.ServiceQueue{}
 	return PipelineConfig{
 		Window: q.Window, Fit: q.Fit, Fairness: q.Fairness, Altruism: q.Altruism,
 		Preference:  PreferenceConfig{PreferenceConfig: q.Preference, ScorerConfig: engine.DefaultScorerConfig()},

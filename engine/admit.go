@@ -39,6 +39,7 @@ func (e *Engine) AdmitPass(ctx context.Context) (AdmitReport, error) {
 	}
 	e.sharesFresh = false
 	defer e.refreshShares(ctx)
+	defer e.persistFairness()
 	for {
 		if ctx.Err() != nil {
 			rep.Stopped = "context"

@@ -42,7 +42,9 @@ type Engine struct {
 	mx              Telemetry // nil: no Prometheus metrics
 	rng             *rand.Rand
 	log             *slog.Logger
-	wall            func() time.Time // decision latency and readiness only
+	// fairSaved is the fairness state last stored (persistFairness).
+	fairSaved []byte
+	wall      func() time.Time // decision latency and readiness only
 
 	window     int
 	maxRunning int
@@ -226,6 +228,9 @@ func New(o Options) (*Engine, error) {
 	}
 	if e.pairReward == "" {
 		e.pairReward = RewardGoodness
+	}
+	if err := e.restoreFairness(); err != nil {
+		return nil, fmt.Errorf("new engine: %w", err)
 	}
 	return e, nil
 }

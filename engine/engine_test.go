@@ -35,6 +35,7 @@ type harness struct {
 	journal *journal.Journal
 	cluster *simcluster.Cluster
 	e       *Engine
+	opts    Options // what e was made with
 	ctx     context.Context
 }
 
@@ -106,17 +107,18 @@ func newHarness(tb testing.TB, o harnessOpts) *harness {
 	if o.mode == "" {
 		o.mode = ModeActive
 	}
-	e, err := New(Options{
+	opts := Options{
 		Store: store, Learner: l, Cluster: cl, Metrics: m, Clock: clk, Journal: j,
 		Rand:  rand.New(rand.NewPCG(1, 1)),
 		Queue: pc, Scorer: DefaultScorerConfig(),
 		MaxRunning: o.max, Mode: o.mode, Credit: o.credit, MaxKindsPerNode: o.maxKinds,
 		Limits: sc.Limits(),
-	})
+	}
+	e, err := New(opts)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	h := &harness{tb: tb, s: s, store: store, learner: l, journal: j, cluster: sc, e: e, ctx: context.Background()}
+	h := &harness{tb: tb, s: s, store: store, learner: l, journal: j, cluster: sc, e: e, opts: opts, ctx: context.Background()}
 	if !o.noRecon {
 		if _, err := e.Reconcile(h.ctx); err != nil {
 			tb.Fatal(err)

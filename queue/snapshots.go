@@ -47,3 +47,25 @@ func (s *Store) LoadPreferences() ([]byte, error) {
 	})
 	return out, err
 }
+
+// SaveFairness stores the fairness stage's state (Pipeline.FairnessState,
+// encoded; nil deletes it), beside the preferences.
+func (s *Store) SaveFairness(b []byte) error {
+	return s.update(func(tx *bolt.Tx) error {
+		if len(b) == 0 {
+			return tx.Bucket(bucketPrefs).Delete(keyFairness)
+		}
+		return tx.Bucket(bucketPrefs).Put(keyFairness, cloneBytes(b))
+	})
+}
+
+// LoadFairness returns the stored fairness state bytes, or nil, nil when
+// none were saved.
+func (s *Store) LoadFairness() ([]byte, error) {
+	var out []byte
+	err := s.view(func(tx *bolt.Tx) error {
+		out = cloneBytes(tx.Bucket(bucketPrefs).Get(keyFairness))
+		return nil
+	})
+	return out, err
+}

@@ -91,6 +91,7 @@ var (
 	keySchema   = []byte("schema")
 	keyPrefs    = []byte("snapshot")
 	keyProfiles = []byte("profiles") // the profile model's snapshot, in bucketPrefs
+	keyFairness = []byte("fairness") // the fairness stage's state, in bucketPrefs
 	magicValue  = []byte("colocd-queue")
 	boltMagic   = uint32(0xED0CDAED)
 	boltPageSzs = []int{4096, 8192, 16384, 32768, 65536}
