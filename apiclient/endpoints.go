@@ -140,6 +140,13 @@ func kindQuery(kinds []string) url.Values {
 	return q
 }
 
+// Queues returns the fairness stage's queues: each one's class, guarantee,
+// owed and received service and deficit as of the last decision:
+// GET /v1/queues.
+func (c *Client) Queues(ctx context.Context) (Reply[Queues], error) {
+	return call[Queues](ctx, c, request{method: http.MethodGet, path: "/v1/queues"})
+}
+
 // Decisions returns up to limit admission decisions, newest first (nil:
 // the server's default, 50): GET /v1/decisions.
 func (c *Client) Decisions(ctx context.Context, limit *int) (Reply[DecisionList], error) {

@@ -217,6 +217,10 @@ type Limits struct {
 	NetOutBps    float64 `json:"net_out_bps"`
 }
 
+// Queues is the body of GET /v1/queues: the fairness stage's queues as of
+// the last decision (queue.QueuesReport).
+type Queues = queue.QueuesReport
+
 // DecisionList is the body of GET /v1/decisions.
 type DecisionList struct {
 	Decisions []journal.DecisionRecord `json:"decisions"` // newest first

@@ -44,6 +44,8 @@ type Options struct {
 	// Now is the clock of the store and the API; nil: the fixed Epoch, so
 	// that replies are the same from one request to the next.
 	Now func() time.Time
+	// Queues serves GET /v1/queues; nil: fairness reported off.
+	Queues api.QueueSource
 }
 
 // Epoch is the time of the server's default clock.
@@ -83,7 +85,7 @@ func Start(t testing.TB, o Options) *Server {
 	}
 	d := api.Deps{
 		Store: store, Learner: s.Learner, Journal: jr, Controller: controller{store, s.Learner},
-		Limits: s.Limits, MaxBodyBytes: o.MaxBodyBytes, Now: now,
+		Limits: s.Limits, MaxBodyBytes: o.MaxBodyBytes, Now: now, Queues: o.Queues,
 		Tokens: []api.Token{
 			{Secret: ReaderToken, User: ReaderUser, Role: api.RoleReader},
 			{Secret: SubmitterToken, User: SubmitterUser, Role: api.RoleSubmitter},

@@ -93,6 +93,9 @@ type Deps struct {
 	// Profiles is the learned per-kind resource profiles behind
 	// GET /v1/profiles; nil (or a nil *profile.Model): that endpoint is 404.
 	Profiles ProfileSource
+	// Queues is the fairness stage's view behind GET /v1/queues; nil: the
+	// endpoint reports fairness off.
+	Queues QueueSource
 	// Limits are the nodes' maxima in bytes/s that GET /v1/profiles
 	// converts utilisation units with; a zero field leaves that rate null.
 	Limits goodness.Limits
@@ -148,6 +151,7 @@ type server struct {
 	// profiles is nil when the daemon runs without a profile model.
 	profiles ProfileSource
 	limits   goodness.Limits
+	queues   QueueSource // nil: fairness reported off
 
 	// beforeCancel, when set (tests only), runs between reading a pending
 	// job and cancelling it: the window in which the engine may admit it.
@@ -200,7 +204,7 @@ func New(d Deps) (http.Handler, error) {
 	s := &server{
 		store: d.Store, learner: d.Learner, journal: d.Journal, ctl: d.Controller,
 		metrics: d.Metrics, auth: auth, now: d.Now, maxBody: d.MaxBodyBytes, log: d.Logger,
-		profiles: d.Profiles, limits: d.Limits, writes: d.Writes,
+		profiles: d.Profiles, limits: d.Limits, writes: d.Writes, queues: d.Queues,
 		kinds: newKindGate(d.Learner, d.Controller, d.MaxKinds),
 	}
 	if s.now == nil {
@@ -234,6 +238,7 @@ func New(d Deps) (http.Handler, error) {
 	route("/v1/preferences/heatmap.svg", map[string]endpoint{http.MethodGet: {RoleReader, s.heatmapSVG}})
 	route("/v1/profiles", map[string]endpoint{http.MethodGet: {RoleReader, s.getProfiles}})
 	route("/v1/decisions", map[string]endpoint{http.MethodGet: {RoleReader, s.listDecisions}})
+	route("/v1/queues", map[string]endpoint{http.MethodGet: {RoleReader, s.getQueues}})
 	route("/v1/goodness", map[string]endpoint{http.MethodGet: {RoleReader, s.listGoodness}})
 	route("/healthz", map[string]endpoint{http.MethodGet: {0, s.healthz}})
 	route("/readyz", map[string]endpoint{http.MethodGet: {0, s.readyz}})

@@ -88,7 +88,7 @@ func TestStatusPageInChromium(t *testing.T) {
 		t.Skip("starts a browser")
 	}
 	bin := chromium(t)
-	h := newHarness(t)
+	h := newHarness(t, func(c *harnessCfg) { c.Queues = curvesSource(t) })
 	learn(h.learner, testKinds)
 	var pending []string
 	for _, k := range []string{"kmeans", "terasort", "wordcount"} {
@@ -102,7 +102,8 @@ func TestStatusPageInChromium(t *testing.T) {
 	url := h.srv.URL + "/?token=" + readerTok
 
 	dom := string(runChromium(t, bin, "--dump-dom", url))
-	for _, want := range append([]string{`<svg`, `id="heatmap"`, `class="colocd-heatmap"`, "job-002", running}, pending...) {
+	for _, want := range append([]string{`<svg`, `id="heatmap"`, `class="colocd-heatmap"`, "job-002", running,
+		"(mode curves, groups by queue", ">interactive<", ">hard<", ">etl<", ">soft<", ">adhoc<", ">elastic<"}, pending...) {
 		if !strings.Contains(dom, want) {
 			t.Errorf("rendered DOM lacks %q", want)
 		}

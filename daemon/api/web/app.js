@@ -104,6 +104,27 @@
     }
   }
 
+  function share(r) {
+    if (!r) return '—';
+    return (100 * r.vcores).toFixed(1) + '/' + (100 * r.memory).toFixed(1);
+  }
+
+  async function loadQueues() {
+    const data = await api('/v1/queues');
+    $('queues-mode').textContent = data.enabled
+      ? '(mode ' + data.mode + ', groups by ' + data.group_by + '; as of the last decision)'
+      : '(fairness is off)';
+    fillTable('queues', data.queues.map((q) => Object.assign({ id: q.name }, q)), [
+      [(q) => q.name, 'id'], [(q) => q.class, ''], [(q) => q.level || '—', ''],
+      [(q) => q.guarantee, 'guarantee'], [(q) => share(q.entitled), ''], [(q) => share(q.owed), 'owed'],
+      [(q) => share(q.held), ''], [(q) => share(q.received), ''], [(q) => Number(q.deficit).toFixed(3), ''],
+      [(q) => q.pending, ''],
+    ]);
+    for (const [i, q] of data.queues.entries()) {
+      if (q.reason) $('queues').tBodies[0].rows[i].title = q.reason;
+    }
+  }
+
   async function loadHeatmap() {
     const [svgText, prefs] = await Promise.all([
       api('/v1/preferences/heatmap.svg', 'image/svg+xml'),
@@ -143,7 +164,7 @@
     clearTimeout(timer);
     if (!token()) { showError('Enter a token to load data (or open this page with ?token=...).'); return; }
     try {
-      await Promise.all([loadJobs(), loadHeatmap(), loadDecisions()]);
+      await Promise.all([loadJobs(), loadQueues(), loadHeatmap(), loadDecisions()]);
       showError('');
       $('updated').textContent = 'updated ' + new Date().toLocaleTimeString() +
         (serverNow === null ? '' : ' · cluster time ' + new Date(serverNow).toLocaleTimeString());
