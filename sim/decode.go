@@ -143,6 +143,9 @@ func kindName(k yaml.Kind) string {
 }
 
 func typeName(t reflect.Type) string {
+	if t == reflect.TypeFor[rawDuration]() {
+		return "a duration (like 10m or 1h30m) or a number of seconds"
+	}
 	switch t.Kind() {
 	case reflect.Int, reflect.Int64:
 		return "an integer"

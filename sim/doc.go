@@ -16,6 +16,13 @@
 //     optional phases[].name. Optional keys of the ground truth, all
 //     default 0: variability.jitter (Options.Jitter from the file) and
 //     cluster.node.interference.disk_streams and .cpu_cache (see the model).
+//     Optional keys of tenants: queue[].user (default "bench"), .queue
+//     (default the entry's class, else "default") and .class (default
+//     its queue), copied to each JobSpec; queue[].at, .every and .bursts
+//     make an entry timed (its count jobs at at, at+every, …, bursts
+//     times; durations as "10m" or seconds) instead of following
+//     arrivals; and classes[], the service contract of a queue (name,
+//     level, alpha and beta as {vcores, memory} shares, burst, weight).
 //   - The simulator (Sim): placement, progress, the sharing model, metrics
 //     samples, application ids and states, Clone for what-if questions.
 //   - Realtime: plays a Sim against an injected wall clock, accelerated,

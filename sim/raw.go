@@ -1,9 +1,11 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 )
@@ -16,6 +18,7 @@ type rawWorkload struct {
 	Repeat      *int            `yaml:"repeat"`
 	Arrivals    *rawArrival     `yaml:"arrivals"`
 	Variability *rawVariability `yaml:"variability"`
+	Classes     []rawClass      `yaml:"classes"`
 }
 
 type rawCluster struct {
@@ -63,8 +66,62 @@ type rawPhase struct {
 }
 
 type rawQueue struct {
-	Kind  *string `yaml:"kind"`
-	Count *int    `yaml:"count"`
+	Kind   *string      `yaml:"kind"`
+	Count  *int         `yaml:"count"`
+	User   *string      `yaml:"user"`
+	Queue  *string      `yaml:"queue"`
+	Class  *string      `yaml:"class"`
+	At     *rawDuration `yaml:"at"`
+	Every  *rawDuration `yaml:"every"`
+	Bursts *int         `yaml:"bursts"`
+}
+
+type rawClass struct {
+	Name   *string      `yaml:"name"`
+	Level  *int         `yaml:"level"`
+	Alpha  *rawRate     `yaml:"alpha"`
+	Beta   *rawRate     `yaml:"beta"`
+	Burst  *rawDuration `yaml:"burst"`
+	Weight *float64     `yaml:"weight"`
+}
+
+type rawRate struct {
+	VCores float64 `yaml:"vcores"`
+	Memory float64 `yaml:"memory"`
+}
+
+// rawDuration is a duration written as Go's time.ParseDuration reads it
+// ("10m", "1h30m") or as a number of seconds, like a phase's seconds.
+type rawDuration time.Duration
+
+// maxSeconds keeps a number of seconds inside time.Duration's range.
+const maxSeconds = 9e9
+
+// UnmarshalYAML reads a duration string or a number of seconds.
+func (d *rawDuration) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return errors.New("a duration must be a single value")
+	}
+	switch n.ShortTag() {
+	case "!!int", "!!float":
+		var s float64
+		if err := n.Decode(&s); err != nil {
+			return err
+		}
+		if !(s >= -maxSeconds && s <= maxSeconds) {
+			return fmt.Errorf("%v seconds is out of range", s)
+		}
+		*d = rawDuration(seconds(s))
+	case "!!str":
+		v, err := time.ParseDuration(n.Value)
+		if err != nil {
+			return err
+		}
+		*d = rawDuration(v)
+	default:
+		return fmt.Errorf("%q is not a duration", n.Value)
+	}
+	return nil
 }
 
 type rawArrival struct {
@@ -112,14 +169,18 @@ func (r rawWorkload) workload() (*Workload, error) {
 		return nil, required("queue")
 	}
 	for i, rq := range r.Queue {
-		p := fmt.Sprintf("queue[%d]", i)
-		if rq.Kind == nil {
-			return nil, required(p + ".kind")
+		q, err := rq.entry(fmt.Sprintf("queue[%d]", i))
+		if err != nil {
+			return nil, err
 		}
-		if rq.Count == nil {
-			return nil, required(p + ".count")
+		w.Queue = append(w.Queue, q)
+	}
+	for i, rc := range r.Classes {
+		c, err := rc.class(fmt.Sprintf("classes[%d]", i))
+		if err != nil {
+			return nil, err
 		}
-		w.Queue = append(w.Queue, QueueEntry{Kind: *rq.Kind, Count: *rq.Count})
+		w.Classes = append(w.Classes, c)
 	}
 	if w.Repeat, err = positive("repeat", r.Repeat); err != nil {
 		return nil, err
@@ -142,6 +203,73 @@ func (r rawWorkload) workload() (*Workload, error) {
 		w.Variability.Jitter = v.Jitter
 	}
 	return w, nil
+}
+
+// entry converts the queue entry at path p ("queue[2]"), reporting missing
+// required keys and explicitly empty names. Setting at or every makes it
+// timed.
+func (rq rawQueue) entry(p string) (QueueEntry, error) {
+	if rq.Kind == nil {
+		return QueueEntry{}, required(p + ".kind")
+	}
+	if rq.Count == nil {
+		return QueueEntry{}, required(p + ".count")
+	}
+	q := QueueEntry{Kind: *rq.Kind, Count: *rq.Count, Timed: rq.At != nil || rq.Every != nil}
+	for _, f := range []struct {
+		key string
+		in  *string
+		out *string
+	}{{"user", rq.User, &q.User}, {"queue", rq.Queue, &q.Queue}, {"class", rq.Class, &q.Class}} {
+		if f.in == nil {
+			continue
+		}
+		if *f.in == "" {
+			return QueueEntry{}, badName(p+"."+f.key, "")
+		}
+		*f.out = *f.in
+	}
+	if rq.At != nil {
+		q.At = time.Duration(*rq.At)
+	}
+	if rq.Every != nil {
+		q.Every = time.Duration(*rq.Every)
+	}
+	var err error
+	if q.Bursts, err = positive(p+".bursts", rq.Bursts); err != nil {
+		return QueueEntry{}, err
+	}
+	return q, nil
+}
+
+// class converts the class at path p ("classes[1]"): a missing beta is
+// alpha; an explicit zero level or weight is refused, not defaulted.
+func (rc rawClass) class(p string) (ClassSpec, error) {
+	if rc.Name == nil {
+		return ClassSpec{}, required(p + ".name")
+	}
+	c := ClassSpec{Name: *rc.Name}
+	if rc.Level != nil {
+		if c.Level = *rc.Level; c.Level == 0 {
+			return ClassSpec{}, levelErr(p + ".level")
+		}
+	}
+	if rc.Alpha != nil {
+		c.Alpha = Rate(*rc.Alpha)
+	}
+	c.Beta = c.Alpha
+	if rc.Beta != nil {
+		c.Beta = Rate(*rc.Beta)
+	}
+	if rc.Burst != nil {
+		c.Burst = time.Duration(*rc.Burst)
+	}
+	if rc.Weight != nil {
+		if c.Weight = *rc.Weight; c.Weight == 0 {
+			return ClassSpec{}, weightErr(p + ".weight")
+		}
+	}
+	return c, nil
 }
 
 // cluster converts the cluster section, reporting missing required keys.

@@ -1,13 +1,16 @@
 package sim
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"regexp"
+	"time"
 )
 
 // Validate checks the workload and fills defaults (repeat 1, vcores =
-// floor(cores), batch arrivals). Errors are *FieldError naming the key.
+// floor(cores), batch arrivals, and those of QueueEntry and ClassSpec).
+// Errors are *FieldError naming the key.
 func (w *Workload) Validate() error {
 	if w.Repeat == 0 {
 		w.Repeat = 1
@@ -27,28 +30,8 @@ func (w *Workload) Validate() error {
 			w.Kinds[i].Repeat = 1
 		}
 	}
-	if len(w.Queue) == 0 {
-		return &FieldError{Path: "queue", Reason: "must list at least one entry"}
-	}
-	jobs := 0
-	for i, q := range w.Queue {
-		p := fmt.Sprintf("queue[%d]", i)
-		if _, ok := w.Kind(q.Kind); !ok {
-			return &FieldError{Path: p + ".kind", Reason: fmt.Sprintf("unknown kind %q (not in kinds)", q.Kind)}
-		}
-		if q.Count <= 0 {
-			return &FieldError{Path: p + ".count", Reason: "must be > 0"}
-		}
-		if q.Count > MaxJobs {
-			return &FieldError{Path: p + ".count", Reason: fmt.Sprintf("must be <= %d", MaxJobs)}
-		}
-		jobs += q.Count
-	}
-	if w.Repeat < 0 {
-		return &FieldError{Path: "repeat", Reason: "must be > 0"}
-	}
-	if jobs*w.Repeat > MaxJobs || w.Repeat > MaxJobs {
-		return &FieldError{Path: "repeat", Reason: fmt.Sprintf("the queue would hold more than %d jobs", MaxJobs)}
+	if err := w.validateQueue(); err != nil {
+		return err
 	}
 	if j := w.Variability.Jitter; !(j >= 0 && j < 1) {
 		return &FieldError{Path: "variability.jitter", Reason: fmt.Sprintf("must be in [0, 1) (got %v)", j)}
@@ -64,6 +47,180 @@ func (w *Workload) Validate() error {
 		}
 	default:
 		return &FieldError{Path: "arrivals.mode", Reason: fmt.Sprintf("unknown mode %q (batch or poisson)", w.Arrivals.Mode)}
+	}
+	return validateClasses(w.Classes)
+}
+
+// validateQueue checks the queue entries and fills their defaults, then
+// bounds the number of jobs: untimed entries times repeat, plus every burst
+// of the timed ones.
+func (w *Workload) validateQueue() error {
+	if len(w.Queue) == 0 {
+		return &FieldError{Path: "queue", Reason: "must list at least one entry"}
+	}
+	untimed, timed := 0, 0
+	for i := range w.Queue {
+		q := &w.Queue[i]
+		if err := q.validate(fmt.Sprintf("queue[%d]", i), w); err != nil {
+			return err
+		}
+		if q.Timed {
+			timed += q.Count * q.Bursts
+		} else {
+			untimed += q.Count
+		}
+	}
+	if w.Repeat < 0 {
+		return &FieldError{Path: "repeat", Reason: "must be > 0"}
+	}
+	if w.Repeat > 1 && timed > 0 {
+		return &FieldError{Path: "repeat", Reason: "timed entries repeat with every/bursts, not repeat"}
+	}
+	if untimed*w.Repeat > MaxJobs || w.Repeat > MaxJobs {
+		return &FieldError{Path: "repeat", Reason: fmt.Sprintf("the queue would hold more than %d jobs", MaxJobs)}
+	}
+	if untimed*w.Repeat+timed > MaxJobs {
+		return &FieldError{Path: "queue", Reason: fmt.Sprintf("the queue would hold more than %d jobs (each burst counts)", MaxJobs)}
+	}
+	return nil
+}
+
+// validate checks the entry at path p ("queue[2]") and fills its defaults:
+// user, queue and class names, Timed, and one burst.
+func (q *QueueEntry) validate(p string, w *Workload) error {
+	if _, ok := w.Kind(q.Kind); !ok {
+		return &FieldError{Path: p + ".kind", Reason: fmt.Sprintf("unknown kind %q (not in kinds)", q.Kind)}
+	}
+	if q.Count <= 0 {
+		return &FieldError{Path: p + ".count", Reason: "must be > 0"}
+	}
+	if q.Count > MaxJobs {
+		return &FieldError{Path: p + ".count", Reason: fmt.Sprintf("must be <= %d", MaxJobs)}
+	}
+	for _, f := range []struct{ key, v string }{{"user", q.User}, {"queue", q.Queue}, {"class", q.Class}} {
+		if f.v != "" && !validName.MatchString(f.v) {
+			return badName(p+"."+f.key, f.v)
+		}
+	}
+	q.User = cmp.Or(q.User, DefaultUser)
+	q.Queue = cmp.Or(q.Queue, q.Class, DefaultQueue)
+	q.Class = cmp.Or(q.Class, q.Queue)
+	q.Timed = q.timed()
+	if !q.Timed {
+		if q.Bursts != 0 {
+			return &FieldError{Path: p + ".bursts", Reason: "only valid with at or every"}
+		}
+		return nil
+	}
+	return q.validateTimes(p)
+}
+
+// validateTimes checks a timed entry's offsets and bursts; the last burst
+// starts by MaxArrival.
+func (q *QueueEntry) validateTimes(p string) error {
+	switch {
+	case q.At < 0:
+		return &FieldError{Path: p + ".at", Reason: fmt.Sprintf("must be >= 0 (got %v)", q.At)}
+	case q.At > MaxArrival:
+		return &FieldError{Path: p + ".at", Reason: fmt.Sprintf("must be <= %v (got %v)", MaxArrival, q.At)}
+	case q.Every < 0:
+		return &FieldError{Path: p + ".every", Reason: fmt.Sprintf("must be >= 0 (got %v)", q.Every)}
+	case q.Bursts < 0:
+		return &FieldError{Path: p + ".bursts", Reason: "must be > 0"}
+	case q.Bursts == 0 && q.Every > 0:
+		return &FieldError{Path: p + ".bursts", Reason: "required with every"}
+	}
+	q.Bursts = max(q.Bursts, 1)
+	switch {
+	case q.Bursts > 1 && q.Every == 0:
+		return &FieldError{Path: p + ".bursts", Reason: fmt.Sprintf("%d bursts need every > 0", q.Bursts)}
+	case q.Bursts > MaxJobs:
+		return &FieldError{Path: p + ".bursts", Reason: fmt.Sprintf("must be <= %d", MaxJobs)}
+	case q.Every > 0 && time.Duration(q.Bursts-1) > (MaxArrival-q.At)/q.Every:
+		return &FieldError{Path: p + ".bursts", Reason: fmt.Sprintf("the last burst, at + (bursts-1)·every, would start after %v", MaxArrival)}
+	}
+	return nil
+}
+
+// validateClasses checks the classes and fills their defaults.
+func validateClasses(cs []ClassSpec) error {
+	seen := make(map[string]int, len(cs))
+	for i := range cs {
+		c, p := &cs[i], fmt.Sprintf("classes[%d]", i)
+		if !validName.MatchString(c.Name) {
+			return badName(p+".name", c.Name)
+		}
+		if j, dup := seen[c.Name]; dup {
+			return &FieldError{Path: p + ".name", Reason: fmt.Sprintf("%q already defined by classes[%d]", c.Name, j)}
+		}
+		seen[c.Name] = i
+		if err := c.validate(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func levelErr(p string) *FieldError {
+	return &FieldError{Path: p, Reason: fmt.Sprintf("must be in 1..%d (1 is the highest priority)", MaxClassLevel)}
+}
+
+func weightErr(p string) *FieldError {
+	return &FieldError{Path: p, Reason: "must be a finite number > 0"}
+}
+
+// validate checks the class at path p ("classes[1]") and fills its
+// defaults: level 1, weight 1, beta = alpha.
+func (c *ClassSpec) validate(p string) error {
+	if c.Level == 0 {
+		c.Level = 1
+	}
+	if c.Level < 1 || c.Level > MaxClassLevel {
+		return levelErr(p + ".level")
+	}
+	if c.Weight == 0 {
+		c.Weight = 1
+	}
+	if !(c.Weight > 0) || math.IsInf(c.Weight, 0) {
+		return weightErr(p + ".weight")
+	}
+	if err := c.Alpha.validate(p + ".alpha"); err != nil {
+		return err
+	}
+	if err := c.Beta.validate(p + ".beta"); err != nil {
+		return err
+	}
+	if c.Beta == (Rate{}) {
+		c.Beta = c.Alpha
+	}
+	for _, f := range []struct {
+		key         string
+		alpha, beta float64
+	}{{"vcores", c.Alpha.VCores, c.Beta.VCores}, {"memory", c.Alpha.Memory, c.Beta.Memory}} {
+		if f.beta > f.alpha {
+			return &FieldError{Path: p + ".beta." + f.key, Reason: fmt.Sprintf("%v is above alpha's %v (the sustained rate cannot exceed the burst rate)", f.beta, f.alpha)}
+		}
+	}
+	switch {
+	case c.Burst < 0:
+		return &FieldError{Path: p + ".burst", Reason: fmt.Sprintf("must be >= 0 (got %v)", c.Burst)}
+	case c.Beta != c.Alpha && c.Burst == 0:
+		return &FieldError{Path: p + ".burst", Reason: "required (> 0) when beta is below alpha"}
+	case c.Beta == c.Alpha && c.Burst != 0:
+		return &FieldError{Path: p + ".burst", Reason: "must be 0 when beta equals alpha (no burst to last)"}
+	}
+	return nil
+}
+
+// validate checks that each share is in [0, 1]; p is the rate's path.
+func (r Rate) validate(p string) error {
+	for _, f := range []struct {
+		key string
+		v   float64
+	}{{"vcores", r.VCores}, {"memory", r.Memory}} {
+		if !(f.v >= 0 && f.v <= 1) {
+			return &FieldError{Path: p + "." + f.key, Reason: fmt.Sprintf("must be a number in [0, 1] (got %v)", f.v)}
+		}
 	}
 	return nil
 }
@@ -114,7 +271,13 @@ func (n NodeSpec) vcores() int {
 	return int(math.Floor(n.Cores))
 }
 
-var validKindName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// badName is the error for a kind, user, queue, class or class name v at
+// path p that validName refuses.
+func badName(p, v string) *FieldError {
+	return &FieldError{Path: p, Reason: fmt.Sprintf("%q must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit", v)}
+}
 
 func validateKinds(kinds []KindSpec, c ClusterSpec) error {
 	if len(kinds) == 0 {
@@ -123,8 +286,8 @@ func validateKinds(kinds []KindSpec, c ClusterSpec) error {
 	seen := make(map[string]int, len(kinds))
 	for i, k := range kinds {
 		p := fmt.Sprintf("kinds[%d]", i)
-		if !validKindName.MatchString(k.Name) {
-			return &FieldError{Path: p + ".name", Reason: fmt.Sprintf("%q must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit", k.Name)}
+		if !validName.MatchString(k.Name) {
+			return badName(p+".name", k.Name)
 		}
 		if j, dup := seen[k.Name]; dup {
 			return &FieldError{Path: p + ".name", Reason: fmt.Sprintf("%q already defined by kinds[%d]", k.Name, j)}

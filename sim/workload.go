@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"reflect"
+	"slices"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -24,6 +26,9 @@ const (
 	MaxPhases      = 1000    // per phase list of one kind
 	MaxKindRepeat  = 1000000 // iterations of one kind
 	MaxWorkloadLen = 1 << 20 // bytes of YAML
+
+	MaxArrival    = 365 * 24 * time.Hour // offset of a timed entry's last burst
+	MaxClassLevel = 16                   // lowest priority level of a class
 )
 
 // Workload is a cluster, the job kinds that run on it, and a queue of jobs.
@@ -35,6 +40,7 @@ type Workload struct {
 	Repeat      int // the queue block repeated; 0 means 1
 	Arrivals    Arrivals
 	Variability Variability
+	Classes     []ClassSpec // service contracts of queues; optional
 }
 
 // Variability is the run-to-run variation of a workload's jobs.
@@ -125,10 +131,53 @@ type Phase struct {
 	NetInMBps, NetOutMBps       float64
 }
 
-// QueueEntry is Count jobs of Kind, submitted in a row.
+// QueueEntry is Count jobs of Kind, submitted in a row by User to Queue.
+//
+// An untimed entry's jobs arrive as Workload.Arrivals says. A timed entry
+// (Timed, or At or Every non-zero) submits its Count jobs at offset At, then
+// again at At+Every, At+2·Every, …: Bursts bursts in all.
 type QueueEntry struct {
 	Kind  string
 	Count int
+	User  string // "" means DefaultUser
+	Queue string // "" means Class, or DefaultQueue when Class is "" too
+	Class string // a label for reports; "" means Queue
+
+	Timed  bool          // set by the parser for at or every, by Validate for At or Every ≠ 0
+	At     time.Duration // timed: offset of the first burst
+	Every  time.Duration // timed: gap between bursts; required when Bursts > 1
+	Bursts int           // timed: number of bursts; 0 means 1, required with Every
+}
+
+// Defaults of QueueEntry.
+const (
+	DefaultUser  = "bench"
+	DefaultQueue = "default"
+)
+
+// timed reports whether the entry's jobs arrive at fixed offsets.
+func (q QueueEntry) timed() bool { return q.Timed || q.At != 0 || q.Every != 0 }
+
+// ClassSpec is the service contract of the queue named Name (the
+// daemon's pipeline.fairness.queues entry, see queue.ServiceQueue).
+type ClassSpec struct {
+	Name  string // a queue name; required, unique
+	Level int    // priority level, 1 highest; 0 means 1; at most MaxClassLevel
+	// Alpha is the burst rate, as a fraction of the cluster's capacity per
+	// resource; zero: no curve (elastic).
+	Alpha Rate
+	// Beta is the sustained rate, at most Alpha in each resource; zero
+	// means Alpha (a batch queue, α = β).
+	Beta Rate
+	// Burst is T′, how long Alpha lasts: required (> 0) when Beta is below
+	// Alpha in some resource, 0 when they are equal.
+	Burst  time.Duration
+	Weight float64 // DRF weight; 0 means 1; > 0 and finite
+}
+
+// Rate is a share of the cluster's capacity per resource, each in [0, 1].
+type Rate struct {
+	VCores, Memory float64
 }
 
 // ArrivalMode says when the queue's jobs are submitted.
@@ -148,9 +197,10 @@ type Arrivals struct {
 
 // JobSpec is one job of the expanded queue.
 type JobSpec struct {
-	Seq     int // 0-based position in submission order
-	Kind    string
-	Arrival time.Duration // offset from the start of the run
+	Seq                int // 0-based position in submission order
+	Kind               string
+	User, Queue, Class string        // of its QueueEntry
+	Arrival            time.Duration // offset from the start of the run
 }
 
 // LoadWorkload reads and parses a workload file.
@@ -230,9 +280,12 @@ func (w *Workload) Kind(name string) (KindSpec, bool) {
 	return KindSpec{}, false
 }
 
-// Jobs expands the queue (entries in order, the block Repeat times) and
-// assigns arrival offsets: all zero for batch; for poisson, cumulative
-// exponential gaps drawn from rng (nil means a PCG seeded with 0).
+// Jobs expands the queue and assigns arrival offsets. Untimed entries
+// come first, in order, the block Repeat times: all at zero for batch
+// arrivals; for poisson, at cumulative exponential gaps drawn from rng (nil
+// means a PCG seeded with 0). Then each timed entry's bursts. All jobs are
+// then sorted stably by arrival (ties keep that order) and numbered.
+// Without timed entries the order is the queue order.
 func (w *Workload) Jobs(rng *rand.Rand) []JobSpec {
 	repeat := max(w.Repeat, 1)
 	var out []JobSpec
@@ -242,6 +295,9 @@ func (w *Workload) Jobs(rng *rand.Rand) []JobSpec {
 	}
 	for range repeat {
 		for _, q := range w.Queue {
+			if q.timed() {
+				continue
+			}
 			for range q.Count {
 				var arrival time.Duration
 				if w.Arrivals.Mode == ArrivalsPoisson && w.Arrivals.RatePerHour > 0 {
@@ -250,11 +306,31 @@ func (w *Workload) Jobs(rng *rand.Rand) []JobSpec {
 					}
 					arrival = seconds(at)
 				}
-				out = append(out, JobSpec{Seq: len(out), Kind: q.Kind, Arrival: arrival})
+				out = append(out, q.job(arrival))
 			}
 		}
 	}
+	for _, q := range w.Queue {
+		if !q.timed() {
+			continue
+		}
+		for b := range max(q.Bursts, 1) {
+			arrival := q.At + time.Duration(b)*q.Every
+			for range q.Count {
+				out = append(out, q.job(arrival))
+			}
+		}
+	}
+	slices.SortStableFunc(out, func(a, b JobSpec) int { return cmp.Compare(a.Arrival, b.Arrival) })
+	for i := range out {
+		out[i].Seq = i
+	}
 	return out
+}
+
+// job is one job of the entry, numbered by Jobs.
+func (q QueueEntry) job(arrival time.Duration) JobSpec {
+	return JobSpec{Kind: q.Kind, User: q.User, Queue: q.Queue, Class: q.Class, Arrival: arrival}
 }
 
 // NewSim is New(w.Cluster, w.Kinds, opts), with opts.Jitter set to the

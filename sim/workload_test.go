@@ -2,13 +2,17 @@ package sim_test
 
 import (
 	"errors"
+	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/colocd/colocd/sim"
 	"github.com/colocd/colocd/sim/simtest"
@@ -272,29 +276,41 @@ func TestParseErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			doc := tc.new
 			if tc.old != "" {
-				if !strings.Contains(base, tc.old) {
-					t.Fatalf("test edit %q not found in base", tc.old)
-				}
-				doc = strings.Replace(base, tc.old, tc.new, 1)
+				doc = edit(t, base, tc.old, tc.new)
 			}
-			_, err := sim.ParseWorkload([]byte(doc))
-			if err == nil {
-				t.Fatalf("ParseWorkload accepted:\n%s", doc)
-			}
-			if !errors.Is(err, sim.ErrInvalid) {
-				t.Errorf("error %v is not ErrInvalid", err)
-			}
-			var fe *sim.FieldError
-			if !errors.As(err, &fe) {
-				t.Fatalf("error %T %v is not a *FieldError", err, err)
-			}
-			if fe.Path != tc.path {
-				t.Errorf("path = %q, want %q (error: %v)", fe.Path, tc.path, err)
-			}
-			if !strings.HasPrefix(err.Error(), tc.path+": ") {
-				t.Errorf("message %q does not start with the key path", err)
-			}
+			wantFieldError(t, doc, tc.path)
 		})
+	}
+}
+
+// edit replaces the first old in doc with new, failing if doc lacks old.
+func edit(tb testing.TB, doc, old, new string) string {
+	tb.Helper()
+	if !strings.Contains(doc, old) {
+		tb.Fatalf("test edit %q not found in the document", old)
+	}
+	return strings.Replace(doc, old, new, 1)
+}
+
+// wantFieldError checks that doc is refused with a *FieldError at path.
+func wantFieldError(tb testing.TB, doc, path string) {
+	tb.Helper()
+	_, err := sim.ParseWorkload([]byte(doc))
+	if err == nil {
+		tb.Fatalf("ParseWorkload accepted:\n%s", doc)
+	}
+	if !errors.Is(err, sim.ErrInvalid) {
+		tb.Errorf("error %v is not ErrInvalid", err)
+	}
+	var fe *sim.FieldError
+	if !errors.As(err, &fe) {
+		tb.Fatalf("error %T %v is not a *FieldError", err, err)
+	}
+	if fe.Path != path {
+		tb.Errorf("path = %q, want %q (error: %v)", fe.Path, path, err)
+	}
+	if !strings.HasPrefix(err.Error(), path+": ") {
+		tb.Errorf("message %q does not start with the key path", err)
 	}
 }
 
@@ -379,6 +395,306 @@ func TestJobsPoisson(t *testing.T) {
 	}
 }
 
+// tenants is base with one queue block, named and timed entries, and
+// classes.
+var tenants = strings.Replace(base, "queue:\n  - {kind: a, count: 2}\n  - {kind: b, count: 1}\nrepeat: 2\n", `queue:
+  - {kind: a, count: 2, user: alice, queue: etl}
+  - {kind: b, count: 1, class: adhoc, at: 10m, every: 5m, bursts: 3}
+  - {kind: c, count: 1, at: 90}
+repeat: 1
+`, 1) + `classes:
+  - {name: etl, level: 2, alpha: {vcores: 0.5, memory: 0.5}, weight: 2}
+  - {name: adhoc, alpha: {vcores: 0.8, memory: 0.6}, beta: {vcores: 0.2, memory: 0.6}, burst: 15m}
+  - {name: unused}
+`
+
+func TestParseTenants(t *testing.T) {
+	w, err := sim.ParseWorkload([]byte(tenants))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantQueue := []sim.QueueEntry{
+		{Kind: "a", Count: 2, User: "alice", Queue: "etl", Class: "etl"},
+		{Kind: "b", Count: 1, User: "bench", Queue: "adhoc", Class: "adhoc", Timed: true, At: 10 * time.Minute, Every: 5 * time.Minute, Bursts: 3},
+		{Kind: "c", Count: 1, User: "bench", Queue: "default", Class: "default", Timed: true, At: 90 * time.Second, Bursts: 1},
+	}
+	if diff := cmp.Diff(wantQueue, w.Queue); diff != "" {
+		t.Errorf("queue (-want +got):\n%s", diff)
+	}
+	wantClasses := []sim.ClassSpec{
+		{Name: "etl", Level: 2, Alpha: sim.Rate{VCores: 0.5, Memory: 0.5}, Beta: sim.Rate{VCores: 0.5, Memory: 0.5}, Weight: 2},
+		{Name: "adhoc", Level: 1, Alpha: sim.Rate{VCores: 0.8, Memory: 0.6}, Beta: sim.Rate{VCores: 0.2, Memory: 0.6}, Burst: 15 * time.Minute, Weight: 1},
+		{Name: "unused", Level: 1, Weight: 1},
+	}
+	if diff := cmp.Diff(wantClasses, w.Classes); diff != "" {
+		t.Errorf("classes (-want +got):\n%s", diff)
+	}
+	// Untimed jobs at 0, then the timed ones by offset, numbered again.
+	wantJobs := []sim.JobSpec{
+		{Seq: 0, Kind: "a", User: "alice", Queue: "etl", Class: "etl"},
+		{Seq: 1, Kind: "a", User: "alice", Queue: "etl", Class: "etl"},
+		{Seq: 2, Kind: "c", User: "bench", Queue: "default", Class: "default", Arrival: 90 * time.Second},
+		{Seq: 3, Kind: "b", User: "bench", Queue: "adhoc", Class: "adhoc", Arrival: 10 * time.Minute},
+		{Seq: 4, Kind: "b", User: "bench", Queue: "adhoc", Class: "adhoc", Arrival: 15 * time.Minute},
+		{Seq: 5, Kind: "b", User: "bench", Queue: "adhoc", Class: "adhoc", Arrival: 20 * time.Minute},
+	}
+	if diff := cmp.Diff(wantJobs, w.Jobs(nil)); diff != "" {
+		t.Errorf("jobs (-want +got):\n%s", diff)
+	}
+}
+
+func TestQueueEntryDefaults(t *testing.T) {
+	for _, tc := range []struct {
+		name, keys         string // added to the entry {kind: b, count: 1}
+		user, queue, class string
+	}{
+		{"none", "", "bench", "default", "default"},
+		{"queue only", ", queue: etl", "bench", "etl", "etl"},
+		{"class only", ", class: adhoc", "bench", "adhoc", "adhoc"},
+		{"all three", ", user: bob, queue: root.etl, class: nightly", "bob", "root.etl", "nightly"},
+		{"null names", ", user: null, queue: null, class: null", "bench", "default", "default"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, err := sim.ParseWorkload([]byte(edit(t, base, "{kind: b, count: 1}", "{kind: b, count: 1"+tc.keys+"}")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			q := w.Queue[1]
+			if got, want := [3]string{q.User, q.Queue, q.Class}, [3]string{tc.user, tc.queue, tc.class}; got != want {
+				t.Errorf("user, queue, class = %q, want %q", got, want)
+			}
+			for _, j := range w.Jobs(nil) {
+				if j.Kind == "b" && (j.User != tc.user || j.Queue != tc.queue || j.Class != tc.class) {
+					t.Errorf("job %+v does not carry its entry's names %q", j, [3]string{tc.user, tc.queue, tc.class})
+				}
+			}
+		})
+	}
+}
+
+func TestTimedEntries(t *testing.T) {
+	for _, tc := range []struct {
+		name, keys string // added to the entry {kind: b, count: 1}
+		want       []time.Duration
+	}{
+		{"at, one burst", ", at: 10m", []time.Duration{10 * time.Minute}},
+		{"at in seconds", ", at: 90.5", []time.Duration{90500 * time.Millisecond}},
+		{"at zero is timed", ", at: 0", []time.Duration{0}},
+		{"every without at", ", every: 1h, bursts: 2", []time.Duration{0, time.Hour}},
+		{"at and every", ", at: 1m, every: 2m, bursts: 3", []time.Duration{time.Minute, 3 * time.Minute, 5 * time.Minute}},
+		{"every with one burst", ", at: 30, every: 30, bursts: 1", []time.Duration{30 * time.Second}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			doc := edit(t, edit(t, base, "\nrepeat: 2", "\nrepeat: 1"), "{kind: b, count: 1}", "{kind: b, count: 2"+tc.keys+"}")
+			w, err := sim.ParseWorkload([]byte(doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !w.Queue[1].Timed {
+				t.Errorf("entry %+v not timed", w.Queue[1])
+			}
+			// Count jobs in every burst, after the two untimed ones at 0.
+			want := []sim.JobSpec{{Kind: "a"}, {Kind: "a"}}
+			for _, at := range tc.want {
+				want = append(want, sim.JobSpec{Kind: "b", Arrival: at}, sim.JobSpec{Kind: "b", Arrival: at})
+			}
+			for i := range want {
+				want[i].Seq = i
+				want[i].User, want[i].Queue, want[i].Class = "bench", "default", "default"
+			}
+			if diff := cmp.Diff(want, w.Jobs(nil)); diff != "" {
+				t.Errorf("jobs (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// A struct literal with At or Every set is timed without the parser.
+func TestTimedLiteral(t *testing.T) {
+	w := simtest.Tiny(t)
+	w.Repeat = 1
+	w.Queue = []sim.QueueEntry{
+		{Kind: "cpu", Count: 1, At: time.Hour},
+		{Kind: "disk", Count: 1, Every: time.Minute, Bursts: 2},
+		{Kind: "cpu", Count: 1},
+	}
+	want := []sim.JobSpec{
+		{Seq: 0, Kind: "cpu"},
+		{Seq: 1, Kind: "disk"},
+		{Seq: 2, Kind: "disk", Arrival: time.Minute},
+		{Seq: 3, Kind: "cpu", Arrival: time.Hour},
+	}
+	if diff := cmp.Diff(want, w.Jobs(nil)); diff != "" {
+		t.Errorf("jobs before Validate (-want +got):\n%s", diff)
+	}
+	if err := w.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if !w.Queue[0].Timed || !w.Queue[1].Timed || w.Queue[2].Timed {
+		t.Errorf("Timed = %v %v %v, want true true false", w.Queue[0].Timed, w.Queue[1].Timed, w.Queue[2].Timed)
+	}
+	w.Repeat = 2
+	var fe *sim.FieldError
+	if err := w.Validate(); !errors.As(err, &fe) || fe.Path != "repeat" {
+		t.Errorf("repeat 2 with timed entries: err = %v, want a FieldError at repeat", err)
+	}
+}
+
+// legacyJobs is Workload.Jobs as it was before timed entries, with the
+// entries' names copied: the reference that untimed workloads must match.
+func legacyJobs(w *sim.Workload, rng *rand.Rand) []sim.JobSpec {
+	var out []sim.JobSpec
+	var at float64
+	if w.Arrivals.Mode == sim.ArrivalsPoisson && rng == nil {
+		rng = rand.New(rand.NewPCG(0, 0))
+	}
+	for range max(w.Repeat, 1) {
+		for _, q := range w.Queue {
+			for range q.Count {
+				var arrival time.Duration
+				if w.Arrivals.Mode == sim.ArrivalsPoisson && w.Arrivals.RatePerHour > 0 {
+					if len(out) > 0 {
+						at += rng.ExpFloat64() * 3600 / w.Arrivals.RatePerHour
+					}
+					arrival = time.Duration(math.Round(at * 1e9))
+				}
+				out = append(out, sim.JobSpec{Seq: len(out), Kind: q.Kind, User: q.User, Queue: q.Queue, Class: q.Class, Arrival: arrival})
+			}
+		}
+	}
+	return out
+}
+
+// Without timed entries, Jobs is the old expansion: same order, same draws.
+func TestJobsUntimedUnchanged(t *testing.T) {
+	paths, err := filepath.Glob("../configs/workloads/*.yaml")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no shipped workloads: %v", err)
+	}
+	for _, p := range paths {
+		t.Run(filepath.Base(p), func(t *testing.T) {
+			w := load(t, p)
+			named := load(t, p)
+			for i := range named.Queue {
+				q := &named.Queue[i]
+				q.User, q.Queue, q.Class = "u"+strconv.Itoa(i%3), "q"+strconv.Itoa(i%2), "c"+strconv.Itoa(i)
+			}
+			if err := named.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			for seed := range uint64(3) {
+				for _, w := range []*sim.Workload{w, named} {
+					want := legacyJobs(w, rand.New(rand.NewPCG(seed, 1)))
+					if diff := cmp.Diff(want, w.Jobs(rand.New(rand.NewPCG(seed, 1)))); diff != "" {
+						t.Fatalf("seed %d: jobs differ from the old expansion (-want +got):\n%s", seed, diff)
+					}
+				}
+			}
+		})
+	}
+}
+
+// Timed entries draw nothing from rng: the untimed jobs of a poisson
+// workload keep their arrivals when timed entries join them.
+func TestJobsTimedKeepsPoissonDraws(t *testing.T) {
+	w := simtest.Tiny(t)
+	w.Repeat = 1
+	w.Arrivals = sim.Arrivals{Mode: sim.ArrivalsPoisson, RatePerHour: 60}
+	if err := w.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	untimed := w.Jobs(rand.New(rand.NewPCG(7, 8)))
+	w.Queue = append(w.Queue, sim.QueueEntry{Kind: "cpu", Count: 2, Queue: "bursty", At: 30 * time.Second, Every: 2 * time.Minute, Bursts: 3})
+	if err := w.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	jobs := w.Jobs(rand.New(rand.NewPCG(7, 8)))
+	if len(jobs) != len(untimed)+6 {
+		t.Fatalf("%d jobs, want %d", len(jobs), len(untimed)+6)
+	}
+	var rest []sim.JobSpec
+	for i, j := range jobs {
+		if j.Seq != i || (i > 0 && j.Arrival < jobs[i-1].Arrival) {
+			t.Fatalf("job %d = %+v: not numbered in arrival order", i, j)
+		}
+		if j.Queue != "bursty" {
+			rest = append(rest, j)
+		}
+	}
+	ignoreSeq := cmpopts.IgnoreFields(sim.JobSpec{}, "Seq")
+	if diff := cmp.Diff(untimed, rest, ignoreSeq); diff != "" {
+		t.Errorf("untimed jobs changed (-want +got):\n%s", diff)
+	}
+}
+
+// A ClassSpec literal gets its defaults from Validate.
+func TestClassDefaults(t *testing.T) {
+	w := simtest.Tiny(t)
+	w.Classes = []sim.ClassSpec{{Name: "batch", Alpha: sim.Rate{VCores: 0.3, Memory: 0.2}}, {Name: "elastic"}}
+	if err := w.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	want := []sim.ClassSpec{
+		{Name: "batch", Level: 1, Alpha: sim.Rate{VCores: 0.3, Memory: 0.2}, Beta: sim.Rate{VCores: 0.3, Memory: 0.2}, Weight: 1},
+		{Name: "elastic", Level: 1, Weight: 1},
+	}
+	if diff := cmp.Diff(want, w.Classes); diff != "" {
+		t.Errorf("classes (-want +got):\n%s", diff)
+	}
+}
+
+func TestParseTenantErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, old, new string // edit of tenants
+		path           string
+	}{
+		{"bad user", "user: alice", "user: 'al ice'", "queue[0].user"},
+		{"empty user", "user: alice", "user: ''", "queue[0].user"},
+		{"empty queue", "queue: etl}", "queue: ''}", "queue[0].queue"},
+		{"long queue", "queue: etl}", "queue: " + strings.Repeat("q", 65) + "}", "queue[0].queue"},
+		{"bad class", "class: adhoc", "class: -adhoc", "queue[1].class"},
+		{"unknown entry key", "at: 90}", "at: 90, tenant: x}", "queue[2].tenant"},
+		{"negative at", "at: 90}", "at: -90}", "queue[2].at"},
+		{"negative at string", "at: 90}", "at: -1m}", "queue[2].at"},
+		{"at not a duration", "at: 90}", "at: soon}", "queue[2].at"},
+		{"at without unit", "at: 90}", "at: '90'}", "queue[2].at"},
+		{"infinite at", "at: 90}", "at: .inf}", "queue[2].at"},
+		{"at a list", "at: 90}", "at: [90]}", "queue[2].at"},
+		{"at beyond a year", "at: 90}", "at: 9000h}", "queue[2].at"},
+		{"negative every", "every: 5m", "every: -5m", "queue[1].every"},
+		{"every without bursts", ", bursts: 3}", "}", "queue[1].bursts"},
+		{"bursts without every", "at: 90}", "at: 90, bursts: 2}", "queue[2].bursts"},
+		{"bursts on an untimed entry", "queue: etl}", "queue: etl, bursts: 1}", "queue[0].bursts"},
+		{"zero bursts", "bursts: 3", "bursts: 0", "queue[1].bursts"},
+		{"last burst beyond a year", "every: 5m", "every: 5000h", "queue[1].bursts"},
+		{"too many jobs in bursts", "bursts: 3", "bursts: 100000", "queue"},
+		{"repeat with timed", "\nrepeat: 1", "\nrepeat: 2", "repeat"},
+		{"classes not a list", tenants[strings.Index(tenants, "classes:"):], "classes: {name: etl}\n", "classes"},
+		{"unknown class key", "weight: 2}", "weight: 2, wieght: 1}", "classes[0].wieght"},
+		{"unknown rate key", "{vcores: 0.5, memory: 0.5}", "{vcores: 0.5, mem: 0.5}", "classes[0].alpha.mem"},
+		{"missing class name", "{name: unused}", "{level: 3}", "classes[2].name"},
+		{"bad class name", "{name: unused}", "{name: 'un used'}", "classes[2].name"},
+		{"duplicate class name", "name: adhoc", "name: etl", "classes[1].name"},
+		{"level 0", "level: 2", "level: 0", "classes[0].level"},
+		{"level 17", "level: 2", "level: 17", "classes[0].level"},
+		{"weight 0", "weight: 2", "weight: 0", "classes[0].weight"},
+		{"negative weight", "weight: 2", "weight: -1", "classes[0].weight"},
+		{"infinite weight", "weight: 2", "weight: .inf", "classes[0].weight"},
+		{"rate above 1", "{vcores: 0.5, memory: 0.5}", "{vcores: 1.5, memory: 0.5}", "classes[0].alpha.vcores"},
+		{"negative rate", "{vcores: 0.5, memory: 0.5}", "{vcores: 0.5, memory: -0.1}", "classes[0].alpha.memory"},
+		{"NaN rate", "beta: {vcores: 0.2", "beta: {vcores: .nan", "classes[1].beta.vcores"},
+		{"beta above alpha", "beta: {vcores: 0.2", "beta: {vcores: 0.9", "classes[1].beta.vcores"},
+		{"beta above alpha in memory", "memory: 0.6}, burst", "memory: 0.7}, burst", "classes[1].beta.memory"},
+		{"burst missing when beta < alpha", ", burst: 15m}", "}", "classes[1].burst"},
+		{"negative burst", "burst: 15m", "burst: -15m", "classes[1].burst"},
+		{"burst when beta == alpha", "weight: 2}", "weight: 2, burst: 1m}", "classes[0].burst"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			wantFieldError(t, edit(t, tenants, tc.old, tc.new), tc.path)
+		})
+	}
+}
+
 func FuzzParseWorkload(f *testing.F) {
 	for _, p := range []string{queueA, queueB} {
 		b, err := os.ReadFile(p)
@@ -388,6 +704,7 @@ func FuzzParseWorkload(f *testing.F) {
 		f.Add(b)
 	}
 	f.Add([]byte(base))
+	f.Add([]byte(tenants))
 	f.Add([]byte(simtest.TinyYAML))
 	f.Add([]byte(strings.Replace(base, "net_mbps: 100}", "net_mbps: 100, interference: {disk_streams: 0.15, cpu_cache: 0.05}}", 1) +
 		"variability: {jitter: 0.1}\n"))
