@@ -125,7 +125,7 @@ func runPicker(ctx context.Context, rc RunConfig, size int, jobs []sim.JobSpec, 
 	if err != nil {
 		return Result{}, fmt.Errorf("run %s: %w", rc.Policy, err)
 	}
-	if err := measure(&res, s, jobs, seqFromID); err != nil {
+	if err := measure(&res, rc.Workload, s, jobs, seqFromID); err != nil {
 		return Result{}, err
 	}
 	return res, nil

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -87,7 +88,7 @@ func runEngine(ctx context.Context, rc RunConfig, cfg daemon.Config, jobs []sim.
 	ps := es.profiles.Snapshot()
 	res.Profiles = &ps
 	res.Updates = snap.Observations - es.startObs
-	err = measure(&res, s, jobs, func(id string) (int, bool) {
+	err = measure(&res, rc.Workload, s, jobs, func(id string) (int, bool) {
 		i, ok := seqOf[id]
 		return i, ok
 	})
@@ -176,7 +177,7 @@ func drive(ctx context.Context, rc RunConfig, s *sim.Sim, store *queue.Store, es
 		}
 		now := s.Now()
 		for next < len(jobs) && !start.Add(jobs[next].Arrival).After(now) { // the API
-			j := queue.Job{Kind: jobs[next].Kind, User: "bench", Queue: "default"}
+			j := queue.Job{Kind: jobs[next].Kind, User: cmp.Or(jobs[next].User, sim.DefaultUser), Queue: cmp.Or(jobs[next].Queue, sim.DefaultQueue)}
 			if err := e.Prepare(&j); err != nil {
 				return nil, fmt.Errorf("run %s: job %d: %w", rc.Policy, next, err)
 			}

@@ -12,7 +12,7 @@ import (
 // measure fills the makespan, JCT and usage fields of res from the
 // simulator after a run. seqOf maps an application's JobID to the job's
 // position in jobs.
-func measure(res *Result, s *sim.Sim, jobs []sim.JobSpec, seqOf func(jobID string) (int, bool)) error {
+func measure(res *Result, w *sim.Workload, s *sim.Sim, jobs []sim.JobSpec, seqOf func(jobID string) (int, bool)) error {
 	start := sim.DefaultStart
 	done := make([]bool, len(jobs))
 	var last time.Duration
@@ -49,6 +49,9 @@ func measure(res *Result, s *sim.Sim, jobs []sim.JobSpec, seqOf func(jobID strin
 		}
 	}
 	res.MaxWaitS, res.P95WaitS = waitStats(waits)
+	if multiClass(w, jobs) {
+		res.Classes = classStats(w, s, jobs, res.Admissions, seqOf)
+	}
 	res.Usage = usageSeries(s, last)
 	var n float64
 	for _, p := range res.Usage {

@@ -77,11 +77,21 @@ const (
 	// candidate is admitted on a clone and the clone finished with the
 	// oracle; the best candidate on the workload's metric is kept.
 	Rollout Policy = "rollout"
+	// DRF is FIFO within DRF: the fairness stage's deficit counters between
+	// the workload's queues (class weights as group weights), no learned
+	// order. See FairnessConfig.
+	DRF Policy = "drf"
+	// Curves is FIFO within service curves: the workload's classes as the
+	// fairness stage's service queues (mode curves), no learned order.
+	Curves Policy = "curves"
+	// RACurves is ra under the same service curves: colocd's learned order
+	// within what the guarantees keep.
+	RACurves Policy = "ra-curves"
 )
 
 // Policies lists every policy, in the order of the comparison table.
 func Policies() []Policy {
-	return []Policy{FIFO, Random, Paper, RA, RAPressure, RAWarm, RAProfileTrue, PackFit, Alternate, Tetris, Pairwise, Oracle, Rollout, Bound}
+	return []Policy{FIFO, Random, Paper, RA, RAPressure, RAWarm, RAProfileTrue, PackFit, Alternate, Tetris, DRF, Curves, RACurves, Pairwise, Oracle, Rollout, Bound}
 }
 
 // ParsePolicy parses a policy name.
@@ -233,6 +243,9 @@ type Result struct {
 	// job waited between its arrival and its admission.
 	MaxWaitS float64 `json:"max_wait_s"`
 	P95WaitS float64 `json:"p95_wait_s"`
+	// Classes is the service per class, for workloads with classes (see
+	// ClassResult); absent otherwise.
+	Classes []ClassResult `json:"classes,omitempty"`
 
 	// Usage is the cluster's mean usage per metrics interval.
 	Usage []UsagePoint `json:"-"`
@@ -305,6 +318,8 @@ func Run(ctx context.Context, rc RunConfig) (Result, error) {
 		res, err = runEngine(ctx, rc, PaperConfig(cfg), jobs, nil, nil, nil)
 	case RAProfileTrue:
 		res, err = runEngine(ctx, rc, cfg, jobs, nil, nil, TrueProfiles(rc.Workload))
+	case DRF, Curves, RACurves:
+		res, err = runEngine(ctx, rc, FairnessConfig(rc.Policy, cfg, rc.Workload), jobs, nil, nil, nil)
 	default:
 		res, err = runDirect(ctx, rc, cfg, jobs)
 	}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -172,7 +173,12 @@ func (e *Engine) snapshot(ctx context.Context) (queue.Snapshot, error) {
 		e.backendError("state")
 		return queue.Snapshot{}, fmt.Errorf("admit: cluster state: %w", err)
 	}
-	pending, err := e.store.Pending(e.window)
+	var pending []queue.Job
+	if f := e.fairness; f != nil {
+		pending, err = e.store.PendingHeads(e.window, f.GroupBy, cmp.Or(f.Scan, queue.DefaultFairScan))
+	} else {
+		pending, err = e.store.Pending(e.window)
+	}
 	if err != nil {
 		return queue.Snapshot{}, fmt.Errorf("admit: pending jobs: %w", err)
 	}

@@ -42,6 +42,9 @@ type Engine struct {
 	mx              Telemetry // nil: no Prometheus metrics
 	rng             *rand.Rand
 	log             *slog.Logger
+	// fairness is the pipeline's fairness configuration when it is on: the
+	// snapshot then reads each group's window (Store.PendingHeads).
+	fairness *queue.FairnessConfig
 	// fairSaved is the fairness state last stored (persistFairness).
 	fairSaved []byte
 	wall      func() time.Time // decision latency and readiness only
@@ -228,6 +231,10 @@ func New(o Options) (*Engine, error) {
 	}
 	if e.pairReward == "" {
 		e.pairReward = RewardGoodness
+	}
+	if qc.Fairness.Enabled && qc.Window.Enabled {
+		f := qc.Fairness
+		e.fairness = &f
 	}
 	if err := e.restoreFairness(); err != nil {
 		return nil, fmt.Errorf("new engine: %w", err)

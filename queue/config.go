@@ -93,7 +93,16 @@ type FairnessConfig struct {
 	// Slot is the accounting time slot of the service curves (the draft's
 	// unit of t); BurstPeriod/Slot slots are kept per queue.
 	Slot time.Duration `json:"slot" yaml:"slot" mapstructure:"slot"`
+	// Scan bounds how many pending jobs, from the FIFO head, the daemon
+	// reads per decision to find each group's window (the window is the
+	// first window.size jobs of each group while fairness is on): a
+	// group whose first job lies further back is not seen until the queue
+	// ahead shrinks. 0: DefaultFairScan.
+	Scan int `json:"scan" yaml:"scan" mapstructure:"scan"`
 }
+
+// DefaultFairScan is fairness.scan's default.
+const DefaultFairScan = 10000
 
 // Curve accounting defaults and bounds.
 const (
@@ -237,7 +246,7 @@ func DefaultConfig() Config {
 		Fit:    FitConfig{Enabled: true, PerNode: true},
 		Fairness: FairnessConfig{
 			Enabled: false, GroupBy: GroupByUser, Kappa: 0.1, Metric: ShareDominant,
-			Mode: FairnessDeficit, BurstPeriod: DefaultBurstPeriod, Slot: DefaultSlot,
+			Mode: FairnessDeficit, BurstPeriod: DefaultBurstPeriod, Slot: DefaultSlot, Scan: DefaultFairScan,
 		},
 		Altruism:    AltruismConfig{Enabled: true, P: 0.5, DefaultRuntime: 10 * time.Minute},
 		Preference:  PreferenceConfig{Enabled: true, Mode: PreferenceBandit, Temperature: DefaultTemperature, ObserveWait: DefaultObserveWait},
@@ -276,6 +285,9 @@ func (c Config) Validate() error {
 		}
 		if f.HalfLife < 0 {
 			return fieldErr("fairness.half_life", "%v is negative", f.HalfLife)
+		}
+		if f.Scan < 0 || f.Scan > MaxWindow {
+			return fieldErr("fairness.scan", "%d outside [0, %d]", f.Scan, MaxWindow)
 		}
 		for g, w := range f.Weights {
 			if !(w > 0) || math.IsInf(w, 0) {

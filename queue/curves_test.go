@@ -1,6 +1,7 @@
 package queue_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -222,5 +223,68 @@ func TestFairnessStateRoundTrip(t *testing.T) {
 	qa, qr := a.Queues(), restored.Queues()
 	if diff := cmp.Diff(qa, qr); diff != "" {
 		t.Errorf("queues report after restore (-kept +restored):\n%s", diff)
+	}
+}
+
+// TestFairWindow: with fairness on, the window is the first window.size
+// jobs of each group, so a group behind another's backlog is seen.
+func TestFairWindow(t *testing.T) {
+	c := only("window", "fairness")
+	c.Window.Size = 2
+	c.Fairness.Kappa = 0.01
+	p := mustPipeline(t, c, nil)
+	pend := []queue.Job{pj(1, "a"), pj(2, "a"), pj(3, "a"), pj(4, "a"), pj(5, "b", user("bob"))}
+	snap := func(jobs ...queue.Job) queue.Snapshot {
+		s := snapshot(jobs...)
+		s.Capacity, s.Free = small, small
+		return s
+	}
+	d := p.Decide(snap(pend...), nil)
+	if n := stage(d, "window").Note; n != "first 2 of each fairness group: 3 of 5 pending jobs" {
+		t.Errorf("window note %q", n)
+	}
+	// alice's j01 goes first (FIFO); her deficit then favours bob.
+	d = p.Decide(snap(pend[1:]...), nil)
+	if d.Chosen != "j05" {
+		t.Errorf("second decision chose %q, want bob's j05 from behind alice's backlog", d.Chosen)
+	}
+	off := only("window")
+	off.Window.Size = 2
+	if d := mustPipeline(t, off, nil).Decide(snapshot(pend...), nil); stage(d, "window").Out != 2 {
+		t.Errorf("without fairness the window holds %d jobs, want the first 2", stage(d, "window").Out)
+	}
+}
+
+func TestStorePendingHeads(t *testing.T) {
+	s, _ := openStore(t, queue.Options{})
+	for i, u := range []string{"ana", "ana", "ana", "bob", "ana", "bob", "cy"} {
+		j := queue.Job{Kind: "k", User: u, Queue: []string{"etl", "adhoc"}[i%2], Resources: queue.Resources{Containers: 1, MemoryMB: 1, VCores: 1}}
+		if _, _, err := s.Submit(context.Background(), j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	users := func(js []queue.Job) []string {
+		var out []string
+		for _, j := range js {
+			out = append(out, j.User+"/"+j.Queue)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		n, scan int
+		by      queue.GroupBy
+		want    []string
+	}{
+		{2, 0, queue.GroupByUser, []string{"ana/etl", "ana/adhoc", "bob/adhoc", "bob/adhoc", "cy/etl"}},
+		{1, 0, queue.GroupByQueue, []string{"ana/etl", "ana/adhoc"}},
+		{2, 4, queue.GroupByUser, []string{"ana/etl", "ana/adhoc", "bob/adhoc"}},
+	} {
+		got, err := s.PendingHeads(tc.n, tc.by, tc.scan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tc.want, users(got)); diff != "" {
+			t.Errorf("PendingHeads(%d, %s, %d) (-want +got):\n%s", tc.n, tc.by, tc.scan, diff)
+		}
 	}
 }

@@ -56,12 +56,14 @@ func FuzzDecide(f *testing.F) {
 			sim.arrivals()
 			before := append([]queue.Job(nil), sim.pending...)
 			d, _ := sim.decide()
-			checkDecision(t, d, before, cfg.Window.Size)
+			checkDecision(t, d, before, cfg.Window.Size, fairness)
 		}
 	})
 }
 
-func checkDecision(t *testing.T, d queue.Decision, pending []queue.Job, window int) {
+// checkDecision: with fairness (grouped by user), the window is the first
+// window jobs of each user.
+func checkDecision(t *testing.T, d queue.Decision, pending []queue.Job, window int, fairness bool) {
 	t.Helper()
 	if d.Chosen == "" {
 		if d.Note == "" {
@@ -82,12 +84,20 @@ func checkDecision(t *testing.T, d queue.Decision, pending []queue.Job, window i
 		t.Fatalf("candidates %+v: sum %v, chosen %s among them %v", d.Candidates, sum, d.Chosen, inCands)
 	}
 	pos := map[string]int{}
+	ahead := map[string]int{} // jobs of the same group ahead of it
+	seen := map[string]int{}
 	for i, j := range pending {
 		pos[j.ID] = i
+		g := ""
+		if fairness {
+			g = j.User
+		}
+		ahead[j.ID] = seen[g]
+		seen[g]++
 	}
 	at, ok := pos[d.Chosen]
-	if !ok || at >= window {
-		t.Fatalf("chosen %s at %d, window %d", d.Chosen, at, window)
+	if !ok || ahead[d.Chosen] >= window {
+		t.Fatalf("chosen %s at %d (%d of its group ahead), window %d", d.Chosen, at, ahead[d.Chosen], window)
 	}
 	last := -1
 	for _, id := range d.Passed {

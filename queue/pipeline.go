@@ -414,7 +414,11 @@ func (r *run) load() {
 		if !fifoOrdered(pend) {
 			pend = sortedFIFO(pend)
 		}
-		pend = pend[:w.Size]
+		if f := r.p.fair; f != nil {
+			pend = f.windows(pend, w.Size)
+		} else {
+			pend = pend[:w.Size]
+		}
 	}
 	sc := r.sc
 	if cap(sc.cands) < len(pend) {

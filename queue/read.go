@@ -40,6 +40,41 @@ func (s *Store) Pending(limit int) ([]Job, error) {
 	return out, err
 }
 
+// PendingHeads returns, in FIFO order, the first perGroup pending jobs of
+// each group (by user or YARN queue), looking at no more than scan pending
+// jobs from the FIFO head (scan <= 0: all). It is what a fair decision
+// reads: a group whose jobs sit behind another's backlog is still seen.
+// The scan bound caps its cost (a job read per pending job scanned); a
+// group whose first job lies beyond it is not seen until the queue ahead
+// shrinks.
+func (s *Store) PendingHeads(perGroup int, by GroupBy, scan int) ([]Job, error) {
+	var out []Job
+	err := s.read(func(tx *bolt.Tx) error {
+		out = out[:0]
+		seen := map[string]int{}
+		c := tx.Bucket(bucketPending).Cursor()
+		n := 0
+		for k, v := c.First(); k != nil && (scan <= 0 || n < scan); k, v = c.Next() {
+			n++
+			j, err := getJob(tx, string(v))
+			if err != nil {
+				return fmt.Errorf("%w: pending index names %s: %w", ErrCorrupt, v, err)
+			}
+			g := j.User
+			if by == GroupByQueue {
+				g = j.Queue
+			}
+			if perGroup > 0 && seen[g] >= perGroup {
+				continue
+			}
+			seen[g]++
+			out = append(out, j)
+		}
+		return nil
+	})
+	return out, err
+}
+
 // Position returns the 0-based place of a pending job in the FIFO (0 = next
 // in line). Pending jobs are counted per block of 4096 sequence numbers, so
 // it adds up the blocks before the job's and walks at most one block:

@@ -334,3 +334,21 @@ func (f *fairnessStage) charge(r *run) {
 		}
 	}
 }
+
+// windows is the fair window: the first size jobs of each group, in FIFO
+// order. With one window over all groups, a group whose jobs sit behind
+// another's backlog would never be seen, and fairness could not act for it
+// (Capacity Scheduler and Kueue keep a queue per tenant for the same
+// reason).
+func (f *fairnessStage) windows(pend []Job, size int) []Job {
+	n := map[string]int{}
+	out := make([]Job, 0, min(len(pend), 4*size))
+	for i := range pend {
+		g := f.group(pend[i].User, pend[i].Queue)
+		if n[g] < size {
+			n[g]++
+			out = append(out, pend[i])
+		}
+	}
+	return out
+}

@@ -19,6 +19,10 @@ func (s windowStage) run(r *run, rec *StageRecord) {
 		rec.Note = fmt.Sprintf("all %d pending jobs (window %d)", r.pendingTotal, s.size)
 		return
 	}
+	if r.p.fair != nil {
+		rec.Note = fmt.Sprintf("first %d of each fairness group: %d of %d pending jobs", s.size, len(r.window), r.pendingTotal)
+		return
+	}
 	rec.Note = fmt.Sprintf("first %d of %d pending jobs", s.size, r.pendingTotal)
 }
 

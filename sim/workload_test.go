@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -574,6 +575,9 @@ func TestJobsUntimedUnchanged(t *testing.T) {
 	for _, p := range paths {
 		t.Run(filepath.Base(p), func(t *testing.T) {
 			w := load(t, p)
+			if slices.ContainsFunc(w.Queue, func(q sim.QueueEntry) bool { return q.Timed }) {
+				t.Skip("has timed entries: the old expansion did not have them")
+			}
 			named := load(t, p)
 			for i := range named.Queue {
 				q := &named.Queue[i]

@@ -85,7 +85,7 @@ func TestClientCommandNames(t *testing.T) {
 			}
 		}
 	}
-	if diff := cmp.Diff([]string{"submit", "queue", "job", "cancel", "resolve", "prefs", "profiles"}, names); diff != "" {
+	if diff := cmp.Diff([]string{"submit", "queue", "job", "cancel", "resolve", "prefs", "profiles", "queues"}, names); diff != "" {
 		t.Errorf("commands (-want +got):\n%s", diff)
 	}
 }

@@ -59,15 +59,21 @@ and mean resource usage. Policies:
                    (true profiles)
   tetris           Tetris/Graphene's alignment of demand with free resources, jobs that
                    fit first (true profiles)
+  drf              FIFO within DRF deficits between the workload's queues (class weights)
+  curves           FIFO within service curves: the workload's classes as the fairness
+                   stage's service queues (pipeline.fairness.mode curves)
+  ra-curves        ra under the same service curves
   pairwise         kind-level greedy on the simulator's pairwise ground truth (a reference)
   oracle           greedy with ground truth: what-if runs of every candidate on a clone
   rollout          per decision, each candidate finished with the oracle on a clone, the
                    best kept (a reference; slow)
   bound            a resource lower bound on the makespan (no schedule)
 
-paper, ra, ra-warm and ra-profile-true use the daemon configuration (--config
-FILE, COLOCD_* env): its pipeline, learning and admission sections, exactly as
-colocd serve. Runs are deterministic for a seed; --runs R plays seeds
+paper, ra, ra-warm, ra-profile-true, drf, curves and ra-curves use the daemon
+configuration (--config FILE, COLOCD_* env): its pipeline, learning and
+admission sections, exactly as colocd serve (drf and curves set its fairness
+section from the workload's classes). A workload with queues or classes adds
+per-class waits and shares to --json (classes). Runs are deterministic for a seed; --runs R plays seeds
 N..N+R-1 in parallel.
 
   colocd sim --workload configs/workloads/paper-queue-a.yaml --policy ra --json

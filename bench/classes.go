@@ -1,0 +1,188 @@
+package bench
+
+import (
+	"slices"
+
+	"github.com/colocd/colocd/daemon"
+	"github.com/colocd/colocd/queue"
+	"github.com/colocd/colocd/sim"
+)
+
+// ClassResult is one class's service in a run (Result.Classes): its jobs'
+// waits between arrival and admission, their completion times, and the
+// class's long-term share of the cluster while every class still had work
+// to admit — its applications' allocation over [0, ContendedS], where
+// ContendedS is the first time some class admitted its last job, as a
+// fraction of the cluster's capacity over that span, per resource (over
+// the whole run a class's share is fixed by its work: every job runs to
+// completion). FairShare is, for a class with no service curve, its weight
+// over the weights of all classes without one (0 for a class with a
+// curve, whose due is its curve).
+type ClassResult struct {
+	Class     string  `json:"class"`
+	Jobs      int     `json:"jobs"`
+	MeanWaitS float64 `json:"mean_wait_s"`
+	P95WaitS  float64 `json:"p95_wait_s"`
+	MaxWaitS  float64 `json:"max_wait_s"`
+	MeanJCTS  float64 `json:"mean_jct_s"`
+	// ShareVCores and ShareMemory: the long-term share per resource.
+	ShareVCores float64 `json:"share_vcores"`
+	ShareMemory float64 `json:"share_memory"`
+	FairShare   float64 `json:"fair_share"`
+	ContendedS  float64 `json:"contended_s"`
+}
+
+// multiClass reports whether a workload's runs report per class: it
+// declares classes or its jobs fall in more than one.
+func multiClass(w *sim.Workload, jobs []sim.JobSpec) bool {
+	if len(w.Classes) > 0 {
+		return true
+	}
+	for _, j := range jobs {
+		if j.Class != jobs[0].Class {
+			return true
+		}
+	}
+	return false
+}
+
+// classStats computes Result.Classes from the finished applications and
+// the admissions, in class name order. seqOf maps an application's JobID
+// to its job's position in jobs.
+func classStats(w *sim.Workload, s *sim.Sim, jobs []sim.JobSpec, adm []Admission, seqOf func(string) (int, bool)) []ClassResult {
+	type acc struct {
+		waits          []float64
+		jct, vcs, mems float64
+		n              int
+	}
+	by := map[string]*acc{}
+	get := func(c string) *acc {
+		if by[c] == nil {
+			by[c] = &acc{}
+		}
+		return by[c]
+	}
+	last := map[string]float64{} // class → its last admission, s
+	for _, a := range adm {
+		if a.Seq >= 0 && a.Seq < len(jobs) {
+			j := jobs[a.Seq]
+			get(j.Class).waits = append(get(j.Class).waits, max(0, (a.At-j.Arrival).Seconds()))
+			last[j.Class] = max(last[j.Class], a.At.Seconds())
+		}
+	}
+	contended := -1.0
+	for _, t := range last {
+		if contended < 0 || t < contended {
+			contended = t
+		}
+	}
+	contended = max(contended, 0)
+	for _, app := range s.Apps() {
+		i, ok := seqOf(app.JobID)
+		if !ok || app.State != sim.AppFinished {
+			continue
+		}
+		k, _ := w.Kind(app.Kind)
+		c := get(jobs[i].Class)
+		from, to := app.Started.Sub(sim.DefaultStart).Seconds(), app.Finished.Sub(sim.DefaultStart).Seconds()
+		run := max(0, min(to, contended)-from)
+		c.vcs += float64(app.Containers*k.Container.VCores) * run
+		c.mems += float64(int64(app.Containers)*k.Container.MemoryMB) * run
+		c.jct += (app.Finished.Sub(sim.DefaultStart) - jobs[i].Arrival).Seconds()
+		c.n++
+	}
+	capVC := float64(w.Cluster.Nodes*w.Cluster.Node.VCores) * contended
+	capMem := float64(int64(w.Cluster.Nodes)*w.Cluster.Node.MemoryMB) * contended
+	weights, total := classWeights(w, by)
+	var out []ClassResult
+	for name, c := range by {
+		r := ClassResult{Class: name, Jobs: c.n, ContendedS: contended}
+		if weights[name] > 0 {
+			r.FairShare = weights[name] / total
+		}
+		if c.n > 0 {
+			r.MeanJCTS = c.jct / float64(c.n)
+		}
+		for _, x := range c.waits {
+			r.MeanWaitS += x
+		}
+		if len(c.waits) > 0 {
+			r.MeanWaitS /= float64(len(c.waits))
+		}
+		r.MaxWaitS, r.P95WaitS = waitStats(c.waits)
+		if capVC > 0 && capMem > 0 {
+			r.ShareVCores, r.ShareMemory = c.vcs/capVC, c.mems/capMem
+		}
+		out = append(out, r)
+	}
+	slices.SortFunc(out, func(a, b ClassResult) int {
+		switch {
+		case a.Class < b.Class:
+			return -1
+		case a.Class > b.Class:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// classWeights is each class's weight among the classes without a
+// service curve (its classes: entry's, else 1; 0 for one with a curve)
+// and their sum.
+func classWeights[T any](w *sim.Workload, classes map[string]T) (map[string]float64, float64) {
+	out := map[string]float64{}
+	var total float64
+	for name := range classes {
+		wt := 1.0
+		for _, c := range w.Classes {
+			if c.Name != name {
+				continue
+			}
+			if c.Alpha != (sim.Rate{}) {
+				wt = 0
+			} else if c.Weight > 0 {
+				wt = c.Weight
+			}
+		}
+		out[name] = wt
+		total += wt
+	}
+	return out, total
+}
+
+// FairnessConfig is cfg with the fairness stage the policy names: drf
+// and curves order FIFO within what fairness keeps (preference off), drf
+// by DRF deficits between queues, curves by the workload's classes as
+// service queues (pipeline.fairness.mode curves); ra-curves is colocd's
+// learned order under the same curves. Class weights become the groups'
+// weights. Other policies get cfg unchanged.
+func FairnessConfig(p Policy, cfg daemon.Config, w *sim.Workload) daemon.Config {
+	if p != DRF && p != Curves && p != RACurves {
+		return cfg
+	}
+	f := &cfg.Pipeline.Fairness
+	f.Enabled, f.GroupBy, f.Mode = true, queue.GroupByQueue, queue.FairnessDeficit
+	f.Weights = map[string]float64{}
+	f.Queues = nil
+	for _, c := range w.Classes {
+		if c.Weight > 0 && c.Weight != 1 {
+			f.Weights[c.Name] = c.Weight
+		}
+	}
+	if p == DRF || p == Curves {
+		cfg.Pipeline.Preference.Enabled = false
+	}
+	if p == Curves || p == RACurves {
+		f.Mode = queue.FairnessCurves
+		for _, c := range w.Classes {
+			f.Queues = append(f.Queues, queue.ServiceQueue{
+				Name: c.Name, Level: max(c.Level, 1),
+				Alpha: queue.Rate{VCores: c.Alpha.VCores, Memory: c.Alpha.Memory},
+				Beta:  queue.Rate{VCores: c.Beta.VCores, Memory: c.Beta.Memory},
+				Burst: c.Burst,
+			})
+		}
+	}
+	return cfg
+}
