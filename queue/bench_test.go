@@ -185,3 +185,27 @@ func bigSnapshot(n int) queue.Snapshot {
 	}
 	return snap
 }
+
+// BenchmarkPendingHeads: the fair window's read with 10,000 pending jobs
+// of 10 users, the first 8 of each, scanning fairness.scan's default
+// (2,000) and the whole FIFO.
+func BenchmarkPendingHeads(b *testing.B) {
+	s, _ := openStore(b, queue.Options{NoSync: true})
+	for i := range 10000 {
+		j := queue.Job{Kind: "k", User: fmt.Sprintf("u%d", i%10), Queue: "q", Resources: queue.Resources{Containers: 1, MemoryMB: 1, VCores: 1}}
+		if _, _, err := s.Submit(context.Background(), j); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, scan := range []int{queue.DefaultFairScan, 10000} {
+		b.Run(fmt.Sprintf("scan=%d", scan), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				js, err := s.PendingHeads(8, queue.GroupByUser, scan)
+				if err != nil || len(js) != 80 {
+					b.Fatalf("%d jobs, %v", len(js), err)
+				}
+			}
+		})
+	}
+}

@@ -102,7 +102,7 @@ type FairnessConfig struct {
 }
 
 // DefaultFairScan is fairness.scan's default.
-const DefaultFairScan = 10000
+const DefaultFairScan = 2000
 
 // Curve accounting defaults and bounds.
 const (
