@@ -2,6 +2,7 @@ package bench
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/colocd/colocd/daemon"
 	"github.com/colocd/colocd/queue"
@@ -93,12 +94,15 @@ func classStats(w *sim.Workload, s *sim.Sim, jobs []sim.JobSpec, adm []Admission
 	}
 	capVC := float64(w.Cluster.Nodes*w.Cluster.Node.VCores) * contended
 	capMem := float64(int64(w.Cluster.Nodes)*w.Cluster.Node.MemoryMB) * contended
-	weights, total := classWeights(w, by)
+	var total float64
+	for name := range by {
+		total += elasticWeight(w, name)
+	}
 	var out []ClassResult
 	for name, c := range by {
 		r := ClassResult{Class: name, Jobs: c.n, ContendedS: contended}
-		if weights[name] > 0 {
-			r.FairShare = weights[name] / total
+		if wt := elasticWeight(w, name); wt > 0 {
+			r.FairShare = wt / total
 		}
 		if c.n > 0 {
 			r.MeanJCTS = c.jct / float64(c.n)
@@ -115,40 +119,25 @@ func classStats(w *sim.Workload, s *sim.Sim, jobs []sim.JobSpec, adm []Admission
 		}
 		out = append(out, r)
 	}
-	slices.SortFunc(out, func(a, b ClassResult) int {
-		switch {
-		case a.Class < b.Class:
-			return -1
-		case a.Class > b.Class:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(a, b ClassResult) int { return strings.Compare(a.Class, b.Class) })
 	return out
 }
 
-// classWeights is each class's weight among the classes without a
-// service curve (its classes: entry's, else 1; 0 for one with a curve)
-// and their sum.
-func classWeights[T any](w *sim.Workload, classes map[string]T) (map[string]float64, float64) {
-	out := map[string]float64{}
-	var total float64
-	for name := range classes {
-		wt := 1.0
-		for _, c := range w.Classes {
-			if c.Name != name {
-				continue
-			}
-			if c.Alpha != (sim.Rate{}) {
-				wt = 0
-			} else if c.Weight > 0 {
-				wt = c.Weight
-			}
+// elasticWeight is a class's weight among the classes without a service
+// curve: its classes: entry's (default 1), 0 for one with a curve.
+func elasticWeight(w *sim.Workload, class string) float64 {
+	for _, c := range w.Classes {
+		if c.Name != class {
+			continue
 		}
-		out[name] = wt
-		total += wt
+		if c.Alpha != (sim.Rate{}) {
+			return 0
+		}
+		if c.Weight > 0 {
+			return c.Weight
+		}
 	}
-	return out, total
+	return 1
 }
 
 // FairnessConfig is cfg with the fairness stage the policy names: drf

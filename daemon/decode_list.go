@@ -34,7 +34,7 @@ func decodeStructList(key string, t reflect.Type, raw any, src source) (any, err
 	case src.node == nil:
 		return nil, cfgErr(key, "a list of sections is set in the config file only, got %s", strings.TrimSpace(src.text))
 	case src.node.Kind != yaml.SequenceNode:
-		return nil, cfgErr(key, "must be a list, got %s", describeNode(src.node))
+		return nil, cfgErr(key, "must be a list, got %s", shownNode(src.node))
 	}
 	leaves := leafFields(t.Elem(), "")
 	for i, item := range src.node.Content {
@@ -43,7 +43,7 @@ func decodeStructList(key string, t reflect.Type, raw any, src source) (any, err
 			item = item.Alias
 		}
 		if item.Kind != yaml.MappingNode {
-			return nil, cfgErr(ik, "must be a mapping, got %s", describeNode(item))
+			return nil, cfgErr(ik, "must be a mapping, got %s", shownNode(item))
 		}
 		if err := checkItemKeys(ik, item, "", leaves); err != nil {
 			return nil, err
@@ -67,7 +67,7 @@ func decodeStructList(key string, t reflect.Type, raw any, src source) (any, err
 			setPath(values, strings.Split(lf.key, "."), val)
 		}
 		elem := reflect.New(t.Elem())
-		if err := decodeInto(values, elem.Interface()); err != nil {
+		if err := mapstructure.Decode(values, elem.Interface()); err != nil {
 			return nil, cfgErr(ik, "%v", err)
 		}
 		out = reflect.Append(out, elem.Elem())
@@ -120,18 +120,8 @@ func nodeAt(n *yaml.Node, path []string) *yaml.Node {
 	return n
 }
 
-func describeNode(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.MappingNode:
-		return "a mapping"
-	}
-	return fmt.Sprintf("%q", n.Value)
-}
-
-// decodeInto assigns decoded values (key path → value of the field's type)
-// to the struct dst points to.
-func decodeInto(values map[string]any, dst any) error {
-	return mapstructure.Decode(values, dst)
+// shownNode is how an error shows a value that is not the shape wanted.
+func shownNode(n *yaml.Node) string {
+	_, shown := source{set: true, node: n}.scalar(nil)
+	return shown
 }

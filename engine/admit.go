@@ -91,6 +91,7 @@ func (e *Engine) admitOne(ctx context.Context, rep *AdmitReport) (done bool, err
 	t0 := e.wall()
 	learned := e.pipeline.Decide(snap, e.rng)
 	took := e.wall().Sub(t0)
+	e.fairDirty = true
 	rec := journal.DecisionRecord{Decision: learned}
 	admit := learned
 	if e.mode == ModeShadow {

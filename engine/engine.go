@@ -45,6 +45,8 @@ type Engine struct {
 	// fairness is the pipeline's fairness configuration when it is on: the
 	// snapshot then reads each group's window (Store.PendingHeads).
 	fairness *queue.FairnessConfig
+	// fairDirty: a decision since the fairness state was last stored.
+	fairDirty bool
 	// fairSaved is the fairness state last stored (persistFairness).
 	fairSaved []byte
 	wall      func() time.Time // decision latency and readiness only

@@ -28,18 +28,24 @@ func (e *Engine) restoreFairness() error {
 }
 
 // persistFairness stores the fairness stage's state at the end of an
-// admission pass when its decisions changed it (one write per pass, none
-// when nothing changed). A failed write is logged and reported to
+// admission pass that decided when its decisions changed it (one write per
+// pass, none when nothing changed; a pass that took no decision reads
+// nothing). A failed write is logged and reported to
 // readiness (StoreWrite); the admissions stand, and the next pass writes
 // the state again. A crash within a pass loses at most that pass's
 // charges, never the debts stored before it.
 func (e *Engine) persistFairness() {
+	if !e.fairDirty {
+		return
+	}
 	s, ok := e.pipeline.FairnessState()
 	if !ok {
+		e.fairDirty = false
 		return
 	}
 	b, err := json.Marshal(s)
 	if err == nil && bytes.Equal(b, e.fairSaved) {
+		e.fairDirty = false
 		return
 	}
 	if err == nil {
@@ -50,6 +56,7 @@ func (e *Engine) persistFairness() {
 		e.log.Warn("fairness state not saved", "err", err)
 		return
 	}
+	e.fairDirty = false
 	e.fairSaved = b
 }
 

@@ -63,8 +63,7 @@ func TestCurveEntitlement(t *testing.T) {
 	})
 	t.Run("received is the mean over the period", func(t *testing.T) {
 		b := newCurveBook(period, time.Minute)
-		now := hold(b, bookStart, 30*time.Minute, map[string][2]float64{"ls": {0.4, 0.2}})
-		_ = now
+		hold(b, bookStart, 30*time.Minute, map[string][2]float64{"ls": {0.4, 0.2}})
 		r := b.received("ls")
 		if !near(r[0], 0.2) || !near(r[1], 0.1) {
 			t.Errorf("received %v over an hour after 30 min at (0.4, 0.2), want (0.2, 0.1)", r)

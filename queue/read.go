@@ -24,20 +24,7 @@ func (s *Store) Get(id string) (Job, error) {
 // limit <= 0 means all. Cost: O(log n + limit) page reads. A damaged
 // record met on the way is quarantined and skipped.
 func (s *Store) Pending(limit int) ([]Job, error) {
-	var out []Job
-	err := s.read(func(tx *bolt.Tx) error {
-		out = out[:0]
-		c := tx.Bucket(bucketPending).Cursor()
-		for k, v := c.First(); k != nil && (limit <= 0 || len(out) < limit); k, v = c.Next() {
-			j, err := getJob(tx, string(v))
-			if err != nil {
-				return fmt.Errorf("%w: pending index names %s: %w", ErrCorrupt, v, err)
-			}
-			out = append(out, j)
-		}
-		return nil
-	})
-	return out, err
+	return s.scanPending(limit, nil)
 }
 
 // PendingHeads returns, in FIFO order, the first perGroup pending jobs of
@@ -48,10 +35,26 @@ func (s *Store) Pending(limit int) ([]Job, error) {
 // group whose first job lies beyond it is not seen until the queue ahead
 // shrinks.
 func (s *Store) PendingHeads(perGroup int, by GroupBy, scan int) ([]Job, error) {
+	seen := map[string]int{}
+	return s.scanPending(scan, func(j *Job) bool {
+		g := j.User
+		if by == GroupByQueue {
+			g = j.Queue
+		}
+		if perGroup > 0 && seen[g] >= perGroup {
+			return false
+		}
+		seen[g]++
+		return true
+	})
+}
+
+// scanPending reads the FIFO from its head, at most scan jobs (scan <= 0:
+// all), and returns those keep accepts (nil keep: all).
+func (s *Store) scanPending(scan int, keep func(*Job) bool) ([]Job, error) {
 	var out []Job
 	err := s.read(func(tx *bolt.Tx) error {
 		out = out[:0]
-		seen := map[string]int{}
 		c := tx.Bucket(bucketPending).Cursor()
 		n := 0
 		for k, v := c.First(); k != nil && (scan <= 0 || n < scan); k, v = c.Next() {
@@ -60,15 +63,9 @@ func (s *Store) PendingHeads(perGroup int, by GroupBy, scan int) ([]Job, error) 
 			if err != nil {
 				return fmt.Errorf("%w: pending index names %s: %w", ErrCorrupt, v, err)
 			}
-			g := j.User
-			if by == GroupByQueue {
-				g = j.Queue
+			if keep == nil || keep(&j) {
+				out = append(out, j)
 			}
-			if perGroup > 0 && seen[g] >= perGroup {
-				continue
-			}
-			seen[g]++
-			out = append(out, j)
 		}
 		return nil
 	})

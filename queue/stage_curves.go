@@ -41,8 +41,9 @@ type curvesRule struct {
 	member map[string]string // group → queue name
 	book   *curveBook
 
-	// per decision, by queue index
-	entitled, owed [][2]float64
+	// per decision
+	held           map[string][2]float64 // the configured queues' allocations
+	entitled, owed [][2]float64          // by queue index
 }
 
 func newCurvesRule(c FairnessConfig) *curvesRule {
@@ -50,7 +51,7 @@ func newCurvesRule(c FairnessConfig) *curvesRule {
 		period: c.BurstPeriod, queues: slices.Clone(c.Queues),
 		adm:   AdmitQueues(c.Queues, c.BurstPeriod),
 		order: sortedQueues(c.Queues), index: map[string]int{}, member: map[string]string{},
-		book:     newCurveBook(c.BurstPeriod, c.Slot),
+		book: newCurveBook(c.BurstPeriod, c.Slot), held: map[string][2]float64{},
 		entitled: make([][2]float64, len(c.Queues)), owed: make([][2]float64, len(c.Queues)),
 	}
 	for i, q := range c.Queues {
@@ -80,13 +81,13 @@ func (r *curvesRule) guaranteed(g string) bool {
 // account books the allocation held since the last decision and computes
 // each guaranteed queue's entitlement and what it is owed now.
 func (r *curvesRule) account(now time.Time, alloc map[string][2]float64) {
-	held := make(map[string][2]float64, len(r.queues))
+	clear(r.held)
 	for _, q := range r.queues {
 		if a, ok := alloc[q.Name]; ok {
-			held[q.Name] = a
+			r.held[q.Name] = a
 		}
 	}
-	r.book.advance(now, held)
+	r.book.advance(now, r.held)
 	for i, q := range r.queues {
 		r.entitled[i], r.owed[i] = [2]float64{}, [2]float64{}
 		if r.adm[i].Guarantee == GuaranteeElastic {

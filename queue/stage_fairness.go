@@ -157,15 +157,7 @@ func (f *fairnessStage) run(r *run, rec *StageRecord) {
 		return
 	}
 	rec.Note = fmt.Sprintf("group %q deficit %.3f ≥ κ %.3g: only its jobs stay", star, starD, f.c.Kappa)
-	kept := r.beginFilter()
-	for _, c := range r.live {
-		if c.group == star {
-			kept = append(kept, c)
-		} else if r.room(rec) {
-			rec.Dropped = append(rec.Dropped, Drop{c.job.ID, fmt.Sprintf("group %q is owed first (deficit %.3f ≥ κ)", star, starD)})
-		}
-	}
-	r.endFilter(kept)
+	r.keepIf(func(c *cand) bool { return c.group == star }, rec, fmt.Sprintf("group %q is owed first (deficit %.3f ≥ κ)", star, starD))
 }
 
 // tally starts the decision afresh: it sets each window job's group, counts
