@@ -62,9 +62,9 @@ type QueuesReport struct {
 	Mode    FairnessMode `json:"mode,omitempty"`
 	GroupBy GroupBy      `json:"group_by,omitempty"`
 	// At is the last decision's time; zero before the first.
-	At          time.Time     `json:"at"`
-	BurstPeriod time.Duration `json:"burst_period_ns,omitempty"`
-	Queues      []QueueStatus `json:"queues"`
+	At            time.Time     `json:"at"`
+	BurstPeriodNS int64         `json:"burst_period_ns,omitempty"`
+	Queues        []QueueStatus `json:"queues"`
 }
 
 // QueueStatus is one queue: its contract and admission control's verdict
@@ -110,7 +110,7 @@ func (p *Pipeline) Queues() QueuesReport {
 	}
 	seen := map[string]bool{}
 	if cr := f.curves; cr != nil {
-		rep.BurstPeriod = cr.period
+		rep.BurstPeriodNS = int64(cr.period)
 		for _, i := range cr.order {
 			q, a := cr.queues[i], cr.adm[i]
 			seen[q.Name] = true

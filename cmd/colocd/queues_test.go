@@ -19,7 +19,7 @@ func TestClientQueues(t *testing.T) {
 	owed, ent, rcv := queue.Rate{VCores: 0.25, Memory: 0.125}, queue.Rate{VCores: 0.4, Memory: 0.4}, queue.Rate{VCores: 0.1, Memory: 0.05}
 	alpha, beta := queue.Rate{VCores: 0.4, Memory: 0.4}, queue.Rate{VCores: 0.1, Memory: 0.1}
 	rep := queue.QueuesReport{Enabled: true, Mode: queue.FairnessCurves, GroupBy: queue.GroupByQueue, At: apiclienttest.Epoch,
-		BurstPeriod: time.Hour, Queues: []queue.QueueStatus{
+		BurstPeriodNS: int64(time.Hour), Queues: []queue.QueueStatus{
 			{Name: "interactive", Class: "latency-sensitive", Level: 1, Guarantee: queue.GuaranteeHard, Reason: "resource and fairness conditions hold at level 1 (1 guaranteed there)",
 				Alpha: &alpha, Beta: &beta, BurstNS: int64(10 * time.Minute), Weight: 1, Entitled: &ent, Owed: &owed, Received: &rcv,
 				Held: queue.Rate{VCores: 0.15, Memory: 0.275}, Share: 0.275, Pending: 2},
