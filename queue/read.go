@@ -36,10 +36,10 @@ func (s *Store) Pending(limit int) ([]Job, error) {
 // shrinks.
 func (s *Store) PendingHeads(perGroup int, by GroupBy, scan int) ([]Job, error) {
 	seen := map[string]int{}
-	return s.scanPending(scan, func(j *Job) bool {
-		g := j.User
+	return s.scanPending(scan, func(user, queue string) bool {
+		g := user
 		if by == GroupByQueue {
-			g = j.Queue
+			g = queue
 		}
 		if perGroup > 0 && seen[g] >= perGroup {
 			return false
@@ -50,8 +50,8 @@ func (s *Store) PendingHeads(perGroup int, by GroupBy, scan int) ([]Job, error) 
 }
 
 // scanPending reads the FIFO from its head, at most scan jobs (scan <= 0:
-// all), and returns those keep accepts (nil keep: all).
-func (s *Store) scanPending(scan int, keep func(*Job) bool) ([]Job, error) {
+// all), and returns those keep accepts by user and queue (nil keep: all).
+func (s *Store) scanPending(scan int, keep func(user, queue string) bool) ([]Job, error) {
 	var out []Job
 	err := s.read(func(tx *bolt.Tx) error {
 		out = out[:0]
@@ -63,7 +63,7 @@ func (s *Store) scanPending(scan int, keep func(*Job) bool) ([]Job, error) {
 			if err != nil {
 				return fmt.Errorf("%w: pending index names %s: %w", ErrCorrupt, v, err)
 			}
-			if keep == nil || keep(&j) {
+			if keep == nil || keep(j.User, j.Queue) {
 				out = append(out, j)
 			}
 		}
