@@ -71,40 +71,54 @@ func measure(res *Result, w *sim.Workload, s *sim.Sim, jobs []sim.JobSpec, seqOf
 }
 
 // usageSeries averages the simulator's node samples per interval, for the
-// intervals that start before until.
+// intervals that start before until. It reads the samples as runs
+// (sim.Sim.SampleRuns), without expanding them: a run of a node adds its
+// usage to each interval it covers (nothing for an idle one) and counts the
+// node there. Each interval sums its nodes in node order, as a walk over
+// the expanded samples would.
 func usageSeries(s *sim.Sim, until time.Duration) []UsagePoint {
 	cl := s.Cluster()
 	disk := cl.Node.DiskMBps * 1e6
 	net := 2 * cl.Node.NetMBps * 1e6
+	step := s.MetricsInterval()
+	n := int((until + step - 1) / step) // intervals starting before until
+	if n <= 0 {
+		return nil
+	}
+	sums := make([]UsagePoint, n)
+	nodes := make([]int, n+1) // difference array of the nodes sampled in each interval
+	for r := range s.SampleRuns() {
+		k0 := int((r.Start.Sub(sim.DefaultStart) + step/2) / step) // Start is k0 intervals in, to the nanosecond
+		k1 := min(k0+r.Intervals, n)
+		if k0 >= k1 {
+			continue
+		}
+		nodes[k0]++
+		nodes[k1]--
+		u := r.Usage
+		cpu, iowait, dsk, nt := u.CPU, u.IOWait, (u.DiskRead+u.DiskWrite)/disk, (u.NetRecv+u.NetSent)/net
+		if cpu == 0 && iowait == 0 && dsk == 0 && nt == 0 {
+			continue // adding zeros changes no sum
+		}
+		for k := k0; k < k1; k++ {
+			p := &sums[k]
+			p.CPU += cpu
+			p.IOWait += iowait
+			p.Disk += dsk
+			p.Net += nt
+		}
+	}
 	var out []UsagePoint
-	var cur *UsagePoint
-	var nodes float64
-	flush := func() {
-		if cur != nil && nodes > 0 {
-			cur.CPU /= nodes
-			cur.IOWait /= nodes
-			cur.Disk /= nodes
-			cur.Net /= nodes
+	count := 0
+	for k := range n {
+		count += nodes[k]
+		if count == 0 {
+			continue
 		}
+		f := float64(count)
+		p := sums[k]
+		out = append(out, UsagePoint{At: time.Duration(k) * step, CPU: p.CPU / f, IOWait: p.IOWait / f, Disk: p.Disk / f, Net: p.Net / f})
 	}
-	for _, sm := range s.Samples() {
-		at := sm.Start.Sub(sim.DefaultStart)
-		if at >= until {
-			break
-		}
-		if cur == nil || cur.At != at {
-			flush()
-			out = append(out, UsagePoint{At: at})
-			cur, nodes = &out[len(out)-1], 0
-		}
-		u := sm.Usage
-		cur.CPU += u.CPU
-		cur.IOWait += u.IOWait
-		cur.Disk += (u.DiskRead + u.DiskWrite) / disk
-		cur.Net += (u.NetRecv + u.NetSent) / net
-		nodes++
-	}
-	flush()
 	return out
 }
 

@@ -43,14 +43,15 @@ func Profiles(w *sim.Workload) ([]Profile, error) {
 		s.RunUntilIdle()
 		p := Profile{Kind: k.Name}
 		var n float64
-		for _, sm := range s.Samples() {
-			if !slices.Contains(sm.Apps, id) {
+		for r := range s.SampleRuns() {
+			if !slices.Contains(r.Apps, id) {
 				continue
 			}
-			p.CPU += sm.Usage.CPU
-			p.Disk += (sm.Usage.DiskRead + sm.Usage.DiskWrite) / disk
-			p.Net += (sm.Usage.NetRecv + sm.Usage.NetSent) / net
-			n++
+			m := float64(r.Intervals)
+			p.CPU += m * r.Usage.CPU
+			p.Disk += m * (r.Usage.DiskRead + r.Usage.DiskWrite) / disk
+			p.Net += m * (r.Usage.NetRecv + r.Usage.NetSent) / net
+			n += m
 		}
 		if n > 0 {
 			p.CPU, p.Disk, p.Net = p.CPU/n, p.Disk/n, p.Net/n

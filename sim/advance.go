@@ -1,11 +1,8 @@
 package sim
 
 import (
-	"math"
 	"slices"
 	"time"
-
-	"github.com/colocd/colocd/goodness"
 )
 
 // work draws a group's work for a phase of sec solo seconds.
@@ -20,7 +17,7 @@ func (s *Sim) work(sec float64) float64 {
 // its phase, an application finishing, or a metrics sample. It is false
 // when no application runs (then nothing but empty samples would happen).
 func (s *Sim) NextEvent() (time.Time, bool) {
-	if len(s.running) == 0 {
+	if s.running == 0 {
 		return time.Time{}, false
 	}
 	s.refresh()
@@ -30,22 +27,28 @@ func (s *Sim) NextEvent() (time.Time, bool) {
 // next is the earliest of the next group completion and the next sample.
 func (s *Sim) next() float64 {
 	t := float64(s.tick+1) * s.interval
-	for _, a := range s.running {
-		for _, g := range a.groups {
-			if g.remaining > 0 {
-				t = min(t, s.now+g.remaining/g.rate)
-			}
-		}
+	if c, ok := s.peek(); ok {
+		t = min(t, c.t)
 	}
 	return t
 }
 
-// refresh recomputes the shares of nodes whose set of working groups changed.
+// refresh recomputes the shares of the nodes whose set of working groups
+// changed.
 func (s *Sim) refresh() {
-	for _, nd := range s.nodes {
-		if nd.dirty {
-			s.share(nd)
+	for _, i := range s.dirty {
+		if s.nodes[i].dirty {
+			s.share(i)
 		}
+	}
+	s.dirty = s.dirty[:0]
+}
+
+// markDirty queues node i for share.
+func (s *Sim) markDirty(i int32) {
+	if nd := &s.nodes[i]; !nd.dirty {
+		nd.dirty = true
+		s.dirty = append(s.dirty, i)
 	}
 }
 
@@ -61,100 +64,65 @@ func (s *Sim) Advance(until time.Time) []Event {
 		// the (rounded) time NextEvent returned processes that event.
 		if s.at(next).After(until) {
 			if u > s.now {
-				s.step(u, false)
+				s.now = u // nothing happens in between: work and metrics integrate lazily
 			}
 			return evs
 		}
-		evs = s.step(next, true, evs...)
+		evs = s.step(next, evs)
 	}
 }
 
-// step integrates from now to t at the current rates. When event is true,
-// t is an event time: groups that complete by t complete, the apps whose
-// containers all completed move to their next phase or finish, and a
-// sample is taken if t ends a metrics interval.
-func (s *Sim) step(t float64, event bool, evs ...Event) []Event {
-	dt := t - s.now
-	for _, nd := range s.nodes {
-		nd.acc.addScaled(nd.rate, dt)
-	}
-	var touched []*app
-	for _, a := range s.running {
-		hit := false
-		for _, g := range a.groups {
-			if g.remaining <= 0 {
-				continue
-			}
-			if event && s.now+g.remaining/g.rate <= t {
-				g.remaining = 0
-				s.nodes[g.node].dirty = true
-				hit = true
-			} else {
-				g.remaining = max(g.remaining-g.rate*dt, 1e-12)
-			}
-		}
-		if hit {
-			touched = append(touched, a)
-		}
-	}
+// step moves to the event time t: the groups whose completion is due
+// complete, the apps whose groups all completed move to their next phase
+// or finish (in submission order, which is the order of their draws of
+// jitter), and t ends a metrics interval if it is one's end. Nodes are
+// only marked dirty; their metrics catch up when they are touched or read.
+func (s *Sim) step(t float64, evs []Event) []Event {
 	s.now = t
-	for _, a := range touched {
-		if slices.ContainsFunc(a.groups, func(g *group) bool { return g.remaining > 0 }) {
-			continue // the barrier: wait for the slowest container
+	touched := s.touched[:0]
+	for {
+		c, ok := s.peek()
+		if !ok || c.t > t {
+			break
 		}
-		a.doneSolo += a.kind.phase(a.phase).seconds
-		a.phase++
-		if a.phase == a.kind.total {
-			s.end(a, AppFinished)
-			evs = append(evs, Event{At: s.at(t), AppID: a.id, Kind: EventFinished})
-			continue
+		s.events.pop()
+		g := &s.groups[c.g]
+		g.remaining, g.at, g.rate = 0, t, 0
+		s.markDirty(g.node)
+		a := &s.apps[g.app]
+		a.working--
+		if a.working == 0 {
+			touched = append(touched, g.app) // the barrier: its slowest group is done
 		}
-		sec := a.kind.phase(a.phase).seconds
-		for _, g := range a.groups {
-			g.remaining = s.work(sec)
-			s.nodes[g.node].dirty = true
-		}
-		a.phaseWork = maxRemaining(a)
 	}
-	if event && t >= float64(s.tick+1)*s.interval {
-		s.sample()
+	slices.Sort(touched)
+	for _, ai := range touched {
+		evs = s.nextPhase(ai, evs)
+	}
+	s.touched = touched[:0]
+	if t >= float64(s.tick+1)*s.interval {
+		s.tick++
 	}
 	return evs
 }
 
-// sample closes the current metrics interval on every node.
-func (s *Sim) sample() {
-	cores := s.cluster.Node.Cores
-	f := 1 / s.interval
-	k := s.tick
-	for _, nd := range s.nodes {
-		a := nd.acc
-		u := goodness.Usage{
-			CPU: clamp01(a.cpu * f / cores), IOWait: clamp01(a.iowait * f / cores),
-			IOPressure: clamp01(a.iopress * f),
-			DiskRead:   a.read * f * mb, DiskWrite: a.write * f * mb, NetRecv: a.in * f * mb, NetSent: a.out * f * mb,
-		}
-		if u.CPU+u.IOWait > 1 {
-			u.IOWait = 1 - u.CPU
-		}
-		if !s.opts.Pressure {
-			u.IOPressure = 0
-		}
-		nd.samples = append(nd.samples, sample{k: k, u: u, apps: nd.present})
-		nd.acc = usage{}
-		nd.present = nd.apps
+// nextPhase starts app ai's next phase on all its groups, or ends it.
+func (s *Sim) nextPhase(ai int32, evs []Event) []Event {
+	a := &s.apps[ai]
+	a.doneSolo += a.kind.phase(a.phase).seconds
+	a.phase++
+	if a.phase == a.kind.total {
+		s.end(ai, AppFinished)
+		return append(evs, Event{At: s.at(s.now), AppID: a.id, Kind: EventFinished})
 	}
-	s.tick++
-	if s.opts.Retention > 0 {
-		keepFrom := int64(math.Floor((s.now - s.opts.Retention.Seconds()) / s.interval))
-		for _, nd := range s.nodes {
-			drop := 0
-			for drop < len(nd.samples) && nd.samples[drop].k < keepFrom {
-				drop++
-			}
-			nd.samples = nd.samples[drop:]
-		}
+	sec := a.kind.phase(a.phase).seconds
+	a.phaseWork = 0
+	for _, gi := range a.groups {
+		g := &s.groups[gi]
+		g.remaining, g.at, g.rate = s.work(sec), s.now, 0
+		a.phaseWork = max(a.phaseWork, g.remaining)
+		s.markDirty(g.node)
 	}
+	a.working = len(a.groups)
+	return evs
 }
-
-func clamp01(x float64) float64 { return min(max(x, 0), 1) }

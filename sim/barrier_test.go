@@ -85,7 +85,7 @@ func TestShareRedistributes(t *testing.T) {
 	// one-pass proportional split of 3 wanted cores would give).
 	var rates []float64
 	for _, g := range s.nodes[0].groups {
-		rates = append(rates, g.rate)
+		rates = append(rates, s.groups[g].rate)
 	}
 	if diff := cmp.Diff([]float64{0.5, 0.75}, rates); diff != "" {
 		t.Errorf("rates io, cpu (-want +got):\n%s", diff)

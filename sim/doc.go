@@ -23,6 +23,17 @@
 //     times; durations as "10m" or seconds) instead of following
 //     arrivals; and classes[], the service contract of a queue (name,
 //     level, alpha and beta as {vcores, memory} shares, burst, weight).
+//   - Workload.Scaled: a workload on another number of nodes with another
+//     number of jobs (`colocd sim --scale NODES:JOBS`). The cluster gets
+//     the nodes; every kind's containers are multiplied by
+//     round(sqrt(nodes / original nodes)), at least 1 and at most what the
+//     scaled cluster holds; every queue entry's count is scaled to its
+//     share of the jobs (at least 1, largest remainders first, so the total
+//     is exactly the jobs when repeat and bursts allow); timed entries keep
+//     their times, Poisson arrivals scale their rate with the jobs. It
+//     refuses with a *FieldError what cannot be scaled (fewer jobs than
+//     entries, nodes or jobs out of bounds). Scaled(original nodes,
+//     original jobs) is a copy of the workload.
 //   - The simulator (Sim): placement, progress, the sharing model, metrics
 //     samples, application ids and states, Clone for what-if questions.
 //   - Realtime: plays a Sim against an injected wall clock, accelerated,
@@ -81,6 +92,35 @@
 // bytes per second (goodness.Usage, as the collector returns; with
 // Options.Pressure also the I/O pressure stall share, see share.go), and
 // the applications that had containers there during the interval.
+//
+// # Cost
+//
+// Events cost what they touch, not the size of the cluster. A group's
+// progress is integrated lazily: it keeps its remaining work as of the time
+// its rate was last set, and its completion time waits in a min-heap
+// (stale entries, from before a rate change, skipped by generation); a
+// list of dirty nodes says whose shares to recompute. So finding the next
+// event costs O(log g) for g working groups, and stepping to it touches
+// only the groups that complete, their apps and their nodes. A node's
+// metrics are lazy too: its samples are stored run-length encoded
+// (consecutive intervals with the same usage and the same apps are one
+// run), and its intervals are closed when it is touched (its rates or apps
+// change) or read (Usage, Samples, SampleRuns), so a metrics tick costs
+// nothing and a node nothing changes costs nothing at all. SampleRuns reads
+// the samples without expanding them (Samples does, for small runs and
+// tests). Fits is O(1) (the free room per kind is kept as reservations
+// change); Submit's placement walks the nodes once; Clone copies flat
+// slices (nodes, groups, apps, the heap) and shares what never changes in
+// place (a node's runs and app lists, an app's groups).
+//
+// Memory, from the struct sizes (BenchmarkScale reports them): a node is
+// 264 B plus 88 B per sample run (one run while it is idle; about two per
+// change of its rates, at most one per interval, while it is busy); a
+// container group is 64 B (40 B, its entries in its app's and its node's
+// lists, its heap entry); an app 216 B plus its strings. Measured on
+// eight-kinds scaled to 10,000 nodes and 2,000 jobs under FIFO: 494 runs
+// and 59 KB of live heap per node (0.6 GB), 307,375 groups, 3.1 s on one
+// core.
 //
 // Everything is deterministic for Options.Seed (a PCG from math/rand/v2):
 // placement, and the optional per-phase Jitter (Workload.NewSim takes it

@@ -8,21 +8,21 @@ import (
 
 // App describes an application that was submitted.
 func (s *Sim) App(appID string) (AppInfo, bool) {
-	a, ok := s.byID[appID]
+	ai, ok := s.byID[appID]
 	if !ok {
 		return AppInfo{}, false
 	}
-	return s.info(a), true
+	return s.info(&s.apps[ai]), true
 }
 
 // Apps describes every submitted application, in submission order (the
 // order of their sequence numbers).
 func (s *Sim) Apps() []AppInfo {
 	out := make([]AppInfo, 0, len(s.apps))
-	for _, a := range s.apps {
-		out = append(out, s.info(a))
+	for i := range s.apps {
+		out = append(out, s.info(&s.apps[i]))
 	}
-	slices.SortStableFunc(out, func(x, y AppInfo) int { return cmp.Compare(s.byID[x.ID].seq, s.byID[y.ID].seq) })
+	slices.SortStableFunc(out, func(x, y AppInfo) int { return cmp.Compare(s.apps[s.byID[x.ID]].seq, s.apps[s.byID[y.ID]].seq) })
 	return out
 }
 
@@ -30,27 +30,27 @@ func (s *Sim) info(a *app) AppInfo {
 	inf := AppInfo{ID: a.id, JobID: a.spec.JobID, Kind: a.spec.Kind, User: a.spec.User, Queue: a.spec.Queue,
 		Tags: slices.Clone(a.spec.Tags), State: a.state, Started: s.at(a.started), Containers: a.containers,
 		Placement: make(map[string]int)}
-	for i, c := range a.placement {
-		if c > 0 {
-			inf.Nodes = append(inf.Nodes, s.nodes[i].name)
-			inf.Placement[s.nodes[i].name] = c
-		}
+	for _, gi := range a.groups { // in node order
+		g := &s.groups[gi]
+		name := s.nodes[g.node].name
+		inf.Nodes = append(inf.Nodes, name)
+		inf.Placement[name] = int(g.count)
 	}
 	if a.state != AppRunning {
 		inf.Finished = s.at(a.finished)
 		if a.state == AppFinished {
 			inf.Progress = 1
 		} else {
-			inf.Progress = a.progress()
+			inf.Progress = s.progress(a)
 		}
 		return inf
 	}
 	inf.Alloc = Resources{MemoryMB: int64(a.containers) * a.kind.memMB, VCores: int64(a.containers) * a.kind.vcores}
-	inf.Progress = a.progress()
+	inf.Progress = s.progress(a)
 	inf.Speed = math.Inf(1)
-	for _, g := range a.groups {
-		if g.remaining > 0 {
-			inf.Speed = min(inf.Speed, s.rateOf(g))
+	for _, gi := range a.groups {
+		if s.groups[gi].remaining > 0 {
+			inf.Speed = min(inf.Speed, s.rateOf(gi))
 		}
 	}
 	if math.IsInf(inf.Speed, 1) {
@@ -59,40 +59,45 @@ func (s *Sim) info(a *app) AppInfo {
 	return inf
 }
 
-// rateOf is g's current rate, computing its node's shares if stale.
-func (s *Sim) rateOf(g *group) float64 {
-	if nd := s.nodes[g.node]; nd.dirty {
-		s.share(nd)
+// rateOf is group gi's current rate, computing its node's shares if stale.
+func (s *Sim) rateOf(gi int32) float64 {
+	if n := s.groups[gi].node; s.nodes[n].dirty {
+		s.share(n)
 	}
-	return g.rate
+	return s.groups[gi].rate
 }
 
 // progress counts the current phase as done in the proportion its
 // slowest group is.
-func (a *app) progress() float64 {
+func (s *Sim) progress(a *app) float64 {
 	if a.phase >= a.kind.total {
 		return 1
 	}
 	ph := a.kind.phase(a.phase)
 	frac := 0.0
 	if a.phaseWork > 0 {
-		frac = 1 - maxRemaining(a)/a.phaseWork
+		var rem float64
+		for _, gi := range a.groups {
+			rem = max(rem, s.remainingNow(&s.groups[gi]))
+		}
+		frac = 1 - rem/a.phaseWork
 	}
 	return min(1, (a.doneSolo+ph.seconds*frac)/a.kind.solo)
 }
 
-func maxRemaining(a *app) float64 {
-	var rem float64
-	for _, g := range a.groups {
-		rem = max(rem, g.remaining)
+// remainingNow is g's remaining work at the current time.
+func (s *Sim) remainingNow(g *group) float64 {
+	if g.remaining <= 0 || g.rate == 0 {
+		return g.remaining
 	}
-	return rem
+	return max(g.remaining-g.rate*(s.now-g.at), 1e-12)
 }
 
 // Nodes describes every node, in name order.
 func (s *Sim) Nodes() []NodeInfo {
 	out := make([]NodeInfo, len(s.nodes))
-	for i, nd := range s.nodes {
+	for i := range s.nodes {
+		nd := &s.nodes[i]
 		out[i] = NodeInfo{Name: nd.name, Cores: s.cluster.Node.Cores, VCores: s.cluster.Node.VCores,
 			MemoryMB: s.cluster.Node.MemoryMB, UsedMemoryMB: nd.usedMem, UsedVCores: nd.usedVC, Apps: slices.Clone(nd.apps)}
 	}

@@ -146,7 +146,7 @@ func runPair(cluster ClusterSpec, kinds []KindSpec, seed uint64, a, b string, pa
 // respects its vcores and memory.
 func (s *Sim) fits(k *kindRT, counts []int) error {
 	for i, c := range counts {
-		nd := s.nodes[i]
+		nd := &s.nodes[i]
 		if int64(nd.usedVC)+int64(c)*k.vcores > int64(s.cluster.Node.VCores) ||
 			nd.usedMem+int64(c)*k.memMB > s.cluster.Node.MemoryMB {
 			return fmt.Errorf("%d containers of %s on %s: %w", c, k.spec.Name, nd.name, ErrNoFit)

@@ -47,47 +47,98 @@ package sim
 //     y_g sets its progress and its disk and network use, y_g·d_g[r]. The
 //     disk and network the filling gave it beyond that stays idle.
 //
-// Only y_g outlives share: g.rate holds x_g during the filling, then y_g.
+// Only y_g outlives share: it becomes the group's rate. A group whose rate
+// changes is settled first (its remaining work brought up to now at the old
+// rate) and its completion rescheduled; a node whose usage rates change is
+// settled first too. A rate that comes out bit for bit the same changes
+// nothing, so untouched groups keep their completion times exactly.
 
 // cpuBoundCores is the per-container CPU demand from which a phase is
 // CPU-bound for Interference.CPUCache.
 const cpuBoundCores = 0.5
 
-// share recomputes the rates of nd's working groups and nd's usage rates.
-func (s *Sim) share(nd *node) {
+// slot is a working group during share.
+type slot struct {
+	g     int32
+	count float64
+	p     *phaseRT
+	fill  float64 // the filling's share x_g
+	bound int     // resource that limits it, -1 when it runs at full speed
+}
+
+// share recomputes the rates of node i's working groups and its usage rates.
+func (s *Sim) share(i int32) {
+	nd := &s.nodes[i]
 	nd.dirty = false
 	node := s.cluster.Node
 	inf := node.Interference
-	interfere := inf.DiskStreams > 0 || inf.CPUCache > 0
-	caps := [nres]float64{node.Cores, node.DiskMBps, node.NetMBps, node.NetMBps}
-	var used [nres]float64
-	var active [16]*group
-	act := active[:0]
+	var buf [16]slot
+	act := buf[:0]
 	var diskGroups, cpuGroups int // working groups using the disk, CPU-bound ones
-	for _, g := range nd.groups {
+	for _, gi := range nd.groups {
+		g := &s.groups[gi]
 		if g.remaining > 0 {
-			g.rate, g.bound = 0, -1
-			act = append(act, g)
-			if interfere {
-				d := &g.app.kind.phase(g.app.phase).d
-				if d[resDisk] > 0 {
-					diskGroups++
-				}
-				if d[resCPU] >= cpuBoundCores {
-					cpuGroups++
-				}
+			a := &s.apps[g.app]
+			p := a.kind.phase(a.phase)
+			act = append(act, slot{g: gi, count: float64(g.count), p: p, bound: -1})
+			if p.d[resDisk] > 0 {
+				diskGroups++
+			}
+			if p.d[resCPU] >= cpuBoundCores {
+				cpuGroups++
 			}
 		}
 	}
+	caps := [nres]float64{node.Cores, node.DiskMBps, node.NetMBps, node.NetMBps}
 	if diskGroups >= 2 && inf.DiskStreams > 0 {
 		caps[resDisk] /= 1 + inf.DiskStreams*float64(diskGroups-1)
 	}
+	fill(act, caps)
+	cache := 1.0 // the CPU cache penalty of CPU-bound groups
+	if cpuGroups >= 2 && inf.CPUCache > 0 {
+		cache += inf.CPUCache * float64(cpuGroups-1)
+	}
+	var u usage
+	var starved float64
+	for _, sl := range act {
+		p := sl.p
+		rate := sl.fill
+		if cache > 1 && p.d[resCPU] >= cpuBoundCores {
+			rate = sl.fill / cache
+		}
+		busy, prog := sl.count*sl.fill, sl.count*rate
+		u.cpu += busy * p.d[resCPU]
+		u.read += prog * p.read
+		u.write += prog * p.write
+		u.in += prog * p.d[resNetIn]
+		u.out += prog * p.d[resNetOut]
+		if sl.bound == resDisk {
+			starved += sl.count * p.d[resCPU] * (1 - sl.fill)
+			u.iopress = max(u.iopress, 1-sl.fill)
+		}
+		s.setRate(sl.g, rate)
+	}
+	u.cpu = min(u.cpu, node.Cores)
+	u.iowait = max(0, min(node.Cores-u.cpu, starved))
+	if u != nd.rate {
+		s.settle(nd)
+		nd.rate = u
+	}
+}
+
+// fill is progressive filling: it sets each slot's fill and bound.
+func fill(slots []slot, caps [nres]float64) {
+	var buf [16]int
+	act := buf[:0] // indices of the slots still rising
+	for i := range slots {
+		act = append(act, i)
+	}
+	var used [nres]float64
 	for len(act) > 0 {
 		var demand [nres]float64
-		for _, g := range act {
-			d := &g.app.kind.phase(g.app.phase).d
+		for _, i := range act {
 			for r := range nres {
-				demand[r] += float64(g.count) * d[r]
+				demand[r] += slots[i].count * slots[i].p.d[r]
 			}
 		}
 		level, bott := 1.0, -1
@@ -99,54 +150,40 @@ func (s *Sim) share(nd *node) {
 			}
 		}
 		if bott < 0 {
-			for _, g := range act {
-				g.rate = 1
+			for _, i := range act {
+				slots[i].fill = 1
 			}
-			break
+			return
 		}
 		// Guard against rounding: a rate must stay positive for time to move.
 		level = max(level, 1e-9)
 		keep := act[:0]
-		for _, g := range act {
-			d := &g.app.kind.phase(g.app.phase).d
-			if d[bott] == 0 {
-				keep = append(keep, g)
+		for _, i := range act {
+			sl := &slots[i]
+			if sl.p.d[bott] == 0 {
+				keep = append(keep, i)
 				continue
 			}
-			g.rate, g.bound = level, bott
+			sl.fill, sl.bound = level, bott
 			for r := range nres {
-				used[r] += level * float64(g.count) * d[r]
+				used[r] += level * sl.count * sl.p.d[r]
 			}
 		}
 		act = keep
 	}
-	cache := 1.0 // the CPU cache penalty of CPU-bound groups
-	if cpuGroups >= 2 && inf.CPUCache > 0 {
-		cache += inf.CPUCache * float64(cpuGroups-1)
+}
+
+// setRate gives working group gi a new rate from now: its remaining work
+// is settled at the old one and its completion rescheduled. The same rate
+// changes nothing.
+func (s *Sim) setRate(gi int32, rate float64) {
+	g := &s.groups[gi]
+	if rate == g.rate {
+		return
 	}
-	var u usage
-	var starved float64
-	for _, g := range nd.groups {
-		if g.remaining <= 0 {
-			continue
-		}
-		p := g.app.kind.phase(g.app.phase)
-		fill := g.rate
-		if cache > 1 && p.d[resCPU] >= cpuBoundCores {
-			g.rate = fill / cache
-		}
-		busy, prog := float64(g.count)*fill, float64(g.count)*g.rate
-		u.cpu += busy * p.d[resCPU]
-		u.read += prog * p.read
-		u.write += prog * p.write
-		u.in += prog * p.d[resNetIn]
-		u.out += prog * p.d[resNetOut]
-		if g.bound == resDisk {
-			starved += float64(g.count) * p.d[resCPU] * (1 - fill)
-			u.iopress = max(u.iopress, 1-fill)
-		}
+	if g.rate > 0 {
+		g.remaining = max(g.remaining-g.rate*(s.now-g.at), 1e-12)
 	}
-	u.cpu = min(u.cpu, node.Cores)
-	u.iowait = max(0, min(node.Cores-u.cpu, starved))
-	nd.rate = u
+	g.at, g.rate = s.now, rate
+	s.schedule(gi)
 }

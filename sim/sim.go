@@ -142,6 +142,7 @@ type kindRT struct {
 	repeat, total          int
 	solo                   float64
 	vcores, memMB, perNode int64
+	idx                    int // in Sim.kindRTs and Sim.room
 }
 
 func (k *kindRT) phase(i int) *phaseRT {
@@ -169,14 +170,17 @@ func compile(ps []Phase) []phaseRT {
 }
 
 // group is the containers of one app on one node: they are identical, so
-// they share a rate and a remaining amount of work.
+// they share a rate and a remaining amount of work. Its progress is
+// integrated lazily: remaining is the work left at time at, when its rate
+// was last set, so it completes at at + remaining/rate unless its rate
+// changes first (then share settles it and schedules the new completion).
 type group struct {
-	app       *app
-	node      int
-	count     int
-	remaining float64 // solo seconds of work left in the current phase; 0 = waiting at the barrier
-	rate      float64 // progress per second (solo seconds of work), in (0, 1]
-	bound     int     // resource that limits it, -1 when it runs at full speed
+	app, node int32   // indices into Sim.apps and Sim.nodes
+	count     int32   // containers
+	gen       uint32  // generation: a completion in Sim.events with another one is stale
+	remaining float64 // solo seconds of work left in the current phase at time at; 0 = waiting at the barrier
+	at        float64 // when remaining was settled
+	rate      float64 // progress per second (solo seconds of work), in (0, 1]; 0 until share sets it
 }
 
 type app struct {
@@ -189,8 +193,8 @@ type app struct {
 	phase             int     // index into the kind's phase sequence
 	doneSolo          float64 // solo seconds of the phases already completed
 	phaseWork         float64 // largest work of a group in the current phase
-	groups            []*group
-	placement         []int // containers per node index
+	groups            []int32 // indices into Sim.groups, in node order; never changed after start
+	working           int     // groups that have not finished the current phase
 	containers        int
 }
 
@@ -210,31 +214,47 @@ func (u *usage) addScaled(v usage, f float64) {
 	u.out += v.out * f
 }
 
-type sample struct {
-	k    int64 // interval index: [k·I, (k+1)·I)
+// run is a node's samples of consecutive metrics intervals with the same
+// usage and the same apps, from interval k to the next run's k (the last
+// run: to the node's open interval). Runs are immutable once appended.
+type run struct {
+	k    int64 // first interval: [k·I, (k+1)·I)
 	u    goodness.Usage
-	apps []string // immutable, may be shared between samples
+	apps []string // immutable, may be shared between runs
 }
 
+// node is a worker. Its metrics are integrated lazily too (metrics.go): acc
+// holds the integral of rate over its open interval up to at, and the
+// intervals before open are closed into runs; a node nothing touches costs
+// nothing at a metrics tick.
 type node struct {
 	name    string
 	usedMem int64
 	usedVC  int
-	groups  []*group // groups of running apps, in placement order
+	groups  []int32  // groups of running apps, in placement order; replaced, never changed in place
 	apps    []string // ids of running apps here, immutable (replaced on change)
-	dirty   bool
-	rate    usage    // current rates
-	acc     usage    // integral over the current metrics interval
-	present []string // apps here at some time in the current interval, immutable
-	samples []sample
+	dirty   bool     // its set of working groups changed: share it again
+	rate    usage    // current rates, since at
+	at      float64  // acc integrates rate up to here
+	open    int64    // the metrics interval acc and present belong to
+	acc     usage    // integral over the open interval up to at
+	present []string // apps here at some time in the open interval, immutable
+	runs    []run    // the closed intervals, run-length encoded
 }
 
 // Sim is a discrete-event simulator of a shared cluster. It is not safe for
-// concurrent use; Realtime serialises access for `colocd serve`.
+// concurrent use, reads included (they close metrics intervals lazily);
+// Realtime serialises access for `colocd serve`.
+//
+// Events cost what they touch: group completions wait in a heap (events,
+// with stale entries skipped by generation), the nodes whose working groups
+// changed in a list (dirty), and stepping to an event touches only the
+// groups that complete, their apps and their nodes.
 type Sim struct {
 	cluster  ClusterSpec
 	kindList []KindSpec
 	kinds    map[string]*kindRT
+	kindRTs  []*kindRT // in the order of kindList
 	opts     Options
 	start    time.Time
 	interval float64 // seconds
@@ -242,13 +262,18 @@ type Sim struct {
 	rng      *rand.Rand
 	now      float64 // seconds since start
 	tick     int64   // index of the current metrics interval
-	nodes    []*node
+	nodes    []node
 	nodeIdx  map[string]int
-	apps     []*app // submitted apps in submission order
-	byID     map[string]*app
+	groups   []group // every group ever started, referenced by index
+	apps     []app   // submitted apps in submission order
+	byID     map[string]int32
 	reserved map[string]bool // ids from NewApplication not yet submitted
 	seq      int
-	running  []*app
+	running  int         // apps running
+	room     []int64     // per kind: how many of its containers the free resources hold, all nodes together
+	events   completions // completion times of working groups
+	dirty    []int32     // nodes with dirty set, in the order they were marked
+	touched  []int32     // scratch of step; not shared by clones
 }
 
 // New returns a simulator of cluster running kinds. It validates both;
@@ -287,7 +312,7 @@ func New(cluster ClusterSpec, kinds []KindSpec, opts Options) (*Sim, error) {
 		interval: opts.MetricsInterval.Seconds(),
 		pcg:      rand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15),
 		nodeIdx:  make(map[string]int, cluster.Nodes),
-		byID:     make(map[string]*app),
+		byID:     make(map[string]int32),
 		reserved: make(map[string]bool),
 	}
 	s.rng = rand.New(s.pcg)
@@ -296,16 +321,18 @@ func New(cluster ClusterSpec, kinds []KindSpec, opts Options) (*Sim, error) {
 		k.Setup, k.Phases, k.Teardown = slices.Clone(k.Setup), slices.Clone(k.Phases), slices.Clone(k.Teardown)
 		rt := &kindRT{spec: k, setup: compile(k.Setup), body: compile(k.Phases), teardown: compile(k.Teardown),
 			repeat: k.Repeat, solo: k.soloSeconds(), vcores: int64(k.Container.VCores), memMB: k.Container.MemoryMB,
-			perNode: k.Container.perNode(cluster.Node)}
+			perNode: k.Container.perNode(cluster.Node), idx: len(s.kindRTs)}
 		rt.total = len(rt.setup) + rt.repeat*len(rt.body) + len(rt.teardown)
 		s.kinds[k.Name] = rt
+		s.kindRTs = append(s.kindRTs, rt)
 		s.kindList = append(s.kindList, k)
+		s.room = append(s.room, int64(cluster.Nodes)*rt.perNode)
 	}
 	width := max(2, len(strconv.Itoa(cluster.Nodes)))
 	for i := range cluster.Nodes {
 		name := fmt.Sprintf("node%0*d", width, i+1)
 		s.nodeIdx[name] = i
-		s.nodes = append(s.nodes, &node{name: name})
+		s.nodes = append(s.nodes, node{name: name})
 	}
 	return s, nil
 }
@@ -333,43 +360,30 @@ func (s *Sim) at(x float64) time.Time { return s.start.Add(seconds(x)) }
 func (s *Sim) secs(t time.Time) float64 { return t.Sub(s.start).Seconds() }
 
 // Clone returns an independent deep copy (random source included): the
-// copy and the original evolve identically under the same calls.
+// copy and the original evolve identically under the same calls. It copies
+// the nodes, groups, apps and pending completions as flat slices; what
+// never changes in place (an app's groups, a node's apps and runs) is
+// shared, and a node's growing slices are clipped so that appending copies.
 func (s *Sim) Clone() *Sim {
 	c := *s
 	pcg := *s.pcg
 	c.pcg = &pcg
 	c.rng = rand.New(c.pcg)
-	c.byID = make(map[string]*app, len(s.byID))
+	c.byID = maps.Clone(s.byID)
 	c.reserved = maps.Clone(s.reserved)
 	c.nodeIdx = s.nodeIdx // never written after New
-	gmap := make(map[*group]*group)
-	c.apps = make([]*app, len(s.apps))
-	for i, a := range s.apps {
-		na := *a
-		na.groups = make([]*group, len(a.groups))
-		for j, g := range a.groups {
-			ng := *g
-			ng.app = &na
-			na.groups[j] = &ng
-			gmap[g] = &ng
-		}
-		c.apps[i] = &na
-		c.byID[na.id] = &na
-	}
-	c.running = make([]*app, len(s.running))
-	for i, a := range s.running {
-		c.running[i] = c.byID[a.id]
-	}
-	c.nodes = make([]*node, len(s.nodes))
-	for i, nd := range s.nodes {
-		nn := *nd
-		nn.groups = make([]*group, len(nd.groups))
-		for j, g := range nd.groups {
-			nn.groups[j] = gmap[g]
-		}
-		nn.samples = slices.Clip(nd.samples) // samples are immutable: share, copy on append
-		nn.present = slices.Clip(nd.present)
-		c.nodes[i] = &nn
+	c.apps = slices.Clone(s.apps)
+	c.groups = slices.Clone(s.groups)
+	c.events = slices.Clone(s.events)
+	c.dirty = slices.Clone(s.dirty)
+	c.room = slices.Clone(s.room)
+	c.touched = nil
+	c.nodes = slices.Clone(s.nodes)
+	for i := range c.nodes {
+		nd := &c.nodes[i]
+		nd.groups = slices.Clip(nd.groups)
+		nd.present = slices.Clip(nd.present)
+		nd.runs = slices.Clip(nd.runs)
 	}
 	return &c
 }

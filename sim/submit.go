@@ -44,22 +44,31 @@ func (s *Sim) CheckSubmit(appID string, a AppSpec) error {
 // nothing and draws no random numbers (Submit's placement draws them even
 // when the job turns out not to fit). Placement ends with single containers
 // on any node with room for one, so a job fits exactly when the free room
-// of all nodes together holds its containers.
+// of all nodes together holds its containers; the Sim keeps that room per
+// kind as reservations change, so Fits costs no walk over the nodes.
 func (s *Sim) Fits(kind string) bool {
 	k, ok := s.kinds[kind]
-	if !ok {
-		return false
+	return ok && s.room[k.idx] >= int64(k.spec.Containers)
+}
+
+// roomOf is how many containers of k nd's free resources hold.
+func (s *Sim) roomOf(nd *node, k *kindRT) int64 {
+	vc := int64(s.cluster.Node.VCores-nd.usedVC) / k.vcores
+	mem := (s.cluster.Node.MemoryMB - nd.usedMem) / k.memMB
+	return max(min(vc, mem), 0)
+}
+
+// reserve adds c containers of k to nd's reservations (c < 0 releases
+// them) and keeps s.room up to date.
+func (s *Sim) reserve(nd *node, k *kindRT, c int) {
+	for _, kk := range s.kindRTs {
+		s.room[kk.idx] -= s.roomOf(nd, kk)
 	}
-	room := 0
-	for _, nd := range s.nodes {
-		vc := int64(s.cluster.Node.VCores-nd.usedVC) / k.vcores
-		mem := (s.cluster.Node.MemoryMB - nd.usedMem) / k.memMB
-		room += int(max(min(vc, mem), 0))
-		if room >= k.spec.Containers {
-			return true
-		}
+	nd.usedVC += c * int(k.vcores)
+	nd.usedMem += int64(c) * k.memMB
+	for _, kk := range s.kindRTs {
+		s.room[kk.idx] += s.roomOf(nd, kk)
 	}
-	return false
 }
 
 // Submit places the containers of a job of kind a.Kind and starts it under
@@ -89,25 +98,20 @@ func (s *Sim) Submit(appID string, a AppSpec) error {
 // number of containers on node i.
 func (s *Sim) place(k *kindRT) ([]int, bool) {
 	n := len(s.nodes)
-	freeVC := make([]int64, n)
-	freeMem := make([]int64, n)
-	for i, nd := range s.nodes {
-		freeVC[i] = int64(s.cluster.Node.VCores - nd.usedVC)
-		freeMem[i] = s.cluster.Node.MemoryMB - nd.usedMem
-	}
-	room := func(i int) int64 { return min(freeVC[i]/k.vcores, freeMem[i]/k.memMB) }
 	counts := make([]int, n)
-	put := func(i int, c int) {
-		counts[i] += c
-		freeVC[i] -= int64(c) * k.vcores
-		freeMem[i] -= int64(c) * k.memMB
+	vcores, memMB := int64(s.cluster.Node.VCores), s.cluster.Node.MemoryMB
+	room := func(i int) int64 {
+		nd := &s.nodes[i]
+		freeVC := vcores - int64(nd.usedVC) - int64(counts[i])*k.vcores
+		freeMem := memMB - nd.usedMem - int64(counts[i])*k.memMB
+		return min(freeVC/k.vcores, freeMem/k.memMB)
 	}
 	left := k.spec.Containers
 	g := s.opts.GroupSize
 	// 1. One group per empty node, empty nodes in random order.
 	var cand []int
-	for i, nd := range s.nodes {
-		if nd.usedVC == 0 && nd.usedMem == 0 {
+	for i := range s.nodes {
+		if nd := &s.nodes[i]; nd.usedVC == 0 && nd.usedMem == 0 {
 			cand = append(cand, i)
 		}
 	}
@@ -117,7 +121,7 @@ func (s *Sim) place(k *kindRT) ([]int, bool) {
 			break
 		}
 		if c := min(g, left, int(room(i))); c > 0 {
-			put(i, c)
+			counts[i] += c
 			left -= c
 		}
 	}
@@ -140,7 +144,7 @@ func (s *Sim) place(k *kindRT) ([]int, bool) {
 			for left >= want && len(cand) > 0 {
 				j := s.rng.IntN(len(cand))
 				i := cand[j]
-				put(i, want)
+				counts[i] += want
 				left -= want
 				if room(i) < int64(want) {
 					cand[j] = cand[len(cand)-1]
@@ -156,29 +160,34 @@ func (s *Sim) place(k *kindRT) ([]int, bool) {
 func (s *Sim) start1(appID string, spec AppSpec, k *kindRT, counts []int) {
 	delete(s.reserved, appID)
 	spec.Tags = slices.Clone(spec.Tags)
-	a := &app{id: appID, seq: s.seqOf(appID), spec: spec, kind: k, state: AppRunning, started: s.now,
-		placement: counts, containers: k.spec.Containers}
+	ai := int32(len(s.apps))
+	a := app{id: appID, seq: s.seqOf(appID), spec: spec, kind: k, state: AppRunning, started: s.now,
+		containers: k.spec.Containers}
 	first := k.phase(0)
 	for i, c := range counts {
 		if c == 0 {
 			continue
 		}
-		g := &group{app: a, node: i, count: c, remaining: s.work(first.seconds), rate: 1, bound: -1}
-		a.groups = append(a.groups, g)
-		nd := s.nodes[i]
-		nd.usedVC += c * int(k.vcores)
-		nd.usedMem += int64(c) * k.memMB
-		nd.groups = append(nd.groups, g)
-		nd.dirty = true
-		s.refreshApps(nd)
+		gi := int32(len(s.groups))
+		s.groups = append(s.groups, group{app: ai, node: int32(i), count: int32(c), remaining: s.work(first.seconds), at: s.now})
+		a.groups = append(a.groups, gi)
+		a.phaseWork = max(a.phaseWork, s.groups[gi].remaining)
+		nd := &s.nodes[i]
+		s.closeIntervals(nd)
+		s.reserve(nd, k, c)
+		nd.groups = append(nd.groups, gi)
+		s.markDirty(int32(i))
 		if !slices.Contains(nd.present, appID) {
 			nd.present = append(slices.Clip(nd.present), appID)
 		}
 	}
-	a.phaseWork = maxRemaining(a)
+	a.working = len(a.groups)
 	s.apps = append(s.apps, a)
-	s.byID[appID] = a
-	s.running = append(s.running, a)
+	s.byID[appID] = ai
+	s.running++
+	for _, gi := range a.groups {
+		s.refreshApps(&s.nodes[s.groups[gi].node])
+	}
 }
 
 func (s *Sim) seqOf(id string) int {
@@ -190,11 +199,12 @@ func (s *Sim) seqOf(id string) int {
 	return n
 }
 
+// refreshApps lists the running apps on nd, in placement order.
 func (s *Sim) refreshApps(nd *node) {
 	var ids []string
-	for _, g := range nd.groups {
-		if !slices.Contains(ids, g.app.id) {
-			ids = append(ids, g.app.id)
+	for _, gi := range nd.groups {
+		if id := s.apps[s.groups[gi].app].id; !slices.Contains(ids, id) {
+			ids = append(ids, id)
 		}
 	}
 	nd.apps = ids
@@ -203,28 +213,35 @@ func (s *Sim) refreshApps(nd *node) {
 // Kill stops a running application and frees its containers. Killing an
 // application that already ended is a no-op.
 func (s *Sim) Kill(appID string) error {
-	a, ok := s.byID[appID]
+	ai, ok := s.byID[appID]
 	if !ok {
 		return fmt.Errorf("kill %s: %w", appID, ErrUnknownApp)
 	}
-	if a.state != AppRunning {
+	if s.apps[ai].state != AppRunning {
 		return nil
 	}
-	s.end(a, AppKilled)
+	s.end(ai, AppKilled)
 	return nil
 }
 
-// end releases a's containers and records its end at the current time.
-func (s *Sim) end(a *app, state AppState) {
+// end releases app ai's containers and records its end at the current
+// time. The work of groups still working stays as of now.
+func (s *Sim) end(ai int32, state AppState) {
+	a := &s.apps[ai]
 	a.state = state
 	a.finished = s.now
-	for _, g := range a.groups {
-		nd := s.nodes[g.node]
-		nd.usedVC -= g.count * int(a.kind.vcores)
-		nd.usedMem -= int64(g.count) * a.kind.memMB
-		nd.groups = slices.DeleteFunc(nd.groups, func(x *group) bool { return x == g })
-		nd.dirty = true
+	for _, gi := range a.groups {
+		g := &s.groups[gi]
+		if g.remaining > 0 {
+			g.remaining, g.at, g.rate = s.remainingNow(g), s.now, 0
+			s.unschedule(gi)
+		}
+		nd := &s.nodes[g.node]
+		s.closeIntervals(nd)
+		s.reserve(nd, a.kind, -int(g.count))
+		nd.groups = slices.DeleteFunc(slices.Clone(nd.groups), func(x int32) bool { return x == gi })
+		s.markDirty(g.node)
 		s.refreshApps(nd)
 	}
-	s.running = slices.DeleteFunc(s.running, func(x *app) bool { return x == a })
+	s.running--
 }
