@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -33,6 +34,7 @@ type simFlags struct {
 	oracleHorizon time.Duration
 	oracleInstant bool
 	study         string
+	scale         string
 }
 
 func newSimCmd(g *globals) *cobra.Command {
@@ -82,7 +84,9 @@ N..N+R-1 in parallel.
   colocd sim --workload configs/workloads/paper-queue-a.yaml --runs 20 --study speed
   colocd sim --workload configs/workloads/paper-queue-a.yaml --runs 10 --study warm-start
   colocd sim --workload configs/workloads/noisy.yaml --runs 10 --study reward
-  colocd sim --workload configs/workloads/new-kinds.yaml --runs 10 --study profiles`,
+  colocd sim --workload configs/workloads/new-kinds.yaml --runs 10 --study profiles
+  colocd sim --workload configs/workloads/eight-kinds.yaml --study scale --plot-dir plots/
+  colocd sim --workload configs/workloads/eight-kinds.yaml --scale 10000:2000 --policy ra`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runSim(cmd, g, f) },
 	}
@@ -100,7 +104,8 @@ N..N+R-1 in parallel.
 	fl.Float64Var(&f.jitter, "jitter", 0, "simulator work jitter in [0, 1) (0: exact durations)")
 	fl.DurationVar(&f.oracleHorizon, "oracle-horizon", 0, "oracle look-ahead (0: 1m)")
 	fl.BoolVar(&f.oracleInstant, "oracle-instant", false, "oracle scores the progress rate at the instant of placement")
-	fl.StringVar(&f.study, "study", "", "run a study instead: speed | warm-start (pair preferences), reward (goodness vs speed-up, objectives), profiles (profile learning speed)")
+	fl.StringVar(&f.scale, "scale", "", "scale the workload to NODES:JOBS first (sim.Workload.Scaled; its name gets @NODESn), e.g. 10000:2000")
+	fl.StringVar(&f.study, "study", "", "run a study instead: speed | warm-start (pair preferences), reward (goodness vs speed-up, objectives), profiles (profile learning speed), scale (wall time per run at 100, 1,000 and 10,000 nodes)")
 	return cmd
 }
 
@@ -118,13 +123,24 @@ func runSim(cmd *cobra.Command, g *globals, f *simFlags) error {
 	if err != nil {
 		return usageError{err}
 	}
+	name := strings.TrimSuffix(filepath.Base(f.workload), filepath.Ext(f.workload))
+	if f.scale != "" {
+		nodes, jobs, err := parseScale(f.scale)
+		if err != nil {
+			return err
+		}
+		if w, err = w.Scaled(nodes, jobs); err != nil {
+			return usageError{fmt.Errorf("sim: --scale %s: %w", f.scale, err)}
+		}
+		name += fmt.Sprintf("@%dn", nodes)
+	}
 	cfg, err := simDaemonConfig(g)
 	if err != nil {
 		return err
 	}
 	tmpl := bench.RunConfig{
 		Workload:      w,
-		Name:          strings.TrimSuffix(filepath.Base(f.workload), filepath.Ext(f.workload)),
+		Name:          name,
 		Daemon:        &cfg,
 		LearnInterval: f.learnInterval,
 		AdmissionTick: f.admissionTick,
@@ -151,8 +167,13 @@ func runSim(cmd *cobra.Command, g *globals, f *simFlags) error {
 		return bench.WriteRewardTable(out, r)
 	case "profiles":
 		return simProfileStudy(cmd, tmpl, seeds, f.parallel)
+	case "scale":
+		if f.scale != "" {
+			return usagef("sim: --study scale scales the workload itself; leave out --scale")
+		}
+		return simScaleStudy(cmd, tmpl, f)
 	default:
-		return usagef("sim: --study must be speed, warm-start, reward or profiles, got %q", f.study)
+		return usagef("sim: --study must be speed, warm-start, reward, profiles or scale, got %q", f.study)
 	}
 
 	policies, err := simPolicies(f)
@@ -179,6 +200,67 @@ func runSim(cmd *cobra.Command, g *globals, f *simFlags) error {
 		}
 	}
 	return nil
+}
+
+// simScaleStudy times a run of fifo and ra (or --compare's policies) on
+// the workload scaled to 100, 1,000 and 10,000 nodes, one run at a time,
+// and draws the cost curves into --plot-dir.
+func simScaleStudy(cmd *cobra.Command, tmpl bench.RunConfig, f *simFlags) error {
+	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	var pols []bench.Policy
+	if f.compare != "" {
+		var err error
+		if pols, err = bench.ParsePolicies(f.compare); err != nil {
+			return usageError{err}
+		}
+	}
+	tmpl.Seed = f.seed
+	pts, err := bench.ScaleStudy(cmd.Context(), bench.ScaleConfig{Run: tmpl, Policies: pols, Now: time.Now,
+		Progress: func(p bench.ScalePoint) {
+			fmt.Fprintf(errOut, "%d nodes, %s: %.1f s\n", p.Nodes, p.Policy, p.Wall.Seconds())
+		}})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "%s: cost per run by cluster size, seed %d, %s\n", tmpl.Name, f.seed, machine())
+	if err := bench.WriteScaleTable(out, pts); err != nil {
+		return err
+	}
+	if f.plotDir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(f.plotDir, 0o755); err != nil {
+		return err
+	}
+	path := filepath.Join(f.plotDir, tmpl.Name+"-scale.png")
+	file, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := bench.WriteScalePNG(file, pts, tmpl.Name+": wall time per run ("+machine()+")"); err != nil {
+		file.Close()
+		return err
+	}
+	if err := file.Close(); err != nil {
+		return err
+	}
+	fmt.Fprintln(errOut, "wrote", path)
+	return nil
+}
+
+// parseScale parses --scale's NODES:JOBS.
+func parseScale(v string) (nodes, jobs int, err error) {
+	n, j, ok := strings.Cut(v, ":")
+	if ok {
+		nodes, err = strconv.Atoi(n)
+		if err == nil {
+			jobs, err = strconv.Atoi(j)
+		}
+	}
+	if !ok || err != nil || nodes < 1 || jobs < 1 {
+		return 0, 0, usagef("sim: --scale must be NODES:JOBS with both positive, e.g. 10000:2000, got %q", v)
+	}
+	return nodes, jobs, nil
 }
 
 // simPolicies is --compare's policies with fifo first (the reference), or
