@@ -6,7 +6,11 @@
 // paper's —, per-row mean, or recency-weighted), optional clipping, warm
 // starts of new kinds from similar ones, the mixing of several running kinds
 // into one context for scoring candidates, sampling and argmax over the
-// scores, and snapshot/restore of the whole learner as plain JSON-ready data.
+// scores, snapshot/restore of the whole learner as plain JSON-ready data
+// (the export and import format), parts of the matrices for views
+// (SubMatrix), and what changed since the last save (Changes, a Delta of
+// header and rows) so that the daemon persists a learning tick in O(R·K)
+// for the R rows it updated, not O(K²).
 //
 // A Learner is safe for concurrent use: the HTTP API reads while the
 // learning loop writes.

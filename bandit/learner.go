@@ -12,11 +12,13 @@ import (
 // softmax of row given over every known kind.
 //
 // A Learner is safe for concurrent use: readers (Pref, Prob, Mix, Kinds,
-// Snapshot) share a read lock, writers (Add, AddSimilar, Update, Restore,
-// Reset) take the write lock. Every method is O(K) or better for K kinds,
-// except Restore and Snapshot (O(K²)), AddSimilar (O(K·S) for S similar
-// kinds) and Mix (O(K·J + N) for J context kinds and N candidates). It
-// must not be copied after first use.
+// Snapshot, Sub) share a read lock, writers (Add, AddSimilar, Update,
+// Restore, Reset, Changes) take the write lock. Every method is O(K) or
+// better for K kinds, except Restore, Snapshot and KindObservations
+// (O(K²)), AddSimilar (O(K·S) for S similar kinds), Mix (O(K·J + N) for J
+// context kinds and N candidates), Sub (O(R·K) for R rows) and Changes
+// (O(R·K) for R rows changed; O(K²) after a whole-state change). It must
+// not be copied after first use.
 type Learner struct {
 	mu  sync.RWMutex
 	cfg Config // defaults filled in
@@ -30,6 +32,9 @@ type Learner struct {
 	rowObs  []int64
 	pairObs [][]int64 // pairObs[given][chosen]
 	reject  int64
+
+	// What changed since the last Changes (delta.go).
+	changes changes
 
 	// Update's scratch rows, used under the write lock.
 	pi, next []float64
@@ -67,6 +72,7 @@ func (l *Learner) resetLocked() {
 	l.pairObs = [][]int64{}
 	l.reject = 0
 	l.pi, l.next = nil, nil
+	l.changes.everything()
 }
 
 // Reset forgets every kind, preference, baseline and counter, keeping the
@@ -122,6 +128,7 @@ func (l *Learner) addLocked(kind string, row, col []float64) int {
 	l.rowObs = append(l.rowObs, 0)
 	l.kinds = append(l.kinds, kind)
 	l.index[kind] = k
+	l.changes.any = true
 	return k
 }
 
@@ -188,6 +195,7 @@ func (l *Learner) AddSimilar(kind string, sim map[string]float64) {
 		row[k] += t.w / total * row[t.i]
 	}
 	l.addLocked(kind, row, col)
+	l.changes.everything() // the new column changed every row
 }
 
 // Kinds returns the known kinds in the order they were added.
@@ -218,6 +226,7 @@ func (l *Learner) Update(chosen, given string, g float64) {
 	defer l.mu.Unlock()
 	if chosen == "" || given == "" || math.IsNaN(g) || math.IsInf(g, 0) {
 		l.reject++
+		l.changes.any = true
 		return
 	}
 	ci := l.addLocked(chosen, nil, nil)
@@ -240,6 +249,7 @@ func (l *Learner) Update(chosen, given string, g float64) {
 	d := l.cfg.StepSize * (g - ref)
 	if !finite(base) || !finite(rowBase) || !finite(d) {
 		l.reject++
+		l.changes.any = true
 		return
 	}
 
@@ -277,12 +287,14 @@ func (l *Learner) Update(chosen, given string, g float64) {
 	// lo or hi. The softmax also needs the span hi − lo finite.
 	if !finite(hi - lo) {
 		l.reject++
+		l.changes.any = true
 		return
 	}
 	copy(row, next)
 	l.base, l.obs = base, n
 	l.rowBase[gi], l.rowObs[gi] = rowBase, rn
 	l.pairObs[gi][ci]++
+	l.changes.row(gi)
 }
 
 // Pref returns H(a|given); 0 when either kind is unknown (the value it would

@@ -122,6 +122,7 @@ func (l *Learner) Restore(s Snapshot) error {
 	if k == 0 { // keep Snapshot's slices non-nil, so JSON shows []
 		l.kinds, l.h, l.rowBase, l.rowObs, l.pairObs = []string{}, [][]float64{}, []float64{}, []int64{}, [][]int64{}
 	}
+	l.changes.everything()
 	return nil
 }
 

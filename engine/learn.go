@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -10,10 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/colocd/colocd/bandit"
 	"github.com/colocd/colocd/journal"
 	"github.com/colocd/colocd/profile"
-	"github.com/colocd/colocd/queue"
 )
 
 // LearnReport says what one learning tick did.
@@ -50,9 +47,11 @@ type pairKey struct{ later, earlier string }
 // with learning.aggregate "pair" (the paper's "goodness per combination of
 // co-located jobs") one update per kind pair with the mean goodness of its
 // nodes, with "node" one update per node. Hosts with stale or missing
-// metrics are skipped and reported. The preferences are persisted. A
-// failing metrics source returns an error wrapping ErrMetrics and leaves
-// the preferences as they were; admission goes on.
+// metrics are skipped and reported. What the tick changed in the
+// preferences and the profiles is persisted, in one transaction (the rows
+// of the kinds it updated, persist.go). A failing metrics source returns
+// an error wrapping ErrMetrics and leaves the preferences as they were;
+// admission goes on.
 func (e *Engine) Learn(ctx context.Context, from, to time.Time) (LearnReport, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -67,8 +66,13 @@ func (e *Engine) Learn(ctx context.Context, from, to time.Time) (LearnReport, er
 	// Every node: the profiles learn from all of them (idle ones give the
 	// baseline), the pair preferences from the co-locations.
 	hosts := slices.Clone(e.nodes)
+	known := make(map[string]bool, len(hosts))
+	for _, h := range hosts {
+		known[h] = true
+	}
 	for _, c := range colos {
-		if !slices.Contains(hosts, c.node) {
+		if !known[c.node] {
+			known[c.node] = true
 			hosts = append(hosts, c.node)
 		}
 	}
@@ -103,15 +107,8 @@ func (e *Engine) Learn(ctx context.Context, from, to time.Time) (LearnReport, er
 	if len(rep.Stale) > 0 {
 		e.log.Warn("learn: hosts without fresh metrics skipped", "hosts", rep.Stale)
 	}
-	if rep.Updates > 0 {
-		if err := e.persistPreferences(); err != nil {
-			return rep, err
-		}
-	}
-	if rep.Profile.Observations > 0 {
-		if err := e.persistProfiles(); err != nil {
-			return rep, err
-		}
+	if err := e.persistLearned(true, true); err != nil {
+		return rep, err
 	}
 	e.log.Debug("learned", "colocations", rep.Colocations, "observed", rep.Observed, "updates", rep.Updates, "stale", len(rep.Stale))
 	return rep, nil
@@ -122,6 +119,7 @@ func (e *Engine) Learn(ctx context.Context, from, to time.Time) (LearnReport, er
 // (AggregateNode) or once per pair with its mean over the nodes.
 func (e *Engine) learnPairs(colos []colocation, comps map[string][]profile.KindCount, readings map[string]Reading, from, to time.Time, rep *LearnReport) {
 	now := e.clock.Now()
+	predict := profile.NewPredictor(e.scoreSrc) // the profiles before this tick
 	sum := map[pairKey]float64{}
 	n := map[pairKey]int{}
 	var order []pairKey
@@ -140,7 +138,7 @@ func (e *Engine) learnPairs(colos []colocation, comps map[string][]profile.KindC
 		rep.Observed++
 		// The residual: what the profiles did not predict. Prediction before
 		// this tick is folded in, so it is out of sample.
-		pred := profile.PredictGoodness(e.scoreSrc, comps[c.node])
+		pred := predict.Goodness(comps[c.node])
 		rep.Goodness = append(rep.Goodness, GoodnessCheck{Node: c.node, Kinds: c.kinds, Observed: g, Predicted: pred})
 		if e.pairReward == RewardResidual {
 			g -= pred
@@ -185,60 +183,6 @@ func (e *Engine) journalGoodness(r journal.GoodnessRecord) {
 	}
 }
 
-// persistPreferences and persistProfiles save the learned state and tell
-// readiness how the write went (StoreWrite), whoever asked for the save.
-func (e *Engine) persistPreferences() error {
-	err := saveJSON(e.store.SavePreferences, "preferences", e.learner.Snapshot())
-	e.StoreWrite("preferences", err)
-	return err
-}
-
-func (e *Engine) persistProfiles() error {
-	err := saveJSON(e.store.SaveProfiles, "profiles", e.profiles.Snapshot())
-	e.StoreWrite("profiles", err)
-	return err
-}
-
-// saveJSON stores v as JSON through save; what names it in errors.
-func saveJSON(save func([]byte) error, what string, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("encode %s: %w", what, err)
-	}
-	if err := save(b); err != nil {
-		return fmt.Errorf("save %s: %w", what, err)
-	}
-	return nil
-}
-
-// loadJSON decodes what load returns into v; false when nothing is stored.
-func loadJSON(load func() ([]byte, error), what string, v any) (bool, error) {
-	b, err := load()
-	if err != nil {
-		return false, fmt.Errorf("load %s: %w", what, err)
-	}
-	if b == nil {
-		return false, nil
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		return false, fmt.Errorf("decode stored %s: %w", what, err)
-	}
-	return true, nil
-}
-
-// RestoreProfiles loads the persisted profile model into m, if any. The
-// configured parameters win over the ones stored with it.
-func RestoreProfiles(store *queue.Store, m *profile.Model) (bool, error) {
-	var s profile.Snapshot
-	if ok, err := loadJSON(store.LoadProfiles, "profiles", &s); !ok || err != nil {
-		return false, err
-	}
-	if err := m.Restore(s); err != nil {
-		return false, fmt.Errorf("restore profiles: %w", err)
-	}
-	return true, nil
-}
-
 // compositions is, per node, the containers of each kind that ran there
 // during [from, to], each weighted by the share of the interval it was
 // present (first seen at a sync to gone at a sync), summed in job-id
@@ -277,18 +221,4 @@ func (e *Engine) compositions(from, to time.Time) map[string][]profile.KindCount
 		out[node] = kc
 	}
 	return out
-}
-
-// RestoreLearner loads the persisted preferences into l, if any. The
-// configured learning parameters win over the ones stored with them.
-func RestoreLearner(store *queue.Store, l *bandit.Learner, cfg bandit.Config) (bool, error) {
-	var s bandit.Snapshot
-	if ok, err := loadJSON(store.LoadPreferences, "preferences", &s); !ok || err != nil {
-		return false, err
-	}
-	s.Config = cfg
-	if err := l.Restore(s); err != nil {
-		return false, fmt.Errorf("restore preferences: %w", err)
-	}
-	return true, nil
 }

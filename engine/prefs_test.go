@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"encoding/json"
 	"errors"
 	"slices"
 	"sync"
@@ -13,18 +12,16 @@ import (
 	"github.com/colocd/colocd/bandit"
 )
 
-// persisted is the preferences snapshot the store holds.
+// persisted is the preferences snapshot the store holds, read back into a
+// learner with the engine's configuration.
 func (h *harness) persisted() bandit.Snapshot {
 	h.tb.Helper()
-	b, err := h.store.LoadPreferences()
-	if err != nil || b == nil {
-		h.tb.Fatalf("LoadPreferences: %q, %v", b, err)
+	l := bandit.New(h.learner.Config())
+	ok, err := RestoreLearner(h.store, l, h.learner.Config())
+	if err != nil || !ok {
+		h.tb.Fatalf("RestoreLearner: %v, %v", ok, err)
 	}
-	var s bandit.Snapshot
-	if err := json.Unmarshal(b, &s); err != nil {
-		h.tb.Fatal(err)
-	}
-	return s
+	return l.Snapshot()
 }
 
 // TestImportAndResetPersist: an import replaces and persists the

@@ -33,7 +33,10 @@
 //     it slows down; CPU starved by a saturated disk shows as I/O wait),
 //     and the value of that: the predicted progress rate of the node's
 //     containers, or the paper's goodness (Eq. 1) of the predicted usage.
-//   - Snapshot and Restore of the model as plain JSON-ready data.
+//   - Snapshot and Restore of the model as plain JSON-ready data, and
+//     what changed since the last save (Changes: a Delta of the header,
+//     every kind's demand and the rows of the kinds a tick observed), so
+//     that the daemon persists a tick without rewriting every row.
 //
 // # What it must not do
 //

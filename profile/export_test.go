@@ -1,14 +1,5 @@
 package profile
 
-import "slices"
-
-// Kinds returns the kinds the model knows, in the order they were added.
-func (m *Model) Kinds() []string {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	return slices.Clone(m.kinds)
-}
-
 // Add makes kind known, with the prior as its profile. Adding a known kind
 // or "" does nothing.
 func (m *Model) Add(kind string) {

@@ -74,10 +74,9 @@ func (m *Model) Observe(obs []Observation) TickReport {
 	}
 	m.ticks[0]++
 	m.obs += int64(rep.Observations)
+	m.changes.any = true
 	rep.Sweeps = m.solve()
-	m.cmu.Lock()
-	clear(m.cov)
-	m.cmu.Unlock()
+	m.dropCov()
 	m.residuals(obs, &rep)
 	return rep
 }
@@ -161,6 +160,7 @@ func (m *Model) fold(t *tick, containers []KindCount, y Vector) (added int) {
 			m.adj[j].add(int32(i), v)
 		}
 		t.seen[i] = true
+		m.changes.row(i)
 	}
 	return added
 }
@@ -274,6 +274,7 @@ func (m *Model) rescale() {
 		}
 	}
 	m.scale = 1
+	m.changes.everything()
 }
 
 // Solver parameters: sweeps per tick and the convergence tolerance on the

@@ -95,11 +95,14 @@ type Model struct {
 	// when the equations change. Readers fill it under cmu.
 	cmu    sync.Mutex
 	cov    map[int][]float64
-	base   Vector  // the node baseline: mean usage of nodes that ran nothing
-	idle   float64 // idle observations behind base (forgotten like the rest)
-	sigma2 Vector  // residual variance per resource (EWMA over ticks)
-	ticks  []int64 // ticks each index was observed (index 0: every tick)
-	obs    int64   // node observations folded in
+	cg     cgScratch // column's working memory, under cmu
+	base   Vector    // the node baseline: mean usage of nodes that ran nothing
+	idle   float64   // idle observations behind base (forgotten like the rest)
+	sigma2 Vector    // residual variance per resource (EWMA over ticks)
+	ticks  []int64   // ticks each index was observed (index 0: every tick)
+	obs    int64     // node observations folded in
+
+	changes changes // what changed since the last Changes (delta.go)
 }
 
 // row is the off-diagonal of one index: neighbour indices and values.
@@ -148,6 +151,7 @@ func (m *Model) reset() {
 	for r := range NumResources {
 		m.sigma2[r] = initialSigma[r] * initialSigma[r]
 	}
+	m.changes.everything()
 }
 
 // addLocked makes kind known, with the prior as its profile, unless it is;
@@ -157,9 +161,7 @@ func (m *Model) addLocked(kind string) int {
 		return i
 	}
 	i := len(m.diag)
-	m.cmu.Lock()
-	clear(m.cov) // cached columns are one entry short now
-	m.cmu.Unlock()
+	m.dropCov() // cached columns are one entry short now
 	m.kinds = append(m.kinds, kind)
 	m.index[kind] = i
 	m.diag = append(m.diag, 0)
@@ -167,6 +169,7 @@ func (m *Model) addLocked(kind string) int {
 	m.b = append(m.b, Vector{})
 	m.theta = append(m.theta, m.priorLocked())
 	m.ticks = append(m.ticks, 0)
+	m.changes.any = true
 	return i
 }
 
@@ -196,6 +199,25 @@ func (m *Model) profileLocked(kind string) Profile {
 		p.Std[r] = math.Sqrt(m.sigma2[r] / p.Weight)
 	}
 	return p
+}
+
+// demandProfile is Profile without a known kind's Weight and Std, which
+// need a column of the covariance (column): what a goodness prediction
+// reads.
+func (m *Model) demandProfile(kind string) Profile {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if i, ok := m.index[kind]; ok && m.ticks[i] > 0 {
+		return Profile{Kind: kind, Known: true, Ticks: m.ticks[i], Demand: m.theta[i]}
+	}
+	return m.profileLocked(kind)
+}
+
+// Kinds returns the kinds the model knows, in the order they were added.
+func (m *Model) Kinds() []string {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return slices.Clone(m.kinds)
 }
 
 // Profiles returns every known kind's profile, sorted by kind.

@@ -280,7 +280,15 @@ type View struct {
 	// candidate lands (NaN until computed) and each pair's correction term.
 	before []float64
 	pair   map[[2]string]float64
+	// demandOnly: nothing read needs a known kind's Weight or Std (no
+	// optimism), so profiles come from demandProfile where the Profiles
+	// have it.
+	demandOnly bool
 }
+
+// demandProfiler is a Profiles that gives a kind's profile without a known
+// kind's Weight and Std (the Model's need a column of its covariance).
+type demandProfiler interface{ demandProfile(kind string) Profile }
 
 // NewView prepares nodes (not copied: do not modify them while the view is
 // in use).
@@ -322,7 +330,9 @@ func (v *View) profile(kind string) Profile {
 		return p
 	}
 	var p Profile
-	if v.sc.Profiles != nil {
+	if dp, ok := v.sc.Profiles.(demandProfiler); ok && v.demandOnly {
+		p = dp.demandProfile(kind)
+	} else if v.sc.Profiles != nil {
 		p = v.sc.Profiles.Profile(kind)
 	}
 	v.prof[kind] = p
@@ -526,21 +536,16 @@ func (v *View) node(jobs []KindCount, extra string, add float64, optimistic bool
 	if add > 0 && !slices.ContainsFunc(jobs, func(j KindCount) bool { return j.Kind == extra }) {
 		push(extra, add, optimistic)
 	}
+	base := [ncap]float64{v.base[CPU], v.base[DiskRead] + v.base[DiskWrite], v.base[NetIn], v.base[NetOut]}
 	// Var(load) = σ² Σ_ab c_a c_b C_ab over the kinds on the node (an
-	// optimistic candidate counts as known at its bound).
+	// optimistic candidate counts as known at its bound). Where no load
+	// can come near a capacity even at the largest variance the model
+	// allows, and the load's expectation does not depend on it (no Risk),
+	// it changes nothing and is not computed.
 	var q float64
-	for a := range list {
-		if list[a].fixed || !list[a].known {
-			continue
-		}
-		for b := range list {
-			if list[b].fixed || !list[b].known {
-				continue
-			}
-			q += list[a].c * list[b].c * v.covariance(list[a].kind, list[b].kind)
-		}
+	if v.sc.Risk != 0 || v.mayCross(list, base, mean) {
+		q = v.loadVariance(list)
 	}
-	q = max(q, 0)
 	for r := range ncap {
 		variance[r] = v.sig2[r] * q
 		for _, it := range list { // kinds never observed: the spread of kinds
@@ -549,7 +554,6 @@ func (v *View) node(jobs []KindCount, extra string, add float64, optimistic bool
 			}
 		}
 	}
-	base := [ncap]float64{v.base[CPU], v.base[DiskRead] + v.base[DiskWrite], v.base[NetIn], v.base[NetOut]}
 	// The expectation over the profiles' uncertainty: each capacity's load
 	// is normal, with containers of one kind moving together (c² var) and
 	// kinds independently. Only loads that may cross the capacity matter;
@@ -594,6 +598,68 @@ func (v *View) node(jobs []KindCount, extra string, add float64, optimistic bool
 		expect += w * v.value(list, over)
 	}
 	return expect
+}
+
+// loadVariance is Σ_ab c_a c_b C_ab over the known kinds of list that are
+// not at an optimistic bound (at least 0).
+func (v *View) loadVariance(list []item) float64 {
+	var q float64
+	for a := range list {
+		if list[a].fixed || !list[a].known {
+			continue
+		}
+		for b := range list {
+			if list[b].fixed || !list[b].known {
+				continue
+			}
+			q += list[a].c * list[b].c * v.covariance(list[a].kind, list[b].kind)
+		}
+	}
+	return max(q, 0)
+}
+
+// covBounder is a Profiles that bounds its covariances: every
+// Covariance(a, b) is an entry of a positive definite matrix whose largest
+// eigenvalue is at most covarianceBound (the Model's (A + λI)⁻¹: 1/λ).
+type covBounder interface{ covarianceBound() float64 }
+
+// mayCross reports whether some capacity's load, of mean base + mean,
+// could reach its capacity within three standard deviations under the
+// largest load variance the Profiles allow for list: cᵀCc ≤ ‖c‖²·bound,
+// with c the containers of each known kind (a kind listed twice counts
+// once, with both counts), plus the spread of the kinds never observed.
+// True when the Profiles give no bound.
+func (v *View) mayCross(list []item, base, mean [ncap]float64) bool {
+	b, ok := v.sc.Profiles.(covBounder)
+	if !ok {
+		return true
+	}
+	var norm2 float64
+	for a := range list {
+		if list[a].fixed || !list[a].known || slices.ContainsFunc(list[:a], func(o item) bool { return o.kind == list[a].kind }) {
+			continue
+		}
+		c := list[a].c
+		for _, o := range list[a+1:] {
+			if o.kind == list[a].kind && !o.fixed && o.known {
+				c += o.c
+			}
+		}
+		norm2 += c * c
+	}
+	q := norm2 * b.covarianceBound() * 1.01 // 1 %: the columns' own rounding
+	for r := range ncap {
+		variance := v.sig2[r] * q
+		for _, it := range list {
+			if !it.fixed && !it.known {
+				variance += it.c * it.c * it.std[r] * it.std[r]
+			}
+		}
+		if sd := math.Sqrt(variance); sd > 1e-9 && base[r]+mean[r]+3*sd > 1 {
+			return true
+		}
+	}
+	return false
 }
 
 const sqrt3 = 1.7320508075688772
@@ -655,7 +721,28 @@ func speed(need [ncap]float64, over [ncap]float64) float64 {
 // PredictGoodness is the goodness (Eq. 1) of the usage p predicts for a
 // node running jobs: mean demands, a saturated resource shared in
 // proportion to demand, CPU starved by a saturated disk as I/O wait.
+//
+// On a Model it reads a known kind's covariances only for a node whose
+// load could come near a capacity at the largest variance the model
+// allows: elsewhere they do not change the prediction (the learning tick
+// predicts every co-located node, and a column of the covariance costs a
+// solve over the kind's component of the co-location graph).
 func PredictGoodness(p Profiles, jobs []KindCount) float64 {
-	sc := Scorer{Profiles: p, Objective: ObjectiveGoodness}
-	return sc.NewView(nil).node(jobs, "", 0, false)
+	return NewPredictor(p).Goodness(jobs)
 }
+
+// Predictor is PredictGoodness for many nodes over one state of the
+// Profiles: each kind's profile and each pair's covariance is read once.
+// It must not outlive that state (a Model's next Observe).
+type Predictor struct{ v *View }
+
+// NewPredictor returns a Predictor over p.
+func NewPredictor(p Profiles) *Predictor {
+	sc := &Scorer{Profiles: p, Objective: ObjectiveGoodness}
+	v := sc.NewView(nil)
+	v.demandOnly = true
+	return &Predictor{v: v}
+}
+
+// Goodness is PredictGoodness of jobs.
+func (pr *Predictor) Goodness(jobs []KindCount) float64 { return pr.v.node(jobs, "", 0, false) }

@@ -184,8 +184,7 @@ func (m *Model) Restore(s Snapshot) error {
 		m.adj[e.J+1].add(int32(e.I+1), e.V)
 	}
 	m.scale, m.base, m.idle, m.sigma2, m.obs = s.Scale, s.Baseline, s.Idle, s.Sigma2, s.Observations
-	m.cmu.Lock()
-	m.cov = map[int][]float64{}
-	m.cmu.Unlock()
+	m.dropCov()
+	m.changes.everything()
 	return nil
 }

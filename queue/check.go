@@ -24,8 +24,10 @@ type CheckOptions struct {
 type Problem struct {
 	// Kind is "file" (size), "meta" (a bbolt meta page), "pages" (the page
 	// walk), "bbolt" (bbolt's tx.Check or open), "layout" (colocd's
-	// buckets), "record" (a job or kind history that would be quarantined)
-	// or "index" (an index entry that disagrees with the records).
+	// buckets), "record" (a job or kind history that would be quarantined),
+	// "index" (an index entry that disagrees with the records) or
+	// "learned" (a key of the learned preferences or profiles that would
+	// not load).
 	Kind  string `json:"kind"`
 	Where string `json:"where"` // "meta page 1", "jobs/<id>", "kinds/<kind>", the file
 	What  string `json:"what"`
@@ -78,9 +80,10 @@ func (r *Report) add(kind, where, format string, args ...any) {
 // Check reads the store file at path without changing it, as `colocd store
 // check` does: both meta pages, the file's size, the page walk, bbolt's
 // tx.Check, colocd's buckets, every job record and kind history, the
-// indexes against the records, and the quarantine bucket. It opens the file
-// read-only (bbolt Options.ReadOnly: a shared lock, so it waits for, and
-// then fails on, a running colocd, which holds the lock exclusively).
+// indexes against the records, the learned state's keys, and the
+// quarantine bucket. It opens the file read-only (bbolt Options.ReadOnly:
+// a shared lock, so it waits for, and then fails on, a running colocd,
+// which holds the lock exclusively).
 // Damage goes into the Report; the error is for a file Check cannot read
 // at all (missing, locked, not a colocd queue, a newer schema).
 func Check(path string, opts CheckOptions) (rep Report, err error) {
@@ -201,6 +204,7 @@ func checkContents(db *bolt.DB, rep *Report) (err error) {
 		if n := r.ndiffs - len(r.diffs); n > 0 {
 			rep.add("index", db.Path(), "%d more index differences", n)
 		}
+		checkLearned(tx, rep)
 		rep.Quarantined = listQuarantined(tx)
 		return nil
 	})

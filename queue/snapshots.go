@@ -4,8 +4,11 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// SavePreferences stores the learner's snapshot bytes (replacing the last
-// ones). Nil or empty b deletes them.
+// SavePreferences stores a snapshot of the pair preferences under the
+// single key of the layout before rows (replacing the last one; nil or
+// empty b deletes it). The daemon saves SectionPreferences with
+// SaveLearned; this is what an older colocd wrote, kept to read such a
+// store (LoadPreferences, then MigrateLearned) and to write one in tests.
 func (s *Store) SavePreferences(b []byte) error {
 	return s.update(func(tx *bolt.Tx) error {
 		if len(b) == 0 {
@@ -15,8 +18,8 @@ func (s *Store) SavePreferences(b []byte) error {
 	})
 }
 
-// SaveProfiles stores the profile model's snapshot bytes (replacing the
-// last ones; nil deletes them), beside the preferences.
+// SaveProfiles is SavePreferences for the profile model's snapshot
+// (SectionProfiles).
 func (s *Store) SaveProfiles(b []byte) error {
 	return s.update(func(tx *bolt.Tx) error {
 		if len(b) == 0 {
@@ -26,8 +29,8 @@ func (s *Store) SaveProfiles(b []byte) error {
 	})
 }
 
-// LoadProfiles returns the stored profile snapshot bytes, or nil, nil when
-// none were saved.
+// LoadProfiles returns the profile model's snapshot in the layout before
+// rows, or nil, nil when there is none (SaveProfiles).
 func (s *Store) LoadProfiles() ([]byte, error) {
 	var out []byte
 	err := s.view(func(tx *bolt.Tx) error {
@@ -37,8 +40,9 @@ func (s *Store) LoadProfiles() ([]byte, error) {
 	return out, err
 }
 
-// LoadPreferences returns the stored snapshot bytes, or nil, nil when none
-// were saved.
+// LoadPreferences returns the pair preferences' snapshot in the layout
+// before rows, or nil, nil when there is none (SavePreferences). A store
+// the daemon has opened since holds none: restoring migrated it.
 func (s *Store) LoadPreferences() ([]byte, error) {
 	var out []byte
 	err := s.view(func(tx *bolt.Tx) error {
