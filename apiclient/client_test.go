@@ -337,6 +337,17 @@ func TestPreferences(t *testing.T) {
 	_, err = c.reader.PreferencesCSV(ctx, "x")
 	wantError(t, err, http.StatusBadRequest, "matrix")
 
+	page, err := c.reader.PreferencesPage(ctx, apiclient.Page{Kinds: []string{"terasort"}, Limit: new(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := page.Body; b.Total != 1 || len(b.Rows) != 1 || b.Rows[0] != "terasort" || len(b.Kinds) != 1 || b.KindsKnown != 2 ||
+		b.Pi[0][0] != s.Learner.Prob("terasort", "terasort") {
+		t.Errorf("the page of terasort: %+v", b)
+	}
+	_, err = c.reader.PreferencesPage(ctx, apiclient.Page{Kinds: []string{"nosuch"}})
+	wantError(t, err, http.StatusBadRequest, "kinds")
+
 	saved, err := c.reader.PreferencesSnapshot(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -601,6 +612,20 @@ func TestRequests(t *testing.T) {
 		}, "GET /colocd/v1/jobs?limit=5&state=pending%2Cparked"},
 		{"profiles csv", func() error { _, err := c.ProfilesCSV(ctx, "a", "b"); return err }, "GET /colocd/v1/profiles?format=csv&kind=a%2Cb"},
 		{"prefs csv", func() error { _, err := c.PreferencesCSV(ctx, apiclient.MatrixH); return err }, "GET /colocd/v1/preferences?format=csv&matrix=h"},
+		{"prefs page", func() error {
+			_, err := c.PreferencesPage(ctx, apiclient.Page{Kinds: []string{"a", "b"}, Limit: new(0), Offset: 20})
+			return err
+		}, "GET /colocd/v1/preferences?kinds=a%2Cb&limit=0&offset=20"},
+		{"prefs csv page", func() error {
+			_, err := c.PreferencesCSVPage(ctx, apiclient.MatrixPi, apiclient.Page{Limit: new(3)})
+			return err
+		}, "GET /colocd/v1/preferences?format=csv&limit=3&matrix=pi"},
+		{"profiles page", func() error {
+			_, err := c.ProfilesPage(ctx, apiclient.Page{Kinds: []string{"x"}, Offset: 2})
+			return err
+		}, "GET /colocd/v1/profiles?kinds=x&offset=2"},
+		{"profiles csv page", func() error { _, err := c.ProfilesCSVPage(ctx, apiclient.Page{Limit: new(1)}); return err },
+			"GET /colocd/v1/profiles?format=csv&limit=1"},
 		{"goodness", func() error {
 			_, err := c.Goodness(ctx, apiclient.GoodnessOptions{To: time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("", 3600))})
 			return err

@@ -80,16 +80,58 @@ func (c *Client) Resolve(ctx context.Context, id string, req ResolveRequest) (Re
 
 func jobPath(id string) string { return "/v1/jobs/" + url.PathEscape(id) }
 
-// Preferences returns the learned preferences: GET /v1/preferences.
+// Preferences returns the learned preferences: GET /v1/preferences. The
+// server refuses the whole matrix beyond 100,000 cells (316 kinds):
+// select kinds or page the rows with PreferencesPage.
 func (c *Client) Preferences(ctx context.Context) (Reply[Preferences], error) {
-	return call[Preferences](ctx, c, request{method: http.MethodGet, path: "/v1/preferences"})
+	return c.PreferencesPage(ctx, Page{})
+}
+
+// Page selects part of a matrix endpoint's reply (GET /v1/preferences,
+// /v1/profiles): the kinds of ?kinds= (none: every kind) and the page of
+// rows ?limit= and ?offset=. The reply's Total says how many rows there
+// are; the next page starts at Offset + the rows received.
+type Page struct {
+	// Kinds are the kinds to show (rows and columns of the preferences);
+	// none means every kind.
+	Kinds []string
+	// Limit caps the rows, in [0, 10000] (new(50)); nil means every row
+	// (from Offset on), if the reply stays within the server's limit.
+	Limit *int
+	// Offset is the first row, counted in the selected kinds.
+	Offset int
+}
+
+func (p Page) query() url.Values {
+	q := limitQuery(p.Limit)
+	if len(p.Kinds) > 0 {
+		q.Set("kinds", strings.Join(p.Kinds, ","))
+	}
+	if p.Offset != 0 {
+		q.Set("offset", strconv.Itoa(p.Offset))
+	}
+	return q
+}
+
+// PreferencesPage returns part of the learned preferences: the rows and
+// columns of p.Kinds, the rows of the page: GET
+// /v1/preferences?kinds=&limit=&offset=.
+func (c *Client) PreferencesPage(ctx context.Context, p Page) (Reply[Preferences], error) {
+	return call[Preferences](ctx, c, request{method: http.MethodGet, path: "/v1/preferences", query: p.query()})
 }
 
 // PreferencesCSV returns matrix m ("": π) as CSV, header row
 // "given,<kinds>" and one row per running kind: GET
 // /v1/preferences?format=csv&matrix=m.
 func (c *Client) PreferencesCSV(ctx context.Context, m Matrix) ([]byte, error) {
-	q := url.Values{"format": {"csv"}}
+	return c.PreferencesCSVPage(ctx, m, Page{})
+}
+
+// PreferencesCSVPage is PreferencesCSV of part of the matrix, as
+// PreferencesPage selects it.
+func (c *Client) PreferencesCSVPage(ctx context.Context, m Matrix, p Page) ([]byte, error) {
+	q := p.query()
+	q.Set("format", "csv")
 	if m != "" {
 		q.Set("matrix", string(m))
 	}
@@ -118,15 +160,32 @@ func (c *Client) ResetPreferences(ctx context.Context) (Reply[Preferences], erro
 
 // Profiles returns the learned resource profiles of kinds (none: every
 // kind the model knows; one it never observed comes with its prior):
-// GET /v1/profiles. A server without a profile model replies 404.
+// GET /v1/profiles. A server without a profile model replies 404. The
+// server refuses more than 1,000 kinds in one reply: page them with
+// ProfilesPage.
 func (c *Client) Profiles(ctx context.Context, kinds ...string) (Reply[Profiles], error) {
 	return call[Profiles](ctx, c, request{method: http.MethodGet, path: "/v1/profiles", query: kindQuery(kinds)})
+}
+
+// ProfilesPage returns the profiles of p.Kinds (none: every kind the
+// model knows), sorted by kind, the page of p: GET
+// /v1/profiles?kinds=&limit=&offset=.
+func (c *Client) ProfilesPage(ctx context.Context, p Page) (Reply[Profiles], error) {
+	return call[Profiles](ctx, c, request{method: http.MethodGet, path: "/v1/profiles", query: p.query()})
 }
 
 // ProfilesCSV is Profiles as CSV, one row per kind with its demand in
 // measured units: GET /v1/profiles?format=csv.
 func (c *Client) ProfilesCSV(ctx context.Context, kinds ...string) ([]byte, error) {
 	q := kindQuery(kinds)
+	q.Set("format", "csv")
+	_, b, err := c.do(ctx, request{method: http.MethodGet, path: "/v1/profiles", query: q, accept: "text/csv"})
+	return b, err
+}
+
+// ProfilesCSVPage is ProfilesPage as CSV.
+func (c *Client) ProfilesCSVPage(ctx context.Context, p Page) ([]byte, error) {
+	q := p.query()
 	q.Set("format", "csv")
 	_, b, err := c.do(ctx, request{method: http.MethodGet, path: "/v1/profiles", query: q, accept: "text/csv"})
 	return b, err

@@ -135,11 +135,16 @@ type ErrorBody struct {
 }
 
 // Preferences is the body of GET /v1/preferences (and of PUT and DELETE).
-// Rows are the running (given) kind, columns the queued kind, both indexed
-// like Kinds: H[i][j] = H(Kinds[j] | Kinds[i]) and
-// Pi[i][j] = π(Kinds[j] | Kinds[i]), the softmax of row i.
+// Rows are the running (given) kind, columns the queued kind: Kinds labels
+// the columns and Rows the rows, H[i][j] = H(Kinds[j] | Rows[i]) and
+// Pi[i][j] = π(Kinds[j] | Rows[i]), the softmax of the learner's whole
+// row (over every kind it knows, so a row restricted by ?kinds= sums to at
+// most 1). Unpaged, Rows is Kinds: every kind, or those of ?kinds=; a page
+// (?limit=, ?offset=) holds Rows = the kinds at Offset.. of those, and
+// Total says how many there are.
 type Preferences struct {
 	Kinds            []string      `json:"kinds"`
+	Rows             []string      `json:"rows"`
 	H                [][]float64   `json:"h"`
 	Pi               [][]float64   `json:"pi"`
 	Baseline         float64       `json:"baseline"`
@@ -149,6 +154,12 @@ type Preferences struct {
 	PairObservations [][]int64     `json:"pair_observations"`
 	Rejected         int64         `json:"rejected"`
 	Config           bandit.Config `json:"config"` // the learner's (step size, baseline mode, ...)
+	// Total is the number of rows selected (the kinds known, or those of
+	// ?kinds=) of which this reply holds Rows, from Offset on.
+	Total  int `json:"total"`
+	Offset int `json:"offset"`
+	// KindsKnown is how many kinds the learner knows.
+	KindsKnown int `json:"kinds_known"`
 }
 
 // Matrix names one matrix of the preferences.
@@ -168,6 +179,10 @@ type Profiles struct {
 	Sigma        Rates         `json:"sigma"`        // residual standard deviation of a node's usage
 	Observations int64         `json:"observations"` // node observations folded in
 	Limits       Limits        `json:"limits"`       // the maxima the rates were converted with
+	// Total is the number of kinds selected (every kind the model knows,
+	// or those of ?kinds=) of which this reply holds Kinds, from Offset on.
+	Total  int `json:"total"`
+	Offset int `json:"offset"`
 }
 
 // KindProfile is one kind's profile: the per-container demand and its

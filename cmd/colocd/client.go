@@ -504,16 +504,24 @@ lists the parked jobs.`,
 func newPrefsCmd() *cobra.Command {
 	var asCSV, asJSON, raw bool
 	cmd := &cobra.Command{
-		Use:   "prefs [--csv|--json] [--h]",
+		Use:   "prefs [--csv|--json] [--h] [--kinds K[,K]] [--limit N] [--offset M]",
 		Short: "Show the learned co-location preferences π(queued kind | running kind)",
 		Long: `Show the learned preferences. The table has one row per running kind and one
-column per queued kind; each row is the probability distribution π(·|running).
---h shows the raw preference scores H instead. --csv and --json print the
-server's CSV (header row "given,<kinds>") or JSON (kinds, h, pi, observation
-counts, baseline) for analysts.`,
+column per queued kind; each row is the probability distribution π(·|running)
+(over every kind the daemon knows: a row restricted by --kinds sums to at most
+1). --h shows the raw preference scores H instead. --kinds shows only those
+kinds, as rows and columns, in that order; --limit and --offset show a page of
+the rows. The server sends the whole matrix up to 100,000 cells (316 kinds):
+beyond, ask for --kinds or --limit. --csv and --json print the server's CSV
+(header row "given,<kinds>") or JSON (kinds, rows, h, pi, observation counts,
+baseline, total) for analysts.
+
+  colocd prefs --kinds etl-daily,kmeans,terasort
+  colocd prefs --limit 20 --offset 40 --csv`,
 		Args: noArgs,
 	}
 	c := addClientFlags(cmd)
+	pg := addPageFlags(cmd, "rows")
 	cmd.Flags().BoolVar(&asCSV, "csv", false, "print the matrix as CSV")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON")
 	cmd.Flags().BoolVar(&raw, "h", false, "the preference scores H instead of π")
@@ -523,19 +531,20 @@ counts, baseline) for analysts.`,
 		if err != nil {
 			return err
 		}
+		page := pg.page(cmd)
 		out := cmd.OutOrStdout()
 		if asCSV {
 			matrix := apiclient.MatrixPi
 			if raw {
 				matrix = apiclient.MatrixH
 			}
-			b, err := api.PreferencesCSV(cmd.Context(), matrix)
+			b, err := api.PreferencesCSVPage(cmd.Context(), matrix, page)
 			if err != nil {
 				return err
 			}
 			return writeRaw(out, b)
 		}
-		r, err := api.Preferences(cmd.Context())
+		r, err := api.PreferencesPage(cmd.Context(), page)
 		if err != nil {
 			return err
 		}
@@ -544,10 +553,38 @@ counts, baseline) for analysts.`,
 	return cmd
 }
 
+// pageFlags are --kinds, --limit and --offset of a matrix command.
+type pageFlags struct {
+	kinds         string
+	limit, offset int
+}
+
+// addPageFlags adds --kinds, --limit and --offset to cmd; what names what
+// --limit counts.
+func addPageFlags(cmd *cobra.Command, what string) *pageFlags {
+	var p pageFlags
+	cmd.Flags().StringVar(&p.kinds, "kinds", "", "only these kinds (comma-separated)")
+	cmd.Flags().IntVar(&p.limit, "limit", 0, "at most this many "+what+" (0: all)")
+	cmd.Flags().IntVar(&p.offset, "offset", 0, "skip this many "+what+" first")
+	return &p
+}
+
+// page is the apiclient.Page of the flags (--limit only when set).
+func (p *pageFlags) page(cmd *cobra.Command) apiclient.Page {
+	pg := apiclient.Page{Offset: p.offset}
+	if p.kinds != "" {
+		pg.Kinds = strings.Split(p.kinds, ",")
+	}
+	if cmd.Flags().Changed("limit") {
+		pg.Limit = &p.limit
+	}
+	return pg
+}
+
 // printPrefs prints π (H with raw) as a table, a row per running kind,
-// then the observations and the baseline.
+// then the observations and the baseline, and which rows a page holds.
 func printPrefs(w io.Writer, p apiclient.Preferences, raw bool) error {
-	if len(p.Kinds) == 0 {
+	if p.KindsKnown == 0 && len(p.Kinds) == 0 {
 		_, err := fmt.Fprintln(w, "no kinds learned yet")
 		return err
 	}
@@ -555,11 +592,15 @@ func printPrefs(w io.Writer, p apiclient.Preferences, raw bool) error {
 	if raw {
 		m = p.H
 	}
-	if len(m) != len(p.Kinds) {
+	labels := p.Rows
+	if labels == nil { // a server before ?limit=: every kind
+		labels = p.Kinds
+	}
+	if len(m) != len(labels) {
 		return errors.New("server sent a matrix that does not match its kinds")
 	}
 	rows := [][]string{append(append([]string{"RUNNING \\ QUEUED"}, p.Kinds...), "OBS")}
-	for i, given := range p.Kinds {
+	for i, given := range labels {
 		r := []string{given}
 		for _, v := range m[i] {
 			r = append(r, fixed(v, 3))
@@ -573,6 +614,12 @@ func printPrefs(w io.Writer, p apiclient.Preferences, raw bool) error {
 	if err := writeTable(w, rows); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "\n%d observations, baseline Ḡ = %.3f\n", p.Observations, p.Baseline)
+	if _, err := fmt.Fprintf(w, "\n%d observations, baseline Ḡ = %.3f\n", p.Observations, p.Baseline); err != nil {
+		return err
+	}
+	if len(labels) == p.Total || p.Total == 0 {
+		return nil
+	}
+	_, err := fmt.Fprintf(w, "rows %d to %d of %d (--offset, --limit for others)\n", p.Offset+1, p.Offset+len(labels), p.Total)
 	return err
 }

@@ -316,6 +316,30 @@ func TestClientPrefs(t *testing.T) {
 	if _, err := s.runCLI(t, cliReader, "", "prefs", "--csv", "--json"); err == nil {
 		t.Error("--csv with --json accepted")
 	}
+
+	out, err = s.runCLI(t, cliReader, "", "prefs", "--kinds", "wordcount,kmeans", "--h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells := tableCells(out)
+	if diff := cmp.Diff([]string{"RUNNING \\ QUEUED", "wordcount", "kmeans", "OBS"}, cells[0]); diff != "" || len(cells) < 3 ||
+		cells[1][0] != "wordcount" || cells[2][0] != "kmeans" || cells[2][1] != fixed(s.learner.Pref("wordcount", "kmeans"), 3) {
+		t.Errorf("--kinds wordcount,kmeans --h (-want +got header):\n%s\n%s", diff, out)
+	}
+	out, err = s.runCLI(t, cliReader, "", "prefs", "--limit", "1", "--offset", "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cells := tableCells(out); len(cells) < 2 || cells[1][0] != s.learner.Kinds()[1] || !strings.Contains(out, "rows 2 to 2 of 3 (--offset, --limit for others)") {
+		t.Errorf("--limit 1 --offset 1:\n%s", out)
+	}
+	out, err = s.runCLI(t, cliReader, "", "prefs", "--csv", "--kinds", "terasort", "--limit", "0")
+	if recs, cerr := csv.NewReader(strings.NewReader(out)).ReadAll(); err != nil || cerr != nil || len(recs) != 1 || recs[0][1] != "terasort" {
+		t.Errorf("--csv --kinds terasort --limit 0: %v %v\n%s", err, cerr, out)
+	}
+	if _, err := s.runCLI(t, cliReader, "", "prefs", "--kinds", "nosuch"); err == nil || !strings.Contains(err.Error(), "unknown kinds: nosuch") {
+		t.Errorf("--kinds nosuch: %v", err)
+	}
 }
 
 func TestClientEnv(t *testing.T) {

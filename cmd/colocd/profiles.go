@@ -17,7 +17,7 @@ func newProfilesCmd() *cobra.Command {
 		asCSV, asJSON bool
 	)
 	cmd := &cobra.Command{
-		Use:   "profiles [--kind K[,K]] [--csv|--json]",
+		Use:   "profiles [--kinds K[,K]] [--limit N] [--offset M] [--csv|--json]",
 		Short: "Show the learned resource profile of each job kind",
 		Long: `Show the learned per-kind resource profiles: what one container of each kind
 uses, as the daemon fitted it from node metrics. The table has one row per
@@ -26,14 +26,18 @@ mean), the learning ticks that saw it, its effective weight, its dominant
 resource (cpu, disk, net_in or net_out), then its demand ± standard deviation
 of CPU and I/O wait (% of a node's CPU time) and of disk read and write and
 network in and out (MB/s, converted with the nodes' configured maxima; "-"
-where none is known). --kind lists only those kinds (unknown ones with the
-prior). --csv and --json print the server's CSV (one row per kind, rates in
-bytes/s) or JSON (demand and std in measured units, demand_util in the model's
-fractions of node capacity, baseline, sigma, limits) for analysts.`,
+where none is known). --kinds lists only those kinds (unknown ones with the
+prior; --kind is its old name); --limit and --offset show a page of the kinds,
+sorted (the server sends at most 1,000 at once). --csv and --json print the
+server's CSV (one row per kind, rates in bytes/s) or JSON (demand and std in
+measured units, demand_util in the model's fractions of node capacity,
+baseline, sigma, limits, total) for analysts.`,
 		Args: noArgs,
 	}
 	c := addClientFlags(cmd)
-	cmd.Flags().StringVar(&kinds, "kind", "", "only these kinds (comma-separated)")
+	pg := addPageFlags(cmd, "kinds")
+	cmd.Flags().StringVar(&kinds, "kind", "", "only these kinds (comma-separated; the old name of --kinds)")
+	cmd.MarkFlagsMutuallyExclusive("kind", "kinds")
 	cmd.Flags().BoolVar(&asCSV, "csv", false, "print the server's CSV")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON")
 	cmd.MarkFlagsMutuallyExclusive("csv", "json")
@@ -42,19 +46,19 @@ fractions of node capacity, baseline, sigma, limits) for analysts.`,
 		if err != nil {
 			return err
 		}
-		var only []string
+		page := pg.page(cmd)
 		if kinds != "" {
-			only = strings.Split(kinds, ",")
+			page.Kinds = strings.Split(kinds, ",")
 		}
 		out := cmd.OutOrStdout()
 		if asCSV {
-			b, err := api.ProfilesCSV(cmd.Context(), only...)
+			b, err := api.ProfilesCSVPage(cmd.Context(), page)
 			if err != nil {
 				return err
 			}
 			return writeRaw(out, b)
 		}
-		r, err := api.Profiles(cmd.Context(), only...)
+		r, err := api.ProfilesPage(cmd.Context(), page)
 		if err != nil {
 			return err
 		}
@@ -102,6 +106,10 @@ func printProfiles(w io.Writer, p apiclient.Profiles) error {
 	_, err := fmt.Fprintf(w, "\n%d node observations\nidle node:  %s\nresidual σ: %s\nlimits:     disk read %s, write %s MB/s, net in %s, out %s MB/s\n",
 		p.Observations, node(p.Baseline), node(p.Sigma),
 		limit(l.DiskReadBps), limit(l.DiskWriteBps), limit(l.NetInBps), limit(l.NetOutBps))
+	if err != nil || len(p.Kinds) == p.Total || p.Total == 0 {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "kinds %d to %d of %d (--offset, --limit for others)\n", p.Offset+1, p.Offset+len(p.Kinds), p.Total)
 	return err
 }
 

@@ -76,6 +76,9 @@ func TestClientProfiles(t *testing.T) {
 			s.wantProfileRow("cpubound"), s.wantProfileRow("diskbound"), s.wantProfileRow("netbound")}},
 		{"filter with an unknown kind", []string{"profiles", "--kind", "nosuch,netbound"}, [][]string{header,
 			s.wantProfileRow("netbound"), s.wantProfileRow("nosuch")}},
+		{"kinds", []string{"profiles", "--kinds", "nosuch,netbound"}, [][]string{header,
+			s.wantProfileRow("netbound"), s.wantProfileRow("nosuch")}},
+		{"a page", []string{"profiles", "--limit", "1", "--offset", "2"}, [][]string{header, s.wantProfileRow("netbound")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, err := s.runCLI(t, cliReader, "", tc.args...)
@@ -130,6 +133,13 @@ func TestClientProfiles(t *testing.T) {
 	})
 	if _, err := s.runCLI(t, cliReader, "", "profiles", "--csv", "--json"); err == nil {
 		t.Error("--csv with --json accepted")
+	}
+	if _, err := s.runCLI(t, cliReader, "", "profiles", "--kind", "a", "--kinds", "b"); err == nil {
+		t.Error("--kind with --kinds accepted")
+	}
+	out, err = s.runCLI(t, cliReader, "", "profiles", "--limit", "1")
+	if err != nil || !strings.Contains(out, "\nkinds 1 to 1 of 3 (--offset, --limit for others)\n") {
+		t.Errorf("profiles --limit 1: %v\n%s", err, out)
 	}
 }
 

@@ -2,12 +2,91 @@ package api
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/xml"
 	"fmt"
 	"math"
+	"net/http"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 )
+
+// The heatmap's kinds: without ?kinds=, the defaultHeatmapKinds kinds
+// that took part in the most observations (?top= for another number);
+// never more than maxHeatmapKinds (a cell is about 300 bytes of SVG: 100
+// kinds make 3 MB).
+const (
+	defaultHeatmapKinds = 50
+	maxHeatmapKinds     = 100
+)
+
+// heatmapSVG: GET /v1/preferences/heatmap.svg[?matrix=pi|h][&kinds=a,b|&top=n].
+// The rows and columns are the kinds of ?kinds= in that order, or the top
+// kinds (50 unless ?top=) by the observations they took part in, in the
+// learner's order; the title says when kinds are left out.
+func (s *server) heatmapSVG(w http.ResponseWriter, r *http.Request, _ principal) error {
+	q := r.URL.Query()
+	m, err := matrixParam(q.Get("matrix"))
+	if err != nil {
+		return err
+	}
+	kinds, err := parseKindFilter(q.Get("kinds"), "kinds")
+	if err != nil {
+		return err
+	}
+	top := defaultHeatmapKinds
+	if v := q.Get("top"); v != "" {
+		if top, err = strconv.Atoi(v); err != nil || top < 1 || top > maxHeatmapKinds {
+			return errorf(http.StatusBadRequest, "top", "top %q is not an integer in [1, %d]", v, maxHeatmapKinds)
+		}
+	}
+	all, obs := s.kindObservations()
+	note := ""
+	switch {
+	case len(kinds) > maxHeatmapKinds:
+		return errorf(http.StatusBadRequest, "kinds", "%d kinds, over the %d a heatmap draws", len(kinds), maxHeatmapKinds)
+	case kinds != nil:
+		if err := unknownKinds(all, kinds); err != nil {
+			return err
+		}
+	case len(all) > top:
+		kinds = mostObserved(all, obs, top)
+		note = fmt.Sprintf(" — the %d most observed of %d kinds (?kinds= or ?top= for others)", top, len(all))
+	default:
+		kinds = all
+	}
+	sub := s.sub(kinds, kinds)
+	hm := heatmap{
+		Title: "π(queued | running): learned co-location preferences" + note, RowAxis: "running kind", ColAxis: "queued kind",
+		Rows: sub.Rows, Cols: sub.Cols, Values: sub.Pi, Kinds: sub.Kinds,
+	}
+	if m == "h" {
+		hm.Title, hm.Values, hm.Diverging = "H(queued | running): learned preference scores"+note, sub.H, true
+	}
+	w.Header().Set("Content-Type", "image/svg+xml")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	_, _ = w.Write(hm.render())
+	return nil
+}
+
+// mostObserved is the n kinds with the most observations, in their order
+// in kinds (ties go to the earlier kind).
+func mostObserved(kinds []string, obs []int64, n int) []string {
+	idx := make([]int, len(kinds))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(obs[b], obs[a]) })
+	idx = idx[:n]
+	slices.Sort(idx)
+	out := make([]string, n)
+	for i, k := range idx {
+		out[i] = kinds[k]
+	}
+	return out
+}
 
 // heatmap describes one matrix to draw: Rows[i] labels row i, Cols[j]
 // column j, Values[i][j] the cell.
@@ -19,6 +98,9 @@ type heatmap struct {
 	Cols      []string
 	Values    [][]float64
 	Diverging bool // centre the scale on zero (H); else 0..max (π)
+	// Kinds is how many kinds the probabilities spread over (0: the
+	// columns): the scale of π reaches at least the uniform 1/Kinds.
+	Kinds int
 }
 
 // Heatmap layout, in SVG user units (px).
@@ -156,7 +238,7 @@ func (h heatmap) scale() (lo, hi float64) {
 		}
 		return -m, m
 	}
-	if n := len(h.Cols); n > 0 {
+	if n := max(h.Kinds, len(h.Cols)); n > 0 {
 		m = max(m, 1/float64(n))
 	}
 	if m == 0 {

@@ -6,58 +6,207 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/colocd/colocd/apiclient"
 	"github.com/colocd/colocd/bandit"
 )
 
-// prefsView is the body of GET, PUT and DELETE /v1/preferences.
-func (s *server) prefsView() apiclient.Preferences {
-	snap := s.learner.Snapshot()
-	v := apiclient.Preferences{
-		Kinds: snap.Kinds, H: snap.H, Pi: snap.Pi(), Baseline: snap.Baseline,
-		RowBaseline: snap.RowBaseline, Observations: snap.Observations,
-		RowObservations: snap.RowObservations, PairObservations: snap.PairObservations,
-		Rejected: snap.Rejected, Config: s.learner.Config(),
+// Size limits of the matrix endpoints. One reply of GET /v1/preferences
+// (JSON or CSV) holds at most maxMatrixCells cells, rows × columns: the
+// whole matrix up to 316 kinds, about 4.5 MB of JSON (three matrices of
+// about 45 bytes a cell in all). Beyond, a request must select kinds
+// (?kinds=) or page the rows (?limit=, ?offset=).
+const (
+	maxMatrixCells = 100_000
+	maxMatrixLimit = 10_000 // ?limit=
+)
+
+// matrixReader is what the matrix views read of the Preferences when they
+// have it (bandit.Learner does): a part of the matrices, without copying
+// the rest.
+type matrixReader interface {
+	Sub(rows, cols []string) bandit.SubMatrix
+	KindObservations() ([]string, []int64)
+}
+
+var _ matrixReader = (*bandit.Learner)(nil)
+
+func (s *server) sub(rows, cols []string) bandit.SubMatrix {
+	if m, ok := s.learner.(matrixReader); ok {
+		return m.Sub(rows, cols)
 	}
-	if v.Kinds == nil {
-		v.Kinds, v.H, v.Pi, v.RowBaseline, v.RowObservations, v.PairObservations = []string{}, [][]float64{}, [][]float64{}, []float64{}, []int64{}, [][]int64{}
+	return s.learner.Snapshot().Sub(rows, cols)
+}
+
+func (s *server) kindObservations() ([]string, []int64) {
+	if m, ok := s.learner.(matrixReader); ok {
+		return m.KindObservations()
+	}
+	return s.learner.Snapshot().KindObservations()
+}
+
+// matrixQuery is the part of the matrices a request asks for: the kinds
+// of ?kinds= as rows and columns (nil: every kind, in the learner's
+// order), and the page of rows ?limit= and ?offset= (limit −1: every row).
+type matrixQuery struct {
+	kinds         []string
+	limit, offset int
+}
+
+var everyRow = matrixQuery{limit: -1}
+
+func parseMatrixQuery(q url.Values) (matrixQuery, error) {
+	mq := everyRow
+	var err error
+	if mq.kinds, err = parseKindFilter(q.Get("kinds"), "kinds"); err != nil {
+		return mq, err
+	}
+	mq.limit, mq.offset, err = parsePage(q)
+	return mq, err
+}
+
+// parsePage parses ?limit= (−1 when absent) and ?offset=.
+func parsePage(q url.Values) (limit, offset int, err error) {
+	limit = -1
+	if v := q.Get("limit"); v != "" {
+		if limit, err = strconv.Atoi(v); err != nil || limit < 0 || limit > maxMatrixLimit {
+			return 0, 0, errorf(http.StatusBadRequest, "limit", "limit %q is not an integer in [0, %d]", v, maxMatrixLimit)
+		}
+	}
+	if v := q.Get("offset"); v != "" {
+		if offset, err = strconv.Atoi(v); err != nil || offset < 0 {
+			return 0, 0, errorf(http.StatusBadRequest, "offset", "offset %q is not an integer >= 0", v)
+		}
+	}
+	return limit, offset, nil
+}
+
+// selectMatrix resolves mq against the kinds the learner knows: the
+// columns, the rows of the page and how many rows there are in all. A kind
+// of ?kinds= the learner does not know is a 400 naming it; a reply over
+// maxMatrixCells a 400 saying how to narrow it.
+func (s *server) selectMatrix(mq matrixQuery) (cols, rows []string, total int, err error) {
+	cols = s.learner.Kinds()
+	if mq.kinds != nil {
+		if err := unknownKinds(cols, mq.kinds); err != nil {
+			return nil, nil, 0, err
+		}
+		cols = mq.kinds
+	}
+	total = len(cols)
+	from := min(mq.offset, total)
+	to := total
+	if mq.limit >= 0 {
+		to = min(from+mq.limit, total)
+	}
+	rows = cols[from:to]
+	if cells := len(rows) * len(cols); cells > maxMatrixCells {
+		most := maxMatrixCells / len(cols)
+		if mq.limit < 0 {
+			return nil, nil, 0, errorf(http.StatusBadRequest, "limit", "the matrix of %d kinds has %d cells, over the %d one reply holds: select kinds (?kinds=) or page the rows (?limit=, at most %d rows of %d columns)",
+				len(cols), cells, maxMatrixCells, most, len(cols))
+		}
+		return nil, nil, 0, errorf(http.StatusBadRequest, "limit", "%d rows of %d columns are %d cells, over the %d one reply holds: ask for at most %d rows, or fewer kinds",
+			len(rows), len(cols), cells, maxMatrixCells, most)
+	}
+	return cols, rows, total, nil
+}
+
+// unknownKinds is a 400 naming the kinds of want not in known.
+func unknownKinds(known, want []string) error {
+	set := make(map[string]bool, len(known))
+	for _, k := range known {
+		set[k] = true
+	}
+	var missing []string
+	for _, k := range want {
+		if !set[k] {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) > 0 {
+		return errorf(http.StatusBadRequest, "kinds", "unknown kinds: %s", strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// prefsView is the body of GET, PUT and DELETE /v1/preferences: the part
+// of the matrices mq asks for.
+func (s *server) prefsView(mq matrixQuery) (apiclient.Preferences, error) {
+	cols, rows, total, err := s.selectMatrix(mq)
+	if err != nil {
+		return apiclient.Preferences{}, err
+	}
+	m := s.sub(rows, cols)
+	v := apiclient.Preferences{
+		Kinds: m.Cols, Rows: m.Rows, H: m.H, Pi: m.Pi, Baseline: m.Baseline,
+		RowBaseline: m.RowBaseline, Observations: m.Observations,
+		RowObservations: m.RowObservations, PairObservations: m.PairObservations,
+		Rejected: m.Rejected, Config: s.learner.Config(),
+		Total: total, Offset: mq.offset, KindsKnown: m.Kinds,
+	}
+	return v, nil
+}
+
+// prefsReply is the body of PUT and DELETE: the whole view when it stays
+// within maxMatrixCells, else its page of no rows (the kinds and the
+// counters).
+func (s *server) prefsReply() apiclient.Preferences {
+	v, err := s.prefsView(everyRow)
+	if err != nil {
+		v, _ = s.prefsView(matrixQuery{limit: 0})
 	}
 	return v
 }
 
-// getPreferences: GET /v1/preferences[?format=json|csv|snapshot][&matrix=pi|h].
-// json (default) is apiclient.Preferences; csv is one matrix (π unless
-// matrix=h) with a header row "given,<kind>,..." and one row per running
-// kind; snapshot is the learner's bandit.Snapshot, the format PUT accepts.
+// getPreferences: GET /v1/preferences[?format=json|csv|snapshot][&matrix=pi|h]
+// [&kinds=a,b][&limit=n][&offset=m]. json (default) is
+// apiclient.Preferences; csv is one matrix (π unless matrix=h) with a
+// header row "given,<kind>,..." and one row per running kind; snapshot is
+// the learner's bandit.Snapshot, the format PUT accepts (always whole).
+// kinds restricts rows and columns to those kinds (in that order), limit
+// and offset page the rows; X-Total-Count says how many rows there are.
 func (s *server) getPreferences(w http.ResponseWriter, r *http.Request, _ principal) error {
 	q := r.URL.Query()
-	switch f := q.Get("format"); f {
-	case "", "json":
-		writeJSON(w, http.StatusOK, s.prefsView())
-	case "snapshot":
+	f := q.Get("format")
+	if f == "snapshot" {
 		writeJSON(w, http.StatusOK, s.learner.Snapshot())
-	case "csv":
-		m, err := matrixParam(q.Get("matrix"))
-		if err != nil {
-			return err
-		}
-		v := s.prefsView()
-		rows := v.Pi
-		if m == "h" {
-			rows = v.H
-		}
-		b, err := matrixCSV(v.Kinds, rows)
-		if err != nil {
-			return err
-		}
-		w.Header().Set("Content-Type", "text/csv; charset=utf-8")
-		w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="colocd-%s.csv"`, m))
-		_, _ = w.Write(b)
-	default:
+		return nil
+	}
+	if f != "" && f != "json" && f != "csv" {
 		return errorf(http.StatusBadRequest, "format", "format %q is not json, csv or snapshot", f)
 	}
+	mq, err := parseMatrixQuery(q)
+	if err != nil {
+		return err
+	}
+	m, err := matrixParam(q.Get("matrix"))
+	if err != nil {
+		return err
+	}
+	v, err := s.prefsView(mq)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("X-Total-Count", strconv.Itoa(v.Total))
+	if f != "csv" {
+		writeJSON(w, http.StatusOK, v)
+		return nil
+	}
+	values := v.Pi
+	if m == "h" {
+		values = v.H
+	}
+	b, err := matrixCSV(v.Kinds, v.Rows, values)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="colocd-%s.csv"`, m))
+	_, _ = w.Write(b)
 	return nil
 }
 
@@ -71,15 +220,15 @@ func matrixParam(m string) (string, error) {
 	return "", errorf(http.StatusBadRequest, "matrix", "matrix %q is not pi or h", m)
 }
 
-// matrixCSV writes a kinds×kinds matrix with a header row. Values use the
+// matrixCSV writes a rows×cols matrix with a header row. Values use the
 // shortest representation that parses back to the same float64.
-func matrixCSV(kinds []string, rows [][]float64) ([]byte, error) {
+func matrixCSV(cols, rowKinds []string, rows [][]float64) ([]byte, error) {
 	var b bytes.Buffer
 	cw := csv.NewWriter(&b)
-	_ = cw.Write(append([]string{"given"}, kinds...))
+	_ = cw.Write(append([]string{"given"}, cols...))
 	for i, row := range rows {
 		rec := make([]string, 0, len(row)+1)
-		rec = append(rec, kinds[i])
+		rec = append(rec, rowKinds[i])
 		for _, v := range row {
 			rec = append(rec, strconv.FormatFloat(v, 'g', -1, 64))
 		}
@@ -89,30 +238,9 @@ func matrixCSV(kinds []string, rows [][]float64) ([]byte, error) {
 	return b.Bytes(), cw.Error()
 }
 
-// heatmapSVG: GET /v1/preferences/heatmap.svg[?matrix=pi|h].
-func (s *server) heatmapSVG(w http.ResponseWriter, r *http.Request, _ principal) error {
-	m, err := matrixParam(r.URL.Query().Get("matrix"))
-	if err != nil {
-		return err
-	}
-	v := s.prefsView()
-	hm := heatmap{
-		Title: "π(queued | running): learned co-location preferences", RowAxis: "running kind", ColAxis: "queued kind",
-		Rows: v.Kinds, Cols: v.Kinds, Values: v.Pi,
-	}
-	if m == "h" {
-		hm.Title, hm.Values, hm.Diverging = "H(queued | running): learned preference scores", v.H, true
-	}
-	w.Header().Set("Content-Type", "image/svg+xml")
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	_, _ = w.Write(hm.render())
-	return nil
-}
-
 // putPreferences: PUT /v1/preferences (admin) imports a bandit.Snapshot
 // (as GET ?format=snapshot returns it); the engine persists it, or leaves
-// the preferences as they were.
+// the preferences as they were. The reply is prefsReply.
 func (s *server) putPreferences(w http.ResponseWriter, r *http.Request, p principal) error {
 	var snap bandit.Snapshot
 	if err := decodeJSON(w, r, s.maxBody, &snap); err != nil {
@@ -133,7 +261,7 @@ func (s *server) putPreferences(w http.ResponseWriter, r *http.Request, p princi
 		return err
 	}
 	s.log.Info("preferences imported", "by", p.User, "kinds", len(snap.Kinds), "observations", snap.Observations)
-	writeJSON(w, http.StatusOK, s.prefsView())
+	writeJSON(w, http.StatusOK, s.prefsReply())
 	return nil
 }
 
@@ -146,6 +274,6 @@ func (s *server) resetPreferences(w http.ResponseWriter, _ *http.Request, p prin
 		return err
 	}
 	s.log.Info("preferences reset", "by", p.User)
-	writeJSON(w, http.StatusOK, s.prefsView())
+	writeJSON(w, http.StatusOK, s.prefsReply())
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -248,5 +249,152 @@ func TestHeatmapColours(t *testing.T) {
 	}
 	if contrast(seqStops[0]) != "#ffffff" || contrast(seqStops[len(seqStops)-1]) != "#000000" {
 		t.Error("text on dark cells must be white, on light cells black")
+	}
+}
+
+// TestPreferencesKindsAndPages: ?kinds= restricts rows and columns (in the
+// order given), ?limit= and ?offset= page the rows, with the total; the
+// values are the learner's, π over every kind.
+func TestPreferencesKindsAndPages(t *testing.T) {
+	h := newHarness(t)
+	learn(h.learner, testKinds)
+	get := func(q string) (apiclient.Preferences, response) {
+		t.Helper()
+		r := h.do("GET", "/v1/preferences"+q, readerTok, "")
+		if r.Code != 200 {
+			t.Fatalf("GET %s: %d %s", q, r.Code, r.Body)
+		}
+		var v apiclient.Preferences
+		r.decode(t, &v)
+		return v, r
+	}
+	check := func(q string, v apiclient.Preferences, cols, rows []string, total, offset int) {
+		t.Helper()
+		if !slices.Equal(v.Kinds, cols) || !slices.Equal(v.Rows, rows) || v.Total != total || v.Offset != offset || v.KindsKnown != len(testKinds) {
+			t.Fatalf("%s: kinds %v rows %v total %d offset %d known %d; want %v, %v, %d, %d, %d", q, v.Kinds, v.Rows, v.Total, v.Offset, v.KindsKnown, cols, rows, total, offset, len(testKinds))
+		}
+		if len(v.H) != len(rows) || len(v.Pi) != len(rows) || len(v.PairObservations) != len(rows) || len(v.RowObservations) != len(rows) {
+			t.Fatalf("%s: %d, %d, %d, %d rows of h, pi, pair and row observations, want %d", q, len(v.H), len(v.Pi), len(v.PairObservations), len(v.RowObservations), len(rows))
+		}
+		for i, given := range rows {
+			if v.RowObservations[i] != h.learner.RowObservations(given) {
+				t.Errorf("%s: row_observations[%s] = %d, want %d", q, given, v.RowObservations[i], h.learner.RowObservations(given))
+			}
+			for j, a := range cols {
+				if v.Pi[i][j] != h.learner.Prob(a, given) || v.H[i][j] != h.learner.Pref(a, given) {
+					t.Errorf("%s: [%s][%s] = π %v, H %v; learner %v, %v", q, given, a, v.Pi[i][j], v.H[i][j], h.learner.Prob(a, given), h.learner.Pref(a, given))
+				}
+			}
+		}
+	}
+	v, r := get("")
+	check("", v, testKinds, testKinds, 4, 0)
+	if r.Header.Get("X-Total-Count") != "4" {
+		t.Errorf("X-Total-Count = %q, want 4", r.Header.Get("X-Total-Count"))
+	}
+	sel := []string{"wordcount", "kmeans"}
+	v, _ = get("?kinds=wordcount,kmeans")
+	check("kinds", v, sel, sel, 2, 0)
+	v, _ = get("?limit=2&offset=1")
+	check("page", v, testKinds, testKinds[1:3], 4, 1)
+	v, _ = get("?kinds=wordcount,kmeans,pagerank&offset=2&limit=5")
+	check("page of kinds", v, []string{"wordcount", "kmeans", "pagerank"}, []string{"pagerank"}, 3, 2)
+	v, _ = get("?limit=0")
+	check("no rows", v, testKinds, []string{}, 4, 0)
+	v, _ = get("?offset=9")
+	check("past the end", v, testKinds, []string{}, 4, 9)
+
+	r = h.do("GET", "/v1/preferences?format=csv&matrix=h&kinds=pagerank,kmeans&limit=1", readerTok, "")
+	recs, err := csv.NewReader(bytes.NewReader(r.Body)).ReadAll()
+	if r.Code != 200 || err != nil || len(recs) != 2 || !slices.Equal(recs[0], []string{"given", "pagerank", "kmeans"}) || recs[1][0] != "pagerank" ||
+		recs[1][2] != strconv.FormatFloat(h.learner.Pref("kmeans", "pagerank"), 'g', -1, 64) || r.Header.Get("X-Total-Count") != "2" {
+		t.Errorf("CSV page: %d %v %q (total %q)", r.Code, err, recs, r.Header.Get("X-Total-Count"))
+	}
+	for q, field := range map[string]string{
+		"?kinds=kmeans,nosuch": "kinds", "?limit=-1": "limit", "?limit=x": "limit", "?limit=10001": "limit",
+		"?offset=-2": "offset", "?format=csv&kinds=nosuch": "kinds",
+	} {
+		if r := h.do("GET", "/v1/preferences"+q, readerTok, ""); r.Code != 400 || r.errBody(t).Field != field {
+			t.Errorf("GET %s: %d %s, want a 400 on %s", q, r.Code, r.Body, field)
+		}
+	}
+}
+
+// TestPreferencesSizeLimit: above maxMatrixCells, the whole matrix is
+// refused with a way to narrow it; a page within the limit is served; PUT
+// and DELETE reply with no rows.
+func TestPreferencesSizeLimit(t *testing.T) {
+	h := newHarness(t)
+	const k = 317 // 317² > maxMatrixCells
+	kinds := make([]string, k)
+	for i := range kinds {
+		kinds[i] = "k" + strconv.Itoa(i)
+		h.learner.Add(kinds[i])
+	}
+	r := h.do("GET", "/v1/preferences", readerTok, "")
+	if e := r.errBody(t); r.Code != 400 || e.Field != "limit" || !strings.Contains(e.Error, "at most 315 rows of 317 columns") {
+		t.Errorf("whole matrix of %d kinds: %d %+v", k, r.Code, e)
+	}
+	if r := h.do("GET", "/v1/preferences?limit=316", readerTok, ""); r.Code != 400 || r.errBody(t).Field != "limit" {
+		t.Errorf("316 rows of %d: %d %s", k, r.Code, r.Body)
+	}
+	var v apiclient.Preferences
+	if r := h.do("GET", "/v1/preferences?limit=315&offset=2", readerTok, ""); r.Code != 200 {
+		t.Fatalf("315 rows: %d %s", r.Code, r.Body)
+	} else if r.decode(t, &v); len(v.Rows) != 315 || v.Rows[0] != "k2" || v.Total != k {
+		t.Errorf("315 rows from 2: %d rows from %s of %d", len(v.Rows), v.Rows[0], v.Total)
+	}
+	if r := h.do("GET", "/v1/preferences?kinds=k3,k1", readerTok, ""); r.Code != 200 {
+		t.Errorf("two kinds of %d: %d %s", k, r.Code, r.Body)
+	}
+	if r := h.do("GET", "/v1/preferences?format=snapshot", readerTok, ""); r.Code != 200 {
+		t.Errorf("the snapshot is always whole: %d", r.Code)
+	}
+	exported := h.do("GET", "/v1/preferences?format=snapshot", readerTok, "").Body
+	r = h.do("PUT", "/v1/preferences", adminTok, string(exported))
+	if r.Code != 200 {
+		t.Fatalf("import: %d %s", r.Code, r.Body)
+	}
+	r.decode(t, &v)
+	if len(v.Kinds) != k || len(v.Rows) != 0 || len(v.H) != 0 || v.Total != k {
+		t.Errorf("import reply: %d kinds, %d rows, total %d; want %d kinds and no row", len(v.Kinds), len(v.Rows), v.Total, k)
+	}
+}
+
+// TestHeatmapKinds: ?kinds= draws those kinds; without it, more kinds
+// than ?top= (50) are cut to the most observed, and the title says so.
+func TestHeatmapKinds(t *testing.T) {
+	h := newHarness(t)
+	for i := range 60 {
+		h.learner.Add("k" + strconv.Itoa(i))
+	}
+	learn(h.learner, []string{"k7", "k42", "k59"}) // the most observed
+	svg := func(q string) string {
+		t.Helper()
+		r := h.do("GET", "/v1/preferences/heatmap.svg"+q, readerTok, "")
+		if r.Code != 200 {
+			t.Fatalf("heatmap%s: %d %s", q, r.Code, r.Body)
+		}
+		text, _ := parseSVG(t, r.Body)
+		return text
+	}
+	rows := func(text string) int { return strings.Count(text, " = ") } // a cell's title is "col | row = value"
+	if text := svg("?kinds=k3,k42"); rows(text) != 4 || !strings.Contains(text, "k42 | k3") || strings.Contains(text, "k7") {
+		t.Errorf("?kinds=k3,k42 draws %d cells:\n%s", rows(text), text)
+	}
+	text := svg("")
+	if rows(text) != 50*50 || !strings.Contains(text, "the 50 most observed of 60 kinds") {
+		t.Errorf("default: %d cells; title %q", rows(text), strings.SplitN(text, "\n", 2)[0])
+	}
+	if text := svg("?top=3&matrix=h"); rows(text) != 9 || !strings.Contains(text, "k59 | k7") || !strings.Contains(text, "the 3 most observed of 60") {
+		t.Errorf("?top=3 draws %d cells:\n%s", rows(text), text)
+	}
+	if text := svg("?top=100"); rows(text) != 60*60 || strings.Contains(text, "most observed") {
+		t.Errorf("?top=100 of 60 kinds draws %d cells", rows(text))
+	}
+	for q, field := range map[string]string{"?top=0": "top", "?top=101": "top", "?kinds=nosuch": "kinds", "?kinds=" + manyKinds(maxHeatmapKinds+1): "kinds"} {
+		if r := h.do("GET", "/v1/preferences/heatmap.svg"+q, readerTok, ""); r.Code != 400 || r.errBody(t).Field != field {
+			t.Errorf("heatmap%.40s: %d %s, want a 400 on %s", q, r.Code, r.Body, field)
+		}
 	}
 }

@@ -29,13 +29,22 @@ type ProfileSource interface {
 	Sigma() profile.Vector
 	// Observations counts the node observations folded in.
 	Observations() int64
+	// Kinds lists the kinds the model knows.
+	Kinds() []string
 }
 
 var _ ProfileSource = (*profile.Model)(nil)
 
-// maxProfileFilter bounds the kinds of ?kind=: each one not known to the
-// model costs a pass over every known kind (the prior and its spread).
+// maxProfileFilter bounds the kinds of ?kinds= (of /v1/profiles, and of
+// the matrix endpoints): each one not known to the model costs a pass over
+// every known kind (the prior and its spread).
 const maxProfileFilter = 1000
+
+// maxProfiles bounds the kinds of one reply of GET /v1/profiles: each
+// observed kind's weight and std cost a solve over the kinds it shares
+// nodes with (about 0.3 ms at 1,000 kinds). More need ?limit= and
+// ?offset=.
+const maxProfiles = 1000
 
 // ratesOf converts v with lim (profile.Vector.Rates), leaving out the
 // rates whose maximum is unknown.
@@ -78,21 +87,29 @@ func (s *server) kindProfileView(p profile.Profile) apiclient.KindProfile {
 	}
 }
 
-// profilesView reads the model: every kind it knows, or those of filter
-// (kinds it does not know as their prior), sorted by kind.
-func (s *server) profilesView(filter []string) apiclient.Profiles {
-	var ps []profile.Profile
-	if filter == nil {
-		ps = s.profiles.Profiles()
-	} else {
-		ps = make([]profile.Profile, 0, len(filter))
-		for _, k := range filter {
-			ps = append(ps, s.profiles.Profile(k))
-		}
+// profilesView reads the model: the page of mq (rows only: its limit and
+// offset) of every kind it knows or those of mq.kinds (kinds it does not
+// know as their prior), sorted by kind. More than maxProfiles kinds
+// without a limit is a 400.
+func (s *server) profilesView(mq matrixQuery) (apiclient.Profiles, error) {
+	kinds := mq.kinds
+	if kinds == nil {
+		kinds = s.profiles.Kinds()
 	}
-	slices.SortFunc(ps, func(a, b profile.Profile) int { return strings.Compare(a.Kind, b.Kind) })
+	kinds = slices.Clone(kinds)
+	slices.Sort(kinds)
+	total := len(kinds)
+	from := min(mq.offset, total)
+	to := total
+	if mq.limit >= 0 {
+		to = min(from+mq.limit, total)
+	}
+	if to-from > maxProfiles {
+		return apiclient.Profiles{}, errorf(http.StatusBadRequest, "limit", "%d kinds, over the %d one reply holds: select kinds (?kinds=) or page them (?limit= at most %d, ?offset=)",
+			to-from, maxProfiles, maxProfiles)
+	}
 	v := apiclient.Profiles{
-		Kinds:        make([]apiclient.KindProfile, 0, len(ps)),
+		Kinds:        make([]apiclient.KindProfile, 0, to-from),
 		Baseline:     ratesOf(s.profiles.Baseline(), s.limits),
 		Sigma:        ratesOf(s.profiles.Sigma(), s.limits),
 		Observations: s.profiles.Observations(),
@@ -100,16 +117,18 @@ func (s *server) profilesView(filter []string) apiclient.Profiles {
 			DiskReadBps: s.limits.DiskRead, DiskWriteBps: s.limits.DiskWrite,
 			NetInBps: s.limits.NetRecv, NetOutBps: s.limits.NetSent,
 		},
+		Total: total, Offset: mq.offset,
 	}
-	for _, p := range ps {
-		v.Kinds = append(v.Kinds, s.kindProfileView(p))
+	for _, k := range kinds[from:to] {
+		v.Kinds = append(v.Kinds, s.kindProfileView(s.profiles.Profile(k)))
 	}
-	return v
+	return v, nil
 }
 
-// parseKindFilter parses ?kind=a,b: nil (every kind) when empty; else the
-// distinct, non-empty names.
-func parseKindFilter(q string) ([]string, error) {
+// parseKindFilter parses a list of kinds, ?kinds=a,b (field names the
+// parameter in errors): nil (every kind) when empty; else the distinct,
+// non-empty names, in order.
+func parseKindFilter(q, field string) ([]string, error) {
 	if strings.TrimSpace(q) == "" {
 		return nil, nil
 	}
@@ -120,40 +139,61 @@ func parseKindFilter(q string) ([]string, error) {
 			continue
 		}
 		if len(out) == maxProfileFilter {
-			return nil, errorf(http.StatusBadRequest, "kind", "more than %d kinds in the filter", maxProfileFilter)
+			return nil, errorf(http.StatusBadRequest, field, "more than %d kinds in the filter", maxProfileFilter)
 		}
 		out = append(out, k)
 	}
 	return out, nil // nil if only commas: every kind
 }
 
-// getProfiles: GET /v1/profiles[?kind=a,b][&format=json|csv]. json
-// (default) is apiclient.Profiles; csv is one row per kind with its demand in
-// measured units, under the header profilesCSVHeader. 404 when the daemon
-// runs without a profile model.
+// getProfiles: GET /v1/profiles[?kinds=a,b][&limit=n][&offset=m]
+// [&format=json|csv]. json (default) is apiclient.Profiles; csv is one row
+// per kind with its demand in measured units, under the header
+// profilesCSVHeader. ?kind= is ?kinds= as it was first named. limit and
+// offset page the kinds (sorted); X-Total-Count says how many there are.
+// 404 when the daemon runs without a profile model.
 func (s *server) getProfiles(w http.ResponseWriter, r *http.Request, _ principal) error {
 	if s.profiles == nil {
 		return errorf(http.StatusNotFound, "", "no profile model")
 	}
 	q := r.URL.Query()
-	filter, err := parseKindFilter(q.Get("kind"))
+	param := "kinds"
+	if q.Has("kind") {
+		if q.Has("kinds") {
+			return errorf(http.StatusBadRequest, "kinds", "give kinds or kind (its old name), not both")
+		}
+		param = "kind"
+	}
+	var (
+		mq  matrixQuery
+		err error
+	)
+	if mq.kinds, err = parseKindFilter(q.Get(param), param); err != nil {
+		return err
+	}
+	if mq.limit, mq.offset, err = parsePage(q); err != nil {
+		return err
+	}
+	f := q.Get("format")
+	if f != "" && f != "json" && f != "csv" {
+		return errorf(http.StatusBadRequest, "format", "format %q is not json or csv", f)
+	}
+	v, err := s.profilesView(mq)
 	if err != nil {
 		return err
 	}
-	switch f := q.Get("format"); f {
-	case "", "json":
-		writeJSON(w, http.StatusOK, s.profilesView(filter))
-	case "csv":
-		b, err := profilesCSV(s.profilesView(filter).Kinds)
-		if err != nil {
-			return err
-		}
-		w.Header().Set("Content-Type", "text/csv; charset=utf-8")
-		w.Header().Set("Content-Disposition", `attachment; filename="colocd-profiles.csv"`)
-		_, _ = w.Write(b)
-	default:
-		return errorf(http.StatusBadRequest, "format", "format %q is not json or csv", f)
+	w.Header().Set("X-Total-Count", strconv.Itoa(v.Total))
+	if f != "csv" {
+		writeJSON(w, http.StatusOK, v)
+		return nil
 	}
+	b, err := profilesCSV(v.Kinds)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	w.Header().Set("Content-Disposition", `attachment; filename="colocd-profiles.csv"`)
+	_, _ = w.Write(b)
 	return nil
 }
 

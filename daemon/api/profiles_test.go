@@ -75,13 +75,18 @@ func wantKind(p profile.Profile, lim goodness.Limits) map[string]any {
 }
 
 func wantProfiles(m *profile.Model, lim goodness.Limits, kinds ...string) map[string]any {
+	return wantPage(m, lim, len(kinds), 0, kinds...)
+}
+
+// wantPage is the page of kinds from offset on, of total.
+func wantPage(m *profile.Model, lim goodness.Limits, total, offset int, kinds ...string) map[string]any {
 	ks := []any{}
 	for _, k := range kinds {
 		ks = append(ks, wantKind(m.Profile(k), lim))
 	}
 	return map[string]any{
 		"kinds": ks, "baseline": wantRates(m.Baseline(), lim), "sigma": wantRates(m.Sigma(), lim),
-		"observations": float64(m.Observations()),
+		"observations": float64(m.Observations()), "total": float64(total), "offset": float64(offset),
 		"limits": map[string]any{
 			"disk_read_bps": lim.DiskRead, "disk_write_bps": lim.DiskWrite,
 			"net_in_bps": lim.NetRecv, "net_out_bps": lim.NetSent,
@@ -139,6 +144,24 @@ func TestProfiles(t *testing.T) {
 		{name: "as many kinds as allowed", h: full, path: "/v1/profiles?format=csv&kind=" + manyKinds(maxProfileFilter), token: readerTok, code: 200},
 		{name: "bad format", h: full, path: "/v1/profiles?format=xls", token: readerTok, code: 400,
 			wantErr: `format "xls" is not json or csv`, wantField: "format"},
+		{name: "kinds", h: full, path: "/v1/profiles?kinds=netbound,nosuch", token: readerTok, code: 200,
+			want: wantProfiles(model, testLimits, "netbound", "nosuch")},
+		{name: "kinds and kind", h: full, path: "/v1/profiles?kinds=netbound&kind=cpubound", token: readerTok, code: 400,
+			wantErr: "give kinds or kind (its old name), not both", wantField: "kinds"},
+		{name: "too many kinds in kinds", h: full, path: "/v1/profiles?kinds=" + manyKinds(maxProfileFilter+1), token: readerTok, code: 400,
+			wantErr: "more than 1000 kinds in the filter", wantField: "kinds"},
+		{name: "a page", h: full, path: "/v1/profiles?limit=1&offset=1", token: readerTok, code: 200,
+			want: wantPage(model, testLimits, 3, 1, "diskbound")},
+		{name: "a page of a filter", h: full, path: "/v1/profiles?kinds=netbound,cpubound,nosuch&limit=2", token: readerTok, code: 200,
+			want: wantPage(model, testLimits, 3, 0, "cpubound", "netbound")},
+		{name: "past the end", h: full, path: "/v1/profiles?offset=7", token: readerTok, code: 200,
+			want: wantPage(model, testLimits, 3, 7)},
+		{name: "no rows", h: full, path: "/v1/profiles?limit=0", token: readerTok, code: 200,
+			want: wantPage(model, testLimits, 3, 0)},
+		{name: "bad limit", h: full, path: "/v1/profiles?limit=-1", token: readerTok, code: 400,
+			wantErr: `limit "-1" is not an integer in [0, 10000]`, wantField: "limit"},
+		{name: "bad offset", h: full, path: "/v1/profiles?offset=x", token: readerTok, code: 400,
+			wantErr: `offset "x" is not an integer >= 0`, wantField: "offset"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := tc.h.do(http.MethodGet, tc.path, tc.token, "")
@@ -247,5 +270,29 @@ func TestNewRejectsBadLimits(t *testing.T) {
 				t.Errorf("got %v, want ErrConfig", err)
 			}
 		})
+	}
+}
+
+// TestProfilesSizeLimit: a model of more than maxProfiles kinds is served
+// in pages, not whole.
+func TestProfilesSizeLimit(t *testing.T) {
+	m := profile.New(profile.Config{})
+	var obs []profile.Observation
+	for i := range maxProfiles + 1 {
+		obs = append(obs, profile.Observation{Node: "n", Usage: profile.Vector{0.1}, Containers: []profile.KindCount{{Kind: "k" + strconv.Itoa(i), Containers: 1}}})
+	}
+	m.Observe(obs)
+	h := newHarness(t, withProfiles(m, testLimits))
+	if r := h.do(http.MethodGet, "/v1/profiles", readerTok, ""); r.Code != 400 || r.errBody(t).Field != "limit" {
+		t.Errorf("every one of %d kinds: %d %s", maxProfiles+1, r.Code, r.Body)
+	}
+	r := h.do(http.MethodGet, "/v1/profiles?limit=2&offset=1000", readerTok, "")
+	var v apiclient.Profiles
+	if r.Code != 200 {
+		t.Fatalf("a page: %d %s", r.Code, r.Body)
+	}
+	r.decode(t, &v)
+	if len(v.Kinds) != 1 || v.Kinds[0].Kind != "k999" || v.Total != maxProfiles+1 || r.Header.Get("X-Total-Count") != "1001" {
+		t.Errorf("the last page: %+v, total %d, X-Total-Count %q", v.Kinds, v.Total, r.Header.Get("X-Total-Count"))
 	}
 }

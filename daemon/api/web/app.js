@@ -128,12 +128,12 @@
   async function loadHeatmap() {
     const [svgText, prefs] = await Promise.all([
       api('/v1/preferences/heatmap.svg', 'image/svg+xml'),
-      api('/v1/preferences'),
+      api('/v1/preferences?limit=0'), // the header only: a 1,000-kind matrix is not fetched
     ]);
     const doc = new DOMParser().parseFromString(svgText, 'image/svg+xml');
     if (doc.getElementsByTagName('parsererror').length > 0) throw new Error('heatmap: the server sent an SVG that does not parse');
     $('heatmap-container').replaceChildren(document.importNode(doc.documentElement, true));
-    $('prefs-summary').textContent = prefs.kinds.length + ' kinds, ' + prefs.observations +
+    $('prefs-summary').textContent = prefs.kinds_known + ' kinds, ' + prefs.observations +
       ' observations, baseline Ḡ = ' + Number(prefs.baseline).toFixed(2) + '.';
   }
 
