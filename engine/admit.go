@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/colocd/colocd/cluster"
@@ -31,34 +32,61 @@ type AdmitReport struct {
 // requeues the job; an ambiguous failure (a timeout) leaves it admitted for
 // Sync/Reconcile to check under the same id. In shadow mode the learned
 // choice is computed and journaled, but the FIFO choice is admitted.
+//
+// The pass reads the cluster's state once, not once per job (passView):
+// each admitted job then joins the pass's picture of the cluster as the
+// cluster will hold it, so the next decision of the pass sees it.
 func (e *Engine) AdmitPass(ctx context.Context) (AdmitReport, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	return e.admitPass(ctx, nil)
+}
+
+// admitStep is AdmitPass for the loop: synced is the cluster state the
+// step's Sync read a moment ago (nil when it read none). Between the two,
+// only the learning tick, retention and the checkpoint ran, none of which
+// changes the cluster; a job the API killed in between still holds its
+// room in the pass's picture (the kill kicks another step).
+func (e *Engine) admitStep(ctx context.Context, synced *cluster.State) (AdmitReport, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.admitPass(ctx, synced)
+}
+
+func (e *Engine) admitPass(ctx context.Context, synced *cluster.State) (AdmitReport, error) {
 	var rep AdmitReport
 	if !e.reconciled {
 		return rep, ErrNotReady
 	}
-	e.sharesFresh = false
-	defer e.refreshShares(ctx)
+	v := &passView{st: synced}
+	defer e.passShares(ctx, v)
 	defer e.persistFairness()
 	for {
 		if ctx.Err() != nil {
 			rep.Stopped = "context"
 			return rep, nil
 		}
-		done, err := e.admitOne(ctx, &rep)
+		done, err := e.admitOne(ctx, &rep, v)
 		if err != nil || done {
 			return rep, err
 		}
 	}
 }
 
-// refreshShares brings the dominant-share gauges up to date at the end of
-// a pass that took no snapshot (nothing pending, or max_running reached),
-// so that a user whose jobs ended loses the gauge even when no decision
-// follows. It reads the cluster state only while some user has a gauge.
-func (e *Engine) refreshShares(ctx context.Context) {
-	if e.sharesFresh || e.mx == nil || len(e.shareUsers) == 0 || ctx.Err() != nil {
+// passShares brings the dominant-share gauges up to date at the end of a
+// pass: from the pass's picture of the cluster when it has one (the jobs
+// it admitted included, as the pipeline saw them), else — so that a user
+// whose jobs ended loses the gauge even when no decision follows — from
+// a fresh read, made only while some user has a gauge.
+func (e *Engine) passShares(ctx context.Context, v *passView) {
+	if e.mx == nil {
+		return
+	}
+	if v.st != nil {
+		e.dominantShares(*v.st)
+		return
+	}
+	if len(e.shareUsers) == 0 || ctx.Err() != nil {
 		return
 	}
 	st, err := e.cluster.State(ctx)
@@ -71,7 +99,7 @@ func (e *Engine) refreshShares(ctx context.Context) {
 }
 
 // admitOne admits at most one job; done reports that the pass should end.
-func (e *Engine) admitOne(ctx context.Context, rep *AdmitReport) (done bool, err error) {
+func (e *Engine) admitOne(ctx context.Context, rep *AdmitReport, v *passView) (done bool, err error) {
 	counts, err := e.store.Counts()
 	if err != nil {
 		return true, fmt.Errorf("admit: count jobs: %w", err)
@@ -84,7 +112,10 @@ func (e *Engine) admitOne(ctx context.Context, rep *AdmitReport) (done bool, err
 		rep.Stopped = "max_running"
 		return true, nil
 	}
-	snap, err := e.snapshot(ctx)
+	if err := e.openView(ctx, v); err != nil {
+		return true, err
+	}
+	snap, err := e.snapshot(v)
 	if err != nil {
 		return true, err
 	}
@@ -134,6 +165,7 @@ func (e *Engine) admitOne(ctx context.Context, rep *AdmitReport) (done bool, err
 	err = e.cluster.Submit(ctx, appID, job)
 	switch {
 	case err == nil:
+		v.arrive(job, appID)
 		rep.Admitted = append(rep.Admitted, job.ID)
 		if e.mx != nil {
 			e.mx.Admitted()
@@ -163,18 +195,75 @@ func (e *Engine) admitOne(ctx context.Context, rep *AdmitReport) (done bool, err
 	}
 }
 
-// snapshot gathers the pipeline's input: cluster state, the pending window
-// and the kinds' runtime history. Resources of admitted jobs whose
-// application does not hold resources yet (YARN allocates asynchronously)
-// are taken off the free capacity, so one pass cannot over-admit.
-func (e *Engine) snapshot(ctx context.Context) (queue.Snapshot, error) {
-	now := e.clock.Now()
-	st, err := e.cluster.State(ctx)
-	if err != nil {
-		e.backendError("state")
-		return queue.Snapshot{}, fmt.Errorf("admit: cluster state: %w", err)
+// passView is one admission pass's picture of the cluster, read once
+// and kept up to date locally: the state as read (or as the loop step's
+// Sync read it), with every admitted job whose application holds nothing
+// in it added as the cluster will hold it (arrive). That is one mechanism
+// for the jobs this pass admits and for those earlier passes admitted
+// whose applications YARN has not given containers yet.
+//
+// Reading the state again after each submission would not show more:
+// YARN allocates containers asynchronously, so right after a submission
+// the application is ACCEPTED and holds nothing; and on YARN a read is
+// cluster metrics, every running application and, at a slower cadence,
+// every node — megabytes per admitted job on a large cluster.
+type passView struct {
+	st    *cluster.State // nil until the pass first needs it
+	open  bool           // openView ran
+	hist  map[string]queue.KindHistory
+	nodes []profile.Node // scratch for profile.Place
+	land  []profile.Landing
+}
+
+// openView reads, once per pass, what every decision of the pass shares:
+// the cluster state (unless the step's Sync read it), the kinds' runtime
+// histories (they change only when a job finishes), and the admitted jobs
+// whose applications hold nothing in the state, which arrive in it.
+func (e *Engine) openView(ctx context.Context, v *passView) error {
+	if v.open {
+		return nil
 	}
+	if v.st == nil {
+		st, err := e.cluster.State(ctx)
+		if err != nil {
+			e.backendError("state")
+			return fmt.Errorf("admit: cluster state: %w", err)
+		}
+		v.st = &st
+	}
+	hist, err := e.store.Histories()
+	if err != nil {
+		return fmt.Errorf("admit: kind histories: %w", err)
+	}
+	admitted, err := e.store.List(queue.StateAdmitted, 0)
+	if err != nil {
+		return fmt.Errorf("admit: admitted jobs: %w", err)
+	}
+	v.hist = hist
+	holding := map[string]bool{}
+	for _, a := range v.st.Apps {
+		holding[a.ID] = true
+		if a.JobID != "" {
+			holding[a.JobID] = true
+		}
+	}
+	for _, j := range admitted {
+		if !holding[j.AppID] && !holding[j.ID] {
+			v.arrive(j, j.AppID)
+		}
+	}
+	v.open = true
+	return nil
+}
+
+// snapshot gathers one decision's input: the pass's picture of the
+// cluster, the pending window (read from the store for every decision: an
+// admitted job leaves it and the next pending job enters) and the kinds'
+// runtime history.
+func (e *Engine) snapshot(v *passView) (queue.Snapshot, error) {
+	now := e.clock.Now()
 	var pending []queue.Job
+	var err error
 	if f := e.fairness; f != nil {
 		pending, err = e.store.PendingHeads(e.window, f.GroupBy, cmp.Or(f.Scan, queue.DefaultFairScan))
 	} else {
@@ -183,28 +272,8 @@ func (e *Engine) snapshot(ctx context.Context) (queue.Snapshot, error) {
 	if err != nil {
 		return queue.Snapshot{}, fmt.Errorf("admit: pending jobs: %w", err)
 	}
-	hist, err := e.store.Histories()
-	if err != nil {
-		return queue.Snapshot{}, fmt.Errorf("admit: kind histories: %w", err)
-	}
-	admitted, err := e.store.List(queue.StateAdmitted, 0)
-	if err != nil {
-		return queue.Snapshot{}, fmt.Errorf("admit: admitted jobs: %w", err)
-	}
-	holding := map[string]bool{}
-	for _, a := range st.Apps {
-		holding[a.ID] = true
-		if a.JobID != "" {
-			holding[a.JobID] = true
-		}
-	}
+	st := v.st
 	free := st.Free
-	for _, j := range admitted {
-		if !holding[j.AppID] && !holding[j.ID] {
-			free.MemoryMB -= j.Resources.TotalMemoryMB()
-			free.VCores -= j.Resources.TotalVCores()
-		}
-	}
 	free.MemoryMB = max(free.MemoryMB, 0)
 	free.VCores = max(free.VCores, 0)
 
@@ -228,7 +297,7 @@ func (e *Engine) snapshot(ctx context.Context) (queue.Snapshot, error) {
 	}
 	var weights []float64 // read only by the bandit's preference stage
 	if e.weighContext {
-		weights = contextWeights(st, pending)
+		weights = contextWeights(*st, pending)
 	}
 	running := make([]queue.Running, 0, len(st.Apps))
 	for i, a := range st.Apps {
@@ -239,13 +308,69 @@ func (e *Engine) snapshot(ctx context.Context) (queue.Snapshot, error) {
 		running = append(running, ru)
 	}
 	sort.Slice(running, func(i, j int) bool { return running[i].JobID < running[j].JobID })
-	e.dominantShares(st)
 	e.shape.Store(&clusterShape{capa: st.Capacity, nodes: nodes})
 	return queue.Snapshot{
 		Now: now, Capacity: st.Capacity, Free: free, Nodes: nodes,
-		Running: running, Pending: pending, History: hist,
+		Running: running, Pending: pending, History: v.hist,
 	}, nil
 }
+
+// arrive adds admitted job j, whose application appID holds nothing in
+// the picture yet, as the cluster will hold it: it joins the running
+// applications with its whole allocation, the cluster's free room drops by
+// its resources, and its containers take the nodes profile.Place predicts
+// by the cluster's placement rule — the prediction the co-location scorer
+// makes — so the next decision sees the nodes as they will be. A job that
+// does not fit anywhere waits in the resource manager's queue: it takes
+// no node until room frees.
+func (v *passView) arrive(j queue.Job, appID string) {
+	st := v.st
+	r := j.Resources
+	a := cluster.App{ID: appID, JobID: j.ID, Kind: j.Kind, User: j.User, Queue: j.Queue,
+		Alloc: queue.Capacity{MemoryMB: r.TotalMemoryMB(), VCores: r.TotalVCores()}}
+	st.Free.MemoryMB -= a.Alloc.MemoryMB
+	st.Free.VCores -= a.Alloc.VCores
+	counts := v.place(r)
+	if len(counts) > 0 {
+		a.Placement = make(map[string]int, len(counts))
+	}
+	for i, c := range counts {
+		n := &st.Nodes[i]
+		a.Nodes = append(a.Nodes, n.Name)
+		a.Placement[n.Name] = c
+		n.Free.MemoryMB -= int64(c) * r.MemoryMB
+		n.Free.VCores -= int64(c) * int64(r.VCores)
+		n.Apps = append(slices.Clip(n.Apps), appID)
+	}
+	slices.Sort(a.Nodes)
+	st.Apps = append(slices.Clip(st.Apps), a)
+}
+
+// place predicts where a job of resources r lands on the picture's nodes
+// (profile.Place, group profile.DefaultGroup, as the scorer does) and
+// turns the expectation into whole containers per node index; nil when
+// the job does not fit.
+func (v *passView) place(r queue.Resources) map[int]int {
+	each := profile.Room{VCores: int64(r.VCores), MemoryMB: r.MemoryMB}
+	v.nodes = v.nodes[:0]
+	for _, n := range v.st.Nodes {
+		pn := profile.Node{Capacity: profile.Room{VCores: n.Capacity.VCores, MemoryMB: n.Capacity.MemoryMB},
+			Free: profile.Room{VCores: n.Free.VCores, MemoryMB: n.Free.MemoryMB}}
+		if len(n.Apps) > 0 {
+			pn.Jobs = runsSomething // Place asks only whether a node runs something
+		}
+		v.nodes = append(v.nodes, pn)
+	}
+	var ok bool
+	v.land, ok = profile.Place(v.nodes, profile.Shape{Containers: r.Containers, Each: each}, profile.DefaultGroup, v.land)
+	if !ok || r.Containers <= 0 {
+		return nil
+	}
+	return profile.Whole(v.nodes, v.land, each, r.Containers)
+}
+
+// runsSomething marks a node that runs a job for profile.Place.
+var runsSomething = []profile.KindCount{{Containers: 1}}
 
 // dominantShares reports each running user's dominant share of the
 // cluster and deletes the gauge of every user that runs nothing.
@@ -253,7 +378,6 @@ func (e *Engine) dominantShares(st cluster.State) {
 	if e.mx == nil || st.Capacity.MemoryMB <= 0 || st.Capacity.VCores <= 0 {
 		return
 	}
-	e.sharesFresh = true
 	use := map[string]queue.Capacity{}
 	for _, a := range st.Apps {
 		u := use[a.User]

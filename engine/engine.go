@@ -71,9 +71,8 @@ type Engine struct {
 	mu         sync.Mutex // serialises passes and guards the fields below
 	reconciled bool
 	presence   map[string]map[string]*presence // node → job id → presence
+	observed   uint64                          // observations of presence so far (observe)
 	shareUsers map[string]bool                 // users with a dominant-share gauge
-	// sharesFresh: the pass in flight set the gauges from a snapshot.
-	sharesFresh bool
 }
 
 // presence is one job's containers on one node, as seen by Sync.
@@ -85,6 +84,7 @@ type presence struct {
 	since      time.Time // first seen on the node
 	lastSeen   time.Time
 	goneAt     time.Time // first sync that no longer saw it; zero while present
+	seen       uint64    // the observation (Engine.observed) that last saw it
 }
 
 // Options are Engine's dependencies. Store, Learner, Cluster and Clock

@@ -350,13 +350,8 @@ func TestLearnCreditsLaterKindGivenEarlier(t *testing.T) {
 			if snap.Observations != int64(wantUpdates) {
 				t.Errorf("observations %d, want %d", snap.Observations, wantUpdates)
 			}
-			b, err := h.store.LoadPreferences()
-			if err != nil || b == nil {
-				t.Fatalf("preferences not persisted: %v", err)
-			}
-			var saved bandit.Snapshot
-			if err := json.Unmarshal(b, &saved); err != nil || saved.Observations != snap.Observations {
-				t.Errorf("persisted observations %d (err %v), want %d", saved.Observations, err, snap.Observations)
+			if saved := h.persisted(); saved.Observations != snap.Observations {
+				t.Errorf("persisted observations %d, want %d", saved.Observations, snap.Observations)
 			}
 			kinds := h.learner.Kinds()
 			po := h.learner.Snapshot().PairObservations

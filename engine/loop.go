@@ -128,7 +128,7 @@ func (l *Loop) Step(ctx context.Context) (Iteration, error) {
 	}
 	var it Iteration
 	now := l.clock.Now()
-	rep, err := l.e.Sync(ctx)
+	rep, synced, err := l.e.syncStep(ctx)
 	syncErr := err // readiness reports the iteration's last sync
 	if err != nil {
 		l.log.Warn("sync", "err", err)
@@ -165,7 +165,11 @@ func (l *Loop) Step(ctx context.Context) (Iteration, error) {
 		}
 		l.lastCheck = now
 	}
-	ar, err := l.e.AdmitPass(ctx)
+	// The admission pass sees the cluster as this step's sync read it: it
+	// is fresh (only learning, retention and the checkpoint ran since, and
+	// none of them changes the cluster), and reading it again would cost
+	// the resource manager a second full state per step.
+	ar, err := l.e.admitStep(ctx, synced)
 	if err != nil {
 		l.log.Warn("admission pass", "err", err)
 	}

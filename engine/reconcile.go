@@ -62,25 +62,37 @@ func (e *Engine) Reconcile(ctx context.Context) (SyncReport, error) {
 // running, ended applications finish their jobs, and the per-node presence
 // of jobs (for learning) is updated. A finished job kicks admission.
 func (e *Engine) Sync(ctx context.Context) (SyncReport, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.syncLocked(ctx)
+	rep, _, err := e.syncStep(ctx)
+	return rep, err
 }
 
-func (e *Engine) syncLocked(ctx context.Context) (SyncReport, error) {
+// syncStep is Sync for the loop: it also returns the cluster state it
+// read, which the admission pass of the same loop step reuses instead of
+// reading it again (nil after an error).
+func (e *Engine) syncStep(ctx context.Context) (SyncReport, *cluster.State, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	rep, st, err := e.syncLocked(ctx)
+	if err != nil {
+		return rep, nil, err
+	}
+	return rep, st, nil
+}
+
+func (e *Engine) syncLocked(ctx context.Context) (SyncReport, *cluster.State, error) {
 	var rep SyncReport
 	if !e.reconciled {
-		return rep, ErrNotReady
+		return rep, nil, ErrNotReady
 	}
 	rep.At = e.clock.Now()
 	st, err := e.cluster.State(ctx)
 	if err != nil {
 		e.backendError("state")
-		return rep, fmt.Errorf("sync: cluster state: %w", err)
+		return rep, nil, fmt.Errorf("sync: cluster state: %w", err)
 	}
 	jobs, err := e.activeJobs()
 	if err != nil {
-		return rep, err
+		return rep, nil, err
 	}
 	byApp := make(map[string]queue.Job, len(jobs))
 	byID := make(map[string]queue.Job, len(jobs))
@@ -105,7 +117,7 @@ func (e *Engine) syncLocked(ctx context.Context) (SyncReport, error) {
 		if running[j.ID] {
 			if j.State == queue.StateAdmitted {
 				if _, err := e.store.Start(j.ID); err != nil {
-					return rep, fmt.Errorf("sync: start job %s: %w", j.ID, err)
+					return rep, nil, fmt.Errorf("sync: start job %s: %w", j.ID, err)
 				}
 				rep.Started = append(rep.Started, j.ID)
 			}
@@ -118,14 +130,14 @@ func (e *Engine) syncLocked(ctx context.Context) (SyncReport, error) {
 			continue
 		}
 		if err := e.applyStatus(ctx, j, s, err, &rep); err != nil {
-			return rep, fmt.Errorf("sync job %s: %w", j.ID, err)
+			return rep, nil, fmt.Errorf("sync job %s: %w", j.ID, err)
 		}
 	}
 	e.observe(st, byApp, rep.At)
 	if len(rep.Finished) > 0 || len(rep.Requeued) > 0 {
 		e.Kick()
 	}
-	return rep, nil
+	return rep, &st, nil
 }
 
 // applyStatus moves job j according to what the cluster said about its
@@ -266,9 +278,11 @@ func (e *Engine) activeJobs() ([]queue.Job, error) {
 	return out, nil
 }
 
-// observe updates which jobs are present on which node at time now.
+// observe updates which jobs are present on which node at time now. A
+// presence this observation saw carries its number (e.observed), so
+// those it did not see are found without a set of what it saw.
 func (e *Engine) observe(st cluster.State, byApp map[string]queue.Job, now time.Time) {
-	seen := map[string]map[string]bool{}
+	e.observed++
 	apps := make(map[string]*cluster.App, len(st.Apps))
 	for i := range st.Apps {
 		apps[st.Apps[i].ID] = &st.Apps[i]
@@ -281,10 +295,6 @@ func (e *Engine) observe(st cluster.State, byApp map[string]queue.Job, now time.
 			if !ok {
 				continue
 			}
-			if seen[n.Name] == nil {
-				seen[n.Name] = map[string]bool{}
-			}
-			seen[n.Name][j.ID] = true
 			m := e.presence[n.Name]
 			if m == nil {
 				m = map[string]*presence{}
@@ -298,16 +308,16 @@ func (e *Engine) observe(st cluster.State, byApp map[string]queue.Job, now time.
 				}
 				m[j.ID] = p
 			}
-			p.lastSeen = now
+			p.lastSeen, p.seen = now, e.observed
 			p.containers = 1
 			if a, ok := apps[appID]; ok {
 				p.containers = max(a.ContainersOn(n.Name), 1)
 			}
 		}
 	}
-	for node, m := range e.presence {
-		for id, p := range m {
-			if p.goneAt.IsZero() && !seen[node][id] {
+	for _, m := range e.presence {
+		for _, p := range m {
+			if p.goneAt.IsZero() && p.seen != e.observed {
 				p.goneAt = now
 			}
 		}

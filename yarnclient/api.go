@@ -143,7 +143,11 @@ type AppsFilter struct {
 }
 
 // Values encodes f as query parameters. resourceRequests are always
-// deselected (3.x), as App does not carry them.
+// deselected, as App does not carry them: deSelects=resourceRequests
+// (YARN-6280: Hadoop 2.9 and 3.x; an older RM ignores the parameter, as
+// Jersey ignores every parameter a resource does not declare) spares the
+// RM and the client the pending requests of every application, one per
+// host and rack an application asked for.
 func (f AppsFilter) Values() url.Values {
 	q := url.Values{}
 	join := func(key string, l []string, lower bool) {
@@ -204,12 +208,14 @@ func (c *Client) Apps(ctx context.Context, f AppsFilter) ([]App, error) {
 }
 
 // App returns GET /ws/v1/cluster/apps/{appid}; an id the RM does not know is
-// a *RemoteError matching ErrNotFound.
+// a *RemoteError matching ErrNotFound. resourceRequests are deselected, as
+// in Apps (an application waiting for containers lists its outstanding
+// requests).
 func (c *Client) App(ctx context.Context, appID string) (App, error) {
 	if err := checkAppID("appID", appID); err != nil {
 		return App{}, err
 	}
-	resp, err := c.rmCall(ctx, get(PathApp(appID), nil))
+	resp, err := c.rmCall(ctx, get(PathApp(appID), url.Values{"deSelects": {"resourceRequests"}}))
 	if err != nil {
 		return App{}, err
 	}

@@ -7,7 +7,8 @@
 //     NodeManagerRest.md in apache/hadoop), under the documented field names,
 //     decoding both the 2.7 and the 3.x shapes: cluster info and metrics,
 //     nodes, applications (with the states, queue, user, applicationTags and
-//     time filters), one application and its state, attempts, the 3.x
+//     time filters, resourceRequests deselected), one application and its
+//     state, attempts, the 3.x
 //     attempt-containers endpoint and a NodeManager's containers.
 //   - Submission over REST: new-application, then the
 //     application-submission-context (202 Accepted + Location), with the

@@ -19,16 +19,40 @@ import (
 // Every access to the simulator goes through exec, which must run its
 // argument with exclusive access: sim.Realtime.Do for `colocd serve`, a
 // direct call for a benchmark that owns the simulator.
+//
+// A submission that does not fit the free room now is accepted and waits,
+// as YARN keeps an application ACCEPTED until its scheduler has room for
+// it: App reports it accepted, State first starts every waiting
+// application that fits (oldest first), and Kill drops it. It is logged
+// when it starts, at that virtual time; a crash forgets it, and Reconcile
+// submits its job again. A job waits when the engine, which admits several
+// jobs on one reading of the cluster and predicts where each lands, finds
+// the nodes more fragmented than it predicted; every kind of a workload
+// fits the idle cluster (sim checks it), so none waits forever.
 type Cluster struct {
 	exec  func(func(*sim.Sim))
 	state *State // nil: nothing is logged (not durable)
 	kinds map[string]sim.KindSpec
+	// waiting are the accepted submissions that did not fit yet, oldest
+	// first.
+	waiting []waitingApp
+	// running caches what State reports of each running application:
+	// nothing of it changes while it runs (the simulator places every
+	// container at submission), and reading it from the simulator costs a
+	// pass over every node.
+	running map[string]cluster.App
+}
+
+type waitingApp struct {
+	appID string
+	jobID string
+	spec  sim.AppSpec
 }
 
 // New adapts the simulator reached through exec. state, when not
 // nil, receives every reservation, submission and kill (see Open).
 func New(exec func(func(*sim.Sim)), state *State) *Cluster {
-	c := &Cluster{exec: exec, state: state, kinds: map[string]sim.KindSpec{}}
+	c := &Cluster{exec: exec, state: state, kinds: map[string]sim.KindSpec{}, running: map[string]cluster.App{}}
 	exec(func(s *sim.Sim) {
 		for _, k := range s.Kinds() {
 			c.kinds[k.Name] = k
@@ -64,16 +88,24 @@ func (c *Cluster) Prepare(j *queue.Job) error {
 	return nil
 }
 
-// State reports nodes (advertised vcores and memory) and running apps.
+// State reports nodes (advertised vcores and memory) and running apps,
+// after starting the waiting submissions that fit. It costs one pass over
+// the nodes and their applications: what it reports of a running
+// application is read from the simulator once (c.running) and shared,
+// read-only, by every State until the application ends.
 func (c *Cluster) State(ctx context.Context) (cluster.State, error) {
 	var st cluster.State
+	var err error
 	c.exec(func(s *sim.Sim) {
+		if err = c.startWaiting(s); err != nil {
+			return
+		}
 		var ids []string
 		seen := map[string]bool{}
 		for _, n := range s.Nodes() {
 			capa := queue.Capacity{MemoryMB: n.MemoryMB, VCores: int64(n.VCores)}
 			free := queue.Capacity{MemoryMB: n.MemoryMB - n.UsedMemoryMB, VCores: int64(n.VCores - n.UsedVCores)}
-			st.Nodes = append(st.Nodes, cluster.Node{Name: n.Name, Capacity: capa, Free: free, Apps: slices.Clone(n.Apps)})
+			st.Nodes = append(st.Nodes, cluster.Node{Name: n.Name, Capacity: capa, Free: free, Apps: n.Apps})
 			st.Capacity.MemoryMB += capa.MemoryMB
 			st.Capacity.VCores += capa.VCores
 			st.Free.MemoryMB += free.MemoryMB
@@ -87,15 +119,61 @@ func (c *Cluster) State(ctx context.Context) (cluster.State, error) {
 		}
 		slices.Sort(ids)
 		for _, id := range ids {
-			a, ok := s.App(id)
-			if !ok || a.State != sim.AppRunning {
-				continue
+			a, ok := c.running[id]
+			if !ok {
+				// A node lists only the applications whose containers it
+				// holds, so a listed application runs.
+				info, found := s.App(id)
+				if !found || info.State != sim.AppRunning {
+					continue
+				}
+				a = cluster.App{ID: info.ID, JobID: info.JobID, Kind: info.Kind, User: info.User, Queue: info.Queue,
+					Alloc: queue.Capacity{MemoryMB: info.Alloc.MemoryMB, VCores: info.Alloc.VCores},
+					Nodes: info.Nodes, Placement: info.Placement, Starts: info.Started}
+				c.running[id] = a
 			}
-			st.Apps = append(st.Apps, cluster.App{ID: a.ID, JobID: a.JobID, Kind: a.Kind, User: a.User, Queue: a.Queue,
-				Alloc: queue.Capacity{MemoryMB: a.Alloc.MemoryMB, VCores: a.Alloc.VCores}, Nodes: a.Nodes, Placement: a.Placement, Starts: a.Started})
+			st.Apps = append(st.Apps, a)
+		}
+		for id := range c.running {
+			if !seen[id] {
+				delete(c.running, id)
+			}
 		}
 	})
-	return st, nil
+	return st, err
+}
+
+// startWaiting starts, oldest first, every waiting submission that fits
+// now, logging each first.
+func (c *Cluster) startWaiting(s *sim.Sim) error {
+	kept := c.waiting[:0]
+	for i, w := range c.waiting {
+		if !s.Fits(w.spec.Kind) {
+			kept = append(kept, w)
+			continue
+		}
+		if err := c.log(LogEntry{Op: OpSubmit, AppID: w.appID, JobID: w.jobID, Kind: w.spec.Kind, User: w.spec.User,
+			Queue: w.spec.Queue, At: s.Now()}); err != nil {
+			c.waiting = append(kept, c.waiting[i:]...)
+			return fmt.Errorf("start waiting application %s: %w", w.appID, err)
+		}
+		if err := s.Submit(w.appID, w.spec); err != nil {
+			c.waiting = append(kept, c.waiting[i+1:]...)
+			return fmt.Errorf("start waiting application %s: %w", w.appID, err)
+		}
+	}
+	c.waiting = kept
+	return nil
+}
+
+// waitingFor returns the waiting submission of appID.
+func (c *Cluster) waitingFor(appID string) (waitingApp, int, bool) {
+	for i, w := range c.waiting {
+		if w.appID == appID {
+			return w, i, true
+		}
+	}
+	return waitingApp{}, -1, false
 }
 
 // Reserve reserves an application id. Like every change to the simulator,
@@ -115,14 +193,22 @@ func (c *Cluster) Reserve(ctx context.Context) (string, error) {
 	return id, err
 }
 
-// Submit places and starts the job. A submission the simulator cannot take
-// (no fit, unknown kind or id) is rejected; one it already has is success.
+// Submit places and starts the job, or, when it does not fit the free
+// room now, accepts it to start once it does (see Cluster). A submission
+// the simulator cannot take (an unknown kind or id) is rejected; one it
+// already has is success.
 func (c *Cluster) Submit(ctx context.Context, appID string, j queue.Job) error {
 	var err error
 	c.exec(func(s *sim.Sim) {
 		if a, ok := s.App(appID); ok {
 			if a.JobID != j.ID {
 				err = fmt.Errorf("%w: application %s already runs job %s", cluster.ErrRejected, appID, a.JobID)
+			}
+			return
+		}
+		if w, _, ok := c.waitingFor(appID); ok {
+			if w.jobID != j.ID {
+				err = fmt.Errorf("%w: application %s already holds job %s", cluster.ErrRejected, appID, w.jobID)
 			}
 			return
 		}
@@ -133,11 +219,11 @@ func (c *Cluster) Submit(ctx context.Context, appID string, j queue.Job) error {
 			}
 			return
 		}
-		// A job that does not fit is refused before anything is logged or
+		// A job that does not fit now waits, before anything is logged or
 		// placed: sim.Submit would draw random numbers even to fail, and a
 		// refusal the log does not hold must not change the simulator.
 		if !s.Fits(j.Kind) {
-			err = fmt.Errorf("%w: submit %s: %w", cluster.ErrRejected, appID, sim.ErrNoFit)
+			c.waiting = append(c.waiting, waitingApp{appID: appID, jobID: j.ID, spec: spec})
 			return
 		}
 		if err = c.log(LogEntry{Op: OpSubmit, AppID: appID, JobID: j.ID, Kind: j.Kind, User: j.User, Queue: j.Queue, At: s.Now()}); err != nil {
@@ -154,6 +240,10 @@ func (c *Cluster) App(ctx context.Context, appID string) (cluster.AppStatus, err
 	var err error
 	c.exec(func(s *sim.Sim) {
 		a, ok := s.App(appID)
+		if w, _, waiting := c.waitingFor(appID); !ok && waiting {
+			st = cluster.AppStatus{ID: appID, JobID: w.jobID, Phase: cluster.PhaseAccepted}
+			return
+		}
 		if !ok {
 			err = fmt.Errorf("application %s: %w", appID, cluster.ErrUnknownApp)
 			return
@@ -180,6 +270,10 @@ func (c *Cluster) Kill(ctx context.Context, appID string) error {
 	var err error
 	c.exec(func(s *sim.Sim) {
 		a, ok := s.App(appID)
+		if _, i, waiting := c.waitingFor(appID); !ok && waiting {
+			c.waiting = slices.Delete(c.waiting, i, i+1) // it never started: nothing to log
+			return
+		}
 		if !ok {
 			err = fmt.Errorf("kill %s: %w: %w", appID, cluster.ErrUnknownApp, sim.ErrUnknownApp)
 			return

@@ -26,6 +26,13 @@ type Config struct {
 	// application id it issued and does not know was never submitted.
 	// Never set it above the RM's value.
 	MaxCompletedApps int `mapstructure:"max_completed_applications"`
+	// NodesRefresh is how often the running nodes are read (GET
+	// /ws/v1/cluster/nodes: a report per node, megabytes on a large
+	// cluster); in between, a node's free room follows colocd's own
+	// applications' allocations (Cluster.State). The nodes are read
+	// sooner when the cluster metrics' node counts change. 0: on every
+	// reading of the cluster.
+	NodesRefresh time.Duration `mapstructure:"nodes_refresh"`
 }
 
 // SubmitMode is how jobs reach YARN.
@@ -46,8 +53,8 @@ type CommandConfig struct {
 }
 
 // DefaultConfig is the section's defaults: REST submission, a 30 s
-// timeout, Hadoop 3's max-completed-applications, no ResourceManager
-// (which Validate requires).
+// timeout, Hadoop 3's max-completed-applications, the nodes read every
+// DefaultNodesRefresh, no ResourceManager (which Validate requires).
 func DefaultConfig() Config {
 	return Config{
 		RMURLs:           []string{},
@@ -55,8 +62,17 @@ func DefaultConfig() Config {
 		Submit:           SubmitREST,
 		Command:          CommandConfig{Argv: []string{}, Timeout: 5 * time.Minute},
 		MaxCompletedApps: 1000, // Hadoop 3's default (Hadoop 2: 10000)
+		NodesRefresh:     DefaultNodesRefresh,
 	}
 }
+
+// DefaultNodesRefresh is yarn.nodes_refresh's default: at 10,000 nodes the
+// node list is 5.7 MB of JSON (the documented 3.x node report; a 3.3 RM
+// writes more per node), read every 30 s instead of on every sync and
+// admission pass; a node that joins, leaves or changes state is seen at
+// once (the metrics' node counts), other tenants' changes to a node's free
+// room within 30 s.
+const DefaultNodesRefresh = 30 * time.Second
 
 // FieldError names the key of the section that is wrong and why.
 type FieldError struct {
@@ -91,6 +107,9 @@ func (y Config) Validate() error {
 		if err := yarnclient.CheckURL(y.TimelineURL); err != nil {
 			return fieldErr("timeline_url", "%v", err)
 		}
+	}
+	if y.NodesRefresh < 0 {
+		return fieldErr("nodes_refresh", "must be >= 0 (0: read the nodes on every reading of the cluster), got %v", y.NodesRefresh)
 	}
 	if y.MaxCompletedApps < 0 {
 		return fieldErr("max_completed_applications", "must be >= 0 (0: never assume the RM still holds an ended application), got %d", y.MaxCompletedApps)

@@ -40,10 +40,11 @@ type Cluster struct {
 	c    *yarnclient.Client
 	cfg  Config
 	log  *slog.Logger
-	now  func() time.Time // placement cache only
+	now  func() time.Time // the placement and node caches only
 	mu   sync.Mutex
 	real map[string]string // command token → application id
 	pl   map[string]placementEntry
+	node nodeCache
 }
 
 type placementEntry struct {
@@ -54,6 +55,25 @@ type placementEntry struct {
 
 // placementTTL is how long an application's node list is reused.
 const placementTTL = 10 * time.Second
+
+// nodeCache is the last reading of the running nodes (see State).
+type nodeCache struct {
+	at    time.Time // zero: never read
+	key   nodeCounts
+	nodes []cluster.Node            // as reported: name, capacity, free room
+	use   map[string]queue.Capacity // colocd's applications' allocation on each node then
+}
+
+// nodeCounts are the cluster metrics' node counts: a node that joins,
+// leaves or changes state changes them.
+type nodeCounts struct {
+	active, lost, unhealthy, decommissioning, decommissioned, rebooted, shutdown int
+}
+
+func countsOf(m yarnclient.ClusterMetrics) nodeCounts {
+	return nodeCounts{m.ActiveNodes, m.LostNodes, m.UnhealthyNodes, m.DecommissioningNodes, m.DecommissionedNodes,
+		m.RebootedNodes, m.ShutdownNodes}
+}
 
 // commandTokenPrefix marks the app ids of command submissions.
 const commandTokenPrefix = "cmd-"
@@ -121,9 +141,23 @@ func (y *Cluster) Prepare(j *queue.Job) error {
 	return nil
 }
 
-// State reads cluster metrics, running nodes and running applications; the
-// nodes of colocd's applications come from yarnclient.Placement (cached
-// for placementTTL).
+// State reads the cluster: on every call the cluster metrics (capacity
+// and free room in all, exact) and the running applications, colocd's and
+// other tenants' (GET /ws/v1/cluster/apps?states=RUNNING, resourceRequests
+// deselected); where colocd's applications run (their tags say which are
+// colocd's), from yarnclient.Placements for those whose placement is older
+// than placementTTL, all in one call; and the running nodes only when
+// yarn.nodes_refresh has passed since they were last read, or the metrics'
+// node counts changed (a node joined, left or changed state).
+//
+// Between two readings of the nodes, a node's free room is what it
+// reported at the reading, plus the allocation colocd's applications held
+// on it then, minus the allocation they hold on it now; an application's
+// allocation (allocatedMB, allocatedVCores) is split over its nodes in
+// proportion to its containers on each. Other tenants' applications are
+// not placed per node (only colocd's placements are asked for), so their
+// changes reach a node's free room at the next reading; they reach the
+// cluster's free room at once, through the metrics.
 func (y *Cluster) State(ctx context.Context) (cluster.State, error) {
 	var st cluster.State
 	m, err := y.c.ClusterMetrics(ctx)
@@ -132,23 +166,11 @@ func (y *Cluster) State(ctx context.Context) (cluster.State, error) {
 	}
 	st.Capacity = queue.Capacity{MemoryMB: m.TotalMB, VCores: m.TotalVirtualCores}
 	st.Free = queue.Capacity{MemoryMB: m.AvailableMB, VCores: m.AvailableVirtualCores}
-	nodes, err := y.c.Nodes(ctx, "RUNNING")
-	if err != nil {
-		return st, fmt.Errorf("nodes: %w", err)
-	}
-	idx := map[string]int{}
-	for _, n := range nodes {
-		name := nodeHost(n)
-		idx[name] = len(st.Nodes)
-		st.Nodes = append(st.Nodes, cluster.Node{Name: name,
-			Capacity: queue.Capacity{MemoryMB: n.UsedMemoryMB + n.AvailMemoryMB, VCores: n.UsedVirtualCores + n.AvailableVirtualCores},
-			Free:     queue.Capacity{MemoryMB: n.AvailMemoryMB, VCores: n.AvailableVirtualCores}})
-	}
 	apps, err := y.c.Apps(ctx, yarnclient.AppsFilter{States: []string{"RUNNING"}})
 	if err != nil {
 		return st, fmt.Errorf("running applications: %w", err)
 	}
-	live := map[string]bool{}
+	var ours []string
 	for _, a := range apps {
 		as := cluster.App{ID: a.ID, User: a.User, Queue: a.Queue,
 			Alloc: queue.Capacity{MemoryMB: a.AllocatedMB, VCores: a.AllocatedVCores}}
@@ -157,54 +179,142 @@ func (y *Cluster) State(ctx context.Context) (cluster.State, error) {
 		}
 		as.JobID, as.Kind = yarnclient.ParseJobTags(a.Tags())
 		if as.JobID != "" {
-			live[a.ID] = true
-			as.Nodes, as.Placement, err = y.placement(ctx, a.ID)
-			if err != nil {
-				y.log.Warn("placement unavailable", "app", a.ID, "err", err)
-			}
-			for _, n := range as.Nodes {
-				if i, ok := idx[n]; ok {
-					st.Nodes[i].Apps = append(st.Nodes[i].Apps, a.ID)
-				}
-			}
+			ours = append(ours, a.ID)
 		}
 		st.Apps = append(st.Apps, as)
 	}
-	y.mu.Lock()
-	for id := range y.pl {
-		if !live[id] {
-			delete(y.pl, id)
+	pl := y.placements(ctx, ours)
+	use := map[string]queue.Capacity{} // colocd's allocation per node, now
+	for i := range st.Apps {
+		a := &st.Apps[i]
+		e, ok := pl[a.ID]
+		if !ok {
+			continue
+		}
+		a.Nodes, a.Placement = e.nodes, e.counts
+		addUse(use, a.Alloc, e.counts)
+	}
+	nc, err := y.nodes(ctx, m, use)
+	if err != nil {
+		return st, err
+	}
+	idx := make(map[string]int, len(nc.nodes))
+	st.Nodes = make([]cluster.Node, len(nc.nodes))
+	for i, n := range nc.nodes {
+		was, now := nc.use[n.Name], use[n.Name]
+		n.Free.MemoryMB = min(max(n.Free.MemoryMB+was.MemoryMB-now.MemoryMB, 0), n.Capacity.MemoryMB)
+		n.Free.VCores = min(max(n.Free.VCores+was.VCores-now.VCores, 0), n.Capacity.VCores)
+		st.Nodes[i] = n
+		idx[n.Name] = i
+	}
+	for _, a := range st.Apps {
+		for _, n := range a.Nodes {
+			if i, ok := idx[n]; ok {
+				st.Nodes[i].Apps = append(st.Nodes[i].Apps, a.ID)
+			}
 		}
 	}
-	y.mu.Unlock()
 	return st, nil
 }
 
-func (y *Cluster) placement(ctx context.Context, appID string) ([]string, map[string]int, error) {
+// addUse adds an application's allocation alloc to use, split over its
+// nodes in proportion to its containers on each.
+func addUse(use map[string]queue.Capacity, alloc queue.Capacity, counts map[string]int) {
+	total := 0
+	for _, c := range counts {
+		total += c
+	}
+	if total == 0 {
+		return
+	}
+	for n, c := range counts {
+		u := use[n]
+		u.MemoryMB += alloc.MemoryMB * int64(c) / int64(total)
+		u.VCores += alloc.VCores * int64(c) / int64(total)
+		use[n] = u
+	}
+}
+
+// nodes returns the last reading of the running nodes, reading them again
+// first when yarn.nodes_refresh has passed since, or the node counts of m
+// differ from the reading's; use is colocd's allocation per node now,
+// kept with a new reading.
+func (y *Cluster) nodes(ctx context.Context, m yarnclient.ClusterMetrics, use map[string]queue.Capacity) (nodeCache, error) {
 	now := y.now()
 	y.mu.Lock()
-	e, ok := y.pl[appID]
+	nc := y.node
 	y.mu.Unlock()
-	if ok && now.Sub(e.at) < placementTTL {
-		return e.nodes, e.counts, nil
+	if !nc.at.IsZero() && now.Sub(nc.at) < y.cfg.NodesRefresh && nc.key == countsOf(m) {
+		return nc, nil
 	}
-	p, err := y.c.Placement(ctx, appID)
+	nodes, err := y.c.Nodes(ctx, "RUNNING")
 	if err != nil {
-		return nil, nil, err
+		return nodeCache{}, fmt.Errorf("nodes: %w", err)
 	}
-	nodes := make([]string, 0, len(p))
-	counts := make(map[string]int, len(p))
-	for n, c := range p {
-		if c > 0 {
-			nodes = append(nodes, n)
-			counts[n] = c
+	nc = nodeCache{at: now, key: countsOf(m), nodes: make([]cluster.Node, 0, len(nodes)), use: use}
+	for _, n := range nodes {
+		nc.nodes = append(nc.nodes, cluster.Node{Name: nodeHost(n),
+			Capacity: queue.Capacity{MemoryMB: n.UsedMemoryMB + n.AvailMemoryMB, VCores: n.UsedVirtualCores + n.AvailableVirtualCores},
+			Free:     queue.Capacity{MemoryMB: n.AvailMemoryMB, VCores: n.AvailableVirtualCores}})
+	}
+	y.mu.Lock()
+	y.node = nc
+	y.mu.Unlock()
+	return nc, nil
+}
+
+// placements returns where each of colocd's running applications ids
+// runs: the cached placement when it is younger than placementTTL; the
+// others are asked for in one yarnclient.Placements call (on a Hadoop 2
+// RM, one sweep of the NodeManagers for all of them). When that call
+// fails, an application keeps its last placement, if it has one.
+// Entries of applications no longer running are dropped.
+func (y *Cluster) placements(ctx context.Context, ids []string) map[string]placementEntry {
+	now := y.now()
+	var due []string
+	y.mu.Lock()
+	for _, id := range ids {
+		if e, ok := y.pl[id]; !ok || now.Sub(e.at) >= placementTTL {
+			due = append(due, id)
 		}
 	}
-	slices.Sort(nodes)
-	y.mu.Lock()
-	y.pl[appID] = placementEntry{at: now, nodes: nodes, counts: counts}
 	y.mu.Unlock()
-	return nodes, counts, nil
+	var got map[string]map[string]int
+	if len(due) > 0 {
+		var err error
+		if got, err = y.c.Placements(ctx, due); err != nil {
+			y.log.Warn("placement unavailable", "apps", len(due), "err", err)
+		}
+	}
+	y.mu.Lock()
+	defer y.mu.Unlock()
+	for id, p := range got {
+		y.pl[id] = newPlacement(now, p)
+	}
+	out := make(map[string]placementEntry, len(ids))
+	for _, id := range ids {
+		if e, ok := y.pl[id]; ok {
+			out[id] = e
+		}
+	}
+	for id := range y.pl {
+		if _, ok := out[id]; !ok {
+			delete(y.pl, id)
+		}
+	}
+	return out
+}
+
+func newPlacement(at time.Time, p map[string]int) placementEntry {
+	e := placementEntry{at: at, nodes: make([]string, 0, len(p)), counts: make(map[string]int, len(p))}
+	for n, c := range p {
+		if c > 0 {
+			e.nodes = append(e.nodes, n)
+			e.counts[n] = c
+		}
+	}
+	slices.Sort(e.nodes)
+	return e
 }
 
 func nodeHost(n yarnclient.Node) string {

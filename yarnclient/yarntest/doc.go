@@ -9,10 +9,15 @@
 // (Submissions, SubmitCalls), moves apps ACCEPTED → RUNNING (StartApp, or
 // AutoStart) and to an end (FinishApp, or a kill through the API), places
 // containers on nodes (PlaceContainers), filters apps like the RM
-// (states, queue, user, applicationTags, started/finished time, limit),
-// acts as a standby RM (SetStandby, SetActiveURL), and injects faults per
-// path (InjectFault: 5xx, a body that is not JSON, a truncated JSON body, a
-// connection reset, or a request held until the test releases it).
+// (states, queue, user, applicationTags, started/finished time, limit;
+// the set-valued parameters repeated or comma-separated, unknown
+// parameters ignored), serves 3.x resourceRequests unless deSelects says
+// otherwise, acts as a standby RM (SetStandby, SetActiveURL), and injects
+// faults per path (InjectFault: 5xx, a body that is not JSON, a truncated
+// JSON body, a connection reset, or a request held until the test
+// releases it). Populate starts it as a large production cluster
+// (thousands of nodes, other tenants' running applications placed on
+// them); Traffic counts the requests and the bytes it answered.
 //
 // A second submission of a known application id is rejected with the RM's
 // 400 "... is already present! Cannot add a duplicate!" (what a real RM says

@@ -28,6 +28,7 @@ type options struct {
 	maxMemory          int64
 	maxVCores          int64
 	maxCompleted       int
+	population         *Population
 }
 
 // Hadoop2 makes the fake answer like a Hadoop 2.7 RM: the 3.x-only fields are
@@ -91,6 +92,7 @@ type FakeRM struct {
 	clock       int64 // ms; default clock
 	nextSeq     int
 	nodes       []*yarnclient.Node
+	nodeIndex   map[string]int // node id → index in nodes
 	apps        map[string]*fakeApp
 	appOrder    []string
 	submissions []yarnclient.SubmissionContext
@@ -99,6 +101,7 @@ type FakeRM struct {
 	activeURL   string
 	faults      map[string][]*faultState
 	requests    map[string]int
+	traffic     Traffic
 	// The root queue's application counters since the RM started
 	// (QueueMetrics: appsSubmitted, and on an app's end appsCompleted,
 	// appsFailed or appsKilled); a restart resets them.
@@ -117,6 +120,9 @@ type fakeApp struct {
 	containers []yarnclient.Container // of the current attempt
 	nextCID    int
 	killPuts   int
+	// requests are the attempt's resource requests beyond the AM's (a
+	// populated application's locality requests, all satisfied).
+	requests []resourceRequest
 }
 
 // NewFakeRM starts a fake RM; it is closed by t.Cleanup.
@@ -136,7 +142,11 @@ func NewFakeRM(t testing.TB, opts ...Option) *FakeRM {
 		faults:   map[string][]*faultState{},
 		requests: map[string]int{},
 
+		nodeIndex:   map[string]int{},
 		submittedAt: map[string]int64{},
+	}
+	if o.population != nil {
+		f.populate(*o.population)
 	}
 	f.routes()
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
@@ -162,6 +172,21 @@ func (f *FakeRM) now() time.Time {
 	}
 	f.clock += 1000
 	return time.UnixMilli(f.clock)
+}
+
+// Traffic is what a FakeRM answered: requests, and bytes of response
+// bodies (what the RM's HTTP layer writes after the headers; faulted
+// answers are counted as requests only).
+type Traffic struct {
+	Requests int
+	Bytes    int64
+}
+
+// Traffic returns what the fake answered since it started.
+func (f *FakeRM) Traffic() Traffic {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.traffic
 }
 
 // Requests counts the requests received for method and path (the path
@@ -200,12 +225,29 @@ func (f *FakeRM) routes() {
 func (f *FakeRM) serve(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	f.requests[r.Method+" "+r.URL.Path]++
+	f.traffic.Requests++
 	fault := f.takeFault(r)
 	f.mu.Unlock()
 	if fault != nil && f.applyFault(w, r, fault) {
 		return
 	}
-	f.answer(w, r)
+	cw := &countingWriter{ResponseWriter: w}
+	f.answer(cw, r)
+	f.mu.Lock()
+	f.traffic.Bytes += cw.n
+	f.mu.Unlock()
+}
+
+// countingWriter counts the body bytes written through it.
+type countingWriter struct {
+	http.ResponseWriter
+	n int64
+}
+
+func (c *countingWriter) Write(b []byte) (int, error) {
+	n, err := c.ResponseWriter.Write(b)
+	c.n += int64(n)
+	return n, err
 }
 
 // answer serves r normally: as a standby, or from the cluster state.

@@ -2,6 +2,7 @@ package yarntest
 
 import (
 	"net/http"
+	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -154,74 +155,113 @@ func normTags(tags []string) string {
 var appStates = map[string]bool{"NEW": true, "NEW_SAVING": true, "SUBMITTED": true, "ACCEPTED": true,
 	"RUNNING": true, "FINISHED": true, "FAILED": true, "KILLED": true}
 
-func (f *FakeRM) handleApps(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	states := map[string]bool{}
-	for _, s := range splitComma(q.Get("states") + "," + q.Get("state")) {
+// appsQuery is GET /ws/v1/cluster/apps's filter, as RMWebServices.getApps
+// reads it: the set-valued parameters (states, applicationTypes,
+// applicationTags, deSelects) may repeat and each value may list several,
+// comma-separated; the deprecated state joins states; a parameter the RM
+// does not know is ignored, as Jersey does.
+type appsQuery struct {
+	states, types, tags map[string]bool
+	finalStatus, user   string
+	queue, name         string
+	times               [4]int64 // startedTimeBegin, startedTimeEnd, finishedTimeBegin, finishedTimeEnd
+	limit               int
+}
+
+// parseAppsQuery reads q; a value the RM refuses is an error message for
+// a 400.
+func parseAppsQuery(q url.Values) (appsQuery, string) {
+	aq := appsQuery{states: map[string]bool{}, types: map[string]bool{}, tags: map[string]bool{},
+		finalStatus: q.Get("finalStatus"), user: q.Get("user"), queue: q.Get("queue"), name: q.Get("name")}
+	for _, s := range splitAll(append(q["states"], q.Get("state"))) {
 		s = strings.ToUpper(s)
 		if !appStates[s] {
-			f.badRequest(w, "Invalid application-state "+s+" specified. It should be one of NEW, NEW_SAVING, SUBMITTED, ACCEPTED, RUNNING, FINISHED, FAILED, KILLED")
-			return
+			return aq, "Invalid application-state " + s + " specified. It should be one of NEW, NEW_SAVING, SUBMITTED, ACCEPTED, RUNNING, FINISHED, FAILED, KILLED"
 		}
-		states[s] = true
+		aq.states[s] = true
 	}
-	types := map[string]bool{}
-	for _, s := range splitComma(q.Get("applicationTypes")) {
-		types[strings.ToUpper(s)] = true
+	for _, s := range splitAll(q["applicationTypes"]) {
+		aq.types[strings.ToUpper(s)] = true
 	}
-	tags := map[string]bool{}
-	for _, s := range splitComma(q.Get("applicationTags")) {
-		tags[strings.ToLower(s)] = true
+	for _, s := range splitAll(q["applicationTags"]) {
+		aq.tags[strings.ToLower(s)] = true
 	}
-	var times [4]int64
 	for i, k := range []string{"startedTimeBegin", "startedTimeEnd", "finishedTimeBegin", "finishedTimeEnd"} {
 		if v := q.Get(k); v != "" {
 			n, err := strconv.ParseInt(v, 10, 64)
 			if err != nil || n < 0 {
-				f.badRequest(w, k+" must be greater than 0")
-				return
+				return aq, k + " must be greater than 0"
 			}
-			times[i] = n
+			aq.times[i] = n
 		}
 	}
-	limit := 0
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n <= 0 {
-			f.badRequest(w, "limit value must be greater then 0")
-			return
+			return aq, "limit value must be greater then 0"
 		}
-		limit = n
+		aq.limit = n
+	}
+	return aq, ""
+}
+
+// matches reports whether app a passes the filter (hadoop2: a 2.7 RM,
+// whose queue filter also lists finished applications).
+func (aq appsQuery) matches(a yarnclient.App, hadoop2 bool) bool {
+	switch {
+	case len(aq.states) > 0 && !aq.states[a.State],
+		aq.finalStatus != "" && !strings.EqualFold(aq.finalStatus, a.FinalStatus),
+		aq.user != "" && aq.user != a.User,
+		aq.queue != "" && (aq.queue != a.Queue || (!hadoop2 && yarnclient.TerminalState(a.State))),
+		aq.name != "" && aq.name != a.Name,
+		len(aq.types) > 0 && !aq.types[strings.ToUpper(a.ApplicationType)],
+		len(aq.tags) > 0 && !anyTag(a.Tags(), aq.tags),
+		aq.times[0] > 0 && a.StartedTime < aq.times[0],
+		aq.times[1] > 0 && a.StartedTime > aq.times[1],
+		aq.times[2] > 0 && a.FinishedTime < aq.times[2],
+		aq.times[3] > 0 && (a.FinishedTime == 0 || a.FinishedTime > aq.times[3]):
+		return false
+	}
+	return true
+}
+
+func (f *FakeRM) handleApps(w http.ResponseWriter, r *http.Request) {
+	aq, bad := parseAppsQuery(r.URL.Query())
+	if bad != "" {
+		f.badRequest(w, bad)
+		return
 	}
 	f.mu.Lock()
-	var out []yarnclient.App
+	var out []*fakeApp
 	for _, id := range f.appOrder {
-		a := f.appView(f.apps[id])
-		switch {
-		case len(states) > 0 && !states[a.State],
-			q.Get("finalStatus") != "" && !strings.EqualFold(q.Get("finalStatus"), a.FinalStatus),
-			q.Get("user") != "" && q.Get("user") != a.User,
-			q.Get("queue") != "" && (q.Get("queue") != a.Queue || (!f.opts.hadoop2 && yarnclient.TerminalState(a.State))),
-			q.Get("name") != "" && q.Get("name") != a.Name,
-			len(types) > 0 && !types[strings.ToUpper(a.ApplicationType)],
-			len(tags) > 0 && !anyTag(a.Tags(), tags),
-			times[0] > 0 && a.StartedTime < times[0],
-			times[1] > 0 && a.StartedTime > times[1],
-			times[2] > 0 && a.FinishedTime < times[2],
-			times[3] > 0 && (a.FinishedTime == 0 || a.FinishedTime > times[3]):
+		a := f.apps[id]
+		if !aq.matches(f.appView(a), f.opts.hadoop2) {
 			continue
 		}
 		out = append(out, a)
-		if limit > 0 && len(out) == limit {
+		if aq.limit > 0 && len(out) == aq.limit {
 			break
 		}
 	}
-	f.mu.Unlock()
 	if len(out) == 0 {
+		f.mu.Unlock()
 		f.writeJSON(w, http.StatusOK, map[string]any{"apps": nil})
 		return
 	}
-	f.writeJSON(w, http.StatusOK, map[string]any{"apps": map[string]any{"app": out}})
+	// RMWebServices reads deSelects for each app it returns: with none to
+	// return, a bad value goes unnoticed.
+	des, bad := f.deSelects(r.URL.Query())
+	if bad != "" {
+		f.mu.Unlock()
+		f.badRequest(w, bad)
+		return
+	}
+	list := make([]appJSON, 0, len(out))
+	for _, a := range out {
+		list = append(list, f.served(a, des))
+	}
+	f.mu.Unlock()
+	f.writeJSON(w, http.StatusOK, map[string]any{"apps": map[string]any{"app": list}})
 }
 
 func anyTag(have []string, want map[string]bool) bool {
@@ -233,6 +273,15 @@ func anyTag(have []string, want map[string]bool) bool {
 	return false
 }
 
+// splitAll splits every value at commas, dropping blanks.
+func splitAll(vals []string) []string {
+	var out []string
+	for _, v := range vals {
+		out = append(out, splitComma(v)...)
+	}
+	return out
+}
+
 func (f *FakeRM) handleApp(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	a := f.lookup(w, r)
@@ -240,7 +289,100 @@ func (f *FakeRM) handleApp(w http.ResponseWriter, r *http.Request) {
 		f.mu.Unlock()
 		return
 	}
-	app := f.appView(a)
+	des, bad := f.deSelects(r.URL.Query())
+	if bad != "" {
+		f.mu.Unlock()
+		f.badRequest(w, bad)
+		return
+	}
+	app := f.served(a, des)
 	f.mu.Unlock()
 	f.writeJSON(w, http.StatusOK, map[string]any{"app": app})
+}
+
+// deSelectTypes are the values of deSelects (DeSelectFields.DeSelectType:
+// resourceRequests from YARN-6280, the others from YARN-6871), in the
+// order the RM lists them.
+var deSelectTypes = []string{"resourceRequests", "timeouts", "appNodeLabelExpression", "amNodeLabelExpression", "resourceInfo"}
+
+// deSelects reads the deSelects parameter as DeSelectFields.initFields
+// does: every value, split at commas, blank parts skipped, each part
+// matched case-insensitively as it is (untrimmed); an unknown part is an
+// error message for a 400. A 2.7 RM has no such parameter and ignores it.
+func (f *FakeRM) deSelects(q url.Values) (map[string]bool, string) {
+	out := map[string]bool{}
+	if f.opts.hadoop2 {
+		return out, ""
+	}
+	for _, field := range q["deSelects"] {
+		for _, lit := range strings.Split(field, ",") {
+			if strings.TrimSpace(lit) == "" {
+				continue
+			}
+			known := ""
+			for _, t := range deSelectTypes {
+				if strings.EqualFold(t, lit) {
+					known = t
+				}
+			}
+			if known == "" {
+				return nil, "Invalid deSelects string " + strings.TrimSpace(lit) + " specified. It should be one of [" +
+					strings.Join(deSelectTypes, ", ") + "]"
+			}
+			out[known] = true
+		}
+	}
+	return out, ""
+}
+
+// appJSON is an application as GET .../apps serves it: the App, its
+// current attempt's resource requests unless deselected (3.x), and the
+// label expressions unless deselected.
+type appJSON struct {
+	yarnclient.App
+	ResourceRequests       []resourceRequest `json:"resourceRequests,omitempty"`
+	AppNodeLabelExpression *string           `json:"appNodeLabelExpression,omitempty"`
+	AMNodeLabelExpression  *string           `json:"amNodeLabelExpression,omitempty"`
+}
+
+// resourceRequest is one element of an app's resourceRequests, in the
+// documented shape (ResourceManagerRest.md, 3.x, the apps example).
+type resourceRequest struct {
+	Capability          requestCapability `json:"capability"`
+	NodeLabelExpression string            `json:"nodeLabelExpression"`
+	NumContainers       int               `json:"numContainers"`
+	Priority            requestPriority   `json:"priority"`
+	RelaxLocality       bool              `json:"relaxLocality"`
+	ResourceName        string            `json:"resourceName"`
+}
+
+type requestCapability struct {
+	Memory       int64 `json:"memory"`
+	VirtualCores int64 `json:"virtualCores"`
+}
+
+type requestPriority struct {
+	Priority int `json:"priority"`
+}
+
+// served is app a as served, without the fields in deselect.
+func (f *FakeRM) served(a *fakeApp, deselect map[string]bool) appJSON {
+	out := appJSON{App: f.appView(a)}
+	if e := out.App.AppNodeLabelExpression; !deselect["appNodeLabelExpression"] {
+		out.AppNodeLabelExpression = &e
+	}
+	if e := out.App.AMNodeLabelExpression; !deselect["amNodeLabelExpression"] {
+		out.AMNodeLabelExpression = &e
+	}
+	if deselect["resourceRequests"] || f.opts.hadoop2 || yarnclient.TerminalState(a.app.State) {
+		return out
+	}
+	// The AM's request: outstanding until the attempt has its container.
+	am := resourceRequest{Capability: requestCapability{Memory: a.resource.Memory, VirtualCores: a.resource.VCores},
+		NumContainers: 1, RelaxLocality: true, ResourceName: "*"}
+	if len(a.attempts) > 0 {
+		am.NumContainers = 0
+	}
+	out.ResourceRequests = append([]resourceRequest{am}, a.requests...)
+	return out
 }

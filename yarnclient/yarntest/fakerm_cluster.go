@@ -47,12 +47,11 @@ func (f *FakeRM) AddNode(n yarnclient.Node) {
 	if n.LastHealthUpdate == 0 {
 		n.LastHealthUpdate = f.now().UnixMilli()
 	}
-	for i, old := range f.nodes {
-		if old.ID == n.ID {
-			f.nodes[i] = &n
-			return
-		}
+	if i, ok := f.nodeIndex[n.ID]; ok {
+		f.nodes[i] = &n
+		return
 	}
+	f.nodeIndex[n.ID] = len(f.nodes)
 	f.nodes = append(f.nodes, &n)
 }
 
@@ -80,10 +79,8 @@ func (f *FakeRM) Nodes() []yarnclient.Node {
 }
 
 func (f *FakeRM) node(id string) *yarnclient.Node {
-	for _, n := range f.nodes {
-		if n.ID == id {
-			return n
-		}
+	if i, ok := f.nodeIndex[id]; ok {
+		return f.nodes[i]
 	}
 	return nil
 }

@@ -40,7 +40,7 @@ var hadoop3Only = map[string]bool{
 	"amNodeLabelExpression": true, "amRPCAddress": true, "launchTime": true, "applicationPriority": true,
 	"reservedMB": true, "reservedVCores": true,
 	"appAttemptState": true, "appAttemptId": true,
-	"executionType": true, "containerLogFiles": true,
+	"executionType": true, "containerLogFiles": true, "resourceRequests": true,
 }
 
 func stripKeys(v any, keys map[string]bool) {

@@ -138,7 +138,9 @@ func TestServedShapes(t *testing.T) {
 			{yarnclient.PathClusterMetrics, []string{"clusterMetrics"}, "cluster-metrics/hadoop-3-resourceinfo.json", []string{"clusterMetrics"}, nil},
 			{yarnclient.PathNodes, []string{"nodes", "node", "*"}, "nodes/hadoop-3.json", []string{"nodes", "node", "*"}, nil},
 			{yarnclient.PathApps, []string{"apps", "app", "*"}, "apps/hadoop-3.json", []string{"apps", "app", "*"}, []string{"launchTime"}},
-			{yarnclient.PathApp(id), []string{"app"}, "app/hadoop-3.json", []string{"app"}, []string{"launchTime"}},
+			// One app is the same AppInfo as in the list, whose example
+			// shows resourceRequests; the one-app example predates them.
+			{yarnclient.PathApp(id), []string{"app"}, "app/hadoop-3.json", []string{"app"}, []string{"launchTime", "resourceRequests"}},
 			{yarnclient.PathAppAttempts(id), []string{"appAttempts", "appAttempt", "*"}, "appattempts/hadoop-3.json", []string{"appAttempts", "appAttempt", "*"}, nil},
 			{yarnclient.PathAttemptContainers(id, attempt(id)), []string{"containers", "container", "*"}, "attempt-containers/hadoop-3.json", []string{"containers", "container", "*"}, nil},
 		}
