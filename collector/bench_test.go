@@ -25,34 +25,7 @@ import (
 func BenchmarkUsage(b *testing.B) {
 	const hosts = 1000
 	s := influxtest.Start(b)
-	names := make([]string, hosts)
-	var lines strings.Builder
-	flush := func() {
-		s.Write(b, lines.String())
-		lines.Reset()
-	}
-	// Points from −30 s to +30 s (the window's stop, excluded).
-	for i := range hosts {
-		h := fmt.Sprintf("node-%04d.rack%02d.example.com", i, i%40)
-		names[i] = h
-		for step := -3; step <= 3; step++ {
-			at := t0.Add(time.Duration(step) * 10 * time.Second).UnixNano()
-			k := int64(step + 3)
-			for _, cpu := range []string{"cpu-total", "cpu0", "cpu1"} {
-				fmt.Fprintf(&lines, "cpu,cpu=%s,host=%s usage_idle=60,usage_iowait=5,usage_user=30,usage_system=5 %d\n", cpu, h, at)
-			}
-			for _, dev := range []string{"sda", "sda1", "nvme0n1"} {
-				fmt.Fprintf(&lines, "diskio,host=%s,name=%s read_bytes=%di,write_bytes=%di,reads=%di,writes=%di %d\n", h, dev, 1000*k, 2000*k, k, k, at)
-			}
-			for _, ifc := range []string{"eth0", "lo"} {
-				fmt.Fprintf(&lines, "net,host=%s,interface=%s bytes_recv=%di,bytes_sent=%di,packets_recv=%di %d\n", h, ifc, 5000*k, 7000*k, k, at)
-			}
-		}
-		if i%100 == 99 {
-			flush()
-		}
-	}
-	flush()
+	names := writeUsageFixture(b, s, hosts)
 
 	from, to := t0, t0.Add(30*time.Second)
 	// 2 disks × (100, 200)/s, eth0 only (lo excluded).
@@ -72,6 +45,55 @@ func BenchmarkUsage(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkUsage10k is BenchmarkUsage's default case at 10,000 hosts:
+// what one learning tick's read costs on the largest clusters colocd
+// fronts (README, "Scaling model").
+func BenchmarkUsage10k(b *testing.B) {
+	const hosts = 10000
+	s := influxtest.Start(b)
+	names := writeUsageFixture(b, s, hosts)
+	want := goodness.Usage{CPU: 0.35, IOWait: 0.05, DiskRead: 200, DiskWrite: 400, NetRecv: 500, NetSent: 700}
+	for _, lang := range languages {
+		b.Run(lang+"/hosts=10000", func(b *testing.B) {
+			benchUsage(b, s, lang, 0, names, t0, t0.Add(30*time.Second), want)
+		})
+	}
+}
+
+// writeUsageFixture writes Telegraf's points of hosts nodes for the usage
+// benchmarks, from −30 s to +30 s around t0 (the window's stop, excluded),
+// and returns the host names.
+func writeUsageFixture(b *testing.B, s *influxtest.Server, hosts int) []string {
+	names := make([]string, hosts)
+	var lines strings.Builder
+	flush := func() {
+		s.Write(b, lines.String())
+		lines.Reset()
+	}
+	for i := range hosts {
+		h := fmt.Sprintf("node-%05d.rack%02d.example.com", i, i%40)
+		names[i] = h
+		for step := -3; step <= 3; step++ {
+			at := t0.Add(time.Duration(step) * 10 * time.Second).UnixNano()
+			k := int64(step + 3)
+			for _, cpu := range []string{"cpu-total", "cpu0", "cpu1"} {
+				fmt.Fprintf(&lines, "cpu,cpu=%s,host=%s usage_idle=60,usage_iowait=5,usage_user=30,usage_system=5 %d\n", cpu, h, at)
+			}
+			for _, dev := range []string{"sda", "sda1", "nvme0n1"} {
+				fmt.Fprintf(&lines, "diskio,host=%s,name=%s read_bytes=%di,write_bytes=%di,reads=%di,writes=%di %d\n", h, dev, 1000*k, 2000*k, k, k, at)
+			}
+			for _, ifc := range []string{"eth0", "lo"} {
+				fmt.Fprintf(&lines, "net,host=%s,interface=%s bytes_recv=%di,bytes_sent=%di,packets_recv=%di %d\n", h, ifc, 5000*k, 7000*k, k, at)
+			}
+		}
+		if i%100 == 99 {
+			flush()
+		}
+	}
+	flush()
+	return names
 }
 
 // benchUsage times Usage of asked in one language.
