@@ -34,8 +34,14 @@
 //	states   state 0x00 seq → id            listing by state, in submission order
 //	idem     user 0x00 key → id             idempotency keys
 //	kinds    kind → KindHistory as JSON
-//	prefs    "snapshot" → the pair preferences' snapshot bytes,
-//	         "profiles" → the profile model's snapshot bytes
+//	prefs    "learned_preferences", "learned_profiles": one nested bucket
+//	         per learned model (learned.go): "header" (JSON: row names,
+//	         the model's scalars), "dense" (a vector written whole), and
+//	         one key per row, index uint32 BE → a binary row of float64s
+//	         and int64s (runs of one value compressed), only the rows
+//	         that left their prior; "fairness" → the fairness state as
+//	         JSON. "snapshot" and "profiles" (the whole-model JSON of
+//	         earlier builds) migrate into the rows when first read.
 //	counts   state → uint64 BE              O(1) Counts
 //	blocks   seq>>12 (uint64 BE) → count    pending jobs per 4096 seqs, for Position
 //	quarantine "jobs/"id or "kinds/"kind → Quarantined as JSON

@@ -34,8 +34,8 @@ func newStoreCheckCmd(g *globals) *cobra.Command {
 		Long: `Check the store file (FILE, or colocd.db in data_dir) without changing it: both
 bbolt meta pages (magic, version, page size, checksum), the file's size, every
 page pointer, bbolt's own consistency check, every job record and kind
-history, the indexes against the records, and the records already
-quarantined. It opens the file read-only with a shared lock, so stop colocd
+history, the indexes against the records, every row of the learned
+preferences and profiles, and the records already quarantined. It opens the file read-only with a shared lock, so stop colocd
 first: a running colocd holds the file exclusively.
 
 Exit status 0 when the file is clean (quarantined records are listed but are

@@ -28,14 +28,22 @@
 //	                                               "observations","row_observations",
 //	                                               "pair_observations","rejected","config"}
 //	       ?format=csv[&matrix=pi|h]               header "given,<kinds>", one row per running kind
-//	       ?format=snapshot                        the bandit.Snapshot (what PUT takes)
-//	GET    /v1/preferences/heatmap.svg  reader     π (or ?matrix=h) as an SVG heatmap
+//	       ?format=snapshot                        the bandit.Snapshot (what PUT takes), always whole
+//	       ?kinds=a,b (≤ 1,000 names)              rows and columns of those kinds, in that order
+//	       ?limit=n (0–10,000) &offset=m           a page of rows; "rows" labels them, "total",
+//	                                               "offset", "kinds_known" and X-Total-Count say how
+//	                                               many there are; at most 100,000 cells (rows ×
+//	                                               columns) per reply, else 400 on limit
+//	GET    /v1/preferences/heatmap.svg  reader     π (or ?matrix=h) as an SVG heatmap of the 50 most
+//	                                               observed kinds (?top=1–100, or ?kinds=, ≤ 100)
 //	PUT    /v1/preferences              admin      import a bandit.Snapshot; persisted
 //	DELETE /v1/preferences              admin      reset; persisted
-//	GET    /v1/profiles?kind=a,b        reader     {"kinds":[{"kind","known","ticks","weight","dominant",
+//	GET    /v1/profiles?kinds=a,b       reader     {"kinds":[{"kind","known","ticks","weight","dominant",
 //	                                               "demand","std","demand_util"}],"baseline","sigma",
 //	                                               "observations","limits"} sorted by kind; 404 without
-//	                                               a profile model (Deps.Profiles)
+//	                                               a profile model (Deps.Profiles); ?limit=&offset=
+//	                                               page it ("total", X-Total-Count), at most 1,000
+//	                                               kinds per reply; ?kind= is the old name of ?kinds=
 //	       ?format=csv                             header "kind,known,ticks,weight,dominant,cpu,iowait,
 //	                                               disk_read_bps,disk_write_bps,net_in_bps,net_out_bps"
 //	GET    /v1/decisions?limit=         reader     {"decisions":[DecisionRecord]} newest first
