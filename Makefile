@@ -1,6 +1,7 @@
 # colocd build and test entry points.
 #   make demo   run colocd on the embedded simulator (configs/demo.yaml)
-#   make test   install test tools if missing, vet, then every test with -race
+#   make test   install test tools if missing, vet, verify the systemd unit,
+#               then every test with -race
 SHELL := /bin/bash
 GO ?= go
 TOOLS ?= $(or $(COLOCD_TOOLS),$(HOME)/.cache/colocd/tools)
@@ -12,7 +13,7 @@ export COLOCD_TELEGRAF := $(TOOLS)/bin/telegraf
 # Integration tests fail (instead of skipping) when a tool is missing.
 export COLOCD_REQUIRE_TOOLS := 1
 
-.PHONY: all build test tools vet fmt-check unit bench demo clean
+.PHONY: all build test tools vet fmt-check verify-unit unit bench demo clean
 
 all: build
 
@@ -32,7 +33,31 @@ vet: fmt-check
 	$(TOOLS)/bin/staticcheck ./...
 	cd $(PLUGIN) && $(TOOLS)/bin/staticcheck ./...
 
-test: tools vet
+# systemd-analyze verify fails when ExecStart's binary does not exist (here:
+# /usr/local/bin/colocd), so it checks a copy of configs/colocd.service, in a
+# temporary directory, whose ExecStart runs a colocd built there (the daemon
+# only: the Telegraf plugin is not needed). It exits 0 after warning about a
+# value it ignores, so any output fails too. systemd-analyze comes with
+# Debian's systemd package (make tools installs it when root with apt-get);
+# without it the check is skipped, saying so.
+verify-unit:
+	@if ! command -v systemd-analyze >/dev/null 2>&1; then \
+	  echo "verify-unit: SKIPPED: systemd-analyze is not installed and make tools could not install it (Debian package systemd)"; \
+	  exit 0; \
+	fi; \
+	tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	$(GO) build -o "$$tmp/colocd" ./cmd/colocd && \
+	sed "s|^ExecStart=/usr/local/bin/colocd |ExecStart=$$tmp/colocd |" configs/colocd.service >"$$tmp/colocd.service" && \
+	if ! grep -q "^ExecStart=$$tmp/colocd " "$$tmp/colocd.service"; then \
+	  echo "verify-unit: configs/colocd.service has no ExecStart=/usr/local/bin/colocd line to point at the built colocd"; exit 1; \
+	fi; \
+	out=$$(systemd-analyze verify "$$tmp/colocd.service" 2>&1); rc=$$?; \
+	if [ $$rc -ne 0 ] || [ -n "$$out" ]; then \
+	  echo "$$out"; echo "verify-unit: systemd-analyze verify configs/colocd.service failed (status $$rc)"; exit 1; \
+	fi; \
+	echo "verify-unit: systemd-analyze verify configs/colocd.service: clean"
+
+test: tools vet verify-unit
 	$(GO) test -race -count=1 -timeout 30m ./...
 	cd $(PLUGIN) && $(GO) test -race -count=1 -timeout 10m ./...
 

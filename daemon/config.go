@@ -100,6 +100,10 @@ type APIConfig struct {
 	// preferences are K×K): a submission of a new kind beyond it is
 	// rejected with 422.
 	MaxKinds int `mapstructure:"max_kinds"`
+	// PublicMetrics serves GET /metrics without a token, for scrapers that
+	// cannot send one; by default it takes a reader token. Everything
+	// else still needs one.
+	PublicMetrics bool `mapstructure:"public_metrics"`
 }
 
 // JournalConfig bounds the decision and goodness journal (in memory and on disk).

@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -46,6 +47,31 @@ type ServeOptions struct {
 	// transaction (queue.Options.AcceptMetaFallback). For one start, after
 	// an operator has read the refusal: `colocd serve --accept-store-rollback`.
 	AcceptStoreRollback bool
+	// Build labels colocd_build_info (version, revision); an empty field
+	// is read from the binary's build information (the module version,
+	// the VCS revision stamp).
+	Build telemetry.BuildInfo
+	// Systemd, when set, is told of readiness, status, shutdown and the
+	// loop's liveness (SystemdFromEnv; nil: nothing is sent).
+	Systemd *Systemd
+}
+
+// build is o.Build with its empty fields filled from the binary.
+func (o ServeOptions) build() telemetry.BuildInfo {
+	b := o.Build
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return b
+	}
+	if b.Version == "" {
+		b.Version = bi.Main.Version
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" && b.Revision == "" {
+			b.Revision = s.Value
+		}
+	}
+	return b
 }
 
 // Serve runs the daemon until ctx is cancelled (SIGTERM/SIGINT in `colocd
@@ -55,7 +81,8 @@ type ServeOptions struct {
 //
 // Start-up order: backend (the simulator is rebuilt from data_dir first),
 // store, learner (restored), journal, metrics, engine, HTTP server; the loop
-// reconciles before it admits anything.
+// reconciles before it admits anything. With opts.Systemd, READY=1 is sent
+// once Engine.Ready succeeds (the notifier's comment).
 func Serve(ctx context.Context, cfg Config, opts ServeOptions) (err error) {
 	log := opts.Logger
 	if log == nil {
@@ -92,6 +119,7 @@ func Serve(ctx context.Context, cfg Config, opts ServeOptions) (err error) {
 	if err != nil {
 		return err
 	}
+	c.prom.Build(opts.build())
 	srv, ln, err := newHTTPServer(cfg, opts.Listener, c, store, b, log)
 	if err != nil {
 		return err
@@ -99,7 +127,7 @@ func Serve(ctx context.Context, cfg Config, opts ServeOptions) (err error) {
 	log.Info("colocd serving", "version", opts.Version, "addr", ln.Addr().String(), "tls", cfg.TLS.CertFile != "",
 		"backend", cfg.Backend, "seed", b.seed, "data_dir", cfg.DataDir, "mode", cfg.Admission.Mode,
 		"preferences_restored", c.restored, "profiles_restored", c.profilesRestored, "kinds", len(c.learner.Kinds()), "limits", c.limits)
-	return run(ctx, cfg, b, c.eng, srv, ln, log)
+	return run(ctx, cfg, b, c.eng, srv, ln, opts.Systemd, log)
 }
 
 // openBackend opens the configured cluster side.
@@ -203,6 +231,7 @@ func newHTTPServer(cfg Config, ln net.Listener, c core, store *queue.Store, b ba
 		Store: store, Learner: c.learner, Journal: c.journal, Controller: c.eng, Tokens: apiTokens(cfg.Tokens),
 		Profiles: c.eng.Profiles(), Queues: c.eng, Limits: c.limits, MaxKinds: cfg.API.MaxKinds, Writes: c.eng,
 		Metrics: c.prom, Now: b.clock.Now, MaxBodyBytes: cfg.API.MaxBodyBytes, Logger: log.With("component", "api"),
+		PublicMetrics: cfg.API.PublicMetrics,
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("build API: %w", err)
@@ -238,8 +267,10 @@ func newHTTPServer(cfg Config, ln net.Listener, c core, store *queue.Store, b ba
 }
 
 // run serves HTTP on ln and runs the loop until ctx is cancelled or either
-// fails, then shuts both down within cfg.ShutdownTimeout.
-func run(ctx context.Context, cfg Config, b backend, eng *engine.Engine, srv *http.Server, ln net.Listener, log *slog.Logger) error {
+// fails, then shuts both down within cfg.ShutdownTimeout. systemd watches the
+// engine's readiness from when both started until shutdown begins.
+func run(ctx context.Context, cfg Config, b backend, eng *engine.Engine, srv *http.Server, ln net.Listener,
+	systemd *Systemd, log *slog.Logger) error {
 	srvErr := make(chan error, 1)
 	go func() {
 		var err error
@@ -266,6 +297,13 @@ func run(ctx context.Context, cfg Config, b backend, eng *engine.Engine, srv *ht
 		return err
 	}
 	go func() { loopDone <- l.Run(passCtx, stop) }()
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		systemd.watch(watchCtx, eng.Ready, ln.Addr().String(), log.With("component", "systemd"))
+	}()
 
 	var runErr error
 	select {
@@ -277,6 +315,9 @@ func run(ctx context.Context, cfg Config, b backend, eng *engine.Engine, srv *ht
 		log.Error("loop failed", "err", runErr)
 		loopDone <- nil
 	}
+	stopWatch() // no READY=1 or WATCHDOG=1 after STOPPING=1
+	<-watched
+	systemd.stopping(log)
 	shCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(shCtx); err != nil {

@@ -95,6 +95,7 @@ func (e *Engine) passShares(ctx context.Context, v *passView) {
 		e.log.Debug("dominant shares: cluster state unavailable", "err", err)
 		return
 	}
+	e.backendOK(backendCluster)
 	e.dominantShares(st)
 }
 
@@ -144,6 +145,7 @@ func (e *Engine) admitOne(ctx context.Context, rep *AdmitReport, v *passView) (d
 		e.backendError("reserve")
 		return true, fmt.Errorf("admit job %s: reserve application: %w", admit.Chosen, err)
 	}
+	e.backendOK(backendCluster)
 	rec.AppID = appID
 	decJSON, err := json.Marshal(rec)
 	if err != nil {
@@ -167,13 +169,15 @@ func (e *Engine) admitOne(ctx context.Context, rep *AdmitReport, v *passView) (d
 	case err == nil:
 		v.arrive(job, appID)
 		rep.Admitted = append(rep.Admitted, job.ID)
+		e.backendOK(backendCluster)
 		if e.mx != nil {
-			e.mx.Admitted()
+			e.mx.Admitted(e.clock.Now().Sub(job.CreatedAt), forcedBy(admit))
 		}
 		log.Info("admitted", "app", appID, "forced", learned.Forced, "shadow", rec.Shadow,
 			"learned_choice", learned.Chosen, "passed", len(admit.Passed))
 		return false, nil
 	case errors.Is(err, cluster.ErrRejected):
+		e.backendOK(backendCluster) // it answered: a refusal, not an outage
 		if e.mx != nil {
 			e.mx.AdmissionFailed()
 		}
@@ -229,6 +233,7 @@ func (e *Engine) openView(ctx context.Context, v *passView) error {
 			e.backendError("state")
 			return fmt.Errorf("admit: cluster state: %w", err)
 		}
+		e.backendOK(backendCluster)
 		v.st = &st
 	}
 	hist, err := e.store.Histories()

@@ -423,10 +423,47 @@ func (e *Engine) StoreWrite(op string, err error) {
 // Profiles is the engine's resource profile model.
 func (e *Engine) Profiles() *profile.Model { return e.profiles }
 
+// backendError counts a failed call to a backend, by operation, and marks
+// that backend down: op "metrics" is the usage source, any other the
+// cluster.
 func (e *Engine) backendError(op string) {
 	if e.mx != nil {
 		e.mx.BackendErrors(op)
+		e.mx.BackendUp(backendOf(op), false)
 	}
+}
+
+// backendOK marks backend (backendCluster, backendMetrics) up: a call to
+// it succeeded.
+func (e *Engine) backendOK(backend string) {
+	if e.mx != nil {
+		e.mx.BackendUp(backend, true)
+	}
+}
+
+// The backends, as Telemetry.BackendUp names them.
+const (
+	backendCluster = "cluster"
+	backendMetrics = "metrics"
+)
+
+func backendOf(op string) string {
+	if op == "metrics" {
+		return backendMetrics
+	}
+	return backendCluster
+}
+
+// forcedBy names the hard rule that chose d's job, for Telemetry.Admitted:
+// "max_skips" (starvation), "reservation", or "" when the distribution did.
+func forcedBy(d queue.Decision) string {
+	switch {
+	case d.Reserved != "" && d.Reserved == d.Chosen:
+		return "reservation"
+	case d.Forced != "":
+		return "max_skips"
+	}
+	return ""
 }
 
 // Journal is where the engine explains itself: each decision and each
@@ -439,11 +476,20 @@ type Journal interface {
 // Telemetry is what the engine counts (telemetry.Metrics).
 type Telemetry interface {
 	ObserveDecision(time.Duration)
-	Admitted()
+	// Admitted counts an admission: how long the job waited pending
+	// (CreatedAt to the engine clock's now) and the hard rule that chose
+	// it ("max_skips", "reservation"; "" when none did).
+	Admitted(wait time.Duration, forced string)
 	AdmissionFailed()
 	LearningUpdates(n int)
+	// LearningTick records a learning tick that returned no error, at the
+	// engine clock's time.
+	LearningTick(at time.Time)
 	StaleHosts(n int)
 	DominantShare(group string, v float64)
 	ForgetDominantShare(group string)
 	BackendErrors(op string)
+	// BackendUp records the outcome of the last call to a backend
+	// ("cluster" or "metrics").
+	BackendUp(backend string, up bool)
 }

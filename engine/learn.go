@@ -52,9 +52,14 @@ type pairKey struct{ later, earlier string }
 // of the kinds it updated, persist.go). A failing metrics source returns
 // an error wrapping ErrMetrics and leaves the preferences as they were;
 // admission goes on.
-func (e *Engine) Learn(ctx context.Context, from, to time.Time) (LearnReport, error) {
+func (e *Engine) Learn(ctx context.Context, from, to time.Time) (_ LearnReport, err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	defer func() {
+		if err == nil && e.mx != nil && e.metrics != nil { // no metrics source: no learning to report
+			e.mx.LearningTick(e.clock.Now())
+		}
+	}()
 	rep := LearnReport{From: from, To: to}
 	colos := e.colocations(from, to)
 	comps := e.compositions(from, to)
@@ -85,6 +90,7 @@ func (e *Engine) Learn(ctx context.Context, from, to time.Time) (LearnReport, er
 		e.backendError("metrics")
 		return rep, fmt.Errorf("learn [%s, %s]: %w: %w", from.Format(time.RFC3339), to.Format(time.RFC3339), ErrMetrics, err)
 	}
+	e.backendOK(backendMetrics)
 	// The profiles' observations: each node's usage and the containers of
 	// each kind that ran there, time-weighted over the interval.
 	var obs []profile.Observation
@@ -107,7 +113,7 @@ func (e *Engine) Learn(ctx context.Context, from, to time.Time) (LearnReport, er
 	if len(rep.Stale) > 0 {
 		e.log.Warn("learn: hosts without fresh metrics skipped", "hosts", rep.Stale)
 	}
-	if err := e.persistLearned(true, true); err != nil {
+	if err = e.persistLearned(true, true); err != nil {
 		return rep, err
 	}
 	e.log.Debug("learned", "colocations", rep.Colocations, "observed", rep.Observed, "updates", rep.Updates, "stale", len(rep.Stale))

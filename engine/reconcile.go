@@ -47,6 +47,7 @@ func (e *Engine) Reconcile(ctx context.Context) (SyncReport, error) {
 			e.backendError("app")
 			return rep, fmt.Errorf("reconcile job %s (application %s): %w", j.ID, j.AppID, err)
 		}
+		e.backendOK(backendCluster)
 		if err := e.applyStatus(ctx, j, st, err, &rep); err != nil {
 			return rep, fmt.Errorf("reconcile job %s: %w", j.ID, err)
 		}
@@ -90,6 +91,7 @@ func (e *Engine) syncLocked(ctx context.Context) (SyncReport, *cluster.State, er
 		e.backendError("state")
 		return rep, nil, fmt.Errorf("sync: cluster state: %w", err)
 	}
+	e.backendOK(backendCluster)
 	jobs, err := e.activeJobs()
 	if err != nil {
 		return rep, nil, err
@@ -129,6 +131,7 @@ func (e *Engine) syncLocked(ctx context.Context) (SyncReport, *cluster.State, er
 			e.log.Warn("sync: application status unavailable", "job", j.ID, "app", j.AppID, "err", err)
 			continue
 		}
+		e.backendOK(backendCluster)
 		if err := e.applyStatus(ctx, j, s, err, &rep); err != nil {
 			return rep, nil, fmt.Errorf("sync job %s: %w", j.ID, err)
 		}
@@ -242,6 +245,9 @@ func (e *Engine) resubmit(ctx context.Context, j queue.Job, rep *SyncReport) err
 		return nil
 	}
 	err := e.cluster.Submit(ctx, j.AppID, j)
+	if err == nil || errors.Is(err, cluster.ErrRejected) {
+		e.backendOK(backendCluster)
+	}
 	switch {
 	case err == nil:
 		log.Info("resubmitted under the recorded application id")

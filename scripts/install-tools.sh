@@ -10,6 +10,9 @@
 #   prometheus, promtool, node_exporter  Debian's prometheus 2.42 and
 #             prometheus-node-exporter 1.5, linked into $TOOLS/bin (their
 #             services are not started)
+#   systemd-analyze  Debian's systemd, for make verify-unit (systemd-analyze
+#             verify configs/colocd.service); only installed, not started.
+#             When it cannot be installed, make verify-unit is skipped and says so.
 set -euo pipefail
 
 TOOLS=${COLOCD_TOOLS:-$HOME/.cache/colocd/tools}
@@ -70,5 +73,17 @@ fi
 ln -sf "$(command -v prometheus)" "$GOBIN/prometheus"
 ln -sf "$(command -v promtool)" "$GOBIN/promtool"
 ln -sf "$(command -v prometheus-node-exporter)" "$GOBIN/node_exporter"
+
+if ! command -v systemd-analyze >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    log "installing Debian systemd (for systemd-analyze)"
+    if ! { apt-get update -qq >/dev/null &&
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends systemd >/dev/null; }; then
+      log "systemd could not be installed: make verify-unit will skip the unit check"
+    fi
+  else
+    log "systemd-analyze is missing and cannot be installed (not root or no apt-get): make verify-unit will skip the unit check"
+  fi
+fi
 
 log "tools ready in $GOBIN ($(command -v chromium))"

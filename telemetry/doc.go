@@ -1,18 +1,38 @@
 // Package telemetry is colocd's Prometheus series: what the engine counts
-// (admissions, decisions, learning updates, stale hosts, dominant shares,
-// backend errors), what the HTTP API counts (requests by route and code),
-// the job counts by state and the quarantined records read from the store
-// at scrape time, and the Go and process collectors, on one registry that
-// is never the global one.
+// (admissions and how long each job waited, forced admissions, decisions,
+// learning ticks and updates, stale hosts, dominant shares, backend errors
+// and whether each backend is up), what the HTTP API counts (requests by
+// route and code), the build, the job counts by state and the quarantined
+// records read from the store at scrape time, and the Go and process
+// collectors, on one registry that is never the global one.
 //
 // # What it owns
 //
 // The series and their names (colocd_*), Metrics and its Handler. The
 // engine and the API record through small interfaces of their own; every
-// method is safe on a nil *Metrics.
+// method is safe on a nil *Metrics. configs/grafana-dashboard.json reads
+// these names, and a test checks every name it uses is exported.
 //
 // # What it must not do
 //
-// It keeps no state of its own beyond the series, and imports nothing of
-// colocd but queue (the counts it reads at scrape time).
+// It keeps no state of its own beyond the series, reads no clock (the
+// engine passes its times in) and no build globals (the daemon passes
+// BuildInfo), and imports nothing of colocd but queue (the counts it reads
+// at scrape time).
+//
+// # Upgrading
+//
+// Two histograms were renamed to Prometheus's *_duration_seconds
+// convention: colocd_decision_seconds is now
+// colocd_decision_duration_seconds and colocd_api_request_seconds is now
+// colocd_api_request_duration_seconds (same buckets and labels; their
+// _bucket, _sum and _count series follow). The route label no longer shows
+// the mux's pattern syntax: the status page is route="/" (was "/{$}"), and
+// requests to no endpoint (the JSON 404) are route="other" (were "/").
+// Update recording rules, alerts and dashboards that name the old series or
+// labels; history under the old names is not carried over. New series:
+// colocd_build_info, colocd_job_wait_duration_seconds,
+// colocd_forced_admissions_total{reason}, colocd_learning_ticks_total,
+// colocd_learning_last_tick_timestamp_seconds and
+// colocd_backend_up{backend}.
 package telemetry

@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"net/http"
+	"runtime"
 	"strconv"
 	"time"
 
@@ -25,14 +26,31 @@ type Metrics struct {
 
 	admissions  prometheus.Counter
 	failures    prometheus.Counter
+	wait        prometheus.Histogram
+	forced      *prometheus.CounterVec
 	decision    prometheus.Histogram
 	learning    prometheus.Counter
+	ticks       prometheus.Counter
+	lastTick    prometheus.Gauge
 	stale       prometheus.Gauge
 	dominant    *prometheus.GaugeVec
 	backendErrs *prometheus.CounterVec
+	backendUp   *prometheus.GaugeVec
 	requests    *prometheus.CounterVec
 	reqSeconds  *prometheus.HistogramVec
 }
+
+// Forced-admission reasons (colocd_forced_admissions_total{reason}).
+const (
+	ForcedMaxSkips    = "max_skips"   // starvation: the job was passed over max_skips times
+	ForcedReservation = "reservation" // the job held a reservation
+)
+
+// Backends (colocd_backend_up{backend}).
+const (
+	BackendCluster = "cluster" // the resource manager (or the simulator)
+	BackendMetrics = "metrics" // the usage source the learning tick reads
+)
 
 // New registers colocd's series, a collector reading store.Counts()
 // at scrape time (colocd_jobs{state}), and the Go and process collectors on
@@ -47,13 +65,27 @@ func New(reg *prometheus.Registry, store *queue.Store) *Metrics {
 		failures: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "colocd_admission_failures_total", Help: "Admissions that failed and were rolled back.",
 		}),
+		wait: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "colocd_job_wait_duration_seconds",
+			Help:    "Time an admitted job waited pending, from its submission to its admission (engine clock).",
+			Buckets: prometheus.ExponentialBuckets(0.1, 4, 10), // 100ms .. ~7h
+		}),
+		forced: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "colocd_forced_admissions_total", Help: "Admissions a hard rule chose rather than the learned distribution, by reason (max_skips, reservation).",
+		}, []string{"reason"}),
 		decision: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name:    "colocd_decision_seconds",
+			Name:    "colocd_decision_duration_seconds",
 			Help:    "Time to compute one admission decision (ordering pipeline).",
 			Buckets: prometheus.ExponentialBuckets(50e-6, 4, 10), // 50µs .. ~13s
 		}),
 		learning: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "colocd_learning_updates_total", Help: "Preference (bandit) updates applied.",
+		}),
+		ticks: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "colocd_learning_ticks_total", Help: "Learning ticks that completed without error.",
+		}),
+		lastTick: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "colocd_learning_last_tick_timestamp_seconds", Help: "Engine-clock time of the last learning tick that completed without error, in Unix seconds.",
 		}),
 		stale: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "colocd_stale_hosts", Help: "Hosts skipped in the last learning tick for stale or missing metrics.",
@@ -64,19 +96,25 @@ func New(reg *prometheus.Registry, store *queue.Store) *Metrics {
 		backendErrs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "colocd_backend_errors_total", Help: "Errors from the cluster or metrics backend, by operation.",
 		}, []string{"op"}),
+		backendUp: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "colocd_backend_up", Help: "1 when the last call to the backend (cluster, metrics) succeeded, 0 after a failure; no series before the first call.",
+		}, []string{"backend"}),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "colocd_api_requests_total", Help: "HTTP API requests by route pattern and status code.",
 		}, []string{"route", "code"}),
 		reqSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "colocd_api_request_seconds",
+			Name:    "colocd_api_request_duration_seconds",
 			Help:    "HTTP API request latency by route pattern.",
 			Buckets: prometheus.ExponentialBuckets(250e-6, 4, 9), // 250µs .. ~16s
 		}, []string{"route"}),
 	}
-	reg.MustRegister(m.admissions, m.failures, m.decision, m.learning, m.stale,
-		m.dominant, m.backendErrs, m.requests, m.reqSeconds,
+	reg.MustRegister(m.admissions, m.failures, m.wait, m.forced, m.decision, m.learning,
+		m.ticks, m.lastTick, m.stale, m.dominant, m.backendErrs, m.backendUp, m.requests, m.reqSeconds,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	for _, r := range []string{ForcedMaxSkips, ForcedReservation} {
+		m.forced.WithLabelValues(r) // 0 from the start, so rate() sees the first one
+	}
 	if store != nil {
 		reg.MustRegister(&jobsCollector{store: store, desc: prometheus.NewDesc(
 			"colocd_jobs", "Jobs in the store by state.", []string{"state"}, nil),
@@ -84,6 +122,31 @@ func New(reg *prometheus.Registry, store *queue.Store) *Metrics {
 				"Damaged store records moved to quarantine (colocd store check lists them).", nil, nil)})
 	}
 	return m
+}
+
+// BuildInfo labels colocd_build_info. The caller fills it from what the
+// binary knows of itself (cmd/colocd's version and the VCS stamp); an
+// empty GoVersion means runtime.Version().
+type BuildInfo struct {
+	Version, Revision, GoVersion string
+}
+
+// Build registers colocd_build_info{version, revision, goversion} = 1.
+// Call it once.
+func (m *Metrics) Build(b BuildInfo) {
+	if m == nil {
+		return
+	}
+	if b.GoVersion == "" {
+		b.GoVersion = runtime.Version()
+	}
+	g := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        "colocd_build_info",
+		Help:        "The running colocd's version, VCS revision and Go version (always 1).",
+		ConstLabels: prometheus.Labels{"version": b.Version, "revision": b.Revision, "goversion": b.GoVersion},
+	})
+	g.Set(1)
+	m.reg.MustRegister(g)
 }
 
 // Handler serves the registry in the Prometheus exposition formats.
@@ -105,10 +168,17 @@ func (m *Metrics) ObserveDecision(d time.Duration) {
 	}
 }
 
-// Admitted counts one admitted job.
-func (m *Metrics) Admitted() {
-	if m != nil {
-		m.admissions.Inc()
+// Admitted counts one admitted job that waited wait pending (submission
+// to admission, on the engine's clock), and, when forced is not "", the
+// hard rule that chose it (ForcedMaxSkips, ForcedReservation).
+func (m *Metrics) Admitted(wait time.Duration, forced string) {
+	if m == nil {
+		return
+	}
+	m.admissions.Inc()
+	m.wait.Observe(max(wait, 0).Seconds())
+	if forced != "" {
+		m.forced.WithLabelValues(forced).Inc()
 	}
 }
 
@@ -123,6 +193,15 @@ func (m *Metrics) AdmissionFailed() {
 func (m *Metrics) LearningUpdates(n int) {
 	if m != nil && n > 0 {
 		m.learning.Add(float64(n))
+	}
+}
+
+// LearningTick records a learning tick that completed without error at
+// at (the engine's clock).
+func (m *Metrics) LearningTick(at time.Time) {
+	if m != nil {
+		m.ticks.Inc()
+		m.lastTick.Set(float64(at.UnixNano()) / 1e9)
 	}
 }
 
@@ -154,6 +233,19 @@ func (m *Metrics) BackendErrors(op string) {
 	if m != nil {
 		m.backendErrs.WithLabelValues(op).Inc()
 	}
+}
+
+// BackendUp records whether the last call to backend (BackendCluster,
+// BackendMetrics) succeeded.
+func (m *Metrics) BackendUp(backend string, up bool) {
+	if m == nil {
+		return
+	}
+	v := 0.0
+	if up {
+		v = 1
+	}
+	m.backendUp.WithLabelValues(backend).Set(v)
 }
 
 // APIRequest records one API request by route pattern (never the raw path,

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/colocd/colocd/daemon"
+	"github.com/colocd/colocd/telemetry"
 )
 
 func newServeCmd(g *globals) *cobra.Command {
@@ -26,11 +27,21 @@ requests, finish the admission pass in flight, close the store, exit 0.
 				return err
 			}
 			log := newLogger(cmd.ErrOrStderr(), cfg.LogLevel, cfg.LogFormat)
+			// Under systemd (Type=notify): readiness, status, watchdog.
+			systemd, err := daemon.SystemdFromEnv()
+			if err != nil {
+				return err
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
 			// After the first signal, a second one kills at once.
 			go func() { <-ctx.Done(); stop() }()
-			return daemon.Serve(ctx, cfg, daemon.ServeOptions{Logger: log, Version: versionString(), AcceptStoreRollback: rollback})
+			rev, modified := buildInfo()
+			if modified {
+				rev += "-dirty"
+			}
+			return daemon.Serve(ctx, cfg, daemon.ServeOptions{Logger: log, Version: versionString(), AcceptStoreRollback: rollback,
+				Systemd: systemd, Build: telemetry.BuildInfo{Version: version, Revision: rev}})
 		},
 	}
 	cmd.Flags().BoolVar(&rollback, "accept-store-rollback", false,

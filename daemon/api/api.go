@@ -418,10 +418,7 @@ func (o *observed) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		if code == 0 {
 			code = http.StatusOK
 		}
-		route := r.Pattern // set by the mux; bounded, unlike the path
-		if route == "" {
-			route = "other"
-		}
+		route := routeLabel(r.Pattern)
 		d := time.Since(start)
 		if s.metrics != nil {
 			s.metrics.APIRequest(route, code, d)
@@ -437,6 +434,17 @@ func (o *observed) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 			"code", code, "bytes", w.bytes, "dur", d, "user", info.user, "remote", r.RemoteAddr)
 	}()
 	o.mux.ServeHTTP(w, r)
+}
+
+// routeLabel is the route label of a request the mux matched to pattern:
+// the pattern (bounded, unlike the path) without Go's "{$}" end-of-path
+// marker, so the status page is "/"; "other" for the catch-all 404 and
+// for requests the mux answered itself (pattern "").
+func routeLabel(pattern string) string {
+	if pattern == "" || pattern == "/" {
+		return "other"
+	}
+	return strings.TrimSuffix(pattern, "{$}")
 }
 
 // healthz is liveness: the process serves HTTP.
