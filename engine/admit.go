@@ -173,7 +173,7 @@ func (e *Engine) admitOne(ctx context.Context, rep *AdmitReport, v *passView) (d
 		if e.mx != nil {
 			e.mx.Admitted(e.clock.Now().Sub(job.CreatedAt), forcedBy(admit))
 		}
-		log.Info("admitted", "app", appID, "forced", learned.Forced, "shadow", rec.Shadow,
+		log.Info("job admitted", "app", appID, "state", queue.StateAdmitted, "forced", learned.Forced, "shadow", rec.Shadow,
 			"learned_choice", learned.Chosen, "passed", len(admit.Passed))
 		return false, nil
 	case errors.Is(err, cluster.ErrRejected):
@@ -186,7 +186,7 @@ func (e *Engine) admitOne(ctx context.Context, rep *AdmitReport, v *passView) (d
 		if err2 != nil {
 			return true, fmt.Errorf("admit job %s: requeue after rejection (%v): %w", job.ID, err, err2)
 		}
-		log.Warn("submission rejected; job requeued", "app", appID, "err", err)
+		log.Warn("job requeued: submission rejected", "app", appID, "state", queue.StatePending, "err", err)
 		rep.Requeued = append(rep.Requeued, job.ID)
 		rep.Stopped = "rejected"
 		return true, nil

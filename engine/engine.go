@@ -309,7 +309,7 @@ func (e *Engine) Kill(ctx context.Context, id string) (queue.Job, error) {
 	if err != nil {
 		return j, fmt.Errorf("kill job %s: %w", id, err)
 	}
-	e.log.Info("job killed", "job", id, "app", j.AppID)
+	e.logFinished(j)
 	e.Kick()
 	return j, nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -49,6 +50,7 @@ type harnessOpts struct {
 	cluster  func(*simcluster.Cluster) Cluster     // nil: the simulator
 	pipeline func(*queue.Config)
 	noRecon  bool
+	logger   *slog.Logger // nil: discard
 }
 
 // testQueueConfig is colocd's default pipeline: queue.DefaultConfig with
@@ -112,7 +114,7 @@ func newHarness(tb testing.TB, o harnessOpts) *harness {
 		Rand:  rand.New(rand.NewPCG(1, 1)),
 		Queue: pc, Scorer: DefaultScorerConfig(),
 		MaxRunning: o.max, Mode: o.mode, Credit: o.credit, MaxKindsPerNode: o.maxKinds,
-		Limits: sc.Limits(),
+		Limits: sc.Limits(), Logger: o.logger,
 	}
 	e, err := New(opts)
 	if err != nil {

@@ -52,15 +52,20 @@ type pairKey struct{ later, earlier string }
 // of the kinds it updated, persist.go). A failing metrics source returns
 // an error wrapping ErrMetrics and leaves the preferences as they were;
 // admission goes on.
-func (e *Engine) Learn(ctx context.Context, from, to time.Time) (_ LearnReport, err error) {
+func (e *Engine) Learn(ctx context.Context, from, to time.Time) (rep LearnReport, err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	start := e.wall() // the tick's duration, for the log only
 	defer func() {
-		if err == nil && e.mx != nil && e.metrics != nil { // no metrics source: no learning to report
+		if err != nil || e.metrics == nil { // no metrics source: no learning to report; errors: the caller's
+			return
+		}
+		if e.mx != nil {
 			e.mx.LearningTick(e.clock.Now())
 		}
+		e.logTick(rep, e.wall().Sub(start))
 	}()
-	rep := LearnReport{From: from, To: to}
+	rep = LearnReport{From: from, To: to}
 	colos := e.colocations(from, to)
 	comps := e.compositions(from, to)
 	e.prune(from)
@@ -116,7 +121,6 @@ func (e *Engine) Learn(ctx context.Context, from, to time.Time) (_ LearnReport, 
 	if err = e.persistLearned(true, true); err != nil {
 		return rep, err
 	}
-	e.log.Debug("learned", "colocations", rep.Colocations, "observed", rep.Observed, "updates", rep.Updates, "stale", len(rep.Stale))
 	return rep, nil
 }
 

@@ -143,8 +143,6 @@ func (l *Loop) Step(ctx context.Context) (Iteration, error) {
 			l.log.Warn("learning skipped: metrics unavailable; admitting with the last preferences", "err", err)
 		case err != nil:
 			l.log.Error("learning", "err", err)
-		default:
-			l.log.Debug("learning tick", "from", lr.From, "to", lr.To, "colocations", lr.Colocations, "updates", lr.Updates, "stale", lr.Stale)
 		}
 		l.lastLearn, l.nextLearn = now, l.learn.Next(now)
 	}

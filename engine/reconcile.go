@@ -118,9 +118,11 @@ func (e *Engine) syncLocked(ctx context.Context) (SyncReport, *cluster.State, er
 	for _, j := range jobs {
 		if running[j.ID] {
 			if j.State == queue.StateAdmitted {
-				if _, err := e.store.Start(j.ID); err != nil {
+				js, err := e.store.Start(j.ID)
+				if err != nil {
 					return rep, nil, fmt.Errorf("sync: start job %s: %w", j.ID, err)
 				}
+				e.logStarted(js)
 				rep.Started = append(rep.Started, j.ID)
 			}
 			continue
@@ -128,7 +130,7 @@ func (e *Engine) syncLocked(ctx context.Context) (SyncReport, *cluster.State, er
 		s, err := e.cluster.App(ctx, j.AppID)
 		if err != nil && !errors.Is(err, cluster.ErrUnknownApp) {
 			e.backendError("app")
-			e.log.Warn("sync: application status unavailable", "job", j.ID, "app", j.AppID, "err", err)
+			e.jobLog(j).Warn("sync: application status unavailable", "err", err)
 			continue
 		}
 		e.backendOK(backendCluster)
@@ -146,22 +148,24 @@ func (e *Engine) syncLocked(ctx context.Context) (SyncReport, *cluster.State, er
 // applyStatus moves job j according to what the cluster said about its
 // application (appErr is nil or wraps cluster.ErrUnknownApp).
 func (e *Engine) applyStatus(ctx context.Context, j queue.Job, s cluster.AppStatus, appErr error, rep *SyncReport) error {
-	log := e.log.With("job", j.ID, "app", j.AppID)
 	if appErr != nil { // the cluster does not know it (now)
 		return e.unknownApp(ctx, j, rep)
 	}
 	switch {
 	case s.Phase == cluster.PhaseRunning && j.State == queue.StateAdmitted:
-		if _, err := e.store.Start(j.ID); err != nil {
+		js, err := e.store.Start(j.ID)
+		if err != nil {
 			return err
 		}
+		e.logStarted(js)
 		rep.Started = append(rep.Started, j.ID)
 	case s.Phase.Terminal():
 		final := finalStates[s.Phase]
-		if _, err := e.store.Finish(j.ID, final, s.Diagnostics); err != nil {
+		jf, err := e.store.Finish(j.ID, final, s.Diagnostics)
+		if err != nil {
 			return err
 		}
-		log.Debug("job finished", "state", final)
+		e.logFinished(jf, "outcome_from", "the cluster")
 		rep.Finished = append(rep.Finished, j.ID)
 	}
 	return nil
@@ -173,7 +177,7 @@ func (e *Engine) applyStatus(ctx context.Context, j queue.Job, s cluster.AppStat
 // A cluster that never forgets knows every application it was given, so
 // there an admitted job's unknown application was never submitted.
 func (e *Engine) unknownApp(ctx context.Context, j queue.Job, rep *SyncReport) error {
-	log := e.log.With("job", j.ID, "app", j.AppID)
+	log := e.jobLog(j)
 	v := cluster.Verdict{Outcome: cluster.OutcomeNeverRan, Reason: "the cluster never saw a submission"}
 	if j.State == queue.StateRunning {
 		// It was seen running: it ran, and a cluster that never forgets
@@ -203,10 +207,11 @@ func (e *Engine) unknownApp(ctx context.Context, j queue.Job, rep *SyncReport) e
 		if diag == "" {
 			diag = "outcome from the application history: " + v.Reason
 		}
-		if _, err := e.store.Finish(j.ID, final, diag); err != nil {
+		jf, err := e.store.Finish(j.ID, final, diag)
+		if err != nil {
 			return err
 		}
-		log.Info("application forgotten by the cluster; its outcome came from the history", "state", final)
+		e.logFinished(jf, "outcome_from", "the application history (the cluster forgot the application)")
 		rep.Finished = append(rep.Finished, j.ID)
 		return nil
 	case cluster.OutcomeNeverRan:
@@ -215,7 +220,7 @@ func (e *Engine) unknownApp(ctx context.Context, j queue.Job, rep *SyncReport) e
 		if _, err := e.store.Requeue(j.ID, "never submitted, and its application id is gone with the RM that issued it: "+v.Reason); err != nil {
 			return err
 		}
-		log.Warn("application id from an RM that is gone; proven never submitted; job requeued", "reason", v.Reason)
+		log.Warn("job requeued: its application id is from an RM that is gone; proven never submitted", "state", queue.StatePending, "reason", v.Reason)
 		rep.Requeued = append(rep.Requeued, j.ID)
 		return nil
 	default:
@@ -228,19 +233,20 @@ func (e *Engine) park(j queue.Job, reason string, rep *SyncReport) error {
 	if _, err := e.store.Park(j.ID, reason); err != nil {
 		return err
 	}
-	e.log.Error("job parked: its application is unknown to the cluster and it may have run; resolve it with `colocd jobs resolve`",
-		"job", j.ID, "app", j.AppID, "reason", reason)
+	e.jobLog(j).Error("job parked: its application is unknown to the cluster and it may have run; resolve it with `colocd jobs resolve`",
+		"state", queue.StateParked, "reason", reason)
 	rep.Parked = append(rep.Parked, j.ID)
 	return nil
 }
 
 // resubmit submits admitted job j again under its recorded application id.
 func (e *Engine) resubmit(ctx context.Context, j queue.Job, rep *SyncReport) error {
-	log := e.log.With("job", j.ID, "app", j.AppID)
+	log := e.jobLog(j)
 	if j.AppID == "" {
 		if _, err := e.store.Requeue(j.ID, "admitted without an application id"); err != nil {
 			return err
 		}
+		log.Warn("job requeued: admitted without an application id", "state", queue.StatePending)
 		rep.Requeued = append(rep.Requeued, j.ID)
 		return nil
 	}
@@ -253,16 +259,18 @@ func (e *Engine) resubmit(ctx context.Context, j queue.Job, rep *SyncReport) err
 		log.Info("resubmitted under the recorded application id")
 		rep.Resubmitted = append(rep.Resubmitted, j.ID)
 		if s, err := e.cluster.App(ctx, j.AppID); err == nil && s.Phase == cluster.PhaseRunning {
-			if _, err := e.store.Start(j.ID); err != nil {
+			js, err := e.store.Start(j.ID)
+			if err != nil {
 				return err
 			}
+			e.logStarted(js)
 			rep.Started = append(rep.Started, j.ID)
 		}
 	case errors.Is(err, cluster.ErrRejected):
 		if _, err2 := e.store.Requeue(j.ID, err.Error()); err2 != nil {
 			return err2
 		}
-		log.Warn("resubmission rejected; job requeued", "err", err)
+		log.Warn("job requeued: resubmission rejected", "state", queue.StatePending, "err", err)
 		rep.Requeued = append(rep.Requeued, j.ID)
 	default:
 		e.backendError("submit")

@@ -290,14 +290,84 @@ type response struct {
 type transportError struct {
 	method, url string
 	dial        bool
-	err         error
+	tries       int   // set by withRetries when it gave up after more than one
+	err         error // the cause alone: it does not repeat the method or URL
 }
 
 func (e *transportError) Error() string {
-	return fmt.Sprintf("yarnclient: %s %s: %v", e.method, e.url, e.err)
+	return fmt.Sprintf("yarnclient: %s %s: %s%v", e.method, e.url, afterTries(e.tries), e.err)
 }
 
 func (e *transportError) Unwrap() error { return e.err }
+
+// unavailableError is a pass over every RM that found none able to answer
+// (ErrUnavailable). It names the call once; each cause names its RM only
+// when there are several.
+type unavailableError struct {
+	method, url string // url: the RM's and the path with one RM, the path alone with several
+	tries       int
+	causes      []error
+}
+
+func (e *unavailableError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "yarnclient: %s %s: resource manager unavailable", e.method, e.url)
+	if e.tries > 1 {
+		b.WriteString(" " + strings.TrimSuffix(afterTries(e.tries), ": "))
+	}
+	for i, c := range e.causes {
+		if i == 0 {
+			b.WriteString(": ")
+		} else {
+			b.WriteString("; ")
+		}
+		b.WriteString(c.Error())
+	}
+	return b.String()
+}
+
+func (e *unavailableError) Is(target error) bool {
+	return target == ErrUnavailable || target == errNoActiveRM
+}
+
+func (e *unavailableError) Unwrap() []error { return e.causes }
+
+// afterTries is the note "after n tries: " of a call retried before it
+// failed; empty for one try.
+func afterTries(n int) string {
+	if n <= 1 {
+		return ""
+	}
+	return fmt.Sprintf("after %d tries: ", n)
+}
+
+// withTries notes on err, when it names its call, how many tries it took;
+// other errors are wrapped once with the call.
+func withTries(r request, err error, tries int) error {
+	var te *transportError
+	var ue *unavailableError
+	switch {
+	case errors.As(err, &ue):
+		ue.tries = tries
+		return ue
+	case errors.As(err, &te):
+		te.tries = tries
+		return te
+	}
+	return fmt.Errorf("yarnclient: %s %s: %w", r.method, r.path, err)
+}
+
+// callError wraps err, a cause that does not name the call, with it; an
+// error that already names it is returned as it is.
+func callError(r request, err error) error {
+	var te *transportError
+	var ue *unavailableError
+	var re *RemoteError
+	if errors.As(err, &te) || errors.As(err, &ue) || errors.As(err, &re) {
+		return err
+	}
+	return fmt.Errorf("yarnclient: %s %s: %w", r.method, r.path, err)
+}
 
 func isDialError(err error) bool {
 	var op *net.OpError
@@ -347,11 +417,14 @@ func (c *Client) withRetries(ctx context.Context, r request, try func(context.Co
 			if err == nil {
 				err = cerr
 			}
-			return nil, fmt.Errorf("yarnclient: %s %s: %w", r.method, r.path, err)
+			return nil, callError(r, err)
 		}
 		transient := err == nil || isTransient(err)
 		if !r.idempotent || !transient || i >= c.retries {
 			if err != nil {
+				if i > 0 {
+					return nil, withTries(r, err, i+1)
+				}
 				return nil, err
 			}
 			return resp, nil
@@ -366,7 +439,7 @@ func (c *Client) withRetries(ctx context.Context, r request, try func(context.Co
 			c.log.Warn("yarn call answered 5xx; retrying", "method", r.method, "path", r.path, "status", resp.status, "attempt", i+1, "wait", wait)
 		}
 		if err := c.sleep(ctx, wait); err != nil {
-			return nil, fmt.Errorf("yarnclient: %s %s: %w", r.method, r.path, err)
+			return nil, callError(r, err)
 		}
 	}
 }
@@ -390,9 +463,11 @@ func (c *Client) tryRMs(ctx context.Context, r request) (*response, error) {
 	tried := make([]bool, n)
 	next := start
 	var errs []error
+	var order []int // the RM of each of errs
 	for k := 0; k < n && next >= 0; k++ {
 		i := next
 		tried[i] = true
+		order = append(order, i)
 		resp, err := c.send(ctx, c.rms[i], r)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -402,7 +477,7 @@ func (c *Client) tryRMs(ctx context.Context, r request) (*response, error) {
 			if !errors.As(err, &te) || !(te.dial || r.idempotent) {
 				return nil, err
 			}
-			errs = append(errs, err)
+			errs = append(errs, te.err)
 			next = nextUntried(tried, i)
 			if next >= 0 {
 				c.log.Info("resource manager unreachable; trying the next one", "rm", c.rms[i].String(), "next", c.rms[next].String(), "err", err)
@@ -410,7 +485,7 @@ func (c *Client) tryRMs(ctx context.Context, r request) (*response, error) {
 			continue
 		}
 		if standby, location := standbyAnswer(resp); standby {
-			errs = append(errs, fmt.Errorf("%s is standby (HTTP %d: %s)", c.rms[i], resp.status, snippet(resp.body, 120)))
+			errs = append(errs, fmt.Errorf("standby (HTTP %d: %s)", resp.status, snippet(resp.body, 120)))
 			next = nextUntried(tried, i)
 			if j := c.rmIndex(location); j >= 0 && !tried[j] {
 				next = j
@@ -426,7 +501,15 @@ func (c *Client) tryRMs(ctx context.Context, r request) (*response, error) {
 		}
 		return resp, nil
 	}
-	return nil, fmt.Errorf("yarnclient: %s %s: %w: %w among %d: %w", r.method, r.path, ErrUnavailable, errNoActiveRM, n, errors.Join(errs...))
+	ue := &unavailableError{method: r.method, url: r.path, causes: errs}
+	if n == 1 {
+		ue.url = c.rms[0].String() + r.path
+	} else {
+		for k, i := range order {
+			ue.causes[k] = fmt.Errorf("%s: %w", c.rms[i], errs[k])
+		}
+	}
+	return nil, ue
 }
 
 func nextUntried(tried []bool, i int) int {
@@ -510,6 +593,12 @@ func (c *Client) send(ctx context.Context, base *url.URL, r request) (*response,
 	}
 	hresp, err := c.http.Do(req)
 	if err != nil {
+		// *url.Error repeats the method and the URL, with its query (the
+		// user name): keep its cause only.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
 		return nil, &transportError{method: r.method, url: shown.String(), dial: isDialError(err), err: err}
 	}
 	defer hresp.Body.Close()

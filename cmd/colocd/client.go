@@ -59,9 +59,10 @@ func addClientFlags(cmd *cobra.Command) *clientFlags {
 // client applies the environment to flags the user did not set, checks
 // them and returns the API client they describe.
 func (c *clientFlags) client(cmd *cobra.Command) (*apiclient.Client, error) {
+	serverFrom := "--server" // where the URL came from, for its error
 	if !cmd.Flags().Changed("server") {
 		if v := os.Getenv(envServer); v != "" {
-			c.server = v
+			c.server, serverFrom = v, "environment variable "+envServer
 		}
 	}
 	if !cmd.Flags().Changed("token") {
@@ -70,7 +71,7 @@ func (c *clientFlags) client(cmd *cobra.Command) (*apiclient.Client, error) {
 	api, err := apiclient.New(c.server, c.token, apiclient.Options{HTTPClient: &http.Client{Timeout: c.timeout}})
 	switch {
 	case errors.Is(err, apiclient.ErrBaseURL):
-		return nil, usagef("--server %q: want a URL like %s", c.server, defaultServer)
+		return nil, usagef("%s %q: want a URL like %s", serverFrom, c.server, defaultServer)
 	case err != nil:
 		return nil, err
 	case c.token == "":
@@ -163,8 +164,9 @@ var jobFlags = []string{"kind", "queue", "priority", "containers", "memory-mb", 
 func newSubmitCmd() *cobra.Command {
 	var s submitFlags
 	cmd := &cobra.Command{
-		Use:   "submit (-f job.json | --kind K [flags])",
-		Short: "Submit a job to the colocd queue",
+		Use:        "submit (-f job.json | --kind K [flags])",
+		Short:      "Submit a job to the colocd queue",
+		SuggestFor: []string{"add", "enqueue"},
 		Long: `Submit a job: either a JSON file (-f job.json, "-" for stdin) in the API's shape
 
   {"kind": "kmeans", "queue": "default", "priority": 0,
@@ -294,8 +296,9 @@ func newQueueCmd() *cobra.Command {
 		asJSON bool
 	)
 	cmd := &cobra.Command{
-		Use:   "queue [--state S[,S]] [--limit N] [--json]",
-		Short: "List the queue: pending jobs in order, then admitted and running",
+		Use:        "queue [--state S[,S]] [--limit N] [--json]",
+		Short:      "List the queue: pending jobs in order, then admitted and running",
+		SuggestFor: []string{"list", "ls", "jobs", "status"},
 		Long: `List jobs. By default the live queue: pending jobs in FIFO order with their
 position (0 = next in line; the learned policy may still pick another), then
 admitted and running jobs, newest first. --state takes a comma-separated list
@@ -354,7 +357,13 @@ func newJobCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "job ID [--json]",
 		Short: "Show one job: state, queue position, estimated wait, the decision that admitted it",
-		Args:  exactArgs(1),
+		Long: `Show one job: kind, user, queue, state; while pending its position in FIFO
+order and the estimated wait (from the kinds' past runtimes and how many jobs
+run at once); its resources, priority, skips, deadline and labels; the YARN
+application, the times it was created, admitted, running and finished; and the
+top candidates of the decision that admitted it. --json prints the server's
+JSON, the whole decision record included.`,
+		Args: exactArgs(1),
 	}
 	c := addClientFlags(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON")
@@ -452,8 +461,9 @@ func decisionSummary(j apiclient.Job) string {
 func newCancelCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "cancel ID [--json]",
-		Short: "Cancel a pending job, or kill an admitted or running one",
+		Use:        "cancel ID [--json]",
+		Short:      "Cancel a pending job, or kill an admitted or running one",
+		SuggestFor: []string{"kill", "delete", "rm"},
 		Long: `Cancel a pending job, or kill an admitted or running one on the cluster.
 Submitters may cancel their own jobs; admins anyone's. If the job was admitted
 while it was being cancelled, the server refuses with a conflict: run the
@@ -502,31 +512,51 @@ lists the parked jobs.`,
 }
 
 func newPrefsCmd() *cobra.Command {
-	var asCSV, asJSON, raw bool
+	var (
+		asCSV, asJSON, oldH bool
+		matrix              string
+	)
 	cmd := &cobra.Command{
-		Use:   "prefs [--csv|--json] [--h] [--kinds K[,K]] [--limit N] [--offset M]",
+		Use:   "prefs [--csv|--json] [--matrix pi|h] [--kinds K[,K]] [--limit N] [--offset M]",
 		Short: "Show the learned co-location preferences π(queued kind | running kind)",
 		Long: `Show the learned preferences. The table has one row per running kind and one
 column per queued kind; each row is the probability distribution π(·|running)
 (over every kind the daemon knows: a row restricted by --kinds sums to at most
-1). --h shows the raw preference scores H instead. --kinds shows only those
-kinds, as rows and columns, in that order; --limit and --offset show a page of
-the rows. The server sends the whole matrix up to 100,000 cells (316 kinds):
-beyond, ask for --kinds or --limit. --csv and --json print the server's CSV
-(header row "given,<kinds>") or JSON (kinds, rows, h, pi, observation counts,
-baseline, total) for analysts.
+1). --matrix h shows the raw preference scores H instead (the API's matrix=h;
+--h is its old, deprecated name). --kinds shows only those kinds, as rows and
+columns, in that order; --limit and --offset show a page of the rows. The
+server sends the whole matrix up to 100,000 cells (316 kinds): beyond, ask for
+--kinds or --limit. --csv and --json print the server's CSV (header row
+"given,<kinds>") or JSON (kinds, rows, h, pi, observation counts, baseline,
+total) for analysts.
 
   colocd prefs --kinds etl-daily,kmeans,terasort
-  colocd prefs --limit 20 --offset 40 --csv`,
-		Args: noArgs,
+  colocd prefs --matrix h --limit 20 --offset 40 --csv`,
+		Args:       noArgs,
+		SuggestFor: []string{"preferences", "matrix"},
 	}
 	c := addClientFlags(cmd)
 	pg := addPageFlags(cmd, "rows")
 	cmd.Flags().BoolVar(&asCSV, "csv", false, "print the matrix as CSV")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON")
-	cmd.Flags().BoolVar(&raw, "h", false, "the preference scores H instead of π")
+	cmd.Flags().StringVar(&matrix, "matrix", string(apiclient.MatrixPi), "pi (the probabilities π) or h (the raw preference scores H)")
+	_ = cmd.RegisterFlagCompletionFunc("matrix", cobra.FixedCompletions(
+		[]string{string(apiclient.MatrixPi), string(apiclient.MatrixH)}, cobra.ShellCompDirectiveNoFileComp))
+	// --h, the old name of --matrix h, is hidden and deprecated by hand:
+	// pflag's MarkDeprecated prints its notice through cobra to stdout,
+	// into the CSV or JSON a script reads.
+	cmd.Flags().BoolVar(&oldH, "h", false, "the preference scores H instead of π (deprecated: --matrix h)")
+	_ = cmd.Flags().MarkHidden("h")
 	cmd.MarkFlagsMutuallyExclusive("csv", "json")
+	cmd.MarkFlagsMutuallyExclusive("h", "matrix")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		m, err := prefsMatrix(matrix, oldH)
+		if err != nil {
+			return err
+		}
+		if oldH {
+			fmt.Fprintln(cmd.ErrOrStderr(), "colocd: --h is deprecated, use --matrix h")
+		}
 		api, err := c.client(cmd)
 		if err != nil {
 			return err
@@ -534,11 +564,7 @@ baseline, total) for analysts.
 		page := pg.page(cmd)
 		out := cmd.OutOrStdout()
 		if asCSV {
-			matrix := apiclient.MatrixPi
-			if raw {
-				matrix = apiclient.MatrixH
-			}
-			b, err := api.PreferencesCSVPage(cmd.Context(), matrix, page)
+			b, err := api.PreferencesCSVPage(cmd.Context(), m, page)
 			if err != nil {
 				return err
 			}
@@ -548,9 +574,21 @@ baseline, total) for analysts.
 		if err != nil {
 			return err
 		}
+		raw := m == apiclient.MatrixH
 		return printReply(out, r, asJSON, func(w io.Writer, p apiclient.Preferences) error { return printPrefs(w, p, raw) })
 	}
 	return cmd
+}
+
+// prefsMatrix is the matrix of --matrix, or of the deprecated --h.
+func prefsMatrix(matrix string, oldH bool) (apiclient.Matrix, error) {
+	switch m := apiclient.Matrix(matrix); {
+	case oldH:
+		return apiclient.MatrixH, nil
+	case m == apiclient.MatrixPi, m == apiclient.MatrixH:
+		return m, nil
+	}
+	return "", usagef("--matrix %q: want %s or %s", matrix, apiclient.MatrixPi, apiclient.MatrixH)
 }
 
 // pageFlags are --kinds, --limit and --offset of a matrix command.

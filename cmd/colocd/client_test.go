@@ -317,14 +317,14 @@ func TestClientPrefs(t *testing.T) {
 		t.Error("--csv with --json accepted")
 	}
 
-	out, err = s.runCLI(t, cliReader, "", "prefs", "--kinds", "wordcount,kmeans", "--h")
+	out, err = s.runCLI(t, cliReader, "", "prefs", "--kinds", "wordcount,kmeans", "--matrix", "h")
 	if err != nil {
 		t.Fatal(err)
 	}
 	cells := tableCells(out)
 	if diff := cmp.Diff([]string{"RUNNING \\ QUEUED", "wordcount", "kmeans", "OBS"}, cells[0]); diff != "" || len(cells) < 3 ||
 		cells[1][0] != "wordcount" || cells[2][0] != "kmeans" || cells[2][1] != fixed(s.learner.Pref("wordcount", "kmeans"), 3) {
-		t.Errorf("--kinds wordcount,kmeans --h (-want +got header):\n%s\n%s", diff, out)
+		t.Errorf("--kinds wordcount,kmeans --matrix h (-want +got header):\n%s\n%s", diff, out)
 	}
 	out, err = s.runCLI(t, cliReader, "", "prefs", "--limit", "1", "--offset", "1")
 	if err != nil {

@@ -10,11 +10,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/colocd/colocd/daemon"
 )
@@ -64,13 +66,57 @@ func exitCode(err error) int {
 	return exitRuntime
 }
 
-// globals are the root's persistent flags.
-type globals struct {
-	config string
+// configFlags are the flags of the commands that read the daemon's
+// configuration (serve, store check, metrics, yarn, sim): --config and
+// the config keys each of them registers (addConfigFlags). The client
+// commands read no configuration and take none of them.
+type configFlags struct {
+	file string
 }
 
+// Environment variables the command line reads itself.
+const envConfig = "COLOCD_CONFIG"
+
+// keyFlags are the flags that set a config key (daemon.Load binds them by
+// these names), with their help.
+var keyFlags = map[string]string{
+	"listen":    "HTTP listen address host:port (config key listen)",
+	"data-dir":  "state directory (config key data_dir)",
+	"log-level": "debug|info|warn|error (config key log_level)",
+}
+
+// addConfigFlags registers --config and the key flags named on fs (a
+// command's local or persistent flags).
+func addConfigFlags(set *pflag.FlagSet, keys ...string) *configFlags {
+	cf := &configFlags{}
+	set.StringVar(&cf.file, "config", "", "YAML config file (env "+envConfig+")")
+	for _, k := range keys {
+		set.String(k, "", keyFlags[k])
+	}
+	return cf
+}
+
+// path is the config file: --config, else COLOCD_CONFIG. A file that
+// COLOCD_CONFIG names and that does not exist is a usage error naming the
+// variable, since --config appears nowhere on the command line.
+func (cf *configFlags) path() (string, error) {
+	if cf.file != "" {
+		return cf.file, nil
+	}
+	file := os.Getenv(envConfig)
+	if file == "" {
+		return "", nil
+	}
+	if _, err := os.Stat(file); errors.Is(err, fs.ErrNotExist) {
+		return "", usagef("environment variable %s: config file %s does not exist", envConfig, file)
+	}
+	return file, nil
+}
+
+// newRoot builds the command tree: the root, then each command with the
+// flags it reads. The root takes only --help and --version; cobra adds
+// help and completion.
 func newRoot(stdout, stderr io.Writer) *cobra.Command {
-	g := &globals{}
 	root := &cobra.Command{
 		Use:   "colocd",
 		Short: "Job admission daemon that learns which jobs co-locate well",
@@ -79,41 +125,85 @@ queues submitted jobs and decides which one goes to the cluster next, so that
 jobs stressing different resources run side by side. It learns which pairs of
 recurring job kinds co-locate well from node metrics (Telegraf → InfluxDB).
 
-Configuration: --config FILE (YAML), COLOCD_* environment variables, flags.`,
+The daemon and its ops tools (serve, store check, metrics, yarn, sim) read the
+configuration: --config FILE (YAML, env COLOCD_CONFIG), COLOCD_* environment
+variables, then their flags. The client commands (submit, queue, job, cancel,
+resolve, prefs, profiles, queues) talk to a running daemon: --server (env
+COLOCD_SERVER) and --token (env COLOCD_TOKEN).
+
+Shell completion: colocd completion bash|zsh|fish|powershell --help.`,
+		Version:       versionText(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          noArgs,
 		RunE:          func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
+	root.SetVersionTemplate("{{.Version}}")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	pf := root.PersistentFlags()
-	pf.StringVar(&g.config, "config", "", "YAML config file (env COLOCD_CONFIG)")
-	pf.String("listen", "", "HTTP listen address host:port (config key listen)")
-	pf.String("data-dir", "", "state directory (config key data_dir)")
-	pf.String("log-level", "", "debug|info|warn|error (config key log_level)")
+	root.SetFlagErrorFunc(flagError)
 
 	root.AddCommand(
-		newServeCmd(g),
+		newServeCmd(),
 		newVersionCmd(),
-		newMetricsCmd(g),
-		newYarnCmd(g),
-		newStoreCmd(g), // colocd store check (cmd/colocd/store.go)
+		newMetricsCmd(),
+		newYarnCmd(),
+		newStoreCmd(), // colocd store check (cmd/colocd/store.go)
 		// The bench helper's `colocd sim` (cmd/colocd/sim.go).
-		newSimCmd(g),
+		newSimCmd(),
 	)
 	// The client commands (submit, queue, job, cancel, prefs, profiles),
 	// client.go and profiles.go.
 	root.AddCommand(clientCommands()...)
+	suggest(root)
 	return root
 }
 
-func noArgs(cmd *cobra.Command, args []string) error {
-	if len(args) > 0 {
-		return usagef("unknown command %q for %q", args[0], cmd.CommandPath())
+// flagError makes a flag mistake a usage error; a server flag given to a
+// command that does not take it says which commands do (they used to be
+// the root's, accepted and ignored by every command).
+func flagError(cmd *cobra.Command, err error) error {
+	for _, name := range []string{"config", "listen", "data-dir", "log-level"} {
+		if err.Error() == "unknown flag: --"+name {
+			return usagef("%w (%s reads no daemon configuration: --%s is a flag of %s)", err, cmd.CommandPath(), name, flagOwners[name])
+		}
 	}
-	return nil
+	return usageError{err}
+}
+
+// flagOwners are the commands that take each server flag.
+var flagOwners = map[string]string{
+	"config":    "serve, store check, metrics, yarn and sim",
+	"listen":    "serve",
+	"data-dir":  "serve and store check",
+	"log-level": "serve",
+}
+
+// suggestDistance is the edit distance within which a mistyped command
+// gets suggestions: "sbumit" is 2 from "submit".
+const suggestDistance = 2
+
+// suggest sets the suggestion distance on cmd and every command below it
+// (cobra reads each command's own; noArgs asks the command it runs).
+func suggest(cmd *cobra.Command) {
+	cmd.SuggestionsMinimumDistance = suggestDistance
+	for _, c := range cmd.Commands() {
+		suggest(c)
+	}
+}
+
+// noArgs refuses arguments; for a command with subcommands, an argument
+// is a mistyped command, and the error suggests the nearest ones as cobra
+// does (cobra only does when Args is nil).
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+		msg += "\n\nDid you mean this?\n\t" + strings.Join(s, "\n\t")
+	}
+	return usageError{errors.New(msg)}
 }
 
 func exactArgs(n int) cobra.PositionalArgs {
@@ -127,10 +217,10 @@ func exactArgs(n int) cobra.PositionalArgs {
 
 // loadConfig loads the configuration for cmd: --config (or COLOCD_CONFIG),
 // COLOCD_* env, and the flags that map to keys. Only serve reads token_file.
-func loadConfig(cmd *cobra.Command, g *globals, extra map[string]string) (daemon.Config, error) {
-	file := g.config
-	if file == "" {
-		file = os.Getenv("COLOCD_CONFIG")
+func loadConfig(cmd *cobra.Command, cf *configFlags, extra map[string]string) (daemon.Config, error) {
+	file, err := cf.path()
+	if err != nil {
+		return daemon.Config{}, err
 	}
 	return daemon.Load(daemon.LoadOptions{File: file, Flags: cmd.Flags(), FlagKeys: extra, SkipTokenFile: cmd.Name() != "serve"})
 }
@@ -141,7 +231,7 @@ func newLogger(w io.Writer, level, format string) *slog.Logger {
 	if err := lv.UnmarshalText([]byte(level)); err != nil {
 		lv = slog.LevelInfo
 	}
-	opts := &slog.HandlerOptions{Level: lv}
+	opts := &slog.HandlerOptions{Level: lv, ReplaceAttr: daemon.ReplaceLogAttr} // durations as "1.5s", not nanoseconds
 	if format == "json" {
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}

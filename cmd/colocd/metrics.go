@@ -24,8 +24,11 @@ type hostMetrics struct {
 	Goodness     float64 `json:"goodness"`
 }
 
-func newMetricsCmd(g *globals) *cobra.Command {
-	var from, to, hosts string
+func newMetricsCmd() *cobra.Command {
+	var (
+		from, to, hosts string
+		cf              *configFlags
+	)
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "metrics --from T --to T [--hosts h1,h2] [--source influxdb|prometheus] [--json]",
@@ -47,7 +50,7 @@ window.
 			if err != nil {
 				return err
 			}
-			cfg, err := loadConfig(cmd, g, map[string]string{
+			cfg, err := loadConfig(cmd, cf, map[string]string{
 				"source":     "metrics.source",
 				"influx-url": "influx.url", "influx-org": "influx.org",
 				"influx-bucket": "influx.bucket", "influx-token": "influx.token",
@@ -77,11 +80,14 @@ window.
 		},
 	}
 	fl := cmd.Flags()
+	cf = addConfigFlags(fl)
 	fl.StringVar(&from, "from", "", "window start, RFC 3339 (required)")
 	fl.StringVar(&to, "to", "", "window end, RFC 3339 (required)")
 	fl.StringVar(&hosts, "hosts", "", "comma-separated host names (default: the YARN RM's running nodes, or every host with data)")
 	fl.BoolVar(&asJSON, "json", false, `print {"hosts": {...}} as JSON`)
 	fl.String("source", "", "metrics source: influxdb or prometheus (config key metrics.source)")
+	_ = cmd.RegisterFlagCompletionFunc("source", cobra.FixedCompletions([]string{"influxdb", "prometheus"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("influx-language", cobra.FixedCompletions([]string{"flux", "influxql"}, cobra.ShellCompDirectiveNoFileComp))
 	fl.String("influx-url", "", "InfluxDB URL (config key influx.url)")
 	fl.String("influx-language", "", "flux or influxql (config key influx.language)")
 	fl.String("prometheus-url", "", "Prometheus URL (config key prometheus.url)")

@@ -10,11 +10,15 @@ import (
 	"github.com/colocd/colocd/telemetry"
 )
 
-func newServeCmd(g *globals) *cobra.Command {
-	var rollback bool
+func newServeCmd() *cobra.Command {
+	var (
+		rollback bool
+		cf       *configFlags
+	)
 	cmd := &cobra.Command{
-		Use:   "serve",
-		Short: "Run the daemon (HTTP API, admission and learning loops)",
+		Use:        "serve",
+		Short:      "Run the daemon (HTTP API, admission and learning loops)",
+		SuggestFor: []string{"start", "daemon", "server"},
 		Long: `Run colocd until SIGTERM or SIGINT, then shut down gracefully: stop accepting
 requests, finish the admission pass in flight, close the store, exit 0.
 
@@ -22,7 +26,7 @@ requests, finish the admission pass in flight, close the store, exit 0.
   colocd serve --config /etc/colocd/colocd.yaml`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := loadConfig(cmd, g, nil)
+			cfg, err := loadConfig(cmd, cf, nil)
 			if err != nil {
 				return err
 			}
@@ -44,6 +48,7 @@ requests, finish the admission pass in flight, close the store, exit 0.
 				Systemd: systemd, Build: telemetry.BuildInfo{Version: version, Revision: rev}})
 		},
 	}
+	cf = addConfigFlags(cmd.Flags(), "listen", "data-dir", "log-level")
 	cmd.Flags().BoolVar(&rollback, "accept-store-rollback", false,
 		"open a store whose newest meta page is damaged at the older transaction, losing the newer one (once, after reading the refusal)")
 	return cmd

@@ -37,8 +37,9 @@ type simFlags struct {
 	scale         string
 }
 
-func newSimCmd(g *globals) *cobra.Command {
+func newSimCmd() *cobra.Command {
 	f := &simFlags{}
+	var cf *configFlags
 	cmd := &cobra.Command{
 		Use:   "sim",
 		Short: "Play a workload on the simulator under an admission policy and measure it",
@@ -88,9 +89,10 @@ N..N+R-1 in parallel.
   colocd sim --workload configs/workloads/eight-kinds.yaml --study scale --plot-dir plots/
   colocd sim --workload configs/workloads/eight-kinds.yaml --scale 10000:2000 --policy ra`,
 		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runSim(cmd, g, f) },
+		RunE: func(cmd *cobra.Command, _ []string) error { return runSim(cmd, cf, f) },
 	}
 	fl := cmd.Flags()
+	cf = addConfigFlags(fl)
 	fl.StringVar(&f.workload, "workload", "", "workload YAML file (required)")
 	fl.StringVar(&f.policy, "policy", "ra", "policy: fifo|random|paper|ra|ra-warm|ra-profile-true|packfit|alternate|tetris|pairwise|oracle|rollout|bound")
 	fl.Uint64Var(&f.seed, "seed", 1, "first seed")
@@ -109,7 +111,7 @@ N..N+R-1 in parallel.
 	return cmd
 }
 
-func runSim(cmd *cobra.Command, g *globals, f *simFlags) error {
+func runSim(cmd *cobra.Command, cf *configFlags, f *simFlags) error {
 	if f.workload == "" {
 		return usagef("sim: --workload is required")
 	}
@@ -134,7 +136,7 @@ func runSim(cmd *cobra.Command, g *globals, f *simFlags) error {
 		}
 		name += fmt.Sprintf("@%dn", nodes)
 	}
-	cfg, err := simDaemonConfig(g)
+	cfg, err := simDaemonConfig(cf)
 	if err != nil {
 		return err
 	}
@@ -314,10 +316,10 @@ func printSimResults(out io.Writer, f *simFlags, name string, results []bench.Re
 // simDaemonConfig is the daemon configuration ra runs with: the defaults,
 // then --config (or COLOCD_CONFIG) when given, then COLOCD_* env, as serve
 // loads it.
-func simDaemonConfig(g *globals) (daemon.Config, error) {
-	file := g.config
-	if file == "" {
-		file = os.Getenv("COLOCD_CONFIG")
+func simDaemonConfig(cf *configFlags) (daemon.Config, error) {
+	file, err := cf.path()
+	if err != nil {
+		return daemon.Config{}, err
 	}
 	return daemon.Load(daemon.LoadOptions{File: file, SkipTokenFile: true})
 }

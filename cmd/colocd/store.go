@@ -12,21 +12,24 @@ import (
 	"github.com/colocd/colocd/daemon"
 )
 
-func newStoreCmd(g *globals) *cobra.Command {
+func newStoreCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "store",
 		Short: "Inspect the job store file (ops)",
-		Args:  noArgs,
-		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+		Long: `Inspect colocd's job store file (colocd.db in data_dir) while the daemon is
+stopped. colocd store check --help says what is checked.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newStoreCheckCmd(g))
+	cmd.AddCommand(newStoreCheckCmd())
 	return cmd
 }
 
-func newStoreCheckCmd(g *globals) *cobra.Command {
+func newStoreCheckCmd() *cobra.Command {
 	var (
 		asJSON  bool
 		timeout time.Duration
+		cf      *configFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "check [FILE] [--json]",
@@ -55,7 +58,7 @@ JSON (raw bytes of quarantined records in base64).
 			var cfg daemon.Config
 			if len(args) == 0 {
 				var err error
-				if cfg, err = loadConfig(cmd, g, nil); err != nil {
+				if cfg, err = loadConfig(cmd, cf, nil); err != nil {
 					return err
 				}
 			}
@@ -79,6 +82,7 @@ JSON (raw bytes of quarantined records in base64).
 			return nil
 		},
 	}
+	cf = addConfigFlags(cmd.Flags(), "data-dir")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	cmd.Flags().DurationVar(&timeout, "timeout", time.Second, "how long to wait for the file lock")
 	return cmd

@@ -2,8 +2,10 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"runtime"
 	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -49,19 +51,29 @@ func versionString() string {
 	return fmt.Sprintf("%s (commit %s, %s)", version, rev, runtime.Version())
 }
 
+// versionText is what `colocd version` and `colocd --version` print.
+func versionText() string {
+	rev, modified := buildInfo()
+	var b strings.Builder
+	fmt.Fprintf(&b, "colocd %s\ncommit %s", version, rev)
+	if modified {
+		b.WriteString(" (modified)")
+	}
+	fmt.Fprintf(&b, "\ngo %s %s/%s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	return b.String()
+}
+
 func newVersionCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the version, commit and Go version",
-		Args:  noArgs,
+		Long: `Print colocd's version, the VCS commit it was built from ("(modified)" when the
+tree had uncommitted changes) and the Go toolchain and platform. colocd
+--version prints the same.`,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			rev, modified := buildInfo()
-			fmt.Fprintf(cmd.OutOrStdout(), "colocd %s\ncommit %s", version, rev)
-			if modified {
-				fmt.Fprint(cmd.OutOrStdout(), " (modified)")
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "\ngo %s %s/%s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
-			return nil
+			_, err := io.WriteString(cmd.OutOrStdout(), versionText())
+			return err
 		},
 	}
 }

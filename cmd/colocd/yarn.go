@@ -17,21 +17,21 @@ import (
 
 // yarnFlags are the flags every yarn subcommand takes.
 type yarnFlags struct {
-	g      *globals
+	cf     *configFlags
 	asJSON bool
 }
 
 // client is the ResourceManager client colocd serve would build from the
 // configuration and --rm/--user.
 func (yf *yarnFlags) client(cmd *cobra.Command) (*daemon.YarnRM, error) {
-	cfg, err := loadConfig(cmd, yf.g, map[string]string{"rm": "yarn.rm_urls", "user": "yarn.user"})
+	cfg, err := loadConfig(cmd, yf.cf, map[string]string{"rm": "yarn.rm_urls", "user": "yarn.user"})
 	if err != nil {
 		return nil, err
 	}
 	return daemon.YarnClient(cfg, nil)
 }
 
-func newYarnCmd(g *globals) *cobra.Command {
+func newYarnCmd() *cobra.Command {
 	yf := &yarnFlags{}
 	cmd := &cobra.Command{
 		Use:   "yarn",
@@ -44,10 +44,10 @@ field names.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	pf := cmd.PersistentFlags()
+	yf.cf = addConfigFlags(pf)
 	pf.String("rm", "", "comma-separated RM URLs (config key yarn.rm_urls)")
 	pf.String("user", "", "simple-auth user.name (config key yarn.user)")
 	pf.BoolVar(&yf.asJSON, "json", false, "print JSON")
-	yf.g = g
 	cmd.AddCommand(newYarnInfoCmd(yf), newYarnNodesCmd(yf), newYarnAppsCmd(yf), newYarnAppCmd(yf))
 	return cmd
 }
@@ -55,6 +55,8 @@ field names.`,
 func newYarnInfoCmd(yf *yarnFlags) *cobra.Command {
 	return &cobra.Command{
 		Use: "info", Short: "Cluster info and metrics", Args: noArgs,
+		Long: `Print the active ResourceManager, its cluster info (id, state, HA state,
+Hadoop version) and cluster metrics (nodes, memory, vcores, applications).`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := yf.client(cmd)
 			if err != nil {
@@ -91,6 +93,8 @@ func newYarnNodesCmd(yf *yarnFlags) *cobra.Command {
 	var states []string
 	nodes := &cobra.Command{
 		Use: "nodes", Short: "Nodes and their free resources", Args: noArgs,
+		Long: `List the ResourceManager's nodes: host, rack, state, containers, memory and
+vcores used and available, health report. --state restricts the states.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := yf.client(cmd)
 			if err != nil {
@@ -122,6 +126,9 @@ func newYarnAppsCmd(yf *yarnFlags) *cobra.Command {
 	var limit int
 	apps := &cobra.Command{
 		Use: "apps", Short: "Applications (filters: --state, --queue, --app-user, --tag)", Args: noArgs,
+		Long: `List the ResourceManager's applications, sorted by id. colocd tags the
+applications it submits colocd-job-<id> and colocd-kind-<kind>: --tag
+colocd-kind-kmeans lists one kind's.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := yf.client(cmd)
 			if err != nil {
@@ -157,6 +164,8 @@ func newYarnAppsCmd(yf *yarnFlags) *cobra.Command {
 func newYarnAppCmd(yf *yarnFlags) *cobra.Command {
 	return &cobra.Command{
 		Use: "app ID", Short: "One application and where its containers run", Args: exactArgs(1),
+		Long: `Show one application (state, progress, allocation, tags, diagnostics) and,
+while it runs, how many of its containers run on each host.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := yf.client(cmd)
 			if err != nil {

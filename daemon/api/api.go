@@ -115,7 +115,8 @@ type Deps struct {
 	MaxKinds int
 	// Writes is told the outcome of the API's store writes; nil: nobody.
 	Writes WriteRecorder
-	// Logger receives one line per request; nil discards.
+	// Logger receives one line per request (levels: see observed); nil
+	// discards.
 	Logger *slog.Logger
 	// PublicMetrics serves /metrics without a token, for scrapers that
 	// cannot send one. The default needs a reader token (Prometheus:
@@ -147,6 +148,7 @@ type server struct {
 	kinds   *kindGate
 	writes  WriteRecorder // nil: not reported
 	log     *slog.Logger
+	slow    time.Duration // requests slower than this are logged at WARN (tests lower it)
 
 	// profiles is nil when the daemon runs without a profile model.
 	profiles ProfileSource
@@ -216,6 +218,7 @@ func New(d Deps) (http.Handler, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	s.slow = slowRequest
 
 	mux := http.NewServeMux()
 	route := func(pattern string, methods map[string]endpoint) {
@@ -256,6 +259,8 @@ func New(d Deps) (http.Handler, error) {
 	// The status page: static files, no data, so no authentication.
 	route("/{$}", map[string]endpoint{http.MethodGet: {0, serveStatic("index.html")}})
 	route("/static/{file}", map[string]endpoint{http.MethodGet: {0, serveStaticFile}})
+	// Browsers ask for it on every load of the status page: nothing, not a 404.
+	route("/favicon.ico", map[string]endpoint{http.MethodGet: {0, favicon}})
 	// Everything else: a JSON 404.
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errorf(http.StatusNotFound, "", "no such endpoint: %s %s", r.Method, r.URL.Path))
@@ -263,9 +268,12 @@ func New(d Deps) (http.Handler, error) {
 	return &observed{s: s, mux: mux}, nil
 }
 
-// reqInfo carries what a handler learned (the caller) back to the
-// logging middleware.
-type reqInfo struct{ user string }
+// reqInfo carries what a handler learned (the caller, the error it
+// returned) back to the logging middleware.
+type reqInfo struct {
+	user string
+	err  error // a failure of the handler (not a refusal it chose); logged with the request
+}
 
 type reqInfoKey struct{}
 
@@ -310,10 +318,12 @@ func (s *server) dispatch(methods map[string]endpoint) http.Handler {
 		if err := ep.handle(w, r, p); err != nil {
 			var he *httpError
 			if !errors.As(err, &he) {
-				if he = knownFailure(err); he != nil {
-					s.log.Warn("request refused", "method", r.Method, "path", r.URL.Path, "status", he.Status, "err", err)
-				} else {
-					s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+				// A failure, not a refusal: the request's line carries it
+				// at WARN, whatever the code (a quarantined record's 410).
+				if info, _ := r.Context().Value(reqInfoKey{}).(*reqInfo); info != nil {
+					info.err = err
+				}
+				if he = knownFailure(err); he == nil {
 					he = errorf(http.StatusInternalServerError, "", "internal error: %v", err)
 				}
 			}
@@ -382,6 +392,30 @@ type observed struct {
 	mux *http.ServeMux
 }
 
+// slowRequest is the latency above which a request is logged at WARN.
+// Every endpoint answers from memory or the local store in milliseconds
+// (the heaviest, a 1,000-kind heatmap, in tens); a second means the store
+// or the host is struggling.
+const slowRequest = time.Second
+
+// requestLevel is the level of a request's log line. A status page open
+// in a browser makes a few requests every refresh, so a request that went
+// well is DEBUG, and so is a client's mistake (4xx). WARN: a server error
+// (5xx), a handler's failure, a slow answer. INFO: authentication and
+// authorisation failures (401, 403), which are not the daemon's trouble
+// (so not WARN, which journalctl -p warning keeps for it) but which an
+// operator wants to see by default: a token that expired or leaked, a
+// misconfigured scraper.
+func requestLevel(code int, failed bool, d, slow time.Duration) slog.Level {
+	switch {
+	case code >= 500, failed, d > slow:
+		return slog.LevelWarn
+	case code == http.StatusUnauthorized, code == http.StatusForbidden:
+		return slog.LevelInfo
+	}
+	return slog.LevelDebug
+}
+
 func (o *observed) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	s := o.s
 	start := time.Now() // latency measurement only, not logic
@@ -423,15 +457,16 @@ func (o *observed) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		if s.metrics != nil {
 			s.metrics.APIRequest(route, code, d)
 		}
-		level := slog.LevelInfo
-		switch {
-		case code >= 500:
-			level = slog.LevelError
-		case route == "/healthz" || route == "/readyz" || route == "/metrics" || strings.HasPrefix(route, "/static/"):
-			level = slog.LevelDebug
+		level := requestLevel(code, info.err != nil, d, s.slow)
+		if !s.log.Enabled(r.Context(), level) {
+			return
 		}
-		s.log.Log(r.Context(), level, "http request", "method", r.Method, "route", route, "path", r.URL.Path,
-			"code", code, "bytes", w.bytes, "dur", d, "user", info.user, "remote", r.RemoteAddr)
+		attrs := []any{"method", r.Method, "route", route, "path", r.URL.Path,
+			"code", code, "bytes", w.bytes, "took", d, "user", info.user, "remote", r.RemoteAddr}
+		if info.err != nil {
+			attrs = append(attrs, "err", info.err)
+		}
+		s.log.Log(r.Context(), level, "http request", attrs...)
 	}()
 	o.mux.ServeHTTP(w, r)
 }
@@ -445,6 +480,13 @@ func routeLabel(pattern string) string {
 		return "other"
 	}
 	return strings.TrimSuffix(pattern, "{$}")
+}
+
+// favicon answers a browser's icon request with nothing, cached for a day.
+func favicon(w http.ResponseWriter, _ *http.Request, _ principal) error {
+	w.Header().Set("Cache-Control", "public, max-age=86400")
+	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
 // healthz is liveness: the process serves HTTP.

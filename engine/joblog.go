@@ -1,0 +1,58 @@
+package engine
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/colocd/colocd/queue"
+)
+
+// Job transitions are logged at INFO, one line each, with the same keys:
+// job, kind, app, state and, when it finished, took (its runtime). The
+// unhappy ones (requeued, parked) are WARN and ERROR lines with the same
+// keys.
+
+// jobLog is the logger of job j: its id, kind and application.
+func (e *Engine) jobLog(j queue.Job) *slog.Logger {
+	return e.log.With("job", j.ID, "kind", j.Kind, "app", j.AppID)
+}
+
+// logStarted logs that job j, just marked running, started.
+func (e *Engine) logStarted(j queue.Job) {
+	e.jobLog(j).Info("job started", "state", j.State)
+}
+
+// logFinished logs that job j reached its final state, with its runtime:
+// from running (or, never seen running, from admission) to the end.
+func (e *Engine) logFinished(j queue.Job, attrs ...any) {
+	attrs = append([]any{"state", j.State, "took", jobRuntime(j)}, attrs...)
+	e.jobLog(j).Info("job finished", attrs...)
+}
+
+// jobRuntime is how long finished job j ran; zero when its times are missing.
+func jobRuntime(j queue.Job) time.Duration {
+	from := j.RunningAt
+	if from == nil {
+		from = j.AdmittedAt
+	}
+	if from == nil || j.FinishedAt == nil {
+		return 0
+	}
+	return j.FinishedAt.Sub(*from)
+}
+
+// logTick logs a learning tick that ran: the kinds whose preferences it
+// updated, the hosts it scored and those it skipped, and how long it took.
+func (e *Engine) logTick(rep LearnReport, took time.Duration) {
+	kinds := map[string]bool{}
+	for _, g := range rep.Goodness {
+		for _, k := range g.Kinds {
+			kinds[k] = true
+		}
+	}
+	e.log.Info("learning tick", "from", rep.From, "to", rep.To,
+		"kinds", len(kinds), "updates", rep.Updates,
+		"hosts_observed", rep.Observed, "hosts_profiled", rep.Profile.Observations,
+		"hosts_stale", len(rep.Stale), "hosts_invalid", len(rep.Invalid),
+		"new_kinds", rep.Profile.NewKinds, "took", took)
+}

@@ -1,0 +1,160 @@
+package engine
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/colocd/colocd/queue"
+)
+
+// logRecorder is a slog.Handler that keeps every record at INFO and above
+// with the attrs of its logger.
+type logRecorder struct {
+	mu    sync.Mutex
+	lines []logLine
+}
+
+// logLine is one record: its level, message and attrs, values resolved.
+type logLine struct {
+	Level slog.Level
+	Msg   string
+	Attrs map[string]any
+}
+
+func (h *logRecorder) Enabled(_ context.Context, l slog.Level) bool  { return l >= slog.LevelInfo }
+func (h *logRecorder) WithAttrs(as []slog.Attr) slog.Handler         { return &withAttrs{h, as} }
+func (h *logRecorder) WithGroup(string) slog.Handler                 { return h }
+func (h *logRecorder) Handle(_ context.Context, r slog.Record) error { return h.add(r, nil) }
+
+func (h *logRecorder) add(r slog.Record, with []slog.Attr) error {
+	l := logLine{Level: r.Level, Msg: r.Message, Attrs: map[string]any{}}
+	for _, a := range with {
+		l.Attrs[a.Key] = a.Value.Resolve().Any()
+	}
+	r.Attrs(func(a slog.Attr) bool { l.Attrs[a.Key] = a.Value.Resolve().Any(); return true })
+	h.mu.Lock()
+	h.lines = append(h.lines, l)
+	h.mu.Unlock()
+	return nil
+}
+
+// with returns the recorded lines whose message is one of msgs, each
+// with only the attrs named in keys.
+func (h *logRecorder) with(keys []string, msgs ...string) []logLine {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []logLine
+	for _, l := range h.lines {
+		for _, m := range msgs {
+			if l.Msg != m {
+				continue
+			}
+			kept := logLine{Level: l.Level, Msg: l.Msg, Attrs: map[string]any{}}
+			for _, k := range keys {
+				if v, ok := l.Attrs[k]; ok {
+					kept.Attrs[k] = v
+				}
+			}
+			out = append(out, kept)
+		}
+	}
+	return out
+}
+
+type withAttrs struct {
+	*logRecorder
+	as []slog.Attr
+}
+
+func (w *withAttrs) WithAttrs(as []slog.Attr) slog.Handler {
+	return &withAttrs{w.logRecorder, append(append([]slog.Attr{}, w.as...), as...)}
+}
+func (w *withAttrs) Handle(_ context.Context, r slog.Record) error { return w.add(r, w.as) }
+
+// Every transition of a job is one INFO line with the same keys: admitted,
+// started, finished with its state and runtime, killed (issue 14).
+func TestJobTransitionsAreLogged(t *testing.T) {
+	rec := &logRecorder{}
+	h := newHarness(t, harnessOpts{nodes: 2, logger: slog.New(rec)})
+	ids := h.submit("cpu", "disk")
+	h.admit()
+	var app = map[string]string{}
+	for _, id := range ids {
+		j, err := h.store.Get(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		app[id] = j.AppID
+	}
+	h.advance(time.Second)
+	h.sync()
+	if _, err := h.e.Kill(h.ctx, ids[1]); err != nil {
+		t.Fatal(err)
+	}
+	for range 50 {
+		h.advance(30 * time.Second)
+		h.sync()
+		if h.state(ids[0]).Terminal() {
+			break
+		}
+	}
+	done, err := h.store.Get(ids[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	killed, err := h.store.Get(ids[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := func(msg, id, kind string, state queue.State, took *time.Duration) logLine {
+		a := map[string]any{"job": id, "kind": kind, "app": app[id], "state": state}
+		if took != nil {
+			a["took"] = *took
+		}
+		return logLine{Level: slog.LevelInfo, Msg: msg, Attrs: a}
+	}
+	ran := done.FinishedAt.Sub(*done.RunningAt)
+	killedAfter := killed.FinishedAt.Sub(*killed.RunningAt)
+	want := []logLine{
+		line("job admitted", ids[0], "cpu", queue.StateAdmitted, nil),
+		line("job admitted", ids[1], "disk", queue.StateAdmitted, nil),
+		line("job started", ids[0], "cpu", queue.StateRunning, nil),
+		line("job started", ids[1], "disk", queue.StateRunning, nil),
+		line("job finished", ids[1], "disk", queue.StateKilled, &killedAfter),
+		line("job finished", ids[0], "cpu", queue.StateSucceeded, &ran),
+	}
+	got := rec.with([]string{"job", "kind", "app", "state", "took"}, "job admitted", "job started", "job finished")
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("transition lines (-want,+got):\n%s", diff)
+	}
+	if ran <= 0 {
+		t.Errorf("runtime %v, want > 0", ran)
+	}
+}
+
+// A learning tick is one INFO line: the kinds it updated, the hosts it
+// scored and skipped, how long it took.
+func TestLearningTickIsLogged(t *testing.T) {
+	rec := &logRecorder{}
+	h := newHarness(t, harnessOpts{nodes: 1, logger: slog.New(rec)})
+	from, to := colocate(h, "disk")
+	if _, err := h.e.Learn(h.ctx, from, to); err != nil {
+		t.Fatal(err)
+	}
+	got := rec.with([]string{"kinds", "updates", "hosts_observed", "hosts_stale", "hosts_invalid"}, "learning tick")
+	want := []logLine{{Level: slog.LevelInfo, Msg: "learning tick", Attrs: map[string]any{
+		"kinds": int64(2), "updates": int64(1), "hosts_observed": int64(1), "hosts_stale": int64(0), "hosts_invalid": int64(0),
+	}}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("tick lines (-want,+got):\n%s", diff)
+	}
+	took := rec.with([]string{"took"}, "learning tick")
+	if _, ok := took[0].Attrs["took"].(time.Duration); !ok {
+		t.Errorf("took = %#v, want a time.Duration", took[0].Attrs["took"])
+	}
+}
