@@ -113,81 +113,83 @@ func (e *Engine) persistPreferences() error { return e.persistLearned(true, fals
 // learning parameters (l's) win over the ones stored with them. A stored
 // row that does not decode or does not fit is an error naming its kind.
 func RestoreLearner(store *queue.Store, l *bandit.Learner, cfg bandit.Config) (bool, error) {
-	legacy, err := store.LoadPreferences()
-	if err != nil {
-		return false, fmt.Errorf("load preferences: %w", err)
-	}
-	if legacy != nil {
-		var s bandit.Snapshot
-		if err := json.Unmarshal(legacy, &s); err != nil {
-			return false, fmt.Errorf("decode stored preferences: %w", err)
-		}
-		s.Config = cfg
-		if err := l.Restore(s); err != nil {
-			return false, fmt.Errorf("restore preferences: %w", err)
-		}
-		d, _ := l.Changes()
-		st, err := prefsLearned(d)
-		if err == nil {
-			err = store.MigrateLearned(queue.SectionPreferences, st, legacy)
-		}
-		if err != nil {
-			l.Unsaved(d)
-			return false, fmt.Errorf("migrate stored preferences to rows: %w", err)
-		}
-		return true, nil
-	}
-	st, ok, err := store.LoadLearned(queue.SectionPreferences)
-	if err != nil || !ok {
-		return false, err
-	}
-	s, err := prefsSnapshot(st)
-	if err == nil {
-		err = l.RestoreSaved(s)
-	}
-	if err != nil {
-		return false, fmt.Errorf("restore preferences: %w", err)
-	}
-	return true, nil
+	return restoreLearned(store, learnedSection[bandit.Snapshot, bandit.Delta]{
+		what: "preferences", section: queue.SectionPreferences, legacy: store.LoadPreferences,
+		fromLegacy: func(s *bandit.Snapshot) { s.Config = cfg },
+		toRows:     prefsLearned, fromRows: prefsSnapshot,
+	}, l)
 }
 
 // RestoreProfiles loads the persisted profile model into m, if any,
 // migrating a store in the single-key layout as RestoreLearner does. The
 // configured parameters win over the ones stored with it.
 func RestoreProfiles(store *queue.Store, m *profile.Model) (bool, error) {
-	legacy, err := store.LoadProfiles()
+	return restoreLearned(store, learnedSection[profile.Snapshot, profile.Delta]{
+		what: "profiles", section: queue.SectionProfiles, legacy: store.LoadProfiles,
+		toRows: profilesLearned, fromRows: profilesSnapshot,
+	}, m)
+}
+
+// learnedModel is what restoreLearned needs of the learner and of the
+// profile model: S is its snapshot, D its delta.
+type learnedModel[S, D any] interface {
+	Restore(S) error
+	RestoreSaved(S) error
+	Changes() (D, bool)
+	Unsaved(D)
+}
+
+// learnedSection says how one model is stored: its name in errors, its
+// section of rows, the loader of its single-key layout (and what to set in
+// a snapshot read from it), and the translations to and from rows.
+type learnedSection[S, D any] struct {
+	what       string
+	section    queue.Section
+	legacy     func() ([]byte, error)
+	fromLegacy func(*S) // nil: nothing
+	toRows     func(D) (queue.Learned, error)
+	fromRows   func(queue.Learned) (S, error)
+}
+
+// restoreLearned restores m from the store: from the single-key layout,
+// migrated to rows, when that is there, else from the rows.
+func restoreLearned[S, D any](store *queue.Store, sec learnedSection[S, D], m learnedModel[S, D]) (bool, error) {
+	legacy, err := sec.legacy()
 	if err != nil {
-		return false, fmt.Errorf("load profiles: %w", err)
+		return false, fmt.Errorf("load %s: %w", sec.what, err)
 	}
 	if legacy != nil {
-		var s profile.Snapshot
+		var s S
 		if err := json.Unmarshal(legacy, &s); err != nil {
-			return false, fmt.Errorf("decode stored profiles: %w", err)
+			return false, fmt.Errorf("decode stored %s: %w", sec.what, err)
+		}
+		if sec.fromLegacy != nil {
+			sec.fromLegacy(&s)
 		}
 		if err := m.Restore(s); err != nil {
-			return false, fmt.Errorf("restore profiles: %w", err)
+			return false, fmt.Errorf("restore %s: %w", sec.what, err)
 		}
 		d, _ := m.Changes()
-		st, err := profilesLearned(d)
+		st, err := sec.toRows(d)
 		if err == nil {
-			err = store.MigrateLearned(queue.SectionProfiles, st, legacy)
+			err = store.MigrateLearned(sec.section, st, legacy)
 		}
 		if err != nil {
 			m.Unsaved(d)
-			return false, fmt.Errorf("migrate stored profiles to rows: %w", err)
+			return false, fmt.Errorf("migrate stored %s to rows: %w", sec.what, err)
 		}
 		return true, nil
 	}
-	st, ok, err := store.LoadLearned(queue.SectionProfiles)
+	st, ok, err := store.LoadLearned(sec.section)
 	if err != nil || !ok {
 		return false, err
 	}
-	s, err := profilesSnapshot(st)
+	s, err := sec.fromRows(st)
 	if err == nil {
 		err = m.RestoreSaved(s)
 	}
 	if err != nil {
-		return false, fmt.Errorf("restore profiles: %w", err)
+		return false, fmt.Errorf("restore %s: %w", sec.what, err)
 	}
 	return true, nil
 }
