@@ -1,15 +1,11 @@
 package daemon
 
 import (
-	"context"
 	"io"
-	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestConfigPublicMetrics serves the demo config with api.public_metrics
@@ -44,7 +40,7 @@ func TestConfigPublicMetrics(t *testing.T) {
 			if cfg.API.PublicMetrics != tc.public {
 				t.Fatalf("api.public_metrics = %v, want %v", cfg.API.PublicMetrics, tc.public)
 			}
-			base := serveConfig(t, cfg)
+			base := "http://" + serveLoaded(t, cfg)
 			get := func(path, token string) (int, string) {
 				t.Helper()
 				req, _ := http.NewRequest(http.MethodGet, base+path, nil)
@@ -75,46 +71,4 @@ func TestConfigPublicMetrics(t *testing.T) {
 			}
 		})
 	}
-}
-
-// serveConfig runs Serve on cfg (the simulator, data in t.TempDir()) until
-// the test ends and returns its base URL once it answers /healthz.
-func serveConfig(t *testing.T, cfg Config) string {
-	t.Helper()
-	cfg.DataDir = t.TempDir()
-	cfg.Sim.Workload = "../configs/workloads/paper-queue-a.yaml"
-	cfg.ShutdownTimeout = 5 * time.Second
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- Serve(ctx, cfg, ServeOptions{Listener: ln, Logger: slog.New(slog.DiscardHandler)}) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("Serve: %v", err)
-			}
-		case <-time.After(10 * time.Second):
-			t.Error("Serve did not return within the shutdown timeout")
-		}
-	})
-	base := "http://" + ln.Addr().String()
-	poll(t, "/healthz", 20*time.Second, func() bool {
-		select {
-		case err := <-done:
-			t.Fatalf("Serve returned early: %v", err)
-		default:
-		}
-		resp, err := http.Get(base + "/healthz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	})
-	return base
 }

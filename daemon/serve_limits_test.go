@@ -24,10 +24,17 @@ func serveForTest(t *testing.T, mod func(*Config)) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	mod(&cfg)
+	return serveLoaded(t, cfg)
+}
+
+// serveLoaded is serveForTest on a loaded cfg: the simulator runs queue A,
+// with data in t.TempDir().
+func serveLoaded(t *testing.T, cfg Config) string {
+	t.Helper()
 	cfg.DataDir = t.TempDir()
 	cfg.Sim.Workload = "../configs/workloads/paper-queue-a.yaml"
 	cfg.ShutdownTimeout = 5 * time.Second
-	mod(&cfg)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
