@@ -191,21 +191,27 @@ func (s *server) getPreferences(w http.ResponseWriter, r *http.Request, _ princi
 	if err != nil {
 		return err
 	}
-	w.Header().Set("X-Total-Count", strconv.Itoa(v.Total))
-	if f != "csv" {
-		writeJSON(w, http.StatusOK, v)
-		return nil
-	}
 	values := v.Pi
 	if m == "h" {
 		values = v.H
 	}
-	b, err := matrixCSV(v.Kinds, v.Rows, values)
+	return writePage(w, v.Total, f == "csv", v, func() ([]byte, error) { return matrixCSV(v.Kinds, v.Rows, values) }, "colocd-"+m+".csv")
+}
+
+// writePage answers a paged GET: X-Total-Count, then v as JSON, or with
+// csv the bytes csvOf makes, as the attachment file.
+func writePage(w http.ResponseWriter, total int, csv bool, v any, csvOf func() ([]byte, error), file string) error {
+	w.Header().Set("X-Total-Count", strconv.Itoa(total))
+	if !csv {
+		writeJSON(w, http.StatusOK, v)
+		return nil
+	}
+	b, err := csvOf()
 	if err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
-	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="colocd-%s.csv"`, m))
+	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename=%q`, file))
 	_, _ = w.Write(b)
 	return nil
 }

@@ -182,19 +182,7 @@ func (s *server) getProfiles(w http.ResponseWriter, r *http.Request, _ principal
 	if err != nil {
 		return err
 	}
-	w.Header().Set("X-Total-Count", strconv.Itoa(v.Total))
-	if f != "csv" {
-		writeJSON(w, http.StatusOK, v)
-		return nil
-	}
-	b, err := profilesCSV(v.Kinds)
-	if err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
-	w.Header().Set("Content-Disposition", `attachment; filename="colocd-profiles.csv"`)
-	_, _ = w.Write(b)
-	return nil
+	return writePage(w, v.Total, f == "csv", v, func() ([]byte, error) { return profilesCSV(v.Kinds) }, "colocd-profiles.csv")
 }
 
 // profilesCSVHeader is the header row of GET /v1/profiles?format=csv.
