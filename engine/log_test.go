@@ -1,85 +1,21 @@
 package engine
 
 import (
-	"context"
 	"log/slog"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/colocd/colocd/internal/logtest"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/colocd/colocd/queue"
 )
 
-// logRecorder is a slog.Handler that keeps every record at INFO and above
-// with the attrs of its logger.
-type logRecorder struct {
-	mu    sync.Mutex
-	lines []logLine
-}
-
-// logLine is one record: its level, message and attrs, values resolved.
-type logLine struct {
-	Level slog.Level
-	Msg   string
-	Attrs map[string]any
-}
-
-func (h *logRecorder) Enabled(_ context.Context, l slog.Level) bool  { return l >= slog.LevelInfo }
-func (h *logRecorder) WithAttrs(as []slog.Attr) slog.Handler         { return &withAttrs{h, as} }
-func (h *logRecorder) WithGroup(string) slog.Handler                 { return h }
-func (h *logRecorder) Handle(_ context.Context, r slog.Record) error { return h.add(r, nil) }
-
-func (h *logRecorder) add(r slog.Record, with []slog.Attr) error {
-	l := logLine{Level: r.Level, Msg: r.Message, Attrs: map[string]any{}}
-	for _, a := range with {
-		l.Attrs[a.Key] = a.Value.Resolve().Any()
-	}
-	r.Attrs(func(a slog.Attr) bool { l.Attrs[a.Key] = a.Value.Resolve().Any(); return true })
-	h.mu.Lock()
-	h.lines = append(h.lines, l)
-	h.mu.Unlock()
-	return nil
-}
-
-// with returns the recorded lines whose message is one of msgs, each
-// with only the attrs named in keys.
-func (h *logRecorder) with(keys []string, msgs ...string) []logLine {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	var out []logLine
-	for _, l := range h.lines {
-		for _, m := range msgs {
-			if l.Msg != m {
-				continue
-			}
-			kept := logLine{Level: l.Level, Msg: l.Msg, Attrs: map[string]any{}}
-			for _, k := range keys {
-				if v, ok := l.Attrs[k]; ok {
-					kept.Attrs[k] = v
-				}
-			}
-			out = append(out, kept)
-		}
-	}
-	return out
-}
-
-type withAttrs struct {
-	*logRecorder
-	as []slog.Attr
-}
-
-func (w *withAttrs) WithAttrs(as []slog.Attr) slog.Handler {
-	return &withAttrs{w.logRecorder, append(append([]slog.Attr{}, w.as...), as...)}
-}
-func (w *withAttrs) Handle(_ context.Context, r slog.Record) error { return w.add(r, w.as) }
-
 // Every transition of a job is one INFO line with the same keys: admitted,
 // started, finished with its state and runtime, killed (issue 14).
 func TestJobTransitionsAreLogged(t *testing.T) {
-	rec := &logRecorder{}
+	rec := &logtest.Recorder{Min: slog.LevelInfo}
 	h := newHarness(t, harnessOpts{nodes: 2, logger: slog.New(rec)})
 	ids := h.submit("cpu", "disk")
 	h.admit()
@@ -111,16 +47,16 @@ func TestJobTransitionsAreLogged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	line := func(msg, id, kind string, state queue.State, took *time.Duration) logLine {
+	line := func(msg, id, kind string, state queue.State, took *time.Duration) logtest.Line {
 		a := map[string]any{"job": id, "kind": kind, "app": app[id], "state": state}
 		if took != nil {
 			a["took"] = *took
 		}
-		return logLine{Level: slog.LevelInfo, Msg: msg, Attrs: a}
+		return logtest.Line{Level: slog.LevelInfo, Msg: msg, Attrs: a}
 	}
 	ran := done.FinishedAt.Sub(*done.RunningAt)
 	killedAfter := killed.FinishedAt.Sub(*killed.RunningAt)
-	want := []logLine{
+	want := []logtest.Line{
 		line("job admitted", ids[0], "cpu", queue.StateAdmitted, nil),
 		line("job admitted", ids[1], "disk", queue.StateAdmitted, nil),
 		line("job started", ids[0], "cpu", queue.StateRunning, nil),
@@ -128,7 +64,7 @@ func TestJobTransitionsAreLogged(t *testing.T) {
 		line("job finished", ids[1], "disk", queue.StateKilled, &killedAfter),
 		line("job finished", ids[0], "cpu", queue.StateSucceeded, &ran),
 	}
-	got := rec.with([]string{"job", "kind", "app", "state", "took"}, "job admitted", "job started", "job finished")
+	got := rec.With([]string{"job", "kind", "app", "state", "took"}, "job admitted", "job started", "job finished")
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("transition lines (-want,+got):\n%s", diff)
 	}
@@ -140,20 +76,20 @@ func TestJobTransitionsAreLogged(t *testing.T) {
 // A learning tick is one INFO line: the kinds it updated, the hosts it
 // scored and skipped, how long it took.
 func TestLearningTickIsLogged(t *testing.T) {
-	rec := &logRecorder{}
+	rec := &logtest.Recorder{Min: slog.LevelInfo}
 	h := newHarness(t, harnessOpts{nodes: 1, logger: slog.New(rec)})
 	from, to := colocate(h, "disk")
 	if _, err := h.e.Learn(h.ctx, from, to); err != nil {
 		t.Fatal(err)
 	}
-	got := rec.with([]string{"kinds", "updates", "hosts_observed", "hosts_stale", "hosts_invalid"}, "learning tick")
-	want := []logLine{{Level: slog.LevelInfo, Msg: "learning tick", Attrs: map[string]any{
+	got := rec.With([]string{"kinds", "updates", "hosts_observed", "hosts_stale", "hosts_invalid"}, "learning tick")
+	want := []logtest.Line{{Level: slog.LevelInfo, Msg: "learning tick", Attrs: map[string]any{
 		"kinds": int64(2), "updates": int64(1), "hosts_observed": int64(1), "hosts_stale": int64(0), "hosts_invalid": int64(0),
 	}}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("tick lines (-want,+got):\n%s", diff)
 	}
-	took := rec.with([]string{"took"}, "learning tick")
+	took := rec.With([]string{"took"}, "learning tick")
 	if _, ok := took[0].Attrs["took"].(time.Duration); !ok {
 		t.Errorf("took = %#v, want a time.Duration", took[0].Attrs["took"])
 	}

@@ -1,67 +1,15 @@
 package api
 
 import (
-	"context"
 	"log/slog"
 	"net/http"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/colocd/colocd/internal/logtest"
+
 	"github.com/google/go-cmp/cmp"
 )
-
-// logRecorder is a slog.Handler that keeps every record with the attrs
-// of its logger.
-type logRecorder struct {
-	mu    sync.Mutex
-	lines []logLine
-}
-
-// logLine is one record: its level, message and attrs, values resolved.
-type logLine struct {
-	Level slog.Level
-	Msg   string
-	Attrs map[string]any
-}
-
-func (h *logRecorder) Enabled(context.Context, slog.Level) bool { return true }
-func (h *logRecorder) WithAttrs(as []slog.Attr) slog.Handler    { return &withAttrs{h, as} }
-func (h *logRecorder) WithGroup(string) slog.Handler            { return h }
-func (h *logRecorder) Handle(_ context.Context, r slog.Record) error {
-	return h.add(r, nil)
-}
-
-func (h *logRecorder) add(r slog.Record, with []slog.Attr) error {
-	l := logLine{Level: r.Level, Msg: r.Message, Attrs: map[string]any{}}
-	for _, a := range with {
-		l.Attrs[a.Key] = a.Value.Resolve().Any()
-	}
-	r.Attrs(func(a slog.Attr) bool { l.Attrs[a.Key] = a.Value.Resolve().Any(); return true })
-	h.mu.Lock()
-	h.lines = append(h.lines, l)
-	h.mu.Unlock()
-	return nil
-}
-
-// take returns the lines recorded so far and forgets them.
-func (h *logRecorder) take() []logLine {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	out := h.lines
-	h.lines = nil
-	return out
-}
-
-type withAttrs struct {
-	*logRecorder
-	as []slog.Attr
-}
-
-func (w *withAttrs) WithAttrs(as []slog.Attr) slog.Handler {
-	return &withAttrs{w.logRecorder, append(append([]slog.Attr{}, w.as...), as...)}
-}
-func (w *withAttrs) Handle(_ context.Context, r slog.Record) error { return w.add(r, w.as) }
 
 func withLogger(l *slog.Logger) harnessOpt { return func(c *harnessCfg) { c.Logger = l } }
 
@@ -70,7 +18,7 @@ func withLogger(l *slog.Logger) harnessOpt { return func(c *harnessCfg) { c.Logg
 // the client erred, INFO for authentication failures, WARN for server
 // errors and slow answers.
 func TestRequestLogLevels(t *testing.T) {
-	rec := &logRecorder{}
+	rec := &logtest.Recorder{Min: slog.LevelDebug}
 	h := newHarness(t, withLogger(slog.New(rec)))
 	tests := []struct {
 		name, method, path, token string
@@ -102,12 +50,12 @@ func TestRequestLogLevels(t *testing.T) {
 			if tt.slow {
 				h.api.slow = -1 // every request is slower than that
 			}
-			rec.take()
+			rec.Take()
 			res := h.do(tt.method, tt.path, tt.token, "")
 			if res.Code != tt.wantCode {
 				t.Fatalf("code = %d, want %d", res.Code, tt.wantCode)
 			}
-			lines := rec.take()
+			lines := rec.Take()
 			if len(lines) != 1 {
 				t.Fatalf("logged %d lines, want 1: %v", len(lines), lines)
 			}
@@ -115,7 +63,7 @@ func TestRequestLogLevels(t *testing.T) {
 			if _, ok := got.Attrs["took"].(time.Duration); !ok {
 				t.Errorf("took = %#v, want a time.Duration", got.Attrs["took"])
 			}
-			want := logLine{Level: tt.wantLevel, Msg: "http request", Attrs: map[string]any{
+			want := logtest.Line{Level: tt.wantLevel, Msg: "http request", Attrs: map[string]any{
 				"method": tt.method, "path": tt.path, "code": int64(tt.wantCode),
 			}}
 			got.Attrs = map[string]any{"method": got.Attrs["method"], "path": got.Attrs["path"], "code": got.Attrs["code"]}
