@@ -38,8 +38,8 @@ type Cluster struct {
 	waiting []waitingApp
 	// running caches what State reports of each running application:
 	// nothing of it changes while it runs (the simulator places every
-	// container at submission), and reading it from the simulator costs a
-	// pass over every node.
+	// container at submission), and sim.App would build its placement map
+	// and compute its speed again at every State.
 	running map[string]cluster.App
 }
 
