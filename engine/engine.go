@@ -336,8 +336,9 @@ func (e *Engine) Ready(context.Context) error {
 	if _, err := e.store.Counts(); err != nil {
 		return fmt.Errorf("%w: %w", ErrStoreUnavailable, err)
 	}
-	if h.writeErr != nil {
-		return fmt.Errorf("%w: the last store write (%s) failed and none succeeded since: %w", ErrStoreWrites, h.writeOp, h.writeErr)
+	if op, f, n := h.lastWriteFail(); n > 0 {
+		return fmt.Errorf("%w: store writes are failing (%d kinds; the latest, %s, failed at %s): %w",
+			ErrStoreWrites, n, op, f.at.Format(time.RFC3339), f.err)
 	}
 	if e.stallAfter > 0 && !h.lastPass.IsZero() {
 		if idle := e.wall().Sub(h.lastPass); idle > e.stallAfter {
@@ -373,8 +374,33 @@ type healthState struct {
 	startErr   error     // the loop's last failed reconciliation, until one succeeds
 	lastPass   time.Time // Wall time the loop last completed an iteration (or reconciled)
 	syncErr    error     // the last iteration's sync error; nil when it succeeded
-	writeOp    string    // the store write that failed last, while writeErr is set
-	writeErr   error     // nil once a later write succeeds
+	// writeFails are the store writes, by op, whose last attempt failed;
+	// see StoreWrite for what clears one.
+	writeFails map[string]writeFail
+}
+
+// writeFail is a failed store write: its error and wall time.
+type writeFail struct {
+	err error
+	at  time.Time
+}
+
+// writeQuiet is how long (wall time) writes of every kind must have stopped
+// failing before a successful write of one op clears the failures of
+// others. On a full disk a small write can still succeed in pages the store
+// file already holds while a submission, which needs new ones, fails: one
+// success is not the disk coming back.
+const writeQuiet = 10 * time.Second
+
+// lastWriteFail is the most recent failing write and how many ops fail.
+func (h healthState) lastWriteFail() (op string, f writeFail, n int) {
+	for o, w := range h.writeFails {
+		if n == 0 || w.at.After(f.at) || (w.at.Equal(f.at) && o < op) {
+			op, f = o, w
+		}
+		n++
+	}
+	return op, f, n
 }
 
 // loopStarted records the outcome of the loop's reconciliation.
@@ -399,25 +425,38 @@ func (e *Engine) passDone(syncErr error) {
 }
 
 // StoreWrite records the outcome of a store write (api.WriteRecorder; the
-// engine's own writes too): a failure makes Ready fail until a later write
-// succeeds. Errors that say nothing about the disk are ignored: an invalid
-// job, an unknown id, an illegal transition, a request cancelled before its
-// commit.
+// engine's own writes too): a failure makes Ready fail until the same op
+// succeeds, or any op succeeds after no write failed for writeQuiet. Errors
+// that say nothing about the disk are ignored: an invalid job, an unknown
+// id, an illegal transition, a request cancelled before its commit.
 func (e *Engine) StoreWrite(op string, err error) {
 	switch {
 	case errors.Is(err, queue.ErrInvalid), errors.Is(err, queue.ErrNotFound), errors.Is(err, queue.ErrNotPending),
 		errors.Is(err, queue.ErrIllegalTransition), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return
 	}
+	now := e.wall()
 	e.health.mu.Lock()
 	defer e.health.mu.Unlock()
-	switch was := e.health.state.writeErr; {
-	case err != nil && was == nil:
-		e.log.Warn("store write failed: not ready until a store write succeeds", "op", op)
-	case err == nil && was != nil:
+	h := &e.health.state
+	was := len(h.writeFails)
+	if err != nil {
+		if was == 0 {
+			e.log.Warn("store write failed: not ready until store writes succeed again", "op", op, "err", err)
+		}
+		if h.writeFails == nil {
+			h.writeFails = map[string]writeFail{}
+		}
+		h.writeFails[op] = writeFail{err: err, at: now}
+		return
+	}
+	delete(h.writeFails, op)
+	if _, last, n := h.lastWriteFail(); n > 0 && now.Sub(last.at) >= writeQuiet {
+		clear(h.writeFails)
+	}
+	if was > 0 && len(h.writeFails) == 0 {
 		e.log.Info("store write succeeded: store writes ready again", "op", op)
 	}
-	e.health.state.writeOp, e.health.state.writeErr = op, err
 }
 
 // Profiles is the engine's resource profile model.

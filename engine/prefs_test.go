@@ -86,7 +86,8 @@ func TestImportRollsBackWhenTheStoreFails(t *testing.T) {
 		t.Errorf("learner changed by failed writes (-before +after):\n%s", diff)
 	}
 	h.e.health.mu.Lock()
-	op, werr := h.e.health.state.writeOp, h.e.health.state.writeErr
+	op, f, _ := h.e.health.state.lastWriteFail()
+	werr := f.err
 	h.e.health.mu.Unlock()
 	if op != "preferences" || werr == nil {
 		t.Errorf("the last store write readiness saw: %q %v, want the failed preferences save", op, werr)
@@ -170,7 +171,8 @@ func TestLearnSaveFailureReachesReadiness(t *testing.T) {
 		t.Fatal("Learn with a closed store: nil error")
 	}
 	h.e.health.mu.Lock()
-	op, werr := h.e.health.state.writeOp, h.e.health.state.writeErr
+	op, f, _ := h.e.health.state.lastWriteFail()
+	werr := f.err
 	h.e.health.mu.Unlock()
 	if (op != "preferences" && op != "profiles") || werr == nil {
 		t.Errorf("the last store write readiness saw: %q %v, want the failed save of the learned state", op, werr)

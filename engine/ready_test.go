@@ -202,3 +202,44 @@ func TestReadyStoreWrites(t *testing.T) {
 		t.Errorf("Ready after a successful write: %v", err)
 	}
 }
+
+// TestReadyStoreWritesPerOp: on a full disk a small write can succeed in
+// pages the store already holds while submissions keep failing, so one
+// success of another op does not make the daemon ready again; the failed
+// op's own success does, and so does any success once no write has failed
+// for writeQuiet.
+func TestReadyStoreWritesPerOp(t *testing.T) {
+	h := newHarness(t, harnessOpts{})
+	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	h.e.wall = func() time.Time { return now }
+	if err := ready(h); err != nil {
+		t.Fatal(err)
+	}
+	full := fmt.Errorf("storing job: %w", syscall.ENOSPC)
+	h.e.StoreWrite("submit", full)
+	h.e.StoreWrite("preferences", nil)
+	if err := ready(h); !errors.Is(err, ErrStoreWrites) || !strings.Contains(err.Error(), "submit") {
+		t.Fatalf("Ready after a failed submit and a saved preference = %v, want ErrStoreWrites naming the submit", err)
+	}
+	h.e.StoreWrite("submit", nil)
+	if err := ready(h); err != nil {
+		t.Fatalf("Ready after the submit succeeded: %v", err)
+	}
+
+	h.e.StoreWrite("cancel", full)
+	h.e.StoreWrite("submit", full)
+	now = now.Add(writeQuiet / 2)
+	h.e.StoreWrite("preferences", nil)
+	if err := ready(h); !errors.Is(err, ErrStoreWrites) {
+		t.Fatalf("Ready %v after a failure, want ErrStoreWrites", writeQuiet/2)
+	}
+	h.e.StoreWrite("submit", nil) // the cancel still fails
+	if err := ready(h); !errors.Is(err, ErrStoreWrites) || !strings.Contains(err.Error(), "cancel") {
+		t.Fatalf("Ready with only the cancel failing = %v, want ErrStoreWrites naming the cancel", err)
+	}
+	now = now.Add(writeQuiet)
+	h.e.StoreWrite("preferences", nil)
+	if err := ready(h); err != nil {
+		t.Fatalf("Ready after %v without a failure and a successful write: %v", writeQuiet, err)
+	}
+}
