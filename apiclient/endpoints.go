@@ -215,7 +215,8 @@ func (c *Client) Decisions(ctx context.Context, limit *int) (Reply[DecisionList]
 // GoodnessOptions select the window of GET /v1/goodness.
 type GoodnessOptions struct {
 	// From and To bound the window, From <= at < To; zero To means the
-	// server's now, zero From 24 hours before To.
+	// server's now, zero From 24 hours before To (on the simulator: the
+	// daemon's start, Clock.Started).
 	From, To time.Time
 	// Limit caps the records returned, the newest (nil: the server's
 	// default, 1000); the summaries cover the whole window.
@@ -233,6 +234,12 @@ func (c *Client) Goodness(ctx context.Context, o GoodnessOptions) (Reply[Goodnes
 		q.Set("to", o.To.Format(time.RFC3339Nano))
 	}
 	return call[GoodnessList](ctx, c, request{method: http.MethodGet, path: "/v1/goodness", query: q})
+}
+
+// Clock returns the daemon's clock and how its timestamps map onto the
+// wall clock: GET /v1/clock.
+func (c *Client) Clock(ctx context.Context) (Reply[Clock], error) {
+	return call[Clock](ctx, c, request{method: http.MethodGet, path: "/v1/clock"})
 }
 
 // limitQuery is the query of an optional limit.

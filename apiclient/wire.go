@@ -269,3 +269,61 @@ type NodeSummary struct {
 	Count int     `json:"count"`
 	MeanG float64 `json:"mean_g"`
 }
+
+// Clock is the body of GET /v1/clock: how the daemon's clock, on which
+// every API timestamp lies, relates to the wall clock. On YARN they are the
+// same. On the simulator backend the daemon's clock is the simulator's
+// virtual clock, which runs Speed times faster than the wall clock and
+// resumes where it stopped when the daemon restarts; Runs records each
+// start so that any stored timestamp can be placed on the wall clock
+// (Clock.Wall).
+type Clock struct {
+	// Simulated is true on the simulator backend.
+	Simulated bool `json:"simulated"`
+	// Now is the daemon's clock; WallNow the wall clock, read together.
+	Now     time.Time `json:"now"`
+	WallNow time.Time `json:"wall_now"`
+	// Speed is daemon-clock seconds per wall second (1 on YARN).
+	Speed float64 `json:"speed"`
+	// Started and WallStarted are the two clocks when this daemon process
+	// started: the default start of the API's time windows.
+	Started     time.Time `json:"started"`
+	WallStarted time.Time `json:"wall_started"`
+	// Runs are the daemon's starts on this data directory, oldest first
+	// (simulated only; at most the last MaxClockRuns).
+	Runs []ClockRun `json:"runs,omitempty"`
+}
+
+// MaxClockRuns bounds Clock.Runs.
+const MaxClockRuns = 1000
+
+// ClockRun is one start of the daemon on the simulator: from then on the
+// virtual clock ran from From at Speed × the wall clock from WallFrom.
+type ClockRun struct {
+	From     time.Time `json:"from"`
+	WallFrom time.Time `json:"wall_from"`
+	Speed    float64   `json:"speed"`
+}
+
+// Wall places t, a time on the daemon's clock, on the wall clock: t itself
+// when the clock is not simulated; otherwise by the last run that started
+// at or before t, the wall time it would have had if the simulator kept
+// pace (it runs at Speed unless it falls behind). ok is false for a time
+// before the first recorded run.
+func (c Clock) Wall(t time.Time) (wall time.Time, ok bool) {
+	if !c.Simulated {
+		return t, true
+	}
+	runs := c.Runs
+	if len(runs) == 0 {
+		runs = []ClockRun{{From: c.Started, WallFrom: c.WallStarted, Speed: c.Speed}}
+	}
+	for i := len(runs) - 1; i >= 0; i-- {
+		r := runs[i]
+		if t.Before(r.From) || r.Speed <= 0 {
+			continue
+		}
+		return r.WallFrom.Add(time.Duration(float64(t.Sub(r.From)) / r.Speed)), true
+	}
+	return time.Time{}, false
+}

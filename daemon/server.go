@@ -21,6 +21,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/colocd/colocd/apiclient"
 	"github.com/colocd/colocd/bandit"
 	"github.com/colocd/colocd/daemon/api"
 	"github.com/colocd/colocd/engine"
@@ -231,7 +232,7 @@ func newHTTPServer(cfg Config, ln net.Listener, c core, store *queue.Store, b ba
 		Store: store, Learner: c.learner, Journal: c.journal, Controller: c.eng, Tokens: apiTokens(cfg.Tokens),
 		Profiles: c.eng.Profiles(), Queues: c.eng, Limits: c.limits, MaxKinds: cfg.API.MaxKinds, Writes: c.eng,
 		Metrics: c.prom, Now: b.clock.Now, MaxBodyBytes: cfg.API.MaxBodyBytes, Logger: log.With("component", "api"),
-		PublicMetrics: cfg.API.PublicMetrics,
+		PublicMetrics: cfg.API.PublicMetrics, Clock: b.clockInfo,
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("build API: %w", err)
@@ -370,6 +371,9 @@ type backend struct {
 	checkpoint func() error
 	close      func() error
 	sim        *simcluster.State // the simulator's durable state; nil on YARN
+	// clockInfo describes a simulated clock for GET /v1/clock; nil: the
+	// wall clock.
+	clockInfo func() apiclient.Clock
 }
 
 func openSimBackend(cfg Config, log *slog.Logger, wallNow func() time.Time) (backend, error) {
@@ -416,19 +420,39 @@ func openSimBackend(cfg Config, log *slog.Logger, wallNow func() time.Time) (bac
 		return backend{}, fmt.Errorf("start simulator: %w", err)
 	}
 	c := simcluster.New(rt.Do, state)
+	clockInfo := simClock(state, rt, cfg.Sim.Speed, wallNow, log)
 	var kinds []string
 	for _, k := range wl.Kinds {
 		kinds = append(kinds, k.Name)
 	}
 	return backend{
 		cluster: c, metrics: c, clock: rt, wake: wake, kinds: kinds, limits: c.Limits(), seed: state.Seed,
-		checkpoint: c.Checkpoint, sim: state,
+		checkpoint: c.Checkpoint, sim: state, clockInfo: clockInfo,
 		close: func() error {
 			rt.Stop()
 			cancel()
 			return state.Close()
 		},
 	}, nil
+}
+
+// simClock records this start of the simulator's clock and describes the
+// clock for GET /v1/clock: virtual time at speed × the wall clock, with
+// every recorded start.
+func simClock(state *simcluster.State, rt *sim.Realtime, speed float64, wallNow func() time.Time, log *slog.Logger) func() apiclient.Clock {
+	started, wallStarted := rt.Now(), wallNow()
+	recorded, err := state.AddRun(simcluster.Run{From: started, WallFrom: wallStarted, Speed: speed}, apiclient.MaxClockRuns)
+	if err != nil {
+		log.Warn("recording the simulator's start (wall-clock times of earlier runs may be shown wrong)", "err", err)
+	}
+	runs := make([]apiclient.ClockRun, len(recorded))
+	for i, r := range recorded {
+		runs[i] = apiclient.ClockRun{From: r.From, WallFrom: r.WallFrom, Speed: r.Speed}
+	}
+	return func() apiclient.Clock {
+		return apiclient.Clock{Simulated: true, Now: rt.Now(), WallNow: wallNow(), Speed: speed,
+			Started: started, WallStarted: wallStarted, Runs: runs}
+	}
 }
 
 // simRetention keeps enough simulated metrics for learning and the API.

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/colocd/colocd/apiclient"
 	"github.com/colocd/colocd/bandit"
 	"github.com/colocd/colocd/internal/simcluster"
 	"github.com/colocd/colocd/sim"
@@ -218,7 +219,35 @@ func TestCrashSafetySim(t *testing.T) {
 	waitFinished(t, p2, demoJobs)
 	checkRanOnce(t, p2, dataDir, ids, kinds)
 	checkLearned(t, p2)
+	checkClockRuns(t, p2)
 	if _, err := p2.stop(15 * time.Second); err != nil {
 		t.Errorf("SIGTERM: exit %v, want 0", err)
+	}
+}
+
+// checkClockRuns: after one restart GET /v1/clock describes the simulated
+// clock with both starts, the second resuming the virtual clock at or
+// after where the first began, and the wall-clock time of every stored
+// job's creation falls between the first start and now.
+func checkClockRuns(t *testing.T, p *proc) {
+	t.Helper()
+	var c apiclient.Clock
+	p.getJSON("/v1/clock", &c)
+	if !c.Simulated || c.Speed != 3000 || len(c.Runs) != 2 {
+		t.Fatalf("GET /v1/clock after a restart: %+v; want simulated at %s× (COLOCD_SIM_SPEED) with 2 runs", c, demoSpeed)
+	}
+	if !c.Runs[1].From.After(c.Runs[0].From) || !c.Runs[1].WallFrom.After(c.Runs[0].WallFrom) || !c.Started.Equal(c.Runs[1].From) {
+		t.Errorf("runs %+v, started %s: want the second after the first, and the daemon started at the second", c.Runs, c.Started)
+	}
+	var all struct {
+		Jobs []apiclient.Job `json:"jobs"`
+	}
+	p.getJSON("/v1/jobs?state=all&limit=1000", &all)
+	for _, j := range all.Jobs {
+		w, ok := c.Wall(j.CreatedAt)
+		if !ok || w.Before(c.Runs[0].WallFrom) || w.After(c.WallNow) {
+			t.Errorf("job %s created at %s (simulated) maps to wall %s, %v; want within [%s, %s]",
+				j.ID, j.CreatedAt, w, ok, c.Runs[0].WallFrom, c.WallNow)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/colocd/colocd/apiclient"
 	"github.com/colocd/colocd/bandit"
 	"github.com/colocd/colocd/daemon/api"
 	"github.com/colocd/colocd/goodness"
@@ -46,6 +47,9 @@ type Options struct {
 	Now func() time.Time
 	// Queues serves GET /v1/queues; nil: fairness reported off.
 	Queues api.QueueSource
+	// Clock serves GET /v1/clock (api.Deps.Clock); nil: the wall clock
+	// Now.
+	Clock func() apiclient.Clock
 }
 
 // Epoch is the time of the server's default clock.
@@ -85,7 +89,7 @@ func Start(t testing.TB, o Options) *Server {
 	}
 	d := api.Deps{
 		Store: store, Learner: s.Learner, Journal: jr, Controller: controller{store, s.Learner},
-		Limits: s.Limits, MaxBodyBytes: o.MaxBodyBytes, Now: now, Queues: o.Queues,
+		Limits: s.Limits, MaxBodyBytes: o.MaxBodyBytes, Now: now, Queues: o.Queues, Clock: o.Clock,
 		Tokens: []api.Token{
 			{Secret: ReaderToken, User: ReaderUser, Role: api.RoleReader},
 			{Secret: SubmitterToken, User: SubmitterUser, Role: api.RoleSubmitter},

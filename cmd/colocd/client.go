@@ -190,7 +190,7 @@ user. With --idempotency-key, repeating the command never makes a second job.
 	f.IntVar(&s.containers, "containers", 0, "number of containers")
 	f.Int64Var(&s.memoryMB, "memory-mb", 0, "memory per container, MB")
 	f.IntVar(&s.vcores, "vcores", 0, "vcores per container")
-	f.StringVar(&s.deadline, "deadline", "", "deadline: RFC 3339 time, or a duration from now such as 2h")
+	f.StringVar(&s.deadline, "deadline", "", "deadline: RFC 3339 time, or a duration from now on the daemon's clock (simulated time on the simulator) such as 2h")
 	f.StringArrayVar(&s.labels, "label", nil, "label key=value (repeatable)")
 	f.StringVar(&s.idem, "idempotency-key", "", "Idempotency-Key: a retry with the same key returns the same job")
 	f.BoolVar(&s.asJSON, "json", false, "print the server's JSON")
@@ -219,7 +219,7 @@ user. With --idempotency-key, repeating the command never makes a second job.
 // describe.
 func (s *submitFlags) submit(cmd *cobra.Command, api *apiclient.Client) (apiclient.Reply[apiclient.Job], error) {
 	if s.file == "" {
-		req, err := s.request(cmd)
+		req, err := s.request(cmd, func() time.Time { return daemonNow(cmd.Context(), api) })
 		if err != nil {
 			return apiclient.Reply[apiclient.Job]{}, err
 		}
@@ -249,7 +249,8 @@ func (s *submitFlags) submit(cmd *cobra.Command, api *apiclient.Client) (apiclie
 }
 
 // request is the job the flags describe.
-func (s *submitFlags) request(cmd *cobra.Command) (apiclient.JobRequest, error) {
+// now is the daemon's clock, read only for a relative --deadline.
+func (s *submitFlags) request(cmd *cobra.Command, now func() time.Time) (apiclient.JobRequest, error) {
 	if s.kind == "" {
 		return apiclient.JobRequest{}, usagef("need -f job.json or --kind")
 	}
@@ -258,7 +259,11 @@ func (s *submitFlags) request(cmd *cobra.Command) (apiclient.JobRequest, error) 
 		req.Resources = &apiclient.ResourcesRequest{Containers: s.containers, MemoryMB: s.memoryMB, VCores: s.vcores}
 	}
 	if s.deadline != "" {
-		d, err := parseDeadline(s.deadline, time.Now())
+		var at time.Time
+		if _, err := time.Parse(time.RFC3339, s.deadline); err != nil {
+			at = now()
+		}
+		d, err := parseDeadline(s.deadline, at)
 		if err != nil {
 			return apiclient.JobRequest{}, err
 		}
@@ -322,21 +327,40 @@ of states, or "all".`,
 		if err != nil {
 			return err
 		}
-		return printReply(cmd.OutOrStdout(), r, asJSON, printQueue)
+		cv := clockView{}
+		if !asJSON {
+			cv = fetchClock(cmd.Context(), api)
+		}
+		return printReply(cmd.OutOrStdout(), r, asJSON, func(w io.Writer, l apiclient.JobList) error { return printQueue(w, l, cv) })
 	}
 	return cmd
 }
 
 // printQueue prints the jobs listed, then the store's counts by state.
-func printQueue(w io.Writer, list apiclient.JobList) error {
-	rows := [][]string{{"POS", "ID", "KIND", "USER", "QUEUE", "STATE", "CONTAINERS", "SKIPS", "CREATED"}}
+// Creation times are wall-clock; on the simulator a column gives the
+// simulated time beside.
+func printQueue(w io.Writer, list apiclient.JobList, cv clockView) error {
+	if h := cv.header(); h != "" {
+		if _, err := fmt.Fprintln(w, h); err != nil {
+			return err
+		}
+	}
+	head := []string{"POS", "ID", "KIND", "USER", "QUEUE", "STATE", "CONTAINERS", "SKIPS", "CREATED"}
+	if cv.simulated() {
+		head = append(head, "CREATED (SIMULATED)")
+	}
+	rows := [][]string{head}
 	for _, j := range list.Jobs {
 		pos := "-"
 		if j.Position != nil {
 			pos = strconv.Itoa(*j.Position)
 		}
-		rows = append(rows, []string{pos, j.ID, j.Kind, dash(j.User), dash(j.Queue), j.State.String(),
-			strconv.Itoa(j.Resources.Containers), strconv.Itoa(j.Skips), j.CreatedAt.Local().Format(time.DateTime)})
+		row := []string{pos, j.ID, j.Kind, dash(j.User), dash(j.Queue), j.State.String(),
+			strconv.Itoa(j.Resources.Containers), strconv.Itoa(j.Skips), dash(cv.wall(j.CreatedAt))}
+		if cv.simulated() {
+			row = append(row, j.CreatedAt.UTC().Format(simFormat))
+		}
+		rows = append(rows, row)
 	}
 	if err := writeTable(w, rows); err != nil {
 		return err
@@ -367,13 +391,27 @@ JSON, the whole decision record included.`,
 	}
 	c := addClientFlags(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON")
-	cmd.RunE = jobRunE(c, &asJSON, func(cmd *cobra.Command, api *apiclient.Client, id string) (apiclient.Reply[apiclient.Job], error) {
-		return api.Job(cmd.Context(), id)
-	}, printJob)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		api, err := c.client(cmd)
+		if err != nil {
+			return err
+		}
+		r, err := api.Job(cmd.Context(), args[0])
+		if err != nil {
+			return err
+		}
+		cv := clockView{}
+		if !asJSON {
+			cv = fetchClock(cmd.Context(), api)
+		}
+		return printReply(cmd.OutOrStdout(), r, asJSON, func(w io.Writer, j apiclient.Job) error { return printJob(w, j, cv) })
+	}
 	return cmd
 }
 
-func printJob(w io.Writer, j apiclient.Job) error {
+// printJob prints one job, its times on the wall clock (and the simulated
+// one beside, on the simulator).
+func printJob(w io.Writer, j apiclient.Job, cv clockView) error {
 	var rows [][]string
 	row := func(k, v string) {
 		if v != "" {
@@ -384,7 +422,7 @@ func printJob(w io.Writer, j apiclient.Job) error {
 		if t == nil {
 			return ""
 		}
-		return t.Local().Format(time.DateTime)
+		return cv.at(*t)
 	}
 	row("id", j.ID)
 	row("kind", j.Kind)
@@ -397,13 +435,16 @@ func printJob(w io.Writer, j apiclient.Job) error {
 	if e := j.EstimatedWait; e != nil {
 		if e.Seconds != nil {
 			row("estimated wait", fmt.Sprintf("~%s (%d jobs ahead, %d with history, %d running at once)",
-				(time.Duration(*e.Seconds)*time.Second).Round(time.Second), e.JobsAhead, e.WithHistory, e.Concurrency))
+				cv.dur(seconds(*e.Seconds)), e.JobsAhead, e.WithHistory, e.Concurrency))
 		} else {
 			row("estimated wait", "unknown (no kind has finished yet)")
 		}
 		if e.RuntimeSeconds != nil {
-			row("expected runtime", (time.Duration(*e.RuntimeSeconds) * time.Second).Round(time.Second).String())
+			row("expected runtime", cv.dur(seconds(*e.RuntimeSeconds)))
 		}
+	}
+	if cv.simulated() {
+		row("clock", "simulated cluster, "+fmt.Sprintf("%g", cv.c.Speed)+"× real time: times are wall-clock with the simulated time beside")
 	}
 	r := j.Resources
 	row("resources", fmt.Sprintf("%d containers × %d MB × %d vcores", r.Containers, r.MemoryMB, r.VCores))

@@ -39,21 +39,25 @@ with their share and deficit. --json prints the server's JSON.`,
 		if err != nil {
 			return err
 		}
-		return printReply(cmd.OutOrStdout(), r, asJSON, printQueues)
+		cv := clockView{}
+		if !asJSON {
+			cv = fetchClock(cmd.Context(), api)
+		}
+		return printReply(cmd.OutOrStdout(), r, asJSON, func(w io.Writer, q apiclient.Queues) error { return printQueues(w, q, cv) })
 	}
 	return cmd
 }
 
 // printQueues prints one row per queue, then the reasons of admission
 // control.
-func printQueues(w io.Writer, q apiclient.Queues) error {
+func printQueues(w io.Writer, q apiclient.Queues, cv clockView) error {
 	if !q.Enabled {
 		_, err := fmt.Fprintln(w, "fairness is off (pipeline.fairness.enabled)")
 		return err
 	}
 	at := "no decision yet"
 	if !q.At.IsZero() {
-		at = "as of " + q.At.UTC().Format("2006-01-02 15:04:05Z")
+		at = "as of " + cv.at(q.At)
 	}
 	if _, err := fmt.Fprintf(w, "mode %s, groups by %s, %s\n", q.Mode, q.GroupBy, at); err != nil {
 		return err

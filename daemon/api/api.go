@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/colocd/colocd/apiclient"
 	"github.com/colocd/colocd/bandit"
 	"github.com/colocd/colocd/goodness"
 	"github.com/colocd/colocd/journal"
@@ -118,6 +119,10 @@ type Deps struct {
 	// Logger receives one line per request (levels: see observed); nil
 	// discards.
 	Logger *slog.Logger
+	// Clock describes the daemon's clock for GET /v1/clock and sets the
+	// default start of time windows (Started); nil: the wall clock (Now),
+	// started when New was called.
+	Clock func() apiclient.Clock
 	// PublicMetrics serves /metrics without a token, for scrapers that
 	// cannot send one. The default needs a reader token (Prometheus:
 	// authorization.credentials_file in the scrape config).
@@ -144,6 +149,7 @@ type server struct {
 	metrics Telemetry
 	auth    *authenticator
 	now     func() time.Time
+	clock   func() apiclient.Clock
 	maxBody int64
 	kinds   *kindGate
 	writes  WriteRecorder // nil: not reported
@@ -212,6 +218,14 @@ func New(d Deps) (http.Handler, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	s.clock = d.Clock
+	if s.clock == nil {
+		started := s.now()
+		s.clock = func() apiclient.Clock {
+			now := s.now()
+			return apiclient.Clock{Now: now, WallNow: now, Speed: 1, Started: started, WallStarted: started}
+		}
+	}
 	if s.maxBody == 0 {
 		s.maxBody = DefaultMaxBodyBytes
 	}
@@ -243,6 +257,7 @@ func New(d Deps) (http.Handler, error) {
 	route("/v1/decisions", map[string]endpoint{http.MethodGet: {RoleReader, s.listDecisions}})
 	route("/v1/queues", map[string]endpoint{http.MethodGet: {RoleReader, s.getQueues}})
 	route("/v1/goodness", map[string]endpoint{http.MethodGet: {RoleReader, s.listGoodness}})
+	route("/v1/clock", map[string]endpoint{http.MethodGet: {RoleReader, s.getClock}})
 	route("/healthz", map[string]endpoint{http.MethodGet: {0, s.healthz}})
 	route("/readyz", map[string]endpoint{http.MethodGet: {0, s.readyz}})
 	if d.Metrics != nil {
