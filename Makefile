@@ -17,8 +17,10 @@ export COLOCD_REQUIRE_TOOLS := 1
 
 all: build
 
+LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
+
 build:
-	$(GO) build -ldflags "-X main.version=$(VERSION) -X main.commit=$(COMMIT)" -o bin/colocd ./cmd/colocd
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/colocd ./cmd/colocd
 	cd $(PLUGIN) && $(GO) build -o ../../bin/colocd-telegraf-yarn ./cmd/colocd-telegraf-yarn
 
 tools:
@@ -68,7 +70,16 @@ unit:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
-demo: build
+# The demo builds the daemon only (not the Telegraf plugin), listing each
+# package as it compiles (-v: a cold build takes a minute or two), then
+# runs it in the foreground; Ctrl-C stops it. COLOCD_LISTEN and
+# COLOCD_SIM_SPEED override the port and the speed.
+demo:
+	@echo "==> building bin/colocd (a first build compiles its dependencies, listed below)"
+	@$(GO) build -v -ldflags "$(LDFLAGS)" -o bin/colocd ./cmd/colocd
+	@listen=$${COLOCD_LISTEN:-127.0.0.1:8080}; \
+	echo "==> colocd on the simulated cluster at http://$$listen/?token=demo-admin ($${COLOCD_SIM_SPEED:-60}x real time; Ctrl-C stops it)"; \
+	echo "    in another terminal: COLOCD_SERVER=http://$$listen ./scripts/demo-submit.sh"
 	./bin/colocd serve --config configs/demo.yaml
 
 clean:

@@ -169,6 +169,7 @@ type Matrix string
 const (
 	MatrixPi Matrix = "pi" // π, the probabilities
 	MatrixH  Matrix = "h"  // H, the raw preference scores
+	MatrixN  Matrix = "n"  // the pair observation counts
 )
 
 // Profiles is the body of GET /v1/profiles. The server reads its model

@@ -195,7 +195,7 @@ func TestPrefsMatrix(t *testing.T) {
 	if _, err := csv.NewReader(strings.NewReader(old)).ReadAll(); err != nil {
 		t.Errorf("--h stdout is not CSV: %v\n%s", err, old)
 	}
-	if code, _, stderr := prefs("--matrix", "x"); code != exitUsage || !strings.Contains(stderr, `--matrix "x": want pi or h`) {
+	if code, _, stderr := prefs("--matrix", "x"); code != exitUsage || !strings.Contains(stderr, `--matrix "x": want pi, h or n`) {
 		t.Errorf("--matrix x: exit %d, stderr %q", code, stderr)
 	}
 	if _, out, _ := runCmd(t, "prefs", "--help"); strings.Contains(out, "\n      --h ") || !strings.Contains(out, "\n      --matrix ") {

@@ -156,6 +156,7 @@ type submitFlags struct {
 	memoryMB                          int64
 	labels                            []string
 	asJSON                            bool
+	array                             bool // -f held a JSON array
 }
 
 // jobFlags are submit's flags that describe the job: -f excludes them.
@@ -177,13 +178,19 @@ func newSubmitCmd() *cobra.Command {
 or flags (memory and vcores are per container). The job runs as the token's
 user. With --idempotency-key, repeating the command never makes a second job.
 
+A file holding a JSON array submits each element in order, in one process
+over one connection; with --idempotency-key K the i-th job (from 1) gets the
+key K-i, so the whole batch can be repeated safely. It stops at the first
+refusal, naming the element.
+
   colocd submit -f job.json --idempotency-key nightly-2026-12-01
+  colocd submit -f configs/jobs/paper-queue-a.json --idempotency-key demo-queue-a
   colocd submit --kind kmeans --containers 12 --memory-mb 1536 --vcores 1 --label team=search`,
 		Args: noArgs,
 	}
 	c := addClientFlags(cmd)
 	f := cmd.Flags()
-	f.StringVarP(&s.file, "file", "f", "", `job JSON file ("-" for stdin)`)
+	f.StringVarP(&s.file, "file", "f", "", `job JSON file, or a JSON array of jobs ("-" for stdin)`)
 	f.StringVar(&s.kind, "kind", "", "job kind (recurring job identity)")
 	f.StringVar(&s.queue, "queue", "", "YARN queue")
 	f.IntVar(&s.priority, "priority", 0, "priority passed to the cluster")
@@ -199,35 +206,93 @@ user. With --idempotency-key, repeating the command never makes a second job.
 		if err != nil {
 			return err
 		}
-		r, err := s.submit(cmd, api)
+		bodies, err := s.bodies(cmd)
 		if err != nil {
 			return err
 		}
-		return printReply(cmd.OutOrStdout(), r, s.asJSON, func(w io.Writer, j apiclient.Job) error {
-			verb := "submitted"
-			if r.Status == http.StatusOK {
-				verb = "already submitted (same idempotency key)"
+		if bodies == nil {
+			r, err := s.submitFlags(cmd, api)
+			if err != nil {
+				return err
 			}
-			_, err := fmt.Fprintf(w, "%s job %s (kind %s, user %s, state %s)\n", verb, j.ID, j.Kind, j.User, j.State)
-			return err
-		})
+			return printSubmitted(cmd.OutOrStdout(), r, s.asJSON)
+		}
+		return s.submitBatch(cmd, api, bodies)
 	}
 	return cmd
 }
 
-// submit sends the job: the file of -f as it is, else the one the flags
-// describe.
-func (s *submitFlags) submit(cmd *cobra.Command, api *apiclient.Client) (apiclient.Reply[apiclient.Job], error) {
-	if s.file == "" {
-		req, err := s.request(cmd, func() time.Time { return daemonNow(cmd.Context(), api) })
-		if err != nil {
-			return apiclient.Reply[apiclient.Job]{}, err
+// printSubmitted prints one submission's reply.
+func printSubmitted(w io.Writer, r apiclient.Reply[apiclient.Job], asJSON bool) error {
+	return printReply(w, r, asJSON, func(w io.Writer, j apiclient.Job) error {
+		verb := "submitted"
+		if r.Status == http.StatusOK {
+			verb = "already submitted (same idempotency key)"
 		}
-		return api.Submit(cmd.Context(), req, s.idem)
+		_, err := fmt.Fprintf(w, "%s job %s (kind %s, user %s, state %s)\n", verb, j.ID, j.Kind, j.User, j.State)
+		return err
+	})
+}
+
+// submitBatch submits the jobs of a file: one, or each element of an array
+// with the keys <key>-1, <key>-2, … It stops at the first error, naming
+// the element.
+func (s *submitFlags) submitBatch(cmd *cobra.Command, api *apiclient.Client, bodies []json.RawMessage) error {
+	w := cmd.OutOrStdout()
+	if len(bodies) == 1 && !s.array {
+		r, err := api.SubmitJSON(cmd.Context(), bodies[0], s.idem)
+		if err != nil {
+			return err
+		}
+		return printSubmitted(w, r, s.asJSON)
+	}
+	created, again := 0, 0
+	for i, b := range bodies {
+		key := ""
+		if s.idem != "" {
+			key = fmt.Sprintf("%s-%d", s.idem, i+1)
+		}
+		r, err := api.SubmitJSON(cmd.Context(), b, key)
+		if err != nil {
+			return fmt.Errorf("%s, job %d of %d: %w (the %d before it were submitted)", s.file, i+1, len(bodies), err, i)
+		}
+		if r.Status == http.StatusOK {
+			again++
+		} else {
+			created++
+		}
+		if err := printSubmitted(w, r, s.asJSON); err != nil {
+			return err
+		}
+	}
+	if s.asJSON {
+		return nil
+	}
+	_, err := fmt.Fprintf(w, "%d jobs from %s: %d submitted, %d already submitted (same idempotency key)\n", len(bodies), s.file, created, again)
+	return err
+}
+
+// submitFlags sends the job the flags describe.
+func (s *submitFlags) submitFlags(cmd *cobra.Command, api *apiclient.Client) (apiclient.Reply[apiclient.Job], error) {
+	req, err := s.request(cmd, func() time.Time { return daemonNow(cmd.Context(), api) })
+	if err != nil {
+		return apiclient.Reply[apiclient.Job]{}, err
+	}
+	return api.Submit(cmd.Context(), req, s.idem)
+}
+
+// maxBatch bounds the jobs of one -f file.
+const maxBatch = 10000
+
+// bodies reads the file of -f: one job, or the elements of a JSON array
+// (then s.array is set); nil without -f.
+func (s *submitFlags) bodies(cmd *cobra.Command) ([]json.RawMessage, error) {
+	if s.file == "" {
+		return nil, nil
 	}
 	for _, name := range jobFlags {
 		if cmd.Flags().Changed(name) {
-			return apiclient.Reply[apiclient.Job]{}, usagef("--%s cannot be combined with -f (put it in the file)", name)
+			return nil, usagef("--%s cannot be combined with -f (put it in the file)", name)
 		}
 	}
 	var (
@@ -240,12 +305,27 @@ func (s *submitFlags) submit(cmd *cobra.Command, api *apiclient.Client) (apiclie
 		body, err = os.ReadFile(s.file)
 	}
 	if err != nil {
-		return apiclient.Reply[apiclient.Job]{}, fmt.Errorf("reading job file: %w", err)
+		return nil, fmt.Errorf("reading job file: %w", err)
 	}
 	if !json.Valid(body) {
-		return apiclient.Reply[apiclient.Job]{}, usagef("%s is not valid JSON", s.file)
+		return nil, usagef("%s is not valid JSON", s.file)
 	}
-	return api.SubmitJSON(cmd.Context(), body, s.idem)
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 || trimmed[0] != '[' {
+		return []json.RawMessage{body}, nil
+	}
+	var list []json.RawMessage
+	if err := json.Unmarshal(trimmed, &list); err != nil {
+		return nil, usagef("%s: %v", s.file, err)
+	}
+	switch {
+	case len(list) == 0:
+		return nil, usagef("%s is an empty array: no job to submit", s.file)
+	case len(list) > maxBatch:
+		return nil, usagef("%s holds %d jobs, more than %d", s.file, len(list), maxBatch)
+	}
+	s.array = true
+	return list, nil
 }
 
 // request is the job the flags describe.
@@ -558,17 +638,20 @@ func newPrefsCmd() *cobra.Command {
 		matrix              string
 	)
 	cmd := &cobra.Command{
-		Use:   "prefs [--csv|--json] [--matrix pi|h] [--kinds K[,K]] [--limit N] [--offset M]",
+		Use:   "prefs [--csv|--json] [--matrix pi|h|n] [--kinds K[,K]] [--limit N] [--offset M]",
 		Short: "Show the learned co-location preferences π(queued kind | running kind)",
 		Long: `Show the learned preferences. The table has one row per running kind and one
-column per queued kind; each row is the probability distribution π(·|running)
-(over every kind the daemon knows: a row restricted by --kinds sums to at most
-1). --matrix h shows the raw preference scores H instead (the API's matrix=h;
---h is its old, deprecated name). --kinds shows only those kinds, as rows and
+column per queued kind, as everywhere in colocd (status page, CSV, plots);
+each cell is π(queued kind | running kind) with, in brackets, how many times
+that pair was observed, and each row is a probability distribution (over every
+kind the daemon knows: a row restricted by --kinds sums to at most 1). A row
+never observed is still the prior (uniform), marked "prior". --matrix h shows
+the raw preference scores H instead (the API's matrix=h; --h is its old,
+deprecated name), --matrix n the observation counts alone. --kinds shows only those kinds, as rows and
 columns, in that order; --limit and --offset show a page of the rows. The
 server sends the whole matrix up to 100,000 cells (316 kinds): beyond, ask for
 --kinds or --limit. --csv and --json print the server's CSV (header row
-"given,<kinds>") or JSON (kinds, rows, h, pi, observation counts, baseline,
+"running kind \ queued kind,<kinds>", one row per running kind) or JSON (kinds, rows, h, pi, observation counts, baseline,
 total) for analysts.
 
   colocd prefs --kinds etl-daily,kmeans,terasort
@@ -580,9 +663,9 @@ total) for analysts.
 	pg := addPageFlags(cmd, "rows")
 	cmd.Flags().BoolVar(&asCSV, "csv", false, "print the matrix as CSV")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON")
-	cmd.Flags().StringVar(&matrix, "matrix", string(apiclient.MatrixPi), "pi (the probabilities π) or h (the raw preference scores H)")
+	cmd.Flags().StringVar(&matrix, "matrix", string(apiclient.MatrixPi), "pi (the probabilities π), h (the raw preference scores H) or n (the pair observation counts)")
 	_ = cmd.RegisterFlagCompletionFunc("matrix", cobra.FixedCompletions(
-		[]string{string(apiclient.MatrixPi), string(apiclient.MatrixH)}, cobra.ShellCompDirectiveNoFileComp))
+		[]string{string(apiclient.MatrixPi), string(apiclient.MatrixH), string(apiclient.MatrixN)}, cobra.ShellCompDirectiveNoFileComp))
 	// --h, the old name of --matrix h, is hidden and deprecated by hand:
 	// pflag's MarkDeprecated prints its notice through cobra to stdout,
 	// into the CSV or JSON a script reads.
@@ -615,10 +698,47 @@ total) for analysts.
 		if err != nil {
 			return err
 		}
-		raw := m == apiclient.MatrixH
-		return printReply(out, r, asJSON, func(w io.Writer, p apiclient.Preferences) error { return printPrefs(w, p, raw) })
+		return printReply(out, r, asJSON, func(w io.Writer, p apiclient.Preferences) error { return printPrefs(w, p, m) })
 	}
 	return cmd
+}
+
+// prefsRow is row i (running kind running) of the table of matrix m.
+func prefsRow(p apiclient.Preferences, i int, running string, m apiclient.Matrix) []string {
+	count := func(j int) int64 {
+		if i < len(p.PairObservations) && j < len(p.PairObservations[i]) {
+			return p.PairObservations[i][j]
+		}
+		return 0
+	}
+	r := []string{running}
+	for j := range p.Pi[i] {
+		switch m {
+		case apiclient.MatrixH:
+			r = append(r, fixed(p.H[i][j], 3))
+		case apiclient.MatrixN:
+			r = append(r, strconv.FormatInt(count(j), 10))
+		default:
+			r = append(r, fmt.Sprintf("%s (%d)", fixed(p.Pi[i][j], 3), count(j)))
+		}
+	}
+	obs := int64(0)
+	if i < len(p.RowObservations) {
+		obs = p.RowObservations[i]
+	}
+	if obs == 0 {
+		return append(r, "0 prior")
+	}
+	return append(r, strconv.FormatInt(obs, 10))
+}
+
+// prefsFooter says how many observations there are and what the baseline
+// goodness is, or that there is none yet.
+func prefsFooter(p apiclient.Preferences) string {
+	if p.Observations == 0 {
+		return "no observation yet: every row is the prior (uniform); no baseline goodness yet"
+	}
+	return fmt.Sprintf("%d observations; baseline goodness Ḡ = %.3f (the mean G the preferences are measured against)", p.Observations, p.Baseline)
 }
 
 // prefsMatrix is the matrix of --matrix, or of the deprecated --h.
@@ -626,10 +746,10 @@ func prefsMatrix(matrix string, oldH bool) (apiclient.Matrix, error) {
 	switch m := apiclient.Matrix(matrix); {
 	case oldH:
 		return apiclient.MatrixH, nil
-	case m == apiclient.MatrixPi, m == apiclient.MatrixH:
+	case m == apiclient.MatrixPi, m == apiclient.MatrixH, m == apiclient.MatrixN:
 		return m, nil
 	}
-	return "", usagef("--matrix %q: want %s or %s", matrix, apiclient.MatrixPi, apiclient.MatrixH)
+	return "", usagef("--matrix %q: want %s, %s or %s", matrix, apiclient.MatrixPi, apiclient.MatrixH, apiclient.MatrixN)
 }
 
 // pageFlags are --kinds, --limit and --offset of a matrix command.
@@ -660,40 +780,37 @@ func (p *pageFlags) page(cmd *cobra.Command) apiclient.Page {
 	return pg
 }
 
-// printPrefs prints π (H with raw) as a table, a row per running kind,
-// then the observations and the baseline, and which rows a page holds.
-func printPrefs(w io.Writer, p apiclient.Preferences, raw bool) error {
+// printPrefs prints matrix m (π with the pair counts, H, or the counts) as
+// a table, a row per running kind, then the observations and the
+// baseline, and which rows a page holds.
+func printPrefs(w io.Writer, p apiclient.Preferences, m apiclient.Matrix) error {
 	if p.KindsKnown == 0 && len(p.Kinds) == 0 {
 		_, err := fmt.Fprintln(w, "no kinds learned yet")
 		return err
-	}
-	m := p.Pi
-	if raw {
-		m = p.H
 	}
 	labels := p.Rows
 	if labels == nil { // a server before ?limit=: every kind
 		labels = p.Kinds
 	}
-	if len(m) != len(labels) {
+	if len(p.Pi) != len(labels) || len(p.H) != len(labels) {
 		return errors.New("server sent a matrix that does not match its kinds")
 	}
+	legend := map[apiclient.Matrix]string{
+		apiclient.MatrixPi: "π(queued kind | running kind) (observations of the pair)",
+		apiclient.MatrixH:  "H, the preference scores behind π (row: running kind, column: queued kind)",
+		apiclient.MatrixN:  "observations of each pair (row: running kind, column: queued kind)",
+	}[m]
+	if _, err := fmt.Fprintln(w, legend); err != nil {
+		return err
+	}
 	rows := [][]string{append(append([]string{"RUNNING \\ QUEUED"}, p.Kinds...), "OBS")}
-	for i, given := range labels {
-		r := []string{given}
-		for _, v := range m[i] {
-			r = append(r, fixed(v, 3))
-		}
-		obs := int64(0)
-		if i < len(p.RowObservations) {
-			obs = p.RowObservations[i]
-		}
-		rows = append(rows, append(r, strconv.FormatInt(obs, 10)))
+	for i, running := range labels {
+		rows = append(rows, prefsRow(p, i, running, m))
 	}
 	if err := writeTable(w, rows); err != nil {
 		return err
 	}
-	if _, err := fmt.Fprintf(w, "\n%d observations, baseline Ḡ = %.3f\n", p.Observations, p.Baseline); err != nil {
+	if _, err := fmt.Fprintf(w, "\n%s\n", prefsFooter(p)); err != nil {
 		return err
 	}
 	if len(labels) == p.Total || p.Total == 0 {

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -279,15 +281,25 @@ func TestClientPrefs(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(out, "\n")
-	if h := strings.Fields(lines[0]); len(h) < 4 || h[len(h)-1] != "OBS" {
-		t.Errorf("header %q", lines[0])
+	if lines[0] != "π(queued kind | running kind) (observations of the pair)" {
+		t.Errorf("legend %q", lines[0])
+	}
+	if h := strings.Fields(lines[1]); len(h) < 4 || h[0] != "RUNNING" || h[len(h)-1] != "OBS" {
+		t.Errorf("header %q", lines[1])
+	}
+	// Row kmeans (running), column terasort (queued): π and the 30 pairs.
+	snap := s.learner.Snapshot()
+	ki, ti := slices.Index(snap.Kinds, "kmeans"), slices.Index(snap.Kinds, "terasort")
+	want := fixed(s.learner.Prob("terasort", "kmeans"), 3) + " (" + strconv.FormatInt(snap.PairObservations[ki][ti], 10) + ")"
+	if snap.PairObservations[ki][ti] != 30 || !strings.Contains(out, want) {
+		t.Errorf("prefs table lacks the kmeans→terasort cell %q (pair count %d):\n%s", want, snap.PairObservations[ki][ti], out)
 	}
 	for _, k := range kinds {
 		if !strings.Contains(out, k) {
 			t.Errorf("prefs table lacks %s:\n%s", k, out)
 		}
 	}
-	if !strings.Contains(out, "120 observations") {
+	if !strings.Contains(out, "120 observations; baseline goodness") {
 		t.Errorf("prefs summary:\n%s", out)
 	}
 
@@ -299,7 +311,7 @@ func TestClientPrefs(t *testing.T) {
 	if err != nil || len(recs) != 4 {
 		t.Fatalf("--csv: %v, %d records:\n%s", err, len(recs), out)
 	}
-	if diff := cmp.Diff(append([]string{"given"}, s.learner.Kinds()...), recs[0]); diff != "" {
+	if diff := cmp.Diff(append([]string{`running kind \ queued kind`}, s.learner.Kinds()...), recs[0]); diff != "" {
 		t.Errorf("csv header (-want +got):\n%s", diff)
 	}
 	out, err = s.runCLI(t, cliReader, "", "prefs", "--json")
@@ -321,7 +333,7 @@ func TestClientPrefs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cells := tableCells(out)
+	cells := tableCells(out)[1:] // after the legend
 	if diff := cmp.Diff([]string{"RUNNING \\ QUEUED", "wordcount", "kmeans", "OBS"}, cells[0]); diff != "" || len(cells) < 3 ||
 		cells[1][0] != "wordcount" || cells[2][0] != "kmeans" || cells[2][1] != fixed(s.learner.Pref("wordcount", "kmeans"), 3) {
 		t.Errorf("--kinds wordcount,kmeans --matrix h (-want +got header):\n%s\n%s", diff, out)
@@ -330,7 +342,7 @@ func TestClientPrefs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cells := tableCells(out); len(cells) < 2 || cells[1][0] != s.learner.Kinds()[1] || !strings.Contains(out, "rows 2 to 2 of 3 (--offset, --limit for others)") {
+	if cells := tableCells(out)[1:]; len(cells) < 2 || cells[1][0] != s.learner.Kinds()[1] || !strings.Contains(out, "rows 2 to 2 of 3 (--offset, --limit for others)") {
 		t.Errorf("--limit 1 --offset 1:\n%s", out)
 	}
 	out, err = s.runCLI(t, cliReader, "", "prefs", "--csv", "--kinds", "terasort", "--limit", "0")

@@ -31,7 +31,8 @@ func TestClientQueues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(out, "mode curves, groups by queue, as of 2026-11-23 09:00:00Z\n") {
+	at := time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC).In(time.Local).Format(wallFormat)
+	if !strings.HasPrefix(out, "mode curves, groups by queue, as of "+at+"\n") {
 		t.Errorf("first line of:\n%s", out)
 	}
 	want := [][]string{

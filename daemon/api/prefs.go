@@ -162,10 +162,11 @@ func (s *server) prefsReply() apiclient.Preferences {
 	return v
 }
 
-// getPreferences: GET /v1/preferences[?format=json|csv|snapshot][&matrix=pi|h]
+// getPreferences: GET /v1/preferences[?format=json|csv|snapshot][&matrix=pi|h|n]
 // [&kinds=a,b][&limit=n][&offset=m]. json (default) is
-// apiclient.Preferences; csv is one matrix (π unless matrix=h) with a
-// header row "given,<kind>,..." and one row per running kind; snapshot is
+// apiclient.Preferences; csv is one matrix (π, or H with matrix=h, or the
+// pair observation counts with matrix=n) with a header row
+// "running kind \ queued kind,<kind>,..." and one row per running kind; snapshot is
 // the learner's bandit.Snapshot, the format PUT accepts (always whole).
 // kinds restricts rows and columns to those kinds (in that order), limit
 // and offset page the rows; X-Total-Count says how many rows there are.
@@ -192,8 +193,17 @@ func (s *server) getPreferences(w http.ResponseWriter, r *http.Request, _ princi
 		return err
 	}
 	values := v.Pi
-	if m == "h" {
+	switch m {
+	case "h":
 		values = v.H
+	case "n":
+		values = make([][]float64, len(v.PairObservations))
+		for i, row := range v.PairObservations {
+			values[i] = make([]float64, len(row))
+			for j, n := range row {
+				values[i][j] = float64(n)
+			}
+		}
 	}
 	return writePage(w, v.Total, f == "csv", v, func() ([]byte, error) { return matrixCSV(v.Kinds, v.Rows, values) }, "colocd-"+m+".csv")
 }
@@ -220,18 +230,23 @@ func matrixParam(m string) (string, error) {
 	switch m {
 	case "", "pi":
 		return "pi", nil
-	case "h":
-		return "h", nil
+	case "h", "n":
+		return m, nil
 	}
-	return "", errorf(http.StatusBadRequest, "matrix", "matrix %q is not pi or h", m)
+	return "", errorf(http.StatusBadRequest, "matrix", "matrix %q is not pi, h or n", m)
 }
+
+// matrixCorner is the first cell of a matrix CSV: rows are the running
+// kind, columns the queued kind, as on the status page, the CLI and the
+// plots.
+const matrixCorner = `running kind \ queued kind`
 
 // matrixCSV writes a rows×cols matrix with a header row. Values use the
 // shortest representation that parses back to the same float64.
 func matrixCSV(cols, rowKinds []string, rows [][]float64) ([]byte, error) {
 	var b bytes.Buffer
 	cw := csv.NewWriter(&b)
-	_ = cw.Write(append([]string{"given"}, cols...))
+	_ = cw.Write(append([]string{matrixCorner}, cols...))
 	for i, row := range rows {
 		rec := make([]string, 0, len(row)+1)
 		rec = append(rec, rowKinds[i])

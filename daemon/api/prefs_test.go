@@ -127,7 +127,11 @@ func TestPreferencesImportRejectsBadSnapshots(t *testing.T) {
 func TestPreferencesCSV(t *testing.T) {
 	h := newHarness(t)
 	learn(h.learner, testKinds)
-	for _, matrix := range []string{"pi", "h"} {
+	snap := h.learner.Snapshot()
+	pairObs := func(queued, running string) float64 {
+		return float64(snap.PairObservations[slices.Index(snap.Kinds, running)][slices.Index(snap.Kinds, queued)])
+	}
+	for _, matrix := range []string{"pi", "h", "n"} {
 		t.Run(matrix, func(t *testing.T) {
 			r := h.do("GET", "/v1/preferences?format=csv&matrix="+matrix, readerTok, "")
 			if r.Code != 200 || !strings.HasPrefix(r.Header.Get("Content-Type"), "text/csv") {
@@ -137,7 +141,7 @@ func TestPreferencesCSV(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(append([]string{"given"}, testKinds...), recs[0]); diff != "" {
+			if diff := cmp.Diff(append([]string{`running kind \ queued kind`}, testKinds...), recs[0]); diff != "" {
 				t.Errorf("header (-want +got):\n%s", diff)
 			}
 			if len(recs) != len(testKinds)+1 {
@@ -154,8 +158,11 @@ func TestPreferencesCSV(t *testing.T) {
 						t.Fatalf("cell %q: %v", cell, err)
 					}
 					want := h.learner.Prob(testKinds[j], given)
-					if matrix == "h" {
+					switch matrix {
+					case "h":
 						want = h.learner.Pref(testKinds[j], given)
+					case "n":
+						want = pairObs(testKinds[j], given)
 					}
 					if math.Abs(v-want) > 1e-12 {
 						t.Errorf("%s[%s][%s] = %v, want %v", matrix, given, testKinds[j], v, want)
@@ -306,7 +313,7 @@ func TestPreferencesKindsAndPages(t *testing.T) {
 
 	r = h.do("GET", "/v1/preferences?format=csv&matrix=h&kinds=pagerank,kmeans&limit=1", readerTok, "")
 	recs, err := csv.NewReader(bytes.NewReader(r.Body)).ReadAll()
-	if r.Code != 200 || err != nil || len(recs) != 2 || !slices.Equal(recs[0], []string{"given", "pagerank", "kmeans"}) || recs[1][0] != "pagerank" ||
+	if r.Code != 200 || err != nil || len(recs) != 2 || !slices.Equal(recs[0], []string{`running kind \ queued kind`, "pagerank", "kmeans"}) || recs[1][0] != "pagerank" ||
 		recs[1][2] != strconv.FormatFloat(h.learner.Pref("kmeans", "pagerank"), 'g', -1, 64) || r.Header.Get("X-Total-Count") != "2" {
 		t.Errorf("CSV page: %d %v %q (total %q)", r.Code, err, recs, r.Header.Get("X-Total-Count"))
 	}
