@@ -27,7 +27,11 @@
 //   - WritePlots, WriteUsagePNG, WriteProfilesPNG and WritePreferencesPNG:
 //     the PNG figures (resource usage over time, as the paper's Figures 6
 //     and 7; the learned profiles against the true solo profiles; the
-//     learned preferences as probabilities, as its Figure 8).
+//     learned preferences as probabilities, as its Figure 8, in the
+//     orientation used everywhere: rows the running kind, columns the
+//     queued kind); CompareData and WriteComparePNG: the policies' change
+//     against FIFO per workload, median, quartiles and min–max over seeds;
+//     WriteScalePNG: the scale study's cost curves.
 //   - RewardStudy: whether a pair's goodness ranks pairs as their speed-up
 //     does, whether the profiles predict goodness, and ra by objective;
 //     ProfileSpeed: a new kind's profile error per tick it was observed.

@@ -170,8 +170,7 @@ func WriteScalePNG(w io.Writer, pts []ScalePoint, title string) error {
 	for _, pt := range pts {
 		x, y := float64(pt.Nodes), max(pt.Wall.Seconds(), 1e-3)
 		p.X.Min, p.X.Max = min(p.X.Min, x/2), max(p.X.Max, 2*x)
-		p.Y.Min, p.Y.Max = min(p.Y.Min, y/2), max(p.Y.Max, 4*y) // room above for the legend
+		p.Y.Min, p.Y.Max = min(p.Y.Min, y/2), max(p.Y.Max, 2*y)
 	}
-	p.Legend.Top, p.Legend.Left = true, true
-	return writePNG(w, p, usageWidth, usageHeight)
+	return writeFigurePNG(w, usageWidth, usageHeight, newSideLegend(p).draw)
 }

@@ -20,7 +20,7 @@ import (
 
 // simFlags are `colocd sim`'s flags.
 type simFlags struct {
-	workload      string
+	workloads     []string
 	policy        string
 	seed          uint64
 	runs          int
@@ -79,9 +79,19 @@ section from the workload's classes). A workload with queues or classes adds
 per-class waits and shares to --json (classes). Runs are deterministic for a seed; --runs R plays seeds
 N..N+R-1 in parallel.
 
+--compare prints each policy against fifo on the same seeds, a table per
+workload; --workload may then be given more than once (one file per flag),
+and with --plot-dir the runs also draw compare.png: per workload, each
+policy's change against fifo in the workload's metric (makespan; mean JCT
+for Poisson arrivals): a bar to the median over seeds, the interquartile
+range, whiskers at the table's min and max and a circle at its mean.
+
   colocd sim --workload configs/workloads/paper-queue-a.yaml --policy ra --json
   colocd sim --workload configs/workloads/paper-queue-a.yaml --runs 20 \
       --compare fifo,ra,ra-warm,oracle,bound --plot-dir plots/
+  colocd sim --workload configs/workloads/paper-queue-a.yaml \
+      --workload configs/workloads/eight-kinds.yaml --runs 5 \
+      --compare fifo,packfit,tetris,ra --plot-dir plots/
   colocd sim --workload configs/workloads/paper-queue-a.yaml --runs 20 --study speed
   colocd sim --workload configs/workloads/paper-queue-a.yaml --runs 10 --study warm-start
   colocd sim --workload configs/workloads/noisy.yaml --runs 10 --study reward
@@ -93,12 +103,12 @@ N..N+R-1 in parallel.
 	}
 	fl := cmd.Flags()
 	cf = addConfigFlags(fl)
-	fl.StringVar(&f.workload, "workload", "", "workload YAML file (required)")
+	fl.StringArrayVar(&f.workloads, "workload", nil, "workload YAML file (required); with --compare, repeat it to compare on several workloads (a table each, one compare.png)")
 	fl.StringVar(&f.policy, "policy", "ra", "policy: fifo|random|paper|ra|ra-warm|ra-profile-true|packfit|alternate|tetris|pairwise|oracle|rollout|bound")
 	fl.Uint64Var(&f.seed, "seed", 1, "first seed")
 	fl.IntVar(&f.runs, "runs", 1, "number of seeds (seed, seed+1, ...)")
 	fl.BoolVar(&f.json, "json", false, "print one JSON object per run, one per line")
-	fl.StringVar(&f.plotDir, "plot-dir", "", "write PNG plots (usage over time, learned preferences) here")
+	fl.StringVar(&f.plotDir, "plot-dir", "", "write PNG plots here: per policy usage over time, learned profiles and preferences; with --compare, compare.png (change vs fifo per policy and workload)")
 	fl.StringVar(&f.compare, "compare", "", "comma-separated policies to compare against fifo (table)")
 	fl.IntVar(&f.parallel, "parallel", runtime.GOMAXPROCS(0), "runs at once")
 	fl.DurationVar(&f.learnInterval, "learn-interval", 0, "virtual learning interval (0: learning.schedule, default 60s)")
@@ -112,44 +122,14 @@ N..N+R-1 in parallel.
 }
 
 func runSim(cmd *cobra.Command, cf *configFlags, f *simFlags) error {
-	if f.workload == "" {
-		return usagef("sim: --workload is required")
+	if err := checkSimFlags(f); err != nil {
+		return err
 	}
-	if f.runs < 1 {
-		return usagef("sim: --runs must be >= 1, got %d", f.runs)
-	}
-	if f.parallel < 1 {
-		return usagef("sim: --parallel must be >= 1, got %d", f.parallel)
-	}
-	w, err := bench.LoadWorkload(f.workload)
-	if err != nil {
-		return usageError{err}
-	}
-	name := strings.TrimSuffix(filepath.Base(f.workload), filepath.Ext(f.workload))
-	if f.scale != "" {
-		nodes, jobs, err := parseScale(f.scale)
-		if err != nil {
-			return err
-		}
-		if w, err = w.Scaled(nodes, jobs); err != nil {
-			return usageError{fmt.Errorf("sim: --scale %s: %w", f.scale, err)}
-		}
-		name += fmt.Sprintf("@%dn", nodes)
-	}
-	cfg, err := simDaemonConfig(cf)
+	tmpls, err := simTemplates(cf, f)
 	if err != nil {
 		return err
 	}
-	tmpl := bench.RunConfig{
-		Workload:      w,
-		Name:          name,
-		Daemon:        &cfg,
-		LearnInterval: f.learnInterval,
-		AdmissionTick: f.admissionTick,
-		Jitter:        f.jitter,
-		OracleHorizon: f.oracleHorizon,
-		OracleInstant: f.oracleInstant,
-	}
+	tmpl := tmpls[0]
 	seeds := bench.Seeds(f.seed, f.runs)
 	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	ctx := cmd.Context()
@@ -182,26 +162,135 @@ func runSim(cmd *cobra.Command, cf *configFlags, f *simFlags) error {
 	if err != nil {
 		return err
 	}
-	cfgs := bench.Configs(tmpl, policies, seeds)
+	var cfgs []bench.RunConfig
+	for _, t := range tmpls {
+		cfgs = append(cfgs, bench.Configs(t, policies, seeds)...)
+	}
 	bar := newProgressBar(errOut, len(cfgs))
 	results, err := bench.RunAll(ctx, cfgs, f.parallel, bar.update)
 	bar.done()
 	if err != nil {
 		return err
 	}
-	if err := printSimResults(out, f, tmpl.Name, results); err != nil {
+	var sums []bench.Summary
+	if f.compare != "" {
+		if sums, err = bench.Summarize(results); err != nil {
+			return err
+		}
+	}
+	if err := printSimResults(out, f, tmpls, sums, results); err != nil {
 		return err
 	}
-	if f.plotDir != "" {
-		files, err := bench.WritePlots(f.plotDir, results)
+	if f.plotDir == "" {
+		return nil
+	}
+	return writeSimPlots(errOut, f.plotDir, tmpls, sums, results)
+}
+
+// checkSimFlags checks the flags that need no file: a workload, several
+// only for a comparison, and positive counts.
+func checkSimFlags(f *simFlags) error {
+	n := len(f.workloads)
+	switch {
+	case n == 0:
+		return usagef("sim: --workload is required")
+	case n > 1 && f.study != "":
+		return usagef("sim: --study takes one --workload, got %d", n)
+	case n > 1 && f.compare == "":
+		return usagef("sim: %d --workload flags need --compare (one table each and one compare.png)", n)
+	case f.runs < 1:
+		return usagef("sim: --runs must be >= 1, got %d", f.runs)
+	case f.parallel < 1:
+		return usagef("sim: --parallel must be >= 1, got %d", f.parallel)
+	}
+	return nil
+}
+
+// simTemplates loads each --workload (scaled by --scale) into a run
+// template with the daemon configuration, named by its file name without
+// the extension. Results are keyed by that name, so two workloads may not
+// share it.
+func simTemplates(cf *configFlags, f *simFlags) ([]bench.RunConfig, error) {
+	var out []bench.RunConfig
+	for _, path := range f.workloads {
+		w, err := bench.LoadWorkload(path)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+		if f.scale != "" {
+			nodes, jobs, err := parseScale(f.scale)
+			if err != nil {
+				return nil, err
+			}
+			if w, err = w.Scaled(nodes, jobs); err != nil {
+				return nil, usageError{fmt.Errorf("sim: --scale %s: %w", f.scale, err)}
+			}
+			name += fmt.Sprintf("@%dn", nodes)
+		}
+		if i := slices.IndexFunc(out, func(t bench.RunConfig) bool { return t.Name == name }); i >= 0 {
+			return nil, usagef("sim: --workload %s and %s are both named %q (results are keyed by the file name)", f.workloads[i], path, name)
+		}
+		out = append(out, bench.RunConfig{
+			Workload:      w,
+			Name:          name,
+			LearnInterval: f.learnInterval,
+			AdmissionTick: f.admissionTick,
+			Jitter:        f.jitter,
+			OracleHorizon: f.oracleHorizon,
+			OracleInstant: f.oracleInstant,
+		})
+	}
+	cfg, err := simDaemonConfig(cf)
+	if err != nil {
+		return nil, err
+	}
+	for i := range out {
+		out[i].Daemon = &cfg
+	}
+	return out, nil
+}
+
+// writeSimPlots writes the per-policy plots into dir and, for a
+// comparison (sums), compare.png, drawn from the summaries the tables
+// print; it names each file written on errOut.
+func writeSimPlots(errOut io.Writer, dir string, tmpls []bench.RunConfig, sums []bench.Summary, results []bench.Result) error {
+	files, err := bench.WritePlots(dir, results)
+	if err != nil {
+		return err
+	}
+	if sums != nil {
+		metrics := map[string]bench.Metric{}
+		for _, t := range tmpls {
+			metrics[t.Name] = bench.WorkloadMetric(t.Workload)
+		}
+		data, err := bench.CompareData(sums, results, metrics)
 		if err != nil {
 			return err
 		}
-		for _, p := range files {
-			fmt.Fprintln(errOut, "wrote", p)
+		path := filepath.Join(dir, "compare.png")
+		if err := writeFileWith(path, func(w io.Writer) error { return bench.WriteComparePNG(w, data) }); err != nil {
+			return err
 		}
+		files = append(files, path)
+	}
+	for _, p := range files {
+		fmt.Fprintln(errOut, "wrote", p)
 	}
 	return nil
+}
+
+// writeFileWith creates path and fills it with write.
+func writeFileWith(path string, write func(io.Writer) error) error {
+	file, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(file); err != nil {
+		file.Close()
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return file.Close()
 }
 
 // simScaleStudy times a run of fifo and ra (or --compare's policies) on
@@ -286,8 +375,9 @@ func simPolicies(f *simFlags) ([]bench.Policy, error) {
 }
 
 // printSimResults writes the results as JSON lines (--json), the
-// side-by-side table (--compare) or a line per run.
-func printSimResults(out io.Writer, f *simFlags, name string, results []bench.Result) error {
+// side-by-side tables of sums (--compare), one per workload of tmpls, or a
+// line per run.
+func printSimResults(out io.Writer, f *simFlags, tmpls []bench.RunConfig, sums []bench.Summary, results []bench.Result) error {
 	switch {
 	case f.json:
 		enc := json.NewEncoder(out)
@@ -297,12 +387,21 @@ func printSimResults(out io.Writer, f *simFlags, name string, results []bench.Re
 			}
 		}
 	case f.compare != "":
-		sums, err := bench.Summarize(results)
-		if err != nil {
-			return err
+		for i, t := range tmpls {
+			if i > 0 {
+				fmt.Fprintln(out)
+			}
+			fmt.Fprintf(out, "%s, %d seeds from %d, %s\n", t.Name, f.runs, f.seed, machine())
+			var mine []bench.Summary
+			for _, s := range sums {
+				if s.Workload == t.Name {
+					mine = append(mine, s)
+				}
+			}
+			if err := bench.WriteTable(out, mine); err != nil {
+				return err
+			}
 		}
-		fmt.Fprintf(out, "%s, %d seeds from %d, %s\n", name, f.runs, f.seed, machine())
-		return bench.WriteTable(out, sums)
 	default:
 		for _, r := range results {
 			fmt.Fprintf(out, "%s %s seed %d: %d jobs, makespan %.0f s (%.1f min), mean JCT %.0f s, cpu %.2f iowait %.3f disk %.2f net %.2f, %d decisions\n",

@@ -86,9 +86,9 @@ func TestSimCompareAndPlots(t *testing.T) {
 		t.Fatal(err)
 	}
 	// usage for every policy but bound; profiles and preferences for ra and
-	// ra-warm.
-	if len(files) != 10 {
-		t.Errorf("%d PNGs, want 10: %v", len(files), files)
+	// ra-warm; the comparison.
+	if len(files) != 11 || !slices.Contains(files, filepath.Join(dir, "compare.png")) {
+		t.Errorf("%d PNGs, want 11 with compare.png: %v", len(files), files)
 	}
 	for _, f := range files {
 		fh, err := os.Open(f)
@@ -99,6 +99,55 @@ func TestSimCompareAndPlots(t *testing.T) {
 			t.Errorf("%s: %v", f, err)
 		}
 		fh.Close()
+	}
+}
+
+// TestSimCompareSeveralWorkloads: --workload repeated with --compare runs
+// every policy on every workload, prints a table per workload (as a single
+// workload prints its one) and draws them side by side in compare.png.
+func TestSimCompareSeveralWorkloads(t *testing.T) {
+	isolate(t)
+	one := writeSimWorkload(t)
+	two := filepath.Join(t.TempDir(), "two-kinds-twice.yaml")
+	if err := os.WriteFile(two, []byte(simtest.ComplementaryYAML(2)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "plots")
+	code, out, errOut := runCmd(t, "sim", "--workload", one, "--workload", two, "--runs", "2", "--compare", "packfit,random", "--plot-dir", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var headers []string
+	rows := map[string]int{}
+	for _, l := range strings.Split(out, "\n") {
+		f := strings.Fields(l)
+		switch {
+		case strings.Contains(l, " seeds from "):
+			headers = append(headers, strings.TrimSuffix(f[0], ","))
+		case len(f) > 2 && f[0] != "workload":
+			rows[f[0]+" "+f[1]]++
+		}
+	}
+	if diff := cmp.Diff([]string{"two-kinds", "two-kinds-twice"}, headers); diff != "" {
+		t.Errorf("table headers (-want +got):\n%s\n%s", diff, out)
+	}
+	for _, w := range []string{"two-kinds", "two-kinds-twice"} {
+		for _, p := range []string{"fifo", "packfit", "random"} {
+			if rows[w+" "+p] != 1 {
+				t.Errorf("%d rows for %s %s, want 1:\n%s", rows[w+" "+p], w, p, out)
+			}
+		}
+	}
+	fh, err := os.Open(filepath.Join(dir, "compare.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	if _, err := png.Decode(fh); err != nil {
+		t.Errorf("compare.png: %v", err)
+	}
+	if !strings.Contains(errOut, "compare.png") {
+		t.Errorf("stderr does not name compare.png: %q", errOut)
 	}
 }
 
@@ -148,18 +197,27 @@ func TestSimUsageErrors(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("cluster: {nodes: 0}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	missing := filepath.Join(t.TempDir(), "not-there.yaml")
+	twin := filepath.Join(t.TempDir(), filepath.Base(wl))
+	if err := os.WriteFile(twin, []byte(simtest.ComplementaryYAML(1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	tests := map[string]struct {
 		args []string
 		want string
 	}{
-		"no workload":    {[]string{"sim"}, "--workload"},
-		"bad workload":   {[]string{"sim", "--workload", bad}, "cluster"},
-		"missing file":   {[]string{"sim", "--workload", bad + ".nope"}, "no such file"},
-		"unknown policy": {[]string{"sim", "--workload", wl, "--policy", "lifo"}, "lifo"},
-		"bad compare":    {[]string{"sim", "--workload", wl, "--compare", "ra,ra"}, "twice"},
-		"zero runs":      {[]string{"sim", "--workload", wl, "--runs", "0"}, "--runs"},
-		"bad study":      {[]string{"sim", "--workload", wl, "--study", "everything"}, "--study"},
-		"stray argument": {[]string{"sim", "--workload", wl, "extra"}, "unknown command"},
+		"no workload":             {[]string{"sim"}, "--workload"},
+		"bad workload":            {[]string{"sim", "--workload", bad}, "cluster"},
+		"missing file":            {[]string{"sim", "--workload", bad + ".nope"}, "no such file"},
+		"unknown policy":          {[]string{"sim", "--workload", wl, "--policy", "lifo"}, "lifo"},
+		"bad compare":             {[]string{"sim", "--workload", wl, "--compare", "ra,ra"}, "twice"},
+		"zero runs":               {[]string{"sim", "--workload", wl, "--runs", "0"}, "--runs"},
+		"bad study":               {[]string{"sim", "--workload", wl, "--study", "everything"}, "--study"},
+		"stray argument":          {[]string{"sim", "--workload", wl, "extra"}, "unknown command"},
+		"several without compare": {[]string{"sim", "--workload", wl, "--workload", wl}, "--compare"},
+		"several with a study":    {[]string{"sim", "--workload", wl, "--workload", wl, "--compare", "ra", "--study", "speed"}, "--study"},
+		"second file missing":     {[]string{"sim", "--workload", wl, "--workload", missing, "--compare", "ra"}, missing},
+		"same name twice":         {[]string{"sim", "--workload", wl, "--workload", twin, "--compare", "ra"}, "both named"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
