@@ -330,7 +330,7 @@ func TestPreferences(t *testing.T) {
 		if err != nil || len(recs) != 3 {
 			t.Fatalf("csv %q: %v, %d records:\n%s", m, err, len(recs), b)
 		}
-		if diff := cmp.Diff(append([]string{"given"}, snap.Kinds...), recs[0]); diff != "" {
+		if diff := cmp.Diff(append([]string{`running kind \ queued kind`}, snap.Kinds...), recs[0]); diff != "" {
 			t.Errorf("csv %q header (-want +got):\n%s", m, diff)
 		}
 	}

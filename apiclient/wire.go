@@ -328,3 +328,229 @@ func (c Clock) Wall(t time.Time) (wall time.Time, ok bool) {
 	}
 	return time.Time{}, false
 }
+
+// JobListEstimate is the body of GET /v1/jobs?estimate=1: the JobList,
+// every pending job in it with its EstimatedWait (computed in one pass
+// over the listed jobs, the same estimate as GET /v1/jobs/{id}), the
+// whole queue's and the expected runtimes of the listed jobs' kinds.
+type JobListEstimate struct {
+	JobList
+	// QueueWait estimates how long until the last pending job is
+	// admitted: the wait of a job behind every pending one (JobsAhead is
+	// the number of pending jobs). Null when nothing is pending or the
+	// listing's states leave out pending.
+	QueueWait *WaitEstimate `json:"queue_wait"`
+	// KindRuntimes is the EWMA runtime in seconds (queue.KindHistory) of
+	// each listed job's kind that has a history: what a running job's
+	// progress is measured against.
+	KindRuntimes map[string]float64 `json:"kind_runtimes"`
+}
+
+// GoodnessScale is the range of goodness G (goodness.Min, goodness.Max:
+// e and e⁴) that colour scales span.
+type GoodnessScale struct {
+	Min float64 `json:"min"`
+	Max float64 `json:"max"`
+}
+
+// NodeList is the body of GET /v1/nodes: the cluster's nodes as the engine
+// last read them, each with its applications and its latest goodness
+// record.
+type NodeList struct {
+	// Available is false when the daemon has no view of the cluster (none
+	// read yet, or none served): everything else is empty.
+	Available bool `json:"available"`
+	// ReadAt is when the engine read the cluster, on the daemon clock.
+	ReadAt   *time.Time     `json:"read_at,omitempty"`
+	Capacity queue.Capacity `json:"capacity"` // the whole cluster's
+	Free     queue.Capacity `json:"free"`
+	// Total is the number of nodes; Nodes holds a page of them from
+	// Offset on, in Sort order ("name", or "goodness": lowest latest G
+	// first, nodes without a record last).
+	Total  int    `json:"total"`
+	Offset int    `json:"offset"`
+	Sort   string `json:"sort"`
+	// GoodnessFrom and GoodnessTo bound the records searched for each
+	// node's latest (the default window of GET /v1/goodness).
+	GoodnessFrom time.Time     `json:"goodness_from"`
+	GoodnessTo   time.Time     `json:"goodness_to"`
+	Scale        GoodnessScale `json:"scale"`
+	// Histogram counts every node, not only this page's, by its latest G.
+	Histogram GoodnessHistogram `json:"histogram"`
+	Nodes     []NodeStatus      `json:"nodes"`
+}
+
+// GoodnessHistogram counts nodes by their latest goodness: Counts[i]
+// nodes have Edges[i] <= G < Edges[i+1] (the last bucket includes its
+// upper edge). The edges are equally spaced in ln G over the Scale (G =
+// e^(1+x), x the node's usage sum: linear in x). NoRecord nodes had no
+// record in the window; MeanG is the mean over the others.
+type GoodnessHistogram struct {
+	Edges    []float64 `json:"edges"`
+	Counts   []int     `json:"counts"`
+	NoRecord int       `json:"no_record"`
+	MeanG    *float64  `json:"mean_g"`
+}
+
+// NodeStatus is one node of GET /v1/nodes.
+type NodeStatus struct {
+	Name     string         `json:"name"`
+	Capacity queue.Capacity `json:"capacity"`
+	Free     queue.Capacity `json:"free"`
+	// Containers counts every application's containers on the node.
+	Containers int `json:"containers"`
+	// Apps are the applications with containers on the node, most
+	// containers first, at most MaxNodeApps of them (AppsTotal in all).
+	Apps      []NodeApp `json:"apps"`
+	AppsTotal int       `json:"apps_total"`
+	// Goodness is the node's latest goodness record in the window; null
+	// when it has none. G is the goodness of the record's usage (Eq. 1,
+	// in [e, e⁴]), what the node is coloured by; the record's own "g" is
+	// the reward the learner was credited, which with
+	// learning.pair_reward residual is that goodness minus the profiles'
+	// prediction. G is null without a record or when the daemon knows no
+	// limits to score with.
+	Goodness *journal.GoodnessRecord `json:"goodness"`
+	G        *float64                `json:"g"`
+}
+
+// MaxNodeApps bounds NodeStatus.Apps; MaxAppNodes bounds ClusterApp.Nodes.
+const (
+	MaxNodeApps = 20
+	MaxAppNodes = 50
+)
+
+// NodeApp is one application's containers on one node.
+type NodeApp struct {
+	AppID      string `json:"app_id"`
+	JobID      string `json:"job_id,omitempty"` // "" for an application colocd did not submit
+	Kind       string `json:"kind,omitempty"`
+	User       string `json:"user,omitempty"`
+	Containers int    `json:"containers"`
+}
+
+// ClusterStatus is the body of GET /v1/cluster: the cluster's totals and
+// its running applications (colocd's and others') with the nodes they
+// occupy, as the engine last read them.
+type ClusterStatus struct {
+	Available bool           `json:"available"` // as in NodeList
+	ReadAt    *time.Time     `json:"read_at,omitempty"`
+	Capacity  queue.Capacity `json:"capacity"`
+	Free      queue.Capacity `json:"free"`
+	Nodes     int            `json:"nodes"`
+	// Total is the number of applications (or of those of ?jobs=); Apps
+	// holds a page of them from Offset on, by application id.
+	Total  int          `json:"total"`
+	Offset int          `json:"offset"`
+	Apps   []ClusterApp `json:"apps"`
+}
+
+// ClusterApp is one running application of GET /v1/cluster.
+type ClusterApp struct {
+	AppID      string         `json:"app_id"`
+	JobID      string         `json:"job_id,omitempty"`
+	Kind       string         `json:"kind,omitempty"`
+	User       string         `json:"user,omitempty"`
+	Queue      string         `json:"queue,omitempty"`
+	Alloc      queue.Capacity `json:"alloc"`
+	Starts     *time.Time     `json:"starts,omitempty"`
+	Containers int            `json:"containers"`
+	// Nodes are where its containers run, most first, at most MaxAppNodes
+	// (NodesTotal in all).
+	Nodes      []AppNode `json:"nodes"`
+	NodesTotal int       `json:"nodes_total"`
+}
+
+// AppNode is one node an application occupies.
+type AppNode struct {
+	Node       string `json:"node"`
+	Containers int    `json:"containers"`
+}
+
+// GoodnessTrend is the body of GET /v1/goodness/trend: the node
+// observations of [From, To) in equal time buckets, each the goodness of
+// the node's usage (as NodeStatus.G), counted once per node and learning
+// tick.
+type GoodnessTrend struct {
+	From          time.Time     `json:"from"`
+	To            time.Time     `json:"to"`
+	BucketSeconds float64       `json:"bucket_seconds"`
+	Total         int           `json:"total"` // node observations in the window
+	Scale         GoodnessScale `json:"scale"`
+	Buckets       []TrendBucket `json:"buckets"` // every bucket, oldest first
+}
+
+// TrendBucket is one time bucket of a GoodnessTrend: the records with
+// From <= at < From + bucket_seconds. The statistics are null when Count
+// is 0.
+type TrendBucket struct {
+	From  time.Time `json:"from"`
+	Count int       `json:"count"`
+	MeanG *float64  `json:"mean_g"`
+	MinG  *float64  `json:"min_g"`
+	MaxG  *float64  `json:"max_g"`
+}
+
+// Summary is the body of GET /v1/summary: the run since this daemon
+// started, in bounded reads.
+type Summary struct {
+	Now   time.Time `json:"now"`   // daemon clock
+	Since time.Time `json:"since"` // when this daemon started, daemon clock
+	// Counts is every job in the store by state (all runs, until
+	// retention compacts finished jobs); SubmittedEver counts every job
+	// the store ever took (compaction does not lower it).
+	Counts        map[queue.State]int `json:"counts"`
+	SubmittedEver uint64              `json:"submitted_ever"`
+	Run           RunJobs             `json:"run"`
+	Admissions    AdmissionCounts     `json:"admissions"`
+	Goodness      GoodnessStats       `json:"goodness"`
+}
+
+// RunJobs describes the jobs submitted since Summary.Since: read newest
+// first, at most MaxSummaryJobs of them (Complete false when there were
+// more: the figures then cover the newest Scanned).
+type RunJobs struct {
+	Scanned  int  `json:"scanned"`
+	Complete bool `json:"complete"`
+	// States counts them by their state now.
+	States map[queue.State]int `json:"states"`
+	// Admitted counts those admitted at least once; MeanWaitSeconds is
+	// their mean wait from submission to (last) admission.
+	Admitted        int      `json:"admitted"`
+	MeanWaitSeconds *float64 `json:"mean_wait_seconds"`
+	// MeanRuntimeSeconds is the mean runtime (running to finished) of
+	// those that succeeded.
+	MeanRuntimeSeconds *float64 `json:"mean_runtime_seconds"`
+}
+
+// MaxSummaryJobs and MaxSummaryDecisions bound what GET /v1/summary reads.
+const (
+	MaxSummaryJobs      = 5000
+	MaxSummaryDecisions = 5000
+)
+
+// AdmissionCounts are the admissions journaled since Summary.Since: the
+// journal keeps a bounded ring (journal.decisions), of which at most
+// MaxSummaryDecisions are read; Scanned are counted, the oldest at Oldest
+// (null when none).
+type AdmissionCounts struct {
+	Scanned int        `json:"scanned"`
+	Oldest  *time.Time `json:"oldest"`
+	// Chosen: drawn from the learned distribution; Forced: by a rule,
+	// keyed "max_skips" (a job passed over too often) or "reservation"
+	// (the job holding the reservation).
+	Chosen int            `json:"chosen"`
+	Forced map[string]int `json:"forced"`
+	// Shadow counts the decisions of shadow mode (FIFO admitted).
+	Shadow int `json:"shadow"`
+}
+
+// GoodnessStats summarise the node observations since Summary.Since (as
+// GoodnessTrend counts them).
+type GoodnessStats struct {
+	Count int           `json:"count"`
+	MeanG *float64      `json:"mean_g"`
+	MinG  *float64      `json:"min_g"`
+	MaxG  *float64      `json:"max_g"`
+	Scale GoodnessScale `json:"scale"`
+}

@@ -314,7 +314,7 @@ func TestShippedConfigs(t *testing.T) {
 	if diff := cmp.Diff(want, demo.Tokens); diff != "" {
 		t.Errorf("demo tokens (-want +got):\n%s", diff)
 	}
-	if demo.Backend != BackendSim || demo.Sim.Speed != 600 || demo.Listen != "127.0.0.1:8080" || demo.DataDir != "./.cache/demo" ||
+	if demo.Backend != BackendSim || demo.Sim.Speed != 60 || demo.Listen != "127.0.0.1:8080" || demo.DataDir != "./.cache/demo" ||
 		demo.Sim.Workload != "configs/workloads/paper-queue-a.yaml" || demo.Learning.Schedule != "@every 60s" {
 		t.Errorf("demo config: %+v", demo)
 	}

@@ -209,6 +209,7 @@ func openCore(cfg Config, b backend, store *queue.Store, log *slog.Logger) (c co
 	eo.Kinds = b.kinds
 	eo.Journal, eo.Prom, eo.Rand = c.journal, c.prom, mrand.New(mrand.NewPCG(b.seed, b.seed^0x5851f42d4c957f2d))
 	eo.Logger, eo.Limits, eo.StallAfter = log.With("component", "engine"), c.limits, stallBound(cfg)
+	eo.SimulatedClock = b.clockInfo != nil
 	c.eng, err = engine.New(eo)
 	if err == nil {
 		c.prom.WatchQueues(c.eng) // colocd_queue_* at scrape time
@@ -230,7 +231,7 @@ func openCore(cfg Config, b backend, store *queue.Store, log *slog.Logger) (c co
 func newHTTPServer(cfg Config, ln net.Listener, c core, store *queue.Store, b backend, log *slog.Logger) (*http.Server, net.Listener, error) {
 	handler, err := api.New(api.Deps{
 		Store: store, Learner: c.learner, Journal: c.journal, Controller: c.eng, Tokens: apiTokens(cfg.Tokens),
-		Profiles: c.eng.Profiles(), Queues: c.eng, Limits: c.limits, MaxKinds: cfg.API.MaxKinds, Writes: c.eng,
+		Profiles: c.eng.Profiles(), Queues: c.eng, Cluster: c.eng, Limits: c.limits, MaxKinds: cfg.API.MaxKinds, Writes: c.eng,
 		Metrics: c.prom, Now: b.clock.Now, MaxBodyBytes: cfg.API.MaxBodyBytes, Logger: log.With("component", "api"),
 		PublicMetrics: cfg.API.PublicMetrics, Clock: b.clockInfo,
 	})

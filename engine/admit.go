@@ -96,6 +96,7 @@ func (e *Engine) passShares(ctx context.Context, v *passView) {
 		return
 	}
 	e.backendOK(backendCluster)
+	e.remember(st, e.clock.Now())
 	e.dominantShares(st)
 }
 
@@ -234,6 +235,7 @@ func (e *Engine) openView(ctx context.Context, v *passView) error {
 			return fmt.Errorf("admit: cluster state: %w", err)
 		}
 		e.backendOK(backendCluster)
+		e.remember(st, e.clock.Now())
 		v.st = &st
 	}
 	hist, err := e.store.Histories()

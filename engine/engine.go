@@ -34,6 +34,7 @@ type Engine struct {
 	// admission pass (nil before one), for Prepare's too-large check.
 	fit, fitPerNode bool
 	shape           atomic.Pointer[clusterShape]
+	view            atomic.Pointer[clusterView]
 	fifo            *queue.Pipeline // shadow mode's FIFO ordering (no preferences)
 	cluster         Cluster
 	metrics         UsageSource
@@ -50,6 +51,7 @@ type Engine struct {
 	// fairSaved is the fairness state last stored (persistFairness).
 	fairSaved []byte
 	wall      func() time.Time // decision latency and readiness only
+	simClock  bool             // Options.SimulatedClock
 
 	window     int
 	maxRunning int
@@ -116,6 +118,10 @@ type Options struct {
 	// for Ready's stall bound; nil means time.Now. It never influences a
 	// decision.
 	Wall func() time.Time
+	// SimulatedClock says Clock is a simulator's virtual clock: log lines
+	// then name the times and durations they carry on it sim_from, sim_to
+	// and sim_took, so that nobody reads them as wall-clock.
+	SimulatedClock bool
 
 	// Queue is the ordering pipeline's configuration (validated here).
 	Queue queue.Config
@@ -190,7 +196,7 @@ func New(o Options) (*Engine, error) {
 	e := &Engine{
 		store: o.Store, learner: o.Learner, profiles: o.Profiles, scoreSrc: src, pipeline: p, fifo: fifo,
 		cluster: o.Cluster, metrics: o.Metrics, clock: o.Clock,
-		journal: o.Journal, mx: o.Prom, rng: o.Rand, log: o.Logger, wall: o.Wall,
+		journal: o.Journal, mx: o.Prom, rng: o.Rand, log: o.Logger, wall: o.Wall, simClock: o.SimulatedClock,
 		window:       windowSize(qc),
 		fit:          qc.Fit.Enabled,
 		fitPerNode:   qc.Fit.Enabled && qc.Fit.PerNode,

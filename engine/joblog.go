@@ -8,9 +8,9 @@ import (
 )
 
 // Job transitions are logged at INFO, one line each, with the same keys:
-// job, kind, app, state and, when it finished, took (its runtime). The
-// unhappy ones (requeued, parked) are WARN and ERROR lines with the same
-// keys.
+// job, kind, app, state and, when it finished, took (its runtime; sim_took
+// on a simulated clock). The unhappy ones (requeued, parked) are WARN and
+// ERROR lines with the same keys.
 
 // jobLog is the logger of job j: its id, kind and application.
 func (e *Engine) jobLog(j queue.Job) *slog.Logger {
@@ -25,7 +25,7 @@ func (e *Engine) logStarted(j queue.Job) {
 // logFinished logs that job j reached its final state, with its runtime:
 // from running (or, never seen running, from admission) to the end.
 func (e *Engine) logFinished(j queue.Job, attrs ...any) {
-	attrs = append([]any{"state", j.State, "took", jobRuntime(j)}, attrs...)
+	attrs = append([]any{"state", j.State, e.clockKey("took"), jobRuntime(j)}, attrs...)
 	e.jobLog(j).Info("job finished", attrs...)
 }
 
@@ -41,8 +41,18 @@ func jobRuntime(j queue.Job) time.Duration {
 	return j.FinishedAt.Sub(*from)
 }
 
+// clockKey is the log key of a time or duration on the engine's clock:
+// "sim_"+key on a simulated one.
+func (e *Engine) clockKey(key string) string {
+	if e.simClock {
+		return "sim_" + key
+	}
+	return key
+}
+
 // logTick logs a learning tick that ran: the kinds whose preferences it
-// updated, the hosts it scored and those it skipped, and how long it took.
+// updated, the hosts it scored and those it skipped, and how long it took
+// (wall time; its window is on the engine's clock).
 func (e *Engine) logTick(rep LearnReport, took time.Duration) {
 	kinds := map[string]bool{}
 	for _, g := range rep.Goodness {
@@ -50,7 +60,7 @@ func (e *Engine) logTick(rep LearnReport, took time.Duration) {
 			kinds[k] = true
 		}
 	}
-	e.log.Info("learning tick", "from", rep.From, "to", rep.To,
+	e.log.Info("learning tick", e.clockKey("from"), rep.From, e.clockKey("to"), rep.To,
 		"kinds", len(kinds), "updates", rep.Updates,
 		"hosts_observed", rep.Observed, "hosts_profiled", rep.Profile.Observations,
 		"hosts_stale", len(rep.Stale), "hosts_invalid", len(rep.Invalid),

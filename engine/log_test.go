@@ -94,3 +94,33 @@ func TestLearningTickIsLogged(t *testing.T) {
 		t.Errorf("took = %#v, want a time.Duration", took[0].Attrs["took"])
 	}
 }
+
+// On a simulated clock the log names the times and durations it carries on
+// that clock sim_from, sim_to and sim_took; the tick's own duration (wall
+// time) stays took.
+func TestSimulatedClockLogKeys(t *testing.T) {
+	rec := &logtest.Recorder{Min: slog.LevelInfo}
+	h := newHarness(t, harnessOpts{nodes: 1, logger: slog.New(rec)})
+	h.e.simClock = true
+	from, to := colocate(h, "disk")
+	if _, err := h.e.Learn(h.ctx, from, to); err != nil {
+		t.Fatal(err)
+	}
+	tick := rec.With([]string{"sim_from", "sim_to", "from", "to"}, "learning tick")
+	if len(tick) != 1 {
+		t.Fatalf("%d learning tick lines, want 1", len(tick))
+	}
+	a := tick[0].Attrs
+	if a["sim_from"] != from || a["sim_to"] != to || a["from"] != nil || a["to"] != nil {
+		t.Errorf("tick attrs %v; want sim_from %s and sim_to %s only", a, from, to)
+	}
+	if _, ok := rec.With([]string{"took"}, "learning tick")[0].Attrs["took"].(time.Duration); !ok {
+		t.Error("the tick's own duration is not took")
+	}
+	j := queue.Job{ID: "j1", Kind: "cpu", State: queue.StateSucceeded, RunningAt: &from, FinishedAt: &to}
+	h.e.logFinished(j)
+	fin := rec.With([]string{"sim_took", "took"}, "job finished")
+	if len(fin) != 1 || fin[0].Attrs["sim_took"] != to.Sub(from) || fin[0].Attrs["took"] != nil {
+		t.Errorf("job finished lines %v; want sim_took %v only", fin, to.Sub(from))
+	}
+}

@@ -92,6 +92,7 @@ func (e *Engine) syncLocked(ctx context.Context) (SyncReport, *cluster.State, er
 		return rep, nil, fmt.Errorf("sync: cluster state: %w", err)
 	}
 	e.backendOK(backendCluster)
+	e.remember(st, rep.At)
 	jobs, err := e.activeJobs()
 	if err != nil {
 		return rep, nil, err

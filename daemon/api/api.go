@@ -97,6 +97,10 @@ type Deps struct {
 	// Queues is the fairness stage's view behind GET /v1/queues; nil: the
 	// endpoint reports fairness off.
 	Queues QueueSource
+	// Cluster is the cluster as the engine last read it, behind GET
+	// /v1/nodes and GET /v1/cluster; nil: they report no view
+	// ("available": false).
+	Cluster ClusterView
 	// Limits are the nodes' maxima in bytes/s that GET /v1/profiles
 	// converts utilisation units with; a zero field leaves that rate null.
 	Limits goodness.Limits
@@ -160,6 +164,7 @@ type server struct {
 	profiles ProfileSource
 	limits   goodness.Limits
 	queues   QueueSource // nil: fairness reported off
+	cluster  ClusterView // nil: no nodes or applications listed
 
 	// beforeCancel, when set (tests only), runs between reading a pending
 	// job and cancelling it: the window in which the engine may admit it.
@@ -212,7 +217,7 @@ func New(d Deps) (http.Handler, error) {
 	s := &server{
 		store: d.Store, learner: d.Learner, journal: d.Journal, ctl: d.Controller,
 		metrics: d.Metrics, auth: auth, now: d.Now, maxBody: d.MaxBodyBytes, log: d.Logger,
-		profiles: d.Profiles, limits: d.Limits, writes: d.Writes, queues: d.Queues,
+		profiles: d.Profiles, limits: d.Limits, writes: d.Writes, queues: d.Queues, cluster: d.Cluster,
 		kinds: newKindGate(d.Learner, d.Controller, d.MaxKinds),
 	}
 	if s.now == nil {
@@ -258,6 +263,10 @@ func New(d Deps) (http.Handler, error) {
 	route("/v1/queues", map[string]endpoint{http.MethodGet: {RoleReader, s.getQueues}})
 	route("/v1/goodness", map[string]endpoint{http.MethodGet: {RoleReader, s.listGoodness}})
 	route("/v1/clock", map[string]endpoint{http.MethodGet: {RoleReader, s.getClock}})
+	route("/v1/nodes", map[string]endpoint{http.MethodGet: {RoleReader, s.getNodes}})
+	route("/v1/cluster", map[string]endpoint{http.MethodGet: {RoleReader, s.getCluster}})
+	route("/v1/goodness/trend", map[string]endpoint{http.MethodGet: {RoleReader, s.getGoodnessTrend}})
+	route("/v1/summary", map[string]endpoint{http.MethodGet: {RoleReader, s.getSummary}})
 	route("/healthz", map[string]endpoint{http.MethodGet: {0, s.healthz}})
 	route("/readyz", map[string]endpoint{http.MethodGet: {0, s.readyz}})
 	if d.Metrics != nil {

@@ -14,9 +14,15 @@
 //	                                               Idempotency-Key header) → 201 + Location, or
 //	                                               200 with the same job for a repeated key;
 //	                                               422 for a new kind beyond Deps.MaxKinds
-//	GET    /v1/jobs?state=&limit=       reader     {"jobs":[job+"position"],"count","counts":{state:n}}
+//	GET    /v1/jobs?state=&limit=       reader     {"jobs":[job+"position"],"count","counts":{state:n},"now"}
 //	                                               default states pending,admitted,running; "all";
 //	                                               pending first in FIFO order, others newest first
+//	       &estimate=1                             + "estimated_wait" on each listed pending job (one
+//	                                               pass over the listing), "queue_wait" (that of a job
+//	                                               behind every pending one; null when none is, or
+//	                                               when state leaves out pending) and
+//	                                               "kind_runtimes" {kind: EWMA seconds} of the listed
+//	                                               jobs' kinds with a history
 //	GET    /v1/jobs/{id}                reader     job (+ "position", "estimated_wait" when pending;
 //	                                               "decision" = the record that admitted it)
 //	DELETE /v1/jobs/{id}                owner|admin pending → cancelled; admitted/running → killed
@@ -27,7 +33,8 @@
 //	GET    /v1/preferences              reader     {"kinds","h","pi","baseline","row_baseline",
 //	                                               "observations","row_observations",
 //	                                               "pair_observations","rejected","config"}
-//	       ?format=csv[&matrix=pi|h]               header "given,<kinds>", one row per running kind
+//	       ?format=csv[&matrix=pi|h|n]             header "running kind \ queued kind,<kinds>", one row
+//	                                               per running kind (n: the pair observation counts)
 //	       ?format=snapshot                        the bandit.Snapshot (what PUT takes), always whole
 //	       ?kinds=a,b (≤ 1,000 names)              rows and columns of those kinds, in that order
 //	       ?limit=n (0–10,000) &offset=m           a page of rows; "rows" labels them, "total",
@@ -35,7 +42,10 @@
 //	                                               many there are; at most 100,000 cells (rows ×
 //	                                               columns) per reply, else 400 on limit
 //	GET    /v1/preferences/heatmap.svg  reader     π (or ?matrix=h) as an SVG heatmap of the 50 most
-//	                                               observed kinds (?top=1–100, or ?kinds=, ≤ 100)
+//	                                               observed kinds (?top=1–100, or ?kinds=, ≤ 100):
+//	                                               each cell π and its observation count n, on a fixed
+//	                                               0–1 colour scale; a row never observed (the prior)
+//	                                               grey
 //	PUT    /v1/preferences              admin      import a bandit.Snapshot; persisted
 //	DELETE /v1/preferences              admin      reset; persisted
 //	GET    /v1/profiles?kinds=a,b       reader     {"kinds":[{"kind","known","ticks","weight","dominant",
@@ -49,14 +59,54 @@
 //	GET    /v1/decisions?limit=         reader     {"decisions":[DecisionRecord]} newest first
 //	GET    /v1/goodness?from=&to=&limit= reader    {"from","to","total","records","pairs","nodes"}:
 //	                                               the newest limit records (default 1000, at most
-//	                                               10000); pairs and nodes summarise all total
+//	                                               10000); pairs and nodes summarise all total.
+//	                                               Default window: the last 24 h, or on the
+//	                                               simulator since the daemon started. "g" is the
+//	                                               learning signal (the goodness G, or G minus the
+//	                                               profiles' prediction with learning.pair_reward
+//	                                               residual); "chosen" is the queued kind started
+//	                                               beside "given", the running one
+//	GET    /v1/clock                    reader     apiclient.Clock {"simulated","now","wall_now","speed",
+//	                                               "started","wall_started","runs":[{"from","wall_from",
+//	                                               "speed"}]}: the daemon's clock, on which every
+//	                                               timestamp lies (the simulator's virtual clock under
+//	                                               backend sim), and each start of the simulator, to
+//	                                               place any timestamp on the wall clock
+//	GET    /v1/goodness/trend           reader     {"from","to","bucket_seconds","total","scale",
+//	       ?from=&to=&buckets=                     "buckets":[{"from","count","mean_g","min_g","max_g"}]}:
+//	                                               the window's node observations in buckets
+//	                                               (default 60, at most 1000) of equal time; without
+//	                                               from, the window starts at the oldest record of
+//	                                               /v1/goodness's default window
+//	GET    /v1/nodes?limit=&offset=     reader     {"available","read_at","capacity","free","total",
+//	       &sort=name|goodness                     "offset","sort","goodness_from","goodness_to","scale",
+//	                                               "histogram":{"edges","counts","no_record","mean_g"},
+//	                                               "nodes":[{"name","capacity","free","containers",
+//	                                               "apps":[{"app_id","job_id","kind","user","containers"}],
+//	                                               "apps_total","goodness","g"}]}: the cluster's nodes
+//	                                               as the engine last read them (a page: default 500,
+//	                                               at most 10,000; X-Total-Count), each with its
+//	                                               latest goodness record (null: none in /v1/goodness's
+//	                                               default window), its goodness "g" and at most 20
+//	                                               applications, most containers first; sort
+//	                                               goodness: lowest g first
+//	GET    /v1/cluster?jobs=&limit=&offset= reader {"available","read_at","capacity","free","nodes",
+//	                                               "total","offset","apps":[{"app_id","job_id","kind",
+//	                                               "user","queue","alloc","starts","containers",
+//	                                               "nodes":[{"node","containers"}],"nodes_total"}]}: the
+//	                                               running applications (colocd's and others') by id,
+//	                                               each with at most 50 nodes, most containers first;
+//	                                               ?jobs=a,b (≤ 1,000) those of these jobs
+//	GET    /v1/summary                  reader     {"now","since","counts","submitted_ever","run",
+//	                                               "admissions","goodness"}: the run since this daemon
+//	                                               started (below)
 //	GET    /healthz, /readyz            none       liveness; readiness (503 with the reason;
 //	                                               its details only with a valid token)
 //	GET    /metrics                     reader     Prometheus (no token with Deps.PublicMetrics)
-//	GET    /, /static/{file}            none       the status page (no data in it)
+//	GET    /, /static/{file}            none       the status page (no data in it; below)
 //
-// Rows of every matrix are the running (given) kind, columns the queued
-// kind. A job's "submit" spec is shown only to its owner and admins.
+// Rows of every matrix are the running kind, columns the queued kind (the
+// goodness records' "given" and "chosen"). A job's "submit" spec is shown only to its owner and admins.
 //
 // The JSON bodies of /v1, read and written, are package apiclient's types
 // (apiclient.JobRequest, apiclient.Job, apiclient.Preferences, ...),
@@ -93,11 +143,62 @@
 // users. Every store write the API makes is reported to
 // Deps.Writes, so that readiness sees a failing disk.
 //
+// The node and cluster views (GET /v1/nodes, GET /v1/cluster) are the
+// cluster state the engine last read (Deps.Cluster, engine.Engine's
+// ClusterView: one read per loop step), with "read_at" its time on the
+// daemon clock; "available" is false before the first read, or without
+// Deps.Cluster. An application a node names but the state does not list
+// counts one container there. The histogram of GET /v1/nodes counts every
+// node, not only the page, by its latest G in 10 buckets equally spaced
+// in ln G over the goodness range "scale" = [e, e⁴] (G = e^(1+x), x the
+// node's usage sum); "no_record" counts the nodes without a record.
+//
+// The goodness the console reports (a node's "g", GET /v1/goodness/trend,
+// the summary's) is Eq. 1 of the usage a goodness record holds, under
+// Deps.Limits, counted once per node and learning tick. It is not the
+// record's own "g", which is the reward the learner was credited: with
+// learning.pair_reward residual, the goodness minus the profiles'
+// prediction, which may be negative. Without limits (a zero field) no
+// goodness is reported.
+//
+// GET /v1/summary stays bounded however many jobs the store holds:
+// "counts" (every job by state, all runs) and "submitted_ever" are O(1);
+// "run" describes the jobs submitted since the daemon started ("since",
+// Deps.Clock's Started), read newest first in doubling batches up to
+// 5,000 ("scanned", "complete" false when there were more): "states" by
+// their state now, "admitted" and "mean_wait_seconds" (submission to
+// admission), "mean_runtime_seconds" (running to finished, of those that
+// succeeded); "admissions" counts the journaled admissions since the start
+// (the newest 5,000 at most; "scanned", "oldest"): "chosen" from the
+// learned distribution, "forced" by "max_skips" or "reservation", and
+// "shadow"; "goodness" is the count, mean, min and max of G since the
+// start, with its "scale".
+//
 // Estimated wait of a pending job at position p: the sum, over the p jobs
 // ahead of it, of their kind's EWMA runtime (queue.KindHistory; a kind with
 // no history counts as the mean EWMA of those with one), divided by the
 // number of jobs admitted or running now (at least 1). It ignores that the
 // learned policy may reorder the queue; it is a guide.
+//
+// # The status page
+//
+// An operator's console, self-contained (its own origin only, no inline
+// script: statusCSP) and refreshed every 5 s with its requests in
+// parallel: the run summary; the queue's first 20 jobs with position,
+// wait estimate and why each is not admitted (from the newest decision:
+// the stage that dropped it and why, the reservation, passed over,
+// outside the window), and the whole queue's ETA; the running jobs with
+// their progress against their kind's expected runtime (an estimate,
+// at most 99 %) and the nodes they occupy; the nodes as tiles coloured by
+// their latest G (log scale, with its key; at most 400 tiles, the
+// histogram counting every node); the preference heatmap (the 15 most
+// observed kinds) and what its baseline is; the goodness trend; the
+// profile model's per-container demand; the newest decisions with their
+// stages and the jobs passed over; the fairness queues. Every time shown
+// is wall-clock with date and the browser's zone, placed with GET
+// /v1/clock (apiclient.Clock.Wall); on the simulator the simulated clock
+// is shown apart and durations on it are marked "simulated". Ages are
+// measured on the daemon's clock, never the browser's.
 //
 // # Security
 //

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -147,10 +148,11 @@ func jsonEqual(a, b json.RawMessage) bool {
 	return bytes.Equal(ca.Bytes(), cb.Bytes())
 }
 
-// listJobs: GET /v1/jobs?state=pending,running&limit=N. The default is the
-// live queue (pending, admitted, running); state=all lists every job. Pending
-// jobs come first, in queue order with their positions; the others follow
-// newest first. limit caps the total.
+// listJobs: GET /v1/jobs?state=pending,running&limit=N[&estimate=1]. The
+// default is the live queue (pending, admitted, running); state=all lists
+// every job. Pending jobs come first, in queue order with their positions;
+// the others follow newest first. limit caps the total. estimate=1 adds the
+// wait estimates (estimateList).
 func (s *server) listJobs(w http.ResponseWriter, r *http.Request, p principal) error {
 	limit, err := queryInt(r, "limit", defaultListLimit, maxListLimit)
 	if err != nil {
@@ -159,6 +161,12 @@ func (s *server) listJobs(w http.ResponseWriter, r *http.Request, p principal) e
 	want, err := parseStates(r.URL.Query().Get("state"))
 	if err != nil {
 		return err
+	}
+	estimate := false
+	if v := r.URL.Query().Get("estimate"); v != "" {
+		if estimate, err = strconv.ParseBool(v); err != nil {
+			return errorf(http.StatusBadRequest, "estimate", "estimate %q is not 1, 0, true or false", v)
+		}
 	}
 	out := apiclient.JobList{Jobs: []apiclient.Job{}, Now: s.now()}
 	for _, st := range want {
@@ -189,7 +197,15 @@ func (s *server) listJobs(w http.ResponseWriter, r *http.Request, p principal) e
 		return fmt.Errorf("counting jobs: %w", err)
 	}
 	out.Count = len(out.Jobs)
-	writeJSON(w, http.StatusOK, out)
+	if !estimate {
+		writeJSON(w, http.StatusOK, out)
+		return nil
+	}
+	est, err := s.estimateList(out, slices.Contains(want, queue.StatePending))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, est)
 	return nil
 }
 
@@ -252,19 +268,21 @@ func jobError(err error, id string) error {
 	return fmt.Errorf("reading job %s: %w", id, err)
 }
 
-// estimateWait computes the documented apiclient.WaitEstimate for a job
-// of kind at queue position pos.
-func (s *server) estimateWait(kind string, pos int) (*apiclient.WaitEstimate, error) {
+// waitModel is the documented wait estimate's inputs, read once: the
+// kinds' EWMA runtimes and the number of jobs admitted or running.
+type waitModel struct {
+	hist        map[string]queue.KindHistory
+	concurrency int
+	known       bool    // some kind has a history
+	fallback    float64 // the mean EWMA of the kinds with one, for those without
+}
+
+func (s *server) waitModel(counts map[queue.State]int) (waitModel, error) {
 	hist, err := s.store.Histories()
 	if err != nil {
-		return nil, err
+		return waitModel{}, err
 	}
-	counts, err := s.store.Counts()
-	if err != nil {
-		return nil, err
-	}
-	est := &apiclient.WaitEstimate{JobsAhead: pos, Method: waitMethod,
-		Concurrency: max(1, counts[queue.StateAdmitted]+counts[queue.StateRunning])}
+	m := waitModel{hist: hist, concurrency: max(1, counts[queue.StateAdmitted]+counts[queue.StateRunning])}
 	var known, sumKnown float64
 	for _, h := range hist {
 		if h.Runs > 0 {
@@ -272,33 +290,125 @@ func (s *server) estimateWait(kind string, pos int) (*apiclient.WaitEstimate, er
 			sumKnown += h.EWMARuntime.Seconds()
 		}
 	}
-	if h, ok := hist[kind]; ok && h.Runs > 0 {
-		rt := h.EWMARuntime.Seconds()
+	if known > 0 {
+		m.known, m.fallback = true, sumKnown/known
+	}
+	return m, nil
+}
+
+// runtime is kind's EWMA runtime in seconds; ok false without a history.
+func (m waitModel) runtime(kind string) (secs float64, ok bool) {
+	if h, found := m.hist[kind]; found && h.Runs > 0 {
+		return h.EWMARuntime.Seconds(), true
+	}
+	return 0, false
+}
+
+// waitSum accumulates the expected runtimes of the jobs ahead, in queue
+// order.
+type waitSum struct {
+	total       float64
+	n           int // jobs added
+	withHistory int // of which with a history
+}
+
+func (m waitModel) add(sum *waitSum, kind string) {
+	sum.n++
+	if rt, ok := m.runtime(kind); ok {
+		sum.total += rt
+		sum.withHistory++
+		return
+	}
+	sum.total += m.fallback
+}
+
+// estimate is the WaitEstimate of a job of kind behind the jobs ahead,
+// the first of pos pending jobs (when fewer, the mean of those stands in
+// for the rest).
+func (m waitModel) estimate(kind string, pos int, ahead []queue.Job) *apiclient.WaitEstimate {
+	var sum waitSum
+	for _, j := range ahead {
+		m.add(&sum, j.Kind)
+	}
+	return m.estimateFrom(kind, pos, sum)
+}
+
+// estimateFrom is estimate with the jobs ahead summed.
+func (m waitModel) estimateFrom(kind string, pos int, sum waitSum) *apiclient.WaitEstimate {
+	est := &apiclient.WaitEstimate{JobsAhead: pos, Method: waitMethod, Concurrency: m.concurrency}
+	if rt, ok := m.runtime(kind); ok {
 		est.RuntimeSeconds = &rt
 	}
-	if known == 0 {
-		return est, nil
+	if !m.known {
+		return est
 	}
-	fallback := sumKnown / known
-	ahead, err := s.store.Pending(min(pos, maxWaitScan))
-	if err != nil {
-		return nil, err
-	}
-	var total float64
-	for _, j := range ahead {
-		if h, ok := hist[j.Kind]; ok && h.Runs > 0 {
-			total += h.EWMARuntime.Seconds()
-			est.WithHistory++
-		} else {
-			total += fallback
-		}
-	}
-	if n := len(ahead); n > 0 && pos > n {
-		total *= float64(pos) / float64(n) // the unscanned rest, at the scanned mean
+	est.WithHistory = sum.withHistory
+	total := sum.total
+	if sum.n > 0 && pos > sum.n {
+		total *= float64(pos) / float64(sum.n) // the unscanned rest, at the scanned mean
 	}
 	secs := total / float64(est.Concurrency)
 	est.Seconds = &secs
-	return est, nil
+	return est
+}
+
+// estimateWait computes the documented apiclient.WaitEstimate for a job
+// of kind at queue position pos.
+func (s *server) estimateWait(kind string, pos int) (*apiclient.WaitEstimate, error) {
+	counts, err := s.store.Counts()
+	if err != nil {
+		return nil, err
+	}
+	m, err := s.waitModel(counts)
+	if err != nil {
+		return nil, err
+	}
+	var ahead []queue.Job
+	if m.known && pos > 0 { // Pending(0) would read every pending job
+		if ahead, err = s.store.Pending(min(pos, maxWaitScan)); err != nil {
+			return nil, err
+		}
+	}
+	return m.estimate(kind, pos, ahead), nil
+}
+
+// estimateList is GET /v1/jobs?estimate=1: l's pending jobs, which come
+// first from the head of the queue, get their wait estimates in one
+// pass; when the listing asked for pending jobs (queued), the queue's is
+// that of a job behind every pending one (reading up to maxWaitScan
+// pending jobs when l lists fewer than there are).
+func (s *server) estimateList(l apiclient.JobList, queued bool) (apiclient.JobListEstimate, error) {
+	out := apiclient.JobListEstimate{JobList: l, KindRuntimes: map[string]float64{}}
+	m, err := s.waitModel(l.Counts)
+	if err != nil {
+		return out, fmt.Errorf("estimating waits: %w", err)
+	}
+	var listed waitSum // the pending jobs listed so far, from the head
+	for i := range out.Jobs {
+		j := &out.Jobs[i]
+		if rt, ok := m.runtime(j.Kind); ok {
+			out.KindRuntimes[j.Kind] = rt
+		}
+		if j.State != queue.StatePending || j.Position == nil || *j.Position != listed.n {
+			continue
+		}
+		j.EstimatedWait = m.estimateFrom(j.Kind, listed.n, listed)
+		m.add(&listed, j.Kind)
+	}
+	pending := l.Counts[queue.StatePending]
+	if pending == 0 || !queued {
+		return out, nil
+	}
+	if listed.n < pending && m.known {
+		ahead, err := s.store.Pending(min(pending, maxWaitScan))
+		if err != nil {
+			return out, fmt.Errorf("estimating the queue's wait: %w", err)
+		}
+		out.QueueWait = m.estimate("", pending, ahead)
+		return out, nil
+	}
+	out.QueueWait = m.estimateFrom("", pending, listed)
+	return out, nil
 }
 
 // deleteJob: DELETE /v1/jobs/{id}. A pending job is cancelled; an
