@@ -10,6 +10,7 @@ import (
 	"github.com/colocd/colocd/collector"
 	"github.com/colocd/colocd/daemon/api"
 	"github.com/colocd/colocd/engine"
+	"github.com/colocd/colocd/internal/usage"
 	"github.com/colocd/colocd/internal/yarncluster"
 	"github.com/colocd/colocd/profile"
 )
@@ -62,6 +63,10 @@ type MetricsConfig struct {
 	// Flux or InfluxQL) or SourcePrometheus (section prometheus:
 	// node_exporter's metrics).
 	Source string `mapstructure:"source"`
+	// Hosts maps YARN's node names to the names the source knows the
+	// machines by (usage.HostsConfig), and how often the source's hosts are
+	// listed to report those YARN does not run.
+	Hosts usage.HostsConfig `mapstructure:"hosts"`
 }
 
 // Metrics sources.
@@ -213,7 +218,7 @@ func DefaultConfig() Config {
 			MetricsInterval: 10 * time.Second,
 		},
 		Yarn:    yarncluster.DefaultConfig(),
-		Metrics: MetricsConfig{Source: SourceInfluxDB},
+		Metrics: MetricsConfig{Source: SourceInfluxDB, Hosts: usage.DefaultHostsConfig()},
 		Influx: collector.Config{
 			Language:   collector.LanguageFlux,
 			Timeout:    10 * time.Second,

@@ -18,6 +18,7 @@ import (
 	"github.com/colocd/colocd/bandit"
 	"github.com/colocd/colocd/daemon/api"
 	"github.com/colocd/colocd/engine"
+	"github.com/colocd/colocd/internal/usage"
 )
 
 // env returns a LookupEnv over m (no process environment, and none listed).
@@ -394,6 +395,13 @@ func TestConfigRefusals(t *testing.T) {
 		{name: "env weight twice", env: map[string]string{"COLOCD_PIPELINE_FAIRNESS_WEIGHTS": "alice=1,bob=2,alice=3"},
 			key: "pipeline.fairness.weights[alice]", envName: "COLOCD_PIPELINE_FAIRNESS_WEIGHTS", mention: []string{"twice"}},
 
+		// Host names.
+		{name: "file hosts mode", file: "metrics:\n  hosts:\n    mode: fqdn\n", key: "metrics.hosts.mode", mention: []string{"same, short or domain", "fqdn"}},
+		{name: "file hosts domain missing", file: "metrics:\n  hosts:\n    mode: domain\n", key: "metrics.hosts.domain"},
+		{name: "file hosts map list", file: "metrics:\n  hosts:\n    map: {node1: [a, b]}\n", key: "metrics.hosts.map[node1]", mention: []string{"a list"}},
+		{name: "env hosts map item", env: map[string]string{"COLOCD_METRICS_HOSTS_MAP": "node1"}, key: "metrics.hosts.map",
+			envName: "COLOCD_METRICS_HOSTS_MAP", mention: []string{"name=name"}},
+
 		// Journal sizes that would not fit in memory.
 		{name: "env journal decisions", env: map[string]string{"COLOCD_JOURNAL_MAX_DECISIONS": "200000000"}, key: "journal.max_decisions",
 			envName: "COLOCD_JOURNAL_MAX_DECISIONS", mention: []string{"200000000"}},
@@ -455,6 +463,10 @@ retention:
 pipeline:
   fairness:
     weights: {Alice: 2, bob: 0.5}  # group names keep their case
+metrics:
+  hosts:
+    mode: short
+    map: {Spare7.DC.example.com: spare-7}  # names keep their case
 influx:
   token: 12345678              # a string key given digits keeps them as typed
 yarn:
@@ -489,6 +501,8 @@ yarn:
 	want.Learning.Clip = 2.5
 	want.Learning.Baseline = bandit.Recency
 	want.Sim.Seed = 18446744073709551615
+	want.Metrics.Hosts.Mode = usage.HostsShort
+	want.Metrics.Hosts.Map = map[string]string{"Spare7.DC.example.com": "spare-7"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)
 	}

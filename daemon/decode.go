@@ -121,6 +121,7 @@ var (
 	tokensType   = reflect.TypeOf([]TokenConfig{})
 	stringsType  = reflect.TypeOf([]string{})
 	weightsType  = reflect.TypeOf(map[string]float64{})
+	nameMapType  = reflect.TypeOf(map[string]string{})
 
 	textMarshalerType = reflect.TypeOf((*encoding.TextMarshaler)(nil)).Elem()
 )
@@ -267,6 +268,8 @@ func decodeValue(key string, t reflect.Type, raw any, src source) (any, error) {
 		return decodeStrings(key, raw, src)
 	case weightsType:
 		return decodeWeights(key, raw, src)
+	case nameMapType:
+		return decodeNameMap(key, raw, src)
 	}
 	if isStructList(t) {
 		return decodeStructList(key, t, raw, src)
@@ -597,6 +600,68 @@ func decodeWeights(key string, raw any, src source) (map[string]float64, error) 
 	return nil, cfgErr(key, "must be a mapping of group to weight, got %s", describe(raw))
 }
 
+// decodeNameMap reads a mapping of names to names (metrics.hosts.map): a
+// YAML mapping, or "name=name" items (from the environment). Keys keep the
+// file's case and values must be scalars.
+func decodeNameMap(key string, raw any, src source) (map[string]string, error) {
+	out := map[string]string{}
+	add := func(k string, val any) error {
+		kk := fmt.Sprintf("%s[%s]", key, k)
+		if _, dup := out[k]; dup {
+			return cfgErr(kk, "%q is given twice", k)
+		}
+		if !isScalar(val) || val == nil {
+			return cfgErr(kk, "must be a name, got %s", describe(val))
+		}
+		out[k] = strings.TrimSpace(fmt.Sprint(val))
+		return nil
+	}
+	switch x := raw.(type) {
+	case nil:
+		return out, nil
+	case map[string]string: // the default
+		maps.Copy(out, x)
+		return out, nil
+	case string:
+		if src.null() {
+			return out, nil
+		}
+		for _, item := range strings.Split(x, ",") {
+			if item = strings.TrimSpace(item); item == "" {
+				continue
+			}
+			k, v, ok := strings.Cut(item, "=")
+			if !ok {
+				return nil, cfgErr(key, "want \"name=name\" items, got %q", item)
+			}
+			if err := add(strings.TrimSpace(k), v); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	case map[string]any:
+		if n := src.node; n != nil && n.Kind == yaml.MappingNode {
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				var val any
+				if err := n.Content[i+1].Decode(&val); err != nil {
+					return nil, cfgErr(fmt.Sprintf("%s[%s]", key, n.Content[i].Value), "%v", err)
+				}
+				if err := add(n.Content[i].Value, val); err != nil {
+					return nil, err
+				}
+			}
+			return out, nil
+		}
+		for k, val := range x {
+			if err := add(k, val); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
+	return nil, cfgErr(key, "must be a mapping of name to name, got %s", describe(raw))
+}
+
 // mappingValue is the value of key f in mapping n (case-insensitive, as
 // viper reads keys), or nil.
 func mappingValue(n *yaml.Node, f string) *yaml.Node {
@@ -613,7 +678,7 @@ func mappingValue(n *yaml.Node, f string) *yaml.Node {
 
 func isScalar(v any) bool {
 	switch v.(type) {
-	case []any, map[string]any, []string, map[string]float64:
+	case []any, map[string]any, []string, map[string]float64, map[string]string:
 		return false
 	}
 	return true
@@ -626,7 +691,7 @@ func describe(v any) string {
 		return "no value"
 	case []any, []string:
 		return "a list"
-	case map[string]any, map[string]float64:
+	case map[string]any, map[string]float64, map[string]string:
 		return "a mapping"
 	}
 	return fmt.Sprintf("%q", fmt.Sprint(v))

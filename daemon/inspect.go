@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -57,22 +58,37 @@ type (
 
 // openUsage is the metrics source metrics.source names, as the learning
 // tick reads it; close releases it.
-func openUsage(cfg Config) (src *usage.Source, close func(), err error) {
+func openUsage(cfg Config, log *slog.Logger) (src *usage.Source, close func(), err error) {
+	var (
+		r        usage.Reader
+		closeSrc func()
+	)
 	switch cfg.Metrics.Source {
 	case SourcePrometheus:
 		p, err := collector.NewPrometheus(cfg.Prometheus)
 		if err != nil {
 			return nil, nil, sectionErr("prometheus", err)
 		}
-		return usage.New(p), p.Close, nil
+		r, closeSrc = p, p.Close
 	case SourceInfluxDB:
 		col, err := collector.New(cfg.Influx)
 		if err != nil {
 			return nil, nil, sectionErr("influx", err)
 		}
-		return usage.New(col), col.Close, nil
+		r, closeSrc = col, col.Close
+	default:
+		return nil, nil, cfgErr("metrics.source", "must be %s or %s, got %q", SourceInfluxDB, SourcePrometheus, cfg.Metrics.Source)
 	}
-	return nil, nil, cfgErr("metrics.source", "must be %s or %s, got %q", SourceInfluxDB, SourcePrometheus, cfg.Metrics.Source)
+	src, err = usage.New(r, usage.Options{Hosts: cfg.Metrics.Hosts, Logger: log})
+	if err != nil {
+		closeSrc()
+		var fe *usage.FieldError
+		if errors.As(err, &fe) {
+			return nil, nil, cfgErr("metrics.hosts."+fe.Field, "%s", fe.Msg)
+		}
+		return nil, nil, err
+	}
+	return src, closeSrc, nil
 }
 
 // ReadMetrics reads what the learning tick would read over [from, to):
@@ -94,7 +110,7 @@ func ReadMetrics(ctx context.Context, cfg Config, hosts []string, from, to time.
 	if err := lim.Validate(); err != nil {
 		return nil, nil, cfgErr("goodness", "set goodness.disk_read_mbps, disk_write_mbps, net_recv_mbps and net_sent_mbps (> 0): %v", err)
 	}
-	src, closeSrc, err := openUsage(cfg)
+	src, closeSrc, err := openUsage(cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/colocd/colocd/engine"
 	"github.com/colocd/colocd/goodness"
 	"github.com/colocd/colocd/internal/simcluster"
+	"github.com/colocd/colocd/internal/usage"
 	"github.com/colocd/colocd/internal/yarncluster"
 	"github.com/colocd/colocd/journal"
 	"github.com/colocd/colocd/profile"
@@ -204,6 +205,9 @@ func openCore(cfg Config, b backend, store *queue.Store, log *slog.Logger) (c co
 		return c, fmt.Errorf("open journal: %w", err)
 	}
 	c.prom = telemetry.New(prometheus.NewRegistry(), store)
+	if u, ok := b.metrics.(*usage.Source); ok {
+		u.SetUnmatched(c.prom.UnmatchedHosts)
+	}
 	c.limits = cfg.Goodness.limits(b.limits)
 	eo.Store, eo.Learner, eo.Profiles, eo.Cluster, eo.Metrics, eo.Clock = store, c.learner, profiles, b.cluster, b.metrics, b.clock
 	eo.Kinds = b.kinds
@@ -464,7 +468,7 @@ func openYarnBackend(cfg Config, log *slog.Logger) (backend, error) {
 	if err != nil {
 		return backend{}, cfgErr("yarn", "%v", err)
 	}
-	src, closeSrc, err := openUsage(cfg)
+	src, closeSrc, err := openUsage(cfg, log.With("component", "metrics"))
 	if err != nil {
 		return backend{}, err
 	}

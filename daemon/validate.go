@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"github.com/robfig/cron/v3"
 
 	"github.com/colocd/colocd/engine"
+	"github.com/colocd/colocd/internal/usage"
 )
 
 // Validate reports the first key whose value is out of bounds, naming the
@@ -45,6 +47,13 @@ func (c Config) Validate() error {
 			return cfgErr(key+".role", "must be set (reader, submitter or admin)")
 		}
 		seen[t.Token] = true
+	}
+	if err := c.Metrics.Hosts.Validate(); err != nil {
+		var fe *usage.FieldError
+		if errors.As(err, &fe) {
+			return cfgErr("metrics.hosts."+fe.Field, "%s", fe.Msg)
+		}
+		return cfgErr("metrics.hosts", "%v", err)
 	}
 	if c.API.MaxBodyBytes < 1024 || c.API.MaxBodyBytes > 1<<30 {
 		return cfgErr("api.max_body_bytes", "must be in [1024, 2^30], got %d", c.API.MaxBodyBytes)

@@ -33,6 +33,7 @@ type Metrics struct {
 	ticks       prometheus.Counter
 	lastTick    prometheus.Gauge
 	stale       prometheus.Gauge
+	unmatched   *prometheus.GaugeVec
 	dominant    *prometheus.GaugeVec
 	backendErrs *prometheus.CounterVec
 	backendUp   *prometheus.GaugeVec
@@ -90,6 +91,10 @@ func New(reg *prometheus.Registry, store *queue.Store) *Metrics {
 		stale: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "colocd_stale_hosts", Help: "Hosts skipped in the last learning tick for stale or missing metrics.",
 		}),
+		unmatched: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "colocd_unmatched_hosts",
+			Help: "Hosts seen on one side only: side=\"yarn\" YARN runs them and the metrics source has no sample of them; side=\"metrics\" the source has data and YARN has no such running node (see metrics.hosts).",
+		}, []string{"side"}),
 		dominant: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "colocd_dominant_share", Help: "Dominant resource share of running jobs per user or group (DRF); no series for one that runs nothing.",
 		}, []string{"group"}),
@@ -109,7 +114,7 @@ func New(reg *prometheus.Registry, store *queue.Store) *Metrics {
 		}, []string{"route"}),
 	}
 	reg.MustRegister(m.admissions, m.failures, m.wait, m.forced, m.decision, m.learning,
-		m.ticks, m.lastTick, m.stale, m.dominant, m.backendErrs, m.backendUp, m.requests, m.reqSeconds,
+		m.ticks, m.lastTick, m.stale, m.unmatched, m.dominant, m.backendErrs, m.backendUp, m.requests, m.reqSeconds,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, r := range []string{ForcedMaxSkips, ForcedReservation} {
@@ -209,6 +214,14 @@ func (m *Metrics) LearningTick(at time.Time) {
 func (m *Metrics) StaleHosts(n int) {
 	if m != nil {
 		m.stale.Set(float64(n))
+	}
+}
+
+// UnmatchedHosts sets how many hosts are seen on one side only (side
+// "yarn" or "metrics"; internal/usage.Options.Unmatched).
+func (m *Metrics) UnmatchedHosts(side string, n int) {
+	if m != nil {
+		m.unmatched.WithLabelValues(side).Set(float64(n))
 	}
 }
 

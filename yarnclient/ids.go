@@ -2,6 +2,7 @@ package yarnclient
 
 import (
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 )
@@ -134,6 +135,23 @@ func tagOf(prefix, v string) string {
 	s := b.String()
 	if len(s) > maxTagLength {
 		s = s[:maxTagLength]
+	}
+	return s
+}
+
+// NodeHost is colocd's one name for a YARN node: the host of its node id
+// ("host:port", as in "node01.example.com:45454"; a scheme, as in a web
+// address, is dropped). The RM's node list, application attempts'
+// containers and the NodeManagers all report the node id, so every part of
+// colocd names a node the same way. The metrics source's name for the same
+// machine is derived from it by metrics.hosts (internal/usage).
+func NodeHost(nodeID string) string {
+	s := nodeID
+	if i := strings.Index(s, "://"); i >= 0 {
+		s = s[i+3:]
+	}
+	if h, _, err := net.SplitHostPort(s); err == nil {
+		return h
 	}
 	return s
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"strings"
 	"sync"
 )
@@ -57,7 +56,7 @@ func (c *Client) Placement(ctx context.Context, appID string) (map[string]int, e
 				if node == "" {
 					node = ct.NodeID
 				}
-				out[nodeHost(node)]++
+				out[NodeHost(node)]++
 			}
 			return out, nil
 		case !errors.Is(err, ErrNotFound):
@@ -176,7 +175,7 @@ func (c *Client) placementFromNMs(ctx context.Context, apps map[string]bool) (ma
 				if node == "" {
 					node = n.ID
 				}
-				out[app][nodeHost(node)]++
+				out[app][NodeHost(node)]++
 			}
 		}()
 	}
@@ -191,16 +190,4 @@ func (c *Client) placementFromNMs(ctx context.Context, apps map[string]bool) (ma
 		c.log.Warn("some NodeManagers did not answer; placement may be partial", "failed", len(errs), "asked", len(targets), "err", errors.Join(errs...))
 	}
 	return out, nil
-}
-
-// nodeHost returns the host of a "host:port" node id.
-func nodeHost(nodeID string) string {
-	s := nodeID
-	if i := strings.Index(s, "://"); i >= 0 {
-		s = s[i+3:]
-	}
-	if h, _, err := net.SplitHostPort(s); err == nil {
-		return h
-	}
-	return s
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -189,5 +190,51 @@ func TestConfigNodesRefresh(t *testing.T) {
 	var fe *FieldError
 	if err := c.Validate(); !errors.As(err, &fe) || fe.Field != "nodes_refresh" {
 		t.Errorf("nodes_refresh -1s: %v, want a FieldError on nodes_refresh", err)
+	}
+}
+
+// TestStateOneNodeName: a node whose nodeHostName differs from its node
+// id's host (a NodeManager with yarn.nodemanager.hostname set apart from
+// what it registers) is named by the node id's host in the node list and
+// in every application's placement, so its co-locations are not dropped.
+func TestStateOneNodeName(t *testing.T) {
+	rm := yarntest.NewFakeRM(t)
+	for _, n := range []yarnclient.Node{
+		{ID: "w1.dc.example.com:8041", NodeHostName: "w1"},
+		{ID: "w2.dc.example.com:8041", NodeHostName: "w2-alias"},
+	} {
+		rm.AddNode(n)
+	}
+	cfg := DefaultConfig()
+	cfg.RMURLs, cfg.User = []string{rm.URL()}, "colocd"
+	c, err := yarnclient.New(cfg.ClientConfig(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := New(c, cfg, nil)
+	a := runningApp(t, rm, "JOB1", "w2.dc.example.com:8041")
+	st, err := y.State(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, n := range st.Nodes {
+		names = append(names, n.Name)
+	}
+	if diff := cmp.Diff([]string{"w1.dc.example.com", "w2.dc.example.com"}, names); diff != "" {
+		t.Errorf("node names (-want +got):\n%s", diff)
+	}
+	for _, app := range st.Apps {
+		if app.ID != a {
+			continue
+		}
+		for node := range app.Placement {
+			if !slices.Contains(names, node) {
+				t.Errorf("application %s is placed on %q, which is no node's name %v", a, node, names)
+			}
+		}
+		if app.Placement["w2.dc.example.com"] != 1 {
+			t.Errorf("placement %v, want a container on w2.dc.example.com", app.Placement)
+		}
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -253,7 +252,7 @@ func (y *Cluster) nodes(ctx context.Context, m yarnclient.ClusterMetrics, use ma
 	}
 	nc = nodeCache{at: now, key: countsOf(m), nodes: make([]cluster.Node, 0, len(nodes)), use: use}
 	for _, n := range nodes {
-		nc.nodes = append(nc.nodes, cluster.Node{Name: nodeHost(n),
+		nc.nodes = append(nc.nodes, cluster.Node{Name: yarnclient.NodeHost(n.ID),
 			Capacity: queue.Capacity{MemoryMB: n.UsedMemoryMB + n.AvailMemoryMB, VCores: n.UsedVirtualCores + n.AvailableVirtualCores},
 			Free:     queue.Capacity{MemoryMB: n.AvailMemoryMB, VCores: n.AvailableVirtualCores}})
 	}
@@ -315,16 +314,6 @@ func newPlacement(at time.Time, p map[string]int) placementEntry {
 	}
 	slices.Sort(e.nodes)
 	return e
-}
-
-func nodeHost(n yarnclient.Node) string {
-	if n.NodeHostName != "" {
-		return n.NodeHostName
-	}
-	if h, _, err := net.SplitHostPort(n.ID); err == nil {
-		return h
-	}
-	return n.ID
 }
 
 // Reserve is new-application (REST) or a fresh token (command).
