@@ -13,6 +13,12 @@
 #   systemd-analyze  Debian's systemd, for make verify-unit (systemd-analyze
 #             verify configs/colocd.service); only installed, not started.
 #             When it cannot be installed, make verify-unit is skipped and says so.
+#   krb5kdc, kdb5_util, kadmin.local, kinit  Debian's MIT Kerberos 1.20
+#             (krb5-kdc, krb5-admin-server, krb5-user), for the Kerberos/SPNEGO
+#             tests (internal/kdctest starts its own KDC in a temporary
+#             directory; the packages' services are not started)
+#   faketime  Debian's libfaketime, so a test can run that KDC with its
+#             clock an hour ahead (the clock-skew errors)
 set -euo pipefail
 
 TOOLS=${COLOCD_TOOLS:-$HOME/.cache/colocd/tools}
@@ -73,6 +79,31 @@ fi
 ln -sf "$(command -v prometheus)" "$GOBIN/prometheus"
 ln -sf "$(command -v promtool)" "$GOBIN/promtool"
 ln -sf "$(command -v prometheus-node-exporter)" "$GOBIN/node_exporter"
+
+# Kerberos: the KDC binaries live in /usr/sbin, which a non-login shell's PATH
+# may lack, so look there too.
+have_sbin() { command -v "$1" >/dev/null 2>&1 || [ -x "/usr/sbin/$1" ]; }
+if ! have_sbin krb5kdc || ! have_sbin kdb5_util || ! have_sbin kadmin.local ||
+  ! command -v kinit >/dev/null 2>&1 || ! command -v faketime >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    log "installing Debian krb5-kdc, krb5-admin-server, krb5-user (MIT Kerberos 1.20) and faketime"
+    # policy-rc.d keeps the packages from starting krb5-kdc and kadmind;
+    # noninteractive debconf leaves the default realm empty.
+    cleanup_policy=0
+    if [ ! -e /usr/sbin/policy-rc.d ]; then
+      printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+      chmod +x /usr/sbin/policy-rc.d
+      cleanup_policy=1
+    fi
+    apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+      krb5-kdc krb5-admin-server krb5-user faketime >/dev/null
+    if [ "$cleanup_policy" = 1 ]; then rm -f /usr/sbin/policy-rc.d; fi
+  else
+    log "the MIT Kerberos KDC (krb5kdc, kdb5_util, kadmin.local) or faketime is missing and cannot be installed (not root or no apt-get)"
+    exit 1
+  fi
+fi
 
 if ! command -v systemd-analyze >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

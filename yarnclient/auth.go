@@ -1,19 +1,31 @@
 package yarnclient
 
-import "net/http"
+import (
+	"net/http"
+	"net/url"
+)
 
 // Auth authenticates one outgoing request (to the RM or an NM) just before it
 // is sent. It is called again for every retry and every failover, on a fresh
 // request, so an implementation may put a one-time token on it.
 // Implementations must be safe for concurrent use.
 //
-// This is the plug-in point for Kerberos: an Auth that obtains a SPNEGO token
-// for HTTP/<rm-host> and sets "Authorization: Negotiate <token>" (or that sets
-// "X-Hadoop-Delegation-Token") works without changes here. Such an Auth is
-// not provided, because SPNEGO needs a Kerberos library outside the standard
-// library; see the package documentation.
+// Kerberos is one: kerberos.Auth (package yarnclient/kerberos, apart
+// because it needs gokrb5) sets "Authorization: Negotiate <token>" for the
+// request's server and is a Refresher. An Auth that sets
+// "X-Hadoop-Delegation-Token" would plug in the same way.
 type Auth interface {
 	Authenticate(req *http.Request) error
+}
+
+// Refresher is an Auth whose credentials for a server can go stale, such
+// as a cached Kerberos service ticket after the server's key changed. When
+// a server answers 401 with "WWW-Authenticate: Negotiate", the Client calls
+// Refresh with the request's URL and, unless it returns "", sends the call
+// once more, authenticated afresh. Refresh names what it dropped, for the
+// error when the retry is refused too.
+type Refresher interface {
+	Refresh(u *url.URL) string
 }
 
 // AuthFunc adapts a function to Auth.

@@ -40,8 +40,8 @@ type Config struct {
 	// User is the user.name of Hadoop simple auth. Leave it empty when Auth
 	// is set.
 	User string
-	// Auth, when set, authenticates every request instead of simple auth;
-	// the hook for SPNEGO or delegation tokens.
+	// Auth, when set, authenticates every request instead of simple auth:
+	// Kerberos (SPNEGO) with yarnclient/kerberos, or another scheme.
 	Auth Auth
 	// HTTPClient is the one client used for every request. It is copied and
 	// the copy never follows redirects (a standby RM's redirect is handled
@@ -263,6 +263,10 @@ func (c *Client) CloseIdleConnections() { c.http.CloseIdleConnections() }
 // ActiveRM returns the URL of the RM the client currently sends to.
 func (c *Client) ActiveRM() string { return c.rms[c.active.Load()].String() }
 
+// Auth returns the Auth the client authenticates with: Config.Auth, or
+// SimpleAuth with Config.User.
+func (c *Client) Auth() Auth { return c.auth }
+
 // request is one logical call.
 type request struct {
 	method     string
@@ -282,6 +286,9 @@ type response struct {
 	body   []byte
 	method string
 	url    string // without the query
+	// refused names the credentials a server refused twice (Refresher),
+	// for the 401's error.
+	refused string
 }
 
 // transportError is a failure to get an answer at all. dial marks failures
@@ -568,13 +575,46 @@ func standbyAnswer(resp *response) (bool, string) {
 	return false, ""
 }
 
-// send makes one HTTP exchange with base+r.path.
+// send makes one HTTP exchange with base+r.path, and a second one when the
+// server refused the request's SPNEGO credentials and the Auth could
+// refresh them.
 func (c *Client) send(ctx context.Context, base *url.URL, r request) (*response, error) {
 	u := *base
 	u.Path = base.Path + r.path
 	u.RawPath = ""
 	u.RawQuery = r.query.Encode()
-	shown := u
+	resp, err := c.exchange(ctx, &u, r)
+	if err != nil || resp.status != http.StatusUnauthorized || !negotiate(resp.header) {
+		return resp, err
+	}
+	rf, ok := c.auth.(Refresher)
+	if !ok {
+		return resp, nil
+	}
+	what := rf.Refresh(&u)
+	if what == "" {
+		return resp, nil
+	}
+	c.log.Info("server refused the request's credentials; retrying once with fresh ones", "method", r.method, "url", resp.url, "credentials", what)
+	if resp, err = c.exchange(ctx, &u, r); err == nil && resp.status == http.StatusUnauthorized {
+		resp.refused = what
+	}
+	return resp, err
+}
+
+// negotiate reports whether a 401's WWW-Authenticate asks for SPNEGO.
+func negotiate(h http.Header) bool {
+	for _, v := range h.Values("WWW-Authenticate") {
+		if strings.HasPrefix(strings.TrimSpace(v), "Negotiate") {
+			return true
+		}
+	}
+	return false
+}
+
+// exchange makes one HTTP exchange with u.
+func (c *Client) exchange(ctx context.Context, u *url.URL, r request) (*response, error) {
+	shown := *u
 	shown.RawQuery = ""
 	var body io.Reader
 	if r.body != nil {
@@ -620,8 +660,11 @@ func remoteError(resp *response) error {
 	} else {
 		e.Message = snippet(resp.body, 200)
 	}
-	if resp.status == http.StatusUnauthorized && strings.Contains(resp.header.Get("WWW-Authenticate"), "Negotiate") {
-		hint := "the RM asks for Kerberos (SPNEGO), which needs an Auth that provides it"
+	if resp.status == http.StatusUnauthorized && negotiate(resp.header) {
+		hint := "the server asks for Kerberos (SPNEGO), which needs a Kerberos Auth (yarnclient/kerberos)"
+		if resp.refused != "" {
+			hint = "the server refused " + resp.refused + ", also after a retry with a fresh one"
+		}
 		if e.Message != "" {
 			hint += "; " + e.Message
 		}

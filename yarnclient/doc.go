@@ -26,6 +26,11 @@
 //     Location; 2.x: 200 "This is standby RM. Redirecting to ...") or an
 //     unreachable one sends the call to the next RM, and the active one is
 //     remembered.
+//   - Authentication through Auth: simple auth (user.name) here;
+//     Kerberos/SPNEGO in yarnclient/kerberos, which needs gokrb5 and so
+//     lives apart, keeping this package standard library only. A 401 that
+//     asks for Negotiate makes the client ask a Refresher Auth for fresh
+//     credentials and send the call once more.
 //   - Errors: YARN's RemoteException bodies become *RemoteError, matching
 //     ErrNotFound, ErrBadRequest, ErrUnauthorized, ErrForbidden, ErrConflict
 //     and (5xx) ErrUnavailable; an answer that is not the documented JSON is a
@@ -34,7 +39,10 @@
 // # Retries, and what is never retried
 //
 // Idempotent GETs are retried after a 5xx answer or a connection error, with
-// exponential backoff (Config.Retries, Backoff, MaxBackoff). The writes —
+// exponential backoff (Config.Retries, Backoff, MaxBackoff). A 401 that
+// asks for Negotiate is sent once more, writes included, when the Auth is a
+// Refresher (a server that refused the authentication did not act on the
+// call). The writes —
 // new-application, submit and kill — are never retried. A write is sent to a
 // second RM only when the first cannot have acted on it: it refused the
 // connection, or it answered as a standby. After any other failure of
@@ -47,13 +55,12 @@
 //
 // # Gaps
 //
-// Kerberos/SPNEGO is not implemented: it needs a Kerberos library outside
-// the standard library. The Auth interface is the hook for it: an Auth that
-// sets "Authorization: Negotiate <token>" (or a delegation-token header) on
-// each request plugs in without changes here, as does an HTTPClient whose
-// transport does SPNEGO. Simple auth (user.name) and TLS with a custom CA
-// (Config.CAFile) are built in. Only JSON is spoken, never XML. The scheduler,
-// reservation, queue and priority APIs are not wrapped.
+// Delegation tokens are not implemented; an Auth that sets
+// "X-Hadoop-Delegation-Token" plugs in without changes here. Hadoop's
+// hadoop.auth cookie is not kept (no cookie jar): every request
+// authenticates afresh. Simple auth (user.name) and TLS with a custom CA
+// (Config.CAFile) are built in. Only JSON is spoken, never XML. The
+// scheduler, reservation, queue and priority APIs are not wrapped.
 //
 // # What it must not do
 //

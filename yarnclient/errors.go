@@ -18,7 +18,9 @@ var (
 	// or an invalid target state.
 	ErrBadRequest = errors.New("yarnclient: bad request")
 	// ErrUnauthorized: 401; simple auth needs a user name, a Kerberos cluster
-	// needs an Auth that speaks SPNEGO.
+	// needs an Auth that speaks SPNEGO (yarnclient/kerberos), and a
+	// kerberized server that refuses its ticket, also after one retry with
+	// a fresh one (Refresher), answers it too.
 	ErrUnauthorized = errors.New("yarnclient: unauthorized")
 	// ErrForbidden: 403; the user may not do this (ACLs, static user).
 	ErrForbidden = errors.New("yarnclient: forbidden")

@@ -13,6 +13,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/colocd/colocd/daemon"
+	"github.com/colocd/colocd/yarnclient"
+	"github.com/colocd/colocd/yarnclient/kerberos"
 )
 
 // yarnFlags are the flags every yarn subcommand takes.
@@ -29,6 +31,50 @@ func (yf *yarnFlags) client(cmd *cobra.Command) (*daemon.YarnRM, error) {
 		return nil, err
 	}
 	return daemon.YarnClient(cfg, nil)
+}
+
+// yarnAuth is how the client authenticated, for yarn info: simple auth's
+// user, or Kerberos' principal and TGT.
+type yarnAuth struct {
+	Mode           string    `json:"mode"`           // simple or kerberos
+	User           string    `json:"user,omitempty"` // simple: user.name, "" for none
+	Principal      string    `json:"principal,omitempty"`
+	Keytab         string    `json:"keytab,omitempty"`
+	TGTStart       time.Time `json:"tgtStart,omitzero"` // the KDC's times
+	TGTEnd         time.Time `json:"tgtEnd,omitzero"`
+	RenewAt        time.Time `json:"renewAt,omitzero"`
+	ServiceTickets []string  `json:"serviceTickets,omitempty"`
+}
+
+func authOf(c *daemon.YarnRM) yarnAuth {
+	switch a := c.Auth().(type) {
+	case *kerberos.Auth:
+		st := a.Status()
+		return yarnAuth{Mode: "kerberos", Principal: st.Principal, Keytab: st.Keytab,
+			TGTStart: st.TGTStart, TGTEnd: st.TGTEnd, RenewAt: st.RenewAt, ServiceTickets: st.ServiceTickets}
+	case yarnclient.SimpleAuth:
+		return yarnAuth{Mode: "simple", User: a.User}
+	}
+	return yarnAuth{Mode: fmt.Sprintf("%T", c.Auth())}
+}
+
+// print writes the auth rows of yarn info.
+func (a yarnAuth) print(tw io.Writer) {
+	switch {
+	case a.Mode == "kerberos":
+		fmt.Fprintf(tw, "auth\tKerberos %s (keytab %s)\n", a.Principal, a.Keytab)
+		tgt := "none yet"
+		if !a.TGTEnd.IsZero() {
+			tgt = fmt.Sprintf("valid until %s (renewed from %s)", a.TGTEnd.UTC().Format(time.RFC3339), a.RenewAt.UTC().Format(time.RFC3339))
+		}
+		fmt.Fprintf(tw, "Kerberos TGT\t%s\n", tgt)
+	case a.Mode != "simple":
+		fmt.Fprintf(tw, "auth\t%s\n", a.Mode)
+	case a.User == "":
+		fmt.Fprintln(tw, "auth\tsimple, anonymous (no user.name: the RM sees dr.who)")
+	default:
+		fmt.Fprintf(tw, "auth\tsimple, user.name %s\n", a.User)
+	}
 }
 
 func newYarnCmd() *cobra.Command {
@@ -55,8 +101,10 @@ field names.`,
 func newYarnInfoCmd(yf *yarnFlags) *cobra.Command {
 	return &cobra.Command{
 		Use: "info", Short: "Cluster info and metrics", Args: noArgs,
-		Long: `Print the active ResourceManager, its cluster info (id, state, HA state,
-Hadoop version) and cluster metrics (nodes, memory, vcores, applications).`,
+		Long: `Print the active ResourceManager, how colocd authenticates to it (simple
+auth's user.name, or the Kerberos principal and its TGT's expiry), its
+cluster info (id, state, HA state, Hadoop version) and cluster metrics
+(nodes, memory, vcores, applications).`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := yf.client(cmd)
 			if err != nil {
@@ -70,11 +118,13 @@ Hadoop version) and cluster metrics (nodes, memory, vcores, applications).`,
 			if err != nil {
 				return err
 			}
+			auth := authOf(c)
 			if yf.asJSON {
-				return printJSON(cmd.OutOrStdout(), map[string]any{"clusterInfo": ci, "clusterMetrics": cm})
+				return printJSON(cmd.OutOrStdout(), map[string]any{"clusterInfo": ci, "clusterMetrics": cm, "auth": auth})
 			}
 			tw := table(cmd.OutOrStdout())
 			fmt.Fprintf(tw, "ResourceManager\t%s\n", c.ActiveRM())
+			auth.print(tw)
 			fmt.Fprintf(tw, "cluster id\t%d\n", ci.ID)
 			fmt.Fprintf(tw, "state / HA state\t%s / %s\n", ci.State, ci.HAState)
 			fmt.Fprintf(tw, "Hadoop\t%s\n", ci.HadoopVersion)

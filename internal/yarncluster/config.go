@@ -1,22 +1,32 @@
 package yarncluster
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/colocd/colocd/yarnclient"
+	"github.com/colocd/colocd/yarnclient/kerberos"
 )
 
 // Config is the config file's yarn section: where the ResourceManager is
 // and how jobs reach it.
 type Config struct {
-	RMURLs  []string      `mapstructure:"rm_urls"` // HA: tried in order
-	User    string        `mapstructure:"user"`    // simple auth user.name
-	CAFile  string        `mapstructure:"ca_file"`
-	Timeout time.Duration `mapstructure:"timeout"`
-	Submit  SubmitMode    `mapstructure:"submit"` // rest|command
-	Command CommandConfig `mapstructure:"command"`
+	RMURLs []string `mapstructure:"rm_urls"` // HA: tried in order
+	// Auth is how colocd authenticates to the RMs and NodeManagers:
+	// simple (User as user.name; also "") or kerberos (SPNEGO, section
+	// Kerberos).
+	Auth     AuthMode       `mapstructure:"auth"`
+	User     string         `mapstructure:"user"` // simple auth user.name
+	Kerberos KerberosConfig `mapstructure:"kerberos"`
+	CAFile   string         `mapstructure:"ca_file"`
+	Timeout  time.Duration  `mapstructure:"timeout"`
+	Submit   SubmitMode     `mapstructure:"submit"` // rest|command
+	Command  CommandConfig  `mapstructure:"command"`
 	// TimelineURL is the Timeline Server (application history), asked
 	// about an application the RM no longer knows before colocd decides
 	// whether it may submit its job again. Empty: none.
@@ -33,6 +43,43 @@ type Config struct {
 	// sooner when the cluster metrics' node counts change. 0: on every
 	// reading of the cluster.
 	NodesRefresh time.Duration `mapstructure:"nodes_refresh"`
+}
+
+// AuthMode is how colocd authenticates to YARN's web services.
+type AuthMode string
+
+// Auth modes, after Hadoop's hadoop.security.authentication.
+const (
+	AuthSimple   AuthMode = "simple"   // user.name
+	AuthKerberos AuthMode = "kerberos" // SPNEGO from a keytab
+)
+
+// KerberosConfig is the yarn.kerberos section: colocd's principal and
+// keytab, and the RMs' and NodeManagers' HTTP service principals. Used
+// when yarn.auth is kerberos; Validate then reads the keytab and krb5.conf.
+type KerberosConfig struct {
+	// Principal is colocd's principal, e.g. colocd/admit1.example.com@EXAMPLE.COM
+	// (without @REALM: krb5.conf's default_realm).
+	Principal string `mapstructure:"principal"`
+	// Keytab holds Principal's current keys (readable by colocd only).
+	Keytab string `mapstructure:"keytab"`
+	// Krb5Conf is the krb5.conf naming the realm's KDCs.
+	Krb5Conf string `mapstructure:"krb5_conf"`
+	// ServicePrincipal is every RM's and NodeManager's HTTP principal,
+	// Hadoop-style: _HOST is replaced by the host name of each one's URL
+	// (lower-cased), so each RM of an HA pair has its own. The realm, when
+	// given, must be the principal's.
+	ServicePrincipal string `mapstructure:"service_principal"`
+	// ServicePrincipals overrides ServicePrincipal for the server of a
+	// URL (matched by host and port): for an RM reached by an address
+	// that is not the host name in its principal.
+	ServicePrincipals []ServicePrincipal `mapstructure:"service_principals"`
+}
+
+// ServicePrincipal is one entry of yarn.kerberos.service_principals.
+type ServicePrincipal struct {
+	URL       string `mapstructure:"url"`       // e.g. http://10.0.0.7:8088
+	Principal string `mapstructure:"principal"` // e.g. HTTP/rm1.example.com@EXAMPLE.COM
 }
 
 // SubmitMode is how jobs reach YARN.
@@ -52,12 +99,18 @@ type CommandConfig struct {
 	Timeout time.Duration `mapstructure:"timeout"`
 }
 
-// DefaultConfig is the section's defaults: REST submission, a 30 s
-// timeout, Hadoop 3's max-completed-applications, the nodes read every
+// DefaultConfig is the section's defaults: simple auth (Kerberos: the
+// principals HTTP/_HOST, /etc/krb5.conf), REST submission, a 30 s timeout, Hadoop 3's max-completed-applications, the nodes read every
 // DefaultNodesRefresh, no ResourceManager (which Validate requires).
 func DefaultConfig() Config {
 	return Config{
-		RMURLs:           []string{},
+		RMURLs: []string{},
+		Auth:   AuthSimple,
+		Kerberos: KerberosConfig{
+			Krb5Conf:          kerberos.DefaultKrb5Conf,
+			ServicePrincipal:  kerberos.DefaultServicePrincipal,
+			ServicePrincipals: []ServicePrincipal{},
+		},
 		Timeout:          30 * time.Second,
 		Submit:           SubmitREST,
 		Command:          CommandConfig{Argv: []string{}, Timeout: 5 * time.Minute},
@@ -100,6 +153,9 @@ func (y Config) Validate() error {
 			return fieldErr(fmt.Sprintf("rm_urls[%d]", i), "%v", err)
 		}
 	}
+	if err := y.validateAuth(); err != nil {
+		return err
+	}
 	if y.Timeout <= 0 {
 		return fieldErr("timeout", "must be > 0, got %v", y.Timeout)
 	}
@@ -129,8 +185,116 @@ func (y Config) Validate() error {
 	return nil
 }
 
-// ClientConfig is the yarnclient.Config of the section.
+// validateAuth checks yarn.auth and, for kerberos, the kerberos section,
+// reading the keytab and krb5.conf (kerberos.New; no network).
+func (y Config) validateAuth() error {
+	k := y.Kerberos
+	switch y.Auth {
+	case AuthSimple, "":
+		if k.Principal != "" || k.Keytab != "" {
+			return fieldErr("auth", "is simple, but kerberos.principal or kerberos.keytab is set: set auth to kerberos, or remove them")
+		}
+		return nil
+	case AuthKerberos:
+	default:
+		return fieldErr("auth", "must be simple or kerberos, got %q", y.Auth)
+	}
+	if y.User != "" {
+		return fieldErr("user", "must be empty when yarn.auth is kerberos (the RM's user is the principal's short name), got %q", y.User)
+	}
+	if k.Principal == "" {
+		return fieldErr("kerberos.principal", "required when yarn.auth is kerberos, e.g. colocd/%s@EXAMPLE.COM", "admit1.example.com")
+	}
+	if k.Keytab == "" {
+		return fieldErr("kerberos.keytab", "required when yarn.auth is kerberos: the keytab holding %s", k.Principal)
+	}
+	seen := map[string]int{}
+	for i, sp := range k.ServicePrincipals {
+		key := fmt.Sprintf("kerberos.service_principals[%d]", i)
+		if err := yarnclient.CheckURL(sp.URL); err != nil {
+			return fieldErr(key+".url", "%v", err)
+		}
+		host := hostOf(sp.URL)
+		if j, dup := seen[host]; dup {
+			return fieldErr(key+".url", "%s is the server of kerberos.service_principals[%d] too", host, j)
+		}
+		seen[host] = i
+		if sp.Principal == "" {
+			return fieldErr(key+".principal", "required, e.g. HTTP/rm1.example.com@EXAMPLE.COM")
+		}
+	}
+	_, err := kerberos.New(y.kerberosConfig(nil))
+	return y.kerberosErr(err)
+}
+
+// kerberosErr names the key of a *kerberos.ConfigError.
+func (y Config) kerberosErr(err error) error {
+	var ce *kerberos.ConfigError
+	if errors.As(err, &ce) {
+		return fieldErr(y.kerberosKey(ce.Field), "%v", ce.Err)
+	}
+	return err
+}
+
+// kerberosKey is the key of a kerberos.Config field.
+func (y Config) kerberosKey(field string) string {
+	switch field {
+	case "Principal":
+		return "kerberos.principal"
+	case "Keytab":
+		return "kerberos.keytab"
+	case "Krb5Conf":
+		return "kerberos.krb5_conf"
+	case "ServicePrincipal":
+		return "kerberos.service_principal"
+	}
+	for i, sp := range y.Kerberos.ServicePrincipals {
+		if field == "ServicePrincipals["+hostOf(sp.URL)+"]" {
+			return fmt.Sprintf("kerberos.service_principals[%d].principal", i)
+		}
+	}
+	return "kerberos"
+}
+
+// hostOf is the lower-cased host:port of a URL CheckURL accepted.
+func hostOf(raw string) string {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		return ""
+	}
+	return strings.ToLower(u.Host)
+}
+
+// kerberosConfig is the kerberos.Config of the kerberos section.
+func (y Config) kerberosConfig(log *slog.Logger) kerberos.Config {
+	k := y.Kerberos
+	kc := kerberos.Config{Principal: k.Principal, Keytab: k.Keytab, Krb5Conf: k.Krb5Conf,
+		ServicePrincipal: k.ServicePrincipal, Logger: log}
+	if len(k.ServicePrincipals) > 0 {
+		kc.ServicePrincipals = map[string]string{}
+		for _, sp := range k.ServicePrincipals {
+			kc.ServicePrincipals[hostOf(sp.URL)] = sp.Principal
+		}
+	}
+	return kc
+}
+
+// ClientConfig is the yarnclient.Config of the section. With yarn.auth
+// kerberos its Auth is a kerberos.Auth (which reads the keytab and
+// krb5.conf here, as Validate did); should that fail now, every request
+// fails with the *FieldError naming the key.
 func (y Config) ClientConfig(log *slog.Logger) yarnclient.Config {
-	return yarnclient.Config{RMURLs: y.RMURLs, User: y.User, CAFile: y.CAFile, Timeout: y.Timeout,
+	c := yarnclient.Config{RMURLs: y.RMURLs, User: y.User, CAFile: y.CAFile, Timeout: y.Timeout,
 		TimelineURL: y.TimelineURL, Logger: log}
+	if y.Auth == AuthKerberos {
+		c.User = ""
+		a, err := kerberos.New(y.kerberosConfig(log))
+		if err != nil {
+			err = y.kerberosErr(err)
+			c.Auth = yarnclient.AuthFunc(func(*http.Request) error { return err })
+		} else {
+			c.Auth = a
+		}
+	}
+	return c
 }

@@ -29,6 +29,7 @@ type options struct {
 	maxVCores          int64
 	maxCompleted       int
 	population         *Population
+	spnegoKeytab       string // SPNEGO: the service keytab
 }
 
 // Hadoop2 makes the fake answer like a Hadoop 2.7 RM: the 3.x-only fields are
@@ -84,6 +85,7 @@ type FakeRM struct {
 	srv  *httptest.Server
 	opts options
 	mux  *http.ServeMux
+	gate *SPNEGOGate // SPNEGO: in front of everything
 
 	closeOnce sync.Once
 	closing   chan struct{}
@@ -149,7 +151,12 @@ func NewFakeRM(t testing.TB, opts ...Option) *FakeRM {
 		f.populate(*o.population)
 	}
 	f.routes()
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
+	var h http.Handler = http.HandlerFunc(f.serve)
+	if o.spnegoKeytab != "" {
+		f.gate = NewSPNEGOGate(t, o.spnegoKeytab, h)
+		h = f.gate
+	}
+	f.srv = httptest.NewServer(h)
 	t.Cleanup(f.Close)
 	return f
 }

@@ -1,0 +1,153 @@
+package yarncluster_test
+
+import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/jcmturner/gokrb5/v8/keytab"
+
+	"github.com/colocd/colocd/internal/yarncluster"
+	"github.com/colocd/colocd/yarnclient"
+	"github.com/colocd/colocd/yarnclient/kerberos"
+)
+
+// kerberosFiles writes a krb5.conf for EXAMPLE.COM and a keytab with a key
+// of colocd@EXAMPLE.COM, without a KDC.
+func kerberosFiles(t *testing.T) (krb5conf, kt string) {
+	t.Helper()
+	dir := t.TempDir()
+	krb5conf = filepath.Join(dir, "krb5.conf")
+	conf := "[libdefaults]\n default_realm = EXAMPLE.COM\n[realms]\n EXAMPLE.COM = {\n  kdc = kdc.example.com:88\n }\n"
+	if err := os.WriteFile(krb5conf, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	k := keytab.New()
+	if err := k.AddEntry("colocd", "EXAMPLE.COM", "secret", time.Now(), 1, 18); err != nil {
+		t.Fatal(err)
+	}
+	kt = filepath.Join(dir, "colocd.keytab")
+	f, err := os.Create(kt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := k.Write(f); err != nil {
+		t.Fatal(err)
+	}
+	return krb5conf, kt
+}
+
+// kerberized is a valid yarn section with yarn.auth kerberos and two RMs
+// on one host, each with its own service principal.
+func kerberized(t *testing.T) yarncluster.Config {
+	t.Helper()
+	krb5conf, kt := kerberosFiles(t)
+	y := yarncluster.DefaultConfig()
+	y.RMURLs = []string{"http://127.0.0.1:18088", "http://127.0.0.1:18089"}
+	y.Auth = yarncluster.AuthKerberos
+	y.Kerberos.Principal = "colocd@EXAMPLE.COM"
+	y.Kerberos.Keytab = kt
+	y.Kerberos.Krb5Conf = krb5conf
+	y.Kerberos.ServicePrincipal = "HTTP/_HOST@EXAMPLE.COM"
+	y.Kerberos.ServicePrincipals = []yarncluster.ServicePrincipal{
+		{URL: "http://127.0.0.1:18088", Principal: "HTTP/rm1.example.com@EXAMPLE.COM"},
+		{URL: "http://127.0.0.1:18089/", Principal: "HTTP/rm2.example.com"},
+	}
+	return y
+}
+
+// TestKerberosConfig: a valid kerberos section becomes the client's
+// kerberos.Auth, each RM with its own service principal; a keytab gone
+// since Validate makes every request fail naming the key.
+func TestKerberosConfig(t *testing.T) {
+	y := kerberized(t)
+	if err := y.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	cc := y.ClientConfig(nil)
+	a, ok := cc.Auth.(*kerberos.Auth)
+	if cc.User != "" || !ok {
+		t.Fatalf("ClientConfig: user %q, Auth %T; want no user and a *kerberos.Auth", cc.User, cc.Auth)
+	}
+	if a.Principal() != "colocd@EXAMPLE.COM" {
+		t.Errorf("principal %q", a.Principal())
+	}
+	got := map[string]string{}
+	for _, raw := range append(y.RMURLs, "http://nm7.example.com:8042") {
+		u, err := url.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[raw] = a.ServicePrincipal(u)
+	}
+	want := map[string]string{"http://127.0.0.1:18088": "HTTP/rm1.example.com@EXAMPLE.COM",
+		"http://127.0.0.1:18089": "HTTP/rm2.example.com@EXAMPLE.COM", "http://nm7.example.com:8042": "HTTP/nm7.example.com@EXAMPLE.COM"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("service principals (-want +got):\n%s", diff)
+	}
+	if _, err := yarnclient.New(cc); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := os.Remove(y.Kerberos.Keytab); err != nil {
+		t.Fatal(err)
+	}
+	req := httptest.NewRequest(http.MethodGet, "http://127.0.0.1:18088/ws/v1/cluster/info", nil)
+	err := y.ClientConfig(nil).Auth.Authenticate(req)
+	var fe *yarncluster.FieldError
+	if !errors.As(err, &fe) || fe.Field != "kerberos.keytab" {
+		t.Errorf("keytab gone: %v, want a FieldError for kerberos.keytab", err)
+	}
+
+	simple := yarncluster.DefaultConfig()
+	simple.RMURLs, simple.User = []string{"http://rm1:8088"}, "colocd"
+	if err := simple.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if cc := simple.ClientConfig(nil); cc.Auth != nil || cc.User != "colocd" {
+		t.Errorf("simple auth ClientConfig: %+v", cc)
+	}
+}
+
+// TestKerberosConfigRefusals: each mistake is a *FieldError naming the
+// key under yarn.
+func TestKerberosConfigRefusals(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		mod   func(*yarncluster.Config)
+		field string
+	}{
+		{"unknown auth", func(y *yarncluster.Config) { y.Auth = "ntlm" }, "auth"},
+		{"simple with a principal", func(y *yarncluster.Config) { y.Auth = yarncluster.AuthSimple }, "auth"},
+		{"kerberos with a user", func(y *yarncluster.Config) { y.User = "colocd" }, "user"},
+		{"no principal", func(y *yarncluster.Config) { y.Kerberos.Principal = "" }, "kerberos.principal"},
+		{"principal not in the keytab", func(y *yarncluster.Config) { y.Kerberos.Principal = "alice" }, "kerberos.keytab"},
+		{"no keytab", func(y *yarncluster.Config) { y.Kerberos.Keytab = "" }, "kerberos.keytab"},
+		{"missing keytab", func(y *yarncluster.Config) { y.Kerberos.Keytab = "/nonexistent/colocd.keytab" }, "kerberos.keytab"},
+		{"missing krb5.conf", func(y *yarncluster.Config) { y.Kerberos.Krb5Conf = "/nonexistent/krb5.conf" }, "kerberos.krb5_conf"},
+		{"bad service principal", func(y *yarncluster.Config) { y.Kerberos.ServicePrincipal = "HTTP" }, "kerberos.service_principal"},
+		{"cross-realm service principal", func(y *yarncluster.Config) { y.Kerberos.ServicePrincipal = "HTTP/_HOST@OTHER.COM" }, "kerberos.service_principal"},
+		{"override with a bad URL", func(y *yarncluster.Config) { y.Kerberos.ServicePrincipals[0].URL = "rm1:8088" }, "kerberos.service_principals[0].url"},
+		{"override twice", func(y *yarncluster.Config) { y.Kerberos.ServicePrincipals[1].URL = "http://127.0.0.1:18088/x" }, "kerberos.service_principals[1].url"},
+		{"override without a principal", func(y *yarncluster.Config) { y.Kerberos.ServicePrincipals[1].Principal = "" }, "kerberos.service_principals[1].principal"},
+		{"override with a bad principal", func(y *yarncluster.Config) { y.Kerberos.ServicePrincipals[1].Principal = "rm2" }, "kerberos.service_principals[1].principal"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			y := kerberized(t)
+			tc.mod(&y)
+			err := y.Validate()
+			var fe *yarncluster.FieldError
+			if !errors.As(err, &fe) || fe.Field != tc.field {
+				t.Fatalf("err = %v, want a FieldError for %s", err, tc.field)
+			}
+			t.Logf("error: %v", err)
+		})
+	}
+}
