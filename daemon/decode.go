@@ -538,88 +538,50 @@ func decodeTokens(key string, raw any, src source) ([]TokenConfig, error) {
 // decodeWeights reads group weights: a YAML mapping, whose group names
 // keep their case (viper lower-cases them), or "group=weight" items.
 func decodeWeights(key string, raw any, src source) (map[string]float64, error) {
-	out := map[string]float64{}
-	add := func(group string, val any, text, shown string) error {
-		gk := fmt.Sprintf("%s[%s]", key, group)
-		if _, dup := out[group]; dup {
-			return cfgErr(gk, "group %q is given twice", group)
-		}
+	return decodeMapping(key, raw, src, "group", "weight", func(val any, text, shown string) (float64, error) {
 		f, err := decodeFloat(val, text)
 		if err != nil {
-			return cfgErr(gk, "%v, got %s", err, shown)
+			return 0, fmt.Errorf("%v, got %s", err, shown)
 		}
-		out[group] = f
-		return nil
-	}
-	switch x := raw.(type) {
-	case nil:
-		return out, nil
-	case map[string]float64: // the default
-		maps.Copy(out, x)
-		return out, nil
-	case string:
-		if src.null() {
-			return out, nil
-		}
-		for _, item := range strings.Split(x, ",") {
-			if item = strings.TrimSpace(item); item == "" {
-				continue
-			}
-			g, w, ok := strings.Cut(item, "=")
-			if !ok {
-				return nil, cfgErr(key, "want \"group=weight\" items, got %q", item)
-			}
-			w = strings.TrimSpace(w)
-			if err := add(strings.TrimSpace(g), w, w, strconv.Quote(w)); err != nil {
-				return nil, err
-			}
-		}
-		return out, nil
-	case map[string]any:
-		if n := src.node; n != nil && n.Kind == yaml.MappingNode {
-			for i := 0; i+1 < len(n.Content); i += 2 {
-				g, w := n.Content[i].Value, n.Content[i+1]
-				var val any
-				if err := w.Decode(&val); err != nil {
-					return nil, cfgErr(fmt.Sprintf("%s[%s]", key, g), "%v", err)
-				}
-				_, shown := source{set: true, node: w}.scalar(nil)
-				if err := add(g, val, w.Value, shown); err != nil {
-					return nil, err
-				}
-			}
-			return out, nil
-		}
-		for g, val := range x {
-			if err := add(g, val, fmt.Sprint(val), fmt.Sprint(val)); err != nil {
-				return nil, err
-			}
-		}
-		return out, nil
-	}
-	return nil, cfgErr(key, "must be a mapping of group to weight, got %s", describe(raw))
+		return f, nil
+	})
 }
 
 // decodeNameMap reads a mapping of names to names (metrics.hosts.map): a
-// YAML mapping, or "name=name" items (from the environment). Keys keep the
-// file's case and values must be scalars.
+// YAML mapping, whose keys keep their case, or "name=name" items.
 func decodeNameMap(key string, raw any, src source) (map[string]string, error) {
-	out := map[string]string{}
-	add := func(k string, val any) error {
+	return decodeMapping(key, raw, src, "name", "name", func(val any, _, _ string) (string, error) {
+		if !isScalar(val) || val == nil {
+			return "", fmt.Errorf("must be a name, got %s", describe(val))
+		}
+		return strings.TrimSpace(fmt.Sprint(val)), nil
+	})
+}
+
+// decodeMapping reads a map-valued key: nil or null (empty), the default
+// (a map[string]V, copied), "k=v" items from the environment, or a YAML
+// mapping whose keys keep the file's case (viper lower-cases them). A key
+// given twice, or a value parse refuses, is an error naming key[k]; kname
+// and vname name the items in messages.
+func decodeMapping[V any](key string, raw any, src source, kname, vname string,
+	parse func(val any, text, shown string) (V, error)) (map[string]V, error) {
+	out := map[string]V{}
+	add := func(k string, val any, text, shown string) error {
 		kk := fmt.Sprintf("%s[%s]", key, k)
 		if _, dup := out[k]; dup {
-			return cfgErr(kk, "%q is given twice", k)
+			return cfgErr(kk, "%s %q is given twice", kname, k)
 		}
-		if !isScalar(val) || val == nil {
-			return cfgErr(kk, "must be a name, got %s", describe(val))
+		v, err := parse(val, text, shown)
+		if err != nil {
+			return cfgErr(kk, "%v", err)
 		}
-		out[k] = strings.TrimSpace(fmt.Sprint(val))
+		out[k] = v
 		return nil
 	}
 	switch x := raw.(type) {
 	case nil:
 		return out, nil
-	case map[string]string: // the default
+	case map[string]V: // the default
 		maps.Copy(out, x)
 		return out, nil
 	case string:
@@ -632,9 +594,10 @@ func decodeNameMap(key string, raw any, src source) (map[string]string, error) {
 			}
 			k, v, ok := strings.Cut(item, "=")
 			if !ok {
-				return nil, cfgErr(key, "want \"name=name\" items, got %q", item)
+				return nil, cfgErr(key, "want \"%s=%s\" items, got %q", kname, vname, item)
 			}
-			if err := add(strings.TrimSpace(k), v); err != nil {
+			v = strings.TrimSpace(v)
+			if err := add(strings.TrimSpace(k), v, v, strconv.Quote(v)); err != nil {
 				return nil, err
 			}
 		}
@@ -642,24 +605,26 @@ func decodeNameMap(key string, raw any, src source) (map[string]string, error) {
 	case map[string]any:
 		if n := src.node; n != nil && n.Kind == yaml.MappingNode {
 			for i := 0; i+1 < len(n.Content); i += 2 {
+				k, w := n.Content[i].Value, n.Content[i+1]
 				var val any
-				if err := n.Content[i+1].Decode(&val); err != nil {
-					return nil, cfgErr(fmt.Sprintf("%s[%s]", key, n.Content[i].Value), "%v", err)
+				if err := w.Decode(&val); err != nil {
+					return nil, cfgErr(fmt.Sprintf("%s[%s]", key, k), "%v", err)
 				}
-				if err := add(n.Content[i].Value, val); err != nil {
+				_, shown := source{set: true, node: w}.scalar(nil)
+				if err := add(k, val, w.Value, shown); err != nil {
 					return nil, err
 				}
 			}
 			return out, nil
 		}
 		for k, val := range x {
-			if err := add(k, val); err != nil {
+			if err := add(k, val, fmt.Sprint(val), fmt.Sprint(val)); err != nil {
 				return nil, err
 			}
 		}
 		return out, nil
 	}
-	return nil, cfgErr(key, "must be a mapping of name to name, got %s", describe(raw))
+	return nil, cfgErr(key, "must be a mapping of %s to %s, got %s", kname, vname, describe(raw))
 }
 
 // mappingValue is the value of key f in mapping n (case-insensitive, as
