@@ -28,6 +28,20 @@ export GOFLAGS=-mod=mod
 
 log() { printf 'install-tools: %s\n' "$*" >&2; }
 
+# apt_install_no_start installs Debian packages (as root) without starting
+# their services: a policy-rc.d that refuses every start, removed after.
+apt_install_no_start() {
+  local cleanup_policy=0
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+    chmod +x /usr/sbin/policy-rc.d
+    cleanup_policy=1
+  fi
+  apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+  if [ "$cleanup_policy" = 1 ]; then rm -f /usr/sbin/policy-rc.d; fi
+}
+
 if [ ! -x "$GOBIN/influxd" ]; then
   log "building influxd 1.8.10 (a few minutes, once)"
   (cd "$TOOLS" && go install github.com/influxdata/influxdb/cmd/influxd@v1.8.10)
@@ -60,17 +74,7 @@ if ! command -v prometheus >/dev/null 2>&1 || ! command -v promtool >/dev/null 2
   ! command -v prometheus-node-exporter >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     log "installing Debian prometheus and prometheus-node-exporter"
-    # policy-rc.d keeps the packages from starting their services.
-    cleanup_policy=0
-    if [ ! -e /usr/sbin/policy-rc.d ]; then
-      printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
-      chmod +x /usr/sbin/policy-rc.d
-      cleanup_policy=1
-    fi
-    apt-get update -qq >/dev/null
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      prometheus prometheus-node-exporter >/dev/null
-    if [ "$cleanup_policy" = 1 ]; then rm -f /usr/sbin/policy-rc.d; fi
+    apt_install_no_start prometheus prometheus-node-exporter
   else
     log "prometheus or node_exporter is missing and cannot be installed (not root or no apt-get)"
     exit 1
@@ -87,18 +91,8 @@ if ! have_sbin krb5kdc || ! have_sbin kdb5_util || ! have_sbin kadmin.local ||
   ! command -v kinit >/dev/null 2>&1 || ! command -v faketime >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     log "installing Debian krb5-kdc, krb5-admin-server, krb5-user (MIT Kerberos 1.20) and faketime"
-    # policy-rc.d keeps the packages from starting krb5-kdc and kadmind;
-    # noninteractive debconf leaves the default realm empty.
-    cleanup_policy=0
-    if [ ! -e /usr/sbin/policy-rc.d ]; then
-      printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
-      chmod +x /usr/sbin/policy-rc.d
-      cleanup_policy=1
-    fi
-    apt-get update -qq >/dev/null
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      krb5-kdc krb5-admin-server krb5-user faketime >/dev/null
-    if [ "$cleanup_policy" = 1 ]; then rm -f /usr/sbin/policy-rc.d; fi
+    # Noninteractive debconf leaves the default realm empty.
+    apt_install_no_start krb5-kdc krb5-admin-server krb5-user faketime
   else
     log "the MIT Kerberos KDC (krb5kdc, kdb5_util, kadmin.local) or faketime is missing and cannot be installed (not root or no apt-get)"
     exit 1
