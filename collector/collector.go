@@ -23,8 +23,8 @@ import (
 	"github.com/colocd/colocd/goodness"
 )
 
-// Errors. Every error from New, Usage, Colocations and Ping wraps one of
-// these, and the underlying error too, so both errors.Is(err,
+// Errors. Every error from New, Usage, Colocations, Placements and Ping
+// wraps one of these, and the underlying error too, so both errors.Is(err,
 // ErrUnreachable) and errors.Is(err, context.DeadlineExceeded) hold after a
 // timeout. The one exception is the caller's own cancellation, which
 // wraps context.Canceled and nothing else: it says nothing about InfluxDB.
@@ -62,7 +62,7 @@ type Result struct {
 	Missing []string
 }
 
-// Collector reads node usage and YARN colocations from InfluxDB, with Flux
+// Collector reads node usage and YARN placements from InfluxDB, with Flux
 // or InfluxQL.
 // It is safe for concurrent use. New does no I/O; Close releases idle
 // connections.
@@ -284,7 +284,10 @@ func (c *Collector) post(ctx context.Context, op, u string, body io.Reader, cont
 // had containers there at some point in [from, to), from the
 // yarn_containers points the colocd-telegraf-yarn plugin writes. Points
 // without a kind (applications colocd did not submit) are ignored. An
-// empty window gives an empty map and no error.
+// empty window gives an empty map and no error. It is the kinds-only view
+// of the same points; Placements (placements.go) reads every application,
+// with its times, containers, type and queue, and is what the learning
+// tick reads.
 func (c *Collector) Colocations(ctx context.Context, from, to time.Time) (map[string][]string, error) {
 	if err := checkWindow(from, to); err != nil {
 		return nil, err

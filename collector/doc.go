@@ -17,9 +17,13 @@
 //     network-byte counters as rate() over the window, one PromQL query per
 //     resource for all hosts;
 //   - the staleness rule (a host whose data stopped gets no usage);
-//   - the question "which job kinds had containers on which node" from the
-//     yarn_containers measurement that the colocd-telegraf-yarn plugin
-//     (collector/telegrafplugin, its own module) writes;
+//   - the questions "which applications had containers on which node,
+//     from when to when, how many, of which colocd kind, YARN type and
+//     queue" (Placements, what the learning tick reads with
+//     learning.placement: influx) and "which job kinds had containers on
+//     which node" (Colocations) from the yarn_containers measurement that
+//     the colocd-telegraf-yarn plugin (collector/telegrafplugin, its own
+//     module) writes;
 //   - typed errors: ErrInvalid (*FieldError), ErrUnreachable, ErrAuth,
 //     ErrBadQuery, ErrEmpty.
 //

@@ -175,6 +175,32 @@ type LearningConfig struct {
 	// (what the profiles cannot see: the correction of the model).
 	PairReward engine.PairReward `mapstructure:"pair_reward"`
 	Profile    profile.Config    `mapstructure:"profile"`
+	// Placement is where the learning tick reads which kinds ran on which
+	// node: PlacementRM (the cluster syncs: colocd's own applications) or
+	// PlacementInflux (the yarn_containers points of the
+	// colocd-telegraf-yarn plugin in the influx section's InfluxDB: every
+	// application, other tenants' as foreign kinds).
+	Placement string `mapstructure:"placement"`
+	// PlacementTolerance is, with placement influx, how far from each edge
+	// of the learning window an application's first and last samples may
+	// be for it to count as present over the whole window
+	// (engine.PlacementConfig.Tolerance).
+	PlacementTolerance time.Duration `mapstructure:"placement_tolerance"`
+	// Foreign names other tenants' applications as kinds, with placement
+	// influx.
+	Foreign engine.ForeignConfig `mapstructure:"foreign"`
+}
+
+// Placement sources (learning.placement).
+const (
+	PlacementRM     = "rm"
+	PlacementInflux = "influx"
+)
+
+// PlacementConfig is the engine's placement read, from
+// learning.placement_tolerance and learning.foreign.
+func (l LearningConfig) PlacementConfig() engine.PlacementConfig {
+	return engine.PlacementConfig{Tolerance: l.PlacementTolerance, Foreign: l.Foreign}
 }
 
 // AdmissionConfig configures the admission loop.
@@ -235,6 +261,9 @@ func DefaultConfig() Config {
 			PairReward:      engine.RewardResidual,
 			Profile: profile.Config{HalfLife: profile.DefaultHalfLife, PriorStrength: profile.DefaultPriorStrength,
 				Saturation: profile.DefaultSaturation},
+			Placement:          PlacementRM,
+			PlacementTolerance: engine.DefaultPlacementTolerance,
+			Foreign:            engine.DefaultForeignConfig(),
 		},
 		Admission: AdmissionConfig{Tick: 10 * time.Second, Mode: engine.ModeActive},
 		Pipeline:  DefaultPipelineConfig(),

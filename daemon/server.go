@@ -23,6 +23,7 @@ import (
 
 	"github.com/colocd/colocd/apiclient"
 	"github.com/colocd/colocd/bandit"
+	"github.com/colocd/colocd/collector"
 	"github.com/colocd/colocd/daemon/api"
 	"github.com/colocd/colocd/engine"
 	"github.com/colocd/colocd/goodness"
@@ -210,6 +211,11 @@ func openCore(cfg Config, b backend, store *queue.Store, log *slog.Logger) (c co
 	}
 	c.limits = cfg.Goodness.limits(b.limits)
 	eo.Store, eo.Learner, eo.Profiles, eo.Cluster, eo.Metrics, eo.Clock = store, c.learner, profiles, b.cluster, b.metrics, b.clock
+	if b.placement != nil { // learning.placement influx: the tick reads which kinds ran where from it
+		if eo.Metrics, err = engine.NewPlaced(b.metrics, b.placement, cfg.Learning.PlacementConfig()); err != nil {
+			return c, err
+		}
+	}
 	eo.Kinds = b.kinds
 	eo.Journal, eo.Prom, eo.Rand = c.journal, c.prom, mrand.New(mrand.NewPCG(b.seed, b.seed^0x5851f42d4c957f2d))
 	eo.Logger, eo.Limits, eo.StallAfter = log.With("component", "engine"), c.limits, stallBound(cfg)
@@ -368,6 +374,7 @@ func stallBound(cfg Config) time.Duration {
 type backend struct {
 	cluster    engine.Cluster
 	metrics    engine.UsageSource
+	placement  engine.PlacementSource // learning.placement influx; nil: the cluster syncs say
 	clock      engine.Clock
 	wake       <-chan struct{} // the cluster's events; nil: none
 	kinds      []string
@@ -472,10 +479,29 @@ func openYarnBackend(cfg Config, log *slog.Logger) (backend, error) {
 	if err != nil {
 		return backend{}, err
 	}
+	var placement engine.PlacementSource
+	if cfg.Learning.Placement == PlacementInflux {
+		// Its own reader of the influx section, whatever metrics.source
+		// reads usage from; host names mapped as the usage source maps them.
+		col, err := collector.New(cfg.Influx)
+		if err != nil {
+			closeSrc()
+			return backend{}, sectionErr("influx", err)
+		}
+		if placement, err = usage.NewPlacements(col, cfg.Metrics.Hosts); err != nil {
+			col.Close()
+			closeSrc()
+			return backend{}, cfgErr("metrics.hosts", "%v", err)
+		}
+		closeUsage := closeSrc
+		closeSrc = func() { col.Close(); closeUsage() }
+		log.Info("learning reads placement from InfluxDB (the colocd-telegraf-yarn plugin's yarn_containers)",
+			"tolerance", cfg.Learning.PlacementTolerance, "foreign", cfg.Learning.Foreign.Mode)
+	}
 	c := yarncluster.New(yc, cfg.Yarn, log.With("component", "yarn"))
 	seed := randomSeed()
 	return backend{
-		cluster: c, metrics: src, clock: engine.WallClock{}, seed: seed,
+		cluster: c, metrics: src, placement: placement, clock: engine.WallClock{}, seed: seed,
 		checkpoint: func() error { return nil },
 		close:      func() error { closeSrc(); return nil },
 	}, nil

@@ -94,7 +94,7 @@ func (c Config) Validate() error {
 	if err := c.Goodness.validate(c.Backend == BackendYarn); err != nil {
 		return err
 	}
-	if err := c.Learning.validate(); err != nil {
+	if err := c.validateLearning(); err != nil {
 		return err
 	}
 	if c.Admission.Tick < time.Millisecond {
@@ -201,4 +201,35 @@ func (c *Config) validateMetrics() error {
 		return sectionErr("prometheus", c.Prometheus.Validate())
 	}
 	return cfgErr("metrics.source", "must be %s or %s, got %q", SourceInfluxDB, SourcePrometheus, c.Metrics.Source)
+}
+
+// validateLearning checks the learning section, then where its placement
+// is read (learning.placement, placement_tolerance, foreign) against the
+// sections that read needs.
+func (c *Config) validateLearning() error {
+	if err := c.Learning.validate(); err != nil {
+		return err
+	}
+	l := c.Learning
+	switch l.Placement {
+	case PlacementRM:
+	case PlacementInflux:
+		if c.Backend != BackendYarn {
+			return cfgErr("learning.placement", "%s reads the colocd-telegraf-yarn plugin's samples of a YARN cluster: it needs backend yarn, got %q (use %s)",
+				PlacementInflux, c.Backend, PlacementRM)
+		}
+		if err := sectionErr("influx", c.Influx.Validate()); err != nil {
+			return err
+		}
+	default:
+		return cfgErr("learning.placement", "must be %s or %s, got %q", PlacementRM, PlacementInflux, l.Placement)
+	}
+	if err := sectionErr("learning", l.PlacementConfig().Validate()); err != nil {
+		return err
+	}
+	if l.Foreign.MaxKinds >= c.API.MaxKinds {
+		return cfgErr("learning.foreign.max_kinds", "must be below api.max_kinds (%d), which foreign kinds count against, got %d",
+			c.API.MaxKinds, l.Foreign.MaxKinds)
+	}
+	return nil
 }

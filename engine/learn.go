@@ -21,6 +21,10 @@ type LearnReport struct {
 	Updates     int      // learner.Update calls
 	Stale       []string // hosts without fresh metrics, skipped
 	Invalid     []string // hosts whose usage failed validation, skipped
+	// Unplaced are hosts whose placement read (Placed) cannot say what ran
+	// there, skipped: an application of unknown kind, or a job the cluster
+	// syncs saw over the whole interval that the samples miss.
+	Unplaced []string
 	// Profile is what the resource profile model's tick did.
 	Profile profile.TickReport
 	// Goodness is, for each co-located node, its observed goodness and
@@ -35,8 +39,12 @@ type GoodnessCheck struct {
 	Observed, Predicted float64
 }
 
-// pairKey is an ordered kind pair: later was admitted after earlier.
-type pairKey struct{ later, earlier string }
+// pairKey is an ordered kind pair: later was admitted after earlier (or
+// earlier is a foreign kind, creditPair).
+type pairKey struct {
+	later, earlier string
+	foreignEarlier bool // earlier is another tenant's: never chosen
+}
 
 // Learn runs one learning tick over [from, to] (paper §5.3): every node that
 // had containers of exactly two distinct kinds (up to
@@ -52,6 +60,11 @@ type pairKey struct{ later, earlier string }
 // of the kinds it updated, persist.go). A failing metrics source returns
 // an error wrapping ErrMetrics and leaves the preferences as they were;
 // admission goes on.
+//
+// Which kinds ran where comes from the presence the cluster syncs record,
+// or, when the metrics source is a Placed, from its placement read
+// (readPlacement), which also sees other tenants' applications as foreign
+// kinds; a failing placement read fails the tick as the usage read does.
 func (e *Engine) Learn(ctx context.Context, from, to time.Time) (rep LearnReport, err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -66,10 +79,13 @@ func (e *Engine) Learn(ctx context.Context, from, to time.Time) (rep LearnReport
 		e.logTick(rep, e.wall().Sub(start))
 	}()
 	rep = LearnReport{From: from, To: to}
-	colos := e.colocations(from, to)
-	comps := e.compositions(from, to)
+	colos, comps, unplaced, err := e.whatRan(ctx, from, to)
 	e.prune(from)
-	rep.Colocations = len(colos)
+	if err != nil {
+		e.backendError("metrics")
+		return rep, fmt.Errorf("learn [%s, %s]: %w: placement: %w", from.Format(time.RFC3339), to.Format(time.RFC3339), ErrMetrics, err)
+	}
+	rep.Colocations, rep.Unplaced = len(colos), unplaced
 	if e.metrics == nil || !to.After(from) {
 		return rep, nil
 	}
@@ -101,7 +117,7 @@ func (e *Engine) Learn(ctx context.Context, from, to time.Time) (rep LearnReport
 	var obs []profile.Observation
 	for _, h := range hosts {
 		r, ok := readings[h]
-		if !ok || r.Usage.Validate() != nil {
+		if !ok || r.Usage.Validate() != nil || slices.Contains(unplaced, h) {
 			continue // stale and invalid hosts are reported for co-locations below
 		}
 		obs = append(obs, profile.Observation{Node: h, Usage: profile.Usage(r.Usage, e.limits), Containers: comps[h]})
@@ -118,10 +134,26 @@ func (e *Engine) Learn(ctx context.Context, from, to time.Time) (rep LearnReport
 	if len(rep.Stale) > 0 {
 		e.log.Warn("learn: hosts without fresh metrics skipped", "hosts", rep.Stale)
 	}
+	if len(rep.Unplaced) > 0 {
+		e.log.Warn("learn: hosts whose placement is unknown skipped (an application of unknown kind, or the placement samples stopped)",
+			"hosts", rep.Unplaced)
+	}
 	if err = e.persistLearned(true, true); err != nil {
 		return rep, err
 	}
 	return rep, nil
+}
+
+// whatRan is, over [from, to], the co-locations and each node's
+// compositions: from the placement read when the metrics source is a
+// Placed (with the nodes it cannot place), otherwise from the presence the
+// cluster syncs recorded.
+func (e *Engine) whatRan(ctx context.Context, from, to time.Time) ([]colocation, map[string][]profile.KindCount, []string, error) {
+	if p, ok := e.metrics.(*Placed); ok {
+		pw, err := e.readPlacement(ctx, p, from, to)
+		return pw.colos, pw.comps, pw.unplaced, err
+	}
+	return e.colocations(from, to), e.compositions(from, to), nil, nil
 }
 
 // learnPairs scores every co-location whose node has a reading, journals
@@ -155,7 +187,10 @@ func (e *Engine) learnPairs(colos []colocation, comps map[string][]profile.KindC
 		}
 		for i := 0; i < len(c.kinds); i++ {
 			for k := i + 1; k < len(c.kinds); k++ {
-				pk := pairKey{later: c.kinds[k], earlier: c.kinds[i]}
+				pk, ok := creditPair(c, c.kinds[k], c.kinds[i])
+				if !ok {
+					continue
+				}
 				e.journalGoodness(journal.GoodnessRecord{At: now, From: from, To: to, Node: c.node, Chosen: pk.later, Given: pk.earlier, G: g, Usage: r.Usage})
 				if e.aggregate == AggregateNode {
 					e.credit(pk, g, rep)
@@ -174,11 +209,27 @@ func (e *Engine) learnPairs(colos []colocation, comps map[string][]profile.KindC
 	}
 }
 
-// credit applies goodness g of pair pk to the learner.
+// creditPair is the pair credited for kind later admitted after earlier on
+// c's node. A foreign kind (another tenant's application) is never
+// admitted, so it is only ever given: beside a kind of colocd's it is the
+// earlier one whatever the order, and two foreign kinds make no pair.
+func creditPair(c colocation, later, earlier string) (pairKey, bool) {
+	switch {
+	case c.foreign[later] && c.foreign[earlier]:
+		return pairKey{}, false
+	case c.foreign[later]:
+		return pairKey{later: earlier, earlier: later, foreignEarlier: true}, true
+	}
+	return pairKey{later: later, earlier: earlier, foreignEarlier: c.foreign[earlier]}, true
+}
+
+// credit applies goodness g of pair pk to the learner: H(later | earlier),
+// and with credit symmetric H(earlier | later) unless earlier is foreign
+// (never chosen).
 func (e *Engine) credit(pk pairKey, g float64, rep *LearnReport) {
 	e.learner.Update(pk.later, pk.earlier, g)
 	rep.Updates++
-	if e.creditMode == CreditSymmetric {
+	if e.creditMode == CreditSymmetric && !pk.foreignEarlier {
 		e.learner.Update(pk.earlier, pk.later, g)
 		rep.Updates++
 	}
@@ -219,16 +270,20 @@ func (e *Engine) compositions(from, to time.Time) map[string][]profile.KindCount
 			if !end.After(start) {
 				continue
 			}
-			c := float64(p.containers) * float64(end.Sub(start)) / span
-			i := slices.IndexFunc(kc, func(k profile.KindCount) bool { return k.Kind == p.kind })
-			if i < 0 {
-				kc = append(kc, profile.KindCount{Kind: p.kind, Containers: c})
-			} else {
-				kc[i].Containers += c
-			}
+			kc = addKindCount(kc, p.kind, float64(p.containers)*float64(end.Sub(start))/span)
 		}
 		slices.SortFunc(kc, func(a, b profile.KindCount) int { return strings.Compare(a.Kind, b.Kind) })
 		out[node] = kc
 	}
 	return out
+}
+
+// addKindCount adds c containers of kind to kc.
+func addKindCount(kc []profile.KindCount, kind string, c float64) []profile.KindCount {
+	i := slices.IndexFunc(kc, func(k profile.KindCount) bool { return k.Kind == kind })
+	if i < 0 {
+		return append(kc, profile.KindCount{Kind: kind, Containers: c})
+	}
+	kc[i].Containers += c
+	return kc
 }

@@ -357,67 +357,115 @@ func (e *Engine) prune(t time.Time) {
 type colocation struct {
 	node  string
 	kinds []string // ordered by admission: earliest first
+	// foreign are the kinds among kinds of other tenants' applications
+	// (placement read from samples only); nil when none.
+	foreign map[string]bool
+}
+
+// admission orders the kinds of a co-location, earliest admitted first:
+// a job's admission time and sequence, or an application id's cluster
+// timestamp and sequence (appOrder).
+type admission struct {
+	at  time.Time
+	seq uint64
+}
+
+func (a admission) before(b admission) bool {
+	if !a.at.Equal(b.at) {
+		return a.at.Before(b.at)
+	}
+	return a.seq < b.seq
+}
+
+// stay is one job's (or application's) time on a node within a learning
+// window, as the co-location rule and the compositions read it.
+type stay struct {
+	kind    string
+	id      string // job or application id: sums run in its order
+	order   admission
+	whole   bool // present over the whole window
+	foreign bool // another tenant's application
+	// start and end bound its time in the window, containers its mean
+	// containers there (read by stayCompositions).
+	start, end time.Time
+	containers float64
 }
 
 // colocations lists the nodes that had containers of between 2 and
 // maxKinds distinct kinds for the whole of [from, to], and of no other kind
 // at any time in it; and, as the kind's own pair [k, k], the nodes that had
 // two or more jobs of one kind k, each for the whole interval, and no other
-// job (the paper's §5.3 scores nodes running "two distinct jobs").
+// job (the paper's §5.3 scores nodes running "two distinct jobs"). Here
+// the stays are the presences the syncs recorded (colocationOf says the
+// rule).
 func (e *Engine) colocations(from, to time.Time) []colocation {
 	var out []colocation
 	for node, m := range e.presence {
-		type first struct {
-			admitted time.Time
-			seq      uint64
-		}
-		all := map[string]first{}
-		whole := map[string]bool{}
-		var jobs, wholeJobs int
-		for _, p := range m {
+		var ss []stay
+		for id, p := range m {
 			overlaps := p.since.Before(to) && (p.goneAt.IsZero() || p.goneAt.After(from))
 			if !overlaps {
 				continue
 			}
-			jobs++
-			if f, ok := all[p.kind]; !ok || p.admitted.Before(f.admitted) || (p.admitted.Equal(f.admitted) && p.seq < f.seq) {
-				all[p.kind] = first{p.admitted, p.seq}
-			}
-			if !p.since.After(from) && !p.lastSeen.Before(to) {
-				whole[p.kind] = true
-				wholeJobs++
-			}
+			ss = append(ss, stay{kind: p.kind, id: id, order: admission{p.admitted, p.seq},
+				whole: !p.since.After(from) && !p.lastSeen.Before(to)})
 		}
-		if len(all) == 1 && jobs >= 2 && wholeJobs == jobs {
-			// Two or more jobs of one kind (the paper's "two distinct
-			// jobs"): the kind's own pair, so that the learner also sees
-			// what running beside itself is worth.
-			for k := range all {
-				out = append(out, colocation{node: node, kinds: []string{k, k}})
-			}
-			continue
+		if c, ok := colocationOf(node, ss, e.maxKinds); ok {
+			out = append(out, c)
 		}
-		if len(all) < 2 || len(all) > e.maxKinds || len(whole) != len(all) {
-			continue
-		}
-		kinds := make([]string, 0, len(all))
-		for k := range all {
-			kinds = append(kinds, k)
-		}
-		sort.Slice(kinds, func(a, b int) bool {
-			fa, fb := all[kinds[a]], all[kinds[b]]
-			if !fa.admitted.Equal(fb.admitted) {
-				return fa.admitted.Before(fb.admitted)
-			}
-			if fa.seq != fb.seq {
-				return fa.seq < fb.seq
-			}
-			return kinds[a] < kinds[b]
-		})
-		out = append(out, colocation{node: node, kinds: kinds})
 	}
 	sort.Slice(out, func(a, b int) bool { return out[a].node < out[b].node })
 	return out
+}
+
+// colocationOf applies the co-location rule to the stays of one node that
+// overlap a window: between 2 and maxKinds distinct kinds, each with a
+// stay over the whole window, ordered by their earliest admission (then
+// name); or one kind k with two or more stays, all over the whole window,
+// as [k, k].
+func colocationOf(node string, ss []stay, maxKinds int) (colocation, bool) {
+	all := map[string]admission{}
+	whole := map[string]bool{}
+	var foreign map[string]bool
+	wholeJobs := 0
+	for _, s := range ss {
+		if f, ok := all[s.kind]; !ok || s.order.before(f) {
+			all[s.kind] = s.order
+		}
+		if s.whole {
+			whole[s.kind] = true
+			wholeJobs++
+		}
+		if s.foreign {
+			if foreign == nil {
+				foreign = map[string]bool{}
+			}
+			foreign[s.kind] = true
+		}
+	}
+	if len(all) == 1 && len(ss) >= 2 && wholeJobs == len(ss) {
+		// Two or more jobs of one kind (the paper's "two distinct
+		// jobs"): the kind's own pair, so that the learner also sees
+		// what running beside itself is worth.
+		for k := range all {
+			return colocation{node: node, kinds: []string{k, k}, foreign: foreign}, true
+		}
+	}
+	if len(all) < 2 || len(all) > maxKinds || len(whole) != len(all) {
+		return colocation{}, false
+	}
+	kinds := make([]string, 0, len(all))
+	for k := range all {
+		kinds = append(kinds, k)
+	}
+	sort.Slice(kinds, func(a, b int) bool {
+		fa, fb := all[kinds[a]], all[kinds[b]]
+		if fa.before(fb) || fb.before(fa) {
+			return fa.before(fb)
+		}
+		return kinds[a] < kinds[b]
+	})
+	return colocation{node: node, kinds: kinds, foreign: foreign}, true
 }
 
 // finalStates is the job state of each final application phase.

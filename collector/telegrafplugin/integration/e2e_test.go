@@ -51,7 +51,7 @@ func run(m *testing.M) int {
 const host = "colocd-e2e"
 
 // fakeYARN is a NodeManager with three applications on it, two of them
-// submitted by colocd.
+// submitted by colocd, the third another tenant's Spark application.
 func fakeYARN(t testing.TB) *nmtest.Server {
 	fake := nmtest.New(t)
 	fake.SetContainers(
@@ -62,7 +62,7 @@ func fakeYARN(t testing.TB) *nmtest.Server {
 	)
 	fake.SetApp("application_1700000000000_0001", "colocd-job-01j0", "colocd-kind-terasort")
 	fake.SetApp("application_1700000000000_0002", "colocd-kind-pagerank")
-	fake.SetApp("application_1700000000000_0003", "not-colocd")
+	fake.SetAppInfo("application_1700000000000_0003", nmtest.App{Name: "nightly etl", Queue: "etl", Type: "SPARK", Tags: []string{"not-colocd"}})
 	return fake
 }
 
@@ -109,9 +109,9 @@ func TestPluginBinary(t *testing.T) {
 		t.Errorf("plugin exited with %v; stderr:\n%s", err, stderr.String())
 	}
 	want := []string{
-		"yarn_containers,application_id=application_1700000000000_0001,kind=terasort containers=2i,memory_mb=4096i,vcores=2i",
-		"yarn_containers,application_id=application_1700000000000_0002,kind=pagerank containers=1i,memory_mb=1024i,vcores=2i",
-		"yarn_containers,application_id=application_1700000000000_0003 containers=1i,memory_mb=512i,vcores=1i",
+		"yarn_containers,application_id=application_1700000000000_0001,application_type=MAPREDUCE,kind=terasort,queue=default containers=2i,memory_mb=4096i,vcores=2i",
+		"yarn_containers,application_id=application_1700000000000_0002,application_type=MAPREDUCE,kind=pagerank,queue=default containers=1i,memory_mb=1024i,vcores=2i",
+		"yarn_containers,application_id=application_1700000000000_0003,application_type=SPARK,queue=etl containers=1i,memory_mb=512i,vcores=1i",
 	}
 	if diff := cmp.Diff(want, lines); diff != "" {
 		t.Errorf("plugin output (-want +got):\n%s\nstderr:\n%s", diff, stderr.String())
@@ -146,43 +146,7 @@ func normalize(line string) string {
 // and addresses changed for the test) with the real Telegraf into the real
 // InfluxDB, and reads it back with the collector.
 func TestTelegrafToInfluxDB(t *testing.T) {
-	telegrafBin := influxtest.Tool(t, "telegraf")
-	influx := influxtest.Start(t)
-	fake := fakeYARN(t)
-	dir := t.TempDir()
-
-	shipped, err := os.ReadFile(filepath.Join("..", "..", "..", "configs", "telegraf.conf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	conf := string(shipped)
-	for _, r := range []struct{ old, new string }{
-		{"\n  interval = \"10s\"", "\n  interval = \"1s\""},
-		{"\n  flush_interval = \"10s\"", "\n  flush_interval = \"1s\""},
-		{`hostname = ""`, fmt.Sprintf("hostname = %q", host)},
-		{`urls = ["http://influxdb.example.com:8086"]`, fmt.Sprintf("urls = [%q]", influx.URL())},
-		{`command = ["/usr/local/bin/colocd-telegraf-yarn", "-config", "/etc/telegraf/colocd-telegraf-yarn.conf"]`,
-			fmt.Sprintf("command = [%q, \"-config\", %q]", pluginBin, pluginConfig(t, fake))},
-	} {
-		if n := strings.Count(conf, r.old); n != 1 {
-			t.Fatalf("configs/telegraf.conf has %d of %s, want 1: update this test with the config", n, r.old)
-		}
-		conf = strings.Replace(conf, r.old, r.new, 1)
-	}
-	confPath := filepath.Join(dir, "telegraf.conf")
-	if err := os.WriteFile(confPath, []byte(conf), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	startTelegraf(t, telegrafBin, confPath, filepath.Join(dir, "telegraf.log"))
-
-	cfg := collector.DefaultConfig()
-	cfg.URL, cfg.Bucket, cfg.Token = influx.URL(), influx.Bucket(), influx.Token()
-	cfg.StaleAfter = 5 * time.Second // Telegraf runs every second here
-	c, err := collector.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := telegrafToInfluxDB(t, fakeYARN(t))
 
 	// Poll until Telegraf's samples and the plugin's points are in, with a
 	// bounded deadline; each round asks about the last few seconds.
@@ -231,6 +195,51 @@ func TestTelegrafToInfluxDB(t *testing.T) {
 			t.Errorf("%s rate %v B/s is not plausible", name, rate)
 		}
 	}
+}
+
+// telegrafToInfluxDB starts a real InfluxDB and the real Telegraf with the
+// shipped configs/telegraf.conf (every second, host name host, the plugin
+// built by TestMain asking fake), and returns a collector reading that
+// InfluxDB; all stop when the test ends.
+func telegrafToInfluxDB(t *testing.T, fake *nmtest.Server) *collector.Collector {
+	t.Helper()
+	telegrafBin := influxtest.Tool(t, "telegraf")
+	influx := influxtest.Start(t)
+	dir := t.TempDir()
+
+	shipped, err := os.ReadFile(filepath.Join("..", "..", "..", "configs", "telegraf.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := string(shipped)
+	for _, r := range []struct{ old, new string }{
+		{"\n  interval = \"10s\"", "\n  interval = \"1s\""},
+		{"\n  flush_interval = \"10s\"", "\n  flush_interval = \"1s\""},
+		{`hostname = ""`, fmt.Sprintf("hostname = %q", host)},
+		{`urls = ["http://influxdb.example.com:8086"]`, fmt.Sprintf("urls = [%q]", influx.URL())},
+		{`command = ["/usr/local/bin/colocd-telegraf-yarn", "-config", "/etc/telegraf/colocd-telegraf-yarn.conf"]`,
+			fmt.Sprintf("command = [%q, \"-config\", %q]", pluginBin, pluginConfig(t, fake))},
+	} {
+		if n := strings.Count(conf, r.old); n != 1 {
+			t.Fatalf("configs/telegraf.conf has %d of %s, want 1: update this test with the config", n, r.old)
+		}
+		conf = strings.Replace(conf, r.old, r.new, 1)
+	}
+	confPath := filepath.Join(dir, "telegraf.conf")
+	if err := os.WriteFile(confPath, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	startTelegraf(t, telegrafBin, confPath, filepath.Join(dir, "telegraf.log"))
+
+	cfg := collector.DefaultConfig()
+	cfg.URL, cfg.Bucket, cfg.Token = influx.URL(), influx.Bucket(), influx.Token()
+	cfg.StaleAfter = 5 * time.Second // Telegraf runs every second here
+	c, err := collector.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
 }
 
 // startTelegraf runs Telegraf until the test ends.

@@ -22,8 +22,8 @@ type Server struct {
 
 	mu         sync.Mutex
 	containers []Container
-	tags       map[string][]string // application id → tags
-	rmStatus   int                 // 0: answer normally
+	apps       map[string]App // application id → what the RM says of it
+	rmStatus   int            // 0: answer normally
 	nmStatus   int
 	rmRequests map[string]int
 }
@@ -31,7 +31,7 @@ type Server struct {
 // New starts the fake and closes it when the test ends.
 func New(t testing.TB) *Server {
 	t.Helper()
-	s := &Server{tags: map[string][]string{}, rmRequests: map[string]int{}}
+	s := &Server{apps: map[string]App{}, rmRequests: map[string]int{}}
 	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -53,11 +53,24 @@ func (s *Server) SetContainers(cs ...Container) {
 	s.containers = append([]Container(nil), cs...)
 }
 
-// SetApp registers an application with the ResourceManager.
+// App is what the ResourceManager says of an application.
+type App struct {
+	Name, Queue, Type string // YARN's name, queue and applicationType
+	Tags              []string
+}
+
+// SetApp registers an application with the ResourceManager: a MAPREDUCE
+// application named "job" in queue "default" with the given tags.
 func (s *Server) SetApp(id string, tags ...string) {
+	s.SetAppInfo(id, App{Name: "job", Queue: "default", Type: "MAPREDUCE", Tags: tags})
+}
+
+// SetAppInfo registers an application with the ResourceManager.
+func (s *Server) SetAppInfo(id string, a App) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.tags[id] = tags
+	a.Tags = append([]string(nil), a.Tags...)
+	s.apps[id] = a
 }
 
 // FailRM makes the ResourceManager answer with status (0 restores it).
@@ -117,7 +130,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, `{"RemoteException":{"message":"injected"}}`, s.rmStatus)
 			return
 		}
-		tags, ok := s.tags[id]
+		a, ok := s.apps[id]
 		if !ok {
 			w.WriteHeader(http.StatusNotFound)
 			_ = json.NewEncoder(w).Encode(map[string]any{"RemoteException": map[string]string{
@@ -127,9 +140,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		_ = json.NewEncoder(w).Encode(map[string]any{"app": map[string]any{
-			"id": id, "user": "user1", "name": "job", "queue": "default", "state": "RUNNING",
-			"finalStatus": "UNDEFINED", "applicationType": "MAPREDUCE",
-			"applicationTags": strings.Join(tags, ","),
+			"id": id, "user": "user1", "name": a.Name, "queue": a.Queue, "state": "RUNNING",
+			"finalStatus": "UNDEFINED", "applicationType": a.Type,
+			"applicationTags": strings.Join(a.Tags, ","),
 		}})
 	default:
 		http.NotFound(w, r)

@@ -1,14 +1,20 @@
 // Package yarncontainers is the yarn_containers Telegraf input: which YARN
 // applications hold containers on this NodeManager, with their colocd job
-// kind, so that colocd can answer "which kinds shared node X during
-// [t0, t1]" from InfluxDB alone.
+// kind, so that colocd can answer "which kinds, and which other tenants'
+// applications, shared node X during [t0, t1]" from InfluxDB alone.
 //
 // It owns reading the NodeManager's /ws/v1/node/containers and each
-// application's tags from the ResourceManager's /ws/v1/cluster/apps/<id>
-// (cached while the application stays on the node), and the points it
-// emits: measurement yarn_containers, tags application_id and kind (when
-// the application carries a colocd-kind-<kind> tag; Telegraf adds host),
-// fields containers, memory_mb and vcores.
+// application from the ResourceManager's /ws/v1/cluster/apps/<id> (cached
+// while the application stays on the node), and the points it emits:
+// measurement yarn_containers, tags application_id, kind (when the
+// application carries a colocd-kind-<kind> tag), application_type and
+// queue (for every application the ResourceManager knows, colocd's and
+// other tenants'; Telegraf adds host), fields containers, memory_mb and
+// vcores, and, with application_name = "field", the string field
+// application_name. The name is never a tag: names are unbounded, and a
+// tag value is a series. The type and queue tags were added after the
+// others, which are unchanged: readers grouping by host and kind see the
+// same series as before.
 //
 // It does not own YARN's shapes: the NodeManager's container type
 // (yarnclient.NMContainer) and the decoding of its answer

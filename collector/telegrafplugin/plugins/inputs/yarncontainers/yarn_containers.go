@@ -35,37 +35,72 @@ const (
 	DefaultTimeout        = 5 * time.Second
 )
 
+// The values of application_name: whether each point carries the
+// application's name.
+const (
+	// NameNone: no name (the default): names are unbounded, so they are
+	// never a tag, and nothing is stored unless asked for.
+	NameNone = "none"
+	// NameField: the name as the string field application_name (fields are
+	// not indexed, so it adds no series), for colocd's
+	// learning.foreign.names patterns.
+	NameField = "field"
+)
+
+// The tags and fields a point carries besides host (Telegraf's).
+const (
+	TagApplicationID   = "application_id"
+	TagKind            = "kind"
+	TagApplicationType = "application_type"
+	TagQueue           = "queue"
+	FieldContainers    = "containers"
+	FieldMemoryMB      = "memory_mb"
+	FieldVCores        = "vcores"
+	FieldName          = "application_name"
+)
+
 // maxBody bounds what is read from one REST response.
 const maxBody = 32 << 20
 
 // YarnContainers reads the local NodeManager's containers and emits, per
 // application with live containers on this node, one yarn_containers point:
-// tags application_id and kind (the colocd job kind from the application's
-// tags, when known; Telegraf adds host), fields containers, memory_mb and
-// vcores.
+// tags application_id, kind (the colocd job kind from the application's
+// tags, when known), application_type and queue (as the ResourceManager
+// reports them; Telegraf adds host), fields containers, memory_mb and
+// vcores, and with ApplicationName NameField the string field
+// application_name.
 type YarnContainers struct {
 	NodeManagerURL      string          `toml:"node_manager_url"`
 	ResourceManagerURLs []string        `toml:"resource_manager_urls"`
 	KindTagPrefix       string          `toml:"kind_tag_prefix"`
+	ApplicationName     string          `toml:"application_name"`
 	UserName            string          `toml:"user_name"`
 	Timeout             config.Duration `toml:"timeout"`
 	tls.ClientConfig
 
 	client *http.Client
 	now    func() time.Time
-	// kinds caches each application's kind ("" for none) while the
-	// application has containers here; tags never change.
-	kinds map[string]string
+	// apps caches what the ResourceManager said of each application (the
+	// zero appInfo for one it does not know) while the application has
+	// containers here: one lookup per application and node.
+	apps map[string]appInfo
 	// rm is the index of the ResourceManager that answered last.
 	rm int
 }
 
+// appInfo is what the points carry of an application besides its id.
+// Tags, type and name never change while it runs; its queue changes only
+// when an administrator moves it (yarn application -movetoqueue), which
+// its points here do not follow.
+type appInfo struct{ kind, typ, queue, name string }
+
 // New returns the plugin with its defaults, as Telegraf creates it.
 func New() *YarnContainers {
 	return &YarnContainers{
-		NodeManagerURL: DefaultNodeManagerURL,
-		KindTagPrefix:  DefaultKindTagPrefix,
-		Timeout:        config.Duration(DefaultTimeout),
+		NodeManagerURL:  DefaultNodeManagerURL,
+		KindTagPrefix:   DefaultKindTagPrefix,
+		ApplicationName: NameNone,
+		Timeout:         config.Duration(DefaultTimeout),
 	}
 }
 
@@ -90,6 +125,13 @@ func (y *YarnContainers) Init() error {
 	if y.KindTagPrefix == "" {
 		return errors.New("kind_tag_prefix must not be empty")
 	}
+	switch y.ApplicationName {
+	case "":
+		y.ApplicationName = NameNone
+	case NameNone, NameField:
+	default:
+		return fmt.Errorf("application_name must be %q or %q, got %q", NameNone, NameField, y.ApplicationName)
+	}
 	if y.Timeout <= 0 {
 		return fmt.Errorf("timeout must be positive, got %v", time.Duration(y.Timeout))
 	}
@@ -103,7 +145,7 @@ func (y *YarnContainers) Init() error {
 	if y.now == nil {
 		y.now = time.Now
 	}
-	y.kinds = map[string]string{}
+	y.apps = map[string]appInfo{}
 	return nil
 }
 
@@ -160,9 +202,9 @@ func (y *YarnContainers) Gather(acc telegraf.Accumulator) error {
 		t.vcores += c.TotalVCoresNeeded
 	}
 	// Forget applications that left this node.
-	for app := range y.kinds {
+	for app := range y.apps {
 		if apps[app] == nil {
-			delete(y.kinds, app)
+			delete(y.apps, app)
 		}
 	}
 	ids := make([]string, 0, len(apps))
@@ -171,19 +213,22 @@ func (y *YarnContainers) Gather(acc telegraf.Accumulator) error {
 	}
 	slices.Sort(ids)
 	for _, app := range ids {
-		tags := map[string]string{"application_id": app}
-		kind, err := y.kind(ctx, app)
+		info, err := y.info(ctx, app)
 		if err != nil {
-			acc.AddError(err) // emit without a kind; ask again next time
-		} else if kind != "" {
-			tags["kind"] = kind
+			acc.AddError(err) // emit with the id alone; ask again next time
+		}
+		tags := map[string]string{TagApplicationID: app}
+		for k, v := range map[string]string{TagKind: info.kind, TagApplicationType: info.typ, TagQueue: info.queue} {
+			if v != "" {
+				tags[k] = v
+			}
 		}
 		t := apps[app]
-		acc.AddFields(Measurement, map[string]any{
-			"containers": t.containers,
-			"memory_mb":  t.memoryMB,
-			"vcores":     t.vcores,
-		}, tags, now)
+		fields := map[string]any{FieldContainers: t.containers, FieldMemoryMB: t.memoryMB, FieldVCores: t.vcores}
+		if y.ApplicationName == NameField && info.name != "" {
+			fields[FieldName] = info.name
+		}
+		acc.AddFields(Measurement, fields, tags, now)
 	}
 	return nil
 }
@@ -204,16 +249,22 @@ func (y *YarnContainers) containers(ctx context.Context) ([]yarnclient.NMContain
 // errNotFound marks a 404 from the ResourceManager.
 var errNotFound = errors.New("not found")
 
-// kind returns an application's colocd kind, "" when it has none.
-func (y *YarnContainers) kind(ctx context.Context, app string) (string, error) {
-	if k, ok := y.kinds[app]; ok {
-		return k, nil
+// info returns what the ResourceManager says of an application: its
+// colocd kind ("" when it has none), type, queue and name; the zero
+// appInfo when no ResourceManager is configured or it does not know the
+// application. A failed lookup is not cached: the next gather asks again.
+func (y *YarnContainers) info(ctx context.Context, app string) (appInfo, error) {
+	if info, ok := y.apps[app]; ok {
+		return info, nil
 	}
 	if len(y.ResourceManagerURLs) == 0 {
-		return "", nil
+		return appInfo{}, nil
 	}
 	var body struct {
 		App struct {
+			Name            string `json:"name"`
+			Queue           string `json:"queue"`
+			ApplicationType string `json:"applicationType"`
 			ApplicationTags string `json:"applicationTags"`
 		} `json:"app"`
 	}
@@ -224,19 +275,23 @@ func (y *YarnContainers) kind(ctx context.Context, app string) (string, error) {
 			return json.Unmarshal(b, &body)
 		})
 		if errors.Is(err, errNotFound) {
-			y.kinds[app] = "" // an application the RM does not know has no kind
-			return "", nil
+			// The RM does not know it: nothing to say, nor to ask again
+			// while it stays.
+			y.apps[app] = appInfo{}
+			return appInfo{}, nil
 		}
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		y.rm = n
-		k := kindFromTags(body.App.ApplicationTags, y.KindTagPrefix)
-		y.kinds[app] = k
-		return k, nil
+		a := body.App
+		info := appInfo{kind: kindFromTags(a.ApplicationTags, y.KindTagPrefix), typ: strings.TrimSpace(a.ApplicationType),
+			queue: strings.TrimSpace(a.Queue), name: a.Name}
+		y.apps[app] = info
+		return info, nil
 	}
-	return "", fmt.Errorf("resource manager: tags of %s: %w", app, errors.Join(errs...))
+	return appInfo{}, fmt.Errorf("resource manager: application %s: %w", app, errors.Join(errs...))
 }
 
 // kindFromTags finds the first tag with the prefix in YARN's

@@ -70,18 +70,24 @@ func TestGather(t *testing.T) {
 	)
 	fake.SetApp("application_1700000000000_0001", "colocd-job-01hx", "colocd-kind-terasort")
 	fake.SetApp("application_1700000000000_0002", "colocd-kind-pagerank", "team-a")
-	fake.SetApp("application_1700000000000_0003", "someone-elses") // no kind
-	// application_..._0004 is unknown to the RM: no kind either.
+	// Another tenant's: no kind, its type and queue.
+	fake.SetAppInfo("application_1700000000000_0003", nmtest.App{Name: "nightly etl 2024-03-01", Queue: "root.etl", Type: "SPARK",
+		Tags: []string{"someone-elses"}})
+	// application_..._0004 is unknown to the RM: its id alone.
 
 	y := newPlugin(t, fake.URL(), fake.URL())
 	var acc testutil.Accumulator
 	if err := acc.GatherError(y.Gather); err != nil {
 		t.Fatalf("Gather: %v", err)
 	}
+	mr := func(id, kind string) map[string]string {
+		return map[string]string{"application_id": id, "kind": kind, "application_type": "MAPREDUCE", "queue": "default"}
+	}
 	want := []point{
-		{map[string]string{"application_id": "application_1700000000000_0001", "kind": "terasort"}, fields(2, 6144, 3)},
-		{map[string]string{"application_id": "application_1700000000000_0002", "kind": "pagerank"}, fields(1, 1024, 1)},
-		{map[string]string{"application_id": "application_1700000000000_0003"}, fields(1, 512, 1)},
+		{mr("application_1700000000000_0001", "terasort"), fields(2, 6144, 3)},
+		{mr("application_1700000000000_0002", "pagerank"), fields(1, 1024, 1)},
+		{map[string]string{"application_id": "application_1700000000000_0003", "application_type": "SPARK", "queue": "root.etl"},
+			fields(1, 512, 1)},
 		{map[string]string{"application_id": "application_1700000000000_0004"}, fields(1, 512, 1)},
 	}
 	if diff := cmp.Diff(want, points(t, &acc)); diff != "" {
@@ -112,7 +118,7 @@ func TestGather(t *testing.T) {
 
 func cachedApps(y *YarnContainers) []string {
 	var out []string
-	for app := range y.kinds {
+	for app := range y.apps {
 		out = append(out, app)
 	}
 	slices.Sort(out)
@@ -148,7 +154,7 @@ func TestGatherResourceManagerDown(t *testing.T) {
 	if err := y.Gather(&acc); err != nil {
 		t.Fatalf("Gather: %v", err)
 	}
-	want[0].Tags["kind"] = "terasort"
+	want[0].Tags["kind"], want[0].Tags["application_type"], want[0].Tags["queue"] = "terasort", "MAPREDUCE", "default"
 	if diff := cmp.Diff(want, points(t, &acc)); diff != "" {
 		t.Errorf("points after the RM recovered (-want +got):\n%s", diff)
 	}
@@ -268,6 +274,9 @@ func TestInit(t *testing.T) {
 		"nm no host":    {func(y *YarnContainers) { y.NodeManagerURL = "http://" }, "node_manager_url"},
 		"bad rm":        {func(y *YarnContainers) { y.ResourceManagerURLs = []string{"http://rm", "::"} }, "resource_manager_urls[1]"},
 		"empty prefix":  {func(y *YarnContainers) { y.KindTagPrefix = "" }, "kind_tag_prefix"},
+		"name field":    {func(y *YarnContainers) { y.ApplicationName = NameField }, ""},
+		"name unset":    {func(y *YarnContainers) { y.ApplicationName = "" }, ""},
+		"name as tag":   {func(y *YarnContainers) { y.ApplicationName = "tag" }, "application_name"},
 		"zero timeout":  {func(y *YarnContainers) { y.Timeout = 0 }, "timeout"},
 		"bad tls":       {func(y *YarnContainers) { y.TLSCA = "/nonexistent/ca.pem" }, "tls"},
 	} {
@@ -314,7 +323,8 @@ func TestSampleConfig(t *testing.T) {
 	if undecoded := md.Undecoded(); len(undecoded) != 0 {
 		t.Errorf("keys without a field: %v", undecoded)
 	}
-	if y.TLSCA == "" || y.KindTagPrefix != DefaultKindTagPrefix || time.Duration(y.Timeout) != DefaultTimeout {
+	if y.TLSCA == "" || y.KindTagPrefix != DefaultKindTagPrefix || time.Duration(y.Timeout) != DefaultTimeout ||
+		y.ApplicationName != NameNone {
 		t.Errorf("decoded %+v, want the sample's values", y)
 	}
 }
@@ -332,5 +342,45 @@ func TestHoldsResources(t *testing.T) {
 		if got := holdsResources(c); got != want {
 			t.Errorf("holdsResources(%s) = %v, want %v", state, got, want)
 		}
+	}
+}
+
+// TestApplicationName: with application_name = "field" every application
+// the RM names carries its name as a string field, never as a tag; by
+// default no point carries it.
+func TestApplicationName(t *testing.T) {
+	fake := nmtest.New(t)
+	fake.SetContainers(
+		nmtest.Running("container_1700000000000_0001_01_000001", 1024, 1),
+		nmtest.Running("container_1700000000000_0002_01_000001", 1024, 1),
+	)
+	fake.SetAppInfo("application_1700000000000_0001", nmtest.App{Name: "word count", Queue: "default", Type: "MAPREDUCE",
+		Tags: []string{"colocd-kind-wordcount"}})
+	// application_..._0002 is unknown to the RM: no name to give.
+	for mode, wantName := range map[string]bool{NameNone: false, NameField: true} {
+		t.Run(mode, func(t *testing.T) {
+			y := New()
+			y.NodeManagerURL, y.ResourceManagerURLs, y.ApplicationName = fake.URL(), []string{fake.URL()}, mode
+			y.now = func() time.Time { return gatherTime }
+			if err := y.Init(); err != nil {
+				t.Fatal(err)
+			}
+			var acc testutil.Accumulator
+			if err := acc.GatherError(y.Gather); err != nil {
+				t.Fatal(err)
+			}
+			f := fields(1, 1024, 1)
+			if wantName {
+				f["application_name"] = "word count"
+			}
+			want := []point{
+				{map[string]string{"application_id": "application_1700000000000_0001", "kind": "wordcount",
+					"application_type": "MAPREDUCE", "queue": "default"}, f},
+				{map[string]string{"application_id": "application_1700000000000_0002"}, fields(1, 1024, 1)},
+			}
+			if diff := cmp.Diff(want, points(t, &acc)); diff != "" {
+				t.Errorf("points (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

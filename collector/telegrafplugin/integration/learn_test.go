@@ -1,0 +1,163 @@
+package integration
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/colocd/colocd/bandit"
+	"github.com/colocd/colocd/cluster"
+	"github.com/colocd/colocd/collector"
+	"github.com/colocd/colocd/collector/telegrafplugin/nmtest"
+	"github.com/colocd/colocd/engine"
+	"github.com/colocd/colocd/goodness"
+	"github.com/colocd/colocd/internal/usage"
+	"github.com/colocd/colocd/queue"
+)
+
+// oneNode is an engine.Cluster of one idle node, named as Telegraf names
+// this machine: the learning tick asks the metrics about the cluster's
+// nodes. It admits nothing.
+type oneNode struct{}
+
+func (oneNode) State(context.Context) (cluster.State, error) {
+	capa := queue.Capacity{MemoryMB: 8192, VCores: 8}
+	return cluster.State{Capacity: capa, Free: capa, Nodes: []cluster.Node{{Name: host, Capacity: capa, Free: capa}}}, nil
+}
+
+var errNoAdmission = errors.New("this cluster admits nothing")
+
+func (oneNode) Reserve(context.Context) (string, error)         { return "", errNoAdmission }
+func (oneNode) Submit(context.Context, string, queue.Job) error { return errNoAdmission }
+func (oneNode) App(context.Context, string) (cluster.AppStatus, error) {
+	return cluster.AppStatus{}, cluster.ErrUnknownApp
+}
+func (oneNode) Kill(context.Context, string) error { return errNoAdmission }
+
+// TestLearningFromPlugin is learning.placement influx end to end: the real
+// Telegraf runs the plugin against a NodeManager holding a colocd job
+// (terasort) and another tenant's Spark application in queue etl, and
+// writes its samples and this machine's usage into the real InfluxDB; one
+// learning tick of the engine then reads placement (internal/usage
+// Placements over collector.Placements) and usage (usage.Source) from that
+// InfluxDB. Its report shows terasort and the foreign kind
+// foreign.spark.etl co-located on the node, terasort's application
+// admitted first, and the learner learns terasort given the foreign kind.
+func TestLearningFromPlugin(t *testing.T) {
+	fake := nmtest.New(t)
+	fake.SetContainers(
+		nmtest.Running("container_1700000000000_0001_01_000001", 2048, 1),
+		nmtest.Running("container_1700000000000_0001_01_000002", 2048, 1),
+		nmtest.Running("container_1700000000000_0002_01_000001", 4096, 2),
+	)
+	fake.SetApp("application_1700000000000_0001", "colocd-job-01j0", "colocd-kind-terasort")
+	fake.SetAppInfo("application_1700000000000_0002", nmtest.App{Name: "nightly etl", Queue: "etl", Type: "SPARK"})
+	c := telegrafToInfluxDB(t, fake)
+
+	placements, err := usage.NewPlacements(c, usage.HostsConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := usage.New(c, usage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Telegraf samples every second and flushes every second: a sample
+	// within 2 s of each edge of the window covers it.
+	pc := engine.PlacementConfig{Tolerance: 2 * time.Second, Foreign: engine.DefaultForeignConfig()}
+	metrics, err := engine.NewPlaced(src, placements, pc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, learner := newEngine(t, metrics)
+	ctx := t.Context()
+	if _, err := e.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Sync(ctx); err != nil { // the engine learns its node
+		t.Fatal(err)
+	}
+
+	from, to := coveredWindow(t, ctx, placements, pc.Tolerance)
+	rep, err := e.Learn(ctx, from, to)
+	if err != nil {
+		t.Fatalf("Learn [%v, %v): %v", from, to, err)
+	}
+	t.Logf("learning tick: %+v", rep)
+	const foreign = "foreign.spark.etl"
+	if len(rep.Goodness) != 1 || rep.Goodness[0].Node != host || !slices.Equal(rep.Goodness[0].Kinds, []string{"terasort", foreign}) {
+		t.Fatalf("co-located %+v, want terasort then %s on %s", rep.Goodness, foreign, host)
+	}
+	if rep.Colocations != 1 || rep.Observed != 1 || rep.Updates != 1 || len(rep.Stale)+len(rep.Invalid)+len(rep.Unplaced) != 0 {
+		t.Errorf("report %+v, want one co-location observed and one update, no host skipped", rep)
+	}
+	s := learner.Snapshot()
+	fi, ti := slices.Index(s.Kinds, foreign), slices.Index(s.Kinds, "terasort")
+	if fi < 0 || ti < 0 || s.PairObservations[fi][ti] != 1 {
+		t.Errorf("pair observations %v over %v, want terasort given %s once", s.PairObservations, s.Kinds, foreign)
+	}
+	if !slices.Contains(e.Profiles().Kinds(), foreign) || rep.Profile.Observations != 1 {
+		t.Errorf("profiled kinds %v after %d observations, want %s among them after 1", e.Profiles().Kinds(), rep.Profile.Observations, foreign)
+	}
+}
+
+// newEngine is an engine over a fresh store and learner, with metrics as
+// its learning source and oneNode as its cluster.
+func newEngine(t *testing.T, metrics engine.UsageSource) (*engine.Engine, *bandit.Learner) {
+	t.Helper()
+	store, err := queue.Open(filepath.Join(t.TempDir(), "colocd.db"), queue.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	learner := bandit.New(bandit.Config{StepSize: 0.1})
+	e, err := engine.New(engine.Options{
+		Store: store, Learner: learner, Cluster: oneNode{}, Metrics: metrics, Clock: engine.WallClock{},
+		Queue: queue.DefaultConfig(), Scorer: engine.DefaultScorerConfig(),
+		Limits: goodness.Limits{DiskRead: 500e6, DiskWrite: 500e6, NetRecv: 1250e6, NetSent: 1250e6},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, learner
+}
+
+// coveredWindow waits, with a bounded deadline, for a window of a few
+// seconds that both applications' samples cover within tol of each edge
+// (Telegraf started moments ago, and flushes every second), and returns
+// it. The window ends in the past, so what InfluxDB holds of it is final.
+func coveredWindow(t *testing.T, ctx context.Context, p *usage.Placements, tol time.Duration) (from, to time.Time) {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		to = time.Now().Add(-2 * time.Second).Truncate(time.Second)
+		from = to.Add(-5 * time.Second)
+		pls, err := p.Placements(ctx, []string{host}, from, to)
+		covered := 0
+		for _, pl := range pls {
+			if pl.Kind != "" || pl.Type != "" { // the plugin had the RM's answer
+				if pl.First.Sub(from) <= tol && to.Sub(pl.Last) <= tol {
+					covered++
+				}
+			}
+		}
+		if err == nil && covered == 2 {
+			return from, to
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no window covered by both applications' samples after 90 s: last read %+v, err %v", pls, err)
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal(ctx.Err())
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+var _ engine.Cluster = oneNode{}
+
+var _ usage.PlacementReader = (*collector.Collector)(nil)

@@ -1,0 +1,218 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/colocd/colocd/cluster"
+	"github.com/colocd/colocd/collector/influxtest"
+	"github.com/colocd/colocd/engine"
+	"github.com/colocd/colocd/goodness"
+	"github.com/colocd/colocd/internal/usage"
+	"github.com/colocd/colocd/queue"
+)
+
+// yarnBase is a valid yarn configuration without a learning section.
+const yarnBase = "backend: yarn\nyarn:\n  rm_urls: [http://127.0.0.1:8088]\n" +
+	"influx:\n  url: http://127.0.0.1:8086\n  bucket: telegraf/autogen\n" +
+	"goodness:\n  disk_read_mbps: 100\n  disk_write_mbps: 100\n  net_recv_mbps: 100\n  net_sent_mbps: 100\n"
+
+// TestPlacementKeys: the placement keys' defaults, and their values from
+// the file and the environment.
+func TestPlacementKeys(t *testing.T) {
+	d := DefaultConfig().Learning
+	if d.Placement != PlacementRM || d.PlacementTolerance != 30*time.Second || !cmp.Equal(d.Foreign, engine.DefaultForeignConfig()) {
+		t.Errorf("defaults: placement %q, tolerance %v, foreign %+v", d.Placement, d.PlacementTolerance, d.Foreign)
+	}
+	file := yarnBase + "learning:\n  placement: influx\n  placement_tolerance: 25s\n  foreign:\n    kind: type\n    prefix: other-\n" +
+		"    max_kinds: 4\n    names:\n      - {pattern: '^nightly-', kind: nightly}\n"
+	cfg, err := Load(LoadOptions{File: writeFile(t, "colocd.yaml", file), LookupEnv: env(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := engine.PlacementConfig{Tolerance: 25 * time.Second, Foreign: engine.ForeignConfig{Mode: engine.ForeignType, Prefix: "other-",
+		MaxKinds: 4, Names: []engine.ForeignName{{Pattern: "^nightly-", Kind: "nightly"}}}}
+	if diff := cmp.Diff(want, cfg.Learning.PlacementConfig()); cfg.Learning.Placement != PlacementInflux || diff != "" {
+		t.Errorf("from the file: placement %q, (-want +got):\n%s", cfg.Learning.Placement, diff)
+	}
+
+	cfg, err = Load(LoadOptions{File: writeFile(t, "colocd.yaml", yarnBase), Environ: environ(map[string]string{
+		"COLOCD_LEARNING_PLACEMENT": "influx", "COLOCD_LEARNING_PLACEMENT_TOLERANCE": "1m",
+		"COLOCD_LEARNING_FOREIGN_KIND": "none", "COLOCD_LEARNING_FOREIGN_MAX_KINDS": "3",
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := cfg.Learning; l.Placement != PlacementInflux || l.PlacementTolerance != time.Minute || l.Foreign.Mode != engine.ForeignNone ||
+		l.Foreign.MaxKinds != 3 || l.Foreign.Prefix != engine.DefaultForeignPrefix {
+		t.Errorf("from the environment: %+v", l)
+	}
+}
+
+// TestPlacementRefusals: every bad placement setting is refused naming
+// its key.
+func TestPlacementRefusals(t *testing.T) {
+	for _, tc := range []struct {
+		name, file, key string
+		mention         string
+	}{
+		{"unknown source", yarnBase + "learning:\n  placement: prometheus\n", "learning.placement", "rm or influx"},
+		{"influx on the simulator", "learning:\n  placement: influx\n", "learning.placement", "backend yarn"},
+		{"influx without an InfluxDB", strings.Replace(yarnBase, "influx:\n  url: http://127.0.0.1:8086\n", "influx:\n", 1) +
+			"metrics:\n  source: prometheus\nprometheus:\n  url: http://127.0.0.1:9090\nlearning:\n  placement: influx\n", "influx.url", "empty"},
+		{"tolerance", yarnBase + "learning:\n  placement_tolerance: 0s\n", "learning.placement_tolerance", "[1s, 1h]"},
+		{"foreign kind", yarnBase + "learning:\n  foreign:\n    kind: queue\n", "learning.foreign.kind", "type_queue"},
+		{"foreign prefix", yarnBase + "learning:\n  foreign:\n    prefix: Foreign.\n", "learning.foreign.prefix", "Foreign."},
+		{"foreign max kinds", yarnBase + "learning:\n  foreign:\n    max_kinds: 0\n", "learning.foreign.max_kinds", "[1, 1000]"},
+		{"foreign kinds beyond api.max_kinds", yarnBase + "api:\n  max_kinds: 10\nlearning:\n  foreign:\n    max_kinds: 10\n",
+			"learning.foreign.max_kinds", "api.max_kinds"},
+		{"foreign name pattern", yarnBase + "learning:\n  foreign:\n    names:\n      - {pattern: '(', kind: x}\n",
+			"learning.foreign.names[0].pattern", "RE2"},
+		{"foreign name kind", yarnBase + "learning:\n  foreign:\n    names:\n      - {pattern: x, kind: X Y}\n",
+			"learning.foreign.names[0].kind", "X Y"},
+		{"foreign name key", yarnBase + "learning:\n  foreign:\n    names:\n      - {regex: x, kind: x}\n",
+			"learning.foreign.names[0].regex", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Load(LoadOptions{File: writeFile(t, "colocd.yaml", tc.file), LookupEnv: env(nil)})
+			var ce *ConfigError
+			if !errors.As(err, &ce) || ce.Key != tc.key || !strings.Contains(err.Error(), tc.mention) {
+				t.Errorf("err = %v, want a ConfigError on %s mentioning %q", err, tc.key, tc.mention)
+			}
+		})
+	}
+}
+
+// TestPlacementWiring: with placement influx the yarn backend reads
+// placement from the influx section's InfluxDB, naming the hosts as the
+// usage source does (metrics.hosts); with rm it reads none.
+func TestPlacementWiring(t *testing.T) {
+	s := influxtest.Start(t)
+	t0 := time.Now().Add(-time.Hour).Truncate(time.Second)
+	var b strings.Builder
+	for i := range 3 {
+		at := t0.Add(time.Duration(10*i) * time.Second).UnixNano()
+		fmt.Fprintf(&b, "yarn_containers,application_id=application_1_0001,host=node1,kind=sort,application_type=MAPREDUCE,queue=default containers=2i %d\n", at)
+		fmt.Fprintf(&b, "yarn_containers,application_id=application_1_0002,host=node1,application_type=SPARK,queue=etl containers=1i %d\n", at)
+		fmt.Fprintf(&b, "yarn_containers,application_id=application_1_0003,host=elsewhere,kind=sort containers=1i %d\n", at)
+	}
+	s.Write(t, b.String())
+	cfg := DefaultConfig()
+	cfg.Backend, cfg.Yarn.RMURLs = BackendYarn, []string{"http://127.0.0.1:8088"}
+	cfg.Influx.URL, cfg.Influx.Bucket, cfg.Influx.Token = s.URL(), s.Bucket(), s.Token()
+	cfg.Metrics.Hosts = usage.HostsConfig{Mode: usage.HostsShort, Map: map[string]string{}}
+	log := slog.New(slog.DiscardHandler)
+
+	be, err := openYarnBackend(cfg, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if be.placement != nil {
+		t.Errorf("placement rm: the backend reads placement %T", be.placement)
+	}
+	be.close()
+
+	cfg.Learning.Placement = PlacementInflux
+	if be, err = openYarnBackend(cfg, log); err != nil {
+		t.Fatal(err)
+	}
+	defer be.close()
+	if be.placement == nil {
+		t.Fatal("placement influx: no placement source")
+	}
+	got, err := be.placement.Placements(context.Background(), []string{"node1.dc.example.com"}, t0, t0.Add(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second).UTC() }
+	want := []engine.Placement{
+		{Node: "node1.dc.example.com", App: "application_1_0001", Kind: "sort", Type: "MAPREDUCE", Queue: "default",
+			First: at(0), Last: at(20), Samples: 3, Containers: 2},
+		{Node: "node1.dc.example.com", App: "application_1_0002", Type: "SPARK", Queue: "etl",
+			First: at(0), Last: at(20), Samples: 3, Containers: 1},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("placements under YARN's names (-want +got):\n%s", diff)
+	}
+}
+
+// oneNodeCluster is a cluster of one idle node n1 that admits nothing.
+type oneNodeCluster struct{ engine.Cluster }
+
+func (oneNodeCluster) State(context.Context) (cluster.State, error) {
+	c := queue.Capacity{MemoryMB: 8192, VCores: 8}
+	return cluster.State{Capacity: c, Free: c, Nodes: []cluster.Node{{Name: "n1", Capacity: c, Free: c}}}, nil
+}
+
+// askedPlacement is a placement source that records the hosts it was
+// asked about and answers a colocd job and a foreign application on n1.
+type askedPlacement struct{ asked [][]string }
+
+func (a *askedPlacement) Placements(_ context.Context, hosts []string, from, to time.Time) ([]engine.Placement, error) {
+	a.asked = append(a.asked, slices.Clone(hosts))
+	p := engine.Placement{Node: "n1", App: "application_1_0001", Kind: "sort", First: from, Last: to.Add(-time.Second), Samples: 6, Containers: 1}
+	q := p
+	q.App, q.Kind, q.Type, q.Queue = "application_1_0002", "", "SPARK", "etl"
+	return []engine.Placement{p, q}, nil
+}
+
+type fixedUsage struct{}
+
+func (fixedUsage) Usage(_ context.Context, hosts []string, _, _ time.Time) (map[string]goodness.Usage, []string, error) {
+	out := map[string]goodness.Usage{}
+	for _, h := range hosts {
+		out[h] = goodness.Usage{CPU: 0.5, DiskRead: 10e6}
+	}
+	return out, nil, nil
+}
+
+// TestOpenCorePlacement: openCore hands a backend's placement source to
+// the engine with the learning section's placement settings: its learning
+// tick asks the source about the cluster's node and learns the foreign
+// kind as learning.foreign names it.
+func TestOpenCorePlacement(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.DataDir = t.TempDir()
+	cfg.Learning.Foreign.Prefix = "other-"
+	src := &askedPlacement{}
+	b := backend{cluster: oneNodeCluster{}, metrics: fixedUsage{}, placement: src, clock: engine.WallClock{}, seed: 1,
+		limits: goodness.Limits{DiskRead: 100e6, DiskWrite: 100e6, NetRecv: 100e6, NetSent: 100e6}}
+	store, err := queue.Open(StorePath(cfg), queue.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	c, err := openCore(cfg, b, store, slog.New(slog.DiscardHandler))
+	if c.journal != nil {
+		defer c.journal.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := c.eng.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.eng.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	to := time.Now()
+	rep, err := c.eng.Learn(ctx, to.Add(-time.Minute), to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(src.asked) != 1 || !slices.Equal(src.asked[0], []string{"n1"}) {
+		t.Errorf("placement asked about %v, want n1 once", src.asked)
+	}
+	if len(rep.Goodness) != 1 || !slices.Equal(rep.Goodness[0].Kinds, []string{"sort", "other-spark.etl"}) {
+		t.Errorf("co-located %+v, want sort then other-spark.etl", rep.Goodness)
+	}
+}

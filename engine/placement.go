@@ -1,0 +1,429 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"maps"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/colocd/colocd/profile"
+)
+
+// PlacementSource is where the learning tick reads which applications held
+// containers on which node, when the cluster syncs are not to say it
+// (learning.placement: influx: the yarn_containers points of the
+// colocd-telegraf-yarn plugin, internal/usage.Placements). Unlike the
+// syncs, which follow colocd's own applications, it sees every
+// application, colocd's and other tenants'.
+type PlacementSource interface {
+	// Placements returns, for the given hosts (named as the cluster names
+	// its nodes), every application with containers on one of them in
+	// [from, to), summarised from its samples. Hosts that had none are
+	// absent; an error means nothing was read.
+	Placements(ctx context.Context, hosts []string, from, to time.Time) ([]Placement, error)
+}
+
+// Placement is one application on one node over a window, as sampled.
+type Placement struct {
+	Node string
+	// App is the application id, application_<cluster timestamp>_<sequence>:
+	// YARN numbers applications in submission order, and colocd reserves its
+	// application's id when it admits the job, so the ids' order is the
+	// admission order.
+	App string
+	// Kind is colocd's job kind; "" for another tenant's application (and
+	// for one whose samples all lack it).
+	Kind string
+	// Type, Queue and Name are the application's YARN type, queue and name
+	// ("" when unknown): what names another tenant's application as a
+	// foreign kind (ForeignConfig).
+	Type, Queue, Name string
+	// First and Last are its first and last sample in the window, Samples
+	// how many there are.
+	First, Last time.Time
+	Samples     int
+	// Containers is its mean number of containers on the node over the
+	// samples.
+	Containers float64
+}
+
+// PlacementConfig is how the learning tick reads placement.
+type PlacementConfig struct {
+	// Tolerance is how far from each edge of the learning window an
+	// application's first and last samples may be for it to count as
+	// present at that edge: the sampler's interval plus how late its
+	// newest samples arrive (for Telegraf, interval + flush_interval,
+	// with jitter). An application present at both edges was present over
+	// the whole window.
+	Tolerance time.Duration
+	// Foreign says what kind another tenant's application counts as.
+	Foreign ForeignConfig
+}
+
+// ForeignMode names other tenants' applications as kinds.
+type ForeignMode string
+
+// Foreign modes.
+const (
+	// ForeignTypeQueue: Prefix + type + "." + queue, e.g. foreign.spark.etl.
+	ForeignTypeQueue ForeignMode = "type_queue"
+	// ForeignType: Prefix + type, e.g. foreign.spark.
+	ForeignType ForeignMode = "type"
+	// ForeignNone: no kind: other tenants' applications are not seen, as
+	// with the cluster syncs (ForeignConfig.Names still apply).
+	ForeignNone ForeignMode = "none"
+)
+
+// ForeignConfig names other tenants' applications as kinds (config
+// section learning.foreign). A foreign kind joins the compositions (the
+// profile model learns its profile) and the co-locations (the pair
+// preferences learn what a queued kind is worth beside it); no job of it
+// is ever admitted. Foreign kinds count against api.max_kinds like any
+// kind the learner knows, so at most MaxKinds of them are made; the
+// applications of any further one count as Prefix + "other".
+type ForeignConfig struct {
+	Mode     ForeignMode `mapstructure:"kind"`
+	Prefix   string      `mapstructure:"prefix"`
+	MaxKinds int         `mapstructure:"max_kinds"`
+	// Names are tried first, in order: an application whose name (the
+	// plugin's application_name = "field") matches Pattern counts as
+	// Prefix + Kind.
+	Names []ForeignName `mapstructure:"names"`
+}
+
+// ForeignName is one name pattern (RE2, unanchored) and the kind, after
+// the prefix, of the applications it matches.
+type ForeignName struct {
+	Pattern string `mapstructure:"pattern"`
+	Kind    string `mapstructure:"kind"`
+}
+
+// Defaults of the placement read (learning.placement_tolerance,
+// learning.foreign).
+const (
+	// DefaultPlacementTolerance: Telegraf's interval of 10 s plus its
+	// flush interval of 10 s, with room for jitter (configs/telegraf.conf).
+	DefaultPlacementTolerance = 30 * time.Second
+	DefaultForeignPrefix      = "foreign."
+	DefaultForeignMaxKinds    = 16
+	// MaxForeignNames bounds ForeignConfig.Names.
+	MaxForeignNames = 64
+	// foreignOverflow, after the prefix, is the kind of the applications
+	// past MaxKinds.
+	foreignOverflow = "other"
+)
+
+// DefaultForeignConfig names foreign kinds by type and queue.
+func DefaultForeignConfig() ForeignConfig {
+	return ForeignConfig{Mode: ForeignTypeQueue, Prefix: DefaultForeignPrefix, MaxKinds: DefaultForeignMaxKinds, Names: []ForeignName{}}
+}
+
+var (
+	// kindRE is queue.Job's kind rule.
+	kindRE          = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
+	foreignPrefixRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,31}$`)
+	kindSuffixRE    = regexp.MustCompile(`^[a-z0-9._-]+$`)
+)
+
+// Validate reports the first bad setting as a *FieldError named by its key
+// under learning.foreign.
+func (c ForeignConfig) Validate() error {
+	switch c.Mode {
+	case ForeignTypeQueue, ForeignType, ForeignNone:
+	default:
+		return &FieldError{"kind", fmt.Sprintf("must be %s, %s or %s, got %q", ForeignTypeQueue, ForeignType, ForeignNone, c.Mode)}
+	}
+	if !foreignPrefixRE.MatchString(c.Prefix) {
+		return &FieldError{"prefix", fmt.Sprintf("%q must match %s (a kind's start, so that foreign kinds are told from colocd's)", c.Prefix, foreignPrefixRE)}
+	}
+	if c.MaxKinds < 1 || c.MaxKinds > 1000 {
+		return &FieldError{"max_kinds", fmt.Sprintf("must be in [1, 1000], got %d", c.MaxKinds)}
+	}
+	if len(c.Names) > MaxForeignNames {
+		return &FieldError{"names", fmt.Sprintf("at most %d patterns, got %d", MaxForeignNames, len(c.Names))}
+	}
+	for i, n := range c.Names {
+		if _, err := regexp.Compile(n.Pattern); n.Pattern == "" || err != nil {
+			return &FieldError{fmt.Sprintf("names[%d].pattern", i), fmt.Sprintf("%q is not a regular expression (RE2): %v", n.Pattern, err)}
+		}
+		if k := c.Prefix + n.Kind; !kindSuffixRE.MatchString(n.Kind) || !kindRE.MatchString(k) {
+			return &FieldError{fmt.Sprintf("names[%d].kind", i), fmt.Sprintf("%q after prefix %q is not a kind (%s)", n.Kind, c.Prefix, kindRE)}
+		}
+	}
+	return nil
+}
+
+// Validate reports the first bad setting as a *FieldError named by its key
+// under learning.
+func (c PlacementConfig) Validate() error {
+	if c.Tolerance < time.Second || c.Tolerance > time.Hour {
+		return &FieldError{"placement_tolerance", fmt.Sprintf("must be in [1s, 1h], got %v", c.Tolerance)}
+	}
+	var fe *FieldError
+	if err := c.Foreign.Validate(); errors.As(err, &fe) {
+		return &FieldError{"foreign." + fe.Field, fe.Reason}
+	}
+	return nil
+}
+
+// Placed is a usage source that also says where applications ran. Given
+// as Options.Metrics, it makes the learning tick take the compositions and
+// co-locations it learns from from its PlacementSource instead of the
+// presence the cluster syncs record (learning.placement: influx); without
+// it nothing changes.
+type Placed struct {
+	UsageSource
+	src   PlacementSource
+	cfg   PlacementConfig
+	names []*regexp.Regexp
+	// refused are the foreign kinds past MaxKinds already logged (bounded
+	// by maxRefusedLogged). The engine's lock guards it: only Learn uses it.
+	refused map[string]bool
+}
+
+// maxRefusedLogged bounds the refused foreign kinds logged by name.
+const maxRefusedLogged = 1024
+
+// NewPlaced is usage with placement read from src.
+func NewPlaced(usage UsageSource, src PlacementSource, c PlacementConfig) (*Placed, error) {
+	if usage == nil || src == nil {
+		return nil, fmt.Errorf("placed usage: a usage source and a placement source are required")
+	}
+	if err := c.Validate(); err != nil {
+		return nil, fmt.Errorf("placed usage: %w", err)
+	}
+	p := &Placed{UsageSource: usage, src: src, cfg: c, refused: map[string]bool{}}
+	for _, n := range c.Foreign.Names {
+		p.names = append(p.names, regexp.MustCompile(n.Pattern)) // Validate compiled it
+	}
+	return p, nil
+}
+
+// unknownKind marks an application of which nothing but its id is known:
+// the sampler never had the resource manager's answer for it in the window.
+const unknownKind = "\x00unknown"
+
+// foreignKind is the kind another tenant's application counts as before
+// the cap, "" when none (ForeignNone).
+func (p *Placed) foreignKind(pl Placement) string {
+	f := p.cfg.Foreign
+	for i, re := range p.names {
+		if pl.Name != "" && re.MatchString(pl.Name) {
+			return f.Prefix + f.Names[i].Kind
+		}
+	}
+	switch f.Mode {
+	case ForeignTypeQueue:
+		return boundKind(f.Prefix + kindPart(pl.Type) + "." + kindPart(pl.Queue))
+	case ForeignType:
+		return boundKind(f.Prefix + kindPart(pl.Type))
+	}
+	return ""
+}
+
+// kindPart is s as part of a kind: lower case, every character a kind may
+// not hold a '-', without leading or trailing '-' and '.'; "unknown" when
+// nothing is left.
+func kindPart(s string) string {
+	out := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-' {
+			return r
+		}
+		return '-'
+	}, strings.ToLower(s))
+	if out = strings.Trim(out, "-."); out != "" {
+		return out
+	}
+	return "unknown"
+}
+
+// boundKind cuts a name longer than a kind may be, keeping it unique and
+// the same on every call: its first 54 bytes, '-', 8 hex digits of a hash
+// of the whole.
+func boundKind(k string) string {
+	if len(k) <= 63 {
+		return k
+	}
+	h := fnv.New32a()
+	h.Write([]byte(k))
+	return fmt.Sprintf("%s-%08x", k[:54], h.Sum32())
+}
+
+// placementKinds gives each placement its kind: colocd's, a foreign kind
+// (at most MaxKinds of them, counting those the learner and the profiles
+// know already; the others' applications count as Prefix + "other"),
+// unknownKind, or "" for an application not to be seen. New foreign kinds
+// are taken in name order, so that a tick's outcome does not depend on the
+// order of its placements; it also returns the foreign kinds it gave.
+func (e *Engine) placementKinds(p *Placed, pls []Placement) (kinds []string, foreign map[string]bool) {
+	f := p.cfg.Foreign
+	overflow := f.Prefix + foreignOverflow
+	known := map[string]bool{}
+	for _, k := range slices.Concat(e.learner.Kinds(), e.profiles.Kinds()) {
+		if strings.HasPrefix(k, f.Prefix) && k != overflow {
+			known[k] = true
+		}
+	}
+	kinds = make([]string, len(pls))
+	wanted := map[string]bool{}
+	for i, pl := range pls {
+		switch {
+		case pl.Kind != "":
+			kinds[i] = pl.Kind
+		case pl.Type == "" && pl.Queue == "" && pl.Name == "":
+			kinds[i] = unknownKind
+		default:
+			kinds[i] = p.foreignKind(pl)
+			if kinds[i] != "" && !known[kinds[i]] {
+				wanted[kinds[i]] = true
+			}
+		}
+	}
+	var refused []string
+	for _, k := range slices.Sorted(maps.Keys(wanted)) {
+		if len(known) < f.MaxKinds {
+			known[k] = true
+			continue
+		}
+		if !p.refused[k] && len(p.refused) < maxRefusedLogged {
+			p.refused[k] = true
+			refused = append(refused, k)
+		}
+	}
+	if len(refused) > 0 {
+		e.log.Warn("learn: more foreign kinds than learning.foreign.max_kinds; their applications count as one kind",
+			"max_kinds", f.MaxKinds, "kind", overflow, "refused", refused)
+	}
+	foreign = map[string]bool{}
+	for i, pl := range pls {
+		if pl.Kind == "" && kinds[i] != "" && kinds[i] != unknownKind {
+			if !known[kinds[i]] {
+				kinds[i] = overflow
+			}
+			foreign[kinds[i]] = true
+		}
+	}
+	return kinds, foreign
+}
+
+// placedWindow is what Learn takes from a placement read.
+type placedWindow struct {
+	colos []colocation
+	comps map[string][]profile.KindCount
+	// unplaced are nodes whose composition is not known: an application
+	// there of unknown kind, or a job the cluster syncs saw there over the
+	// whole window that the samples do not show (the sampler stopped).
+	unplaced []string
+}
+
+// readPlacement reads placement over [from, to) for the cluster's nodes
+// and turns it into what Learn uses. An error is the source's.
+func (e *Engine) readPlacement(ctx context.Context, p *Placed, from, to time.Time) (placedWindow, error) {
+	pw := placedWindow{comps: map[string][]profile.KindCount{}}
+	hosts := slices.Sorted(slices.Values(e.nodes))
+	if len(hosts) == 0 || !to.After(from) {
+		return pw, nil
+	}
+	pls, err := p.src.Placements(ctx, hosts, from, to)
+	if err != nil {
+		return pw, err
+	}
+	kinds, foreign := e.placementKinds(p, pls)
+	stays := map[string][]stay{}
+	skip := map[string]bool{}
+	for i, pl := range pls {
+		switch kinds[i] {
+		case "":
+			continue
+		case unknownKind:
+			skip[pl.Node] = true
+			continue
+		}
+		stays[pl.Node] = append(stays[pl.Node], placementStay(pl, kinds[i], foreign[kinds[i]], from, to, p.cfg.Tolerance))
+	}
+	// A job the syncs saw on a node over the whole window that the samples
+	// do not show: the sampler there stopped; nothing it says of the node
+	// can be trusted.
+	for node, m := range e.presence {
+		for _, pr := range m {
+			if !pr.since.After(from) && !pr.lastSeen.Before(to) &&
+				!slices.ContainsFunc(stays[node], func(s stay) bool { return s.kind == pr.kind }) {
+				skip[node] = true
+			}
+		}
+	}
+	for node, ss := range stays {
+		if skip[node] {
+			continue
+		}
+		pw.comps[node] = stayCompositions(ss, from, to)
+		if c, ok := colocationOf(node, ss, e.maxKinds); ok {
+			pw.colos = append(pw.colos, c)
+		}
+	}
+	slices.SortFunc(pw.colos, func(a, b colocation) int { return strings.Compare(a.node, b.node) })
+	pw.unplaced = slices.Sorted(maps.Keys(skip))
+	return pw, nil
+}
+
+// placementStay is one placement as a stay: present at an edge of the
+// window when a sample is within tol of it; otherwise it arrived at its
+// first sample, and left one sampling step (its samples' spacing, or tol
+// with one sample) after its last.
+func placementStay(pl Placement, kind string, foreign bool, from, to time.Time, tol time.Duration) stay {
+	s := stay{kind: kind, id: pl.App, order: appOrder(pl.App), foreign: foreign, containers: pl.Containers,
+		start: pl.First, end: to}
+	atStart, atEnd := pl.First.Sub(from) <= tol, to.Sub(pl.Last) <= tol
+	if atStart {
+		s.start = from
+	}
+	if !atEnd {
+		step := tol
+		if pl.Samples > 1 {
+			step = pl.Last.Sub(pl.First) / time.Duration(pl.Samples-1)
+		}
+		if s.end = pl.Last.Add(step); s.end.After(to) {
+			s.end = to
+		}
+	}
+	s.whole = atStart && atEnd
+	return s
+}
+
+// stayCompositions is a node's containers of each kind, each weighted by
+// the share of [from, to) it was there, summed in id order.
+func stayCompositions(ss []stay, from, to time.Time) []profile.KindCount {
+	span := float64(to.Sub(from))
+	ss = slices.Clone(ss)
+	slices.SortFunc(ss, func(a, b stay) int { return strings.Compare(a.id, b.id) })
+	var kc []profile.KindCount
+	for _, s := range ss {
+		if !s.end.After(s.start) {
+			continue
+		}
+		kc = addKindCount(kc, s.kind, s.containers*float64(s.end.Sub(s.start))/span)
+	}
+	slices.SortFunc(kc, func(a, b profile.KindCount) int { return strings.Compare(a.Kind, b.Kind) })
+	return kc
+}
+
+// appOrder is the admission order of an application id: its cluster
+// timestamp (when the RM started, milliseconds) and sequence number. An id
+// of another shape sorts after every well-formed one.
+func appOrder(id string) admission {
+	parts := strings.Split(id, "_")
+	if len(parts) == 3 && parts[0] == "application" {
+		ts, err1 := strconv.ParseInt(parts[1], 10, 64)
+		seq, err2 := strconv.ParseUint(parts[2], 10, 64)
+		if err1 == nil && err2 == nil {
+			return admission{at: time.UnixMilli(ts), seq: seq}
+		}
+	}
+	return admission{at: time.Unix(1<<62, 0)}
+}
