@@ -282,30 +282,23 @@ func (c *Collector) post(ctx context.Context, op, u string, body io.Reader, cont
 
 // Colocations returns, for each host, the sorted distinct job kinds that
 // had containers there at some point in [from, to), from the
-// yarn_containers points the colocd-telegraf-yarn plugin writes. Points
-// without a kind (applications colocd did not submit) are ignored. An
-// empty window gives an empty map and no error. It is the kinds-only view
-// of the same points; Placements (placements.go) reads every application,
-// with its times, containers, type and queue, and is what the learning
-// tick reads.
+// yarn_containers points the colocd-telegraf-yarn plugin writes
+// (Placements). Applications without a kind (colocd did not submit them)
+// are left out. An empty window gives an empty map and no error.
 func (c *Collector) Colocations(ctx context.Context, from, to time.Time) (map[string][]string, error) {
-	if err := checkWindow(from, to); err != nil {
-		return nil, err
-	}
-	op := fmt.Sprintf("colocations in [%s, %s)", fluxTime(from), fluxTime(to))
-	sets := map[string]map[string]bool{}
-	var err error
-	if c.cfg.Language == LanguageInfluxQL {
-		err = c.runInfluxQL(ctx, op, c.colocationsInfluxQL(from, to), func(st influxQLSeries) error {
-			return c.decodeInfluxQLColocations(st, sets, from, to)
-		})
-	} else {
-		err = c.run(ctx, op, c.colocationsQuery(from, to), func(body io.Reader) error {
-			return c.decodeColocations(body, sets, from, to)
-		})
-	}
+	ps, err := c.Placements(ctx, from, to)
 	if err != nil {
 		return nil, err
+	}
+	sets := map[string]map[string]bool{}
+	for _, p := range ps {
+		if p.Kind == "" {
+			continue
+		}
+		if sets[p.Host] == nil {
+			sets[p.Host] = map[string]bool{}
+		}
+		sets[p.Host][p.Kind] = true
 	}
 	out := make(map[string][]string, len(sets))
 	for h, kinds := range sets {

@@ -180,21 +180,6 @@ const (
 // DefaultHostPatternMax is Config.HostPatternMax's default; see usageQuery.
 const DefaultHostPatternMax = 200
 
-// colocationsQuery reads the yarn_containers counts in [from, to), again
-// as one pushed-down read and group(), with the distinct (host, kind)
-// pairs worked out by the decoder.
-func (c *Collector) colocationsQuery(from, to time.Time) string {
-	s := c.cfg.Schema
-	var b strings.Builder
-	fmt.Fprintf(&b, "// colocd collector: job kinds per host in [%s, %s)\n", fluxTime(from), fluxTime(to))
-	fmt.Fprintf(&b, "from(bucket: %s)\n", fluxString(c.cfg.Bucket))
-	fmt.Fprintf(&b, "\t|> range(start: %s, stop: %s)\n", fluxTime(from), fluxTime(readStop(from, to)))
-	fmt.Fprintf(&b, "\t|> filter(fn: (r) => r._measurement == %s and r._field == %s)\n",
-		fluxString(s.ContainersMeasurement), fluxString(s.ContainersField))
-	fmt.Fprintf(&b, "\t|> group()\n")
-	return b.String()
-}
-
 // readStop is the stop passed to range(): 1 ns before to, see usageQuery.
 func readStop(from, to time.Time) time.Time {
 	if stop := to.Add(-time.Nanosecond); stop.After(from) {

@@ -105,15 +105,6 @@ func (c *Collector) usageInfluxQL(hosts []string, all bool, from, to time.Time) 
 	return q, nil
 }
 
-// colocationsInfluxQL reads the yarn_containers counts in [from, to) by
-// host and kind.
-func (c *Collector) colocationsInfluxQL(from, to time.Time) string {
-	s := c.cfg.Schema
-	return fmt.Sprintf("SELECT %s::field FROM %s WHERE %s GROUP BY %s, %s",
-		influxQLIdent(s.ContainersField), influxQLIdent(s.ContainersMeasurement), influxQLWindow(from, to),
-		influxQLIdent(s.HostTag), influxQLIdent(s.ContainersKindTag))
-}
-
 // influxQLSeries is one series of a statement's answer, or the part of it
 // one chunk carries. Values hold json.Number, string or nil cells.
 type influxQLSeries struct {
@@ -250,44 +241,6 @@ func decodeInfluxQLUsage(st influxQLSeries, dec *usageDecoder) error {
 				return err
 			}
 		}
-	}
-	return nil
-}
-
-// decodeInfluxQLColocations collects host → set of kinds with containers
-// > 0 from one series of the colocations answer.
-func (c *Collector) decodeInfluxQLColocations(st influxQLSeries, out map[string]map[string]bool, from, to time.Time) error {
-	s := c.cfg.Schema
-	host, kind := st.Tags[s.HostTag], st.Tags[s.ContainersKindTag]
-	if host == "" || kind == "" {
-		return nil // not a colocd application
-	}
-	for _, row := range st.Values {
-		if len(row) < 2 || row[1] == nil {
-			continue
-		}
-		n, ok := row[1].(json.Number)
-		if !ok {
-			return fmt.Errorf("_value %v of %s is not a number", row[1], st.Name)
-		}
-		v, err := n.Float64()
-		if err != nil {
-			return fmt.Errorf("_value %q: %w", n, err)
-		}
-		if !(v > 0) {
-			continue
-		}
-		t, err := influxQLTime(row[0])
-		if err != nil {
-			return err
-		}
-		if t.Before(from) || !t.Before(to) {
-			continue
-		}
-		if out[host] == nil {
-			out[host] = map[string]bool{}
-		}
-		out[host][kind] = true
 	}
 	return nil
 }
