@@ -200,9 +200,9 @@ func drive(ctx context.Context, rc RunConfig, s *sim.Sim, store *queue.Store, es
 			rc.Observe(LearnEvent{At: it.At.Sub(start), Report: it.Learn, Learner: learner, Profiles: e.Profiles()})
 		}
 		ar := it.Admit
-		if len(ar.Requeued)+len(ar.Ambiguous) > 0 {
-			return nil, fmt.Errorf("run %s: admission pass at %v: requeued %v, ambiguous %v (%s)",
-				rc.Policy, now.Sub(start), ar.Requeued, ar.Ambiguous, ar.Stopped)
+		if len(ar.Rejected)+len(ar.Requeued)+len(ar.Ambiguous) > 0 {
+			return nil, fmt.Errorf("run %s: admission pass at %v: rejected %v, requeued %v, ambiguous %v (%s)",
+				rc.Policy, now.Sub(start), ar.Rejected, ar.Requeued, ar.Ambiguous, ar.Stopped)
 		}
 		for _, id := range ar.Admitted {
 			res.Admissions = append(res.Admissions, Admission{At: it.At.Sub(start), Seq: seqOf[id], Kind: kindOf[id]})

@@ -30,9 +30,15 @@ var (
 	// ErrUnknownApp: the cluster has no application with that id (it never
 	// saw a submission under it, or has forgotten it).
 	ErrUnknownApp = errors.New("unknown application")
-	// ErrRejected: the cluster refused a submission; it certainly does not
-	// run, and retrying it unchanged would fail again.
+	// ErrRejected: the cluster refused the job (its spec, its kind, its
+	// user); it certainly does not run, and submitting it again would fail
+	// again: the engine fails the job with the refusal.
 	ErrRejected = errors.New("submission rejected")
+	// ErrStaleAppID: the cluster refused the application id, not the job
+	// (an id it never reserved, or one holding another job); it certainly
+	// does not run, and the engine puts the job back in the queue to be
+	// admitted under a fresh id.
+	ErrStaleAppID = errors.New("application id not usable")
 )
 
 // State is a snapshot of the cluster.

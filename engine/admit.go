@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sort"
 
@@ -18,10 +19,11 @@ import (
 // AdmitReport says what one AdmitPass did.
 type AdmitReport struct {
 	Admitted  []string // job ids admitted and submitted (or left for Reconcile)
-	Requeued  []string // job ids whose submission the cluster rejected
+	Rejected  []string // job ids failed because the cluster refused their submission
+	Requeued  []string // job ids queued again: the cluster refused their application id
 	Ambiguous []string // job ids whose submission outcome is unknown (left admitted)
 	// Stopped says why the pass ended: "empty", "nothing fits", "max_running",
-	// "rejected", "ambiguous", "context".
+	// "stale id", "ambiguous", "context".
 	Stopped string
 }
 
@@ -29,7 +31,8 @@ type AdmitReport struct {
 // admission.max_running allows. Each admission is recorded first and acted
 // on second: reserve an application id, store.Admit (the job, its app id
 // and the decision in one transaction), then submit. A definite rejection
-// requeues the job; an ambiguous failure (a timeout) leaves it admitted for
+// fails the job with the cluster's reason and the pass goes on; an
+// ambiguous failure (a timeout) leaves it admitted for
 // Sync/Reconcile to check under the same id. In shadow mode the learned
 // choice is computed and journaled, but the FIFO choice is admitted.
 //
@@ -165,7 +168,16 @@ func (e *Engine) admitOne(ctx context.Context, rep *AdmitReport, v *passView) (d
 		}
 	}
 	// Then act.
-	err = e.cluster.Submit(ctx, appID, job)
+	return e.submitted(rep, v, job, appID, e.cluster.Submit(ctx, appID, job), admit, learned, rec.Shadow, log)
+}
+
+// submitted acts on the outcome err of submitting job as appID, decided by
+// admit (learned: the learned policy's decision): the job joins the pass's
+// view, fails (a refusal), goes back to the queue (a refused id) or is
+// left admitted for Sync (an unknown outcome). done reports that the pass
+// should end.
+func (e *Engine) submitted(rep *AdmitReport, v *passView, job queue.Job, appID string, err error,
+	admit, learned queue.Decision, shadow bool, log *slog.Logger) (done bool, _ error) {
 	switch {
 	case err == nil:
 		v.arrive(job, appID)
@@ -174,22 +186,33 @@ func (e *Engine) admitOne(ctx context.Context, rep *AdmitReport, v *passView) (d
 		if e.mx != nil {
 			e.mx.Admitted(e.clock.Now().Sub(job.CreatedAt), forcedBy(admit))
 		}
-		log.Info("job admitted", "app", appID, "state", queue.StateAdmitted, "forced", learned.Forced, "shadow", rec.Shadow,
+		log.Info("job admitted", "app", appID, "state", queue.StateAdmitted, "forced", learned.Forced, "shadow", shadow,
 			"learned_choice", learned.Chosen, "passed", len(admit.Passed))
 		return false, nil
 	case errors.Is(err, cluster.ErrRejected):
+		// A definite refusal (a malformed spec, a user the proxy-user
+		// rules refuse, a queue that does not exist): the same submission
+		// would fail again, so the job fails with the cluster's reason and
+		// the pass goes on. Requeueing it stalled the queue behind it.
 		e.backendOK(backendCluster) // it answered: a refusal, not an outage
 		if e.mx != nil {
 			e.mx.AdmissionFailed()
 		}
+		if err2 := e.failRejected(job, err); err2 != nil {
+			return true, fmt.Errorf("admit job %s: %w", job.ID, err2)
+		}
+		rep.Rejected = append(rep.Rejected, job.ID)
+		return false, nil
+	case errors.Is(err, cluster.ErrStaleAppID):
+		e.backendOK(backendCluster)
 		_, err2 := e.store.Requeue(job.ID, err.Error())
 		e.StoreWrite("requeue", err2)
 		if err2 != nil {
-			return true, fmt.Errorf("admit job %s: requeue after rejection (%v): %w", job.ID, err, err2)
+			return true, fmt.Errorf("admit job %s: requeue after its application id was refused (%v): %w", job.ID, err, err2)
 		}
-		log.Warn("job requeued: submission rejected", "app", appID, "state", queue.StatePending, "err", err)
+		log.Warn("job requeued: the cluster refused its application id", "app", appID, "state", queue.StatePending, "err", err)
 		rep.Requeued = append(rep.Requeued, job.ID)
-		rep.Stopped = "rejected"
+		rep.Stopped = "stale id"
 		return true, nil
 	default:
 		e.backendError("submit")

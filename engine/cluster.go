@@ -26,8 +26,10 @@ type Cluster interface {
 	// admitted (YARN new-application).
 	Reserve(ctx context.Context) (appID string, err error)
 	// Submit starts the job as application appID. An error wrapping
-	// cluster.ErrRejected is definite (the cluster did not and will not run
-	// it); any other error is ambiguous (it may have been accepted).
+	// cluster.ErrRejected (the job is refused: it fails) or
+	// cluster.ErrStaleAppID (the id is: the job is queued again) is
+	// definite, the cluster did not and will not run it; any other error is
+	// ambiguous (it may have been accepted).
 	Submit(ctx context.Context, appID string, j queue.Job) error
 	// App reports one application; cluster.ErrUnknownApp when the cluster
 	// does not know appID.

@@ -642,7 +642,8 @@ func TestSubmitFailures(t *testing.T) {
 		wantState queue.State // after the pass
 		wantAfter queue.State // after the next sync
 	}{
-		{"rejected", false, fmt.Errorf("%w: quota", cluster.ErrRejected), queue.StatePending, queue.StatePending},
+		{"rejected", false, fmt.Errorf("%w: user bob may not be impersonated", cluster.ErrRejected), queue.StateFailed, queue.StateFailed},
+		{"stale application id", false, fmt.Errorf("%w: never reserved", cluster.ErrStaleAppID), queue.StatePending, queue.StatePending},
 		{"timeout before the cluster saw it", false, timeout, queue.StateAdmitted, queue.StateRunning},
 		{"timeout after the cluster took it", true, timeout, queue.StateAdmitted, queue.StateRunning},
 	} {
@@ -750,7 +751,7 @@ func TestReconcile(t *testing.T) {
 	}
 }
 
-func TestReconcileRequeuesRejected(t *testing.T) {
+func TestReconcileRequeuesStaleAppID(t *testing.T) {
 	h := newHarness(t, harnessOpts{nodes: 1, noRecon: true})
 	id := h.submit("cpu")[0]
 	// An id the cluster never reserved: the simulator refuses it.
@@ -850,5 +851,36 @@ func TestPrepareRefusesJobsLargerThanTheCluster(t *testing.T) {
 	}
 	if err := h.e.Prepare(&j); err != nil {
 		t.Errorf("Prepare(default job) = %v", err)
+	}
+}
+
+// TestRejectedJobDoesNotStallTheQueue: a job the cluster refuses (here a
+// user its proxy-user rules refuse) fails with the refusal as its
+// diagnostics, and the jobs queued behind it are admitted in the same pass.
+func TestRejectedJobDoesNotStallTheQueue(t *testing.T) {
+	fc := &flakyCluster{}
+	h := newHarness(t, harnessOpts{nodes: 4, cluster: func(c *simcluster.Cluster) Cluster { fc.Cluster = c; return fc }})
+	ids := h.submit("cpu", "disk", "net")
+	refused := ""
+	fc.set(func(string) (bool, error) {
+		if refused == "" { // the first submission of the pass is refused
+			refused = "yes"
+			return false, fmt.Errorf("%w: User: colocd is not allowed to impersonate bob", cluster.ErrRejected)
+		}
+		return true, nil
+	})
+	rep := h.admit()
+	if len(rep.Rejected) != 1 || len(rep.Admitted) != 2 {
+		t.Fatalf("pass %+v: want one job rejected and the other two admitted", rep)
+	}
+	j, err := h.store.Get(rep.Rejected[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.State != queue.StateFailed || !strings.Contains(j.Diagnostics, "not allowed to impersonate bob") || j.FinishedAt == nil {
+		t.Errorf("refused job: state %s, diagnostics %q, finished %v; want failed with the refusal", j.State, j.Diagnostics, j.FinishedAt)
+	}
+	if !slices.Contains(ids, j.ID) {
+		t.Errorf("rejected %s is none of %v", j.ID, ids)
 	}
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -65,4 +66,17 @@ func (e *Engine) logTick(rep LearnReport, took time.Duration) {
 		"hosts_observed", rep.Observed, "hosts_profiled", rep.Profile.Observations,
 		"hosts_stale", len(rep.Stale), "hosts_invalid", len(rep.Invalid),
 		"new_kinds", rep.Profile.NewKinds, "took", took)
+}
+
+// failRejected fails job j, whose submission the cluster definitely
+// refused (cluster.ErrRejected), with the refusal as its diagnostics: an
+// ERROR line, as a job that will not run is one an operator must hear of.
+func (e *Engine) failRejected(j queue.Job, rejected error) error {
+	done, err := e.store.Finish(j.ID, queue.StateFailed, rejected.Error())
+	e.StoreWrite("fail", err)
+	if err != nil {
+		return fmt.Errorf("fail after the cluster refused it (%v): %w", rejected, err)
+	}
+	e.jobLog(done).Error("job failed: the cluster refused its submission", "state", done.State, "err", rejected)
+	return nil
 }

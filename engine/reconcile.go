@@ -17,7 +17,8 @@ type SyncReport struct {
 	Started     []string  // job ids that became running
 	Finished    []string  // job ids that ended
 	Resubmitted []string  // job ids submitted again under their recorded app id
-	Requeued    []string  // job ids returned to pending (their submission was rejected)
+	Requeued    []string  // job ids returned to pending (no application id, or one the cluster refused)
+	Rejected    []string  // job ids failed: the cluster refused their resubmission
 	Parked      []string  // job ids parked: their application vanished and may have run
 }
 
@@ -54,7 +55,7 @@ func (e *Engine) Reconcile(ctx context.Context) (SyncReport, error) {
 	}
 	e.reconciled = true
 	e.log.Info("reconciled with the cluster", "jobs", len(jobs), "started", len(rep.Started),
-		"finished", len(rep.Finished), "resubmitted", len(rep.Resubmitted), "requeued", len(rep.Requeued),
+		"finished", len(rep.Finished), "resubmitted", len(rep.Resubmitted), "requeued", len(rep.Requeued), "rejected", len(rep.Rejected),
 		"parked", len(rep.Parked))
 	return rep, nil
 }
@@ -140,7 +141,7 @@ func (e *Engine) syncLocked(ctx context.Context) (SyncReport, *cluster.State, er
 		}
 	}
 	e.observe(st, byApp, rep.At)
-	if len(rep.Finished) > 0 || len(rep.Requeued) > 0 {
+	if len(rep.Finished) > 0 || len(rep.Requeued) > 0 || len(rep.Rejected) > 0 {
 		e.Kick()
 	}
 	return rep, &st, nil
@@ -252,7 +253,7 @@ func (e *Engine) resubmit(ctx context.Context, j queue.Job, rep *SyncReport) err
 		return nil
 	}
 	err := e.cluster.Submit(ctx, j.AppID, j)
-	if err == nil || errors.Is(err, cluster.ErrRejected) {
+	if err == nil || errors.Is(err, cluster.ErrRejected) || errors.Is(err, cluster.ErrStaleAppID) {
 		e.backendOK(backendCluster)
 	}
 	switch {
@@ -268,10 +269,15 @@ func (e *Engine) resubmit(ctx context.Context, j queue.Job, rep *SyncReport) err
 			rep.Started = append(rep.Started, j.ID)
 		}
 	case errors.Is(err, cluster.ErrRejected):
+		if err2 := e.failRejected(j, err); err2 != nil {
+			return err2
+		}
+		rep.Rejected = append(rep.Rejected, j.ID)
+	case errors.Is(err, cluster.ErrStaleAppID):
 		if _, err2 := e.store.Requeue(j.ID, err.Error()); err2 != nil {
 			return err2
 		}
-		log.Warn("job requeued: resubmission rejected", "state", queue.StatePending, "err", err)
+		log.Warn("job requeued: the cluster refused its recorded application id", "state", queue.StatePending, "err", err)
 		rep.Requeued = append(rep.Requeued, j.ID)
 	default:
 		e.backendError("submit")

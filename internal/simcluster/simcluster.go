@@ -194,28 +194,32 @@ func (c *Cluster) Reserve(ctx context.Context) (string, error) {
 }
 
 // Submit places and starts the job, or, when it does not fit the free
-// room now, accepts it to start once it does (see Cluster). A submission
-// the simulator cannot take (an unknown kind or id) is rejected; one it
-// already has is success.
+// room now, accepts it to start once it does (see Cluster). A job of an
+// unknown kind is rejected (cluster.ErrRejected); an id the simulator did
+// not reserve, or one holding another job, is cluster.ErrStaleAppID; a
+// submission it already has is success.
 func (c *Cluster) Submit(ctx context.Context, appID string, j queue.Job) error {
 	var err error
 	c.exec(func(s *sim.Sim) {
 		if a, ok := s.App(appID); ok {
 			if a.JobID != j.ID {
-				err = fmt.Errorf("%w: application %s already runs job %s", cluster.ErrRejected, appID, a.JobID)
+				err = fmt.Errorf("%w: application %s already runs job %s", cluster.ErrStaleAppID, appID, a.JobID)
 			}
 			return
 		}
 		if w, _, ok := c.waitingFor(appID); ok {
 			if w.jobID != j.ID {
-				err = fmt.Errorf("%w: application %s already holds job %s", cluster.ErrRejected, appID, w.jobID)
+				err = fmt.Errorf("%w: application %s already holds job %s", cluster.ErrStaleAppID, appID, w.jobID)
 			}
 			return
 		}
 		spec := sim.AppSpec{JobID: j.ID, Kind: j.Kind, User: j.User, Queue: j.Queue, Tags: jobTags(j.ID, j.Kind)}
 		if err = s.CheckSubmit(appID, spec); err != nil {
-			if errors.Is(err, sim.ErrUnknownKind) || errors.Is(err, sim.ErrUnknownApp) {
+			switch {
+			case errors.Is(err, sim.ErrUnknownKind):
 				err = fmt.Errorf("%w: %w", cluster.ErrRejected, err)
+			case errors.Is(err, sim.ErrUnknownApp):
+				err = fmt.Errorf("%w: %w", cluster.ErrStaleAppID, err)
 			}
 			return
 		}

@@ -63,8 +63,8 @@ func TestSubmissionWaitsForRoom(t *testing.T) {
 	if err := c.Submit(ctx, huge, queue.Job{ID: "B", Kind: "huge"}); err != nil {
 		t.Errorf("submitting the waiting job again: %v, want success", err)
 	}
-	if err := c.Submit(ctx, huge, queue.Job{ID: "X", Kind: "huge"}); !errors.Is(err, cluster.ErrRejected) {
-		t.Errorf("another job under the waiting id: %v, want cluster.ErrRejected", err)
+	if err := c.Submit(ctx, huge, queue.Job{ID: "X", Kind: "huge"}); !errors.Is(err, cluster.ErrStaleAppID) {
+		t.Errorf("another job under the waiting id: %v, want cluster.ErrStaleAppID", err)
 	}
 	state, err := c.State(ctx)
 	if err != nil {

@@ -97,8 +97,8 @@ func TestSimStateReplay(t *testing.T) {
 	if err := c2.Submit(ctx, apps[3], j); err != nil {
 		t.Errorf("a repeated submit of the same job is not an error: %v", err)
 	}
-	if err := c2.Submit(ctx, apps[3], queue.Job{ID: "OTHER", Kind: "cpu"}); !errors.Is(err, cluster.ErrRejected) {
-		t.Errorf("another job under a used id: %v, want cluster.ErrRejected", err)
+	if err := c2.Submit(ctx, apps[3], queue.Job{ID: "OTHER", Kind: "cpu"}); !errors.Is(err, cluster.ErrStaleAppID) {
+		t.Errorf("another job under a used id: %v, want cluster.ErrStaleAppID", err)
 	}
 	if got, want := s2.NewApplication(), s.NewApplication(); got != want {
 		t.Errorf("next id after replay %s, want %s", got, want)
