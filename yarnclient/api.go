@@ -297,9 +297,14 @@ func (c *Client) nmBase(addr string) (*url.URL, error) {
 
 // NewApplication reserves an application id: POST
 // /ws/v1/cluster/apps/new-application. Never retried: a retry would only
-// waste an id, but it is a write.
-func (c *Client) NewApplication(ctx context.Context) (NewApplication, error) {
-	resp, err := c.rmCall(ctx, request{method: http.MethodPost, path: PathNewApplication, ok: status200})
+// waste an id, but it is a write. The RM does not tie the id to the user
+// who asked for it: any user may submit under it.
+func (c *Client) NewApplication(ctx context.Context, opts ...CallOption) (NewApplication, error) {
+	o, err := applyCallOptions(opts)
+	if err != nil {
+		return NewApplication{}, err
+	}
+	resp, err := c.rmCall(ctx, request{method: http.MethodPost, path: PathNewApplication, ok: status200, as: o.as})
 	if err != nil {
 		return NewApplication{}, err
 	}
@@ -311,8 +316,14 @@ func (c *Client) NewApplication(ctx context.Context) (NewApplication, error) {
 // accepted the connection, and never retried: after an error the caller must
 // ask the RM (App) whether sub.ApplicationID exists before submitting again.
 // (The RM itself treats a second submission of an id it knows as a no-op.)
-func (c *Client) SubmitApp(ctx context.Context, sub SubmissionContext) (string, error) {
+// With As(user) the application is user's: its "user" in the RM's reports,
+// the owner its ACLs and its containers run as.
+func (c *Client) SubmitApp(ctx context.Context, sub SubmissionContext, opts ...CallOption) (string, error) {
 	if err := checkAppID("ApplicationID", sub.ApplicationID); err != nil {
+		return "", err
+	}
+	o, err := applyCallOptions(opts)
+	if err != nil {
 		return "", err
 	}
 	var buf bytes.Buffer
@@ -322,26 +333,32 @@ func (c *Client) SubmitApp(ctx context.Context, sub SubmissionContext) (string, 
 		return "", fmt.Errorf("yarnclient: encode submission of %s: %w", sub.ApplicationID, err)
 	}
 	body := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
-	resp, err := c.rmCall(ctx, request{method: http.MethodPost, path: PathApps, body: body, ok: status2xx})
+	resp, err := c.rmCall(ctx, request{method: http.MethodPost, path: PathApps, body: body, ok: status2xx, as: o.as})
 	if err != nil {
 		return "", err
 	}
 	loc := resp.header.Get("Location")
-	c.log.Info("submitted application", "app", sub.ApplicationID, "queue", sub.Queue, "location", loc)
+	c.log.Info("submitted application", "app", sub.ApplicationID, "queue", sub.Queue, "location", loc, "as", o.as)
 	return loc, nil
 }
 
 // KillApp asks the RM to kill an application: PUT
 // /ws/v1/cluster/apps/{appid}/state with {"state":"KILLED"}. Both the 202
 // (kill under way) and the 200 (done, or already final) answers are success.
-// Never retried.
-func (c *Client) KillApp(ctx context.Context, appID string) error {
+// Never retried. The RM lets the application's owner kill it, and users
+// its MODIFY_APP ACL, yarn.admin.acl or its queue's administrators name
+// (with yarn.acl.enable); As(owner) kills as the owner.
+func (c *Client) KillApp(ctx context.Context, appID string, opts ...CallOption) error {
 	if err := checkAppID("appID", appID); err != nil {
 		return err
 	}
-	_, err := c.rmCall(ctx, request{
+	o, err := applyCallOptions(opts)
+	if err != nil {
+		return err
+	}
+	_, err = c.rmCall(ctx, request{
 		method: http.MethodPut, path: PathAppState(appID),
-		body: []byte(`{"state":"KILLED"}`), ok: status2xx,
+		body: []byte(`{"state":"KILLED"}`), ok: status2xx, as: o.as,
 	})
 	return err
 }

@@ -275,6 +275,8 @@ type request struct {
 	body       []byte
 	idempotent bool           // may be retried and failed over after it was sent
 	ok         func(int) bool // statuses that mean success
+	as         string         // act for this user (As); "": the client itself
+	doAsParam  string         // the proxy-user parameter; "": doAsRM
 }
 
 func status200(s int) bool { return s == http.StatusOK }
@@ -312,13 +314,18 @@ func (e *transportError) Unwrap() error { return e.err }
 // when there are several.
 type unavailableError struct {
 	method, url string // url: the RM's and the path with one RM, the path alone with several
+	what        string // what was unavailable; "": "resource manager"
 	tries       int
 	causes      []error
 }
 
 func (e *unavailableError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "yarnclient: %s %s: resource manager unavailable", e.method, e.url)
+	what := e.what
+	if what == "" {
+		what = "resource manager"
+	}
+	fmt.Fprintf(&b, "yarnclient: %s %s: %s unavailable", e.method, e.url, what)
 	if e.tries > 1 {
 		b.WriteString(" " + strings.TrimSuffix(afterTries(e.tries), ": "))
 	}
@@ -628,7 +635,7 @@ func (c *Client) exchange(ctx context.Context, u *url.URL, r request) (*response
 	if r.body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	if err := c.auth.Authenticate(req); err != nil {
+	if err := c.authenticate(req, r); err != nil {
 		return nil, fmt.Errorf("yarnclient: %s %s: authenticate: %w", r.method, shown.String(), err)
 	}
 	hresp, err := c.http.Do(req)

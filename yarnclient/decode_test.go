@@ -24,6 +24,8 @@ var decoders = map[string]func([]byte) (any, error){
 	"nm-containers":      func(b []byte) (any, error) { return decodeNMContainers(b) },
 	"new-application":    func(b []byte) (any, error) { return decodeNewApplication(b) },
 	"history-app":        func(b []byte) (any, error) { return decodeHistoryApp(b) },
+	"delegation-token":   func(b []byte) (any, error) { return decodeDelegationToken(b) },
+	"webhdfs-token":      func(b []byte) (any, error) { return decodeWebHDFSToken(b) },
 	"submit": func(b []byte) (any, error) {
 		var s SubmissionContext
 		err := json.Unmarshal(b, &s)
@@ -564,6 +566,20 @@ func FuzzDecoders(f *testing.F) {
 		var tags Tags
 		_ = json.Unmarshal(body, &tags)
 		_, _ = AppIDFromContainerID(string(body))
+		if tok, err := ParseToken(string(body)); err == nil {
+			if again, err := ParseToken(tok.Encode()); err != nil || !tokensEqual(tok, again) {
+				t.Errorf("ParseToken(Encode(%+v)) = %+v, %v", tok, again, err)
+			}
+		}
+		if id, err := ParseTokenIdentifier(body); err == nil {
+			if again, err := ParseTokenIdentifier(id.Marshal()); err != nil || again != id {
+				t.Errorf("ParseTokenIdentifier(Marshal(%+v)) = %+v, %v", id, again, err)
+			}
+		}
+		sub := SubmissionContext{AMContainerSpec: body}
+		if _, err := sub.Credentials(); err == nil {
+			_ = sub.AddTokens(map[string]string{"a": "b"})
+		}
 		_, _, _ = parseAppID(string(body))
 	})
 }
@@ -610,4 +626,9 @@ func TestDecodeHistoryApp(t *testing.T) {
 	if _, ok := AppIDClusterTimestamp("colocd-cmd-abc"); ok {
 		t.Error("AppIDClusterTimestamp of a command token: ok")
 	}
+}
+
+func tokensEqual(a, b Token) bool {
+	return string(a.Identifier) == string(b.Identifier) && string(a.Password) == string(b.Password) &&
+		a.Kind == b.Kind && a.Service == b.Service
 }

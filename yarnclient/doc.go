@@ -1,5 +1,6 @@
 // Package yarnclient is colocd's client of the Hadoop YARN ResourceManager
-// REST API (Hadoop 2.7 and 3.x), plus the one NodeManager endpoint it needs.
+// REST API (Hadoop 2.7 and 3.x), plus the one NodeManager endpoint and the
+// one WebHDFS operation (GETDELEGATIONTOKEN) it needs.
 //
 // # What it owns
 //
@@ -12,8 +13,19 @@
 //     attempt-containers endpoint and a NodeManager's containers.
 //   - Submission over REST: new-application, then the
 //     application-submission-context (202 Accepted + Location), with the
-//     submitter's am-container-spec passed through untouched; kill through
+//     submitter's am-container-spec passed through untouched (but for
+//     tokens added to its credentials, AddTokens); kill through
 //     PUT .../state {"state":"KILLED"}.
+//   - Acting for a user (As): the writes and the delegation token requests
+//     carry doAs=<user> (WebHDFS: doas) and the server's proxy-user rules
+//     decide, or, with simple auth, user.name=<user>.
+//   - Delegation tokens: the RM's Cluster Delegation Tokens API
+//     (RMDelegationToken, over Kerberos only) and WebHDFS's
+//     GETDELEGATIONTOKEN (HDFSDelegationToken, across a namespace's HA
+//     NameNodes); Hadoop's Token writable (ParseToken, Token.Encode, the
+//     URL-safe base64 every one of these APIs speaks) and the delegation
+//     token identifier; a submission's am-container-spec credentials
+//     (Credentials, AddTokens).
 //   - Submission by command (spark-submit, flink run, ...): the command runs
 //     with a timeout, its process group is killed on timeout, its output tail
 //     is kept, and the tags reach it through COLOCD_YARN_TAGS and the
@@ -42,8 +54,10 @@
 // exponential backoff (Config.Retries, Backoff, MaxBackoff). A 401 that
 // asks for Negotiate is sent once more, writes included, when the Auth is a
 // Refresher (a server that refused the authentication did not act on the
-// call). The writes —
-// new-application, submit and kill — are never retried. A write is sent to a
+// call). The writes — new-application, submit, kill and the RM delegation
+// token — are never retried. WebHDFS's GETDELEGATIONTOKEN is a GET and
+// retried like one, after passing over the NameNodes that are standby or
+// unreachable. A write is sent to a
 // second RM only when the first cannot have acted on it: it refused the
 // connection, or it answered as a standby. After any other failure of
 // SubmitApp the caller must ask the RM (App) whether the id exists before
@@ -55,8 +69,10 @@
 //
 // # Gaps
 //
-// Delegation tokens are not implemented; an Auth that sets
-// "X-Hadoop-Delegation-Token" plugs in without changes here. Hadoop's
+// Delegation tokens are fetched and passed on, never renewed or
+// cancelled here (the RM does that for an application's tokens), and
+// never used to authenticate colocd itself: an Auth that sets
+// "X-Hadoop-Delegation-Token" would plug in without changes here. Hadoop's
 // hadoop.auth cookie is not kept (no cookie jar): every request
 // authenticates afresh. Simple auth (user.name) and TLS with a custom CA
 // (Config.CAFile) are built in. Only JSON is spoken, never XML. The

@@ -34,6 +34,9 @@ var (
 	ErrDecode = errors.New("yarnclient: cannot decode response")
 	// ErrInvalid: a bad Config or argument; the message names the field.
 	ErrInvalid = errors.New("yarnclient: invalid argument")
+	// ErrNoToken: a NameNode issued no delegation token ({"Token":null}):
+	// its security is off, and no token is needed.
+	ErrNoToken = errors.New("yarnclient: no delegation token issued (security is off)")
 	// ErrCommandFailed: a submission command exited non-zero or could not start.
 	ErrCommandFailed = errors.New("yarnclient: submit command failed")
 	// ErrCommandTimeout: a submission command ran past its timeout and was

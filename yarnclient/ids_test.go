@@ -49,10 +49,10 @@ func TestParseJobTags(t *testing.T) {
 
 func TestNodeHost(t *testing.T) {
 	for in, want := range map[string]string{
-		"node01.example.com:45454":         "node01.example.com",
-		"http://node01.example.com:8042":   "node01.example.com",
-		"node01":                           "node01",
-		"[2001:db8::1]:45454":              "2001:db8::1",
+		"node01.example.com:45454":       "node01.example.com",
+		"http://node01.example.com:8042": "node01.example.com",
+		"node01":                         "node01",
+		"[2001:db8::1]:45454":            "2001:db8::1",
 	} {
 		if got := yarnclient.NodeHost(in); got != want {
 			t.Errorf("NodeHost(%q) = %q, want %q", in, got, want)

@@ -305,6 +305,11 @@ type NewApplication struct {
 // does not interpret are passed through verbatim as raw JSON, so whatever the
 // submitter wrote reaches the RM unchanged. Zero values are omitted and take
 // the RM's defaults, except the documented booleans.
+// CancelTokensWhenComplete is not in the docs' table but in the RM's
+// ApplicationSubmissionContextInfo ("cancel-tokens-when-complete"): when
+// true the RM cancels the credentials' delegation tokens once the
+// application ends; absent, the RM's REST API takes false and leaves them
+// to expire.
 type SubmissionContext struct {
 	ApplicationID                           string          `json:"application-id"`
 	ApplicationName                         string          `json:"application-name,omitempty"`
@@ -312,6 +317,7 @@ type SubmissionContext struct {
 	Priority                                int             `json:"priority,omitempty"`
 	AMContainerSpec                         json.RawMessage `json:"am-container-spec,omitempty"`
 	UnmanagedAM                             bool            `json:"unmanaged-AM"`
+	CancelTokensWhenComplete                *bool           `json:"cancel-tokens-when-complete,omitempty"`
 	MaxAppAttempts                          int             `json:"max-app-attempts,omitempty"`
 	Resource                                *ResourceInfo   `json:"resource,omitempty"`
 	ApplicationType                         string          `json:"application-type,omitempty"`
@@ -351,6 +357,10 @@ func (s SubmissionContext) Clone() SubmissionContext {
 	if s.Resource != nil {
 		r := *s.Resource
 		c.Resource = &r
+	}
+	if s.CancelTokensWhenComplete != nil {
+		b := *s.CancelTokensWhenComplete
+		c.CancelTokensWhenComplete = &b
 	}
 	if s.ApplicationTags != nil {
 		c.ApplicationTags = append(Tags(nil), s.ApplicationTags...)

@@ -43,7 +43,72 @@ type Config struct {
 	// sooner when the cluster metrics' node counts change. 0: on every
 	// reading of the cluster.
 	NodesRefresh time.Duration `mapstructure:"nodes_refresh"`
+	// SubmitAs is whose the applications are: the daemon's (colocd's own
+	// user) or each job's user (REST submission only). See SubmitAs.
+	SubmitAs SubmitAs `mapstructure:"submit_as"`
+	// Tokens are the delegation tokens fetched for each application when
+	// its job is admitted (REST submission only).
+	Tokens TokensConfig `mapstructure:"tokens"`
 }
+
+// SubmitAs is whose applications colocd submits.
+type SubmitAs string
+
+// Submit-as modes.
+const (
+	// SubmitAsDaemon: every application is colocd's user's.
+	SubmitAsDaemon SubmitAs = "daemon"
+	// SubmitAsJobUser: each application is its job's user's (the API
+	// token's user that submitted it): with yarn.auth kerberos colocd
+	// authenticates as itself and asks for doAs=<user>, which the RM's
+	// proxy-user rules decide (core-site.xml hadoop.proxyuser.<colocd's
+	// short name>.users, .groups and .hosts); with simple auth the calls
+	// carry user.name=<user>. The submission (and the delegation tokens)
+	// and the kill act as the user; new-application (the RM ties no id to
+	// a user) and every read stay colocd's.
+	SubmitAsJobUser SubmitAs = "job_user"
+)
+
+// TokensConfig is the yarn.tokens section: the delegation tokens colocd
+// fetches for each application when its job is admitted, not when it is
+// queued (a job may wait longer than a token lives: HDFS and RM tokens
+// expire unless renewed every 24 h, and live 7 days at most), for the
+// job's user with submit_as job_user. They go into the submission's
+// am-container-spec.credentials.tokens, with cancel-tokens-when-complete
+// set (unless the submitter set it): the RM renews them while the
+// application runs and cancels them when it ends.
+type TokensConfig struct {
+	// RM fetches a ResourceManager delegation token (the Cluster
+	// Delegation Tokens API, which needs yarn.auth kerberos).
+	RM bool `mapstructure:"rm"`
+	// RMService is the service the RM token is labelled with: the RMs'
+	// RPC addresses as an application's YARN client names them
+	// (ClientRMProxy: each RM's yarn.resourcemanager.address, comma-
+	// separated with HA, ip:port while hadoop.security.token.service.use_ip
+	// is true, its default). The RM issues the token without one.
+	RMService string `mapstructure:"rm_service"`
+	// Renewer may renew the tokens: the RM principal's short name (yarn),
+	// so that the RM renews them while the application runs.
+	Renewer string `mapstructure:"renewer"`
+	// HDFS lists the HDFS namespaces to fetch a delegation token of
+	// (WebHDFS GETDELEGATIONTOKEN, kind HDFS_DELEGATION_TOKEN).
+	HDFS []HDFSTokens `mapstructure:"hdfs"`
+}
+
+// HDFSTokens is one entry of yarn.tokens.hdfs: a namespace.
+type HDFSTokens struct {
+	// URLs are the namespace's NameNodes' web addresses (HA: all of them,
+	// tried in order; a standby is passed over), e.g.
+	// http://nn1.example.org:9870.
+	URLs []string `mapstructure:"urls"`
+	// Service is the token's service and its alias in the credentials:
+	// the NameNode's RPC address, or "ha-hdfs:<nameservice>" for an HA
+	// namespace. "": the NameNode's choice (its RPC address).
+	Service string `mapstructure:"service"`
+}
+
+// fetches reports whether any token is to be fetched.
+func (t TokensConfig) fetches() bool { return t.RM || len(t.HDFS) > 0 }
 
 // AuthMode is how colocd authenticates to YARN's web services.
 type AuthMode string
@@ -100,8 +165,10 @@ type CommandConfig struct {
 }
 
 // DefaultConfig is the section's defaults: simple auth (Kerberos: the
-// principals HTTP/_HOST, /etc/krb5.conf), REST submission, a 30 s timeout, Hadoop 3's max-completed-applications, the nodes read every
-// DefaultNodesRefresh, no ResourceManager (which Validate requires).
+// principals HTTP/_HOST, /etc/krb5.conf), REST submission as the daemon,
+// no delegation tokens (renewer yarn), a 30 s timeout, Hadoop 3's
+// max-completed-applications, the nodes read every DefaultNodesRefresh,
+// no ResourceManager (which Validate requires).
 func DefaultConfig() Config {
 	return Config{
 		RMURLs: []string{},
@@ -116,8 +183,14 @@ func DefaultConfig() Config {
 		Command:          CommandConfig{Argv: []string{}, Timeout: 5 * time.Minute},
 		MaxCompletedApps: 1000, // Hadoop 3's default (Hadoop 2: 10000)
 		NodesRefresh:     DefaultNodesRefresh,
+		SubmitAs:         SubmitAsDaemon,
+		Tokens:           TokensConfig{Renewer: DefaultTokenRenewer, HDFS: []HDFSTokens{}},
 	}
 }
+
+// DefaultTokenRenewer is yarn.tokens.renewer's default: the short name of
+// the RM's principal in Hadoop's usual layout (yarn/_HOST@REALM).
+const DefaultTokenRenewer = "yarn"
 
 // DefaultNodesRefresh is yarn.nodes_refresh's default: at 10,000 nodes the
 // node list is 5.7 MB of JSON (the documented 3.x node report; a 3.3 RM
@@ -181,6 +254,73 @@ func (y Config) Validate() error {
 		}
 	default:
 		return fieldErr("submit", "must be rest or command, got %q", y.Submit)
+	}
+	if err := y.validateSubmitAs(); err != nil {
+		return err
+	}
+	return y.validateTokens()
+}
+
+// validateSubmitAs checks yarn.submit_as.
+func (y Config) validateSubmitAs() error {
+	switch y.SubmitAs {
+	case SubmitAsDaemon, "":
+		return nil
+	case SubmitAsJobUser:
+		if y.Submit == SubmitCommand {
+			return fieldErr("submit_as", "job_user needs yarn.submit rest: a command submits as whoever runs it (give it its own option, e.g. spark-submit --proxy-user)")
+		}
+		return nil
+	}
+	return fieldErr("submit_as", "must be daemon or job_user, got %q", y.SubmitAs)
+}
+
+// validateTokens checks yarn.tokens.
+func (y Config) validateTokens() error {
+	t := y.Tokens
+	if !t.RM && t.RMService != "" {
+		return fieldErr("tokens.rm_service", "is set, but tokens.rm is false")
+	}
+	if !t.fetches() {
+		return nil
+	}
+	if y.Submit == SubmitCommand {
+		key := "tokens.hdfs"
+		if t.RM {
+			key = "tokens.rm"
+		}
+		return fieldErr(key, "delegation tokens go into a REST submission's credentials, and yarn.submit is command")
+	}
+	if strings.TrimSpace(t.Renewer) == "" {
+		return fieldErr("tokens.renewer", "required when tokens are fetched: the RM principal's short name (%s), so that the RM renews them", DefaultTokenRenewer)
+	}
+	if t.RM && y.Auth != AuthKerberos {
+		return fieldErr("tokens.rm", "needs yarn.auth kerberos: the RM issues delegation tokens over Kerberos (SPNEGO) only")
+	}
+	if t.RM && strings.TrimSpace(t.RMService) == "" {
+		return fieldErr("tokens.rm_service", "required with tokens.rm: the RMs' RPC addresses an application's YARN client matches the token against, e.g. rm1.example.org:8032,rm2.example.org:8032")
+	}
+	services := map[string]string{}
+	if t.RM {
+		services[t.RMService] = "tokens.rm_service"
+	}
+	for i, h := range t.HDFS {
+		key := fmt.Sprintf("tokens.hdfs[%d]", i)
+		if len(h.URLs) == 0 {
+			return fieldErr(key+".urls", "must list the namespace's NameNode web addresses, e.g. http://nn1.example.org:9870")
+		}
+		for j, u := range h.URLs {
+			if err := yarnclient.CheckURL(u); err != nil {
+				return fieldErr(fmt.Sprintf("%s.urls[%d]", key, j), "%v", err)
+			}
+		}
+		if h.Service == "" {
+			continue
+		}
+		if other, dup := services[h.Service]; dup {
+			return fieldErr(key+".service", "%q is %s too: each token needs its own service (its alias in the credentials)", h.Service, other)
+		}
+		services[h.Service] = key + ".service"
 	}
 	return nil
 }

@@ -151,3 +151,64 @@ func TestKerberosConfigRefusals(t *testing.T) {
 		})
 	}
 }
+
+// TestSubmitAsAndTokensConfig: yarn.submit_as and yarn.tokens take what
+// works and refuse, naming the key, what cannot: tokens without a REST
+// submission, an RM token without Kerberos or a service, a namespace
+// without NameNodes or with a bad URL, two tokens for one service.
+func TestSubmitAsAndTokensConfig(t *testing.T) {
+	valid := func(t *testing.T) yarncluster.Config {
+		y := kerberized(t)
+		y.SubmitAs = yarncluster.SubmitAsJobUser
+		y.Tokens = yarncluster.TokensConfig{RM: true, RMService: "10.0.0.1:8032", Renewer: "yarn", HDFS: []yarncluster.HDFSTokens{
+			{URLs: []string{"http://nn1.example.org:9870", "http://nn2.example.org:9870"}, Service: "ha-hdfs:ns1"},
+			{URLs: []string{"https://nn3.example.org:9871"}},
+		}}
+		return y
+	}
+	if err := valid(t).Validate(); err != nil {
+		t.Fatalf("valid section: %v", err)
+	}
+	d := yarncluster.DefaultConfig()
+	if d.SubmitAs != yarncluster.SubmitAsDaemon || d.Tokens.Renewer != "yarn" || d.Tokens.RM || len(d.Tokens.HDFS) != 0 {
+		t.Errorf("defaults: submit_as %q, tokens %+v; want daemon, none, renewer yarn", d.SubmitAs, d.Tokens)
+	}
+	command := func(y *yarncluster.Config) {
+		y.Submit, y.Command.Argv = yarncluster.SubmitCommand, []string{"spark-submit"}
+	}
+	for _, tc := range []struct {
+		name  string
+		mod   func(*yarncluster.Config)
+		field string
+	}{
+		{"unknown submit_as", func(y *yarncluster.Config) { y.SubmitAs = "root" }, "submit_as"},
+		{"job_user with command submission", func(y *yarncluster.Config) { command(y); y.Tokens = yarncluster.TokensConfig{} }, "submit_as"},
+		{"tokens with command submission", func(y *yarncluster.Config) { command(y); y.SubmitAs = yarncluster.SubmitAsDaemon }, "tokens.rm"},
+		{"hdfs tokens with command submission", func(y *yarncluster.Config) {
+			command(y)
+			y.SubmitAs, y.Tokens.RM, y.Tokens.RMService = yarncluster.SubmitAsDaemon, false, ""
+		}, "tokens.hdfs"},
+		{"RM token over simple auth", func(y *yarncluster.Config) {
+			y.Auth, y.User, y.Kerberos.Principal, y.Kerberos.Keytab = yarncluster.AuthSimple, "colocd", "", ""
+		}, "tokens.rm"},
+		{"RM token without a service", func(y *yarncluster.Config) { y.Tokens.RMService = " " }, "tokens.rm_service"},
+		{"a service without the RM token", func(y *yarncluster.Config) { y.Tokens.RM = false }, "tokens.rm_service"},
+		{"a service and nothing to fetch", func(y *yarncluster.Config) { y.Tokens.RM, y.Tokens.HDFS = false, nil }, "tokens.rm_service"},
+		{"no renewer", func(y *yarncluster.Config) { y.Tokens.Renewer = "" }, "tokens.renewer"},
+		{"namespace without NameNodes", func(y *yarncluster.Config) { y.Tokens.HDFS[1].URLs = nil }, "tokens.hdfs[1].urls"},
+		{"bad NameNode URL", func(y *yarncluster.Config) { y.Tokens.HDFS[0].URLs[1] = "nn2:9870" }, "tokens.hdfs[0].urls[1]"},
+		{"two tokens for one service", func(y *yarncluster.Config) { y.Tokens.HDFS[1].Service = "ha-hdfs:ns1" }, "tokens.hdfs[1].service"},
+		{"the RM's service for HDFS", func(y *yarncluster.Config) { y.Tokens.HDFS[0].Service = "10.0.0.1:8032" }, "tokens.hdfs[0].service"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			y := valid(t)
+			tc.mod(&y)
+			err := y.Validate()
+			var fe *yarncluster.FieldError
+			if !errors.As(err, &fe) || fe.Field != tc.field {
+				t.Fatalf("err = %v, want a FieldError for %s", err, tc.field)
+			}
+			t.Logf("error: %v", err)
+		})
+	}
+}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/colocd/colocd/cluster"
+	"github.com/colocd/colocd/queue"
 	"github.com/colocd/colocd/yarnclient"
 	"github.com/colocd/colocd/yarnclient/yarntest"
 )
@@ -236,5 +238,37 @@ func TestStateOneNodeName(t *testing.T) {
 		if app.Placement["w2.dc.example.com"] != 1 {
 			t.Errorf("placement %v, want a container on w2.dc.example.com", app.Placement)
 		}
+	}
+}
+
+// TestSubmitRefusals: a 4xx answer to the submission is a definite refusal
+// of the job (cluster.ErrRejected), except 401 (colocd's own authentication
+// failed: an expired ticket says nothing about the job) and a 5xx, which
+// are ambiguous and leave the job for the engine to submit again.
+func TestSubmitRefusals(t *testing.T) {
+	for _, tc := range []struct {
+		status   int
+		rejected bool
+	}{
+		{http.StatusBadRequest, true},
+		{http.StatusForbidden, true},
+		{http.StatusUnauthorized, false},
+		{http.StatusInternalServerError, false},
+	} {
+		t.Run(http.StatusText(tc.status), func(t *testing.T) {
+			y, rm, _ := stateRM(t, time.Hour)
+			id, err := y.Reserve(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			rm.InjectFault(yarnclient.PathApps, yarntest.Fault{Method: http.MethodPost, Status: tc.status})
+			err = y.Submit(context.Background(), id, queue.Job{ID: "JOB1", Kind: "cpu"})
+			if err == nil {
+				t.Fatal("submission answered with an error status succeeded")
+			}
+			if got := errors.Is(err, cluster.ErrRejected); got != tc.rejected {
+				t.Errorf("status %d: %v; rejected %v, want %v", tc.status, err, got, tc.rejected)
+			}
+		})
 	}
 }

@@ -2,6 +2,7 @@ package yarncluster
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -9,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,6 +31,19 @@ import (
 // reserved id with the tags colocd-job-<id> and colocd-kind-<kind>. A second
 // submission of an id the RM already has is harmless: Submit checks the id
 // first when the RM refuses.
+//
+// Submitting as the job's user (yarn.submit_as job_user): Submit and Kill
+// act as the job's user (yarnclient.As: doAs=<user> with Kerberos,
+// user.name=<user> with simple auth); Reserve and every read stay
+// colocd's. A refusal of the RM's proxy-user rules is a cluster.ErrRejected
+// naming the user and the rules. Kill acts as the application's owner, the
+// one user the RM always lets kill it (MODIFY_APP; colocd's own user would
+// need to be a YARN or queue administrator).
+//
+// Delegation tokens (yarn.tokens) are fetched in Submit, at admission,
+// never at enqueue: an RM token (Cluster Delegation Tokens API) and one
+// HDFS token per namespace (WebHDFS GETDELEGATIONTOKEN), for the user the
+// application is submitted as, into its am-container-spec.credentials.
 //
 // Command submission: Reserve mints a token ("cmd-<rm start>-<hex>", the
 // start time of the active RM in ms, then random hex) that becomes the
@@ -100,6 +116,8 @@ type commandSubmit struct {
 // am-container-spec) or optional {args, env, dir} for command submission.
 func (y *Cluster) Prepare(j *queue.Job) error {
 	switch {
+	case y.cfg.SubmitAs == SubmitAsJobUser && j.User == "":
+		return &queue.FieldError{Field: "user", Reason: "required: yarn.submit_as is job_user, so the application runs as the job's user"}
 	case j.Resources.Containers < 1:
 		return &queue.FieldError{Field: "resources.containers", Reason: "must be >= 1 on the yarn backend"}
 	case j.Resources.MemoryMB < 1:
@@ -339,7 +357,12 @@ func (y *Cluster) Reserve(ctx context.Context) (string, error) {
 	return na.ApplicationID, nil
 }
 
-// Submit submits j as appID.
+// Submit submits j as appID: its application-submission-context with
+// the reserved id, its queue and the job's tags; as the job's user with
+// yarn.submit_as job_user; with the delegation tokens of yarn.tokens,
+// fetched now (addTokens). A definite refusal (4xx but 409, or an
+// impossible request) is cluster.ErrRejected; any other failure is
+// ambiguous and returned as it is.
 func (y *Cluster) Submit(ctx context.Context, appID string, j queue.Job) error {
 	if strings.HasPrefix(appID, commandTokenPrefix) {
 		return y.submitCommand(ctx, appID, j)
@@ -358,7 +381,14 @@ func (y *Cluster) Submit(ctx context.Context, appID string, j queue.Job) error {
 		sc.ApplicationName = "colocd-" + j.Kind
 	}
 	sc.AddTags(yarnclient.JobTags(j.ID, j.Kind)...)
-	_, err := y.c.SubmitApp(ctx, sc)
+	as, err := y.submitUser(j)
+	if err != nil {
+		return err
+	}
+	if err := y.addTokens(ctx, &sc, j, as); err != nil {
+		return err
+	}
+	_, err = y.c.SubmitApp(ctx, sc, yarnclient.As(as))
 	if err == nil {
 		return nil
 	}
@@ -367,14 +397,133 @@ func (y *Cluster) Submit(ctx context.Context, appID string, j queue.Job) error {
 	if _, aerr := y.c.App(ctx, appID); aerr == nil {
 		return nil
 	}
+	if refused(err) && !errors.Is(err, yarnclient.ErrConflict) && !unauthenticated(err) {
+		return y.rejection(as, err)
+	}
+	return err // ambiguous: a timeout, an unreachable RM, or colocd's own authentication failing
+}
+
+// refused reports whether err is a definite no: a 4xx answer, or a request
+// the client would not send.
+func refused(err error) bool {
 	var re *yarnclient.RemoteError
-	if errors.As(err, &re) && re.StatusCode >= 400 && re.StatusCode < 500 && !errors.Is(err, yarnclient.ErrConflict) {
-		return fmt.Errorf("%w: %w", cluster.ErrRejected, err)
+	return errors.As(err, &re) && re.StatusCode >= 400 && re.StatusCode < 500 || errors.Is(err, yarnclient.ErrInvalid)
+}
+
+// unauthenticated reports a 401: colocd's own authentication failed (an
+// expired ticket, a KDC outage), which says nothing about the job, so the
+// job is not failed for it: the submission is retried once colocd can
+// authenticate again.
+func unauthenticated(err error) bool {
+	var re *yarnclient.RemoteError
+	return errors.As(err, &re) && re.StatusCode == http.StatusUnauthorized
+}
+
+// submitUser is the user j's application is submitted as: "" (colocd)
+// unless yarn.submit_as is job_user and the job is another user's.
+func (y *Cluster) submitUser(j queue.Job) (string, error) {
+	if y.cfg.SubmitAs != SubmitAsJobUser {
+		return "", nil
 	}
-	if errors.Is(err, yarnclient.ErrInvalid) {
-		return fmt.Errorf("%w: %w", cluster.ErrRejected, err)
+	if j.User == "" {
+		return "", fmt.Errorf("%w: job %s has no user to submit as (yarn.submit_as is job_user)", cluster.ErrRejected, j.ID)
 	}
-	return err // ambiguous: a timeout or an unreachable RM
+	if j.User == y.daemonUser() {
+		return "", nil // colocd's own: a doAs of itself would need a proxy-user rule too
+	}
+	return j.User, nil
+}
+
+// daemonUser is the user the RM knows colocd as: yarn.user, or the short
+// name of the Kerberos principal (Hadoop's default auth_to_local rule).
+func (y *Cluster) daemonUser() string {
+	if y.cfg.Auth != AuthKerberos {
+		return y.cfg.User
+	}
+	name, _, _ := strings.Cut(y.cfg.Kerberos.Principal, "@")
+	name, _, _ = strings.Cut(name, "/")
+	return name
+}
+
+// rejection wraps a refusal in cluster.ErrRejected; a refusal to act for
+// as (403 AuthorizationException) says which rules refused it.
+func (y *Cluster) rejection(as string, err error) error {
+	var re *yarnclient.RemoteError
+	if as != "" && errors.As(err, &re) && re.StatusCode == http.StatusForbidden && re.Exception == "AuthorizationException" {
+		d := cmp.Or(y.daemonUser(), "<colocd's user>")
+		return fmt.Errorf("%w: yarn.submit_as is job_user, and the cluster's proxy-user rules do not let %s act for %s "+
+			"(hadoop.proxyuser.%s.users, .groups and .hosts in core-site.xml): %w", cluster.ErrRejected, d, as, d, err)
+	}
+	return fmt.Errorf("%w: %w", cluster.ErrRejected, err)
+}
+
+// addTokens fetches the delegation tokens of yarn.tokens for as ("":
+// colocd) and puts them into sc's credentials, with
+// cancel-tokens-when-complete unless the submitter set it. A refusal
+// (4xx, but 401: that is colocd's own authentication failing) rejects the
+// job; any other failure is returned as it is: nothing was submitted, and
+// the engine finds no application under the id and submits again, with
+// fresh tokens. A NameNode with security off issues no token: none is
+// needed, and none is added.
+func (y *Cluster) addTokens(ctx context.Context, sc *yarnclient.SubmissionContext, j queue.Job, as string) error {
+	t := y.cfg.Tokens
+	if !t.fetches() {
+		return nil
+	}
+	tokens := map[string]string{}
+	if t.RM {
+		dt, err := y.c.RMDelegationToken(ctx, t.Renewer, yarnclient.As(as))
+		if err != nil {
+			return y.tokenError(j, as, "an RM delegation token", err)
+		}
+		tok, err := yarnclient.ParseToken(dt.Token)
+		if err != nil {
+			return y.tokenError(j, as, "an RM delegation token", err)
+		}
+		tok.Service = t.RMService
+		tokens[t.RMService] = tok.Encode()
+	}
+	for _, h := range t.HDFS {
+		tok, err := y.c.HDFSDelegationToken(ctx, yarnclient.HDFSTokenRequest{NameNodes: h.URLs, Renewer: t.Renewer, Service: h.Service}, yarnclient.As(as))
+		if errors.Is(err, yarnclient.ErrNoToken) {
+			y.log.Warn("HDFS issued no delegation token (its security is off); none added", "job", j.ID, "namenodes", h.URLs)
+			continue
+		}
+		if err != nil {
+			return y.tokenError(j, as, "an HDFS delegation token from "+strings.Join(h.URLs, ", "), err)
+		}
+		alias := tok.Service
+		if alias == "" {
+			alias = h.URLs[0]
+		}
+		tokens[alias] = tok.Encode()
+	}
+	if len(tokens) == 0 {
+		return nil
+	}
+	if err := sc.AddTokens(tokens); err != nil {
+		return fmt.Errorf("%w: job %s: %v", cluster.ErrRejected, j.ID, err)
+	}
+	if sc.CancelTokensWhenComplete == nil {
+		cancel := true
+		sc.CancelTokensWhenComplete = &cancel
+	}
+	y.log.Info("delegation tokens fetched for the submission", "job", j.ID, "app", sc.ApplicationID, "as", as, "tokens", slices.Sorted(maps.Keys(tokens)))
+	return nil
+}
+
+// tokenError is the error of a failed token fetch: a rejection when the
+// server refused the job's user (4xx but 401), else as it is.
+func (y *Cluster) tokenError(j queue.Job, as, what string, err error) error {
+	who := "colocd"
+	if as != "" {
+		who = as
+	}
+	err = fmt.Errorf("job %s: fetch %s for %s: %w", j.ID, what, who, err)
+	if refused(err) && !unauthenticated(err) {
+		return y.rejection(as, err)
+	}
+	return err
 }
 
 func (y *Cluster) submitCommand(ctx context.Context, token string, j queue.Job) error {
@@ -592,13 +741,27 @@ func historyStatus(h yarnclient.HistoryApp) cluster.AppStatus {
 	return appStatus(h.AppID, h.AppState, h.FinalAppStatus, h.DiagnosticsInfo, h.Tags(), h.StartedTime, h.FinishedTime)
 }
 
-// Kill kills an application.
+// Kill kills an application; with yarn.submit_as job_user as its owner,
+// whom the RM always lets kill it (MODIFY_APP), read from its report.
 func (y *Cluster) Kill(ctx context.Context, appID string) error {
 	id, err := y.resolve(ctx, appID)
 	if err != nil {
 		return err
 	}
-	err = y.c.KillApp(ctx, id)
+	var opts []yarnclient.CallOption
+	if y.cfg.SubmitAs == SubmitAsJobUser && !strings.HasPrefix(appID, commandTokenPrefix) {
+		a, err := y.c.App(ctx, id)
+		if errors.Is(err, yarnclient.ErrNotFound) {
+			return fmt.Errorf("application %s: %w: %w", id, cluster.ErrUnknownApp, err)
+		}
+		if err != nil {
+			return fmt.Errorf("read the owner of application %s to kill it as them: %w", id, err)
+		}
+		if a.User != "" && a.User != y.daemonUser() {
+			opts = append(opts, yarnclient.As(a.User))
+		}
+	}
+	err = y.c.KillApp(ctx, id, opts...)
 	if errors.Is(err, yarnclient.ErrNotFound) {
 		return fmt.Errorf("application %s: %w: %w", id, cluster.ErrUnknownApp, err)
 	}

@@ -32,8 +32,10 @@
 // It starts no goroutine: every exchange with the KDC happens inside
 // Authenticate, one at a time (gokrb5's client.Login, which starts an
 // auto-renewal goroutine, is not used). It does no network I/O in New. It
-// holds no global state. Cross-realm service principals and delegation
-// tokens are not supported, and Hadoop's hadoop.auth cookie is not kept
+// holds no global state. Cross-realm service principals are not
+// supported, nor authenticating with a delegation token (acting for
+// another user, doAs, is yarnclient.As: this Auth authenticates colocd
+// itself), and Hadoop's hadoop.auth cookie is not kept
 // (every request carries a fresh token; the service ticket is cached, so
 // that costs no KDC exchange).
 package kerberos

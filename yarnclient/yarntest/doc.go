@@ -19,6 +19,17 @@
 // (thousands of nodes, other tenants' running applications placed on
 // them); Traffic counts the requests and the bytes it answered.
 //
+// Security, as Hadoop's filters and RMWebServices answer it: ProxyUser
+// rules decide doAs (a refusal is 403 AuthorizationException "User: colocd
+// is not allowed to impersonate alice"), ACLs restricts kills to the owner
+// and yarn.admin.acl, POST /ws/v1/cluster/delegation-token issues RM
+// delegation tokens over SPNEGO only, and a submission's
+// am-container-spec.credentials tokens are decoded as the RM decodes them
+// (Credentials; IssuedTokens and Genuine tell a token the fake issued).
+// FakeWebHDFS is a NameNode's WebHDFS serving GETDELEGATIONTOKEN: HDFS
+// delegation tokens for the caller or its doas user, {"Token":null} with
+// security off, StandbyException as a standby.
+//
 // A second submission of a known application id is rejected with the RM's
 // 400 "... is already present! Cannot add a duplicate!" (what a real RM says
 // when two submissions race; a sequential resubmission it accepts as a no-op,

@@ -29,7 +29,10 @@ type options struct {
 	maxVCores          int64
 	maxCompleted       int
 	population         *Population
-	spnegoKeytab       string // SPNEGO: the service keytab
+	spnegoKeytab       string     // SPNEGO: the service keytab
+	proxy              proxyUsers // ProxyUser: who may act for whom
+	aclAdmins          []string   // ACLs: yarn.admin.acl
+	acls               bool       // ACLs: yarn.acl.enable
 }
 
 // Hadoop2 makes the fake answer like a Hadoop 2.7 RM: the 3.x-only fields are
@@ -113,6 +116,8 @@ type FakeRM struct {
 	completedOrder []string
 	timeline       *FakeTimeline
 	submittedAt    map[string]int64
+	tokens         tokenIssuer                            // the RM's delegation tokens
+	credentials    map[string]map[string]yarnclient.Token // app → its credentials' tokens by alias
 }
 
 type fakeApp struct {
@@ -146,6 +151,8 @@ func NewFakeRM(t testing.TB, opts ...Option) *FakeRM {
 
 		nodeIndex:   map[string]int{},
 		submittedAt: map[string]int64{},
+		tokens:      newTokenIssuer("the fake RM"),
+		credentials: map[string]map[string]yarnclient.Token{},
 	}
 	if o.population != nil {
 		f.populate(*o.population)
@@ -210,7 +217,8 @@ func (f *FakeRM) Requests(method, path string) int {
 // handlers live with their endpoint group: fakerm_cluster.go (info,
 // metrics, nodes), fakerm_apps.go (the apps list and one app),
 // fakerm_submit.go (new-application, submit), fakerm_state.go (state,
-// kill), fakerm_containers.go (attempts, containers).
+// kill), fakerm_containers.go (attempts, containers), fakerm_tokens.go
+// (delegation tokens).
 func (f *FakeRM) routes() {
 	m := http.NewServeMux()
 	m.HandleFunc("GET /ws/v1/cluster", f.handleInfo)
@@ -225,6 +233,7 @@ func (f *FakeRM) routes() {
 	m.HandleFunc("PUT /ws/v1/cluster/apps/{id}/state", f.handlePutState)
 	m.HandleFunc("GET /ws/v1/cluster/apps/{id}/appattempts", f.handleAttempts)
 	m.HandleFunc("GET /ws/v1/cluster/apps/{id}/appattempts/{attempt}/containers", f.handleContainers)
+	m.HandleFunc("POST /ws/v1/cluster/delegation-token", f.handleDelegationToken)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { f.noResource(w, r) })
 	f.mux = m
 }
@@ -257,8 +266,13 @@ func (c *countingWriter) Write(b []byte) (int, error) {
 	return n, err
 }
 
-// answer serves r normally: as a standby, or from the cluster state.
+// answer serves r normally: as a standby, or from the cluster state,
+// after the authentication filter's proxy-user check (doAs).
 func (f *FakeRM) answer(w http.ResponseWriter, r *http.Request) {
+	r, ok := f.impersonate(w, r)
+	if !ok {
+		return
+	}
 	f.mu.Lock()
 	standby, active := f.standby, f.activeURL
 	f.mu.Unlock()

@@ -1,6 +1,7 @@
 package yarntest
 
 import (
+	"context"
 	"log"
 	"net/http"
 	"strings"
@@ -45,8 +46,10 @@ func IgnoreReplayCache() []goleak.Option {
 // SPNEGOGate authenticates requests with SPNEGO before passing them to the
 // handler behind it, as the user the principal's short name gives
 // (colocd/host@REALM calls as colocd, through user.name, which it
-// replaces); it records the client principals it accepted and the reasons
-// it refused others. It is safe for concurrent use.
+// replaces; the handler behind sees that it came over Kerberos, as the
+// RM's delegation token API checks); it records the client principals it
+// accepted and the reasons it refused others. It is safe for concurrent
+// use.
 type SPNEGOGate struct {
 	t    testing.TB
 	next http.Handler
@@ -106,9 +109,11 @@ func (g *SPNEGOGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.mu.Unlock()
 	inner := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if id := goidentity.FromHTTPRequestContext(r); id != nil {
+			principal := id.UserName() + "@" + id.Domain()
 			g.mu.Lock()
-			g.accepted = append(g.accepted, id.UserName()+"@"+id.Domain())
+			g.accepted = append(g.accepted, principal)
 			g.mu.Unlock()
+			r = r.WithContext(context.WithValue(r.Context(), principalKey{}, principal))
 			// The caller is the principal's short name (Hadoop's DEFAULT
 			// auth_to_local rule), whatever user.name says.
 			short, _, _ := strings.Cut(id.UserName(), "/")

@@ -97,7 +97,8 @@ func (f *FakeRM) handleGetState(w http.ResponseWriter, r *http.Request) {
 }
 
 func (f *FakeRM) handlePutState(w http.ResponseWriter, r *http.Request) {
-	if _, ok := f.user(w, r); !ok {
+	user, ok := f.user(w, r)
+	if !ok {
 		return
 	}
 	var body struct {
@@ -115,6 +116,14 @@ func (f *FakeRM) handlePutState(w http.ResponseWriter, r *http.Request) {
 	a := f.lookup(w, r)
 	if a == nil {
 		f.mu.Unlock()
+		return
+	}
+	if !f.mayKill(user, a) {
+		f.mu.Unlock()
+		// RMWebServices.killApp: the AccessControlException as text.
+		w.Header().Set("Content-Type", "text/plain")
+		w.WriteHeader(http.StatusForbidden)
+		_, _ = w.Write([]byte("Unauthorized attempt to kill appid " + a.app.ID + " by remote user " + user))
 		return
 	}
 	a.killPuts++

@@ -70,6 +70,10 @@ func (f *FakeRM) handleSubmit(w http.ResponseWriter, r *http.Request) {
 			sub.Resource.Memory, sub.Resource.VCores, f.opts.maxMemory, f.opts.maxVCores))
 		return
 	}
+	creds, ok := f.decodeCredentials(w, sub)
+	if !ok {
+		return
+	}
 	f.mu.Lock()
 	if _, dup := f.apps[sub.ApplicationID]; dup {
 		f.mu.Unlock()
@@ -83,6 +87,7 @@ func (f *FakeRM) handleSubmit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f.submissions = append(f.submissions, sub.Clone())
+	f.credentials[sub.ApplicationID] = creds
 	name, queue, typ := sub.ApplicationName, sub.Queue, sub.ApplicationType
 	if name == "" {
 		name = "N/A"
