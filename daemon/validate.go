@@ -33,42 +33,14 @@ func (c Config) Validate() error {
 		}
 		return cfgErr("tls.key_file", "must be set when tls.cert_file is")
 	}
-	seen := map[string]bool{}
-	for i, t := range c.Tokens {
-		key := fmt.Sprintf("tokens[%d]", i)
-		switch {
-		case len(t.Token) < 8:
-			return cfgErr(key+".token", "must be at least 8 characters")
-		case seen[t.Token]:
-			return cfgErr(key+".token", "duplicates an earlier token")
-		case t.User == "":
-			return cfgErr(key+".user", "must not be empty")
-		case t.Role == 0:
-			return cfgErr(key+".role", "must be set (reader, submitter or admin)")
-		}
-		seen[t.Token] = true
+	if err := validateTokens(c.Tokens); err != nil {
+		return err
 	}
-	if err := c.Metrics.Hosts.Validate(); err != nil {
-		var fe *usage.FieldError
-		if errors.As(err, &fe) {
-			return cfgErr("metrics.hosts."+fe.Field, "%s", fe.Msg)
-		}
-		return cfgErr("metrics.hosts", "%v", err)
+	if err := c.Metrics.validate(); err != nil {
+		return err
 	}
-	if c.API.MaxBodyBytes < 1024 || c.API.MaxBodyBytes > 1<<30 {
-		return cfgErr("api.max_body_bytes", "must be in [1024, 2^30], got %d", c.API.MaxBodyBytes)
-	}
-	if c.API.ReadTimeout < time.Second || c.API.ReadTimeout > time.Hour {
-		return cfgErr("api.read_timeout", "must be in [1s, 1h], got %v", c.API.ReadTimeout)
-	}
-	if c.API.WriteTimeout < time.Second || c.API.WriteTimeout > time.Hour {
-		return cfgErr("api.write_timeout", "must be in [1s, 1h], got %v", c.API.WriteTimeout)
-	}
-	if c.API.MaxConnections < 8 || c.API.MaxConnections > 1<<20 {
-		return cfgErr("api.max_connections", "must be in [8, 1048576], got %d", c.API.MaxConnections)
-	}
-	if c.API.MaxKinds < 1 || c.API.MaxKinds > 100000 {
-		return cfgErr("api.max_kinds", "must be in [1, 100000], got %d", c.API.MaxKinds)
+	if err := c.API.validate(); err != nil {
+		return err
 	}
 	if c.Journal.MaxDecisions < 1 || c.Journal.MaxDecisions > MaxJournalDecisions {
 		return cfgErr("journal.max_decisions", "must be in [1, %d], got %d", MaxJournalDecisions, c.Journal.MaxDecisions)
@@ -230,6 +202,55 @@ func (c *Config) validateLearning() error {
 	if l.Foreign.MaxKinds >= c.API.MaxKinds {
 		return cfgErr("learning.foreign.max_kinds", "must be below api.max_kinds (%d), which foreign kinds count against, got %d",
 			c.API.MaxKinds, l.Foreign.MaxKinds)
+	}
+	return nil
+}
+
+// validate checks the metrics section's host mapping, naming the key.
+func (m MetricsConfig) validate() error {
+	if err := m.Hosts.Validate(); err != nil {
+		var fe *usage.FieldError
+		if errors.As(err, &fe) {
+			return cfgErr("metrics.hosts."+fe.Field, "%s", fe.Msg)
+		}
+		return cfgErr("metrics.hosts", "%v", err)
+	}
+	return nil
+}
+
+// validateTokens checks the API tokens, naming the entry.
+func validateTokens(tokens []TokenConfig) error {
+	seen := map[string]bool{}
+	for i, t := range tokens {
+		key := fmt.Sprintf("tokens[%d]", i)
+		switch {
+		case len(t.Token) < 8:
+			return cfgErr(key+".token", "must be at least 8 characters")
+		case seen[t.Token]:
+			return cfgErr(key+".token", "duplicates an earlier token")
+		case t.User == "":
+			return cfgErr(key+".user", "must not be empty")
+		case t.Role == 0:
+			return cfgErr(key+".role", "must be set (reader, submitter or admin)")
+		}
+		seen[t.Token] = true
+	}
+	return nil
+}
+
+// validate checks the api section's bounds.
+func (a APIConfig) validate() error {
+	switch {
+	case a.MaxBodyBytes < 1024 || a.MaxBodyBytes > 1<<30:
+		return cfgErr("api.max_body_bytes", "must be in [1024, 2^30], got %d", a.MaxBodyBytes)
+	case a.ReadTimeout < time.Second || a.ReadTimeout > time.Hour:
+		return cfgErr("api.read_timeout", "must be in [1s, 1h], got %v", a.ReadTimeout)
+	case a.WriteTimeout < time.Second || a.WriteTimeout > time.Hour:
+		return cfgErr("api.write_timeout", "must be in [1s, 1h], got %v", a.WriteTimeout)
+	case a.MaxConnections < 8 || a.MaxConnections > 1<<20:
+		return cfgErr("api.max_connections", "must be in [8, 1048576], got %d", a.MaxConnections)
+	case a.MaxKinds < 1 || a.MaxKinds > 100000:
+		return cfgErr("api.max_kinds", "must be in [1, 100000], got %d", a.MaxKinds)
 	}
 	return nil
 }

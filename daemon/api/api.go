@@ -239,6 +239,12 @@ func New(d Deps) (http.Handler, error) {
 	}
 	s.slow = slowRequest
 
+	return &observed{s: s, mux: s.routes(d.Metrics, d.PublicMetrics)}, nil
+}
+
+// routes is the API's mux: every endpoint with the role it needs, the
+// status page's static files, and a JSON 404 for anything else.
+func (s *server) routes(metrics Telemetry, publicMetrics bool) *http.ServeMux {
 	mux := http.NewServeMux()
 	route := func(pattern string, methods map[string]endpoint) {
 		mux.Handle(pattern, s.dispatch(methods))
@@ -269,12 +275,12 @@ func New(d Deps) (http.Handler, error) {
 	route("/v1/summary", map[string]endpoint{http.MethodGet: {RoleReader, s.getSummary}})
 	route("/healthz", map[string]endpoint{http.MethodGet: {0, s.healthz}})
 	route("/readyz", map[string]endpoint{http.MethodGet: {0, s.readyz}})
-	if d.Metrics != nil {
+	if metrics != nil {
 		role := RoleReader
-		if d.PublicMetrics {
+		if publicMetrics {
 			role = 0
 		}
-		h := d.Metrics.Handler()
+		h := metrics.Handler()
 		route("/metrics", map[string]endpoint{http.MethodGet: {role, func(w http.ResponseWriter, r *http.Request, _ principal) error {
 			h.ServeHTTP(w, r)
 			return nil
@@ -289,7 +295,7 @@ func New(d Deps) (http.Handler, error) {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errorf(http.StatusNotFound, "", "no such endpoint: %s %s", r.Method, r.URL.Path))
 	})
-	return &observed{s: s, mux: mux}, nil
+	return mux
 }
 
 // reqInfo carries what a handler learned (the caller, the error it
