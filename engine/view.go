@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"maps"
 	"slices"
 	"time"
 
@@ -16,22 +15,17 @@ type clusterView struct {
 	at time.Time
 }
 
-// remember keeps st, read from the cluster at at, for ClusterView. It
-// stores a deep copy: the admission pass changes its picture of the
-// cluster in place (passView.arrive), and the picture is not the cluster.
-// O(nodes + applications), next to the read itself.
+// remember keeps st, read from the cluster at at, for ClusterView. The
+// admission pass changes its picture of the cluster in place
+// (passView.arrive), so the view holds its own node and application
+// slices. Their elements' own slices and maps are shared: arrive never
+// writes into them (it appends to clipped copies), and nothing else
+// changes a state once read. Two slice copies per read, no allocation per
+// node: at 10,000 nodes a deep copy per loop step cost a tenth of a
+// simulated run.
 func (e *Engine) remember(st cluster.State, at time.Time) {
 	c := cluster.State{Capacity: st.Capacity, Free: st.Free,
-		Nodes: make([]cluster.Node, len(st.Nodes)), Apps: make([]cluster.App, len(st.Apps))}
-	for i, n := range st.Nodes {
-		n.Apps = slices.Clone(n.Apps)
-		c.Nodes[i] = n
-	}
-	for i, a := range st.Apps {
-		a.Nodes = slices.Clone(a.Nodes)
-		a.Placement = maps.Clone(a.Placement)
-		c.Apps[i] = a
-	}
+		Nodes: slices.Clone(st.Nodes), Apps: slices.Clone(st.Apps)}
 	e.view.Store(&clusterView{st: c, at: at})
 }
 
