@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/colocd/colocd/daemon"
+	"github.com/colocd/colocd/internal/yarncluster"
 	"github.com/colocd/colocd/yarnclient"
 	"github.com/colocd/colocd/yarnclient/kerberos"
 )
@@ -21,6 +22,7 @@ import (
 type yarnFlags struct {
 	cf     *configFlags
 	asJSON bool
+	cfg    daemon.Config // as client loaded it
 }
 
 // client is the ResourceManager client colocd serve would build from the
@@ -30,7 +32,56 @@ func (yf *yarnFlags) client(cmd *cobra.Command) (*daemon.YarnRM, error) {
 	if err != nil {
 		return nil, err
 	}
+	yf.cfg = cfg
 	return daemon.YarnClient(cfg, nil)
+}
+
+// yarnSubmission is whose applications colocd submits and which
+// delegation tokens it fetches at admission, for yarn info.
+type yarnSubmission struct {
+	SubmitAs string   `json:"submitAs"`
+	RMToken  bool     `json:"rmToken"`
+	HDFS     []string `json:"hdfsTokens,omitempty"` // each namespace's service (or first NameNode)
+	Renewer  string   `json:"renewer,omitempty"`
+}
+
+func submissionOf(y yarncluster.Config) yarnSubmission {
+	s := yarnSubmission{SubmitAs: string(y.SubmitAs), RMToken: y.Tokens.RM}
+	for _, h := range y.Tokens.HDFS {
+		name := h.Service
+		if name == "" && len(h.URLs) > 0 {
+			name = h.URLs[0]
+		}
+		s.HDFS = append(s.HDFS, name)
+	}
+	if s.RMToken || len(s.HDFS) > 0 {
+		s.Renewer = y.Tokens.Renewer
+	}
+	if s.SubmitAs == "" {
+		s.SubmitAs = string(yarncluster.SubmitAsDaemon)
+	}
+	return s
+}
+
+// print writes the submission rows of yarn info.
+func (s yarnSubmission) print(tw io.Writer) {
+	as := "colocd's own user (yarn.submit_as daemon)"
+	if s.SubmitAs == string(yarncluster.SubmitAsJobUser) {
+		as = "each job's user (yarn.submit_as job_user: doAs with Kerberos, user.name with simple auth; the proxy-user rules decide)"
+	}
+	fmt.Fprintf(tw, "submit as\t%s\n", as)
+	var toks []string
+	if s.RMToken {
+		toks = append(toks, "RM")
+	}
+	for _, h := range s.HDFS {
+		toks = append(toks, "HDFS "+h)
+	}
+	if len(toks) == 0 {
+		fmt.Fprintln(tw, "delegation tokens\tnone (yarn.tokens)")
+		return
+	}
+	fmt.Fprintf(tw, "delegation tokens\t%s, fetched at admission, renewer %s\n", strings.Join(toks, ", "), s.Renewer)
 }
 
 // yarnAuth is how the client authenticated, for yarn info: simple auth's
@@ -102,7 +153,9 @@ func newYarnInfoCmd(yf *yarnFlags) *cobra.Command {
 	return &cobra.Command{
 		Use: "info", Short: "Cluster info and metrics", Args: noArgs,
 		Long: `Print the active ResourceManager, how colocd authenticates to it (simple
-auth's user.name, or the Kerberos principal and its TGT's expiry), its
+auth's user.name, or the Kerberos principal and its TGT's expiry), whose
+applications it submits (yarn.submit_as) and which delegation tokens it
+fetches at admission (yarn.tokens), its
 cluster info (id, state, HA state, Hadoop version) and cluster metrics
 (nodes, memory, vcores, applications).`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -118,13 +171,14 @@ cluster info (id, state, HA state, Hadoop version) and cluster metrics
 			if err != nil {
 				return err
 			}
-			auth := authOf(c)
+			auth, sub := authOf(c), submissionOf(yf.cfg.Yarn)
 			if yf.asJSON {
-				return printJSON(cmd.OutOrStdout(), map[string]any{"clusterInfo": ci, "clusterMetrics": cm, "auth": auth})
+				return printJSON(cmd.OutOrStdout(), map[string]any{"clusterInfo": ci, "clusterMetrics": cm, "auth": auth, "submission": sub})
 			}
 			tw := table(cmd.OutOrStdout())
 			fmt.Fprintf(tw, "ResourceManager\t%s\n", c.ActiveRM())
 			auth.print(tw)
+			sub.print(tw)
 			fmt.Fprintf(tw, "cluster id\t%d\n", ci.ID)
 			fmt.Fprintf(tw, "state / HA state\t%s / %s\n", ci.State, ci.HAState)
 			fmt.Fprintf(tw, "Hadoop\t%s\n", ci.HadoopVersion)

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/colocd/colocd/yarnclient/yarntest"
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestYarnInfoSubmission: yarn info says whose applications colocd submits
+// and which delegation tokens it fetches at admission.
+func TestYarnInfoSubmission(t *testing.T) {
+	isolate(t)
+	rm := yarntest.NewFakeRM(t)
+	cfg := filepath.Join(t.TempDir(), "colocd.yaml")
+	yaml := "yarn:\n  rm_urls: [\"" + rm.URL() + "\"]\n  user: colocd\n  submit_as: job_user\n" +
+		"  tokens:\n    hdfs:\n      - {urls: [\"http://127.0.0.1:1\"], service: \"ha-hdfs:ns1\"}\n"
+	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCmd(t, "yarn", "info", "--config", cfg)
+	if code != 0 {
+		t.Fatalf("yarn info: exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"submit as", "each job's user (yarn.submit_as job_user", "delegation tokens", "HDFS ha-hdfs:ns1, fetched at admission, renewer yarn"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("yarn info lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, _ = runCmd(t, "yarn", "info", "--json", "--config", cfg)
+	var info struct {
+		Submission yarnSubmission `json:"submission"`
+	}
+	if err := json.Unmarshal([]byte(out), &info); code != 0 || err != nil {
+		t.Fatalf("yarn info --json: exit %d, %v:\n%s", code, err, out)
+	}
+	want := yarnSubmission{SubmitAs: "job_user", HDFS: []string{"ha-hdfs:ns1"}, Renewer: "yarn"}
+	if diff := cmp.Diff(want, info.Submission); diff != "" {
+		t.Errorf("yarn info --json submission (-want +got):\n%s", diff)
+	}
+}
