@@ -12,12 +12,12 @@
 // It consumes small interfaces declared here: Cluster (and Forgetful,
 // JobPreparer) for the resource manager, UsageSource for node usage,
 // PlacementSource for which applications ran where (learning.placement:
-// influx, given to the engine as the usage source's Placed), Clock,
+// influx, read through Options.Placement, a Placer), Clock,
 // Journal and Telemetry. The adapters live in internal/simcluster,
 // internal/yarncluster and internal/usage; daemon wires them.
 //
 // The learning tick learns from what ran on each node: by default the
-// presence its syncs record of colocd's own jobs; with a Placed, the
+// presence its syncs record of colocd's own jobs; with a Placer, the
 // placement samples of every application, other tenants' counting as
 // foreign kinds (ForeignConfig) that join the compositions and the
 // co-locations but are never admitted.

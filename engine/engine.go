@@ -52,6 +52,7 @@ type Engine struct {
 	fairSaved []byte
 	wall      func() time.Time // decision latency and readiness only
 	simClock  bool             // Options.SimulatedClock
+	placer    *Placer          // Options.Placement; nil: the syncs' presence
 
 	window     int
 	maxRunning int
@@ -118,6 +119,10 @@ type Options struct {
 	// for Ready's stall bound; nil means time.Now. It never influences a
 	// decision.
 	Wall func() time.Time
+	// Placement, when set, is where the learning tick learns which kinds
+	// ran where (learning.placement: influx); nil: the presence the
+	// cluster syncs record.
+	Placement *Placer
 	// SimulatedClock says Clock is a simulator's virtual clock: log lines
 	// then name the times and durations they carry on it sim_from, sim_to
 	// and sim_took, so that nobody reads them as wall-clock.
@@ -196,7 +201,7 @@ func New(o Options) (*Engine, error) {
 	e := &Engine{
 		store: o.Store, learner: o.Learner, profiles: o.Profiles, scoreSrc: src, pipeline: p, fifo: fifo,
 		cluster: o.Cluster, metrics: o.Metrics, clock: o.Clock,
-		journal: o.Journal, mx: o.Prom, rng: o.Rand, log: o.Logger, wall: o.Wall, simClock: o.SimulatedClock,
+		journal: o.Journal, mx: o.Prom, rng: o.Rand, log: o.Logger, wall: o.Wall, simClock: o.SimulatedClock, placer: o.Placement,
 		window:       windowSize(qc),
 		fit:          qc.Fit.Enabled,
 		fitPerNode:   qc.Fit.Enabled && qc.Fit.PerNode,

@@ -47,6 +47,7 @@ type harnessOpts struct {
 	credit   CreditMode
 	maxKinds int
 	metrics  func(*simcluster.Cluster) UsageSource // nil: the simulator's
+	placer   *Placer                               // Options.Placement
 	cluster  func(*simcluster.Cluster) Cluster     // nil: the simulator
 	pipeline func(*queue.Config)
 	noRecon  bool
@@ -114,7 +115,7 @@ func newHarness(tb testing.TB, o harnessOpts) *harness {
 		Rand:  rand.New(rand.NewPCG(1, 1)),
 		Queue: pc, Scorer: DefaultScorerConfig(),
 		MaxRunning: o.max, Mode: o.mode, Credit: o.credit, MaxKindsPerNode: o.maxKinds,
-		Limits: sc.Limits(), Logger: o.logger,
+		Limits: sc.Limits(), Logger: o.logger, Placement: o.placer,
 	}
 	e, err := New(opts)
 	if err != nil {

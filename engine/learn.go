@@ -21,7 +21,7 @@ type LearnReport struct {
 	Updates     int      // learner.Update calls
 	Stale       []string // hosts without fresh metrics, skipped
 	Invalid     []string // hosts whose usage failed validation, skipped
-	// Unplaced are hosts whose placement read (Placed) cannot say what ran
+	// Unplaced are hosts whose placement read (Placer) cannot say what ran
 	// there, skipped: an application of unknown kind, or a job the cluster
 	// syncs saw over the whole interval that the samples miss.
 	Unplaced []string
@@ -62,7 +62,7 @@ type pairKey struct {
 // admission goes on.
 //
 // Which kinds ran where comes from the presence the cluster syncs record,
-// or, when the metrics source is a Placed, from its placement read
+// or, with a Placer, from its placement read
 // (readPlacement), which also sees other tenants' applications as foreign
 // kinds; a failing placement read fails the tick as the usage read does.
 func (e *Engine) Learn(ctx context.Context, from, to time.Time) (rep LearnReport, err error) {
@@ -145,12 +145,12 @@ func (e *Engine) Learn(ctx context.Context, from, to time.Time) (rep LearnReport
 }
 
 // whatRan is, over [from, to], the co-locations and each node's
-// compositions: from the placement read when the metrics source is a
-// Placed (with the nodes it cannot place), otherwise from the presence the
+// compositions: from the placement read when there is a Placer (with the
+// nodes it cannot place), otherwise from the presence the
 // cluster syncs recorded.
 func (e *Engine) whatRan(ctx context.Context, from, to time.Time) ([]colocation, map[string][]profile.KindCount, []string, error) {
-	if p, ok := e.metrics.(*Placed); ok {
-		pw, err := e.readPlacement(ctx, p, from, to)
+	if e.placer != nil {
+		pw, err := e.readPlacement(ctx, e.placer, from, to)
 		return pw.colos, pw.comps, pw.unplaced, err
 	}
 	return e.colocations(from, to), e.compositions(from, to), nil, nil

@@ -172,13 +172,11 @@ func (c PlacementConfig) Validate() error {
 	return nil
 }
 
-// Placed is a usage source that also says where applications ran. Given
-// as Options.Metrics, it makes the learning tick take the compositions and
-// co-locations it learns from from its PlacementSource instead of the
-// presence the cluster syncs record (learning.placement: influx); without
-// it nothing changes.
-type Placed struct {
-	UsageSource
+// Placer says where applications ran. Given as Options.Placement, it makes
+// the learning tick take the compositions and co-locations it learns from
+// from its PlacementSource instead of the presence the cluster syncs
+// record (learning.placement: influx); without it nothing changes.
+type Placer struct {
 	src   PlacementSource
 	cfg   PlacementConfig
 	names []*regexp.Regexp
@@ -190,15 +188,15 @@ type Placed struct {
 // maxRefusedLogged bounds the refused foreign kinds logged by name.
 const maxRefusedLogged = 1024
 
-// NewPlaced is usage with placement read from src.
-func NewPlaced(usage UsageSource, src PlacementSource, c PlacementConfig) (*Placed, error) {
-	if usage == nil || src == nil {
-		return nil, fmt.Errorf("placed usage: a usage source and a placement source are required")
+// NewPlacer reads placement from src as c says.
+func NewPlacer(src PlacementSource, c PlacementConfig) (*Placer, error) {
+	if src == nil {
+		return nil, fmt.Errorf("placer: a placement source is required")
 	}
 	if err := c.Validate(); err != nil {
-		return nil, fmt.Errorf("placed usage: %w", err)
+		return nil, fmt.Errorf("placer: %w", err)
 	}
-	p := &Placed{UsageSource: usage, src: src, cfg: c, refused: map[string]bool{}}
+	p := &Placer{src: src, cfg: c, refused: map[string]bool{}}
 	for _, n := range c.Foreign.Names {
 		p.names = append(p.names, regexp.MustCompile(n.Pattern)) // Validate compiled it
 	}
@@ -211,7 +209,7 @@ const unknownKind = "\x00unknown"
 
 // foreignKind is the kind another tenant's application counts as before
 // the cap, "" when none (ForeignNone).
-func (p *Placed) foreignKind(pl Placement) string {
+func (p *Placer) foreignKind(pl Placement) string {
 	f := p.cfg.Foreign
 	for i, re := range p.names {
 		if pl.Name != "" && re.MatchString(pl.Name) {
@@ -261,7 +259,7 @@ func boundKind(k string) string {
 // unknownKind, or "" for an application not to be seen. New foreign kinds
 // are taken in name order, so that a tick's outcome does not depend on the
 // order of its placements; it also returns the foreign kinds it gave.
-func (e *Engine) placementKinds(p *Placed, pls []Placement) (kinds []string, foreign map[string]bool) {
+func (e *Engine) placementKinds(p *Placer, pls []Placement) (kinds []string, foreign map[string]bool) {
 	f := p.cfg.Foreign
 	overflow := f.Prefix + foreignOverflow
 	known := map[string]bool{}
@@ -324,7 +322,7 @@ type placedWindow struct {
 
 // readPlacement reads placement over [from, to) for the cluster's nodes
 // and turns it into what Learn uses. An error is the source's.
-func (e *Engine) readPlacement(ctx context.Context, p *Placed, from, to time.Time) (placedWindow, error) {
+func (e *Engine) readPlacement(ctx context.Context, p *Placer, from, to time.Time) (placedWindow, error) {
 	pw := placedWindow{comps: map[string][]profile.KindCount{}}
 	hosts := slices.Sorted(slices.Values(e.nodes))
 	if len(hosts) == 0 || !to.After(from) {

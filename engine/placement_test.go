@@ -146,7 +146,7 @@ func TestPlacementMatchesPresence(t *testing.T) {
 			h := newHarness(t, harnessOpts{nodes: 1})
 			from, to := scAt(w[0]), scAt(w[1])
 			src := &fakePlacement{pls: placementsOf(jobs, period, w[0], w[1])}
-			p, err := NewPlaced(fixedMetrics{}, src, testPlacementConfig(period*time.Second))
+			p, err := NewPlacer(src, testPlacementConfig(period*time.Second))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -222,13 +222,12 @@ func placedHarness(t *testing.T, src *fakePlacement, mod func(*PlacementConfig),
 	}
 	um := fixedMetrics{"node01": {CPU: 0.6, DiskRead: 40e6, NetRecv: 10e6}}
 	o.nodes = 1
-	o.metrics = func(*simcluster.Cluster) UsageSource {
-		p, err := NewPlaced(um, src, pc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
+	o.metrics = func(*simcluster.Cluster) UsageSource { return um }
+	p, err := NewPlacer(src, pc)
+	if err != nil {
+		t.Fatal(err)
 	}
+	o.placer = p
 	h := newHarness(t, o)
 	h.sync()
 	return h
@@ -369,7 +368,7 @@ func TestLearnUnplacedNodes(t *testing.T) {
 // queue apart; names are cut with a hash past 63 bytes. Random attributes
 // are printed with their seed.
 func TestForeignKindNames(t *testing.T) {
-	p, err := NewPlaced(fixedMetrics{}, &fakePlacement{}, testPlacementConfig(time.Minute))
+	p, err := NewPlacer(&fakePlacement{}, testPlacementConfig(time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -425,7 +424,7 @@ func TestForeignKindsCapped(t *testing.T) {
 		c.Foreign.Names = []ForeignName{{Pattern: "^nightly-", Kind: "nightly"}}
 	}, harnessOpts{logger: slog.New(rec)})
 	h.learner.Add("foreign.tez.adhoc") // known from an earlier run
-	p := h.e.metrics.(*Placed)
+	p := h.e.placer
 	pls := []Placement{
 		{App: "application_1_0001", Type: "SPARK", Queue: "etl"},
 		{App: "application_1_0002", Type: "MAPREDUCE", Queue: "default", Name: "nightly-report"},
@@ -474,8 +473,8 @@ func TestPlacementConfigValidate(t *testing.T) {
 	if err := testPlacementConfig(time.Minute).Validate(); err != nil {
 		t.Errorf("the defaults: %v", err)
 	}
-	if _, err := NewPlaced(fixedMetrics{}, nil, testPlacementConfig(time.Minute)); err == nil {
-		t.Error("NewPlaced without a placement source: no error")
+	if _, err := NewPlacer(nil, testPlacementConfig(time.Minute)); err == nil {
+		t.Error("NewPlacer without a placement source: no error")
 	}
 }
 

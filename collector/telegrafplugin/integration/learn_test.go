@@ -68,11 +68,11 @@ func TestLearningFromPlugin(t *testing.T) {
 	// Telegraf samples every second and flushes every second: a sample
 	// within 2 s of each edge of the window covers it.
 	pc := engine.PlacementConfig{Tolerance: 2 * time.Second, Foreign: engine.DefaultForeignConfig()}
-	metrics, err := engine.NewPlaced(src, placements, pc)
+	placer, err := engine.NewPlacer(placements, pc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, learner := newEngine(t, metrics)
+	e, learner := newEngine(t, src, placer)
 	ctx := t.Context()
 	if _, err := e.Reconcile(ctx); err != nil {
 		t.Fatal(err)
@@ -106,7 +106,7 @@ func TestLearningFromPlugin(t *testing.T) {
 
 // newEngine is an engine over a fresh store and learner, with metrics as
 // its learning source and oneNode as its cluster.
-func newEngine(t *testing.T, metrics engine.UsageSource) (*engine.Engine, *bandit.Learner) {
+func newEngine(t *testing.T, metrics engine.UsageSource, placer *engine.Placer) (*engine.Engine, *bandit.Learner) {
 	t.Helper()
 	store, err := queue.Open(filepath.Join(t.TempDir(), "colocd.db"), queue.Options{NoSync: true})
 	if err != nil {
@@ -115,7 +115,7 @@ func newEngine(t *testing.T, metrics engine.UsageSource) (*engine.Engine, *bandi
 	t.Cleanup(func() { store.Close() })
 	learner := bandit.New(bandit.Config{StepSize: 0.1})
 	e, err := engine.New(engine.Options{
-		Store: store, Learner: learner, Cluster: oneNode{}, Metrics: metrics, Clock: engine.WallClock{},
+		Store: store, Learner: learner, Cluster: oneNode{}, Metrics: metrics, Placement: placer, Clock: engine.WallClock{},
 		Queue: queue.DefaultConfig(), Scorer: engine.DefaultScorerConfig(),
 		Limits: goodness.Limits{DiskRead: 500e6, DiskWrite: 500e6, NetRecv: 1250e6, NetSent: 1250e6},
 	})
