@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -64,15 +65,22 @@ func (s *server) view() (cluster.State, time.Time, bool) {
 	return s.cluster.ClusterView()
 }
 
+// nodePage is the page of ?limit=&offset=, limit defaultNodePage when
+// absent.
+func nodePage(q url.Values) (limit, offset int, err error) {
+	limit, offset, err = parsePage(q)
+	if err == nil && limit < 0 {
+		limit = defaultNodePage
+	}
+	return limit, offset, err
+}
+
 // getNodes: GET /v1/nodes?limit=&offset=&sort=name|goodness.
 func (s *server) getNodes(w http.ResponseWriter, r *http.Request, _ principal) error {
 	q := r.URL.Query()
-	limit, offset, err := parsePage(q)
+	limit, offset, err := nodePage(q)
 	if err != nil {
 		return err
-	}
-	if limit < 0 {
-		limit = defaultNodePage
 	}
 	sortBy := cmp.Or(q.Get("sort"), "name")
 	if sortBy != "name" && sortBy != "goodness" {
@@ -235,12 +243,9 @@ func nodeStatus(n cluster.Node, apps map[string]*cluster.App, latest map[string]
 // getCluster: GET /v1/cluster?jobs=a,b&limit=&offset=.
 func (s *server) getCluster(w http.ResponseWriter, r *http.Request, _ principal) error {
 	q := r.URL.Query()
-	limit, offset, err := parsePage(q)
+	limit, offset, err := nodePage(q)
 	if err != nil {
 		return err
-	}
-	if limit < 0 {
-		limit = defaultNodePage
 	}
 	jobs, err := parseJobFilter(q.Get("jobs"))
 	if err != nil {

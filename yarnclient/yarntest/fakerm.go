@@ -158,12 +158,7 @@ func NewFakeRM(t testing.TB, opts ...Option) *FakeRM {
 		f.populate(*o.population)
 	}
 	f.routes()
-	var h http.Handler = http.HandlerFunc(f.serve)
-	if o.spnegoKeytab != "" {
-		f.gate = NewSPNEGOGate(t, o.spnegoKeytab, h)
-		h = f.gate
-	}
-	f.srv = httptest.NewServer(h)
+	f.srv, f.gate = serveGated(t, o.spnegoKeytab, http.HandlerFunc(f.serve))
 	t.Cleanup(f.Close)
 	return f
 }

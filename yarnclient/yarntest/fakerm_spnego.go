@@ -4,6 +4,7 @@ import (
 	"context"
 	"log"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -143,3 +144,14 @@ func (l refusalLog) Write(p []byte) (int, error) {
 // SPNEGO is the fake's SPNEGO gate, nil unless it was started with the
 // SPNEGO option.
 func (f *FakeRM) SPNEGO() *SPNEGOGate { return f.gate }
+
+// serveGated starts a loopback server for h, behind a SPNEGO gate when
+// keytab is set (the gate is nil otherwise).
+func serveGated(t testing.TB, keytab string, h http.Handler) (*httptest.Server, *SPNEGOGate) {
+	t.Helper()
+	if keytab == "" {
+		return httptest.NewServer(h), nil
+	}
+	g := NewSPNEGOGate(t, keytab, h)
+	return httptest.NewServer(g), g
+}

@@ -90,12 +90,7 @@ func NewFakeWebHDFS(t testing.TB, opts ...HDFSOption) *FakeWebHDFS {
 		opt(&o)
 	}
 	f := &FakeWebHDFS{t: t, opts: o, clock: DefaultClusterTimestamp, issuer: newTokenIssuer("the fake NameNode")}
-	var h http.Handler = http.HandlerFunc(f.serve)
-	if o.spnegoKeytab != "" {
-		f.gate = NewSPNEGOGate(t, o.spnegoKeytab, h)
-		h = f.gate
-	}
-	f.srv = httptest.NewServer(h)
+	f.srv, f.gate = serveGated(t, o.spnegoKeytab, http.HandlerFunc(f.serve))
 	t.Cleanup(f.Close)
 	return f
 }
