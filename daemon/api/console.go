@@ -48,8 +48,9 @@ const (
 var goodnessScale = apiclient.GoodnessScale{Min: goodness.Min, Max: goodness.Max}
 
 // goodnessWindowStart is the default start of a goodness window ending at
-// to (as GET /v1/goodness): the last defaultGoodnessWindow, or on the
-// simulator everything since this daemon started.
+// to (GET /v1/goodness and the console's): the last defaultGoodnessWindow,
+// or on the simulator, whose clock races ahead (24 virtual hours pass in
+// 2.4 wall minutes at 600×), everything since this daemon started.
 func (s *server) goodnessWindowStart(to time.Time) time.Time {
 	if c := s.clock(); c.Simulated && c.Started.Before(to) {
 		return c.Started

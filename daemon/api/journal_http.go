@@ -49,13 +49,7 @@ func (s *server) listGoodness(w http.ResponseWriter, r *http.Request, _ principa
 		}
 		to = t
 	}
-	// The default window: the last defaultGoodnessWindow, or on the
-	// simulator, whose clock races ahead (24 virtual hours pass in 2.4 wall
-	// minutes at 600×), everything since this daemon started.
-	from := to.Add(-defaultGoodnessWindow)
-	if c := s.clock(); c.Simulated && c.Started.Before(to) {
-		from = c.Started
-	}
+	from := s.goodnessWindowStart(to)
 	if v := q.Get("from"); v != "" {
 		t, err := time.Parse(time.RFC3339, v)
 		if err != nil {
