@@ -104,8 +104,8 @@ func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Se
 // it cannot be read: a relative deadline is on the daemon's clock, which on
 // the simulator runs far ahead of the wall.
 func daemonNow(ctx context.Context, api *apiclient.Client) time.Time {
-	if r, err := api.Clock(ctx); err == nil && !r.Body.Now.IsZero() {
-		return r.Body.Now
+	if cv := fetchClock(ctx, api); cv.known && !cv.c.Now.IsZero() {
+		return cv.c.Now
 	}
 	return time.Now()
 }
