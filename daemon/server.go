@@ -206,8 +206,8 @@ func openCore(cfg Config, b backend, store *queue.Store, log *slog.Logger) (c co
 		return c, fmt.Errorf("open journal: %w", err)
 	}
 	c.prom = telemetry.New(prometheus.NewRegistry(), store)
-	if u, ok := b.metrics.(*usage.Source); ok {
-		u.SetUnmatched(c.prom.UnmatchedHosts)
+	if b.usage != nil {
+		b.usage.SetUnmatched(c.prom.UnmatchedHosts)
 	}
 	c.limits = cfg.Goodness.limits(b.limits)
 	eo.Store, eo.Learner, eo.Profiles, eo.Cluster, eo.Metrics, eo.Clock = store, c.learner, profiles, b.cluster, b.metrics, b.clock
@@ -375,6 +375,7 @@ type backend struct {
 	cluster    engine.Cluster
 	metrics    engine.UsageSource
 	placement  engine.PlacementSource // learning.placement influx; nil: the cluster syncs say
+	usage      *usage.Source          // the metrics read on YARN (its unmatched-host counts); nil on the simulator
 	clock      engine.Clock
 	wake       <-chan struct{} // the cluster's events; nil: none
 	kinds      []string
@@ -501,7 +502,7 @@ func openYarnBackend(cfg Config, log *slog.Logger) (backend, error) {
 	c := yarncluster.New(yc, cfg.Yarn, log.With("component", "yarn"))
 	seed := randomSeed()
 	return backend{
-		cluster: c, metrics: src, placement: placement, clock: engine.WallClock{}, seed: seed,
+		cluster: c, metrics: src, usage: src, placement: placement, clock: engine.WallClock{}, seed: seed,
 		checkpoint: func() error { return nil },
 		close:      func() error { closeSrc(); return nil },
 	}, nil
