@@ -21,10 +21,14 @@ import (
 // or, for a few, as a flag. Load applies defaults → file → env → flags and
 // then Validate.
 type Config struct {
-	Listen    string `mapstructure:"listen"`     // HTTP listen address, host:port
-	DataDir   string `mapstructure:"data_dir"`   // store, journal and simulator state
-	LogLevel  string `mapstructure:"log_level"`  // debug|info|warn|error
-	LogFormat string `mapstructure:"log_format"` // text|json
+	Listen  string `mapstructure:"listen"`   // HTTP listen address, host:port
+	DataDir string `mapstructure:"data_dir"` // store, journal and simulator state
+	// DataDirReserveBytes is the free space kept on data_dir's file system
+	// for the jobs already accepted: below it submissions are refused (503)
+	// and /readyz fails; 0: no reserve (queue.Options.Reserve).
+	DataDirReserveBytes int64  `mapstructure:"data_dir_reserve_bytes"`
+	LogLevel            string `mapstructure:"log_level"`  // debug|info|warn|error
+	LogFormat           string `mapstructure:"log_format"` // text|json
 
 	TLS       TLSConfig     `mapstructure:"tls"`
 	Tokens    []TokenConfig `mapstructure:"tokens"`
@@ -230,10 +234,13 @@ const DefaultStepSize = 0.005
 // DefaultConfig is the configuration before the file, env and flags.
 func DefaultConfig() Config {
 	return Config{
-		Listen:    "127.0.0.1:8080",
-		DataDir:   "/var/lib/colocd",
-		LogLevel:  "info",
-		LogFormat: "text",
+		Listen:  "127.0.0.1:8080",
+		DataDir: "/var/lib/colocd",
+		// 64 MiB: thousands of state changes even if none reused the
+		// store file's free pages.
+		DataDirReserveBytes: 64 << 20,
+		LogLevel:            "info",
+		LogFormat:           "text",
 		API: APIConfig{MaxBodyBytes: 1 << 20, ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second,
 			MaxConnections: 1024, MaxKinds: 1000},
 		Journal: JournalConfig{MaxDecisions: 10000, MaxGoodness: 100000},

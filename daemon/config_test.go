@@ -252,6 +252,7 @@ func TestConfigEnvNames(t *testing.T) {
 		{"listen", "nope"}, {"backend", "k8s"}, {"learning.schedule", "x"}, {"admission.mode", "x"},
 		{"sim.speed", "-1"}, {"retention.schedule", "x"}, {"shutdown_timeout", "1ns"}, {"log_level", "loud"},
 		{"pipeline.select.mode", "x"}, {"learning.credit", "x"}, {"api.max_body_bytes", "1"},
+		{"data_dir_reserve_bytes", "-1"}, {"data_dir_reserve_bytes", "64MiB"},
 	} {
 		_, err := Load(LoadOptions{Environ: environ(map[string]string{envName(tc.key): tc.bad})})
 		var ce *ConfigError

@@ -149,7 +149,7 @@ func openBackend(cfg Config, log *slog.Logger) (backend, error) {
 func openStore(cfg Config, b backend, acceptRollback bool, log *slog.Logger) (*queue.Store, error) {
 	store, err := queue.Open(StorePath(cfg), queue.Options{
 		Timeout: 5 * time.Second, Now: b.clock.Now, Logger: log.With("component", "store"),
-		AcceptMetaFallback: acceptRollback,
+		AcceptMetaFallback: acceptRollback, Reserve: uint64(cfg.DataDirReserveBytes),
 	})
 	if err != nil {
 		var me *queue.MetaError

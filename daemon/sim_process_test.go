@@ -28,10 +28,10 @@ const (
 	e2eDeadline = 90 * time.Second
 )
 
-func startDemo(tb testing.TB, dataDir, addr string) *proc {
+func startDemo(tb testing.TB, dataDir, addr string, env ...string) *proc {
 	tb.Helper()
-	p := startServe(tb, "..", demoConfig, addr, demoAdmin,
-		"COLOCD_LISTEN="+addr, "COLOCD_DATA_DIR="+dataDir, "COLOCD_SIM_SPEED="+demoSpeed, "COLOCD_LOG_FORMAT=json")
+	p := startServe(tb, "..", demoConfig, addr, demoAdmin, append([]string{
+		"COLOCD_LISTEN=" + addr, "COLOCD_DATA_DIR=" + dataDir, "COLOCD_SIM_SPEED=" + demoSpeed, "COLOCD_LOG_FORMAT=json"}, env...)...)
 	p.waitReady(30 * time.Second)
 	return p
 }

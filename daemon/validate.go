@@ -21,6 +21,9 @@ func (c Config) Validate() error {
 	if c.DataDir == "" {
 		return cfgErr("data_dir", "must not be empty")
 	}
+	if c.DataDirReserveBytes < 0 {
+		return cfgErr("data_dir_reserve_bytes", "must be 0 (no reserve) or more, got %d", c.DataDirReserveBytes)
+	}
 	if !oneOf(c.LogLevel, "debug", "info", "warn", "error") {
 		return cfgErr("log_level", "must be one of debug|info|warn|error, got %q", c.LogLevel)
 	}

@@ -330,7 +330,8 @@ func (e *Engine) Kill(ctx context.Context, id string) (queue.Job, error) {
 // remote and never waits behind a pass. It fails, wrapping the api reason
 // named, while the engine has not reconciled (ErrStarting, and
 // ErrNotReady), the store does not answer reads (ErrStoreUnavailable),
-// the last store write failed and none succeeded since
+// the file system holding the store is below its space reserve
+// (ErrLowSpace), the last store write failed and none succeeded since
 // (ErrStoreWrites), the loop completed no iteration for StallAfter
 // (ErrStalled), or the loop's last sync with the cluster failed
 // (ErrClusterSync).
@@ -346,6 +347,9 @@ func (e *Engine) Ready(context.Context) error {
 	}
 	if _, err := e.store.Counts(); err != nil {
 		return fmt.Errorf("%w: %w", ErrStoreUnavailable, err)
+	}
+	if err := e.store.CheckSpace(); err != nil {
+		return fmt.Errorf("%w: %w", ErrLowSpace, err)
 	}
 	if op, f, n := h.lastWriteFail(); n > 0 {
 		return fmt.Errorf("%w: store writes are failing (%d kinds; the latest, %s, failed at %s): %w",
@@ -439,10 +443,11 @@ func (e *Engine) passDone(syncErr error) {
 // engine's own writes too): a failure makes Ready fail until the same op
 // succeeds, or any op succeeds after no write failed for writeQuiet. Errors
 // that say nothing about the disk are ignored: an invalid job, an unknown
-// id, an illegal transition, a request cancelled before its commit.
+// id, an illegal transition, a request cancelled before its commit; so is
+// a submission refused under the space reserve, which Ready checks itself.
 func (e *Engine) StoreWrite(op string, err error) {
 	switch {
-	case errors.Is(err, queue.ErrInvalid), errors.Is(err, queue.ErrNotFound), errors.Is(err, queue.ErrNotPending),
+	case errors.Is(err, queue.ErrLowSpace), errors.Is(err, queue.ErrInvalid), errors.Is(err, queue.ErrNotFound), errors.Is(err, queue.ErrNotPending),
 		errors.Is(err, queue.ErrIllegalTransition), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return
 	}

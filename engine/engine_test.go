@@ -52,6 +52,9 @@ type harnessOpts struct {
 	pipeline func(*queue.Config)
 	noRecon  bool
 	logger   *slog.Logger // nil: discard
+	// free is the store's free space (queue.Options.FreeSpace, with a
+	// 1 MiB reserve); nil: no reserve.
+	free func() (uint64, error)
 }
 
 // testQueueConfig is colocd's default pipeline: queue.DefaultConfig with
@@ -78,7 +81,11 @@ func newHarness(tb testing.TB, o harnessOpts) *harness {
 	}
 	dir := tb.TempDir()
 	clk := simcluster.Clock{Sim: s}
-	store, err := queue.Open(filepath.Join(dir, "colocd.db"), queue.Options{NoSync: true, Now: clk.Now})
+	qo := queue.Options{NoSync: true, Now: clk.Now}
+	if o.free != nil {
+		qo.Reserve, qo.FreeSpace = 1<<20, o.free
+	}
+	store, err := queue.Open(filepath.Join(dir, "colocd.db"), qo)
 	if err != nil {
 		tb.Fatal(err)
 	}

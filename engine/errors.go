@@ -24,6 +24,9 @@ var (
 	// ErrStoreWrites: the last store write failed (a full disk) and none has
 	// succeeded since.
 	ErrStoreWrites = readyReason("store writes failing")
+	// ErrLowSpace: the file system holding the store has less free space
+	// than the store's reserve, so it takes no new job (queue.SpaceError).
+	ErrLowSpace = readyReason("data directory low on space")
 	// ErrClusterSync: the loop's last sync with the cluster failed.
 	ErrClusterSync = readyReason("cannot sync with the cluster")
 	// ErrStalled: the admission loop has completed no iteration for too long.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"strings"
@@ -241,5 +242,64 @@ func TestReadyStoreWritesPerOp(t *testing.T) {
 	h.e.StoreWrite("preferences", nil)
 	if err := ready(h); err != nil {
 		t.Fatalf("Ready after %v without a failure and a successful write: %v", writeQuiet, err)
+	}
+}
+
+// TestReadyLowSpace: below the store's space reserve a new submission is
+// 503 naming the free space and the reserve, with Retry-After, and Ready
+// fails with ErrLowSpace; a retry of an accepted key still gets its job,
+// and the jobs already accepted are still admitted. Once space comes back
+// both recover at once.
+func TestReadyLowSpace(t *testing.T) {
+	var free atomic.Uint64
+	free.Store(1 << 30)
+	h := newHarness(t, harnessOpts{free: func() (uint64, error) { return free.Load(), nil }})
+	srv := apiOver(t, h, api.Deps{})
+	submit := func(key string) (code int, body, retryAfter string) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", srv.URL+"/v1/jobs", strings.NewReader(`{"kind":"cpu"}`))
+		req.Header.Set("Authorization", "Bearer test-admin-token")
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Idempotency-Key", key)
+		res, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b), res.Header.Get("Retry-After")
+	}
+	if code, body, _ := submit("a"); code != http.StatusCreated {
+		t.Fatalf("submit with space: %d %s", code, body)
+	}
+	if err := ready(h); err != nil {
+		t.Fatalf("Ready with space: %v", err)
+	}
+
+	free.Store(512 << 10)
+	err := ready(h)
+	if !errors.Is(err, ErrLowSpace) || !strings.Contains(err.Error(), "512.0 KiB free, below the reserve of 1.0 MiB") {
+		t.Fatalf("Ready below the reserve = %v, want ErrLowSpace naming 512.0 KiB and 1.0 MiB", err)
+	}
+	code, body, retry := submit("b")
+	if code != http.StatusServiceUnavailable || retry != "30" || !strings.Contains(body, "512.0 KiB free, below the reserve of 1.0 MiB") {
+		t.Fatalf("a new job below the reserve: %d (Retry-After %q) %s, want 503 naming the space", code, retry, body)
+	}
+	if code, body, _ := submit("a"); code != http.StatusOK {
+		t.Fatalf("a retry of the accepted key below the reserve: %d %s, want 200 with the job", code, body)
+	}
+	if n, err := h.store.Counts(); err != nil || n[queue.StatePending] != 1 {
+		t.Fatalf("pending jobs below the reserve: %v %v, want the one accepted", n, err)
+	}
+	if rep := h.admit(); len(rep.Admitted) != 1 {
+		t.Fatalf("admission below the reserve: %+v, want the accepted job admitted", rep)
+	}
+
+	free.Store(2 << 20)
+	if err := ready(h); err != nil {
+		t.Fatalf("Ready with space back: %v (a refusal under the reserve is no failing write)", err)
+	}
+	if code, body, _ := submit("b"); code != http.StatusCreated {
+		t.Fatalf("submit with space back: %d %s", code, body)
 	}
 }

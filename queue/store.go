@@ -52,6 +52,14 @@ type Options struct {
 	// Open refuses such a file with a *MetaError. Two damaged meta pages
 	// are refused either way.
 	AcceptMetaFallback bool
+	// Reserve is the free space, in bytes, kept on the file system holding
+	// the store for the jobs already accepted: below it Submit refuses new
+	// jobs with a *SpaceError (space.go). Zero: no reserve.
+	Reserve uint64
+	// FreeSpace reports the bytes free on the store's file system. Nil:
+	// statfs of the file's directory (the space an unprivileged writer
+	// may use; outside Linux, macOS and FreeBSD nothing, and no reserve).
+	FreeSpace func() (uint64, error)
 }
 
 // Store is the durable job queue: one bbolt file. All methods are safe for
@@ -71,6 +79,9 @@ type Store struct {
 	closed bool
 
 	fallback *MetaError // the damaged meta page Open accepted, or nil
+
+	reserve   uint64                 // Options.Reserve
+	freeSpace func() (uint64, error) // nil: not known
 }
 
 // Bucket and key names. See doc.go for the layout.
@@ -186,6 +197,11 @@ func open(path string, opts Options, sch schema) (s *Store, err error) {
 		maxBatch:   opts.MaxBatch,
 		writerDone: make(chan struct{}),
 		fallback:   o.fallback,
+		reserve:    opts.Reserve,
+		freeSpace:  opts.FreeSpace,
+	}
+	if s.freeSpace == nil {
+		s.freeSpace = dirFreeSpace(path)
 	}
 	if s.maxBatch <= 0 {
 		s.maxBatch = 256

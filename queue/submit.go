@@ -35,7 +35,10 @@ const (
 // IdempotencyKey that the same user already used, nothing is written and the
 // first job comes back with created == false, even under concurrent retries
 // and even if its deadline has passed since. A new job's deadline must be in
-// the future (a *FieldError on "deadline" otherwise). The job is fsync'd (unless Options.NoSync) before Submit returns.
+// the future (a *FieldError on "deadline" otherwise). With less free space
+// than Options.Reserve a new job is refused with a *SpaceError
+// (ErrLowSpace), a retry of an accepted key still gets its job. The job is
+// fsync'd (unless Options.NoSync) before Submit returns.
 //
 // Concurrent calls are group-committed: a single writer takes every
 // submission queued while the previous commit was running and commits them in
@@ -129,11 +132,12 @@ func (s *Store) commit(batch []*submitOp) {
 	if len(take) == 0 {
 		return
 	}
+	space := s.CheckSpace() // once per commit: one statfs
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		for _, op := range take {
 			var err error
-			op.res, op.created, err = s.insert(tx, op.job)
-			if errors.Is(err, ErrInvalid) {
+			op.res, op.created, err = s.insert(tx, op.job, space)
+			if errors.Is(err, ErrInvalid) || errors.Is(err, ErrLowSpace) {
 				op.err = err // rejected before writing anything: the others go on
 				continue
 			}
@@ -147,7 +151,7 @@ func (s *Store) commit(batch []*submitOp) {
 	case err != nil && len(take) > 1:
 		for _, op := range take {
 			op.err = s.db.Update(func(tx *bolt.Tx) (err error) {
-				op.res, op.created, err = s.insert(tx, op.job)
+				op.res, op.created, err = s.insert(tx, op.job, space)
 				return err
 			})
 		}
@@ -160,9 +164,10 @@ func (s *Store) commit(batch []*submitOp) {
 }
 
 // insert writes one new job, or returns the job that already holds its
-// idempotency key. Called only from the writer goroutine (s.entropy is not
+// idempotency key; space is CheckSpace's answer, which refuses a new job
+// (not a retry). Called only from the writer goroutine (s.entropy is not
 // safe for concurrent use).
-func (s *Store) insert(tx *bolt.Tx, j Job) (Job, bool, error) {
+func (s *Store) insert(tx *bolt.Tx, j Job, space error) (Job, bool, error) {
 	idem := tx.Bucket(bucketIdem)
 	var ikey []byte
 	if j.IdempotencyKey != "" {
@@ -174,6 +179,9 @@ func (s *Store) insert(tx *bolt.Tx, j Job) (Job, bool, error) {
 			}
 			return first, false, nil
 		}
+	}
+	if space != nil {
+		return Job{}, false, space
 	}
 	now := s.stamp()
 	// Checked after the key lookup: a retry of an accepted job whose

@@ -133,13 +133,16 @@
 //
 // A store that cannot write (ENOSPC, EDQUOT, EROFS, EFBIG, EIO anywhere in
 // the error) makes a request 503 with Retry-After: 30 — nothing was
-// changed, and a retry with the same Idempotency-Key is safe. A job whose
+// changed, and a retry with the same Idempotency-Key is safe. So is a
+// submission the store refuses under its space reserve (queue.SpaceError:
+// the data directory is nearly full, and what is left is kept for the jobs
+// already accepted). A job whose
 // stored record was damaged and quarantined is 410.
 //
 // Readiness is Controller.Ready. Without a valid token, /readyz names only
 // the reason its error wraps (a PublicReasoner: the engine's starting,
-// store unavailable, store writes failing, cannot sync with the cluster,
-// admission loop stalled), never the rest, which may name RM hosts and
+// store unavailable, data directory low on space, store writes failing,
+// cannot sync with the cluster, admission loop stalled), never the rest, which may name RM hosts and
 // users. Every store write the API makes is reported to
 // Deps.Writes, so that readiness sees a failing disk.
 //

@@ -3,6 +3,7 @@ package api
 import (
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/colocd/colocd/queue"
 )
@@ -21,6 +22,13 @@ func knownFailure(err error) *httpError {
 	var q *queue.QuarantinedError
 	if errors.As(err, &q) {
 		return errorf(http.StatusGone, "", "job %s: its stored record was damaged and is quarantined (%s); `colocd store check` lists it", q.ID, q.Reason)
+	}
+	var low *queue.SpaceError
+	if errors.As(err, &low) {
+		e := errorf(http.StatusServiceUnavailable, "", "colocd takes no new jobs: %s (data_dir_reserve_bytes); nothing was changed; retry later with the same Idempotency-Key",
+			strings.TrimPrefix(low.Error(), "queue: "))
+		e.RetryAfter = retryAfterStorage
+		return e
 	}
 	if errno, ok := storageErrno(err); ok {
 		e := errorf(http.StatusServiceUnavailable, "", "the store cannot write (%v): nothing was changed; retry later with the same Idempotency-Key", errno)
