@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -338,6 +341,7 @@ func (e *Engine) Kill(ctx context.Context, id string) (queue.Job, error) {
 func (e *Engine) Ready(context.Context) error {
 	e.health.mu.Lock()
 	h := e.health.state
+	h.writeFails = maps.Clone(h.writeFails) // StoreWrite changes the map itself
 	e.health.mu.Unlock()
 	if !h.reconciled && !e.reconciledNow() {
 		if h.startErr != nil {
@@ -352,8 +356,8 @@ func (e *Engine) Ready(context.Context) error {
 		return fmt.Errorf("%w: %w", ErrLowSpace, err)
 	}
 	if op, f, n := h.lastWriteFail(); n > 0 {
-		return fmt.Errorf("%w: store writes are failing (%d kinds; the latest, %s, failed at %s): %w",
-			ErrStoreWrites, n, op, f.at.Format(time.RFC3339), f.err)
+		return fmt.Errorf("%w: store writes are failing (%s; the latest, %s, failed at %s): %w",
+			ErrStoreWrites, strings.Join(slices.Sorted(maps.Keys(h.writeFails)), ", "), op, f.at.Format(time.RFC3339), f.err)
 	}
 	if e.stallAfter > 0 && !h.lastPass.IsZero() {
 		if idle := e.wall().Sub(h.lastPass); idle > e.stallAfter {

@@ -303,3 +303,31 @@ func TestReadyLowSpace(t *testing.T) {
 		t.Fatalf("submit with space back: %d %s", code, body)
 	}
 }
+
+// TestReadyWhileWritesFail: Ready reads the failing writes while the API's
+// handlers record more (run with -race: Ready once iterated the live map,
+// which a concurrent StoreWrite can make a fatal error).
+func TestReadyWhileWritesFail(t *testing.T) {
+	h := newHarness(t, harnessOpts{})
+	full := fmt.Errorf("storing job: %w", syscall.ENOSPC)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 2000 {
+			h.e.StoreWrite(fmt.Sprintf("op%d", i%7), full)
+			h.e.StoreWrite(fmt.Sprintf("op%d", (i+3)%7), nil)
+		}
+	}()
+	failing := 0
+	for range 2000 {
+		if errors.Is(ready(h), ErrStoreWrites) {
+			failing++
+		}
+	}
+	<-done
+	h.e.StoreWrite("op0", full)
+	if err := ready(h); !errors.Is(err, ErrStoreWrites) || !strings.Contains(err.Error(), "op0") {
+		t.Fatalf("Ready = %v, want ErrStoreWrites naming op0", err)
+	}
+	t.Logf("Ready failed %d of 2000 times while writes failed and succeeded", failing)
+}
