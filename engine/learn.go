@@ -162,6 +162,13 @@ func (e *Engine) whatRan(ctx context.Context, from, to time.Time) ([]colocation,
 func (e *Engine) learnPairs(colos []colocation, comps map[string][]profile.KindCount, readings map[string]Reading, from, to time.Time, rep *LearnReport) {
 	now := e.clock.Now()
 	predict := profile.NewPredictor(e.scoreSrc) // the profiles before this tick
+	ahead := make([][]profile.KindCount, 0, len(colos))
+	for _, c := range colos {
+		if r, ok := readings[c.node]; ok && r.Err == nil {
+			ahead = append(ahead, comps[c.node])
+		}
+	}
+	predict.Prepare(ahead...)
 	sum := map[pairKey]float64{}
 	n := map[pairKey]int{}
 	var order []pairKey

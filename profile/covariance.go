@@ -1,6 +1,11 @@
 package profile
 
-import "slices"
+import (
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+)
 
 // Covariance is the posterior covariance of observed kinds a's and b's
 // per-container demands, per unit of residual variance (multiply by a
@@ -51,39 +56,127 @@ func (m *Model) column(i int) []float64 {
 	if c, ok := m.cov[i]; ok {
 		return c
 	}
-	w := &m.cg
-	if w.stale || len(w.diag) != len(m.diag) {
-		w.matrix(m)
-	}
-	w.component(m, i)
-	x := w.solve()
-	col := make([]float64, len(m.diag))
-	for _, k := range w.comp {
-		col[k] = x[k]
-	}
-	col[i] = max(col[i], 1/w.diag[i]) // [M⁻¹]_ii ≥ 1/M_ii; guards the iteration's rounding
+	w := m.freshMatrix()
+	col := w.vec.column(w, i)
 	m.cov[i] = col
 	return col
 }
 
+// freshMatrix is m.cg with M laid out for the current equations. The
+// caller holds cmu.
+func (m *Model) freshMatrix() *cgScratch {
+	w := &m.cg
+	if w.stale || len(w.diag) != len(m.diag) {
+		w.matrix(m)
+	}
+	return w
+}
+
+// solveColumns caches the columns of kinds (those observed and not cached
+// yet), solving them on up to GOMAXPROCS goroutines that share the
+// matrix: up to cgLanes columns of one component at a time (cgBlock), each
+// goroutine with its own vectors. Every column is computed exactly as
+// column computes it, so nothing depends on the number of goroutines or
+// on which solved what, or with which others.
+func (m *Model) solveColumns(kinds []string) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	m.cmu.Lock()
+	defer m.cmu.Unlock()
+	var todo []int
+	listed := map[int]bool{}
+	for _, kind := range kinds {
+		i, ok := m.index[kind]
+		if _, cached := m.cov[i]; !ok || m.ticks[i] == 0 || cached || listed[i] {
+			continue
+		}
+		listed[i] = true
+		todo = append(todo, i)
+	}
+	if len(todo) == 0 {
+		return
+	}
+	w := m.freshMatrix()
+	// Tasks: the columns of one component, cgLanes at a time.
+	slices.SortStableFunc(todo, func(a, b int) int { return w.label[a] - w.label[b] })
+	var tasks [][2]int // todo[from:to]
+	for a := 0; a < len(todo); {
+		b := a + 1
+		for b < len(todo) && b-a < cgLanes && w.label[todo[b]] == w.label[todo[a]] {
+			b++
+		}
+		tasks = append(tasks, [2]int{a, b})
+		a = b
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(tasks))
+	for len(w.blocks) < workers {
+		w.blocks = append(w.blocks, &cgBlock{})
+	}
+	cols := make([][]float64, len(todo)) // by position in todo
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for n := range workers {
+		blk := w.blocks[n]
+		blk.fit(len(w.diag))
+		wg.Go(func() {
+			for t := int(next.Add(1) - 1); t < len(tasks); t = int(next.Add(1) - 1) {
+				a, b := tasks[t][0], tasks[t][1]
+				blk.columns(w, todo[a:b], cols[a:b])
+			}
+		})
+	}
+	wg.Wait()
+	for t, i := range todo {
+		m.cov[i] = cols[t]
+	}
+}
+
 // cgScratch is column's working memory, kept between calls (under cmu):
 // the matrix M = A·scale + λI as sparse rows by model index (laid out
-// again when stale), the component of the column being solved in
-// breadth-first order from its kind, and the vectors of the iteration,
-// by model index (only the component's entries are used).
+// again when stale), read-only while columns are solved, and the vectors
+// of the solves: vec for column, blocks for solveColumns' goroutines.
 type cgScratch struct {
 	stale bool
 	start []int32   // row k's entries are nb[start[k]:start[k+1]], val likewise
 	nb    []int32   // column (model index), in the adjacency's order
 	val   []float64 // A_kj · scale
 	diag  []float64 // M_kk
-	seen  []bool    // in comp (reset after each use)
-	comp  []int
 	// label[k] is k's component; rows[first[l]:first[l+1]] are component
 	// l's rows, longest first, the order mul computes them in: four rows
 	// of about one length at a time.
 	label, first, rows []int
-	x, r, z, p, q      []float64
+	vec                cgVectors
+	blocks             []*cgBlock
+}
+
+// cgVectors is one solve's working memory: the component of the column
+// being solved, in breadth-first order from its kind, and the vectors of
+// the iteration, by model index (only the component's entries are used).
+type cgVectors struct {
+	seen          []bool // in comp (reset after each use)
+	comp          []int
+	x, r, z, p, q []float64
+}
+
+// fit sizes v for k kinds.
+func (v *cgVectors) fit(k int) {
+	grow := func(x []float64) []float64 { return slices.Grow(x[:0], k)[:k] }
+	v.x, v.r, v.z, v.p, v.q = grow(v.x), grow(v.r), grow(v.z), grow(v.p), grow(v.q)
+	if len(v.seen) < k {
+		v.seen = make([]bool, k)
+	}
+}
+
+// column solves column i of C on M (w) with v's vectors and returns it.
+func (v *cgVectors) column(w *cgScratch, i int) []float64 {
+	v.component(w, i)
+	x := v.solve(w)
+	col := make([]float64, len(w.diag))
+	for _, k := range v.comp {
+		col[k] = x[k]
+	}
+	col[i] = max(col[i], 1/w.diag[i]) // [M⁻¹]_ii ≥ 1/M_ii; guards the iteration's rounding
+	return col
 }
 
 // matrix lays out M from the model's equations.
@@ -101,11 +194,7 @@ func (w *cgScratch) matrix(m *Model) {
 		}
 	}
 	w.start = append(w.start, int32(len(w.nb)))
-	grow := func(v []float64) []float64 { return slices.Grow(v[:0], k)[:k] }
-	w.x, w.r, w.z, w.p, w.q = grow(w.x), grow(w.r), grow(w.z), grow(w.p), grow(w.q)
-	if len(w.seen) < k {
-		w.seen = make([]bool, k)
-	}
+	w.vec.fit(k)
 	w.components(k)
 	w.stale = false
 }
@@ -142,31 +231,30 @@ func (w *cgScratch) components(k int) {
 	w.first = append(w.first, len(w.rows))
 }
 
-// component finds i's component: breadth-first over the rows from i.
-func (w *cgScratch) component(m *Model, i int) {
-	w.comp = append(w.comp[:0], i)
-	w.seen[i] = true
-	for q := 0; q < len(w.comp); q++ {
-		k := w.comp[q]
+// component finds i's component: breadth-first over M's rows from i.
+func (v *cgVectors) component(w *cgScratch, i int) {
+	v.comp = append(v.comp[:0], i)
+	v.seen[i] = true
+	for q := 0; q < len(v.comp); q++ {
+		k := v.comp[q]
 		for _, j := range w.nb[w.start[k]:w.start[k+1]] {
-			if !w.seen[j] {
-				w.seen[j] = true
-				w.comp = append(w.comp, int(j))
+			if !v.seen[j] {
+				v.seen[j] = true
+				v.comp = append(v.comp, int(j))
 			}
 		}
 	}
-	for _, k := range w.comp {
-		w.seen[k] = false
+	for _, k := range v.comp {
+		v.seen[k] = false
 	}
 }
 
-// mul sets out = M x over the component. Each row is summed in its own
+// mul sets out = M x over component l. Each row is summed in its own
 // order, but four rows of about one length at a time, interleaved: a
 // row's sum is one chain of dependent additions, and four chains keep the
 // processor busy where one waits on each addition. The order rows are
 // computed in changes no sum.
-func (w *cgScratch) mul(x, out []float64) {
-	l := w.label[w.comp[0]]
+func (w *cgScratch) mul(l int, x, out []float64) {
 	c := w.rows[w.first[l]:w.first[l+1]]
 	a := 0
 	for ; a+4 <= len(c); a += 4 {
@@ -210,8 +298,9 @@ func (w *cgScratch) mul4(x, out []float64, k0, k1, k2, k3 int) {
 // solve runs Jacobi-preconditioned conjugate gradients for M x = e_i on
 // the component (i = comp[0]) and returns x (by model index; only the
 // component's entries are meaningful). Sums run in the component's order.
-func (w *cgScratch) solve() []float64 {
-	x, r, z, p, q, diag, c := w.x, w.r, w.z, w.p, w.q, w.diag, w.comp
+func (v *cgVectors) solve(w *cgScratch) []float64 {
+	x, r, z, p, q, diag, c := v.x, v.r, v.z, v.p, v.q, w.diag, v.comp
+	l := w.label[c[0]]
 	for _, k := range c {
 		x[k], r[k] = 0, 0
 	}
@@ -222,7 +311,7 @@ func (w *cgScratch) solve() []float64 {
 	}
 	rz := r[c[0]] * z[c[0]]
 	for it := 0; it < 4*len(c)+20 && rz > 1e-24; it++ {
-		w.mul(p, q)
+		w.mul(l, p, q)
 		var pq float64
 		for _, k := range c {
 			pq += p[k] * q[k]

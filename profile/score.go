@@ -746,3 +746,21 @@ func NewPredictor(p Profiles) *Predictor {
 
 // Goodness is PredictGoodness of jobs.
 func (pr *Predictor) Goodness(jobs []KindCount) float64 { return pr.v.node(jobs, "", 0, false) }
+
+// Prepare reads ahead what predicting these compositions needs, so that
+// Goodness finds it: over a *Model, the covariance columns of their kinds,
+// solved in parallel (Model.solveColumns; the same numbers Goodness would
+// compute one at a time). Optional.
+func (pr *Predictor) Prepare(comps ...[]KindCount) {
+	m, ok := pr.v.sc.Profiles.(*Model)
+	if !ok {
+		return
+	}
+	var kinds []string
+	for _, jobs := range comps {
+		for _, j := range jobs {
+			kinds = append(kinds, j.Kind)
+		}
+	}
+	m.solveColumns(kinds)
+}
