@@ -323,6 +323,7 @@ func (e *Engine) snapshot(v *passView) (queue.Snapshot, error) {
 				nf.Jobs = append(nf.Jobs, queue.NodeJob{JobID: a.JobID, Kind: a.Kind, Containers: c})
 			}
 		}
+		nf.Jobs = append(nf.Jobs, e.foreign.nodeJobs(n.Name, apps)...)
 		nodes = append(nodes, nf)
 	}
 	var weights []float64 // read only by the bandit's preference stage
@@ -332,6 +333,9 @@ func (e *Engine) snapshot(v *passView) (queue.Snapshot, error) {
 	running := make([]queue.Running, 0, len(st.Apps))
 	for i, a := range st.Apps {
 		ru := queue.Running{JobID: a.JobID, Kind: a.Kind, User: a.User, Queue: a.Queue, Alloc: a.Alloc}
+		if k, ok := e.foreign.kind[a.ID]; ok && a.JobID == "" {
+			ru.Kind = k // another tenant's, as the learner knows it
+		}
 		if weights != nil {
 			ru.Weight = weights[i]
 		}

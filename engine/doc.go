@@ -20,7 +20,9 @@
 // presence its syncs record of colocd's own jobs; with a Placer, the
 // placement samples of every application, other tenants' counting as
 // foreign kinds (ForeignConfig) that join the compositions and the
-// co-locations but are never admitted.
+// co-locations but are never admitted. The admission pass puts the foreign
+// applications the last read saw on a node there, with their kinds, while
+// the cluster still runs them (foreignView).
 //
 // It must not: order the queue (queue's pipeline does), compute goodness,
 // preferences or profiles (goodness, bandit, profile), speak HTTP

@@ -79,6 +79,10 @@ type Engine struct {
 	presence   map[string]map[string]*presence // node → job id → presence
 	observed   uint64                          // observations of presence so far (observe)
 	shareUsers map[string]bool                 // users with a dominant-share gauge
+	// foreign is where other tenants' applications ran at the end of the
+	// last placement read, with their foreign kinds (learning.placement:
+	// influx): admission puts them on their nodes. Empty otherwise.
+	foreign foreignView
 }
 
 // presence is one job's containers on one node, as seen by Sync.

@@ -6,13 +6,16 @@ import (
 	"fmt"
 	"hash/fnv"
 	"maps"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/colocd/colocd/cluster"
 	"github.com/colocd/colocd/profile"
+	"github.com/colocd/colocd/queue"
 )
 
 // PlacementSource is where the learning tick reads which applications held
@@ -330,9 +333,11 @@ func (e *Engine) readPlacement(ctx context.Context, p *Placer, from, to time.Tim
 	}
 	pls, err := p.src.Placements(ctx, hosts, from, to)
 	if err != nil {
+		e.foreign = foreignView{} // not known any more
 		return pw, err
 	}
 	kinds, foreign := e.placementKinds(p, pls)
+	e.foreign = foreignAtEnd(pls, kinds, foreign, to, p.cfg.Tolerance)
 	stays := map[string][]stay{}
 	skip := map[string]bool{}
 	for i, pl := range pls {
@@ -424,4 +429,46 @@ func appOrder(id string) admission {
 		}
 	}
 	return admission{at: time.Unix(1<<62, 0)}
+}
+
+// foreignView is where other tenants' applications ran when placement was
+// last read: by node, and each application's foreign kind.
+type foreignView struct {
+	on   map[string][]foreignApp // node → applications there
+	kind map[string]string       // application id → foreign kind
+}
+
+// foreignApp is another tenant's application on a node.
+type foreignApp struct {
+	app, kind  string
+	containers int
+}
+
+// foreignAtEnd is the foreign applications of pls still sampled at the
+// window's end (within tol of to), with their kinds; containers are the
+// window's mean, rounded, at least one.
+func foreignAtEnd(pls []Placement, kinds []string, foreign map[string]bool, to time.Time, tol time.Duration) foreignView {
+	v := foreignView{on: map[string][]foreignApp{}, kind: map[string]string{}}
+	for i, pl := range pls {
+		if pl.Kind != "" || !foreign[kinds[i]] || to.Sub(pl.Last) > tol {
+			continue
+		}
+		c := max(int(math.Round(pl.Containers)), 1)
+		v.on[pl.Node] = append(v.on[pl.Node], foreignApp{app: pl.App, kind: kinds[i], containers: c})
+		v.kind[pl.App] = kinds[i]
+	}
+	return v
+}
+
+// nodeJobs are the foreign applications the last placement read saw on
+// node that the cluster still runs (apps: its running applications by id,
+// none of them colocd's), as the admission pass's node jobs.
+func (v foreignView) nodeJobs(node string, apps map[string]*cluster.App) []queue.NodeJob {
+	var out []queue.NodeJob
+	for _, fa := range v.on[node] {
+		if a, ok := apps[fa.app]; ok && a.JobID == "" {
+			out = append(out, queue.NodeJob{Kind: fa.kind, Containers: fa.containers})
+		}
+	}
+	return out
 }

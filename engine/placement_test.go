@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/colocd/colocd/cluster"
 	"github.com/colocd/colocd/internal/logtest"
 	"github.com/colocd/colocd/internal/simcluster"
 	"github.com/colocd/colocd/profile"
@@ -494,5 +495,91 @@ func TestAppOrder(t *testing.T) {
 	want := []string{"application_1700000000000_9999", "application_1700000000000_10000", "application_1700000000001_0001", "bogus"}
 	if !slices.Equal(ids, want) {
 		t.Errorf("order %v, want %v", ids, want)
+	}
+}
+
+// withApps is a cluster whose state also lists other tenants' running
+// applications (placed nowhere: YARN's state gives only colocd's
+// placements).
+type withApps struct {
+	Cluster
+	apps *[]cluster.App
+}
+
+func (c withApps) State(ctx context.Context) (cluster.State, error) {
+	st, err := c.Cluster.State(ctx)
+	st.Apps = append(st.Apps, *c.apps...)
+	return st, err
+}
+
+// TestAdmissionSeesForeignKinds: after a placement read that saw another
+// tenant's application on a node at the window's end, the admission pass
+// puts it there with its foreign kind and container count, and gives it
+// that kind among the running applications, while the cluster still runs
+// it; once it ended, or once a placement read failed, it is gone.
+func TestAdmissionSeesForeignKinds(t *testing.T) {
+	const foreign = "foreign.spark.root.etl"
+	spark := whole("application_1_0001", "", "SPARK", "root.ETL")
+	early := Placement{Node: "node01", App: "application_1_0002", Type: "SPARK", Queue: "adhoc", First: scAt(0), Last: scAt(10), Samples: 2, Containers: 3}
+	src := &fakePlacement{pls: []Placement{spark, early}}
+	running := []cluster.App{{ID: spark.App, User: "bob", Queue: "root.ETL"}, {ID: early.App, User: "eve", Queue: "adhoc"}}
+	h := placedHarness(t, src, nil, harnessOpts{cluster: func(sc *simcluster.Cluster) Cluster { return withApps{sc, &running} }})
+	pass := func() queue.Snapshot {
+		t.Helper()
+		v := &passView{}
+		if err := h.e.openView(h.ctx, v); err != nil {
+			t.Fatal(err)
+		}
+		snap, err := h.e.snapshot(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return snap
+	}
+	on := func(snap queue.Snapshot) []queue.NodeJob {
+		for _, n := range snap.Nodes {
+			if n.Name == "node01" {
+				return n.Jobs
+			}
+		}
+		t.Fatalf("no node01 in %+v", snap.Nodes)
+		return nil
+	}
+	runningKind := func(snap queue.Snapshot, user string) string {
+		for _, r := range snap.Running {
+			if r.User == user {
+				return r.Kind
+			}
+		}
+		return "(not running)"
+	}
+	if jobs := on(pass()); len(jobs) != 0 {
+		t.Fatalf("node01 before any placement read: %+v, want nothing", jobs)
+	}
+	if _, err := h.e.Learn(h.ctx, scAt(0), scAt(60)); err != nil {
+		t.Fatal(err)
+	}
+	snap := pass()
+	if diff := cmp.Diff([]queue.NodeJob{{Kind: foreign, Containers: 2}}, on(snap)); diff != "" {
+		t.Errorf("node01's jobs after the read (-want +got; the adhoc application left 50 s before the window's end):\n%s", diff)
+	}
+	if k := runningKind(snap, "bob"); k != foreign {
+		t.Errorf("bob's application runs as kind %q, want %q", k, foreign)
+	}
+	if k := runningKind(snap, "eve"); k != "" {
+		t.Errorf("eve's application, not seen at the window's end, runs as kind %q, want none", k)
+	}
+
+	running = running[1:] // bob's application ended
+	if jobs := on(pass()); len(jobs) != 0 {
+		t.Errorf("node01 once the application ended: %+v, want nothing", jobs)
+	}
+	running = append(running, cluster.App{ID: spark.App, User: "bob", Queue: "root.ETL"})
+	src.err = errors.New("influxdb: connection refused")
+	if _, err := h.e.Learn(h.ctx, scAt(60), scAt(120)); err == nil {
+		t.Fatal("Learn with the placement source down succeeded")
+	}
+	if jobs := on(pass()); len(jobs) != 0 {
+		t.Errorf("node01 after a failed placement read: %+v, want nothing (not known any more)", jobs)
 	}
 }
