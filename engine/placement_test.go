@@ -583,3 +583,23 @@ func TestAdmissionSeesForeignKinds(t *testing.T) {
 		t.Errorf("node01 after a failed placement read: %+v, want nothing (not known any more)", jobs)
 	}
 }
+
+// TestForeignPrefixReserved: with placement read from the plugin, a job
+// kind under the foreign prefix is refused naming the prefix and its key
+// (it would be counted, and credited, as another tenant's); other kinds
+// pass (here the simulator's kinds).
+func TestForeignPrefixReserved(t *testing.T) {
+	h := placedHarness(t, &fakePlacement{}, func(c *PlacementConfig) { c.Foreign.Prefix = "other-tenant." }, harnessOpts{})
+	j := queue.Job{Kind: "other-tenant.spark", User: "ana", Queue: "default"}
+	err := h.e.Prepare(&j)
+	var fe *queue.FieldError
+	if !errors.As(err, &fe) || fe.Field != "kind" || !errors.Is(err, queue.ErrInvalid) || !strings.Contains(err.Error(), "learning.foreign.prefix") {
+		t.Fatalf("Prepare(%s) = %v, want a FieldError on kind naming learning.foreign.prefix", j.Kind, err)
+	}
+	for _, k := range []string{"cpu", "disk"} {
+		j := queue.Job{Kind: k, User: "ana", Queue: "default"}
+		if err := h.e.Prepare(&j); err != nil {
+			t.Errorf("Prepare(%s) = %v, want nil", k, err)
+		}
+	}
+}
