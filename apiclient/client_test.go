@@ -630,6 +630,20 @@ func TestRequests(t *testing.T) {
 			_, err := c.Goodness(ctx, apiclient.GoodnessOptions{To: time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("", 3600))})
 			return err
 		}, "GET /colocd/v1/goodness?to=2026-01-02T03%3A04%3A05%2B01%3A00"},
+		{"nodes", func() error {
+			_, err := c.Nodes(ctx, apiclient.NodeOptions{Sort: "goodness", Limit: new(10), Offset: 20})
+			return err
+		}, "GET /colocd/v1/nodes?limit=10&offset=20&sort=goodness"},
+		{"cluster", func() error {
+			_, err := c.Cluster(ctx, apiclient.ClusterOptions{Jobs: []string{"J1", "J2"}})
+			return err
+		},
+			"GET /colocd/v1/cluster?jobs=J1%2CJ2"},
+		{"trend", func() error {
+			_, err := c.GoodnessTrend(ctx, apiclient.TrendOptions{From: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Buckets: 12})
+			return err
+		}, "GET /colocd/v1/goodness/trend?buckets=12&from=2026-01-02T03%3A04%3A05Z"},
+		{"summary", func() error { _, err := c.Summary(ctx); return err }, "GET /colocd/v1/summary"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_ = tc.call() // some replies do not decode; the request is what counts

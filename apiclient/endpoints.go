@@ -103,12 +103,9 @@ type Page struct {
 }
 
 func (p Page) query() url.Values {
-	q := limitQuery(p.Limit)
+	q := pageQuery(p.Limit, p.Offset)
 	if len(p.Kinds) > 0 {
 		q.Set("kinds", strings.Join(p.Kinds, ","))
-	}
-	if p.Offset != 0 {
-		q.Set("offset", strconv.Itoa(p.Offset))
 	}
 	return q
 }

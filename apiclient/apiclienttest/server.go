@@ -50,6 +50,9 @@ type Options struct {
 	// Clock serves GET /v1/clock (api.Deps.Clock); nil: the wall clock
 	// Now.
 	Clock func() apiclient.Clock
+	// Cluster serves GET /v1/nodes and /v1/cluster (api.Deps.Cluster);
+	// nil: no view ("available": false).
+	Cluster api.ClusterView
 }
 
 // Epoch is the time of the server's default clock.
@@ -89,7 +92,7 @@ func Start(t testing.TB, o Options) *Server {
 	}
 	d := api.Deps{
 		Store: store, Learner: s.Learner, Journal: jr, Controller: controller{store, s.Learner},
-		Limits: s.Limits, MaxBodyBytes: o.MaxBodyBytes, Now: now, Queues: o.Queues, Clock: o.Clock,
+		Limits: s.Limits, MaxBodyBytes: o.MaxBodyBytes, Now: now, Queues: o.Queues, Clock: o.Clock, Cluster: o.Cluster,
 		Tokens: []api.Token{
 			{Secret: ReaderToken, User: ReaderUser, Role: api.RoleReader},
 			{Secret: SubmitterToken, User: SubmitterUser, Role: api.RoleSubmitter},
