@@ -118,10 +118,14 @@ type StateCount struct {
 
 // StateCounts returns Counts in life-cycle order (queue.States), leaving
 // out the states with no job.
-func (l JobList) StateCounts() []StateCount {
+func (l JobList) StateCounts() []StateCount { return InStateOrder(l.Counts) }
+
+// InStateOrder returns counts in life-cycle order (queue.States), leaving
+// out the states with no job.
+func InStateOrder(counts map[queue.State]int) []StateCount {
 	var out []StateCount
 	for _, s := range queue.States {
-		if n := l.Counts[s]; n > 0 {
+		if n := counts[s]; n > 0 {
 			out = append(out, StateCount{State: s, N: n})
 		}
 	}

@@ -36,7 +36,7 @@ const (
 // becomes an *apiclient.Error carrying the server's message (printed on
 // stderr by main, exit status 1).
 func clientCommands() []*cobra.Command {
-	return []*cobra.Command{newSubmitCmd(), newQueueCmd(), newJobCmd(), newCancelCmd(), newResolveCmd(), newPrefsCmd(), newProfilesCmd(), newQueuesCmd()}
+	return []*cobra.Command{newSubmitCmd(), newQueueCmd(), newJobCmd(), newCancelCmd(), newResolveCmd(), newPrefsCmd(), newProfilesCmd(), newQueuesCmd(), newSummaryCmd(), newNodesCmd()}
 }
 
 // clientFlags are one command's connection settings.
