@@ -13,14 +13,6 @@ import (
 	"github.com/colocd/colocd/queue"
 )
 
-// fixedView is a cluster view read at a fixed time.
-type fixedView struct {
-	st cluster.State
-	at time.Time
-}
-
-func (v fixedView) ClusterView() (cluster.State, time.Time, bool) { return v.st, v.at, true }
-
 // TestConsole: the console's endpoints through the client, against the
 // real API over a fixed cluster view and journal: nodes sorted by
 // goodness and paged, applications filtered by job, the goodness trend in
@@ -28,7 +20,7 @@ func (v fixedView) ClusterView() (cluster.State, time.Time, bool) { return v.st,
 func TestConsole(t *testing.T) {
 	at := apiclienttest.Epoch
 	cpu := queue.Capacity{MemoryMB: 8192, VCores: 8}
-	view := fixedView{at: at.Add(-time.Minute), st: cluster.State{
+	view := apiclienttest.FixedCluster{At: at.Add(-time.Minute), State: cluster.State{
 		Capacity: queue.Capacity{MemoryMB: 16384, VCores: 16}, Free: queue.Capacity{MemoryMB: 4096, VCores: 4},
 		Nodes: []cluster.Node{{Name: "n1", Capacity: cpu, Apps: []string{"application_1_0001"}}, {Name: "n2", Capacity: cpu, Apps: []string{"application_1_0002"}}},
 		Apps: []cluster.App{

@@ -173,14 +173,7 @@ func TestAdmittedButNotHolding(t *testing.T) {
 	if rep := h.admit(); len(rep.Admitted) != 1 {
 		t.Fatalf("admitted %v, want the job", rep.Admitted)
 	}
-	v := &passView{}
-	if err := h.e.openView(h.ctx, v); err != nil {
-		t.Fatal(err)
-	}
-	snap, err := h.e.snapshot(v)
-	if err != nil {
-		t.Fatal(err)
-	}
+	snap := h.passSnapshot()
 	wantRunning := []queue.Running{{JobID: id, Kind: "cpu", User: "ana", Queue: "default", Alloc: queue.Capacity{MemoryMB: 3072, VCores: 3}}}
 	if diff := cmp.Diff(wantRunning, snap.Running); diff != "" {
 		t.Errorf("running (-want +got):\n%s", diff)

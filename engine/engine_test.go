@@ -157,6 +157,20 @@ func (h *harness) submit(kinds ...string) []string {
 	return ids
 }
 
+// passSnapshot is the first decision's input of a pass opened now.
+func (h *harness) passSnapshot() queue.Snapshot {
+	h.tb.Helper()
+	v := &passView{}
+	if err := h.e.openView(h.ctx, v); err != nil {
+		h.tb.Fatal(err)
+	}
+	snap, err := h.e.snapshot(v)
+	if err != nil {
+		h.tb.Fatal(err)
+	}
+	return snap
+}
+
 func (h *harness) admit() AdmitReport {
 	h.tb.Helper()
 	rep, err := h.e.AdmitPass(h.ctx)

@@ -524,18 +524,6 @@ func TestAdmissionSeesForeignKinds(t *testing.T) {
 	src := &fakePlacement{pls: []Placement{spark, early}}
 	running := []cluster.App{{ID: spark.App, User: "bob", Queue: "root.ETL"}, {ID: early.App, User: "eve", Queue: "adhoc"}}
 	h := placedHarness(t, src, nil, harnessOpts{cluster: func(sc *simcluster.Cluster) Cluster { return withApps{sc, &running} }})
-	pass := func() queue.Snapshot {
-		t.Helper()
-		v := &passView{}
-		if err := h.e.openView(h.ctx, v); err != nil {
-			t.Fatal(err)
-		}
-		snap, err := h.e.snapshot(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return snap
-	}
 	on := func(snap queue.Snapshot) []queue.NodeJob {
 		for _, n := range snap.Nodes {
 			if n.Name == "node01" {
@@ -553,13 +541,13 @@ func TestAdmissionSeesForeignKinds(t *testing.T) {
 		}
 		return "(not running)"
 	}
-	if jobs := on(pass()); len(jobs) != 0 {
+	if jobs := on(h.passSnapshot()); len(jobs) != 0 {
 		t.Fatalf("node01 before any placement read: %+v, want nothing", jobs)
 	}
 	if _, err := h.e.Learn(h.ctx, scAt(0), scAt(60)); err != nil {
 		t.Fatal(err)
 	}
-	snap := pass()
+	snap := h.passSnapshot()
 	if diff := cmp.Diff([]queue.NodeJob{{Kind: foreign, Containers: 2}}, on(snap)); diff != "" {
 		t.Errorf("node01's jobs after the read (-want +got; the adhoc application left 50 s before the window's end):\n%s", diff)
 	}
@@ -571,7 +559,7 @@ func TestAdmissionSeesForeignKinds(t *testing.T) {
 	}
 
 	running = running[1:] // bob's application ended
-	if jobs := on(pass()); len(jobs) != 0 {
+	if jobs := on(h.passSnapshot()); len(jobs) != 0 {
 		t.Errorf("node01 once the application ended: %+v, want nothing", jobs)
 	}
 	running = append(running, cluster.App{ID: spark.App, User: "bob", Queue: "root.ETL"})
@@ -579,7 +567,7 @@ func TestAdmissionSeesForeignKinds(t *testing.T) {
 	if _, err := h.e.Learn(h.ctx, scAt(60), scAt(120)); err == nil {
 		t.Fatal("Learn with the placement source down succeeded")
 	}
-	if jobs := on(pass()); len(jobs) != 0 {
+	if jobs := on(h.passSnapshot()); len(jobs) != 0 {
 		t.Errorf("node01 after a failed placement read: %+v, want nothing (not known any more)", jobs)
 	}
 }

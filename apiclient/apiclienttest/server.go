@@ -10,6 +10,7 @@ import (
 
 	"github.com/colocd/colocd/apiclient"
 	"github.com/colocd/colocd/bandit"
+	"github.com/colocd/colocd/cluster"
 	"github.com/colocd/colocd/daemon/api"
 	"github.com/colocd/colocd/goodness"
 	"github.com/colocd/colocd/journal"
@@ -148,3 +149,12 @@ func (c controller) Kill(_ context.Context, id string) (queue.Job, error) {
 func (c controller) AddKind(kind string)                       { c.learner.Add(kind) }
 func (c controller) ImportPreferences(s bandit.Snapshot) error { return c.learner.Restore(s) }
 func (c controller) ResetPreferences() error                   { c.learner.Reset(); return nil }
+
+// FixedCluster is a cluster view read once, at At (Options.Cluster).
+type FixedCluster struct {
+	State cluster.State
+	At    time.Time
+}
+
+// ClusterView implements api.ClusterView.
+func (f FixedCluster) ClusterView() (cluster.State, time.Time, bool) { return f.State, f.At, true }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -88,6 +89,28 @@ func printReply[T any](w io.Writer, r apiclient.Reply[T], asJSON bool, print fun
 		return writeRaw(w, r.Raw)
 	}
 	return print(w, r.Body)
+}
+
+// viewRunE is the RunE of a command that reads one view (read, given the
+// command's arguments) and prints it: the server's JSON with --json
+// (*asJSON), else through print with the daemon's clock.
+func viewRunE[T any](c *clientFlags, asJSON *bool, read func(context.Context, *apiclient.Client, []string) (apiclient.Reply[T], error),
+	print func(io.Writer, T, clockView) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		api, err := c.client(cmd)
+		if err != nil {
+			return err
+		}
+		r, err := read(cmd.Context(), api, args)
+		if err != nil {
+			return err
+		}
+		cv := clockView{}
+		if !*asJSON {
+			cv = fetchClock(cmd.Context(), api)
+		}
+		return printReply(cmd.OutOrStdout(), r, *asJSON, func(w io.Writer, v T) error { return print(w, v, cv) })
+	}
 }
 
 // writeRaw prints the server's bytes, ending with a newline.
@@ -394,25 +417,13 @@ of states, or "all".`,
 	cmd.Flags().StringVar(&state, "state", "", "states to list (pending,admitted,running,parked,succeeded,failed,killed,cancelled or all)")
 	cmd.Flags().IntVar(&limit, "limit", 100, "at most this many jobs")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON")
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		api, err := c.client(cmd)
-		if err != nil {
-			return err
-		}
+	cmd.RunE = viewRunE(c, &asJSON, func(ctx context.Context, api *apiclient.Client, _ []string) (apiclient.Reply[apiclient.JobList], error) {
 		o := apiclient.ListOptions{Limit: &limit}
 		if state != "" {
 			o.States = strings.Split(state, ",")
 		}
-		r, err := api.Jobs(cmd.Context(), o)
-		if err != nil {
-			return err
-		}
-		cv := clockView{}
-		if !asJSON {
-			cv = fetchClock(cmd.Context(), api)
-		}
-		return printReply(cmd.OutOrStdout(), r, asJSON, func(w io.Writer, l apiclient.JobList) error { return printQueue(w, l, cv) })
-	}
+		return api.Jobs(ctx, o)
+	}, printQueue)
 	return cmd
 }
 
@@ -471,21 +482,9 @@ JSON, the whole decision record included.`,
 	}
 	c := addClientFlags(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON")
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		api, err := c.client(cmd)
-		if err != nil {
-			return err
-		}
-		r, err := api.Job(cmd.Context(), args[0])
-		if err != nil {
-			return err
-		}
-		cv := clockView{}
-		if !asJSON {
-			cv = fetchClock(cmd.Context(), api)
-		}
-		return printReply(cmd.OutOrStdout(), r, asJSON, func(w io.Writer, j apiclient.Job) error { return printJob(w, j, cv) })
-	}
+	cmd.RunE = viewRunE(c, &asJSON, func(ctx context.Context, api *apiclient.Client, args []string) (apiclient.Reply[apiclient.Job], error) {
+		return api.Job(ctx, args[0])
+	}, printJob)
 	return cmd
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"io"
 	"strconv"
@@ -29,21 +30,9 @@ a rule, shadow); and the nodes' goodness G (Eq. 1, in [e, e⁴]).`,
 	}
 	c := addClientFlags(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON")
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		api, err := c.client(cmd)
-		if err != nil {
-			return err
-		}
-		r, err := api.Summary(cmd.Context())
-		if err != nil {
-			return err
-		}
-		cv := clockView{}
-		if !asJSON {
-			cv = fetchClock(cmd.Context(), api)
-		}
-		return printReply(cmd.OutOrStdout(), r, asJSON, func(w io.Writer, s apiclient.Summary) error { return printSummary(w, s, cv) })
-	}
+	cmd.RunE = viewRunE(c, &asJSON, func(ctx context.Context, api *apiclient.Client, _ []string) (apiclient.Reply[apiclient.Summary], error) {
+		return api.Summary(ctx)
+	}, printSummary)
 	return cmd
 }
 
@@ -129,21 +118,9 @@ first. For the resource manager's own view, see "colocd yarn nodes".`,
 	cmd.Flags().IntVar(&limit, "limit", 50, "at most this many nodes")
 	cmd.Flags().IntVar(&offset, "offset", 0, "the first node listed, in that order")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON")
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		api, err := c.client(cmd)
-		if err != nil {
-			return err
-		}
-		r, err := api.Nodes(cmd.Context(), apiclient.NodeOptions{Sort: sortBy, Limit: &limit, Offset: offset})
-		if err != nil {
-			return err
-		}
-		cv := clockView{}
-		if !asJSON {
-			cv = fetchClock(cmd.Context(), api)
-		}
-		return printReply(cmd.OutOrStdout(), r, asJSON, func(w io.Writer, l apiclient.NodeList) error { return printNodes(w, l, cv) })
-	}
+	cmd.RunE = viewRunE(c, &asJSON, func(ctx context.Context, api *apiclient.Client, _ []string) (apiclient.Reply[apiclient.NodeList], error) {
+		return api.Nodes(ctx, apiclient.NodeOptions{Sort: sortBy, Limit: &limit, Offset: offset})
+	}, printNodes)
 	return cmd
 }
 

@@ -15,19 +15,12 @@ import (
 	"github.com/colocd/colocd/queue"
 )
 
-type fixedView struct {
-	st cluster.State
-	at time.Time
-}
-
-func (v fixedView) ClusterView() (cluster.State, time.Time, bool) { return v.st, v.at, true }
-
 // TestClientSummaryAndNodes: `colocd summary` and `colocd nodes` print
 // the run and the nodes the real API serves, and --json is its bytes.
 func TestClientSummaryAndNodes(t *testing.T) {
 	at := apiclienttest.Epoch
 	room := queue.Capacity{MemoryMB: 8192, VCores: 8}
-	view := fixedView{at: at, st: cluster.State{
+	view := apiclienttest.FixedCluster{At: at, State: cluster.State{
 		Capacity: queue.Capacity{MemoryMB: 16384, VCores: 16}, Free: queue.Capacity{MemoryMB: 6144, VCores: 6},
 		Nodes: []cluster.Node{
 			{Name: "n1", Capacity: room, Free: queue.Capacity{MemoryMB: 2048, VCores: 2}, Apps: []string{"application_1_0001", "application_1_0002"}},

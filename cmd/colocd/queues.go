@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strconv"
@@ -30,21 +31,9 @@ with their share and deficit. --json prints the server's JSON.`,
 	}
 	c := addClientFlags(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON")
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		api, err := c.client(cmd)
-		if err != nil {
-			return err
-		}
-		r, err := api.Queues(cmd.Context())
-		if err != nil {
-			return err
-		}
-		cv := clockView{}
-		if !asJSON {
-			cv = fetchClock(cmd.Context(), api)
-		}
-		return printReply(cmd.OutOrStdout(), r, asJSON, func(w io.Writer, q apiclient.Queues) error { return printQueues(w, q, cv) })
-	}
+	cmd.RunE = viewRunE(c, &asJSON, func(ctx context.Context, api *apiclient.Client, _ []string) (apiclient.Reply[apiclient.Queues], error) {
+		return api.Queues(ctx)
+	}, printQueues)
 	return cmd
 }
 
