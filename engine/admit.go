@@ -61,6 +61,7 @@ func (e *Engine) admitPass(ctx context.Context, synced *cluster.State) (AdmitRep
 	if !e.reconciled {
 		return rep, ErrNotReady
 	}
+	e.journalSpace()
 	v := &passView{st: synced}
 	defer e.passShares(ctx, v)
 	defer e.persistFairness()

@@ -79,6 +79,9 @@ type Engine struct {
 	presence   map[string]map[string]*presence // node → job id → presence
 	observed   uint64                          // observations of presence so far (observe)
 	shareUsers map[string]bool                 // users with a dominant-share gauge
+	// journalLow: the journal's disk writes are stopped, the data
+	// directory being below the store's space reserve (journalSpace).
+	journalLow bool
 	// foreign is where other tenants' applications ran at the end of the
 	// last placement read, with their foreign kinds (learning.placement:
 	// influx): admission puts them on their nodes. Empty otherwise.
@@ -489,6 +492,27 @@ func (e *Engine) StoreWrite(op string, err error) {
 	}
 }
 
+// journalSpace stops the journal's disk writes while the store is below
+// its space reserve (the space left is the accepted jobs': at 10,000 nodes
+// a learning tick journals about a megabyte), and resumes them once it is
+// not. Called under mu at the start of each pass and tick: one statfs.
+func (e *Engine) journalSpace() {
+	if e.journal == nil {
+		return
+	}
+	low := e.store.CheckSpace()
+	if (low != nil) == e.journalLow {
+		return
+	}
+	e.journalLow = low != nil
+	e.journal.SetMemoryOnly(e.journalLow)
+	if low != nil {
+		e.log.Warn("journal: new records are kept in memory only while the data directory is low on space", "err", low)
+		return
+	}
+	e.log.Info("journal: writing records to disk again")
+}
+
 // Profiles is the engine's resource profile model.
 func (e *Engine) Profiles() *profile.Model { return e.profiles }
 
@@ -540,6 +564,9 @@ func forcedBy(d queue.Decision) string {
 type Journal interface {
 	AddDecision(journal.DecisionRecord) error
 	AddGoodness(journal.GoodnessRecord) error
+	// SetMemoryOnly stops (or resumes) writing records to disk; the engine
+	// stops it while the store is below its space reserve (journalSpace).
+	SetMemoryOnly(bool)
 }
 
 // Telemetry is what the engine counts (telemetry.Metrics).

@@ -34,6 +34,7 @@ type harness struct {
 	store   *queue.Store
 	learner *bandit.Learner
 	journal *journal.Journal
+	dir     string // the store's and the journal's
 	cluster *simcluster.Cluster
 	e       *Engine
 	opts    Options // what e was made with
@@ -128,7 +129,7 @@ func newHarness(tb testing.TB, o harnessOpts) *harness {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	h := &harness{tb: tb, s: s, store: store, learner: l, journal: j, cluster: sc, e: e, opts: opts, ctx: context.Background()}
+	h := &harness{tb: tb, s: s, store: store, learner: l, journal: j, dir: dir, cluster: sc, e: e, opts: opts, ctx: context.Background()}
 	if !o.noRecon {
 		if _, err := e.Reconcile(h.ctx); err != nil {
 			tb.Fatal(err)

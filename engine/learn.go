@@ -79,6 +79,7 @@ func (e *Engine) Learn(ctx context.Context, from, to time.Time) (rep LearnReport
 		e.logTick(rep, e.wall().Sub(start))
 	}()
 	rep = LearnReport{From: from, To: to}
+	e.journalSpace()
 	colos, comps, unplaced, err := e.whatRan(ctx, from, to)
 	e.prune(from)
 	if err != nil {

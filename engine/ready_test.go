@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -8,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -17,6 +19,7 @@ import (
 	"github.com/colocd/colocd/cluster"
 	"github.com/colocd/colocd/daemon/api"
 	"github.com/colocd/colocd/internal/simcluster"
+	"github.com/colocd/colocd/journal"
 	"github.com/colocd/colocd/queue"
 	"github.com/colocd/colocd/queue/queuetest"
 )
@@ -294,6 +297,14 @@ func TestReadyLowSpace(t *testing.T) {
 	if rep := h.admit(); len(rep.Admitted) != 1 {
 		t.Fatalf("admission below the reserve: %+v, want the accepted job admitted", rep)
 	}
+	// The journal keeps the decision in memory only: the space left is the
+	// accepted jobs'.
+	if n := len(h.journal.Decisions(0)); n != 1 {
+		t.Errorf("%d decisions journaled below the reserve, want 1 (in memory)", n)
+	}
+	if b, err := os.ReadFile(filepath.Join(h.dir, "journal", journal.DecisionsFile)); err != nil || len(b) != 0 {
+		t.Errorf("decisions file below the reserve: %d bytes (%v), want none", len(b), err)
+	}
 
 	free.Store(2 << 20)
 	if err := ready(h); err != nil {
@@ -301,6 +312,12 @@ func TestReadyLowSpace(t *testing.T) {
 	}
 	if code, body, _ := submit("b"); code != http.StatusCreated {
 		t.Fatalf("submit with space back: %d %s", code, body)
+	}
+	if rep := h.admit(); len(rep.Admitted) != 1 {
+		t.Fatalf("admission with space back: %+v, want the new job admitted", rep)
+	}
+	if b, err := os.ReadFile(filepath.Join(h.dir, "journal", journal.DecisionsFile)); err != nil || bytes.Count(b, []byte("\n")) != 1 {
+		t.Errorf("decisions file with space back: %q (%v), want the one decision since", b, err)
 	}
 }
 

@@ -15,7 +15,8 @@
 //
 // It is not the record of truth (the queue store is): appends are not
 // fsync'd one by one, and a torn or corrupt line is skipped and counted at
-// open. It imports nothing of colocd but queue (the decision) and goodness
+// open; while SetMemoryOnly holds (a nearly full disk) new records are
+// not written at all. It imports nothing of colocd but queue (the decision) and goodness
 // (the usage of an observation).
 package journal
 

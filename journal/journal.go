@@ -175,6 +175,17 @@ func (j *Journal) Decisions(limit int) []DecisionRecord {
 	return out
 }
 
+// SetMemoryOnly stops (on) or resumes writing new records to the files:
+// while stopped, records are kept in memory only (listed as usual, lost
+// at a restart) and nothing is compacted. The daemon stops the writes
+// while its data directory is below the store's space reserve, which is
+// kept for the jobs already accepted.
+func (j *Journal) SetMemoryOnly(on bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.dec.memOnly, j.good.memOnly = on, on
+}
+
 // AddGoodness records a goodness observation.
 func (j *Journal) AddGoodness(r GoodnessRecord) error {
 	j.mu.Lock()
@@ -225,11 +236,12 @@ func (j *Journal) Close() error {
 type jsonLog[T any] struct {
 	path    string
 	f       *os.File
-	max     int // the ring's cap, in records
-	ring    []T // oldest first from start: ring[(start+i)%len(ring)]
-	start   int // 0 until len(ring) == max
-	lines   int // records in the file
-	corrupt int // lines skipped at open
+	max     int  // the ring's cap, in records
+	ring    []T  // oldest first from start: ring[(start+i)%len(ring)]
+	start   int  // 0 until len(ring) == max
+	lines   int  // records in the file
+	corrupt int  // lines skipped at open
+	memOnly bool // Journal.SetMemoryOnly: records are kept in the ring only
 }
 
 func openJSONLog[T any](path string, capacity int) (*jsonLog[T], error) {
@@ -343,6 +355,9 @@ func (l *jsonLog[T]) append(v T) error {
 		return fmt.Errorf("%w: encoding record: %w", ErrIO, err)
 	}
 	l.push(v)
+	if l.memOnly {
+		return nil
+	}
 	if l.f == nil {
 		// A failed compaction left no file open; retry it now.
 		return l.compact()

@@ -290,3 +290,47 @@ func TestOpenJournalValidates(t *testing.T) {
 		}
 	}
 }
+
+// TestJournalMemoryOnly: while memory-only, new records are listed but
+// not written (nor compacted, however many); once resumed, appends go on
+// after the records written before.
+func TestJournalMemoryOnly(t *testing.T) {
+	dir := t.TempDir()
+	j, err := Open(dir, 2, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.AddDecision(decision(0)); err != nil {
+		t.Fatal(err)
+	}
+	j.SetMemoryOnly(true)
+	for i := 1; i <= 30; i++ { // past the compaction bound, 2 × 2 + 16 lines
+		if err := j.AddDecision(decision(i)); err != nil {
+			t.Fatal(err)
+		}
+		if err := j.AddGoodness(good(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if diff := cmp.Diff([]DecisionRecord{decision(30), decision(29)}, j.Decisions(0)); diff != "" {
+		t.Errorf("decisions in memory (-want +got):\n%s", diff)
+	}
+	if n, g := lines(t, filepath.Join(dir, DecisionsFile)), lines(t, filepath.Join(dir, GoodnessFile)); n != 1 || g != 0 {
+		t.Errorf("%d decision and %d goodness lines on disk while memory-only, want 1 and 0", n, g)
+	}
+	j.SetMemoryOnly(false)
+	if err := j.AddDecision(decision(31)); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	j, err = Open(dir, 2, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	if diff := cmp.Diff([]DecisionRecord{decision(31), decision(0)}, j.Decisions(0)); diff != "" {
+		t.Errorf("decisions after reopen (-want +got):\n%s", diff)
+	}
+}
