@@ -362,7 +362,14 @@ func (l *jsonLog[T]) append(v T) error {
 		// A failed compaction left no file open; retry it now.
 		return l.compact()
 	}
-	if _, err := l.f.Write(append(b, '\n')); err != nil {
+	if n, err := l.f.Write(append(b, '\n')); err != nil {
+		if n > 0 {
+			// Cut the torn record (a full disk), so that the next append
+			// starts a line of its own instead of spoiling it too.
+			if st, serr := l.f.Stat(); serr == nil {
+				_ = l.f.Truncate(st.Size() - int64(n))
+			}
+		}
 		return fmt.Errorf("%w: appending to %s: %w", ErrIO, l.path, err)
 	}
 	l.lines++
