@@ -164,9 +164,7 @@ func (e *Engine) admitOne(ctx context.Context, rep *AdmitReport, v *passView) (d
 		return true, fmt.Errorf("admit job %s: record: %w", admit.Chosen, err)
 	}
 	if e.journal != nil {
-		if err := e.journal.AddDecision(rec); err != nil {
-			log.Warn("journal decision", "err", err)
-		}
+		e.journalWrote(e.journal.AddDecision(rec))
 	}
 	// Then act.
 	return e.submitted(rep, v, job, appID, e.cluster.Submit(ctx, appID, job), admit, learned, rec.Shadow, log)

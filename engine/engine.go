@@ -82,6 +82,9 @@ type Engine struct {
 	// journalLow: the journal's disk writes are stopped, the data
 	// directory being below the store's space reserve (journalSpace).
 	journalLow bool
+	// journalFails counts the journal writes failed since the last that
+	// succeeded (journalWrote).
+	journalFails int
 	// foreign is where other tenants' applications ran at the end of the
 	// last placement read, with their foreign kinds (learning.placement:
 	// influx): admission puts them on their nodes. Empty otherwise.
@@ -511,6 +514,23 @@ func (e *Engine) journalSpace() {
 		return
 	}
 	e.log.Info("journal: writing records to disk again")
+}
+
+// journalWrote logs the outcome of a journal write once per streak: the
+// first failure at WARN, and at INFO the success that ends the streak with
+// how many failed (a failing disk fails every record: at 10,000 nodes
+// thousands per learning tick). Called under mu.
+func (e *Engine) journalWrote(err error) {
+	switch {
+	case err != nil && e.journalFails == 0:
+		e.log.Warn("journal: writing a record failed; the records stay in memory, and the next failures are counted, not logged", "err", err)
+		e.journalFails++
+	case err != nil:
+		e.journalFails++
+	case e.journalFails > 0:
+		e.log.Info("journal: writing records again", "failed", e.journalFails)
+		e.journalFails = 0
+	}
 }
 
 // Profiles is the engine's resource profile model.

@@ -247,9 +247,7 @@ func (e *Engine) journalGoodness(r journal.GoodnessRecord) {
 	if e.journal == nil {
 		return
 	}
-	if err := e.journal.AddGoodness(r); err != nil {
-		e.log.Warn("journal goodness", "err", err)
-	}
+	e.journalWrote(e.journal.AddGoodness(r))
 }
 
 // compositions is, per node, the containers of each kind that ran there

@@ -1,11 +1,13 @@
 package engine
 
 import (
+	"errors"
 	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/colocd/colocd/internal/logtest"
+	"github.com/colocd/colocd/journal"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -122,5 +124,42 @@ func TestSimulatedClockLogKeys(t *testing.T) {
 	fin := rec.With([]string{"sim_took", "took"}, "job finished")
 	if len(fin) != 1 || fin[0].Attrs["sim_took"] != to.Sub(from) || fin[0].Attrs["took"] != nil {
 		t.Errorf("job finished lines %v; want sim_took %v only", fin, to.Sub(from))
+	}
+}
+
+// failingJournal fails every write while failing is set.
+type failingJournal struct {
+	Journal
+	failing bool
+}
+
+func (f *failingJournal) AddGoodness(r journal.GoodnessRecord) error {
+	if f.failing {
+		return errors.New("journal: appending to goodness.jsonl: input/output error")
+	}
+	return f.Journal.AddGoodness(r)
+}
+
+// A failing journal logs once per streak: the first failure at WARN, and
+// the success that ends it at INFO with how many failed.
+func TestJournalFailuresLoggedOncePerStreak(t *testing.T) {
+	rec := &logtest.Recorder{Min: slog.LevelInfo}
+	h := newHarness(t, harnessOpts{logger: slog.New(rec)})
+	fj := &failingJournal{Journal: h.journal, failing: true}
+	h.e.journal = fj
+	for range 5 {
+		h.e.journalGoodness(journal.GoodnessRecord{Node: "node01"})
+	}
+	fj.failing = false
+	h.e.journalGoodness(journal.GoodnessRecord{Node: "node01"})
+	h.e.journalGoodness(journal.GoodnessRecord{Node: "node01"})
+	warn := "journal: writing a record failed; the records stay in memory, and the next failures are counted, not logged"
+	got := rec.With([]string{"failed"}, warn, "journal: writing records again")
+	want := []logtest.Line{
+		{Level: slog.LevelWarn, Msg: warn, Attrs: map[string]any{}},
+		{Level: slog.LevelInfo, Msg: "journal: writing records again", Attrs: map[string]any{"failed": int64(5)}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("journal log lines (-want +got):\n%s", diff)
 	}
 }
