@@ -129,7 +129,7 @@ func startServe(tb testing.TB, dir, cfg, addr, token string, env ...string) *pro
 			<-p.done
 		}
 		if tb.Failed() {
-			tb.Logf("colocd output:\n%s", tail(p.out.Bytes(), 6000))
+			logFailedOutput(tb, p.cmd.Process.Pid, p.out.Bytes())
 		}
 	})
 	return p
@@ -268,6 +268,26 @@ func (p *proc) counts() map[string]int {
 	}
 	p.getJSON("/v1/jobs?limit=1", &l)
 	return l.Counts
+}
+
+// logFailedOutput keeps a failed test's daemon output whole in
+// .cache/test-logs/ (git-ignored) and logs its path and last 1,500 bytes:
+// a CI excerpt is the output's end, and whole logs of every daemon a test
+// started would push the failed checks out of it.
+func logFailedOutput(tb testing.TB, pid int, out []byte) {
+	tb.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", ".cache", "test-logs"))
+	if err == nil {
+		err = os.MkdirAll(dir, 0o755)
+	}
+	path := filepath.Join(dir, fmt.Sprintf("%s-%d.log", strings.ReplaceAll(tb.Name(), "/", "_"), pid))
+	if err == nil {
+		err = os.WriteFile(path, out, 0o644)
+	}
+	if err != nil {
+		path = "not kept: " + err.Error()
+	}
+	tb.Logf("colocd (pid %d) output, whole in %s; its end:\n%s", pid, path, tail(out, 1500))
 }
 
 // tail is the last n bytes of b.
