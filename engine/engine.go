@@ -282,11 +282,11 @@ func (e *Engine) Kick() {
 // Prepare refuses a kind under the foreign prefix when placement is read
 // from the plugin (those kinds are other tenants'), fills backend defaults
 // into j and validates what the backend needs (api.Controller), then
-// refuses a job that would not fit the
-// cluster even idle, as the last admission pass saw it (with pipeline.fit
-// on): it could never be admitted, and would hold no reservation. Errors
-// are *queue.FieldError. It changes nothing else: a kind becomes known to
-// the learner once a job of it is stored (AddKind).
+// refuses a job that would not fit the cluster even idle, as the last
+// admission pass saw it (with pipeline.fit on): it could never be
+// admitted, and would hold no reservation. Errors are *queue.FieldError.
+// It changes nothing else: a kind becomes known to the learner once a job
+// of it is stored (AddKind).
 func (e *Engine) Prepare(j *queue.Job) error {
 	if pl := e.placer; pl != nil && strings.HasPrefix(j.Kind, pl.cfg.Foreign.Prefix) {
 		return &queue.FieldError{Field: "kind", Reason: fmt.Sprintf("%q starts with %q, which names other tenants' applications (learning.foreign.prefix)",
