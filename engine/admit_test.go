@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -136,14 +135,7 @@ func TestAdmitPassReadsTheClusterOnce(t *testing.T) {
 // for its sync and admission pass, and once more to see what it admitted.
 func TestLoopStepAdmitsOnItsSyncState(t *testing.T) {
 	h, cc := countingHarness(t, 2)
-	learn, err := ParseSchedule("@every 1h")
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := NewLoop(h.e, LoopOptions{Tick: time.Second, Learn: learn})
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := hourlyLoop(t, h.e)
 	h.submit("cpu", "disk")
 	it, err := l.Step(h.ctx)
 	if err != nil {

@@ -56,14 +56,7 @@ func readyHarness(t *testing.T) (*harness, *probeCluster, *Loop, *queuetest.Cloc
 	}})
 	wall := queuetest.NewClock(time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC))
 	h.e.wall, h.e.stallAfter = wall.Now, time.Minute
-	learn, err := ParseSchedule("@every 1h")
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := NewLoop(h.e, LoopOptions{Tick: time.Second, Learn: learn})
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := hourlyLoop(t, h.e)
 	return h, pc, l, wall
 }
 
@@ -347,4 +340,19 @@ func TestReadyWhileWritesFail(t *testing.T) {
 		t.Fatalf("Ready = %v, want ErrStoreWrites naming op0", err)
 	}
 	t.Logf("Ready failed %d of 2000 times while writes failed and succeeded", failing)
+}
+
+// hourlyLoop is a loop over e stepped by the test: a one-second tick,
+// learning every hour.
+func hourlyLoop(t *testing.T, e *Engine) *Loop {
+	t.Helper()
+	learn, err := ParseSchedule("@every 1h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := NewLoop(e, LoopOptions{Tick: time.Second, Learn: learn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
 }

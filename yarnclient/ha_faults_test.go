@@ -19,13 +19,7 @@ import (
 // deadURL is an address on 127.0.0.1 where nothing listens.
 func deadURL(t testing.TB) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return "http://" + addr
+	return "http://" + closedPort(t)
 }
 
 func TestHAFailover(t *testing.T) {

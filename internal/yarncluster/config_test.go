@@ -142,12 +142,7 @@ func TestKerberosConfigRefusals(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			y := kerberized(t)
 			tc.mod(&y)
-			err := y.Validate()
-			var fe *yarncluster.FieldError
-			if !errors.As(err, &fe) || fe.Field != tc.field {
-				t.Fatalf("err = %v, want a FieldError for %s", err, tc.field)
-			}
-			t.Logf("error: %v", err)
+			wantFieldError(t, y, tc.field)
 		})
 	}
 }
@@ -203,12 +198,18 @@ func TestSubmitAsAndTokensConfig(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			y := valid(t)
 			tc.mod(&y)
-			err := y.Validate()
-			var fe *yarncluster.FieldError
-			if !errors.As(err, &fe) || fe.Field != tc.field {
-				t.Fatalf("err = %v, want a FieldError for %s", err, tc.field)
-			}
-			t.Logf("error: %v", err)
+			wantFieldError(t, y, tc.field)
 		})
 	}
+}
+
+// wantFieldError checks that y is refused with a FieldError naming field.
+func wantFieldError(t *testing.T, y yarncluster.Config, field string) {
+	t.Helper()
+	err := y.Validate()
+	var fe *yarncluster.FieldError
+	if !errors.As(err, &fe) || fe.Field != field {
+		t.Fatalf("err = %v, want a FieldError for %s", err, field)
+	}
+	t.Logf("error: %v", err)
 }

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/colocd/colocd/internal/kdctest"
 	"github.com/colocd/colocd/internal/yarncluster"
 	"github.com/colocd/colocd/queue"
+	"github.com/colocd/colocd/queue/queuetest"
 	"github.com/colocd/colocd/yarnclient"
 	"github.com/colocd/colocd/yarnclient/yarntest"
 )
@@ -138,24 +138,6 @@ func TestSubmitAsJobUserKerberos(t *testing.T) {
 	}
 }
 
-// clock is a settable clock for the fakes.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 // TestTokensAtAdmission: the HDFS token is fetched when the job is
 // submitted (admitted), not when it is queued: the NameNode sees no
 // request through Prepare and Reserve, and the token it issues is dated
@@ -164,7 +146,7 @@ func (c *clock) Advance(d time.Duration) {
 // very token the NameNode issued, for the job's user, renewable by yarn,
 // with cancel-tokens-when-complete set.
 func TestTokensAtAdmission(t *testing.T) {
-	clk := &clock{now: time.Date(2026, 3, 2, 8, 0, 0, 0, time.UTC)}
+	clk := queuetest.NewClock(time.Date(2026, 3, 2, 8, 0, 0, 0, time.UTC))
 	nn := yarntest.NewFakeWebHDFS(t, yarntest.HDFSAlwaysUseDelegationTokens(), yarntest.HDFSClock(clk.Now))
 	rm := yarntest.NewFakeRM(t, yarntest.RequireUser())
 	cfg := simpleConfig(rm.URL())
