@@ -450,24 +450,16 @@ func (d *decoder) fail(format string, args ...any) {
 	}
 }
 
-func (d *decoder) uvarint() uint64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(d.b[d.off:])
-	if n <= 0 {
-		d.fail("%v", errTruncated)
-		return 0
-	}
-	d.off += n
-	return v
-}
+func (d *decoder) uvarint() uint64 { return readVarint(d, binary.Uvarint) }
 
-func (d *decoder) varint() int64 {
+func (d *decoder) varint() int64 { return readVarint(d, binary.Varint) }
+
+// readVarint reads one varint with read (binary.Uvarint or Varint).
+func readVarint[T int64 | uint64](d *decoder, read func([]byte) (T, int)) T {
 	if d.err != nil {
 		return 0
 	}
-	v, n := binary.Varint(d.b[d.off:])
+	v, n := read(d.b[d.off:])
 	if n <= 0 {
 		d.fail("%v", errTruncated)
 		return 0
