@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/colocd/colocd/internal/deadaddr"
 	"github.com/colocd/colocd/yarnclient"
 	"github.com/colocd/colocd/yarnclient/yarntest"
 )
@@ -47,7 +48,7 @@ printf '%s|%s\n' "$COLOCD_JOB_ID" "$COLOCD_JOB_KIND" > "$OUT/job"
 echo "submitted to yarn"
 echo "a warning" >&2
 `)
-	c, _ := newClient(t, nil, deadURL(t))
+	c, _ := newClient(t, nil, deadaddr.URL(t))
 	tags := yarnclient.JobTags("j-42", "etl")
 	tests := map[string]struct {
 		tagEnv  string
@@ -85,7 +86,7 @@ echo "a warning" >&2
 }
 
 func TestSubmitCommandFailures(t *testing.T) {
-	c, _ := newClient(t, nil, deadURL(t))
+	c, _ := newClient(t, nil, deadaddr.URL(t))
 	t.Run("non-zero exit", func(t *testing.T) {
 		sh := script(t, "echo 'Exception in thread main: queue not found' >&2\nexit 3\n")
 		out, err := c.SubmitCommand(ctxT(t), yarnclient.CommandSpec{Argv: []string{sh}}, nil)
@@ -151,7 +152,7 @@ func TestSubmitCommandFailures(t *testing.T) {
 }
 
 func TestSubmitCommandOutputIsBounded(t *testing.T) {
-	c, _ := newClient(t, nil, deadURL(t))
+	c, _ := newClient(t, nil, deadaddr.URL(t))
 	sh := script(t, "i=0\nwhile [ $i -lt 3000 ]; do echo \"line $i of a chatty submitter, padded to be long enough\"; i=$((i+1)); done\necho END\n")
 	for name, limit := range map[string]int{"default 64 KiB": 0, "1000 bytes": 1000} {
 		t.Run(name, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/colocd/colocd/internal/deadaddr"
 	"github.com/colocd/colocd/yarnclient"
 	"github.com/colocd/colocd/yarnclient/yarntest"
 )
@@ -166,18 +167,17 @@ func TestHDFSDelegationToken(t *testing.T) {
 // request to the next; the NameNode's own kind and service stay when none
 // is asked for but the kind colocd needs.
 func TestHDFSDelegationTokenFailover(t *testing.T) {
-	gone := yarntest.NewFakeWebHDFS(t)
-	gone.Close()
+	gone := deadaddr.URL(t)
 	nn := yarntest.NewFakeWebHDFS(t, yarntest.HDFSAlwaysUseDelegationTokens(), yarntest.HDFSRPCAddress("10.0.0.7:8020"))
 	c, _ := newClient(t, func(cfg *yarnclient.Config) { cfg.Retries = -1 }, "http://127.0.0.1:1")
-	tok, err := c.HDFSDelegationToken(ctxT(t), yarnclient.HDFSTokenRequest{NameNodes: []string{gone.URL(), nn.URL()}, Renewer: "yarn"})
+	tok, err := c.HDFSDelegationToken(ctxT(t), yarnclient.HDFSTokenRequest{NameNodes: []string{gone, nn.URL()}, Renewer: "yarn"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if tok.Kind != yarnclient.KindHDFSDelegation || tok.Service != "10.0.0.7:8020" || !nn.Genuine(tok) {
 		t.Errorf("token %s for %q (genuine: %v), want HDFS_DELEGATION_TOKEN for 10.0.0.7:8020", tok.Kind, tok.Service, nn.Genuine(tok))
 	}
-	_, err = c.HDFSDelegationToken(ctxT(t), yarnclient.HDFSTokenRequest{NameNodes: []string{gone.URL()}, Renewer: "yarn"})
+	_, err = c.HDFSDelegationToken(ctxT(t), yarnclient.HDFSTokenRequest{NameNodes: []string{gone}, Renewer: "yarn"})
 	if !errors.Is(err, yarnclient.ErrUnavailable) {
 		t.Errorf("the one NameNode gone: %v, want ErrUnavailable", err)
 	}

@@ -12,20 +12,15 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/colocd/colocd/internal/deadaddr"
 	"github.com/colocd/colocd/yarnclient"
 	"github.com/colocd/colocd/yarnclient/yarntest"
 )
 
-// deadURL is an address on 127.0.0.1 where nothing listens.
-func deadURL(t testing.TB) string {
-	t.Helper()
-	return "http://" + closedPort(t)
-}
-
 func TestHAFailover(t *testing.T) {
 	tests := map[string]func(t *testing.T, active *yarntest.FakeRM) (first string, firstRM *yarntest.FakeRM){
 		"first RM down": func(t *testing.T, _ *yarntest.FakeRM) (string, *yarntest.FakeRM) {
-			return deadURL(t), nil
+			return deadaddr.URL(t), nil
 		},
 		"first RM standby, 3.x redirect": func(t *testing.T, active *yarntest.FakeRM) (string, *yarntest.FakeRM) {
 			rm := yarntest.NewFakeRM(t)
@@ -156,7 +151,7 @@ func TestHANoActiveRM(t *testing.T) {
 	rm1, rm2 := yarntest.NewFakeRM(t), yarntest.NewFakeRM(t)
 	rm1.SetStandby(true)
 	rm2.SetStandby(true)
-	c, sleeps := newClient(t, nil, rm1.URL(), deadURL(t), rm2.URL())
+	c, sleeps := newClient(t, nil, rm1.URL(), deadaddr.URL(t), rm2.URL())
 	ctx := ctxT(t)
 	_, err := c.Apps(ctx, yarnclient.AppsFilter{})
 	if !errors.Is(err, yarnclient.ErrUnavailable) {

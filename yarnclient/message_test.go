@@ -10,27 +10,15 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/colocd/colocd/internal/deadaddr"
 	"github.com/colocd/colocd/yarnclient"
 )
-
-// closedPort is the address of a port on 127.0.0.1 that was just free:
-// connecting to it is refused.
-func closedPort(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
-}
 
 // The error of a call no RM could answer names the call, the URL and each
 // cause once, however many tries and RMs it went through (issue 14: it
 // used to repeat "yarnclient:" and the URL at every wrapping).
 func TestUnavailableMessageNamesTheCallOnce(t *testing.T) {
-	down := closedPort(t)
+	down := deadaddr.Addr(t)
 	refused := "dial tcp " + down + ": connect: connection refused"
 	standby := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte("This is standby RM. There is no active RM right now."))

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/colocd/colocd/internal/deadaddr"
 	"github.com/colocd/colocd/yarnclient"
 	"github.com/colocd/colocd/yarnclient/yarntest"
 )
@@ -132,7 +133,7 @@ func TestPlacementNodeManagerDown(t *testing.T) {
 	rm := yarntest.NewFakeRM(t, yarntest.Hadoop2())
 	nm := yarntest.NewFakeNM(t)
 	rm.AddNode(yarnclient.Node{ID: "up:45454", NodeHTTPAddress: strings.TrimPrefix(nm.URL(), "http://")})
-	rm.AddNode(yarnclient.Node{ID: "down:45454", NodeHTTPAddress: strings.TrimPrefix(deadURL(t), "http://")})
+	rm.AddNode(yarnclient.Node{ID: "down:45454", NodeHTTPAddress: strings.TrimPrefix(deadaddr.URL(t), "http://")})
 	id := startedApp(t, rm, "down:45454")
 	nm.SetContainers(rm.NodeContainers("up:45454"))
 	c, sleeps := newClient(t, nil, rm.URL())
@@ -148,7 +149,7 @@ func TestPlacementNodeManagerDown(t *testing.T) {
 	}
 
 	rm2 := yarntest.NewFakeRM(t, yarntest.Hadoop2())
-	rm2.AddNode(yarnclient.Node{ID: "down:45454", NodeHTTPAddress: strings.TrimPrefix(deadURL(t), "http://")})
+	rm2.AddNode(yarnclient.Node{ID: "down:45454", NodeHTTPAddress: strings.TrimPrefix(deadaddr.URL(t), "http://")})
 	id2 := startedApp(t, rm2)
 	c2, _ := newClient(t, nil, rm2.URL())
 	if _, err := c2.Placement(ctxT(t), id2); err == nil || !strings.Contains(err.Error(), "no NodeManager answered") {

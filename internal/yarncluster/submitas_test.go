@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/colocd/colocd/cluster"
+	"github.com/colocd/colocd/internal/deadaddr"
 	"github.com/colocd/colocd/internal/kdctest"
 	"github.com/colocd/colocd/internal/yarncluster"
 	"github.com/colocd/colocd/queue"
@@ -212,8 +213,6 @@ func TestTokenFetchFailures(t *testing.T) {
 		t.Cleanup(srv.Close)
 		return srv.URL
 	}
-	gone := httptest.NewServer(http.NotFoundHandler())
-	gone.Close()
 	standby := yarntest.NewFakeWebHDFS(t)
 	standby.SetStandby(true)
 	for _, tc := range []struct {
@@ -225,7 +224,7 @@ func TestTokenFetchFailures(t *testing.T) {
 		{"bad request", answer(http.StatusBadRequest, "IllegalArgumentException"), true},
 		{"unauthorized", answer(http.StatusUnauthorized, "SecurityException"), false},
 		{"server error", answer(http.StatusInternalServerError, "RuntimeException"), false},
-		{"gone", gone.URL, false},
+		{"gone", deadaddr.URL(t), false},
 		{"standby", standby.URL(), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

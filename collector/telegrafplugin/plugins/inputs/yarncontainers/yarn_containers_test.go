@@ -16,6 +16,7 @@ import (
 	"github.com/influxdata/telegraf/testutil"
 
 	"github.com/colocd/colocd/collector/telegrafplugin/nmtest"
+	"github.com/colocd/colocd/internal/deadaddr"
 )
 
 var gatherTime = time.Date(2024, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -132,10 +133,7 @@ func TestGatherResourceManagerDown(t *testing.T) {
 	fake.FailRM(http.StatusServiceUnavailable)
 
 	// The first RM is not listening at all; the second answers 503.
-	dead := httptest.NewServer(http.NotFoundHandler())
-	deadURL := dead.URL
-	dead.Close()
-	y := newPlugin(t, fake.URL(), deadURL, fake.URL())
+	y := newPlugin(t, fake.URL(), deadaddr.URL(t), fake.URL())
 	var acc testutil.Accumulator
 	if err := y.Gather(&acc); err != nil {
 		t.Fatalf("Gather: %v", err)
