@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/colocd/colocd/internal/testlogs"
 	"go.uber.org/goleak"
 )
 
@@ -129,7 +130,7 @@ func startServe(tb testing.TB, dir, cfg, addr, token string, env ...string) *pro
 			<-p.done
 		}
 		if tb.Failed() {
-			logFailedOutput(tb, p.cmd.Process.Pid, p.out.Bytes())
+			testlogs.Log(tb, fmt.Sprintf("colocd-%d", p.cmd.Process.Pid), p.out.Bytes())
 		}
 	})
 	return p
@@ -175,7 +176,7 @@ func (p *proc) waitReady(deadline time.Duration) {
 	poll(p.tb, "colocd /readyz", deadline, func() bool {
 		select {
 		case <-p.done:
-			p.tb.Fatalf("colocd exited: %v\n%s", p.err, tail(p.out.Bytes(), 4000))
+			p.tb.Fatalf("colocd exited: %v\n%s", p.err, testlogs.Tail(p.out.Bytes(), 4000))
 		default:
 		}
 		resp, err := http.Get(p.base + "/readyz")
@@ -268,32 +269,4 @@ func (p *proc) counts() map[string]int {
 	}
 	p.getJSON("/v1/jobs?limit=1", &l)
 	return l.Counts
-}
-
-// logFailedOutput keeps a failed test's daemon output whole in
-// .cache/test-logs/ (git-ignored) and logs its path and last 1,500 bytes:
-// a CI excerpt is the output's end, and whole logs of every daemon a test
-// started would push the failed checks out of it.
-func logFailedOutput(tb testing.TB, pid int, out []byte) {
-	tb.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", ".cache", "test-logs"))
-	if err == nil {
-		err = os.MkdirAll(dir, 0o755)
-	}
-	path := filepath.Join(dir, fmt.Sprintf("%s-%d.log", strings.ReplaceAll(tb.Name(), "/", "_"), pid))
-	if err == nil {
-		err = os.WriteFile(path, out, 0o644)
-	}
-	if err != nil {
-		path = "not kept: " + err.Error()
-	}
-	tb.Logf("colocd (pid %d) output, whole in %s; its end:\n%s", pid, path, tail(out, 1500))
-}
-
-// tail is the last n bytes of b.
-func tail(b []byte, n int) string {
-	if len(b) > n {
-		b = b[len(b)-n:]
-	}
-	return string(b)
 }

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/colocd/colocd/internal/testlogs"
 )
 
 // Bounds on a process's lifecycle unless an Option changes them. influxd 1.8
@@ -240,7 +242,12 @@ func (p *Proc) Cleanup(t testing.TB) {
 		t.Errorf("%s: %s (pid %d) still running after cleanup", p.spec.Owner, p.spec.Name, p.PID())
 	}
 	if t.Failed() {
-		t.Logf("%s: %s log tail:\n%s", p.spec.Owner, p.spec.Name, p.LogTail())
+		b, err := os.ReadFile(p.spec.Log)
+		if err != nil {
+			t.Logf("%s: no %s log: %v", p.spec.Owner, p.spec.Name, err)
+			return
+		}
+		testlogs.Log(t, fmt.Sprintf("%s-%d", p.spec.Name, p.PID()), b)
 	}
 }
 

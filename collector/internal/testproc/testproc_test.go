@@ -321,17 +321,38 @@ func TestCleanup(t *testing.T) {
 			default:
 				t.Fatal("Cleanup left the process running")
 			}
-			var wantLogs []string
-			if failed {
-				wantLogs = []string{"testproc_test: child log tail:\n" + p.LogTail()}
+			if !failed && len(rec.logs) > 0 {
+				t.Errorf("logs %q, want none", rec.logs)
 			}
-			if diff := cmp.Diff(wantLogs, rec.logs); diff != "" {
-				t.Errorf("logs (-want +got):\n%s", diff)
+			if failed {
+				checkKeptLog(t, p, rec.logs)
 			}
 			if len(rec.errors) > 0 {
 				t.Errorf("errors: %q, want none", rec.errors)
 			}
 		})
+	}
+}
+
+// checkKeptLog: a failed test's cleanup logs one line naming where the
+// child's whole log was kept, with its end; the kept file is the log.
+func checkKeptLog(t *testing.T, p *testproc.Proc, logs []string) {
+	t.Helper()
+	if len(logs) != 1 {
+		t.Fatalf("logs %q, want one", logs)
+	}
+	prefix := fmt.Sprintf("child-%d output, whole in ", p.PID())
+	path, end, ok := strings.Cut(strings.TrimPrefix(logs[0], prefix), "; its end:\n")
+	if !strings.HasPrefix(logs[0], prefix) || !ok {
+		t.Fatalf("log %q, want %q, the path and the end", logs[0], prefix)
+	}
+	t.Cleanup(func() { os.Remove(path) })
+	kept, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tail := p.LogTail(); !strings.HasSuffix(string(kept), tail) || !strings.HasSuffix(tail, end) || end == "" {
+		t.Errorf("kept %q; the log ends %q; the end shown: %q", kept, tail, end)
 	}
 }
 
