@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/colocd/colocd/internal/testlogs"
 )
 
 // DefaultRealm is the realm Start creates unless Realm says otherwise.
@@ -224,17 +226,17 @@ func (k *KDC) Stop(t testing.TB) {
 }
 
 // LogTail is the end of the KDC's log and output, for failure messages.
-func (k *KDC) LogTail() string {
+func (k *KDC) LogTail() string { return testlogs.Tail(k.log(), tailBytes) }
+
+// log is the KDC's output and log, one after the other.
+func (k *KDC) log() []byte {
 	var b []byte
 	for _, f := range []string{"krb5kdc.out", "kdc.log"} {
 		if c, err := os.ReadFile(filepath.Join(k.dir, f)); err == nil {
 			b = append(b, c...)
 		}
 	}
-	if len(b) > tailBytes {
-		b = b[len(b)-tailBytes:]
-	}
-	return string(b)
+	return b
 }
 
 func (k *KDC) cleanup(t testing.TB) {
@@ -242,7 +244,7 @@ func (k *KDC) cleanup(t testing.TB) {
 		t.Errorf("kdctest: %v", err)
 	}
 	if t.Failed() {
-		t.Logf("kdctest: KDC log tail:\n%s", k.LogTail())
+		testlogs.Log(t, "krb5kdc", k.log())
 	}
 }
 
