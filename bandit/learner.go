@@ -390,8 +390,16 @@ func softmax(h, p []float64) {
 	}
 	m := maxOf(h)
 	z := 0.0
+	// An update moves equal entries alike, so a wide row is mostly one
+	// value (the kinds never observed beside its kind): an entry equal to
+	// the one before reuses its exponential, the same number.
+	lastV, lastE := math.NaN(), 0.0
 	for i, v := range h {
-		e := math.Exp(v - m)
+		e := lastE
+		if v != lastV {
+			e = math.Exp(v - m)
+			lastV, lastE = v, e
+		}
 		p[i] = e
 		z += e
 	}

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -260,10 +259,16 @@ func (e *Engine) compositions(from, to time.Time) map[string][]profile.KindCount
 	if span <= 0 {
 		return out
 	}
+	var ids []string // one node's, reused
 	for node, m := range e.presence {
 		var kc []profile.KindCount
 		// Job ids in order: the sums must not depend on map order.
-		for _, id := range slices.Sorted(maps.Keys(m)) {
+		ids = ids[:0]
+		for id := range m {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
+		for _, id := range ids {
 			p := m[id]
 			start := p.since
 			if start.Before(from) {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/colocd/colocd/cluster"
@@ -406,8 +408,9 @@ type stay struct {
 // rule).
 func (e *Engine) colocations(from, to time.Time) []colocation {
 	var out []colocation
+	var ss []stay // one node's, reused
 	for node, m := range e.presence {
-		var ss []stay
+		ss = ss[:0]
 		for id, p := range m {
 			overlaps := p.since.Before(to) && (p.goneAt.IsZero() || p.goneAt.After(from))
 			if !overlaps {
@@ -430,16 +433,26 @@ func (e *Engine) colocations(from, to time.Time) []colocation {
 // name); or one kind k with two or more stays, all over the whole window,
 // as [k, k].
 func colocationOf(node string, ss []stay, maxKinds int) (colocation, bool) {
-	all := map[string]admission{}
-	whole := map[string]bool{}
+	// A node holds a few kinds: a slice searched in order, not maps.
+	type kindStays struct {
+		kind  string
+		first admission // its earliest stay's
+		whole bool      // one of its stays covers the window
+	}
+	var buf [4]kindStays
+	all := buf[:0]
 	var foreign map[string]bool
 	wholeJobs := 0
 	for _, s := range ss {
-		if f, ok := all[s.kind]; !ok || s.order.before(f) {
-			all[s.kind] = s.order
+		i := slices.IndexFunc(all, func(k kindStays) bool { return k.kind == s.kind })
+		if i < 0 {
+			all = append(all, kindStays{kind: s.kind, first: s.order})
+			i = len(all) - 1
+		} else if s.order.before(all[i].first) {
+			all[i].first = s.order
 		}
 		if s.whole {
-			whole[s.kind] = true
+			all[i].whole = true
 			wholeJobs++
 		}
 		if s.foreign {
@@ -453,24 +466,24 @@ func colocationOf(node string, ss []stay, maxKinds int) (colocation, bool) {
 		// Two or more jobs of one kind (the paper's "two distinct
 		// jobs"): the kind's own pair, so that the learner also sees
 		// what running beside itself is worth.
-		for k := range all {
-			return colocation{node: node, kinds: []string{k, k}, foreign: foreign}, true
-		}
+		return colocation{node: node, kinds: []string{all[0].kind, all[0].kind}, foreign: foreign}, true
 	}
-	if len(all) < 2 || len(all) > maxKinds || len(whole) != len(all) {
+	if len(all) < 2 || len(all) > maxKinds || slices.ContainsFunc(all, func(k kindStays) bool { return !k.whole }) {
 		return colocation{}, false
 	}
-	kinds := make([]string, 0, len(all))
-	for k := range all {
-		kinds = append(kinds, k)
-	}
-	sort.Slice(kinds, func(a, b int) bool {
-		fa, fb := all[kinds[a]], all[kinds[b]]
-		if fa.before(fb) || fb.before(fa) {
-			return fa.before(fb)
+	slices.SortFunc(all, func(a, b kindStays) int {
+		switch {
+		case a.first.before(b.first):
+			return -1
+		case b.first.before(a.first):
+			return 1
 		}
-		return kinds[a] < kinds[b]
+		return strings.Compare(a.kind, b.kind)
 	})
+	kinds := make([]string, len(all))
+	for i, k := range all {
+		kinds[i] = k.kind
+	}
 	return colocation{node: node, kinds: kinds, foreign: foreign}, true
 }
 
