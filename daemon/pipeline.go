@@ -16,6 +16,7 @@ type PipelineConfig struct {
 	Preference  PreferenceConfig        `mapstructure:"preference"`
 	Starvation  queue.StarvationConfig  `mapstructure:"starvation"`
 	Reservation queue.ReservationConfig `mapstructure:"reservation"`
+	Tail        queue.TailConfig        `mapstructure:"tail"`
 	Select      queue.SelectConfig      `mapstructure:"select"`
 	MaxRecorded int                     `mapstructure:"max_recorded"`
 }
@@ -29,12 +30,14 @@ type PreferenceConfig struct {
 }
 
 // DefaultPipelineConfig is queue.DefaultConfig with colocd's choice: the
-// profile model scores (mode model, engine.DefaultScorerConfig) and the
-// best score goes (select mode argmax).
+// profile model scores (mode model, engine.DefaultScorerConfig), the best
+// score goes (select mode argmax) and a draining queue's straggler goes
+// first (tail on).
 func DefaultPipelineConfig() PipelineConfig {
 	q := queue.DefaultConfig()
 	q.Preference.Mode = queue.PreferenceModel
 	q.Select.Mode = queue.SelectArgmax
+	q.Tail.Enabled = true
 	q.Fairness.Weights = map[string]float64{}
 	q.Fairness.Queues = []queue.ServiceQueue{}
 	return PipelineConfig{
@@ -42,6 +45,7 @@ func DefaultPipelineConfig() PipelineConfig {
 		Preference:  PreferenceConfig{PreferenceConfig: q.Preference, ScorerConfig: engine.DefaultScorerConfig()},
 		Starvation:  q.Starvation,
 		Reservation: q.Reservation,
+		Tail:        q.Tail,
 		Select:      q.Select,
 		MaxRecorded: q.MaxRecorded,
 	}
@@ -53,7 +57,7 @@ func DefaultPipelineConfig() PipelineConfig {
 func (p PipelineConfig) QueueConfig() (queue.Config, error) {
 	q := queue.Config{
 		Window: p.Window, Fit: p.Fit, Fairness: p.Fairness, Altruism: p.Altruism,
-		Preference: p.Preference.PreferenceConfig, Starvation: p.Starvation, Reservation: p.Reservation, Select: p.Select,
+		Preference: p.Preference.PreferenceConfig, Starvation: p.Starvation, Reservation: p.Reservation, Tail: p.Tail, Select: p.Select,
 		MaxRecorded: p.MaxRecorded,
 	}
 	if err := q.Validate(); err != nil {

@@ -287,8 +287,8 @@ func (e *Engine) openView(ctx context.Context, v *passView) error {
 
 // snapshot gathers one decision's input: the pass's picture of the
 // cluster, the pending window (read from the store for every decision: an
-// admitted job leaves it and the next pending job enters) and the kinds'
-// runtime history.
+// admitted job leaves it and the next pending job enters), how many jobs
+// are pending in all, and the kinds' runtime history.
 func (e *Engine) snapshot(v *passView) (queue.Snapshot, error) {
 	now := e.clock.Now()
 	var pending []queue.Job
@@ -342,9 +342,13 @@ func (e *Engine) snapshot(v *passView) (queue.Snapshot, error) {
 	}
 	sort.Slice(running, func(i, j int) bool { return running[i].JobID < running[j].JobID })
 	e.shape.Store(&clusterShape{capa: st.Capacity, nodes: nodes})
+	counts, err := e.store.Counts() // the tail stage needs to know whether the window holds every pending job
+	if err != nil {
+		return queue.Snapshot{}, fmt.Errorf("admit: job counts: %w", err)
+	}
 	return queue.Snapshot{
 		Now: now, Capacity: st.Capacity, Free: free, Nodes: nodes,
-		Running: running, Pending: pending, History: v.hist,
+		Running: running, Pending: pending, PendingTotal: counts[queue.StatePending], History: v.hist,
 	}, nil
 }
 

@@ -18,7 +18,9 @@ type Config struct {
 	Starvation StarvationConfig `json:"starvation" yaml:"starvation" mapstructure:"starvation"`
 	// Reservation runs right after the window: see ReservationConfig.
 	Reservation ReservationConfig `json:"reservation" yaml:"reservation" mapstructure:"reservation"`
-	Select      SelectConfig      `json:"select" yaml:"select" mapstructure:"select"`
+	// Tail runs after reservation, before preference: see TailConfig.
+	Tail   TailConfig   `json:"tail" yaml:"tail" mapstructure:"tail"`
+	Select SelectConfig `json:"select" yaml:"select" mapstructure:"select"`
 	// MaxRecorded caps the dropped jobs recorded per stage and the
 	// candidates and groups recorded per decision (the rest are counted).
 	// Zero: 32.
@@ -200,6 +202,22 @@ type ReservationConfig struct {
 	AfterBlocked int  `json:"after_blocked" yaml:"after_blocked" mapstructure:"after_blocked"`
 }
 
+// TailConfig: at the end of a draining queue, a job longer than Margin
+// times what the rest of the queue needs goes first (longest first), so
+// that it does not finish alone after everything else (tailStage). Not in
+// the paper.
+type TailConfig struct {
+	Enabled bool    `json:"enabled" yaml:"enabled" mapstructure:"enabled"`
+	Margin  float64 `json:"margin" yaml:"margin" mapstructure:"margin"`
+}
+
+// DefaultTailMargin is TailConfig.Margin's default: a job must be a
+// quarter longer than the rest of the queue's drain time, so that noise in
+// the runtime estimates (runs under contention) does not override the
+// co-location choice. Chosen on the tuning seeds and the generated
+// workloads (bench/README.md, "The queue's tail").
+const DefaultTailMargin = 1.25
+
 // SelectMode is how the final distribution becomes one job.
 type SelectMode string
 
@@ -252,6 +270,7 @@ func DefaultConfig() Config {
 		Preference:  PreferenceConfig{Enabled: true, Mode: PreferenceBandit, Temperature: DefaultTemperature, ObserveWait: DefaultObserveWait},
 		Starvation:  StarvationConfig{Enabled: true, Shape: ShapeLinear, A: 0.5, MaxSkips: 8},
 		Reservation: ReservationConfig{Enabled: true, AfterBlocked: 8},
+		Tail:        TailConfig{Enabled: false, Margin: DefaultTailMargin},
 		Select:      SelectConfig{Enabled: true, Mode: SelectAnneal, ExploreObservations: DefaultExploreObservations},
 		MaxRecorded: 32,
 	}
@@ -322,6 +341,9 @@ func (c Config) Validate() error {
 	}
 	if r := c.Reservation; r.Enabled && (r.AfterBlocked < 1 || r.AfterBlocked > 1<<20) {
 		return fieldErr("reservation.after_blocked", "%d outside [1, %d]", r.AfterBlocked, 1<<20)
+	}
+	if t := c.Tail; t.Enabled && !(t.Margin > 0 && t.Margin <= 100) {
+		return fieldErr("tail.margin", "%v outside (0, 100]", t.Margin)
 	}
 	if s := c.Starvation; s.Enabled {
 		switch s.Shape {

@@ -52,7 +52,10 @@ type Snapshot struct {
 	Running  []Running
 	// Pending is the FIFO head (Store.Pending(window)), oldest first.
 	Pending []Job
-	History map[string]KindHistory
+	// PendingTotal is how many jobs are pending in all, window or not (0:
+	// unknown; the tail stage then does nothing).
+	PendingTotal int
+	History      map[string]KindHistory
 }
 
 // Preferences gives the co-location preference distribution: out[i] is the
@@ -258,6 +261,15 @@ func (p *Pipeline) stack() []stage {
 	//     fitting goes next; until it fits nothing else goes.
 	if c.Reservation.Enabled {
 		s = append(s, reservationStage{after: c.Reservation.AfterBlocked, perNode: c.Fit.Enabled && c.Fit.PerNode})
+	}
+	// 4c. Tail: at the end of a draining queue, a job that would finish
+	//     alone after all the others goes first (longest first).
+	if c.Tail.Enabled {
+		t := tailStage{margin: c.Tail.Margin}
+		if c.Starvation.Enabled {
+			t.maxSkips = c.Starvation.MaxSkips
+		}
+		s = append(s, t)
 	}
 	// 5. Co-location preference. Mode model: the scorer predicts what each
 	//    kind's job would do to the nodes it lands on (profiles, corrected

@@ -68,6 +68,8 @@ func only(stages ...string) queue.Config {
 			c.Preference = d.Preference
 		case "starvation":
 			c.Starvation = d.Starvation
+		case "tail":
+			c.Tail = queue.TailConfig{Enabled: true, Margin: queue.DefaultTailMargin}
 		}
 	}
 	return c
