@@ -336,9 +336,10 @@ func Run(ctx context.Context, rc RunConfig) (Result, error) {
 // PaperConfig is cfg with the paper's method: the pair preferences alone
 // (preference mode bandit) learning from the observed goodness at the pair
 // mode's step size, H₀ = 0 everywhere (no self prior), sampling from π,
-// and only the paper's starvation guard (no reservations).
+// and only the paper's starvation guard (no reservations, no tail stage).
 func PaperConfig(cfg daemon.Config) daemon.Config {
 	cfg.Pipeline.Reservation.Enabled = false
+	cfg.Pipeline.Tail.Enabled = false
 	cfg.Pipeline.Preference.Mode = queue.PreferenceBandit
 	cfg.Pipeline.Select.Mode = queue.SelectSample
 	cfg.Learning.SelfPrior = 0
@@ -349,9 +350,12 @@ func PaperConfig(cfg daemon.Config) daemon.Config {
 
 // PairConfig is cfg with the pair preferences alone deciding, without
 // the profile model: preference mode bandit learning from the observed
-// goodness, select mode anneal; the rest (self prior, context,
-// starvation) as configured. The learning studies measure this learner.
+// goodness, select mode anneal, no tail stage (it would reorder the
+// queue's end for the makespan, not for what the learner prefers); the
+// rest (self prior, context, starvation) as configured. The learning
+// studies measure this learner.
 func PairConfig(cfg daemon.Config) daemon.Config {
+	cfg.Pipeline.Tail.Enabled = false
 	cfg.Pipeline.Preference.Mode = queue.PreferenceBandit
 	cfg.Pipeline.Select.Mode = queue.SelectAnneal
 	cfg.Learning.PairReward = engine.RewardGoodness
