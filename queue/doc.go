@@ -56,7 +56,8 @@
 // Decide takes a Snapshot (the FIFO head, free and total capacity, nodes and
 // the jobs on them, running applications, kind histories, the time) and a
 // random source, runs the stages — Window, Fit, Fairness, Altruism,
-// Reservation, Preference, Starvation, Select, wired in Pipeline.stack —
+// Reservation, Tail, Preference, Starvation, Select, wired in
+// Pipeline.stack —
 // and returns a Decision: the chosen job, what each stage kept and dropped
 // and why, the final probabilities, each candidate's co-location score,
 // and the jobs passed over and blocked (hand them to Store.Admit so their
@@ -73,7 +74,9 @@
 // once it fits, unless it would not fit even the idle cluster); with
 // Altruism.P = 0 no deadline job that fits is ever passed over; Fairness
 // keeps the largest deficit near κ — whatever the Scorer says (property
-// tests in both modes). Where they collide, a reservation comes first,
+// tests in both modes; the starvation cap also with the tail stage, whose
+// longest-first at a draining queue's end keeps every job at the cap).
+// Where they collide, a reservation comes first,
 // then the altruism cut (a deadline job that will not yield), then the
 // starvation cap, then the out-of-slack rule and fairness.
 //

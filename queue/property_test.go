@@ -27,6 +27,10 @@ type queueSim struct {
 	deadline  float64 // share of jobs with a deadline
 	alwaysFit bool
 	maxMemMB  int64
+	// history is the kinds' runtime history the snapshots carry; countAll
+	// makes them count every pending job (as the daemon does).
+	history  map[string]queue.KindHistory
+	countAll bool
 
 	running []queue.Running
 	over    []queue.Job
@@ -126,7 +130,11 @@ func (s *queueSim) decide() (queue.Decision, []queue.Job) {
 			User: s.users[s.rng.IntN(len(s.users))], Alloc: queue.Capacity{MemoryMB: 1024, VCores: 1}, Weight: s.rng.Float64()})
 	}
 	s.running = running
-	d := s.p.Decide(queue.Snapshot{Now: s.now, Capacity: s.capa, Free: free, Running: running, Pending: s.pending}, s.rng)
+	snap := queue.Snapshot{Now: s.now, Capacity: s.capa, Free: free, Running: running, Pending: s.pending, History: s.history}
+	if s.countAll {
+		snap.PendingTotal = len(s.pending)
+	}
+	d := s.p.Decide(snap, s.rng)
 	if d.Chosen == "" {
 		return d, nil
 	}

@@ -117,3 +117,51 @@ func TestTailConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestPropertyTailStarvationBound: with the tail stage on, draining
+// batches (every job in the window, submitted a day ago, one kind far
+// longer than the others) still pass no job over more than max_skips
+// times, and the stage does restrict decisions.
+func TestPropertyTailStarvationBound(t *testing.T) {
+	t.Parallel()
+	for _, mode := range modes {
+		t.Run(string(mode), func(t *testing.T) {
+			t.Parallel()
+			cfg := queue.DefaultConfig()
+			cfg.Preference.Mode = mode
+			cfg.Window.Size = 16
+			cfg.Tail = queue.TailConfig{Enabled: true, Margin: queue.DefaultTailMargin}
+			s := newQueueSim(t, cfg, propertySeed(t))
+			s.countAll = true
+			s.history = map[string]queue.KindHistory{}
+			for i, d := range []time.Duration{5 * time.Minute, 10 * time.Minute, 20 * time.Minute, 40 * time.Minute, 3 * time.Hour} {
+				k := s.kinds[i]
+				s.history[k] = queue.KindHistory{Kind: k, Runs: 5, EWMARuntime: d}
+			}
+			maxSkips, restricted, decisions := 0, 0, 0
+			for decisions < propertyDecisions/2 {
+				for range 12 {
+					s.arrive()
+					s.pending[len(s.pending)-1].CreatedAt = s.now.Add(-24 * time.Hour)
+				}
+				for n := 0; len(s.pending) > 0 && n < 500; n++ {
+					d, _ := s.decide()
+					decisions++
+					if len(stage(d, "tail").Dropped) > 0 {
+						restricted++
+					}
+					for _, j := range s.pending {
+						maxSkips = max(maxSkips, j.Skips)
+					}
+					if maxSkips > cfg.Starvation.MaxSkips {
+						t.Fatalf("decision %d: a job was passed over %d times (max_skips %d)", decisions, maxSkips, cfg.Starvation.MaxSkips)
+					}
+				}
+			}
+			t.Logf("%d decisions, %d restricted by the tail stage, max skips %d", decisions, restricted, maxSkips)
+			if restricted == 0 {
+				t.Error("the tail stage never restricted a decision: the property was not exercised")
+			}
+		})
+	}
+}
