@@ -103,6 +103,7 @@ func TestStudyModelSweep(t *testing.T) {
 		{"select.mode sample", func(c *daemon.Config) { c.Pipeline.Select.Mode = "sample" }},
 		{"learning.profile.saturation 0.8", func(c *daemon.Config) { c.Learning.Profile.Saturation = 0.8 }},
 		{"learning.profile.prior_strength 4", func(c *daemon.Config) { c.Learning.Profile.PriorStrength = 4 }},
+		{"pipeline.tail off", func(c *daemon.Config) { c.Pipeline.Tail.Enabled = false }},
 	}
 	best := map[string]float64{}
 	refs := map[string][]Result{}
