@@ -224,3 +224,15 @@ func boolInt(b bool) int64 {
 	}
 	return 0
 }
+
+// TestSnapshotCountsPending: a decision's snapshot carries the window and
+// how many jobs are pending in all, which the tail stage compares to know
+// whether the window holds the whole queue.
+func TestSnapshotCountsPending(t *testing.T) {
+	h := newHarness(t, harnessOpts{})
+	h.submit("cpu", "disk", "net", "cpu", "disk", "net", "cpu", "disk", "net", "cpu")
+	snap := h.passSnapshot()
+	if len(snap.Pending) != queue.DefaultWindow || snap.PendingTotal != 10 {
+		t.Errorf("window of %d jobs, %d pending in all; want %d and 10", len(snap.Pending), snap.PendingTotal, queue.DefaultWindow)
+	}
+}
