@@ -261,12 +261,7 @@ func (p *Proc) LogTail() string {
 }
 
 // Tail is the last 4 KiB of b, for failure messages.
-func Tail(b []byte) string {
-	if len(b) > tailBytes {
-		b = b[len(b)-tailBytes:]
-	}
-	return string(b)
-}
+func Tail(b []byte) string { return testlogs.Tail(b, tailBytes) }
 
 // FreeAddrs asks the kernel for n distinct free loopback addresses,
 // "127.0.0.1:<port>". Another process can take one before the child binds
