@@ -147,10 +147,15 @@ func openBackend(cfg Config, log *slog.Logger) (backend, error) {
 // openStore opens the job store of data_dir; with the simulator it checks
 // that the store and the simulator's log describe the same history.
 func openStore(cfg Config, b backend, acceptRollback bool, log *slog.Logger) (*queue.Store, error) {
-	store, err := queue.Open(StorePath(cfg), queue.Options{
+	opts := queue.Options{
 		Timeout: 5 * time.Second, Now: b.clock.Now, Logger: log.With("component", "store"),
 		AcceptMetaFallback: acceptRollback, Reserve: uint64(cfg.DataDirReserveBytes),
-	})
+	}
+	if b.sim == nil { // the wall clock: time runs on the monotonic one
+		origin := time.Now()
+		opts.Elapsed = func() time.Duration { return time.Since(origin) }
+	}
+	store, err := queue.Open(StorePath(cfg), opts)
 	if err != nil {
 		var me *queue.MetaError
 		if errors.As(err, &me) && !acceptRollback {

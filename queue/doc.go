@@ -11,6 +11,21 @@
 //
 // # The store
 //
+// Every write is a Command (command.go): a value of a closed set —
+// CmdSubmit (a group of new jobs with the ids their proposer minted and
+// their idempotency keys), CmdAdmit (with the application id), CmdStart,
+// CmdFinish, CmdRequeue, CmdCancel, CmdPark, CmdResolve, CmdCompact, the
+// learned state's and the fairness state's saves — that carries its time
+// and every id it creates. Store.Apply applies a log Entry of commands in
+// one transaction and records the entry's index in it; the same entries
+// applied to an empty store give the same content byte for byte
+// (Store.Digest). The store's methods are the proposers: they read the
+// clock and the entropy, build the command and commit it through the
+// store's Log — the embedded one applies it at once; a replicated one
+// (package ha) appends it to ZooKeeper first. EncodeEntry and DecodeEntry
+// are the log's wire form. Quarantining a damaged record and the upgrade
+// of an old layout are the file's own repairs, not commands.
+//
 // States move pending → admitted → running → succeeded | failed | killed, or
 // pending → cancelled; admitted → pending is the rollback when a submit to the
 // cluster fails. Each move is one transaction with fsync on (Options.NoSync
@@ -28,7 +43,8 @@
 //
 // File layout (schema 1), one bucket each:
 //
-//	meta     "magic" = "colocd-queue", "schema" = uint64 BE
+//	meta     "magic" = "colocd-queue", "schema" = uint64 BE,
+//	         "applied" = the index of the last log entry applied (uint64 BE)
 //	jobs     id (ULID) → Job as JSON
 //	pending  seq (uint64 BE) → id           the FIFO: a cursor gives the head in O(log n + k)
 //	states   state 0x00 seq → id            listing by state, in submission order

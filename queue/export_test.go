@@ -123,3 +123,20 @@ func (p *Pipeline) Deficits() map[string]float64 {
 	}
 	return out
 }
+
+// Content lists the store's logical content as Digest reads it, one line
+// per key ("path key value" quoted), for a diff.
+func (s *Store) Content() ([]string, error) {
+	var out []string
+	err := s.view(func(tx *bolt.Tx) error {
+		return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
+			if string(name) == string(bucketQuarantine) {
+				return nil
+			}
+			return walkContent(nil, name, b, func(path, k, v []byte) {
+				out = append(out, fmt.Sprintf("%q %q %q", path, k, v))
+			})
+		})
+	})
+	return out, err
+}

@@ -132,9 +132,13 @@ type Job struct {
 	Skips int   `json:"skips"` // times passed over by a decision
 	// Blocked counts the decisions that admitted a younger job while this
 	// one was the oldest window job that did not fit; see ReservationConfig.
-	Blocked     int    `json:"blocked,omitempty"`
-	Requeues    int    `json:"requeues"`         // times rolled back admitted → pending
-	AppID       string `json:"app_id,omitempty"` // RM application id, stored before the submit call
+	Blocked  int    `json:"blocked,omitempty"`
+	Requeues int    `json:"requeues"`         // times rolled back admitted → pending
+	AppID    string `json:"app_id,omitempty"` // RM application id, stored before the submit call
+	// AdmitEpoch is the epoch of the leader whose log entry admitted the
+	// job (0: the embedded log). A leader of a later epoch knows that an
+	// older one may still be submitting it (package ha).
+	AdmitEpoch  uint64 `json:"admit_epoch,omitempty"`
 	Diagnostics string `json:"diagnostics,omitempty"`
 
 	CreatedAt  time.Time  `json:"created_at"`

@@ -127,51 +127,79 @@ type LearnedSave struct {
 }
 
 // SaveLearned writes every save — each section's header, dense vector and
-// rows — in one transaction: all of them commit, or none.
+// rows — as one command: all of them commit, or none.
 func (s *Store) SaveLearned(saves ...LearnedSave) error {
-	enc := make([]encodedLearned, len(saves))
-	for n, sv := range saves {
-		if err := sv.Section.valid(); err != nil {
-			return err
-		}
-		var err error
-		if enc[n], err = encodeLearned(sv.State); err != nil {
+	for _, sv := range saves {
+		if err := sv.check(); err != nil {
 			return err
 		}
 	}
-	return s.update(func(tx *bolt.Tx) error {
-		for n, sv := range saves {
-			if err := putLearned(tx.Bucket(bucketPrefs), sv.Section, enc[n], sv.Full); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	_, err := s.commitOne(CmdSaveLearned{Saves: saves})
+	return err
 }
 
 // MigrateLearned replaces section's single-key snapshot of the layout
 // before rows (legacy, the bytes LoadPreferences or LoadProfiles returned)
-// with st, all of it, in one transaction: the rows are written and the old
+// with st, all of it, as one command: the rows are written and the old
 // key deleted together, so a crash leaves one layout or the other. If the
 // old key no longer holds legacy, nothing is written and it says so.
 func (s *Store) MigrateLearned(section Section, st Learned, legacy []byte) error {
-	if err := section.valid(); err != nil {
+	if err := (LearnedSave{Section: section, State: st}).check(); err != nil {
 		return err
 	}
-	enc, err := encodeLearned(st)
+	_, err := s.commitOne(CmdMigrateLearned{Section: section, State: st, Legacy: legacy})
+	return err
+}
+
+// check is what a save must satisfy before it is proposed: a known
+// section and rows that its names index.
+func (sv LearnedSave) check() error {
+	if err := sv.Section.valid(); err != nil {
+		return err
+	}
+	for n, r := range sv.State.Rows {
+		if r.Index < 0 || r.Index >= len(sv.State.Names) || r.Index > math.MaxUint32 {
+			return fieldErr(fmt.Sprintf("rows[%d]", n), "index %d is not below the %d names", r.Index, len(sv.State.Names))
+		}
+	}
+	return nil
+}
+
+func applySaveLearned(tx *bolt.Tx, c CmdSaveLearned) (Result, error) {
+	enc := make([]encodedLearned, len(c.Saves))
+	for n, sv := range c.Saves {
+		if err := sv.Section.valid(); err != nil {
+			return Result{Err: err}, nil
+		}
+		var err error
+		if enc[n], err = encodeLearned(sv.State); err != nil {
+			return Result{Err: err}, nil
+		}
+	}
+	for n, sv := range c.Saves {
+		if err := putLearned(tx.Bucket(bucketPrefs), sv.Section, enc[n], sv.Full); err != nil {
+			return Result{}, err
+		}
+	}
+	return Result{}, nil
+}
+
+func applyMigrateLearned(tx *bolt.Tx, c CmdMigrateLearned) (Result, error) {
+	if err := c.Section.valid(); err != nil {
+		return Result{Err: err}, nil
+	}
+	enc, err := encodeLearned(c.State)
 	if err != nil {
-		return err
+		return Result{Err: err}, nil
 	}
-	return s.update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketPrefs)
-		if !bytes.Equal(b.Get(section.legacy()), legacy) {
-			return fmt.Errorf("queue: migrate learned %s: the stored snapshot changed since it was read", section)
-		}
-		if err := putLearned(b, section, enc, true); err != nil {
-			return err
-		}
-		return b.Delete(section.legacy())
-	})
+	b := tx.Bucket(bucketPrefs)
+	if !bytes.Equal(b.Get(c.Section.legacy()), c.Legacy) {
+		return Result{Err: fmt.Errorf("queue: migrate learned %s: the stored snapshot changed since it was read", c.Section)}, nil
+	}
+	if err := putLearned(b, c.Section, enc, true); err != nil {
+		return Result{}, err
+	}
+	return Result{}, b.Delete(c.Section.legacy())
 }
 
 // encodedLearned is a Learned encoded for bbolt.

@@ -10,65 +10,47 @@ import (
 // SaveLearned; this is what an older colocd wrote, kept to read such a
 // store (LoadPreferences, then MigrateLearned) and to write one in tests.
 func (s *Store) SavePreferences(b []byte) error {
-	return s.update(func(tx *bolt.Tx) error {
-		if len(b) == 0 {
-			return tx.Bucket(bucketPrefs).Delete(keyPrefs)
-		}
-		return tx.Bucket(bucketPrefs).Put(keyPrefs, cloneBytes(b))
-	})
+	_, err := s.commitOne(CmdSaveLegacy{Section: SectionPreferences, Snapshot: b})
+	return err
 }
 
 // SaveProfiles is SavePreferences for the profile model's snapshot
 // (SectionProfiles).
 func (s *Store) SaveProfiles(b []byte) error {
-	return s.update(func(tx *bolt.Tx) error {
-		if len(b) == 0 {
-			return tx.Bucket(bucketPrefs).Delete(keyProfiles)
-		}
-		return tx.Bucket(bucketPrefs).Put(keyProfiles, cloneBytes(b))
-	})
+	_, err := s.commitOne(CmdSaveLegacy{Section: SectionProfiles, Snapshot: b})
+	return err
 }
 
 // LoadProfiles returns the profile model's snapshot in the layout before
 // rows, or nil, nil when there is none (SaveProfiles).
 func (s *Store) LoadProfiles() ([]byte, error) {
-	var out []byte
-	err := s.view(func(tx *bolt.Tx) error {
-		out = cloneBytes(tx.Bucket(bucketPrefs).Get(keyProfiles))
-		return nil
-	})
-	return out, err
+	return s.loadPrefsKey(keyProfiles)
 }
 
 // LoadPreferences returns the pair preferences' snapshot in the layout
 // before rows, or nil, nil when there is none (SavePreferences). A store
 // the daemon has opened since holds none: restoring migrated it.
 func (s *Store) LoadPreferences() ([]byte, error) {
-	var out []byte
-	err := s.view(func(tx *bolt.Tx) error {
-		out = cloneBytes(tx.Bucket(bucketPrefs).Get(keyPrefs))
-		return nil
-	})
-	return out, err
+	return s.loadPrefsKey(keyPrefs)
 }
 
 // SaveFairness stores the fairness stage's state (Pipeline.FairnessState,
 // encoded; nil deletes it), beside the preferences.
 func (s *Store) SaveFairness(b []byte) error {
-	return s.update(func(tx *bolt.Tx) error {
-		if len(b) == 0 {
-			return tx.Bucket(bucketPrefs).Delete(keyFairness)
-		}
-		return tx.Bucket(bucketPrefs).Put(keyFairness, cloneBytes(b))
-	})
+	_, err := s.commitOne(CmdSaveFairness{State: b})
+	return err
 }
 
 // LoadFairness returns the stored fairness state bytes, or nil, nil when
 // none were saved.
 func (s *Store) LoadFairness() ([]byte, error) {
+	return s.loadPrefsKey(keyFairness)
+}
+
+func (s *Store) loadPrefsKey(k []byte) ([]byte, error) {
 	var out []byte
 	err := s.view(func(tx *bolt.Tx) error {
-		out = cloneBytes(tx.Bucket(bucketPrefs).Get(keyFairness))
+		out = cloneBytes(tx.Bucket(bucketPrefs).Get(k))
 		return nil
 	})
 	return out, err

@@ -24,6 +24,12 @@ type Options struct {
 	NoSync bool
 	// Now is the clock for every timestamp the store writes. Nil: time.Now.
 	Now func() time.Time
+	// Elapsed reads a monotonic clock — the time since an arbitrary
+	// origin, never stepped — that times a run from Start to Finish, so a
+	// wall-clock step during the run does not enter the kind's runtime
+	// history. Nil: runs are timed by the stored times of Now (right for
+	// a virtual clock).
+	Elapsed func() time.Duration
 	// Entropy feeds the random part of job ids. Nil: crypto/rand.
 	Entropy io.Reader
 	// Logger receives warnings (a negative runtime, an accepted meta
@@ -82,6 +88,10 @@ type Store struct {
 
 	reserve   uint64                 // Options.Reserve
 	freeSpace func() (uint64, error) // nil: not known
+
+	commits Log                  // orders, makes durable and applies every command (SetLog)
+	running starts               // when this process saw each running job start
+	elapsed func() time.Duration // Options.Elapsed
 }
 
 // Bucket and key names. See doc.go for the layout.
@@ -199,6 +209,7 @@ func open(path string, opts Options, sch schema) (s *Store, err error) {
 		fallback:   o.fallback,
 		reserve:    opts.Reserve,
 		freeSpace:  opts.FreeSpace,
+		elapsed:    opts.Elapsed,
 	}
 	if s.freeSpace == nil {
 		s.freeSpace = dirFreeSpace(path)
@@ -211,6 +222,7 @@ func open(path string, opts Options, sch schema) (s *Store, err error) {
 		ent = rand.Reader
 	}
 	s.entropy = ulid.Monotonic(ent, 0)
+	s.commits = localLog{s}
 	s.ops = make(chan *submitOp, s.maxBatch)
 	go s.writer()
 	return s, nil

@@ -2,7 +2,7 @@ package queue
 
 import (
 	"context"
-	"errors"
+
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -119,9 +119,12 @@ func (s *Store) writer() {
 	}
 }
 
-// commit stores a group of submissions in one transaction. If that
-// transaction fails, each submission is retried alone so one bad job cannot
-// fail its neighbours.
+// commit stores a group of submissions as one CmdSubmit: one entry of
+// the log, one transaction, one fsync. The writer is the proposer: it
+// stamps the group's time, answers what it can from the file (a key used
+// before; below the space reserve, every new job is refused), mints an id
+// for each new job and commits the rest. If that commit fails, each job
+// is committed alone, so one bad job cannot fail its neighbours.
 func (s *Store) commit(batch []*submitOp) {
 	take := batch[:0]
 	for _, op := range batch {
@@ -132,86 +135,103 @@ func (s *Store) commit(batch []*submitOp) {
 	if len(take) == 0 {
 		return
 	}
-	space := s.CheckSpace() // once per commit: one statfs
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	defer func() {
 		for _, op := range take {
-			var err error
-			op.res, op.created, err = s.insert(tx, op.job, space)
-			if errors.Is(err, ErrInvalid) || errors.Is(err, ErrLowSpace) {
-				op.err = err // rejected before writing anything: the others go on
+			close(op.done)
+		}
+	}()
+	at := s.stamp()
+	propose := s.prepare(take, at, s.CheckSpace()) // one statfs per commit
+	if len(propose) == 0 {
+		return
+	}
+	err := s.submitGroup(at, propose)
+	if err != nil && len(propose) > 1 {
+		for _, op := range propose {
+			op.err = s.submitGroup(at, []*submitOp{op})
+		}
+		return
+	}
+	for _, op := range propose {
+		if op.err == nil {
+			op.err = err
+		}
+	}
+}
+
+// prepare answers the ops it can without writing — a retry of a key the
+// user used before gets the first job; a deadline not after at, or any
+// new job while space says the disk is below the reserve, is refused —
+// and mints an id for each of the others, which it returns in order.
+// Called only from the writer goroutine (s.entropy).
+func (s *Store) prepare(ops []*submitOp, at time.Time, space error) []*submitOp {
+	firsts := s.lookupKeys(ops)
+	var out []*submitOp
+	for i, op := range ops {
+		switch j := op.job; {
+		case firsts[i] != nil:
+			op.res, op.created = *firsts[i], false
+		case space != nil:
+			op.err = space
+		case j.Deadline != nil && !j.Deadline.After(at):
+			// Checked after the key lookup: a retry of an accepted job
+			// whose deadline has passed since must still get that job back.
+			op.err = fieldErr("deadline", "%s is not in the future", j.Deadline.Format(time.RFC3339))
+		default:
+			id, err := ulid.New(ulid.Timestamp(at), s.entropy)
+			if err != nil {
+				op.err = fmt.Errorf("queue: new job id: %w", err)
 				continue
 			}
-			if err != nil {
-				return err
+			op.job.ID = id.String()
+			out = append(out, op)
+		}
+	}
+	return out
+}
+
+// lookupKeys returns, for each op whose idempotency key its user used
+// before, the job that holds it (nil for the others). A key that cannot
+// be read is left to Apply, which says what is wrong.
+func (s *Store) lookupKeys(ops []*submitOp) []*Job {
+	firsts := make([]*Job, len(ops))
+	keyed := false
+	for _, op := range ops {
+		keyed = keyed || op.job.IdempotencyKey != ""
+	}
+	if !keyed {
+		return firsts
+	}
+	_ = s.view(func(tx *bolt.Tx) error {
+		for i, op := range ops {
+			if op.job.IdempotencyKey == "" {
+				continue
+			}
+			if j, ok, err := keyHolder(tx, op.job); ok && err == nil {
+				firsts[i] = &j
 			}
 		}
 		return nil
 	})
-	switch {
-	case err != nil && len(take) > 1:
-		for _, op := range take {
-			op.err = s.db.Update(func(tx *bolt.Tx) (err error) {
-				op.res, op.created, err = s.insert(tx, op.job, space)
-				return err
-			})
-		}
-	case err != nil:
-		take[0].err = err
-	}
-	for _, op := range take {
-		close(op.done)
-	}
+	return firsts
 }
 
-// insert writes one new job, or returns the job that already holds its
-// idempotency key; space is CheckSpace's answer, which refuses a new job
-// (not a retry). Called only from the writer goroutine (s.entropy is not
-// safe for concurrent use).
-func (s *Store) insert(tx *bolt.Tx, j Job, space error) (Job, bool, error) {
-	idem := tx.Bucket(bucketIdem)
-	var ikey []byte
-	if j.IdempotencyKey != "" {
-		ikey = idemKey(j.User, j.IdempotencyKey)
-		if id := idem.Get(ikey); id != nil {
-			first, err := getJob(tx, string(id))
-			if err != nil {
-				return Job{}, false, fmt.Errorf("queue: idempotency key %q: %w", j.IdempotencyKey, err)
-			}
-			return first, false, nil
-		}
+// submitGroup commits ops as one CmdSubmit and hands each its outcome.
+func (s *Store) submitGroup(at time.Time, ops []*submitOp) error {
+	cmd := CmdSubmit{At: at, Jobs: make([]Job, len(ops))}
+	for i, op := range ops {
+		cmd.Jobs[i] = op.job
 	}
-	if space != nil {
-		return Job{}, false, space
-	}
-	now := s.stamp()
-	// Checked after the key lookup: a retry of an accepted job whose
-	// deadline has passed since must still get that job back.
-	if j.Deadline != nil && !j.Deadline.After(now) {
-		return Job{}, false, fieldErr("deadline", "%s is not in the future", j.Deadline.Format(time.RFC3339))
-	}
-	jobs := tx.Bucket(bucketJobs)
-	seq, err := jobs.NextSequence()
+	res, err := s.commits.Commit(context.Background(), []Command{cmd})
 	if err != nil {
-		return Job{}, false, fmt.Errorf("queue: next sequence: %w", err)
+		return err
 	}
-	id, err := ulid.New(ulid.Timestamp(now), s.entropy)
-	if err != nil {
-		return Job{}, false, fmt.Errorf("queue: new job id: %w", err)
+	if len(res) != 1 || len(res[0].Submitted) != len(ops) {
+		return fmt.Errorf("queue: the log answered %d results for one submission of %d jobs", len(res), len(ops))
 	}
-	j.ID, j.Seq, j.CreatedAt, j.State = id.String(), seq, now, StatePending
-	if jobs.Get([]byte(j.ID)) != nil {
-		return Job{}, false, fmt.Errorf("queue: job id %s already used (entropy source repeating?)", j.ID)
+	for i, op := range ops {
+		sub := res[0].Submitted[i]
+		op.res, op.created, op.err = sub.Job, sub.Created, sub.Err
 	}
-	if err := putJob(tx, &j); err != nil {
-		return Job{}, false, err
-	}
-	if err := index(tx, &j, ""); err != nil {
-		return Job{}, false, err
-	}
-	if ikey != nil {
-		if err := idem.Put(ikey, []byte(j.ID)); err != nil {
-			return Job{}, false, err
-		}
-	}
-	return j.clone(), true, nil
+	return nil
 }

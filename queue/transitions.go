@@ -3,61 +3,31 @@ package queue
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
+	"sync"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 )
 
-// move runs one state transition of job id to state to, in one
-// transaction: it checks the state machine, lets mut adjust the job, then
-// rewrites the job and its index entries. A damaged record is quarantined
-// instead (committed) and the move fails with a *QuarantinedError.
-func (s *Store) move(id string, to State, mut func(tx *bolt.Tx, j *Job, now time.Time) error) (Job, error) {
-	var (
-		out  Job
-		qerr *QuarantinedError
-	)
-	err := s.update(func(tx *bolt.Tx) error {
-		j, err := getJob(tx, id)
-		var re *recordError
-		if errors.As(err, &re) {
-			now := s.stamp()
-			if _, err := quarantineTx(tx, re, now, s.log); err != nil {
-				return err
-			}
-			qerr = &QuarantinedError{ID: id, Reason: re.reason, At: now}
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		from := j.State
-		if !CanTransition(from, to) {
-			return &TransitionError{ID: id, From: from, To: to}
-		}
-		j.State = to
-		if mut != nil {
-			if err := mut(tx, &j, s.stamp()); err != nil {
-				return err
-			}
-		}
-		if err := putJob(tx, &j); err != nil {
-			return err
-		}
-		if err := index(tx, &j, from); err != nil {
-			return err
-		}
-		out = j
-		return nil
-	})
-	switch {
-	case err != nil:
-		return Job{}, err
-	case qerr != nil:
-		return Job{}, qerr
+// The proposers of the jobs' commands: each stamps the time, builds its
+// command and commits it through the store's Log (command.go). A refused
+// command comes back as the error.
+
+// checkDecision validates an admission's decision record.
+func checkDecision(decision json.RawMessage) error {
+	if len(decision) > MaxDecisionBytes {
+		return fieldErr("decision", "%d bytes, above %d", len(decision), MaxDecisionBytes)
 	}
-	return out, nil
+	if len(decision) > 0 && !json.Valid(decision) {
+		return fieldErr("decision", "not valid JSON")
+	}
+	return nil
+}
+
+// jobResult turns a command's outcome into a method's answer.
+func jobResult(r Result, err error) (Job, error) {
+	if err != nil {
+		return Job{}, err
+	}
+	return r.Job, nil
 }
 
 // Admit moves a pending job to admitted, stores the RM application id and
@@ -68,39 +38,10 @@ func (s *Store) move(id string, to State, mut func(tx *bolt.Tx, j *Job, now time
 // meanwhile is not an error. Record first, then act: call Admit before
 // submitting to the cluster, and Requeue if that fails.
 func (s *Store) Admit(id, appID string, decision json.RawMessage, passed, blocked []string) (Job, error) {
-	if len(decision) > MaxDecisionBytes {
-		return Job{}, fieldErr("decision", "%d bytes, above %d", len(decision), MaxDecisionBytes)
+	if err := checkDecision(decision); err != nil {
+		return Job{}, err
 	}
-	if len(decision) > 0 && !json.Valid(decision) {
-		return Job{}, fieldErr("decision", "not valid JSON")
-	}
-	return s.move(id, StateAdmitted, func(tx *bolt.Tx, j *Job, now time.Time) error {
-		j.AppID = appID
-		j.AdmittedAt = &now
-		j.Decision = compactJSON(decision)
-		seen := map[string]bool{id: true}
-		for i, ids := range [][]string{passed, blocked} {
-			for _, pid := range ids {
-				if seen[pid] {
-					continue
-				}
-				seen[pid] = true
-				p, err := getJob(tx, pid)
-				if err != nil || p.State != StatePending {
-					continue
-				}
-				if i == 0 {
-					p.Skips++
-				} else {
-					p.Blocked++
-				}
-				if err := putJob(tx, &p); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	})
+	return jobResult(s.commitOne(CmdAdmit{At: s.stamp(), ID: id, AppID: appID, Decision: decision, Passed: passed, Blocked: blocked}))
 }
 
 func compactJSON(b json.RawMessage) json.RawMessage {
@@ -118,98 +59,46 @@ func compactJSON(b json.RawMessage) json.RawMessage {
 // failed): it keeps its original place in the FIFO, clears AppID, AdmittedAt
 // and Decision, counts the requeue and records reason in Diagnostics.
 func (s *Store) Requeue(id, reason string) (Job, error) {
-	return s.move(id, StatePending, func(_ *bolt.Tx, j *Job, _ time.Time) error {
-		j.AppID, j.AdmittedAt, j.Decision = "", nil, nil
-		j.Requeues++
-		j.Diagnostics = truncate(reason, MaxDiagnosticsBytes)
-		return nil
-	})
+	s.running.forget(id)
+	return jobResult(s.commitOne(CmdRequeue{At: s.stamp(), ID: id, Reason: reason}))
 }
 
 // Start marks an admitted job running (the cluster reports it started).
+// With Options.Elapsed the store notes when on that monotonic clock, so
+// that Finish can time the run without a wall-clock step in it.
 func (s *Store) Start(id string) (Job, error) {
-	return s.move(id, StateRunning, func(_ *bolt.Tx, j *Job, now time.Time) error {
-		j.RunningAt = &now
-		return nil
-	})
+	j, err := jobResult(s.commitOne(CmdStart{At: s.stamp(), ID: id}))
+	if err == nil && s.elapsed != nil {
+		s.running.started(id, s.elapsed())
+	}
+	return j, err
 }
 
 // Finish moves an admitted or running job to final (succeeded, failed or
 // killed) with diagnostics diag (truncated to 16 KiB). A success adds the
-// run to its kind's history: runtime = now − RunningAt (or AdmittedAt when
-// it was never seen running).
+// run to its kind's history: the time since Start on Options.Elapsed
+// when this process saw it start, else now − RunningAt (or AdmittedAt
+// when it was never seen running); a negative one (the wall clock went
+// back) is not added. FinishedAt is never before the time the job
+// started.
 func (s *Store) Finish(id string, final State, diag string) (Job, error) {
-	switch final {
-	case StateSucceeded, StateFailed, StateKilled:
-	default:
-		return Job{}, fieldErr("final", "%q is not succeeded, failed or killed", final)
+	cmd := CmdFinish{At: s.stamp(), ID: id, Final: final, Diagnostics: diag}
+	if t0, ok := s.running.take(id); ok {
+		cmd.Runtime, cmd.Measured = s.elapsed()-t0, true
 	}
-	return s.move(id, final, func(tx *bolt.Tx, j *Job, now time.Time) error {
-		j.FinishedAt = &now
-		j.Diagnostics = truncate(diag, MaxDiagnosticsBytes)
-		if final != StateSucceeded {
-			return nil
-		}
-		start := j.RunningAt
-		if start == nil {
-			start = j.AdmittedAt
-		}
-		if start == nil {
-			return nil
-		}
-		rt := now.Sub(*start)
-		if rt < 0 {
-			s.log.Warn("queue: negative runtime not added to history (clock went back)", "job", j.ID, "kind", j.Kind, "runtime", rt)
-			return nil
-		}
-		return s.addHistory(tx, j.Kind, rt, now)
-	})
-}
-
-// addHistory folds one runtime into kind's history. A damaged history is
-// quarantined and the kind starts over, so a job can still finish.
-func (s *Store) addHistory(tx *bolt.Tx, kind string, rt time.Duration, now time.Time) error {
-	b := tx.Bucket(bucketKinds)
-	h := KindHistory{Kind: kind}
-	if v := b.Get([]byte(kind)); v != nil {
-		old, err := decodeHistory([]byte(kind), v)
-		var re *recordError
-		switch {
-		case errors.As(err, &re):
-			if _, err := quarantineTx(tx, re, now, s.log); err != nil {
-				return err
-			}
-		case err != nil:
-			return err
-		default:
-			h = old
-		}
-	}
-	h.add(rt)
-	v, err := json.Marshal(h)
-	if err != nil {
-		return err
-	}
-	return b.Put([]byte(kind), v)
+	return jobResult(s.commitOne(cmd))
 }
 
 // Cancel moves a pending job to cancelled. Any other state gives a
 // *TransitionError (a job on the cluster must be killed there, then
 // finished as killed).
 func (s *Store) Cancel(id string) (Job, error) {
-	return s.move(id, StateCancelled, func(_ *bolt.Tx, j *Job, now time.Time) error {
-		j.FinishedAt = &now
-		return nil
-	})
+	return jobResult(s.commitOne(CmdCancel{At: s.stamp(), ID: id}))
 }
-
-// compactChunk bounds the deletions of one Compact transaction, so a large
-// clean-up never holds the write lock for long.
-const compactChunk = 1000
 
 // Compact deletes terminal jobs that finished before before, with their
 // index and idempotency entries, and returns how many it deleted. It works
-// in transactions of at most 1000 deletions; a crash midway leaves a
+// in commands of at most 1000 deletions; a crash midway leaves a
 // consistent file with some of them done. After compaction a retry with the
 // same idempotency key creates a new job.
 func (s *Store) Compact(before time.Time) (int, error) {
@@ -218,82 +107,20 @@ func (s *Store) Compact(before time.Time) (int, error) {
 		if !st.Terminal() {
 			continue
 		}
-		prefix := append([]byte(st), 0)
-		resume := prefix
+		var from []byte
 		for {
-			n, next, err := s.compactStep(prefix, resume, before)
-			total += n
+			r, err := s.commitOne(CmdCompact{At: s.stamp(), Before: before, State: st, From: from})
+			total += r.Compacted
 			if err != nil {
 				return total, err
 			}
-			if next == nil {
+			if r.Next == nil {
 				break
 			}
-			resume = next
+			from = r.Next
 		}
 	}
 	return total, nil
-}
-
-// compactStep scans state-index keys from resume (within prefix) and deletes
-// up to compactChunk old jobs. next is where to go on, nil when done.
-func (s *Store) compactStep(prefix, resume []byte, before time.Time) (n int, next []byte, err error) {
-	err = s.update(func(tx *bolt.Tx) error {
-		next = nil
-		var (
-			doomed  []Job
-			damaged []*recordError
-		)
-		c := tx.Bucket(bucketStates).Cursor()
-		for k, v := c.Seek(resume); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			if len(doomed)+len(damaged) == compactChunk {
-				next = cloneBytes(k)
-				break
-			}
-			j, err := getJob(tx, string(v))
-			var re *recordError
-			if errors.As(err, &re) {
-				damaged = append(damaged, re) // quarantined below, not deleted: ops decide
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			if j.FinishedAt != nil && j.FinishedAt.Before(before) {
-				doomed = append(doomed, j)
-			}
-		}
-		for _, re := range damaged {
-			if _, err := quarantineTx(tx, re, s.stamp(), s.log); err != nil {
-				return err
-			}
-		}
-		for i := range doomed {
-			j := &doomed[i]
-			from := j.State
-			j.State = ""
-			if err := index(tx, j, from); err != nil {
-				return err
-			}
-			if err := tx.Bucket(bucketJobs).Delete([]byte(j.ID)); err != nil {
-				return err
-			}
-			if j.IdempotencyKey != "" {
-				k := idemKey(j.User, j.IdempotencyKey)
-				if bytes.Equal(tx.Bucket(bucketIdem).Get(k), []byte(j.ID)) {
-					if err := tx.Bucket(bucketIdem).Delete(k); err != nil {
-						return err
-					}
-				}
-			}
-		}
-		n = len(doomed)
-		return nil
-	})
-	if err != nil {
-		return 0, nil, err
-	}
-	return n, next, nil
 }
 
 // truncate cuts s to at most max bytes on a rune boundary, marking the cut.
@@ -308,3 +135,31 @@ func truncate(s string, max int) string {
 	}
 	return s[:cut] + mark
 }
+
+// starts is when this process saw each running job start, on
+// Options.Elapsed: what Finish times a run by. It is the proposer's
+// memory, not the store's state (a restart forgets it, and a replica that
+// takes over never had it: Finish then uses the stored times).
+type starts struct {
+	mu sync.Mutex
+	at map[string]time.Duration
+}
+
+func (r *starts) started(id string, t time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.at == nil {
+		r.at = map[string]time.Duration{}
+	}
+	r.at[id] = t
+}
+
+func (r *starts) take(id string) (time.Duration, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t, ok := r.at[id]
+	delete(r.at, id)
+	return t, ok
+}
+
+func (r *starts) forget(id string) { r.take(id) }
