@@ -19,6 +19,9 @@
 #             directory; the packages' services are not started)
 #   faketime  Debian's libfaketime, so a test can run that KDC with its
 #             clock an hour ahead (the clock-skew errors)
+#   zookeeper Debian's zookeeper 3.8 (a JVM: default-jre comes with it),
+#             for the high-availability tests (internal/testing/zktest
+#             starts its own servers; the package's service is not started)
 set -euo pipefail
 
 TOOLS=${COLOCD_TOOLS:-$HOME/.cache/colocd/tools}
@@ -95,6 +98,17 @@ if ! have_sbin krb5kdc || ! have_sbin kdb5_util || ! have_sbin kadmin.local ||
     apt_install_no_start krb5-kdc krb5-admin-server krb5-user faketime
   else
     log "the MIT Kerberos KDC (krb5kdc, kdb5_util, kadmin.local) or faketime is missing and cannot be installed (not root or no apt-get)"
+    exit 1
+  fi
+fi
+
+if [ ! -f "${COLOCD_ZOOKEEPER_JAR:-/usr/share/java/zookeeper.jar}" ] || ! command -v java >/dev/null 2>&1 ||
+  [ ! -f /usr/share/java/slf4j-log4j12.jar ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    log "installing Debian zookeeper 3.8 (and a JRE)"
+    apt_install_no_start zookeeper libslf4j-java liblog4j1.2-java
+  else
+    log "ZooKeeper (/usr/share/java/zookeeper.jar, Debian package zookeeper) or java is missing and cannot be installed (not root or no apt-get)"
     exit 1
   fi
 fi

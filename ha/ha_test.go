@@ -1,0 +1,227 @@
+package ha_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/colocd/colocd/ha"
+	"github.com/colocd/colocd/internal/testing/zktest"
+	"github.com/colocd/colocd/queue"
+	"github.com/colocd/colocd/queue/queuetest"
+)
+
+// node is one replica under test: its store, its Replica and its Run.
+type node struct {
+	id     string
+	store  *queue.Store
+	rep    *ha.Replica
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func testConfig(e *zktest.Ensemble, id string) ha.Config {
+	return ha.Config{Connect: e.Addrs(), Root: "/colocd/test", SessionTimeout: 2 * time.Second, ID: id,
+		Advertise: "http://" + id + ".test:8080", SnapshotEvery: 50, KeepEntries: 10}
+}
+
+func logger(t testing.TB, id string) *slog.Logger {
+	if os.Getenv("COLOCD_HA_DEBUG") == "" {
+		return slog.New(slog.DiscardHandler)
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})).With("replica", id)
+}
+
+func start(t *testing.T, cfg ha.Config, dir string) *node {
+	t.Helper()
+	return startWith(t, cfg, dir, nil)
+}
+
+func startWith(t *testing.T, cfg ha.Config, dir string, onEvent func(ha.Event)) *node {
+	t.Helper()
+	store, err := queue.Open(filepath.Join(dir, "queue.db"), queue.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := ha.New(store, cfg, ha.Options{Dir: dir, Logger: logger(t, cfg.ID), OnEvent: onEvent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.SetLog(rep)
+	ctx, cancel := context.WithCancel(context.Background())
+	n := &node{id: cfg.ID, store: store, rep: rep, cancel: cancel, done: make(chan error, 1)}
+	go func() { n.done <- rep.Run(ctx) }()
+	t.Cleanup(n.stop)
+	return n
+}
+
+func (n *node) stop() {
+	if n.cancel == nil {
+		return
+	}
+	n.cancel()
+	<-n.done
+	n.cancel = nil
+	n.store.Close()
+}
+
+// eventually waits, generously, for cond (a busy 2-core CI machine).
+func eventually(t *testing.T, what string, d time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not after %v", what, d)
+		}
+		<-tick.C
+	}
+}
+
+func leaderOf(nodes ...*node) *node {
+	for _, n := range nodes {
+		if n.cancel != nil && n.rep.IsLeader() {
+			return n
+		}
+	}
+	return nil
+}
+
+var keys atomic.Int64
+
+func submit(t *testing.T, n *node, k int) []string {
+	t.Helper()
+	ids := make([]string, k)
+	var wg sync.WaitGroup
+	errs := make(chan error, k)
+	for i := range k {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			j := queuetest.Job(fmt.Sprintf("k%d", i%3))
+			j.IdempotencyKey = fmt.Sprintf("%s-%d-%d", n.id, keys.Add(1), i)
+			got, _, err := n.store.Submit(context.Background(), j)
+			if err != nil {
+				errs <- err
+				return
+			}
+			ids[i] = got.ID
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatalf("submit through %s: %v", n.id, err)
+	}
+	return ids
+}
+
+func sameStores(t *testing.T, nodes ...*node) {
+	t.Helper()
+	eventually(t, "every replica applies the log to the same index and content", 30*time.Second, func() bool {
+		i0, d0, err := nodes[0].store.Digest()
+		if err != nil {
+			return false
+		}
+		for _, n := range nodes[1:] {
+			i, d, err := n.store.Digest()
+			if err != nil || i != i0 || d != d0 {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// Three replicas: one leads, writes through the others are refused with
+// the leader's name, and every replica applies the leader's log to the
+// same content. When the leader goes, another takes over with a higher
+// epoch, from everything acknowledged.
+func TestReplicatedStore(t *testing.T) {
+	e := zktest.Start(t, zktest.Options{})
+	var nodes []*node
+	for i := 1; i <= 3; i++ {
+		nodes = append(nodes, start(t, testConfig(e, fmt.Sprintf("r%d", i)), t.TempDir()))
+	}
+	eventually(t, "a leader is elected", 30*time.Second, func() bool { return leaderOf(nodes...) != nil })
+	lead := leaderOf(nodes...)
+	epoch := lead.rep.Status(false).Epoch
+	ids := submit(t, lead, 100)
+	for _, n := range nodes {
+		if n == lead {
+			continue
+		}
+		eventually(t, n.id+" knows the leader", 30*time.Second, func() bool { return n.rep.Leader().ID == lead.id })
+		_, _, err := n.store.Submit(context.Background(), queuetest.Job("x"))
+		var nl *ha.NotLeaderError
+		if !errors.As(err, &nl) || nl.Leader.ID != lead.id {
+			t.Errorf("submit through follower %s: %v, want not-leader naming %s", n.id, err, lead.id)
+		}
+	}
+	sameStores(t, nodes...)
+
+	lead.stop()
+	rest := make([]*node, 0, 2)
+	for _, n := range nodes {
+		if n != lead {
+			rest = append(rest, n)
+		}
+	}
+	eventually(t, "another replica takes over", 30*time.Second, func() bool { return leaderOf(rest...) != nil })
+	next := leaderOf(rest...)
+	if got := next.rep.Status(false).Epoch; got <= epoch {
+		t.Errorf("new epoch %d, not above %d", got, epoch)
+	}
+	for _, id := range ids {
+		if _, err := next.store.Get(id); err != nil {
+			t.Errorf("acknowledged job %s missing on the new leader: %v", id, err)
+		}
+	}
+	submit(t, next, 30)
+	sameStores(t, rest...)
+}
+
+// A replica that joins late, after the log was truncated behind a
+// snapshot, installs the snapshot and follows from there; ZooKeeper keeps
+// only KeepEntries entries behind the snapshot.
+func TestJoinFromSnapshot(t *testing.T) {
+	e := zktest.Start(t, zktest.Options{Servers: 1})
+	first := start(t, testConfig(e, "a"), t.TempDir())
+	eventually(t, "a leads", 30*time.Second, first.rep.IsLeader)
+	for range 30 {
+		submit(t, first, 8) // at least 30 entries: more than snapshot_every 50 with the transitions below
+	}
+	pending, err := first.store.Pending(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range pending[:40] {
+		if _, err := first.store.Cancel(j.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, "a snapshot is taken and the log truncated", 30*time.Second, func() bool {
+		c, _, _ := zkConn(t, e)
+		names, _, err := c.Children("/colocd/test/log")
+		c.Close()
+		return err == nil && len(names) < 60
+	})
+	var installed atomic.Int64
+	late := startWith(t, testConfig(e, "b"), t.TempDir(), func(ev ha.Event) {
+		if ev == ha.EventSnapshotInstalled {
+			installed.Add(1)
+		}
+	})
+	sameStores(t, first, late)
+	if installed.Load() != 1 {
+		t.Errorf("the late replica installed %d snapshots, want 1", installed.Load())
+	}
+}
