@@ -48,6 +48,7 @@ type Config struct {
 	Admission AdmissionConfig `mapstructure:"admission"`
 	Pipeline  PipelineConfig  `mapstructure:"pipeline"`
 	Retention RetentionConfig `mapstructure:"retention"`
+	HA        HAConfig        `mapstructure:"ha"`
 
 	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout"`
 }
@@ -251,6 +252,7 @@ func DefaultConfig() Config {
 			MetricsInterval: 10 * time.Second,
 		},
 		Yarn:    yarncluster.DefaultConfig(),
+		HA:      defaultHA(),
 		Metrics: MetricsConfig{Source: SourceInfluxDB, Hosts: usage.DefaultHostsConfig()},
 		Influx: collector.Config{
 			Language:   collector.LanguageFlux,

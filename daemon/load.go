@@ -72,6 +72,8 @@ var envNotKeys = map[string]string{
 	"COLOCD_QUEUE_DAMAGE_FILE":  "queue tests: replays one damaged file exactly",
 	"COLOCD_QUEUE_CRASH_CHILD":  "queue tests: makes the test binary the crash test's child (its store path)",
 	"COLOCD_QUEUE_CRASH_PREFIX": "queue tests: a setting passed to the crash test's child",
+	"COLOCD_ZOOKEEPER_JAR":      "internal/testing/zktest, scripts/install-tools.sh: ZooKeeper's jar (default /usr/share/java/zookeeper.jar)",
+	"COLOCD_HA_DEBUG":           "ha tests: log each replica's lines to stderr",
 }
 
 // EnvNotKeys returns the COLOCD_* variables that are not config keys,

@@ -190,7 +190,7 @@ func TestOpenCorePlacement(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	c, err := openCore(cfg, b, store, slog.New(slog.DiscardHandler))
+	c, err := openCore(cfg, b, store, nil, slog.New(slog.DiscardHandler))
 	if c.journal != nil {
 		defer c.journal.Close()
 	}

@@ -115,7 +115,13 @@ func Serve(ctx context.Context, cfg Config, opts ServeOptions) (err error) {
 		return err
 	}
 	closers = append(closers, store.Close)
-	c, err := openCore(cfg, b, store, log)
+	var repl *replication
+	if cfg.HA.Enabled() {
+		if repl, err = openReplica(cfg, store, log); err != nil {
+			return err
+		}
+	}
+	c, err := openCore(cfg, b, store, repl, log)
 	if c.journal != nil {
 		closers = append(closers, c.journal.Close)
 	}
@@ -123,14 +129,16 @@ func Serve(ctx context.Context, cfg Config, opts ServeOptions) (err error) {
 		return err
 	}
 	c.prom.Build(opts.build())
-	srv, ln, err := newHTTPServer(cfg, opts.Listener, c, store, b, log)
+	repl.watch(c.prom)
+	srv, ln, err := newHTTPServer(cfg, opts.Listener, c, store, b, repl, log)
 	if err != nil {
 		return err
 	}
 	log.Info("colocd serving", "version", opts.Version, "addr", ln.Addr().String(), "tls", cfg.TLS.CertFile != "",
 		"backend", cfg.Backend, "seed", b.seed, "data_dir", cfg.DataDir, "mode", cfg.Admission.Mode,
-		"preferences_restored", c.restored, "profiles_restored", c.profilesRestored, "kinds", len(c.learner.Kinds()), "limits", c.limits)
-	return run(ctx, cfg, b, c.eng, srv, ln, opts.Systemd, log)
+		"preferences_restored", c.restored, "profiles_restored", c.profilesRestored, "kinds", len(c.learner.Kinds()), "limits", c.limits,
+		"replicated", repl != nil)
+	return run(ctx, cfg, b, c.eng, srv, ln, opts.Systemd, repl, log)
 }
 
 // openBackend opens the configured cluster side.
@@ -190,7 +198,7 @@ type core struct {
 
 // openCore builds the core; the journal, when set, must be closed even on
 // error.
-func openCore(cfg Config, b backend, store *queue.Store, log *slog.Logger) (c core, err error) {
+func openCore(cfg Config, b backend, store *queue.Store, repl *replication, log *slog.Logger) (c core, err error) {
 	bcfg, err := cfg.Learning.BanditConfig()
 	if err != nil {
 		return c, err
@@ -225,6 +233,9 @@ func openCore(cfg Config, b backend, store *queue.Store, log *slog.Logger) (c co
 	eo.Journal, eo.Prom, eo.Rand = c.journal, c.prom, mrand.New(mrand.NewPCG(b.seed, b.seed^0x5851f42d4c957f2d))
 	eo.Logger, eo.Limits, eo.StallAfter = log.With("component", "engine"), c.limits, stallBound(cfg)
 	eo.SimulatedClock = b.clockInfo != nil
+	if repl != nil {
+		eo.Fence = repl
+	}
 	c.eng, err = engine.New(eo)
 	if err == nil {
 		c.prom.WatchQueues(c.eng) // colocd_queue_* at scrape time
@@ -243,15 +254,26 @@ func openCore(cfg Config, b backend, store *queue.Store, log *slog.Logger) (c co
 // are open, the idle ones (keep-alive connections between requests, and
 // connections silent for 5 s) are closed to make room: clients that only
 // hold a connection cannot keep others out.
-func newHTTPServer(cfg Config, ln net.Listener, c core, store *queue.Store, b backend, log *slog.Logger) (*http.Server, net.Listener, error) {
-	handler, err := api.New(api.Deps{
+func newHTTPServer(cfg Config, ln net.Listener, c core, store *queue.Store, b backend, repl *replication, log *slog.Logger) (*http.Server, net.Listener, error) {
+	deps := api.Deps{
 		Store: store, Learner: c.learner, Journal: c.journal, Controller: c.eng, Tokens: apiTokens(cfg.Tokens),
 		Profiles: c.eng.Profiles(), Queues: c.eng, Cluster: c.eng, Limits: c.limits, MaxKinds: cfg.API.MaxKinds, Writes: c.eng,
 		Metrics: c.prom, Now: b.clock.Now, MaxBodyBytes: cfg.API.MaxBodyBytes, Logger: log.With("component", "api"),
 		PublicMetrics: cfg.API.PublicMetrics, Clock: b.clockInfo,
-	})
+	}
+	if repl != nil {
+		deps.Replica = repl
+	}
+	handler, err := api.New(deps)
 	if err != nil {
 		return nil, nil, fmt.Errorf("build API: %w", err)
+	}
+	if repl != nil {
+		t, err := forwardTransport(cfg)
+		if err != nil {
+			return nil, nil, err
+		}
+		handler = api.NewReplicated(handler, repl, repl.id, t, cfg.API.MaxBodyBytes)
 	}
 	var tlsCfg *tls.Config
 	if cfg.TLS.CertFile != "" {
@@ -283,11 +305,12 @@ func newHTTPServer(cfg Config, ln net.Listener, c core, store *queue.Store, b ba
 	return srv, ln, nil
 }
 
-// run serves HTTP on ln and runs the loop until ctx is cancelled or either
-// fails, then shuts both down within cfg.ShutdownTimeout. systemd watches the
-// engine's readiness from when both started until shutdown begins.
+// run serves HTTP on ln and runs the loop (replicated: the replica, and
+// the loop in each term it leads) until ctx is cancelled or either fails,
+// then shuts both down within cfg.ShutdownTimeout. systemd watches the
+// readiness from when both started until shutdown begins.
 func run(ctx context.Context, cfg Config, b backend, eng *engine.Engine, srv *http.Server, ln net.Listener,
-	systemd *Systemd, log *slog.Logger) error {
+	systemd *Systemd, repl *replication, log *slog.Logger) error {
 	srvErr := make(chan error, 1)
 	go func() {
 		var err error
@@ -308,18 +331,29 @@ func run(ctx context.Context, cfg Config, b backend, eng *engine.Engine, srv *ht
 	defer cancelPass()
 	stop := make(chan struct{})
 	loopDone := make(chan error, 1)
-	l, err := newServeLoop(eng, b, cfg, log.With("component", "loop"))
-	if err != nil {
-		srv.Close()
-		return err
+	mkLoop := func() (*engine.Loop, error) { return newServeLoop(eng, b, cfg, log.With("component", "loop")) }
+	ready := eng.Ready
+	if repl == nil {
+		l, err := mkLoop()
+		if err != nil {
+			srv.Close()
+			return err
+		}
+		go func() { loopDone <- l.Run(passCtx, stop) }()
+	} else {
+		if _, err := mkLoop(); err != nil { // the config's schedules, checked before any term
+			srv.Close()
+			return err
+		}
+		go func() { loopDone <- repl.run(passCtx, stop, eng, mkLoop, log) }()
+		ready = repl.ready(eng)
 	}
-	go func() { loopDone <- l.Run(passCtx, stop) }()
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	watched := make(chan struct{})
 	go func() {
 		defer close(watched)
-		systemd.watch(watchCtx, eng.Ready, ln.Addr().String(), log.With("component", "systemd"))
+		systemd.watch(watchCtx, ready, ln.Addr().String(), log.With("component", "systemd"))
 	}()
 
 	var runErr error

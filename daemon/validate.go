@@ -39,6 +39,9 @@ func (c Config) Validate() error {
 	if err := validateTokens(c.Tokens); err != nil {
 		return err
 	}
+	if err := c.validateHA(); err != nil {
+		return err
+	}
 	if err := c.Metrics.validate(); err != nil {
 		return err
 	}

@@ -167,7 +167,8 @@ func (e *Engine) admitOne(ctx context.Context, rep *AdmitReport, v *passView) (d
 		e.journalWrote(e.journal.AddDecision(rec))
 	}
 	// Then act.
-	return e.submitted(rep, v, job, appID, e.cluster.Submit(ctx, appID, job), admit, learned, rec.Shadow, log)
+	err = e.act(ctx, func(ctx context.Context) error { return e.cluster.Submit(ctx, appID, job) })
+	return e.submitted(rep, v, job, appID, err, admit, learned, rec.Shadow, log)
 }
 
 // submitted acts on the outcome err of submitting job as appID, decided by
@@ -202,6 +203,11 @@ func (e *Engine) submitted(rep *AdmitReport, v *passView, job queue.Job, appID s
 		}
 		rep.Rejected = append(rep.Rejected, job.ID)
 		return false, nil
+	case errors.Is(err, ErrFenced):
+		log.Warn("not submitted: this replica may no longer lead; left admitted for the leader to reconcile", "app", appID, "err", err)
+		rep.Ambiguous = append(rep.Ambiguous, job.ID)
+		rep.Stopped = "fenced"
+		return true, nil
 	case errors.Is(err, cluster.ErrStaleAppID):
 		e.backendOK(backendCluster)
 		_, err2 := e.store.Requeue(job.ID, err.Error())

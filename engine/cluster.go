@@ -65,3 +65,19 @@ type UsageSource interface {
 	// fresh data are absent from the map and listed in stale.
 	Usage(ctx context.Context, hosts []string, from, to time.Time) (usage map[string]goodness.Usage, stale []string, err error)
 }
+
+// Fence is asked before the engine acts on the cluster when colocd runs
+// as one of several replicas (package ha implements it): only the leader
+// acts, and only while its ZooKeeper session is surely its own. Nil
+// Options.Fence: one colocd, which always may.
+type Fence interface {
+	// Act returns a context within which the engine may act on the
+	// cluster (a submit, a kill): it ends when the leadership might have
+	// ended. An error means not now: the engine leaves the job as
+	// recorded, for whoever leads to reconcile.
+	Act(ctx context.Context) (context.Context, context.CancelFunc, error)
+	// Reassignable reports whether a job admitted under epoch (an earlier
+	// leader's, maybe) may be given a new application id now: not while
+	// that leader could still be submitting it under the old one.
+	Reassignable(epoch uint64) bool
+}

@@ -56,6 +56,7 @@ type Engine struct {
 	wall      func() time.Time // decision latency and readiness only
 	simClock  bool             // Options.SimulatedClock
 	placer    *Placer          // Options.Placement; nil: the syncs' presence
+	fence     Fence            // Options.Fence; nil: always act
 
 	window     int
 	maxRunning int
@@ -136,6 +137,9 @@ type Options struct {
 	// ran where (learning.placement: influx); nil: the presence the
 	// cluster syncs record.
 	Placement *Placer
+	// Fence, when set, is asked before every action on the cluster
+	// (colocd replicated on ZooKeeper); nil: one colocd, always acting.
+	Fence Fence
 	// SimulatedClock says Clock is a simulator's virtual clock: log lines
 	// then name the times and durations they carry on it sim_from, sim_to
 	// and sim_took, so that nobody reads them as wall-clock.
@@ -215,6 +219,7 @@ func New(o Options) (*Engine, error) {
 		store: o.Store, learner: o.Learner, profiles: o.Profiles, scoreSrc: src, pipeline: p, fifo: fifo,
 		cluster: o.Cluster, metrics: o.Metrics, clock: o.Clock,
 		journal: o.Journal, mx: o.Prom, rng: o.Rand, log: o.Logger, wall: o.Wall, simClock: o.SimulatedClock, placer: o.Placement,
+		fence:        o.Fence,
 		window:       windowSize(qc),
 		fit:          qc.Fit.Enabled,
 		fitPerNode:   qc.Fit.Enabled && qc.Fit.PerNode,
@@ -266,6 +271,46 @@ func New(o Options) (*Engine, error) {
 		return nil, fmt.Errorf("new engine: %w", err)
 	}
 	return e, nil
+}
+
+// act runs fn within the fence's bound (Options.Fence); a refusal is
+// ErrFenced and fn does not run.
+func (e *Engine) act(ctx context.Context, fn func(context.Context) error) error {
+	if e.fence == nil {
+		return fn(ctx)
+	}
+	actx, cancel, err := e.fence.Act(ctx)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrFenced, err)
+	}
+	defer cancel()
+	return fn(actx)
+}
+
+// Resume readies the engine to lead again (package ha): the other
+// leaders changed the learned state, the fairness state and the jobs
+// through the log meanwhile, so it reloads the first two from the store
+// and forgets what it knew of the cluster; the loop then reconciles
+// before it admits. Call it before the term's loop starts.
+func (e *Engine) Resume() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if _, err := RestoreLearner(e.store, e.learner, e.learner.Config()); err != nil {
+		return fmt.Errorf("resume: %w", err)
+	}
+	if _, err := RestoreProfiles(e.store, e.profiles); err != nil {
+		return fmt.Errorf("resume: %w", err)
+	}
+	if err := e.restoreFairness(); err != nil {
+		return fmt.Errorf("resume: %w", err)
+	}
+	e.reconciled = false
+	e.presence = map[string]map[string]*presence{}
+	e.foreign = foreignView{}
+	e.health.mu.Lock()
+	e.health.state = healthState{}
+	e.health.mu.Unlock()
+	return nil
 }
 
 // Kicked delivers a value after Kick; the loop waits on it.
@@ -329,7 +374,11 @@ func (e *Engine) Kill(ctx context.Context, id string) (queue.Job, error) {
 		return j, fmt.Errorf("kill job %s: %w (state %s)", id, ErrNotKillable, j.State)
 	}
 	if j.AppID != "" {
-		if err := e.cluster.Kill(ctx, j.AppID); err != nil && !errors.Is(err, cluster.ErrUnknownApp) {
+		err := e.act(ctx, func(ctx context.Context) error { return e.cluster.Kill(ctx, j.AppID) })
+		if errors.Is(err, ErrFenced) {
+			return j, fmt.Errorf("kill job %s: %w", id, err)
+		}
+		if err != nil && !errors.Is(err, cluster.ErrUnknownApp) {
 			e.backendError("kill")
 			return j, fmt.Errorf("kill job %s application %s: %w", id, j.AppID, err)
 		}

@@ -11,6 +11,9 @@ var (
 	ErrNotReady = errors.New("engine not ready")
 	// ErrNotKillable: the job is neither admitted nor running.
 	ErrNotKillable = errors.New("job is not admitted or running")
+	// ErrFenced: the fence (Options.Fence) refused to let this replica act
+	// on the cluster: it may no longer lead.
+	ErrFenced = errors.New("not acting on the cluster: this replica may no longer lead")
 )
 
 // Why Ready fails: its error wraps one of these. Each names a reason safe to

@@ -221,6 +221,11 @@ func (e *Engine) unknownApp(ctx context.Context, j queue.Job, rep *SyncReport) e
 	case cluster.OutcomeNeverRan:
 		return e.resubmit(ctx, j, rep)
 	case cluster.OutcomeNeverRanStaleID:
+		if e.fence != nil && !e.fence.Reassignable(j.AdmitEpoch) {
+			log.Info("not requeued yet: an earlier leader may still be submitting it under its application id; checking again later",
+				"app", j.AppID, "admit_epoch", j.AdmitEpoch)
+			return nil
+		}
 		if _, err := e.store.Requeue(j.ID, "never submitted, and its application id is gone with the RM that issued it: "+v.Reason); err != nil {
 			return err
 		}
@@ -254,7 +259,11 @@ func (e *Engine) resubmit(ctx context.Context, j queue.Job, rep *SyncReport) err
 		rep.Requeued = append(rep.Requeued, j.ID)
 		return nil
 	}
-	err := e.cluster.Submit(ctx, j.AppID, j)
+	err := e.act(ctx, func(ctx context.Context) error { return e.cluster.Submit(ctx, j.AppID, j) })
+	if errors.Is(err, ErrFenced) {
+		log.Warn("not resubmitted: this replica may no longer lead", "err", err)
+		return nil
+	}
 	if err == nil || errors.Is(err, cluster.ErrRejected) || errors.Is(err, cluster.ErrStaleAppID) {
 		e.backendOK(backendCluster)
 	}

@@ -25,7 +25,10 @@ var (
 	// ErrUncertain: the write was appended, or may have been, but this
 	// replica lost its leadership before it could apply it: the next
 	// leader applies it if it is in the log.
-	ErrUncertain = errors.New("ha: leadership lost during the write; it may or may not have been applied")
+	ErrUncertain error = &retryError{"ha: leadership lost during the write; it may or may not have been applied"}
+	// ErrUnreachable: the leader has no connection to ZooKeeper now
+	// (quorum lost, or the network): nothing was appended.
+	ErrUnreachable error = &retryError{"ha: ZooKeeper is unreachable (no quorum, or no connection): nothing was written"}
 	// ErrOtherCluster: the store follows another cluster's log, or holds
 	// a history the cluster's log does not.
 	ErrOtherCluster = errors.New("ha: the store belongs to another history")
@@ -45,6 +48,15 @@ func (e *NotLeaderError) Error() string {
 
 // Unwrap makes errors.Is(err, ErrNotLeader) true.
 func (e *NotLeaderError) Unwrap() error { return ErrNotLeader }
+
+// RetryAfter says when to try again: an election takes moments.
+func (e *NotLeaderError) RetryAfter() time.Duration { return time.Second }
+
+// retryError is a refusal worth retrying soon (the API's 503).
+type retryError struct{ msg string }
+
+func (e *retryError) Error() string             { return e.msg }
+func (e *retryError) RetryAfter() time.Duration { return time.Second }
 
 // Leader is what the leader's znode says of it.
 type Leader struct {

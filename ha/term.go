@@ -229,6 +229,9 @@ func (t *Term) create(i uint64, data []byte) error {
 
 // commit appends cmds as the next entry and waits until it is applied.
 func (t *Term) commit(ctx context.Context, cmds []queue.Command) ([]queue.Result, error) {
+	if t.sess.conn.State() != zk.StateHasSession {
+		return nil, ErrUnreachable // nothing sent: a definite refusal, and no index used
+	}
 	select {
 	case t.sem <- struct{}{}:
 	case <-ctx.Done():

@@ -22,6 +22,8 @@ var states = queue.States
 // admission and learning loops; the API records its own requests. All
 // methods are safe on a nil *Metrics (they do nothing).
 type Metrics struct {
+	failovers prometheus.Counter // WatchHA; nil without replication
+
 	reg *prometheus.Registry
 
 	admissions  prometheus.Counter

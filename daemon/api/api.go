@@ -131,6 +131,11 @@ type Deps struct {
 	// cannot send one. The default needs a reader token (Prometheus:
 	// authorization.credentials_file in the scrape config).
 	PublicMetrics bool
+	// Replica, when set, is this replica of a replicated colocd: GET
+	// /v1/ha reports it and /readyz answers by its role (NewReplicated
+	// forwards to the leader what a follower does not answer). Nil: colocd
+	// runs alone.
+	Replica Replica
 }
 
 // Defaults and bounds of request parameters.
@@ -165,6 +170,7 @@ type server struct {
 	limits   goodness.Limits
 	queues   QueueSource // nil: fairness reported off
 	cluster  ClusterView // nil: no nodes or applications listed
+	replica  Replica     // nil: colocd runs alone
 
 	// beforeCancel, when set (tests only), runs between reading a pending
 	// job and cancelling it: the window in which the engine may admit it.
@@ -218,7 +224,7 @@ func New(d Deps) (http.Handler, error) {
 		store: d.Store, learner: d.Learner, journal: d.Journal, ctl: d.Controller,
 		metrics: d.Metrics, auth: auth, now: d.Now, maxBody: d.MaxBodyBytes, log: d.Logger,
 		profiles: d.Profiles, limits: d.Limits, writes: d.Writes, queues: d.Queues, cluster: d.Cluster,
-		kinds: newKindGate(d.Learner, d.Controller, d.MaxKinds),
+		kinds: newKindGate(d.Learner, d.Controller, d.MaxKinds), replica: d.Replica,
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -273,6 +279,7 @@ func (s *server) routes(metrics Telemetry, publicMetrics bool) *http.ServeMux {
 	route("/v1/cluster", map[string]endpoint{http.MethodGet: {RoleReader, s.getCluster}})
 	route("/v1/goodness/trend", map[string]endpoint{http.MethodGet: {RoleReader, s.getGoodnessTrend}})
 	route("/v1/summary", map[string]endpoint{http.MethodGet: {RoleReader, s.getSummary}})
+	route("/v1/ha", map[string]endpoint{http.MethodGet: {RoleReader, s.getHA}})
 	route("/healthz", map[string]endpoint{http.MethodGet: {0, s.healthz}})
 	route("/readyz", map[string]endpoint{http.MethodGet: {0, s.readyz}})
 	if metrics != nil {
@@ -533,7 +540,20 @@ func (s *server) readyz(w http.ResponseWriter, r *http.Request, _ principal) err
 	ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
 	defer cancel()
 	w.Header().Set("Cache-Control", "no-store")
-	if err := s.ctl.Ready(ctx); err != nil {
+	role, err := "", error(nil)
+	if s.replica != nil {
+		if role, err = s.readyRole(r); err != nil {
+			var he *httpError
+			if errors.As(err, &he) {
+				return he
+			}
+			return errorf(http.StatusServiceUnavailable, "", "not ready: %s: %v", role, err)
+		}
+	}
+	if role == "" || role == "leader" {
+		err = s.ctl.Ready(ctx)
+	}
+	if err != nil {
 		if _, ok := s.auth.check(r); ok {
 			return errorf(http.StatusServiceUnavailable, "", "not ready: %v", err)
 		}
@@ -541,6 +561,10 @@ func (s *server) readyz(w http.ResponseWriter, r *http.Request, _ principal) err
 			return errorf(http.StatusServiceUnavailable, "", "not ready: %s (send a token for details)", reason)
 		}
 		return errorf(http.StatusServiceUnavailable, "", "not ready (send a token for details)")
+	}
+	if role != "" {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ready", "role": role})
+		return nil
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	return nil

@@ -19,6 +19,9 @@ const retryAfterStorage = 30
 // Idempotency-Key is safe; a job whose record was quarantined as damaged is
 // 410 with the reason. nil for any other error.
 func knownFailure(err error) *httpError {
+	if e := unavailable(err); e != nil {
+		return e
+	}
 	var q *queue.QuarantinedError
 	if errors.As(err, &q) {
 		return errorf(http.StatusGone, "", "job %s: its stored record was damaged and is quarantined (%s); `colocd store check` lists it", q.ID, q.Reason)
