@@ -200,7 +200,7 @@ func TestConfigBad(t *testing.T) {
 		"case-twins": "listen", "fraction": "admission.max_running", "overflow": "api.max_body_bytes",
 		"bare-duration": "retention.finished_after", "negative-duration": "yarn.timeout", "bool-yes": "pipeline.window.enabled",
 		"journal": "journal.max_decisions",
-		"ha-sim": "ha.zookeeper.connect", "ha-command": "yarn.submit", "ha-connect": "ha.zookeeper.connect",
+		"ha-sim":  "ha.zookeeper.connect", "ha-command": "yarn.submit", "ha-connect": "ha.zookeeper.connect",
 		"ha-root": "ha.zookeeper.root", "ha-auth": "ha.zookeeper.auth", "ha-session": "ha.zookeeper.session_timeout",
 		"ha-keep": "ha.keep_entries",
 	}
