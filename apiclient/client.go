@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -42,10 +44,11 @@ type Options struct {
 	MaxReplyBytes int64
 }
 
-// Client talks to one colocd server with one bearer token. It is safe for
-// concurrent use.
+// Client talks to colocd — one server, or the replicas of a replicated
+// colocd — with one bearer token. It is safe for concurrent use.
 type Client struct {
-	base     string // without a trailing slash
+	bases    []string // without a trailing slash
+	cur      atomic.Int32
 	token    string
 	hc       *http.Client
 	maxReply int64
@@ -55,15 +58,27 @@ type Client struct {
 // http://127.0.0.1:8080; a path prefix is kept) that sends token as
 // "Authorization: Bearer <token>" (an empty token sends none: the server
 // then refuses everything but /healthz and /readyz). It does no I/O.
+//
+// baseURL may list the replicas of a replicated colocd, comma-separated
+// (as yarn.rm_urls lists an RM pair): any of them answers (followers
+// forward writes to the leader), and a request goes to the next when one
+// cannot be reached — always when the connection was refused, and after
+// any failure to get an answer when the request is safe to repeat (a
+// read, or a submission with an idempotency key).
 func New(baseURL, token string, o Options) (*Client, error) {
-	u, err := url.Parse(baseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("%w: got %q", ErrBaseURL, baseURL)
+	var bases []string
+	for _, b := range strings.Split(baseURL, ",") {
+		b = strings.TrimSpace(b)
+		u, err := url.Parse(b)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("%w: got %q", ErrBaseURL, b)
+		}
+		bases = append(bases, strings.TrimRight(b, "/"))
 	}
 	if o.MaxReplyBytes < 0 {
 		return nil, fmt.Errorf("apiclient: Options.MaxReplyBytes is %d, want >= 0", o.MaxReplyBytes)
 	}
-	c := &Client{base: strings.TrimRight(baseURL, "/"), token: token, hc: o.HTTPClient, maxReply: o.MaxReplyBytes}
+	c := &Client{bases: bases, token: token, hc: o.HTTPClient, maxReply: o.MaxReplyBytes}
 	if c.hc == nil {
 		c.hc = &http.Client{Timeout: DefaultTimeout}
 	}
@@ -112,7 +127,37 @@ type request struct {
 }
 
 // do sends r and returns the status and body of a 2xx reply, or an *Error.
+// With several servers it starts at the last that answered and goes on to
+// the next one when a server cannot be reached (see New).
 func (c *Client) do(ctx context.Context, r request) (int, []byte, error) {
+	n := len(c.bases)
+	first := int(c.cur.Load())
+	for i := 0; ; i++ {
+		at := (first + i) % n
+		status, b, sent, err := c.doAt(ctx, c.bases[at], r)
+		if sent || i+1 == n || ctx.Err() != nil || !(refused(err) || repeatable(r)) {
+			if sent {
+				c.cur.Store(int32(at))
+			}
+			return status, b, err
+		}
+	}
+}
+
+// refused reports a connection that never opened: nothing was sent.
+func refused(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
+
+// repeatable reports whether r may be sent again after an unknown
+// outcome: a read, or a write the server deduplicates by its key.
+func repeatable(r request) bool {
+	return r.method == http.MethodGet || r.method == http.MethodHead || r.header["Idempotency-Key"] != ""
+}
+
+// doAt sends r to the server at base; sent reports that a reply came.
+func (c *Client) doAt(ctx context.Context, base string, r request) (status int, body []byte, sent bool, err error) {
 	path := r.path
 	if len(r.query) > 0 {
 		path += "?" + r.query.Encode()
@@ -121,9 +166,9 @@ func (c *Client) do(ctx context.Context, r request) (int, []byte, error) {
 	if r.body != nil {
 		rd = bytes.NewReader(r.body)
 	}
-	req, err := http.NewRequestWithContext(ctx, r.method, c.base+path, rd)
+	req, err := http.NewRequestWithContext(ctx, r.method, base+path, rd)
 	if err != nil {
-		return 0, nil, fmt.Errorf("building request: %w", err)
+		return 0, nil, false, fmt.Errorf("building request: %w", err)
 	}
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
@@ -141,20 +186,20 @@ func (c *Client) do(ctx context.Context, r request) (int, []byte, error) {
 	}
 	res, err := c.hc.Do(req)
 	if err != nil {
-		return 0, nil, fmt.Errorf("%s %s: %w", r.method, c.base+path, err)
+		return 0, nil, false, fmt.Errorf("%s %s: %w", r.method, base+path, err)
 	}
 	defer res.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(res.Body, c.maxReply+1))
 	if err != nil {
-		return res.StatusCode, nil, fmt.Errorf("%s %s: reading reply: %w", r.method, path, err)
+		return res.StatusCode, nil, true, fmt.Errorf("%s %s: reading reply: %w", r.method, path, err)
 	}
 	if int64(len(b)) > c.maxReply {
-		return res.StatusCode, nil, fmt.Errorf("%s %s: %w: more than %d bytes (HTTP %d)", r.method, path, ErrReplyTooLarge, c.maxReply, res.StatusCode)
+		return res.StatusCode, nil, true, fmt.Errorf("%s %s: %w: more than %d bytes (HTTP %d)", r.method, path, ErrReplyTooLarge, c.maxReply, res.StatusCode)
 	}
 	if res.StatusCode/100 != 2 {
-		return res.StatusCode, nil, replyError(res, b)
+		return res.StatusCode, nil, true, replyError(res, b)
 	}
-	return res.StatusCode, b, nil
+	return res.StatusCode, b, true, nil
 }
 
 // replyError is the *Error of a non-2xx reply with body b.

@@ -51,7 +51,7 @@ type clientFlags struct {
 func addClientFlags(cmd *cobra.Command) *clientFlags {
 	c := &clientFlags{}
 	f := cmd.Flags()
-	f.StringVar(&c.server, "server", defaultServer, "colocd API base URL (env "+envServer+")")
+	f.StringVar(&c.server, "server", defaultServer, "colocd API base URL, or the replicas' URLs comma-separated (env "+envServer+")")
 	f.StringVar(&c.token, "token", "", "bearer token (env "+envToken+")")
 	f.DurationVar(&c.timeout, "timeout", clientTimeout, "timeout of the whole request")
 	return c

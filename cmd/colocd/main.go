@@ -149,6 +149,7 @@ Shell completion: colocd completion bash|zsh|fish|powershell --help.`,
 		newMetricsCmd(),
 		newYarnCmd(),
 		newStoreCmd(), // colocd store check (cmd/colocd/store.go)
+		newHACmd(),    // colocd ha status (cmd/colocd/ha.go)
 		// The bench helper's `colocd sim` (cmd/colocd/sim.go).
 		newSimCmd(),
 	)
