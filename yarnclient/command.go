@@ -39,7 +39,7 @@ const (
 
 // Variables colocd sets in a submission command's environment, besides
 // CommandSpec.TagEnv. ParamEnvPrefix + NAME upper-cased carries parameter
-// NAME (COLOCD_PARAM_MAIN_CLASS).
+// NAME (main_class: COLOCD_PARAM_ and MAIN_CLASS).
 const (
 	EnvJobID       = "COLOCD_JOB_ID"
 	EnvJobKind     = "COLOCD_JOB_KIND"

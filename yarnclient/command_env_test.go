@@ -77,7 +77,7 @@ func TestSubmitCommandEnvironmentIsTheSpecOnly(t *testing.T) {
 	want := map[string]string{
 		"OUT": dir, "JAVA_HOME": "/usr/lib/jvm/default",
 		"COLOCD_YARN_TAGS": "colocd-job-01j0abc", "COLOCD_JOB_ID": "01J0ABC", "COLOCD_JOB_KIND": "etl",
-		"COLOCD_JOB_USER": "alice", "COLOCD_JOB_QUEUE": "batch", "COLOCD_PARAM_MAIN_CLASS": "org.example.Main",
+		"COLOCD_JOB_USER": "alice", "COLOCD_JOB_QUEUE": "batch", yarnclient.ParamEnv("main_class"): "org.example.Main",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("the submitter's environment (-want +got)\n%s", diff)
