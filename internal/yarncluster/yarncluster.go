@@ -77,6 +77,7 @@ type Cluster struct {
 	paramErr error
 	mu       sync.Mutex
 	real     map[string]string // command token → application id
+	copies   map[string]bool   // applications with a copied command tag, logged
 	pl       map[string]placementEntry
 	node     nodeCache
 }
@@ -145,8 +146,8 @@ func New(c *yarnclient.Client, cfg Config, log *slog.Logger, opts ...Option) *Cl
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	y := &Cluster{c: c, cfg: cfg, log: log, now: time.Now, real: map[string]string{}, pl: map[string]placementEntry{},
-		params: map[string]paramRule{}}
+	y := &Cluster{c: c, cfg: cfg, log: log, now: time.Now, real: map[string]string{}, copies: map[string]bool{},
+		pl: map[string]placementEntry{}, params: map[string]paramRule{}}
 	for _, o := range opts {
 		o(y)
 	}
@@ -556,8 +557,14 @@ func (y *Cluster) reservation(ctx context.Context, a yarnclient.App) string {
 		if id == a.ID {
 			return token
 		}
-		y.log.Warn("an application carries the tag of another's command submission; not taken for its job",
-			"app", a.ID, "user", a.User, "token", token, "job_app", id)
+		y.mu.Lock()
+		seen := y.copies[a.ID]
+		y.copies[a.ID] = true
+		y.mu.Unlock()
+		if !seen {
+			y.log.Warn("an application carries a copy of the tag of colocd's command submission; not taken for its job",
+				"app", a.ID, "user", a.User, "token", token, "job_app", id)
+		}
 		return ""
 	}
 	return ""
