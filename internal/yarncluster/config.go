@@ -405,7 +405,7 @@ func (y Config) validateSubmitAs() error {
 		return nil
 	case SubmitAsJobUser:
 		if y.Submit == SubmitCommand {
-			return fieldErr("submit_as", "job_user needs yarn.submit rest: a command submits as whoever runs it (give it its own option, e.g. spark-submit --proxy-user)")
+			return fieldErr("submit_as", "job_user needs yarn.submit rest: a command submits as whoever runs it (pass the job's user to it instead: e.g. --proxy-user {{user}} in yarn.command.argv for spark-submit)")
 		}
 		return nil
 	}
