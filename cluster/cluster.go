@@ -57,13 +57,23 @@ type Node struct {
 
 // App is one running application.
 type App struct {
-	ID    string
-	JobID string // "" for applications colocd did not submit
+	ID string
+	// JobID and Kind are the job the application runs and its kind, ""
+	// for applications colocd did not submit. A cluster adapter may
+	// leave them empty: the engine sets them from its store, for the
+	// application under a job's recorded id (or Reservation) only, never
+	// from what the application says of itself (its tags, which any user
+	// can set).
+	JobID string
 	Kind  string
-	User  string
-	Queue string
-	Alloc queue.Capacity
-	Nodes []string
+	// Reservation is the id Reserve returned for this application when
+	// that is not ID (a YARN command submission's token), as the adapter
+	// proved it; "" otherwise.
+	Reservation string
+	User        string
+	Queue       string
+	Alloc       queue.Capacity
+	Nodes       []string
 	// Placement is how many of its containers run on each node (nil when
 	// the cluster cannot tell; then one container per node in Nodes is
 	// assumed).
@@ -103,6 +113,7 @@ func (p Phase) Terminal() bool {
 type AppStatus struct {
 	ID          string
 	JobID       string
+	User        string // who the cluster says owns it; "" when it does not say
 	Phase       Phase
 	Diagnostics string
 	Started     time.Time

@@ -19,6 +19,7 @@ import (
 	"github.com/colocd/colocd/daemon/api"
 	"github.com/colocd/colocd/engine"
 	"github.com/colocd/colocd/internal/usage"
+	"github.com/colocd/colocd/internal/yarncluster"
 )
 
 // env returns a LookupEnv over m (no process environment, and none listed).
@@ -189,6 +190,8 @@ func TestConfigBad(t *testing.T) {
 		"max-body": "api.max_body_bytes", "backend": "backend", "sim-speed": "sim.speed",
 		"sim-interval": "sim.metrics_interval", "yarn-rm": "yarn.rm_urls", "yarn-rm-url": "yarn.rm_urls[0]",
 		"yarn-submit": "yarn.submit", "yarn-command": "yarn.command.argv", "influx-url": "influx.url",
+		"yarn-command-var": "yarn.command.argv[5]", "yarn-command-param": "yarn.command.argv[1]",
+		"yarn-command-pattern": "yarn.command.params[0].pattern", "yarn-command-env": "yarn.command.env[0]",
 		"goodness-yarn": "goodness.net_recv_mbps", "goodness-neg": "goodness.disk_read_mbps",
 		"schedule": "learning.schedule", "step": "learning.step_size", "baseline": "learning.baseline",
 		"alpha": "learning.recency_alpha", "self-prior": "learning.self_prior", "credit": "learning.credit", "aggregate": "learning.aggregate", "kinds": "learning.max_kinds_per_node",
@@ -581,5 +584,48 @@ func TestEnvNotKeysComplete(t *testing.T) {
 		if found[name] == "" {
 			t.Errorf("envNotKeys lists %s, which nothing in the repository reads", name)
 		}
+	}
+}
+
+// TestYarnCommandConfig: yarn.command's parameters are a list of sections
+// in the file, its env and inherit_env lists (also from the environment).
+func TestYarnCommandConfig(t *testing.T) {
+	f := writeFile(t, "colocd.yaml", `
+backend: yarn
+influx: {url: "http://127.0.0.1:8086", bucket: telegraf/autogen}
+goodness: {disk_read_mbps: 500, disk_write_mbps: 500, net_recv_mbps: 125, net_sent_mbps: 125}
+yarn:
+  rm_urls: ["http://rm1:8088"]
+  submit: command
+  command:
+    argv: [spark-submit, --queue, "{{queue}}", --conf, "spark.yarn.tags={{tags}}", --class, "{{param.main_class}}", "{{param.jar}}"]
+    env: [SPARK_HOME=/opt/spark]
+    dir: /var/lib/colocd/submit
+    params:
+      - {name: main_class, pattern: '[A-Za-z_][A-Za-z0-9_.$]*', required: true}
+      - name: jar
+        pattern: 'hdfs:///apps/[A-Za-z0-9_./-]+\.jar'
+        max_length: 1024
+`)
+	cfg, err := Load(LoadOptions{File: f, LookupEnv: env(map[string]string{"COLOCD_YARN_COMMAND_INHERIT_ENV": "PATH,JAVA_HOME"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := yarncluster.CommandConfig{
+		Argv:    []string{"spark-submit", "--queue", "{{queue}}", "--conf", "spark.yarn.tags={{tags}}", "--class", "{{param.main_class}}", "{{param.jar}}"},
+		Timeout: 5 * time.Minute, Env: []string{"SPARK_HOME=/opt/spark"}, InheritEnv: []string{"PATH", "JAVA_HOME"},
+		Dir: "/var/lib/colocd/submit",
+		Params: []yarncluster.CommandParam{
+			{Name: "main_class", Pattern: `[A-Za-z_][A-Za-z0-9_.$]*`, Required: true},
+			{Name: "jar", Pattern: `hdfs:///apps/[A-Za-z0-9_./-]+\.jar`, MaxLength: 1024},
+		},
+	}
+	if diff := cmp.Diff(want, cfg.Yarn.Command); diff != "" {
+		t.Errorf("yarn.command (-want +got):\n%s", diff)
+	}
+	_, err = Load(LoadOptions{File: f, LookupEnv: env(map[string]string{"COLOCD_YARN_COMMAND_PARAMS": "jar"})})
+	var ce *ConfigError
+	if !errors.As(err, &ce) || ce.Key != "yarn.command.params" {
+		t.Errorf("params from the environment: %v, want an error naming yarn.command.params", err)
 	}
 }

@@ -57,6 +57,8 @@ var envNotKeys = map[string]string{
 	"COLOCD_YARN_TAGS": "yarnclient: the application tags, in the environment of yarn.command.argv",
 	"COLOCD_JOB_ID":    "yarnclient: the job id, in the environment of yarn.command.argv",
 	"COLOCD_JOB_KIND":  "yarnclient: the job kind, in the environment of yarn.command.argv",
+	"COLOCD_JOB_USER":  "yarnclient: the job's user, in the environment of yarn.command.argv",
+	"COLOCD_JOB_QUEUE": "yarnclient: the job's queue, in the environment of yarn.command.argv (COLOCD_PARAM_<NAME>: its parameters)",
 
 	"COLOCD_TOOLS":              "Makefile, scripts/install-tools.sh: where the test tools are built",
 	"COLOCD_INFLUXD":            "collector/influxtest.Tool: the influxd binary (COLOCD_<TOOL>; set by the Makefile)",

@@ -538,7 +538,16 @@ func openYarnBackend(cfg Config, log *slog.Logger) (backend, error) {
 		log.Info("learning reads placement from InfluxDB (the colocd-telegraf-yarn plugin's yarn_containers)",
 			"tolerance", cfg.Learning.PlacementTolerance, "foreign", cfg.Learning.Foreign.Mode)
 	}
-	c := yarncluster.New(yc, cfg.Yarn, log.With("component", "yarn"))
+	var opts []yarncluster.Option
+	if cfg.Yarn.Submit == yarncluster.SubmitCommand {
+		key, err := commandTagKey(cfg.DataDir)
+		if err != nil {
+			closeSrc()
+			return backend{}, err
+		}
+		opts = append(opts, yarncluster.WithTagKey(key))
+	}
+	c := yarncluster.New(yc, cfg.Yarn, log.With("component", "yarn"), opts...)
 	seed := randomSeed()
 	return backend{
 		cluster: c, metrics: src, usage: src, placement: placement, clock: engine.WallClock{}, seed: seed,

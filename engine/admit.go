@@ -100,6 +100,10 @@ func (e *Engine) passShares(ctx context.Context, v *passView) {
 		return
 	}
 	e.backendOK(backendCluster)
+	if err := e.claimState(&st); err != nil {
+		e.log.Debug("dominant shares: active jobs unavailable", "err", err)
+		return
+	}
 	e.remember(st, e.clock.Now())
 	e.dominantShares(st)
 }
@@ -263,6 +267,9 @@ func (e *Engine) openView(ctx context.Context, v *passView) error {
 			return fmt.Errorf("admit: cluster state: %w", err)
 		}
 		e.backendOK(backendCluster)
+		if err := e.claimState(&st); err != nil {
+			return fmt.Errorf("admit: %w", err)
+		}
 		e.remember(st, e.clock.Now())
 		v.st = &st
 	}

@@ -53,6 +53,17 @@ type Forgetful interface {
 	Forgotten(ctx context.Context, appID string) (cluster.Verdict, error)
 }
 
+// AppOwners is implemented by clusters whose applications belong to users
+// (YARN): an application is taken for job j only while the user the
+// cluster reports for it is one of AppOwners(j). Any user can submit under
+// an id another reserved, and the RM treats a second submission under an
+// id it knows as a repeat: the user tells colocd's application from one
+// that took its id. An empty list, or a cluster that does not implement
+// it, checks nothing.
+type AppOwners interface {
+	AppOwners(j queue.Job) []string
+}
+
 // JobPreparer is implemented by clusters that fill backend defaults into a
 // job before it is queued and reject what they cannot run.
 type JobPreparer interface {

@@ -95,29 +95,15 @@ func (e *Engine) syncLocked(ctx context.Context) (SyncReport, *cluster.State, er
 		return rep, nil, fmt.Errorf("sync: cluster state: %w", err)
 	}
 	e.backendOK(backendCluster)
-	e.remember(st, rep.At)
 	jobs, err := e.activeJobs()
 	if err != nil {
 		return rep, nil, err
 	}
-	byApp := make(map[string]queue.Job, len(jobs))
-	byID := make(map[string]queue.Job, len(jobs))
-	for _, j := range jobs {
-		byApp[j.AppID] = j
-		byID[j.ID] = j
-	}
-	for _, a := range st.Apps { // command submissions: the store holds a token, the cluster the real id
-		if _, ok := byApp[a.ID]; !ok && a.JobID != "" {
-			if j, ok := byID[a.JobID]; ok {
-				byApp[a.ID] = j
-			}
-		}
-	}
+	byApp := e.claim(&st, jobs)
+	e.remember(st, rep.At)
 	running := map[string]bool{} // job ids whose application holds resources
-	for _, a := range st.Apps {
-		if j, ok := byApp[a.ID]; ok {
-			running[j.ID] = true
-		}
+	for _, j := range byApp {
+		running[j.ID] = true
 	}
 	for _, j := range jobs {
 		if running[j.ID] {
@@ -154,6 +140,9 @@ func (e *Engine) syncLocked(ctx context.Context) (SyncReport, *cluster.State, er
 func (e *Engine) applyStatus(ctx context.Context, j queue.Job, s cluster.AppStatus, appErr error, rep *SyncReport) error {
 	if appErr != nil { // the cluster does not know it (now)
 		return e.unknownApp(ctx, j, rep)
+	}
+	if !e.owns(j, s.User) {
+		return e.parkTaken(j, s, rep)
 	}
 	switch {
 	case s.Phase == cluster.PhaseRunning && j.State == queue.StateAdmitted:
@@ -203,6 +192,9 @@ func (e *Engine) unknownApp(ctx context.Context, j queue.Job, rep *SyncReport) e
 	}
 	switch v.Outcome {
 	case cluster.OutcomeRan:
+		if !e.owns(j, v.Status.User) {
+			return e.parkTaken(j, v.Status, rep)
+		}
 		if !v.Status.Phase.Terminal() {
 			return e.park(j, "the application history says "+string(v.Status.Phase)+" but the cluster does not know the application: "+v.Reason, rep)
 		}
@@ -248,6 +240,25 @@ func (e *Engine) park(j queue.Job, reason string, rep *SyncReport) error {
 	return nil
 }
 
+// parkTaken parks job j, whose recorded application id the cluster knows
+// as another user's application (s): another user submitted under the id
+// colocd reserved, so the RM took colocd's submission for a repeat and
+// never ran it, or the cluster's owner rule is wrong (AppOwners). Either
+// way nothing proves what ran: an operator resolves it, and a requeue
+// runs it under a new id. Requeueing on its own could run the job again
+// and again were the rule wrong.
+func (e *Engine) parkTaken(j queue.Job, s cluster.AppStatus, rep *SyncReport) error {
+	reason := fmt.Sprintf("application %s, under the id colocd recorded for this job, belongs to %s, not to %s: "+
+		"another user's application took the id, so this job's was not run under it", s.ID, s.User, strings.Join(e.owners(j), " or "))
+	if _, err := e.store.Park(j.ID, reason); err != nil {
+		return err
+	}
+	e.jobLog(j).Error("job parked: another user's application holds its application id; resolve it with `colocd resolve`",
+		"state", queue.StateParked, "app", s.ID, "app_user", s.User, "reason", reason)
+	rep.Parked = append(rep.Parked, j.ID)
+	return nil
+}
+
 // resubmit submits admitted job j again under its recorded application id.
 func (e *Engine) resubmit(ctx context.Context, j queue.Job, rep *SyncReport) error {
 	log := e.jobLog(j)
@@ -271,7 +282,7 @@ func (e *Engine) resubmit(ctx context.Context, j queue.Job, rep *SyncReport) err
 	case err == nil:
 		log.Info("resubmitted under the recorded application id")
 		rep.Resubmitted = append(rep.Resubmitted, j.ID)
-		if s, err := e.cluster.App(ctx, j.AppID); err == nil && s.Phase == cluster.PhaseRunning {
+		if s, err := e.cluster.App(ctx, j.AppID); err == nil && s.Phase == cluster.PhaseRunning && e.owns(j, s.User) {
 			js, err := e.store.Start(j.ID)
 			if err != nil {
 				return err
@@ -295,6 +306,69 @@ func (e *Engine) resubmit(ctx context.Context, j queue.Job, rep *SyncReport) err
 		log.Warn("resubmission outcome unknown; will check again", "err", err)
 	}
 	return nil
+}
+
+// claim gives each application of st the job it runs: the active job
+// (jobs) whose recorded application id is the application's id, or its
+// Reservation (a command submission's token, which the adapter proved),
+// when the application's user is one the cluster expects for that job
+// (owns). Every other application is another tenant's: its JobID and Kind
+// are cleared, whatever its tags say (any user can tag an application
+// colocd-job-<id>). It returns the claimed jobs by application id.
+func (e *Engine) claim(st *cluster.State, jobs []queue.Job) map[string]queue.Job {
+	recorded := make(map[string]queue.Job, len(jobs))
+	for _, j := range jobs {
+		if j.AppID != "" {
+			recorded[j.AppID] = j
+		}
+	}
+	byApp := make(map[string]queue.Job, len(jobs))
+	claimed := make(map[string]bool, len(jobs)) // job ids: one application per job
+	for i := range st.Apps {
+		a := &st.Apps[i]
+		j, ok := recorded[a.ID]
+		if !ok && a.Reservation != "" {
+			j, ok = recorded[a.Reservation]
+		}
+		if !ok || claimed[j.ID] || !e.owns(j, a.User) {
+			a.JobID, a.Kind = "", ""
+			continue
+		}
+		claimed[j.ID] = true
+		a.JobID, a.Kind = j.ID, j.Kind
+		byApp[a.ID] = j
+	}
+	return byApp
+}
+
+// claimState claims st's applications (claim) for the admitted and
+// running jobs.
+func (e *Engine) claimState(st *cluster.State) error {
+	jobs, err := e.activeJobs()
+	if err != nil {
+		return err
+	}
+	e.claim(st, jobs)
+	return nil
+}
+
+// owners is who may own job j's application (AppOwners); nil: anyone.
+func (e *Engine) owners(j queue.Job) []string {
+	if o, ok := e.cluster.(AppOwners); ok {
+		return o.AppOwners(j)
+	}
+	return nil
+}
+
+// owns reports whether an application of user may be job j's: the cluster
+// did not say whose it is, or expects no one in particular, or user is one
+// it expects.
+func (e *Engine) owns(j queue.Job, user string) bool {
+	if user == "" {
+		return true
+	}
+	owners := e.owners(j)
+	return len(owners) == 0 || slices.Contains(owners, user)
 }
 
 // activeJobs lists admitted and running jobs.

@@ -38,6 +38,11 @@ var (
 	ErrLocked = errors.New("queue: database file is locked by another process")
 	// ErrClosed: the store was closed.
 	ErrClosed = errors.New("queue: store closed")
+	// ErrRefused: a job that is well formed but that the configuration
+	// does not allow (a submit parameter the operator did not declare, a
+	// tag reserved for colocd): a *FieldError with Refused set matches it
+	// as well as ErrInvalid.
+	ErrRefused = errors.New("queue: refused by the configuration")
 )
 
 // FieldError names the field that failed validation and why. It wraps
@@ -46,6 +51,9 @@ var (
 type FieldError struct {
 	Field  string
 	Reason string
+	// Refused: the field is well formed, but the configuration does not
+	// allow its value (errors.Is(err, ErrRefused)).
+	Refused bool
 }
 
 func (e *FieldError) Error() string {
@@ -54,6 +62,9 @@ func (e *FieldError) Error() string {
 
 // Unwrap makes errors.Is(err, ErrInvalid) true.
 func (e *FieldError) Unwrap() error { return ErrInvalid }
+
+// Is makes errors.Is(err, ErrRefused) true when e.Refused.
+func (e *FieldError) Is(target error) bool { return target == ErrRefused && e.Refused }
 
 // FieldReason is the field and the reason, for a config loader that
 // names the whole key.

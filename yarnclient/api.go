@@ -368,23 +368,39 @@ func (c *Client) KillApp(ctx context.Context, appID string, opts ...CallOption) 
 // several do. Apps are checked for the tag here too, so an RM that ignores the
 // parameter cannot return a stranger. found is false when none carries it.
 func (c *Client) FindAppByTag(ctx context.Context, tag string) (app App, found bool, err error) {
-	tag = strings.ToLower(strings.TrimSpace(tag))
-	if tag == "" || strings.Contains(tag, ",") {
-		return App{}, false, fmt.Errorf("%w: tag: %q must be non-empty and without commas", ErrInvalid, tag)
-	}
-	apps, err := c.Apps(ctx, AppsFilter{ApplicationTags: []string{tag}})
+	apps, err := c.AppsByTag(ctx, tag)
 	if err != nil {
 		return App{}, false, err
 	}
 	for _, a := range apps {
-		if !a.HasTag(tag) {
-			continue
-		}
 		if !found || a.StartedTime > app.StartedTime || (a.StartedTime == app.StartedTime && a.ID > app.ID) {
 			app, found = a, true
 		}
 	}
 	return app, found, nil
+}
+
+// AppsByTag returns every application carrying tag (GET
+// /ws/v1/cluster/apps?applicationTags=tag), in the RM's order. Apps are
+// checked for the tag here too, so an RM that ignores the parameter cannot
+// return a stranger. Any user can tag an application: a tag says nothing
+// about who submitted it.
+func (c *Client) AppsByTag(ctx context.Context, tag string) ([]App, error) {
+	tag = strings.ToLower(strings.TrimSpace(tag))
+	if tag == "" || strings.Contains(tag, ",") {
+		return nil, fmt.Errorf("%w: tag: %q must be non-empty and without commas", ErrInvalid, tag)
+	}
+	apps, err := c.Apps(ctx, AppsFilter{ApplicationTags: []string{tag}})
+	if err != nil {
+		return nil, err
+	}
+	out := apps[:0]
+	for _, a := range apps {
+		if a.HasTag(tag) {
+			out = append(out, a)
+		}
+	}
+	return out, nil
 }
 
 // checkAppID checks that id looks like application_<clusterTimestamp>_<seq>.

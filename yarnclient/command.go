@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
+	"maps"
 	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -22,56 +25,246 @@ const (
 	commandWaitDelay = 5 * time.Second
 )
 
-// Placeholders expanded in every element of CommandSpec.Argv.
+// Placeholders expanded in the elements of CommandSpec.Argv (never in
+// argv[0]; CheckArgv says where each may go).
 const (
 	PlaceholderTags  = "{{tags}}"   // the tags, comma-separated
 	PlaceholderJobID = "{{job_id}}" // CommandSpec.JobID
 	PlaceholderKind  = "{{kind}}"   // CommandSpec.Kind
+	PlaceholderUser  = "{{user}}"   // CommandSpec.User: the job's user, from its API token
+	PlaceholderQueue = "{{queue}}"  // CommandSpec.Queue: the job's YARN queue
+	// PlaceholderParamPrefix starts {{param.NAME}}: CommandSpec.Params[NAME].
+	PlaceholderParamPrefix = "{{param."
+)
+
+// Variables colocd sets in a submission command's environment, besides
+// CommandSpec.TagEnv. ParamEnvPrefix + NAME upper-cased carries parameter
+// NAME (main_class: COLOCD_PARAM_ and MAIN_CLASS).
+const (
+	EnvJobID       = "COLOCD_JOB_ID"
+	EnvJobKind     = "COLOCD_JOB_KIND"
+	EnvJobUser     = "COLOCD_JOB_USER"
+	EnvJobQueue    = "COLOCD_JOB_QUEUE"
+	ParamEnvPrefix = "COLOCD_PARAM_"
 )
 
 // CommandSpec is how to start a job by running a submitter, e.g.
-// ["spark-submit", "--master", "yarn", "--conf", "spark.yarn.tags={{tags}}", ...]
-// or ["flink", "run", "-m", "yarn-cluster", "-Dyarn.tags={{tags}}", ...].
+// ["spark-submit", "--master", "yarn", "--queue", "{{queue}}", "--conf",
+// "spark.yarn.tags={{tags}}", "--class", "{{param.main_class}}", ...] or
+// ["flink", "run", "-m", "yarn-cluster", "-Dyarn.tags={{tags}}", ...].
 // The tags reach the command in two ways: the {{tags}} placeholder and the
 // TagEnv environment variable; the submitter must pass them on to YARN so
-// that FindAppByTag can find the application afterwards.
+// that the application can be found by its tags afterwards.
+//
+// The command is run directly (no shell), with the environment Env and
+// colocd's own variables only: nothing of the daemon's environment reaches
+// it unless Env carries it. Spark's, YARN's and Flink's launchers are bash
+// scripts, so a variable such as BASH_ENV, or LD_PRELOAD, in Env runs code
+// as the daemon's user: Env is the operator's, never a submitter's.
 type CommandSpec struct {
-	Argv    []string      // program and arguments; run directly, no shell
-	Env     []string      // KEY=VALUE added to the daemon's environment
+	Argv []string // program and arguments, with placeholders; run directly, no shell
+	// Env is the command's whole environment (KEY=VALUE) besides the
+	// variables colocd adds (TagEnv, COLOCD_JOB_*, COLOCD_PARAM_*), which
+	// win over Env's.
+	Env     []string
 	Dir     string        // working directory; "" is the daemon's
 	Timeout time.Duration // 0 → DefaultCommandTimeout
 	// TagEnv names the variable that carries the comma-separated tags;
 	// "" → COLOCD_YARN_TAGS.
 	TagEnv string
-	// JobID and Kind fill {{job_id}} and {{kind}}, and COLOCD_JOB_ID /
-	// COLOCD_JOB_KIND. They are substituted verbatim: do not put the
-	// placeholders inside a "sh -c" string unless the values are trusted.
-	JobID, Kind string
+	// JobID, Kind, User and Queue fill {{job_id}}, {{kind}}, {{user}} and
+	// {{queue}}, and COLOCD_JOB_ID, _KIND, _USER and _QUEUE. Params fill
+	// {{param.NAME}} and COLOCD_PARAM_<NAME>. Values are substituted
+	// verbatim, each within its argv element: check them (CheckArgv keeps
+	// placeholders out of shell scripts).
+	JobID, Kind, User, Queue string
+	Params                   map[string]string
 	// MaxOutput is how many trailing bytes of stdout+stderr are kept;
 	// 0 → 64 KiB.
 	MaxOutput int
 }
 
-// ExpandArgv returns spec.Argv with the placeholders replaced.
+// ExpandArgv returns spec.Argv with the placeholders replaced. An element
+// that is only a {{param.NAME}} whose value is empty (an optional
+// parameter left out) is left out.
 func (spec CommandSpec) ExpandArgv(tags []string) []string {
-	rep := strings.NewReplacer(
-		PlaceholderTags, strings.Join(tags, ","),
-		PlaceholderJobID, spec.JobID,
-		PlaceholderKind, spec.Kind,
-	)
-	out := make([]string, len(spec.Argv))
+	out := make([]string, 0, len(spec.Argv))
 	for i, a := range spec.Argv {
-		out[i] = rep.Replace(a)
+		if i > 0 {
+			if name, ok := soleParam(a); ok && spec.Params[name] == "" {
+				continue
+			}
+		}
+		out = append(out, expand(a, func(p string) (string, bool) { return spec.value(p, tags) }))
 	}
 	return out
+}
+
+// value is the value of placeholder p ("tags", "param.x"); ok false when
+// p is no placeholder.
+func (spec CommandSpec) value(p string, tags []string) (string, bool) {
+	switch p {
+	case "tags":
+		return strings.Join(tags, ","), true
+	case "job_id":
+		return spec.JobID, true
+	case "kind":
+		return spec.Kind, true
+	case "user":
+		return spec.User, true
+	case "queue":
+		return spec.Queue, true
+	}
+	if name, ok := strings.CutPrefix(p, "param."); ok {
+		return spec.Params[name], true
+	}
+	return "", false
+}
+
+// expand replaces every {{p}} in s for which value answers ok; others stay
+// as written.
+func expand(s string, value func(p string) (string, bool)) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(s, "{{")
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		j := strings.Index(s[i:], "}}")
+		if j < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		b.WriteString(s[:i])
+		if v, ok := value(s[i+2 : i+j]); ok {
+			b.WriteString(v)
+		} else {
+			b.WriteString(s[i : i+j+2])
+		}
+		s = s[i+j+2:]
+	}
+}
+
+// soleParam reports whether argv element a is exactly one {{param.NAME}},
+// and NAME.
+func soleParam(a string) (string, bool) {
+	name, ok := strings.CutPrefix(a, PlaceholderParamPrefix)
+	if !ok || !strings.HasSuffix(name, "}}") {
+		return "", false
+	}
+	name = strings.TrimSuffix(name, "}}")
+	return name, name != "" && !strings.ContainsAny(name, "{}")
+}
+
+// ParamEnv is the variable that carries parameter name in a submission
+// command's environment: COLOCD_PARAM_ and the name upper-cased.
+func ParamEnv(name string) string { return ParamEnvPrefix + strings.ToUpper(name) }
+
+// ArgvError says which element of a submission command's argv is wrong
+// and why. It wraps ErrInvalid.
+type ArgvError struct {
+	Index  int
+	Reason string
+}
+
+func (e *ArgvError) Error() string { return fmt.Sprintf("argv[%d]: %s", e.Index, e.Reason) }
+
+// Unwrap makes errors.Is(err, ErrInvalid) true.
+func (e *ArgvError) Unwrap() error { return ErrInvalid }
+
+// shells are the programs whose -c argument is shell code.
+var shells = map[string]bool{"sh": true, "bash": true, "dash": true, "ksh": true, "mksh": true, "zsh": true, "ash": true}
+
+// envRef finds what a shell would expand but an exec never does: ${...}
+// and $NAME in capitals (a Java class such as Outer$Inner is left alone).
+var envRef = regexp.MustCompile(`\$\{[^}]*\}|\$[A-Z_][A-Z0-9_]*\b`)
+
+// CheckArgv checks a submission command's argv before it is used, as an
+// *ArgvError naming the element:
+//
+//   - argv[0] is the program: non-empty, without placeholders;
+//   - every {{...}} is a placeholder: {{tags}}, {{job_id}}, {{kind}},
+//     {{user}}, {{queue}}, or {{param.NAME}} for a NAME param declares;
+//   - the command runs without a shell, so ${VAR} or $VAR is passed as
+//     written, never expanded, and is refused (use a placeholder);
+//   - when argv runs a shell's -c script (sh, bash, dash, ksh, zsh), the
+//     script takes no placeholder: a value spliced into shell code could run
+//     as code. The script reads the values from its environment instead
+//     ($COLOCD_YARN_TAGS, $COLOCD_JOB_ID, $COLOCD_PARAM_<NAME>, ...), and
+//     may expand variables; the elements after it are its $0, $1, ...
+func CheckArgv(argv []string, param func(name string) bool) error {
+	if len(argv) == 0 || strings.TrimSpace(argv[0]) == "" {
+		return &ArgvError{Index: 0, Reason: "the program is missing"}
+	}
+	if strings.Contains(argv[0], "{{") {
+		return &ArgvError{Index: 0, Reason: fmt.Sprintf("%q: the program may not be a placeholder", argv[0])}
+	}
+	script := -1
+	if shells[filepath.Base(argv[0])] {
+		for i := 1; i < len(argv); i++ {
+			a := argv[i]
+			if len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.Contains(a, "c") && !strings.Contains(a, "{{") {
+				script = i + 1
+				break
+			}
+		}
+	}
+	for i, a := range argv {
+		if i == script {
+			if strings.Contains(a, "{{") {
+				return &ArgvError{Index: i, Reason: fmt.Sprintf("%q is a shell script: a placeholder there would be spliced into shell code; "+
+					"read the value from the environment instead ($%s, $%s, $%s, $%s, $%s, $%sNAME)",
+					a, DefaultTagEnv, EnvJobID, EnvJobKind, EnvJobUser, EnvJobQueue, ParamEnvPrefix)}
+			}
+			continue
+		}
+		if i > 0 && script < 0 {
+			if m := envRef.FindString(a); m != "" {
+				return &ArgvError{Index: i, Reason: fmt.Sprintf("%q: the command runs without a shell, so %s is passed as written, never expanded; "+
+					"use a placeholder ({{tags}}, {{job_id}}, {{kind}}, {{user}}, {{queue}}, {{param.NAME}})", a, m)}
+			}
+		}
+		if err := checkPlaceholders(a, param); err != nil {
+			return &ArgvError{Index: i, Reason: fmt.Sprintf("%q: %v", a, err)}
+		}
+	}
+	return nil
+}
+
+// checkPlaceholders checks every {{...}} of one argv element.
+func checkPlaceholders(a string, param func(string) bool) error {
+	for s := a; ; {
+		i := strings.Index(s, "{{")
+		if i < 0 {
+			return nil
+		}
+		j := strings.Index(s[i:], "}}")
+		if j < 0 {
+			return fmt.Errorf("%q is not closed by }}", s[i:])
+		}
+		p := s[i+2 : i+j]
+		switch p {
+		case "tags", "job_id", "kind", "user", "queue":
+		default:
+			name, ok := strings.CutPrefix(p, "param.")
+			switch {
+			case !ok:
+				return fmt.Errorf("{{%s}} is no placeholder (there are {{tags}}, {{job_id}}, {{kind}}, {{user}}, {{queue}} and {{param.NAME}})", p)
+			case param == nil || !param(name):
+				return fmt.Errorf("{{%s}} names no parameter declared in params", p)
+			}
+		}
+		s = s[i+j+2:]
+	}
 }
 
 // SubmitCommand runs the submission command with the tags injected and
 // returns the tail of its combined output. On timeout the command's whole
 // process group is killed and the error matches ErrCommandTimeout; a non-zero
 // exit matches ErrCommandFailed; both are *CommandError carrying the output.
-// The command is run once; afterwards use FindAppByTag to learn the
-// application id (the command may have submitted it even when it failed).
+// The command is run once; afterwards look the application up by its tags
+// (the command may have submitted it even when it failed).
 func (c *Client) SubmitCommand(ctx context.Context, spec CommandSpec, tags []string) ([]byte, error) {
 	if len(spec.Argv) == 0 || spec.Argv[0] == "" {
 		return nil, fmt.Errorf("%w: CommandSpec.Argv: empty", ErrInvalid)
@@ -82,6 +275,11 @@ func (c *Client) SubmitCommand(ctx context.Context, spec CommandSpec, tags []str
 	for _, kv := range spec.Env {
 		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
 			return nil, fmt.Errorf("%w: CommandSpec.Env: %q is not KEY=VALUE", ErrInvalid, kv)
+		}
+	}
+	for name, v := range spec.Params {
+		if name == "" || strings.ContainsAny(name, "={}\x00") || strings.ContainsRune(v, 0) {
+			return nil, fmt.Errorf("%w: CommandSpec.Params: %q=%q is no parameter", ErrInvalid, name, v)
 		}
 	}
 	for _, t := range tags {
@@ -107,12 +305,18 @@ func (c *Client) SubmitCommand(ctx context.Context, spec CommandSpec, tags []str
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = spec.Dir
-	cmd.Env = append(os.Environ(), spec.Env...)
+	// Never the daemon's environment: exec.Cmd inherits it when Env is nil.
+	cmd.Env = append(make([]string, 0, len(spec.Env)+5+len(spec.Params)), spec.Env...)
 	cmd.Env = append(cmd.Env,
 		tagEnv+"="+strings.Join(tags, ","),
-		"COLOCD_JOB_ID="+spec.JobID,
-		"COLOCD_JOB_KIND="+spec.Kind,
+		EnvJobID+"="+spec.JobID,
+		EnvJobKind+"="+spec.Kind,
+		EnvJobUser+"="+spec.User,
+		EnvJobQueue+"="+spec.Queue,
 	)
+	for _, name := range slices.Sorted(maps.Keys(spec.Params)) {
+		cmd.Env = append(cmd.Env, ParamEnv(name)+"="+spec.Params[name])
+	}
 	out := &tailBuffer{max: maxOut}
 	cmd.Stdout = out
 	cmd.Stderr = out

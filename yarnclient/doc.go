@@ -27,10 +27,14 @@
 //     token identifier; a submission's am-container-spec credentials
 //     (Credentials, AddTokens).
 //   - Submission by command (spark-submit, flink run, ...): the command runs
-//     with a timeout, its process group is killed on timeout, its output tail
-//     is kept, and the tags reach it through COLOCD_YARN_TAGS and the
-//     {{tags}}/{{job_id}}/{{kind}} argv placeholders; FindAppByTag then finds
-//     the application. JobTags makes colocd's lower-case tags.
+//     without a shell, with a timeout, its process group killed on timeout,
+//     its output tail kept, and with the environment its CommandSpec gives
+//     and nothing of the daemon's; the tags and the job reach it through
+//     COLOCD_YARN_TAGS, COLOCD_JOB_* and COLOCD_PARAM_* and the
+//     {{tags}}/{{job_id}}/{{kind}}/{{user}}/{{queue}}/{{param.NAME}} argv
+//     placeholders, which CheckArgv keeps out of shell scripts;
+//     AppsByTag and FindAppByTag then find the application. JobTags makes
+//     colocd's lower-case tags; IsReservedTag spots them in a submission.
 //   - Placement and Placements: which nodes an application's containers run
 //     on, from the 3.x attempt-containers endpoint, or from the NodeManagers
 //     (one sweep for many apps) when the RM is 2.x and has none.

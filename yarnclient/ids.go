@@ -92,8 +92,11 @@ func AppIDFromContainerID(containerID string) (string, bool) {
 
 // Tag prefixes colocd puts on every application it starts.
 const (
-	TagJobPrefix  = "colocd-job-"
-	TagKindPrefix = "colocd-kind-"
+	// ReservedTagPrefix starts every tag colocd puts on an application;
+	// a job's own submission may carry none (IsReservedTag).
+	ReservedTagPrefix = "colocd-"
+	TagJobPrefix      = "colocd-job-"
+	TagKindPrefix     = "colocd-kind-"
 	// maxTagLength is YARN's limit on one application tag
 	// (YarnConfiguration.APPLICATION_MAX_TAG_LENGTH).
 	maxTagLength = 100
@@ -121,6 +124,19 @@ func ParseJobTags(tags []string) (jobID, kind string) {
 		}
 	}
 	return jobID, kind
+}
+
+// IsReservedTag reports whether tag, or a part of it between commas (YARN
+// reports an application's tags comma-separated, so a comma inside one
+// makes two), starts with ReservedTagPrefix, ignoring case and the spaces
+// YARN trims.
+func IsReservedTag(tag string) bool {
+	for part := range strings.SplitSeq(tag, ",") {
+		if strings.HasPrefix(strings.ToLower(strings.TrimSpace(part)), ReservedTagPrefix) {
+			return true
+		}
+	}
+	return false
 }
 
 func tagOf(prefix, v string) string {

@@ -13,7 +13,9 @@
 //	                                               (memory_mb, vcores per container; optional
 //	                                               Idempotency-Key header) → 201 + Location, or
 //	                                               200 with the same job for a repeated key;
-//	                                               422 for a new kind beyond Deps.MaxKinds
+//	                                               400 for a malformed field; 422 for a new kind
+//	                                               beyond Deps.MaxKinds, or a value the backend's
+//	                                               configuration refuses ("Jobs" below)
 //	GET    /v1/jobs?state=&limit=       reader     {"jobs":[job+"position"],"count","counts":{state:n},"now"}
 //	                                               default states pending,admitted,running; "all";
 //	                                               pending first in FIFO order, others newest first
@@ -202,6 +204,36 @@
 // /v1/clock (apiclient.Clock.Wall); on the simulator the simulated clock
 // is shown apart and durations on it are marked "simulated". Ages are
 // measured on the daemon's clock, never the browser's.
+//
+// # Jobs
+//
+// A job runs in one queue: "queue" is the YARN queue fairness, the
+// service curves and YARN all account it to. On YARN with REST
+// submission, "submit" is an application-submission-context: its "queue"
+// is filled from the job's, the job's from it when the job names none,
+// and two different queues are refused (422, field "submit.queue", the
+// reason naming "queue"); its "application-tags" may carry no tag
+// starting with "colocd-" in any case (422, field
+// "submit.application-tags[i]"): colocd marks its own applications so.
+// With command submission, "submit" is {"params": {"NAME": "value", ...}}:
+// the values of the parameters the operator declared
+// (yarn.command.params), each one argument of the configured command at
+// most, matching its whole pattern, within its max_length, without control
+// characters, and not starting with "-" where it starts an argument. A
+// parameter not declared, a value that breaks its rule and a required one
+// left out are 422 naming "submit.params[NAME]" and the rule; "args",
+// "env" and "dir" are 422 naming the field: the command, its environment
+// and its working directory are the operator's. A "queue" needs
+// {{queue}} in yarn.command.argv (else 422, field "queue"). The job's
+// "user" is its API token's (only an admin may name another), never a
+// parameter. A job queued before these rules that breaks one fails at
+// admission instead.
+//
+// Applications are jobs' only as colocd submitted them: by the id it
+// reserved (REST) or its authenticated tag (command), and, with REST, of
+// the user it submitted as; an application of another user that carries
+// a job's tags shows in GET /v1/cluster with no "job_id". Another user's
+// application under the id colocd recorded for a job parks that job.
 //
 // # Security
 //

@@ -109,11 +109,13 @@ func (s *server) storeWrite(op string, err error) {
 }
 
 // invalidJob maps Prepare, Validate and Submit errors: field errors are
-// the client's (400 naming the field), a closed store is 503, anything
-// else is ours.
+// the client's (400 naming the field; 422 when the configuration refuses
+// a well-formed value), a closed store is 503, anything else is ours.
 func invalidJob(err error, doing string) error {
 	var fe *queue.FieldError
 	switch {
+	case errors.As(err, &fe) && errors.Is(err, queue.ErrRefused):
+		return errorf(http.StatusUnprocessableEntity, fe.Field, "refused %s: %s", fe.Field, fe.Reason)
 	case errors.As(err, &fe):
 		return errorf(http.StatusBadRequest, fe.Field, "invalid %s: %s", fe.Field, fe.Reason)
 	case errors.Is(err, queue.ErrInvalid):

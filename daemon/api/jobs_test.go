@@ -180,6 +180,15 @@ func TestSubmitShape(t *testing.T) {
 	if e := r.errBody(t); r.Code != 400 || e.Field != "kind" {
 		t.Errorf("Prepare field error: got %d %+v, want 400 field kind", r.Code, e)
 	}
+	// A well-formed value the configuration refuses is 422, naming the
+	// field and the rule.
+	h.ctl.mu.Lock()
+	h.ctl.prepareErr = &queue.FieldError{Field: "submit.params[jar]", Reason: "does not match the pattern", Refused: true}
+	h.ctl.mu.Unlock()
+	r = h.do("POST", "/v1/jobs", submitterTok, jobBody("mystery"))
+	if e := r.errBody(t); r.Code != http.StatusUnprocessableEntity || e.Field != "submit.params[jar]" || !strings.Contains(e.Error, "does not match the pattern") {
+		t.Errorf("Prepare refusal: got %d %+v, want 422 field submit.params[jar] with the rule", r.Code, e)
+	}
 	h.ctl.mu.Lock()
 	h.ctl.prepareErr = errors.New("backend exploded")
 	h.ctl.mu.Unlock()

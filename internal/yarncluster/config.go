@@ -6,6 +6,9 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -156,12 +159,148 @@ const (
 	SubmitCommand SubmitMode = "command" // run a command with the job's tags
 )
 
-// CommandConfig is the command run per job in command submit mode; the
-// job's submit.args are appended to Argv and its tags are passed in the
-// environment variable COLOCD_YARN_TAGS.
+// CommandConfig is the command run per job in command submit mode, and
+// everything it runs with: a job chooses nothing but the values of the
+// declared parameters (Params), each checked against its rule. The job's
+// tags, id, kind, user and queue fill the placeholders {{tags}},
+// {{job_id}}, {{kind}}, {{user}} and {{queue}} and the variables
+// COLOCD_YARN_TAGS, COLOCD_JOB_ID, COLOCD_JOB_KIND, COLOCD_JOB_USER and
+// COLOCD_JOB_QUEUE; parameter NAME fills {{param.NAME}} and
+// COLOCD_PARAM_<NAME>.
 type CommandConfig struct {
+	// Argv is the program and its arguments, run directly (no shell);
+	// yarnclient.CheckArgv says where placeholders may go.
 	Argv    []string      `mapstructure:"argv"`
 	Timeout time.Duration `mapstructure:"timeout"`
+	// Env is KEY=VALUE pairs set in the command's environment.
+	Env []string `mapstructure:"env"`
+	// InheritEnv names the variables of colocd's own environment passed
+	// on to the command (when set). Nothing else of colocd's environment
+	// reaches it: not its COLOCD_* settings (API tokens, the InfluxDB
+	// token), nor anything a launcher script would obey (BASH_ENV,
+	// LD_PRELOAD, HADOOP_USER_NAME) unless listed here.
+	InheritEnv []string `mapstructure:"inherit_env"`
+	// Dir is the command's working directory: an absolute path; "" is
+	// colocd's own (/ under systemd).
+	Dir string `mapstructure:"dir"`
+	// Params are the parameters a job may give in submit.params.
+	Params []CommandParam `mapstructure:"params"`
+}
+
+// CommandParam is one entry of yarn.command.params: a value a job may give
+// (submit.params.NAME), and the rule it must meet.
+type CommandParam struct {
+	// Name is how the job and argv ({{param.NAME}}) name it:
+	// ^[a-z][a-z0-9_]{0,31}$.
+	Name string `mapstructure:"name"`
+	// Pattern is a regular expression (RE2, Go's syntax) the whole value
+	// must match: it is anchored at both ends.
+	Pattern string `mapstructure:"pattern"`
+	// MaxLength bounds the value in bytes: 1 to MaxParamLength;
+	// 0 → DefaultParamMaxLength.
+	MaxLength int `mapstructure:"max_length"`
+	// Required refuses a job that does not give it. A parameter left out
+	// is empty: an argv element that is only its placeholder is left out.
+	Required bool `mapstructure:"required"`
+}
+
+// Bounds of yarn.command.params.
+const (
+	DefaultParamMaxLength = 256
+	MaxParamLength        = 4096
+	MaxParams             = 64
+)
+
+// DefaultInheritEnv is yarn.command.inherit_env's default: what Hadoop's,
+// Spark's and Flink's launchers need to find Java, the cluster's
+// configuration and colocd's Kerberos ticket cache.
+var DefaultInheritEnv = []string{"PATH", "HOME", "LANG", "TZ", "JAVA_HOME", "HADOOP_CONF_DIR", "YARN_CONF_DIR", "KRB5CCNAME"}
+
+var (
+	paramNameRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`)
+	envNameRE   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+)
+
+// compileParam is p's pattern, anchored at both ends.
+func compileParam(p CommandParam) (*regexp.Regexp, error) {
+	return regexp.Compile(`^(?:` + p.Pattern + `)$`)
+}
+
+// maxLength is p's bound on a value's length.
+func (p CommandParam) maxLength() int {
+	if p.MaxLength == 0 {
+		return DefaultParamMaxLength
+	}
+	return p.MaxLength
+}
+
+// validateCommand checks yarn.command for yarn.submit command.
+func (y Config) validateCommand() error {
+	c := y.Command
+	if len(c.Argv) == 0 {
+		return fieldErr("command.argv", "must not be empty when yarn.submit is command")
+	}
+	if c.Timeout <= 0 {
+		return fieldErr("command.timeout", "must be > 0, got %v", c.Timeout)
+	}
+	if len(c.Params) > MaxParams {
+		return fieldErr("command.params", "at most %d parameters, got %d", MaxParams, len(c.Params))
+	}
+	declared := map[string]bool{}
+	for i, p := range c.Params {
+		key := fmt.Sprintf("command.params[%d]", i)
+		switch {
+		case !paramNameRE.MatchString(p.Name):
+			return fieldErr(key+".name", "%q must match %s", p.Name, paramNameRE)
+		case declared[p.Name]:
+			return fieldErr(key+".name", "%q is declared twice", p.Name)
+		case p.Pattern == "":
+			return fieldErr(key+".pattern", "required: the regular expression every value of %s must match, e.g. '^[A-Za-z0-9_.]+$'", p.Name)
+		case p.MaxLength < 0 || p.MaxLength > MaxParamLength:
+			return fieldErr(key+".max_length", "must be in [1, %d] (0: %d), got %d", MaxParamLength, DefaultParamMaxLength, p.MaxLength)
+		}
+		if _, err := compileParam(p); err != nil {
+			return fieldErr(key+".pattern", "%v", err)
+		}
+		declared[p.Name] = true
+	}
+	if err := yarnclient.CheckArgv(c.Argv, func(name string) bool { return declared[name] }); err != nil {
+		var ae *yarnclient.ArgvError
+		if errors.As(err, &ae) {
+			return fieldErr(fmt.Sprintf("command.argv[%d]", ae.Index), "%s", ae.Reason)
+		}
+		return fieldErr("command.argv", "%v", err)
+	}
+	for i, kv := range c.Env {
+		k, _, ok := strings.Cut(kv, "=")
+		if err := checkEnvName(k); !ok || err != nil {
+			if err == nil {
+				err = errors.New("must be KEY=VALUE")
+			}
+			return fieldErr(fmt.Sprintf("command.env[%d]", i), "%q: %v", kv, err)
+		}
+	}
+	for i, k := range c.InheritEnv {
+		if err := checkEnvName(k); err != nil {
+			return fieldErr(fmt.Sprintf("command.inherit_env[%d]", i), "%q: %v", k, err)
+		}
+	}
+	if c.Dir != "" && !filepath.IsAbs(c.Dir) {
+		return fieldErr("command.dir", "must be an absolute path, got %q", c.Dir)
+	}
+	return nil
+}
+
+// checkEnvName checks a variable name of yarn.command.env or inherit_env:
+// COLOCD_* are colocd's to set.
+func checkEnvName(k string) error {
+	switch {
+	case !envNameRE.MatchString(k):
+		return fmt.Errorf("a variable name must match %s", envNameRE)
+	case strings.HasPrefix(strings.ToUpper(k), "COLOCD_"):
+		return errors.New("COLOCD_* variables are colocd's own (the job's tags, id, kind, user, queue and parameters); its settings stay out of the command's environment")
+	}
+	return nil
 }
 
 // DefaultConfig is the section's defaults: simple auth (Kerberos: the
@@ -178,9 +317,10 @@ func DefaultConfig() Config {
 			ServicePrincipal:  kerberos.DefaultServicePrincipal,
 			ServicePrincipals: []ServicePrincipal{},
 		},
-		Timeout:          30 * time.Second,
-		Submit:           SubmitREST,
-		Command:          CommandConfig{Argv: []string{}, Timeout: 5 * time.Minute},
+		Timeout: 30 * time.Second,
+		Submit:  SubmitREST,
+		Command: CommandConfig{Argv: []string{}, Timeout: 5 * time.Minute, Env: []string{},
+			InheritEnv: slices.Clone(DefaultInheritEnv), Params: []CommandParam{}},
 		MaxCompletedApps: 1000, // Hadoop 3's default (Hadoop 2: 10000)
 		NodesRefresh:     DefaultNodesRefresh,
 		SubmitAs:         SubmitAsDaemon,
@@ -246,11 +386,8 @@ func (y Config) Validate() error {
 	switch y.Submit {
 	case SubmitREST:
 	case SubmitCommand:
-		if len(y.Command.Argv) == 0 {
-			return fieldErr("command.argv", "must not be empty when yarn.submit is command")
-		}
-		if y.Command.Timeout <= 0 {
-			return fieldErr("command.timeout", "must be > 0, got %v", y.Command.Timeout)
+		if err := y.validateCommand(); err != nil {
+			return err
 		}
 	default:
 		return fieldErr("submit", "must be rest or command, got %q", y.Submit)
@@ -268,7 +405,7 @@ func (y Config) validateSubmitAs() error {
 		return nil
 	case SubmitAsJobUser:
 		if y.Submit == SubmitCommand {
-			return fieldErr("submit_as", "job_user needs yarn.submit rest: a command submits as whoever runs it (give it its own option, e.g. spark-submit --proxy-user)")
+			return fieldErr("submit_as", "job_user needs yarn.submit rest: a command submits as whoever runs it (pass the job's user to it instead: e.g. --proxy-user {{user}} in yarn.command.argv for spark-submit)")
 		}
 		return nil
 	}

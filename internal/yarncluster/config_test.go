@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -212,4 +213,62 @@ func wantFieldError(t *testing.T, y yarncluster.Config, field string) {
 		t.Fatalf("err = %v, want a FieldError for %s", err, field)
 	}
 	t.Logf("error: %v", err)
+}
+
+// TestCommandConfig: yarn.command takes an argv whose placeholders are
+// all known and declared, parameters with a name, a pattern and a bound,
+// and the operator's environment and directory; it refuses, naming the
+// key, what a shell would have expanded but exec never does, placeholders
+// in a shell's script, and COLOCD_* variables (colocd's own).
+func TestCommandConfig(t *testing.T) {
+	valid := func() yarncluster.Config {
+		y := yarncluster.DefaultConfig()
+		y.RMURLs, y.User, y.Submit = []string{"http://127.0.0.1:18088"}, "colocd", yarncluster.SubmitCommand
+		y.Command.Argv = []string{"spark-submit", "--queue", "{{queue}}", "--conf", "spark.yarn.tags={{tags}}",
+			"--proxy-user", "{{user}}", "--class", "{{param.main_class}}", "{{param.jar}}"}
+		y.Command.Params = []yarncluster.CommandParam{
+			{Name: "main_class", Pattern: `[A-Za-z_][A-Za-z0-9_.]*`, Required: true},
+			{Name: "jar", Pattern: `hdfs:///apps/[a-z0-9_./-]+\.jar`, MaxLength: 4096},
+		}
+		y.Command.Env = []string{"SPARK_HOME=/opt/spark"}
+		y.Command.Dir = "/var/lib/colocd/submit"
+		return y
+	}
+	if err := valid().Validate(); err != nil {
+		t.Fatalf("valid section: %v", err)
+	}
+	d := yarncluster.DefaultConfig().Command
+	if !slices.Contains(d.InheritEnv, "PATH") || slices.Contains(d.InheritEnv, "BASH_ENV") || len(d.Env) != 0 || d.Dir != "" || len(d.Params) != 0 {
+		t.Errorf("defaults %+v: want PATH inherited, no env, dir or params", d)
+	}
+	for _, tc := range []struct {
+		name  string
+		mod   func(*yarncluster.CommandConfig)
+		field string
+	}{
+		{"a variable exec never expands", func(c *yarncluster.CommandConfig) { c.Argv[4] = "spark.yarn.tags=${COLOCD_YARN_TAGS}" }, "command.argv[4]"},
+		{"an unknown placeholder", func(c *yarncluster.CommandConfig) { c.Argv[2] = "{{queue_name}}" }, "command.argv[2]"},
+		{"an undeclared parameter", func(c *yarncluster.CommandConfig) { c.Argv[9] = "{{param.jars}}" }, "command.argv[9]"},
+		{"a placeholder in a shell script", func(c *yarncluster.CommandConfig) {
+			c.Argv = []string{"/bin/bash", "-c", "spark-submit --class {{param.main_class}}"}
+		}, "command.argv[2]"},
+		{"no argv", func(c *yarncluster.CommandConfig) { c.Argv = nil }, "command.argv"},
+		{"no timeout", func(c *yarncluster.CommandConfig) { c.Timeout = 0 }, "command.timeout"},
+		{"a bad name", func(c *yarncluster.CommandConfig) { c.Params[0].Name = "Main-Class" }, "command.params[0].name"},
+		{"a name twice", func(c *yarncluster.CommandConfig) { c.Params[1].Name = "main_class" }, "command.params[1].name"},
+		{"no pattern", func(c *yarncluster.CommandConfig) { c.Params[1].Pattern = "" }, "command.params[1].pattern"},
+		{"a bad pattern", func(c *yarncluster.CommandConfig) { c.Params[0].Pattern = "[a-z" }, "command.params[0].pattern"},
+		{"too long a bound", func(c *yarncluster.CommandConfig) { c.Params[1].MaxLength = 4097 }, "command.params[1].max_length"},
+		{"a COLOCD_ variable", func(c *yarncluster.CommandConfig) { c.Env = append(c.Env, "COLOCD_JOB_USER=hdfs") }, "command.env[1]"},
+		{"not KEY=VALUE", func(c *yarncluster.CommandConfig) { c.Env[0] = "SPARK_HOME" }, "command.env[0]"},
+		{"inheriting colocd's settings", func(c *yarncluster.CommandConfig) { c.InheritEnv = []string{"PATH", "COLOCD_TOKENS"} }, "command.inherit_env[1]"},
+		{"a bad variable name", func(c *yarncluster.CommandConfig) { c.InheritEnv = []string{"PATH=/bin"} }, "command.inherit_env[0]"},
+		{"a relative dir", func(c *yarncluster.CommandConfig) { c.Dir = "submit" }, "command.dir"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			y := valid()
+			tc.mod(&y.Command)
+			wantFieldError(t, y, tc.field)
+		})
+	}
 }

@@ -1,10 +1,11 @@
 package yarncluster
 
 import (
-	"bytes"
 	"cmp"
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -12,11 +13,15 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/colocd/colocd/cluster"
 	"github.com/colocd/colocd/queue"
@@ -46,21 +51,61 @@ import (
 // application is submitted as, into its am-container-spec.credentials.
 //
 // Command submission: Reserve mints a token ("cmd-<rm start>-<hex>", the
-// start time of the active RM in ms, then random hex) that becomes the
-// job's app id in the store and a tag colocd-app-<token> on the
-// application; Submit looks that tag up before running the command (tags
-// first), so a command is never run twice for one reservation, and App,
-// Kill and State resolve the token to the real application through it.
+// start time of the active RM in ms, then 128 random bits) that becomes
+// the job's app id in the store; the application carries the tag
+// colocd-app-<token>-<mac>, where mac is an HMAC of the token under a key
+// only colocd holds (WithTagKey: a file in data_dir), so nobody else can
+// make an application carry it before colocd's does. Submit looks that tag
+// up before running the command (tags first), so a command is never run
+// twice for one reservation, and App, Kill and State resolve the token to
+// the real application through it: the first application that carried
+// the tag (a copy of a tag already seen on the RM comes later).
+//
+// Which job an application runs is never read from its tags: any user can
+// tag an application colocd-job-<id>. The engine maps applications to jobs
+// by the id it reserved (REST) or the token (cluster.App.Reservation), and
+// checks their users against AppOwners.
 type Cluster struct {
-	c    *yarnclient.Client
-	cfg  Config
-	log  *slog.Logger
-	now  func() time.Time // the placement and node caches only
-	mu   sync.Mutex
-	real map[string]string // command token → application id
-	pl   map[string]placementEntry
-	node nodeCache
+	c      *yarnclient.Client
+	cfg    Config
+	log    *slog.Logger
+	now    func() time.Time // the placement and node caches only
+	tagKey []byte           // WithTagKey
+	params map[string]paramRule
+	// paramErr is why the command's parameters could not be compiled (a
+	// Config that was not validated); every job is refused with it.
+	paramErr error
+	mu       sync.Mutex
+	real     map[string]string // command token → application id
+	copies   map[string]bool   // applications with a copied command tag, logged
+	pl       map[string]placementEntry
+	node     nodeCache
 }
+
+// paramRule is a compiled entry of yarn.command.params.
+type paramRule struct {
+	index    int // in yarn.command.params
+	re       *regexp.Regexp
+	max      int
+	required bool
+	// leading: {{param.NAME}} starts an argument of the command, where a
+	// value starting with '-' would be read as an option.
+	leading bool
+}
+
+// Option configures a Cluster.
+type Option func(*Cluster)
+
+// WithTagKey is the key command submissions' tags are authenticated with
+// (at least 32 bytes, kept secret and stable across restarts: a new key
+// loses track of the applications already submitted). Command submission
+// needs one.
+func WithTagKey(key []byte) Option {
+	return func(y *Cluster) { y.tagKey = slices.Clone(key) }
+}
+
+// MinTagKeyBytes is the shortest key WithTagKey takes.
+const MinTagKeyBytes = 32
 
 type placementEntry struct {
 	at     time.Time
@@ -97,23 +142,41 @@ const commandTokenPrefix = "cmd-"
 const tagAppPrefix = "colocd-app-"
 
 // New adapts c.
-func New(c *yarnclient.Client, cfg Config, log *slog.Logger) *Cluster {
+func New(c *yarnclient.Client, cfg Config, log *slog.Logger, opts ...Option) *Cluster {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Cluster{c: c, cfg: cfg, log: log, now: time.Now, real: map[string]string{}, pl: map[string]placementEntry{}}
+	y := &Cluster{c: c, cfg: cfg, log: log, now: time.Now, real: map[string]string{}, copies: map[string]bool{},
+		pl: map[string]placementEntry{}, params: map[string]paramRule{}}
+	for _, o := range opts {
+		o(y)
+	}
+	for i, p := range cfg.Command.Params {
+		re, err := compileParam(p)
+		if err != nil {
+			y.paramErr = fmt.Errorf("yarn.command.params[%d].pattern: %w", i, err)
+			break
+		}
+		r := paramRule{index: i, re: re, max: p.maxLength(), required: p.Required}
+		for _, a := range cfg.Command.Argv[min(1, len(cfg.Command.Argv)):] {
+			r.leading = r.leading || strings.HasPrefix(a, yarnclient.PlaceholderParamPrefix+p.Name+"}}")
+		}
+		y.params[p.Name] = r
+	}
+	return y
 }
 
-// commandSubmit is job.submit in command mode.
-type commandSubmit struct {
-	Args []string `json:"args"`
-	Env  []string `json:"env"`
-	Dir  string   `json:"dir"`
+// refused is a job the configuration does not allow (HTTP 422).
+func refusedField(field, format string, args ...any) error {
+	return &queue.FieldError{Field: field, Reason: fmt.Sprintf(format, args...), Refused: true}
 }
 
 // Prepare checks what YARN needs: resources, and a submit spec for REST
 // (an application-submission-context without application-id, with an
-// am-container-spec) or optional {args, env, dir} for command submission.
+// am-container-spec, without colocd's tags, in the job's queue: its queue
+// is the job's when the job names none) or, for command submission,
+// {"params": {...}} with the parameters yarn.command.params declares
+// (commandParams).
 func (y *Cluster) Prepare(j *queue.Job) error {
 	switch {
 	case y.cfg.SubmitAs == SubmitAsJobUser && j.User == "":
@@ -126,21 +189,12 @@ func (y *Cluster) Prepare(j *queue.Job) error {
 		return &queue.FieldError{Field: "resources.vcores", Reason: "must be >= 1 on the yarn backend"}
 	}
 	if y.cfg.Submit == SubmitCommand {
-		if len(j.Submit) == 0 {
-			return nil
+		if j.Queue != "" && !y.argvHas(yarnclient.PlaceholderQueue) {
+			return refusedField("queue", "%q cannot be honoured: yarn.command.argv does not pass {{queue}} to the command, "+
+				"so the application would run in the queue the command picks while colocd accounted the job to %q; leave queue out", j.Queue, j.Queue)
 		}
-		var cs commandSubmit
-		dec := json.NewDecoder(bytes.NewReader(j.Submit))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&cs); err != nil {
-			return &queue.FieldError{Field: "submit", Reason: fmt.Sprintf("command submission takes {args, env, dir}: %v", err)}
-		}
-		for i, kv := range cs.Env {
-			if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
-				return &queue.FieldError{Field: fmt.Sprintf("submit.env[%d]", i), Reason: "must be KEY=VALUE"}
-			}
-		}
-		return nil
+		_, err := y.commandParams(*j)
+		return err
 	}
 	if len(j.Submit) == 0 {
 		return &queue.FieldError{Field: "submit", Reason: "required on the yarn backend: an application-submission-context"}
@@ -155,7 +209,153 @@ func (y *Cluster) Prepare(j *queue.Job) error {
 	if len(sc.AMContainerSpec) == 0 && !sc.UnmanagedAM {
 		return &queue.FieldError{Field: "submit.am-container-spec", Reason: "required"}
 	}
+	if j.Queue == "" {
+		j.Queue = sc.Queue // one queue per job: the one it runs in is the one it is accounted to
+	}
+	return checkContext(*j, sc)
+}
+
+// checkContext refuses a REST submission's context that would make the
+// application look like another of colocd's (colocd's tags), or run it in
+// a queue other than the job's: fairness and the service curves account a
+// job to its queue, and YARN runs and charges it in the context's.
+func checkContext(j queue.Job, sc yarnclient.SubmissionContext) error {
+	for i, t := range sc.ApplicationTags {
+		if yarnclient.IsReservedTag(t) {
+			return refusedField(fmt.Sprintf("submit.application-tags[%d]", i), "%q: tags starting with %q (in any case) are colocd's own, "+
+				"with which it marks the applications it submits", t, yarnclient.ReservedTagPrefix)
+		}
+	}
+	if sc.Queue != "" && sc.Queue != j.Queue {
+		return refusedField("submit.queue", "%q differs from the job's queue %q: a job runs in one queue, the one colocd accounts it to; "+
+			"set queue (submit.queue is filled from it), or both to the same queue", sc.Queue, j.Queue)
+	}
 	return nil
+}
+
+// argvHas reports whether an argument of yarn.command.argv holds
+// placeholder p.
+func (y *Cluster) argvHas(p string) bool {
+	return slices.ContainsFunc(y.cfg.Command.Argv, func(a string) bool { return strings.Contains(a, p) })
+}
+
+// commandParams reads a command submission's job.submit, {"params":
+// {NAME: "value", ...}}, and checks every value against its entry of
+// yarn.command.params: declared, a string of at most max_length bytes
+// without control characters, matching the whole pattern, not starting
+// with '-' where {{param.NAME}} starts an argument; every required one
+// given. Anything else a submitter might want to set (arguments, the
+// environment, the working directory) is the operator's, and refused
+// naming the field. Errors are *queue.FieldError (Refused but for JSON
+// that is not an object).
+func (y *Cluster) commandParams(j queue.Job) (map[string]string, error) {
+	if y.paramErr != nil {
+		return nil, refusedField("submit.params", "%v", y.paramErr)
+	}
+	var raw map[string]json.RawMessage
+	if len(j.Submit) > 0 {
+		if err := json.Unmarshal(j.Submit, &raw); err != nil {
+			return nil, &queue.FieldError{Field: "submit", Reason: fmt.Sprintf(`command submission takes {"params": {"NAME": "value", ...}}: %v`, err)}
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(raw)) {
+		switch k {
+		case "params":
+		case "args":
+			return nil, refusedField("submit.args", "a job cannot add arguments to the command: yarn.command.argv is the operator's; "+
+				"give the values it takes in submit.params (%s)", y.declared())
+		case "env":
+			return nil, refusedField("submit.env", "a job cannot set the command's environment (BASH_ENV, LD_PRELOAD or HADOOP_USER_NAME "+
+				"would run code, or act as another user, on colocd's host): yarn.command.env is the operator's")
+		case "dir":
+			return nil, refusedField("submit.dir", "a job cannot choose the command's working directory: yarn.command.dir is the operator's")
+		default:
+			return nil, refusedField("submit."+k, `unknown field: command submission takes {"params": {"NAME": "value", ...}} (%s)`, y.declared())
+		}
+	}
+	var given map[string]json.RawMessage
+	if p, ok := raw["params"]; ok {
+		if err := json.Unmarshal(p, &given); err != nil {
+			return nil, &queue.FieldError{Field: "submit.params", Reason: fmt.Sprintf(`must be an object {"NAME": "value", ...}: %v`, err)}
+		}
+	}
+	out := make(map[string]string, len(given))
+	for _, name := range slices.Sorted(maps.Keys(given)) {
+		field := "submit.params[" + name + "]"
+		r, ok := y.params[name]
+		if !ok {
+			return nil, refusedField(field, "no such parameter: %s", y.declared())
+		}
+		var v string
+		if err := json.Unmarshal(given[name], &v); err != nil {
+			return nil, refusedField(field, "must be a string")
+		}
+		if err := r.check(name, v); err != nil {
+			return nil, refusedField(field, "%v", err)
+		}
+		out[name] = v
+	}
+	for _, p := range y.cfg.Command.Params {
+		if _, ok := out[p.Name]; !ok && p.Required {
+			return nil, refusedField("submit.params["+p.Name+"]", "required (yarn.command.params[%d].required)", y.params[p.Name].index)
+		}
+	}
+	return out, nil
+}
+
+// check checks value v of parameter name against its rule.
+func (r paramRule) check(name, v string) error {
+	key := fmt.Sprintf("yarn.command.params[%d]", r.index)
+	switch {
+	case len(v) > r.max:
+		return fmt.Errorf("is %d bytes, more than %s.max_length %d", len(v), key, r.max)
+	case !utf8.ValidString(v) || strings.ContainsFunc(v, unicode.IsControl):
+		return errors.New("has a control character or invalid UTF-8")
+	case r.leading && strings.HasPrefix(v, "-"):
+		return fmt.Errorf("%q starts with '-', and {{param.%s}} starts an argument of the command, which would read it as an option", v, name)
+	case !r.re.MatchString(v):
+		return fmt.Errorf("%q does not match %s.pattern %s (the whole value must match)", v, key, r.re.String())
+	}
+	return nil
+}
+
+// declared lists the declared parameters, for messages.
+func (y *Cluster) declared() string {
+	if len(y.cfg.Command.Params) == 0 {
+		return "yarn.command.params declares none"
+	}
+	names := make([]string, len(y.cfg.Command.Params))
+	for i, p := range y.cfg.Command.Params {
+		names[i] = p.Name
+	}
+	return "yarn.command.params declares " + strings.Join(names, ", ")
+}
+
+// AppOwners is the user an application of j must belong to (engine.AppOwners):
+// with REST submission, the one Submit submits it as (the job's user with
+// yarn.submit_as job_user, else colocd's: yarn.user, or the Kerberos
+// principal's short name); none when that is unknown (simple auth without
+// yarn.user: the RM names an anonymous submitter by its static user). The
+// RM takes a submission under an id it has already seen as a repeat and
+// ignores it, and any user can submit under an id another reserved: the
+// user tells colocd's application from one that took its id. A command
+// submission is found by its authenticated tag, and runs as whoever the
+// operator's command submits as: none.
+func (y *Cluster) AppOwners(j queue.Job) []string {
+	if y.cfg.Submit == SubmitCommand {
+		return nil
+	}
+	as, err := y.submitUser(j)
+	if err != nil {
+		return nil
+	}
+	if as == "" {
+		as = y.daemonUser()
+	}
+	if as == "" {
+		return nil
+	}
+	return []string{as}
 }
 
 // State reads the cluster: on every call the cluster metrics (capacity
@@ -194,10 +394,12 @@ func (y *Cluster) State(ctx context.Context) (cluster.State, error) {
 		if a.StartedTime > 0 {
 			as.Starts = time.UnixMilli(a.StartedTime)
 		}
-		as.JobID, as.Kind = yarnclient.ParseJobTags(a.Tags())
-		if as.JobID != "" {
+		// The tags only choose whose placement to read: the engine decides
+		// which job, if any, an application runs (cluster.App.JobID).
+		if jobID, _ := yarnclient.ParseJobTags(a.Tags()); jobID != "" {
 			ours = append(ours, a.ID)
 		}
+		as.Reservation = y.reservation(ctx, a)
 		st.Apps = append(st.Apps, as)
 	}
 	pl := y.placements(ctx, ours)
@@ -334,9 +536,89 @@ func newPlacement(at time.Time, p map[string]int) placementEntry {
 	return e
 }
 
+// reservation is the command token of application a (cluster.App.Reservation):
+// the token of its authenticated colocd-app tag, when a is the
+// application that token resolves to (the first to carry the tag); "" for
+// any other application.
+func (y *Cluster) reservation(ctx context.Context, a yarnclient.App) string {
+	if y.cfg.Submit != SubmitCommand || len(y.tagKey) == 0 {
+		return ""
+	}
+	for _, t := range a.Tags() {
+		token, ok := y.tokenOfTag(t)
+		if !ok {
+			continue
+		}
+		id, err := y.resolve(ctx, token)
+		if err != nil {
+			y.log.Debug("command token not resolved", "token", token, "app", a.ID, "err", err)
+			return ""
+		}
+		if id == a.ID {
+			return token
+		}
+		y.mu.Lock()
+		seen := y.copies[a.ID]
+		y.copies[a.ID] = true
+		y.mu.Unlock()
+		if !seen {
+			y.log.Warn("an application carries a copy of the tag of colocd's command submission; not taken for its job",
+				"app", a.ID, "user", a.User, "token", token, "job_app", id)
+		}
+		return ""
+	}
+	return ""
+}
+
+// commandTag is the tag of a command submission's application:
+// colocd-app-<token>-<mac>, mac the first 128 bits of HMAC-SHA256(key,
+// token) in hex. Only colocd, holding the key, can make it, so no
+// application can carry it before colocd's own (a copy of the tag, read
+// from the RM, comes after).
+func (y *Cluster) commandTag(token string) string {
+	return tagAppPrefix + token + "-" + y.tagMAC(token)
+}
+
+func (y *Cluster) tagMAC(token string) string {
+	m := hmac.New(sha256.New, y.tagKey)
+	m.Write([]byte("colocd-app\x00" + strings.ToLower(token)))
+	return hex.EncodeToString(m.Sum(nil)[:16])
+}
+
+// tokenOfTag is the token of an authenticated command tag (commandTag).
+func (y *Cluster) tokenOfTag(tag string) (string, bool) {
+	rest, ok := strings.CutPrefix(strings.ToLower(tag), tagAppPrefix)
+	if !ok {
+		return "", false
+	}
+	i := strings.LastIndexByte(rest, '-')
+	if i < 0 {
+		return "", false
+	}
+	token, mac := rest[:i], rest[i+1:]
+	if !strings.HasPrefix(token, commandTokenPrefix) || !hmac.Equal([]byte(mac), []byte(y.tagMAC(token))) {
+		return "", false
+	}
+	return token, true
+}
+
+// legacyToken reports a token minted before command tags were
+// authenticated (64 random bits; now 128): its application carries
+// colocd-app-<token>, looked up only for such tokens.
+func legacyToken(token string) bool {
+	i := strings.LastIndexByte(token, '-')
+	return strings.HasPrefix(token, commandTokenPrefix) && i >= 0 && len(token)-i-1 == 16
+}
+
+// ErrNoTagKey: command submission without WithTagKey.
+var ErrNoTagKey = errors.New("yarncluster: command submission needs a tag key (WithTagKey)")
+
 // Reserve is new-application (REST) or a fresh token (command).
 func (y *Cluster) Reserve(ctx context.Context) (string, error) {
 	if y.cfg.Submit == SubmitCommand {
+		if len(y.tagKey) < MinTagKeyBytes {
+			return "", ErrNoTagKey
+		}
 		// The token records which RM process was active: if that RM later
 		// forgets the application, Forgotten can tell whether it could
 		// have.
@@ -344,7 +626,7 @@ func (y *Cluster) Reserve(ctx context.Context) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("cluster info before minting a command token: %w", err)
 		}
-		var b [8]byte
+		var b [16]byte
 		if _, err := rand.Read(b[:]); err != nil {
 			return "", fmt.Errorf("mint command token: %w", err)
 		}
@@ -376,6 +658,9 @@ func (y *Cluster) Submit(ctx context.Context, appID string, j queue.Job) error {
 	sc.ApplicationID = appID
 	if sc.Queue == "" {
 		sc.Queue = j.Queue
+	}
+	if err := checkContext(j, sc); err != nil { // a job queued before these were refused
+		return fmt.Errorf("%w: job %s: %w", cluster.ErrRejected, j.ID, err)
 	}
 	if sc.ApplicationName == "" {
 		sc.ApplicationName = "colocd-" + j.Kind
@@ -527,37 +812,53 @@ func (y *Cluster) tokenError(j queue.Job, as, what string, err error) error {
 }
 
 func (y *Cluster) submitCommand(ctx context.Context, token string, j queue.Job) error {
-	tag := tagAppPrefix + token
-	if a, found, err := y.c.FindAppByTag(ctx, tag); err != nil {
+	if len(y.tagKey) < MinTagKeyBytes {
+		return ErrNoTagKey
+	}
+	tag := y.commandTag(token)
+	if _, err := y.resolve(ctx, token); err == nil {
+		return nil // submitted before (a retry after a crash)
+	} else if !errors.Is(err, cluster.ErrUnknownApp) {
 		return fmt.Errorf("look up tag %s before running the command: %w", tag, err)
-	} else if found {
-		y.remember(token, a.ID)
-		return nil
 	}
-	var cs commandSubmit
-	if len(j.Submit) > 0 {
-		if err := json.Unmarshal(j.Submit, &cs); err != nil {
-			return fmt.Errorf("%w: job %s submit: %v", cluster.ErrRejected, j.ID, err)
-		}
+	// A job queued before these checks (or under another config) is
+	// checked again: it fails rather than reach the command.
+	params, err := y.commandParams(j)
+	if err != nil {
+		return fmt.Errorf("%w: job %s: %w", cluster.ErrRejected, j.ID, err)
 	}
-	spec := yarnclient.CommandSpec{Argv: append(slices.Clone(y.cfg.Command.Argv), cs.Args...), Env: cs.Env, Dir: cs.Dir,
-		Timeout: y.cfg.Command.Timeout, JobID: j.ID, Kind: j.Kind}
+	if j.Queue != "" && !y.argvHas(yarnclient.PlaceholderQueue) {
+		return fmt.Errorf("%w: job %s: queue %q: yarn.command.argv does not pass {{queue}}", cluster.ErrRejected, j.ID, j.Queue)
+	}
+	spec := yarnclient.CommandSpec{Argv: y.cfg.Command.Argv, Env: y.commandEnv(), Dir: y.cfg.Command.Dir,
+		Timeout: y.cfg.Command.Timeout, JobID: j.ID, Kind: j.Kind, User: j.User, Queue: j.Queue, Params: params}
 	out, err := y.c.SubmitCommand(ctx, spec, append(yarnclient.JobTags(j.ID, j.Kind), tag))
-	a, found, ferr := y.c.FindAppByTag(ctx, tag)
-	if ferr == nil && found {
-		y.remember(token, a.ID)
+	_, ferr := y.resolve(ctx, token)
+	if ferr == nil {
 		return nil
 	}
 	switch {
 	case err == nil:
 		// The command succeeded but the RM does not list the app (yet):
 		// Sync will look the tag up again.
-		return fmt.Errorf("command for job %s succeeded but no application carries tag %s yet", j.ID, tag)
-	case errors.Is(err, yarnclient.ErrCommandFailed) && ferr == nil:
+		return fmt.Errorf("command for job %s succeeded but no application carries tag %s yet (%v)", j.ID, tag, ferr)
+	case errors.Is(err, yarnclient.ErrCommandFailed) && errors.Is(ferr, cluster.ErrUnknownApp):
 		return fmt.Errorf("%w: %w (output: %s)", cluster.ErrRejected, err, tail(out, 512))
 	default:
 		return err
 	}
+}
+
+// commandEnv is the command's environment: the variables of
+// yarn.command.inherit_env colocd has, then yarn.command.env.
+func (y *Cluster) commandEnv() []string {
+	env := make([]string, 0, len(y.cfg.Command.InheritEnv)+len(y.cfg.Command.Env))
+	for _, k := range y.cfg.Command.InheritEnv {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return append(env, y.cfg.Command.Env...)
 }
 
 func tail(b []byte, n int) string {
@@ -573,8 +874,10 @@ func (y *Cluster) remember(token, appID string) {
 	y.mu.Unlock()
 }
 
-// resolve maps a command token to its application id; cluster.ErrUnknownApp when no
-// application carries its tag.
+// resolve maps a command token to its application id: the first
+// application (by start, then id) that carries its tag (commandTag; a
+// legacy token's colocd-app-<token>), remembered; cluster.ErrUnknownApp
+// when none does.
 func (y *Cluster) resolve(ctx context.Context, appID string) (string, error) {
 	if !strings.HasPrefix(appID, commandTokenPrefix) {
 		return appID, nil
@@ -585,15 +888,28 @@ func (y *Cluster) resolve(ctx context.Context, appID string) (string, error) {
 	if ok {
 		return id, nil
 	}
-	a, found, err := y.c.FindAppByTag(ctx, tagAppPrefix+appID)
+	if len(y.tagKey) < MinTagKeyBytes {
+		return "", ErrNoTagKey
+	}
+	apps, err := y.c.AppsByTag(ctx, y.commandTag(appID))
+	if err == nil && len(apps) == 0 && legacyToken(appID) {
+		apps, err = y.c.AppsByTag(ctx, tagAppPrefix+appID)
+	}
 	if err != nil {
 		return "", err
 	}
-	if !found {
+	if len(apps) == 0 {
 		return "", fmt.Errorf("command submission %s: %w", appID, cluster.ErrUnknownApp)
 	}
-	y.remember(appID, a.ID)
-	return a.ID, nil
+	first := slices.MinFunc(apps, func(a, b yarnclient.App) int {
+		return cmp.Or(cmp.Compare(a.StartedTime, b.StartedTime), cmp.Compare(a.ID, b.ID))
+	})
+	if len(apps) > 1 {
+		y.log.Warn("more than one application carries a command submission's tag; the first is the job's",
+			"token", appID, "app", first.ID, "user", first.User, "carriers", len(apps))
+	}
+	y.remember(appID, first.ID)
+	return first.ID, nil
 }
 
 // App reports an application's phase.
@@ -609,14 +925,16 @@ func (y *Cluster) App(ctx context.Context, appID string) (cluster.AppStatus, err
 	if err != nil {
 		return cluster.AppStatus{}, err
 	}
-	return appStatus(a.ID, a.State, a.FinalStatus, a.Diagnostics, a.Tags(), a.StartedTime, a.FinishedTime), nil
+	st := appStatus(a.ID, a.State, a.FinalStatus, a.Diagnostics, a.StartedTime, a.FinishedTime)
+	st.User = a.User
+	return st, nil
 }
 
 // appStatus is an application's status from what the RM and the Timeline
-// Server both report (times in ms since the epoch, 0 for none).
-func appStatus(id, state, final, diag string, tags []string, started, finished int64) cluster.AppStatus {
+// Server both report (times in ms since the epoch, 0 for none). Its JobID
+// stays empty: tags say nothing about who submitted an application.
+func appStatus(id, state, final, diag string, started, finished int64) cluster.AppStatus {
 	st := cluster.AppStatus{ID: id, Phase: yarnPhase(state, final), Diagnostics: diag}
-	st.JobID, _ = yarnclient.ParseJobTags(tags)
 	if started > 0 {
 		st.Started = time.UnixMilli(started)
 	}
@@ -738,7 +1056,9 @@ func issuerOf(id string) (int64, bool) {
 
 // historyStatus is an application as the Timeline Server reports it.
 func historyStatus(h yarnclient.HistoryApp) cluster.AppStatus {
-	return appStatus(h.AppID, h.AppState, h.FinalAppStatus, h.DiagnosticsInfo, h.Tags(), h.StartedTime, h.FinishedTime)
+	st := appStatus(h.AppID, h.AppState, h.FinalAppStatus, h.DiagnosticsInfo, h.StartedTime, h.FinishedTime)
+	st.User = h.User
+	return st
 }
 
 // Kill kills an application; with yarn.submit_as job_user as its owner,
