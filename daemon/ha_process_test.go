@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -324,4 +325,84 @@ func TestHAKillLeaderUnderLoad(t *testing.T) {
 	lead := c.waitDone(s.acked, 120*time.Second)
 	c.checkExactlyOnce(lead, s.acked)
 	t.Logf("%d jobs, %d RM submissions, %d failed attempts (retried)", len(s.acked), len(c.rm.Submissions()), s.fails.Load())
+}
+
+// signal sends sig to the replica's process.
+func (r *haReplica) signal(sig os.Signal) {
+	_ = r.p.cmd.Process.Signal(sig)
+}
+
+// haRole is the replica's role as GET /v1/ha says ("" when it does not
+// answer).
+func haRole(r *haReplica) string {
+	req, _ := http.NewRequest(http.MethodGet, r.p.base+"/v1/ha", nil)
+	req.Header.Set("Authorization", "Bearer "+yarnTestToken)
+	resp, err := (&http.Client{Timeout: 2 * time.Second}).Do(req)
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	var st struct {
+		Role string `json:"role"`
+	}
+	if json.NewDecoder(resp.Body).Decode(&st) != nil {
+		return ""
+	}
+	return st.Role
+}
+
+// TestHAPausedLeader: the leader is stopped (SIGSTOP) for longer than its
+// session timeout, once with its submission to the RM in flight and once
+// with an application id reserved and not yet recorded. Another replica
+// takes over and runs the job; the old leader, continued, submits nothing
+// new — its writes are fenced, its submission a duplicate the RM refuses
+// — and steps down. Each job is accepted once.
+func TestHAPausedLeader(t *testing.T) {
+	for _, at := range []string{yarnclient.PathApps, yarnclient.PathNewApplication} {
+		t.Run(strings.TrimPrefix(at, "/ws/v1/cluster/"), func(t *testing.T) {
+			c, _ := startHA(t, haOptions{replicas: 3, finish: true})
+			old := c.leader(60 * time.Second)
+			block, arrived := make(chan struct{}), make(chan struct{}, 1)
+			c.rm.InjectFault(at, yarntest.Fault{Method: http.MethodPost, Block: block, Arrived: arrived, Times: 1})
+			id := submitOne(t, old.p)
+			select {
+			case <-arrived:
+			case <-time.After(30 * time.Second):
+				t.Fatal("the leader never reached the RM")
+			}
+			old.signal(syscall.SIGSTOP)
+			paused := true
+			defer func() {
+				if paused {
+					old.signal(syscall.SIGCONT)
+				}
+			}()
+			var next *haReplica
+			poll(t, "another replica to lead", 60*time.Second, func() bool {
+				for _, r := range c.alive() {
+					if r != old && readyzCode(r.p.base, "?role=leader") == http.StatusOK {
+						next = r
+						return true
+					}
+				}
+				return false
+			})
+			poll(t, "the job to succeed under the new leader", 60*time.Second, func() bool { return next.p.job(id).State == "succeeded" })
+			close(block) // the old leader's request, held at the RM, goes on
+			old.signal(syscall.SIGCONT)
+			paused = false
+			poll(t, "the old leader to step down and stop its loop", 30*time.Second, func() bool {
+				return haRole(old) == "follower" && strings.Contains(old.p.out.String(), "the loop stopped: no longer leading")
+			})
+			for _, l := range strings.Split(old.p.out.String(), "\n") {
+				if strings.Contains(l, "fenced") || strings.Contains(l, "leading") || strings.Contains(l, "not submitted") || strings.Contains(l, "admit job") {
+					t.Logf("old leader: %.300s", l)
+				}
+			}
+			c.checkExactlyOnce(next, map[string]string{"one": id})
+			if n := len(c.rm.Submissions()); n != 1 {
+				t.Errorf("the RM accepted %d submissions, want 1", n)
+			}
+		})
+	}
 }

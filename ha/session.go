@@ -149,9 +149,9 @@ func (s *session) validUntil() time.Time {
 }
 
 // heartbeat keeps lastOK fresh while the session lives: a request every
-// sixth of the timeout.
+// tenth of the timeout.
 func (s *session) heartbeat(ctx context.Context, path string) {
-	t := time.NewTicker(s.timeout / 6)
+	t := time.NewTicker(max(s.Timeout()/10, 50*time.Millisecond))
 	defer t.Stop()
 	for {
 		select {

@@ -17,8 +17,9 @@ import (
 var ErrLeaseShort = errors.New("ha: too long since the last ZooKeeper reply to act as the leader")
 
 // minAct is the least time an action on the cluster is given: a leader
-// with less left of its lease does not start one.
-const minAct = time.Second
+// with less left of its lease does not start one (a second, or a tenth of
+// a short session timeout).
+func minAct(timeout time.Duration) time.Duration { return min(time.Second, timeout/10) }
 
 // Act returns a context within which this replica may act on the cluster
 // as the leader: it ends when the term does, and no later than the lease
@@ -34,7 +35,7 @@ func (r *Replica) Act(ctx context.Context) (context.Context, context.CancelFunc,
 		return nil, nil, &NotLeaderError{Leader: l}
 	}
 	until := t.sess.validUntil()
-	if left := time.Until(until); left < minAct {
+	if left := time.Until(until); left < minAct(t.sess.Timeout()) {
 		return nil, nil, fmt.Errorf("%w: %v of the lease left", ErrLeaseShort, left.Round(time.Millisecond))
 	}
 	actx, cancel := context.WithDeadline(ctx, until)
@@ -57,7 +58,7 @@ func (r *Replica) Reassignable(epoch uint64, submit time.Duration) bool {
 	if epoch >= t.epoch {
 		return true
 	}
-	return time.Since(t.start) > t.sess.Timeout()+submit+minAct
+	return time.Since(t.start) > t.sess.Timeout()+submit+time.Second
 }
 
 // Status is a replica's view of the replicated colocd.

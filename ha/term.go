@@ -65,13 +65,7 @@ func (r *Replica) lead(ctx context.Context, s *session, epoch uint64) error {
 		applied: make(chan *op, r.cfg.MaxInFlight)}
 	t.ctx, t.cancel = context.WithCancelCause(ctx)
 	defer t.cancel(nil)
-	go func() {
-		select {
-		case <-s.ended:
-			t.end(fmt.Errorf("ZooKeeper session ended: %w", s.Err()))
-		case <-t.ctx.Done():
-		}
-	}()
+	go t.watch()
 	r.log.Info("elected leader; applying the log to its end", "epoch", epoch)
 	if err := t.catchUp(); err != nil {
 		return fmt.Errorf("ha: take over: %w", err)
@@ -104,6 +98,30 @@ func (r *Replica) lead(ctx context.Context, s *session, epoch uint64) error {
 	r.event(EventSteppedDown)
 	r.log.Warn("no longer leading", "epoch", epoch, "cause", cause)
 	return cause
+}
+
+// watch ends the term when the session ends, or when this replica has
+// not heard from ZooKeeper for so long that the session may have expired
+// without its knowing (cut off by a partition, go-zk cannot tell it):
+// another replica may lead by now.
+func (t *Term) watch() {
+	s := t.sess
+	tick := time.NewTicker(min(s.Timeout()/10, 250*time.Millisecond))
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.ended:
+			t.end(fmt.Errorf("ZooKeeper session ended: %w", s.Err()))
+			return
+		case <-t.ctx.Done():
+			return
+		case <-tick.C:
+			if time.Now().After(s.validUntil()) {
+				t.end(fmt.Errorf("no reply from ZooKeeper for longer than the session may live (%v): another replica may lead", s.Timeout()))
+				return
+			}
+		}
+	}
 }
 
 // catchUp applies every entry the log holds, installing the snapshot
