@@ -82,8 +82,9 @@ func (o ServeOptions) build() telemetry.BuildInfo {
 // accepting HTTP requests, stop the loop after the pass in flight, close
 // the journal and the store. It returns nil after a clean shutdown.
 //
-// Start-up order: backend (the simulator is rebuilt from data_dir first),
-// store, learner (restored), journal, metrics, engine, HTTP server; the loop
+// Start-up order: data_dir's lock (before anything in data_dir is opened:
+// a second colocd on it exits with *DataDirLockedError), backend (the
+// simulator is rebuilt from data_dir first), store, learner (restored), journal, metrics, engine, HTTP server; the loop
 // reconciles before it admits anything. With opts.Systemd, READY=1 is sent
 // once Engine.Ready succeeds (the notifier's comment).
 func Serve(ctx context.Context, cfg Config, opts ServeOptions) (err error) {
@@ -105,6 +106,11 @@ func Serve(ctx context.Context, cfg Config, opts ServeOptions) (err error) {
 			}
 		}
 	}()
+	unlockDir, err := lockDataDir(cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	closers = append(closers, unlockDir) // released last
 	b, err := openBackend(cfg, log)
 	if err != nil {
 		return err
