@@ -56,6 +56,10 @@ type Engine struct {
 	wall      func() time.Time // decision latency and readiness only
 	simClock  bool             // Options.SimulatedClock
 	placer    *Placer          // Options.Placement; nil: the syncs' presence
+	// foreignPrefix starts the kinds of other tenants' applications
+	// (Options.ForeignPrefix): reserved, an import may not make them
+	// unless the placer does (checkImportKinds).
+	foreignPrefix string
 
 	window     int
 	maxRunning int
@@ -136,6 +140,10 @@ type Options struct {
 	// ran where (learning.placement: influx); nil: the presence the
 	// cluster syncs record.
 	Placement *Placer
+	// ForeignPrefix is learning.foreign.prefix: the kinds that start with it
+	// are other tenants' applications, reserved for the placement read
+	// ("": DefaultForeignPrefix; Placement's own prefix when it is set).
+	ForeignPrefix string
 	// SimulatedClock says Clock is a simulator's virtual clock: log lines
 	// then name the times and durations they carry on it sim_from, sim_to
 	// and sim_took, so that nobody reads them as wall-clock.
@@ -230,6 +238,13 @@ func New(o Options) (*Engine, error) {
 		kick:         make(chan struct{}, 1),
 		presence:     map[string]map[string]*presence{},
 		shareUsers:   map[string]bool{},
+	}
+	e.foreignPrefix = o.ForeignPrefix
+	if o.Placement != nil {
+		e.foreignPrefix = o.Placement.cfg.Foreign.Prefix
+	}
+	if e.foreignPrefix == "" {
+		e.foreignPrefix = DefaultForeignPrefix
 	}
 	for _, k := range o.Kinds {
 		e.learner.Add(k)
