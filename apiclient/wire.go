@@ -54,8 +54,8 @@ type ResolveRequest struct {
 }
 
 // Job is a job as the API returns it: the stored queue.Job (its "submit"
-// spec only to its owner and admins) and, for a pending job, where it
-// stands in the queue.
+// spec, idempotency key, labels and diagnostics only to its owner and
+// admins: Redacted) and, for a pending job, where it stands in the queue.
 type Job struct {
 	queue.Job
 	// Position is the number of pending jobs ahead of this one in FIFO
@@ -65,6 +65,10 @@ type Job struct {
 	Position *int `json:"position,omitempty"`
 	// EstimatedWait is set on GET /v1/jobs/{id} for pending jobs.
 	EstimatedWait *WaitEstimate `json:"estimated_wait,omitempty"`
+	// Redacted says the job is another user's and the caller is not an
+	// admin: its submit spec, idempotency key, labels and diagnostics are
+	// left out (empty), whatever it has.
+	Redacted bool `json:"redacted,omitempty"`
 }
 
 // DecisionRecord decodes the decision that admitted the job (its

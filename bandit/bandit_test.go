@@ -997,7 +997,12 @@ func TestRestoreRejects(t *testing.T) {
 		{"pair_observations rows", func(s *bandit.Snapshot) { s.PairObservations = s.PairObservations[:2] }, "pair_observations"},
 		{"pair_observations row length", func(s *bandit.Snapshot) { s.PairObservations[0] = nil }, "pair_observations[0]"},
 		{"pair_observations negative", func(s *bandit.Snapshot) { s.PairObservations[1][0] = -5 }, "pair_observations[1][0]"},
-		{"pair_observations overflow", func(s *bandit.Snapshot) { s.PairObservations[1][0], s.PairObservations[1][1] = math.MaxInt64, 1 }, "pair_observations[1][1]"},
+		{"pair_observations at the int64 maximum", func(s *bandit.Snapshot) { s.PairObservations[1][0] = math.MaxInt64 }, "pair_observations[1][0]"},
+		{"pair_observations over MaxCount", func(s *bandit.Snapshot) { s.PairObservations[1][0] = bandit.MaxCount + 1 }, "pair_observations[1][0]"},
+		{"a row summing over MaxCount", func(s *bandit.Snapshot) { s.PairObservations[1][0], s.PairObservations[1][1] = bandit.MaxCount, 1 }, "pair_observations[1][1]"},
+		{"observations at the int64 maximum", func(s *bandit.Snapshot) { s.Observations = math.MaxInt64 }, "observations"},
+		{"rejected at the int64 maximum", func(s *bandit.Snapshot) { s.Rejected = math.MaxInt64 }, "rejected"},
+		{"rejected over MaxCount", func(s *bandit.Snapshot) { s.Rejected = bandit.MaxCount + 1 }, "rejected"},
 		{"row_observations disagree with pairs", func(s *bandit.Snapshot) { s.RowObservations[2]++ }, "row_observations[2]"},
 		{"observations disagree with rows", func(s *bandit.Snapshot) { s.Observations++ }, "observations"},
 	}
@@ -1178,5 +1183,50 @@ func TestObservedCentresOnObservedPairs(t *testing.T) {
 	}
 	if h, n := l.Observed("zz", "x"); h != 0 || n != 0 {
 		t.Errorf("unknown kind: %v, %d", h, n)
+	}
+}
+
+// TestCountersSaturate: a learner whose counters are at MaxCount (the
+// largest a snapshot may hold) goes on learning the preferences, never
+// overflows a counter, and its state restores again after every update.
+func TestCountersSaturate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		snap bandit.Snapshot
+	}{
+		{"one pair at the bound", bandit.Snapshot{Version: 1, Kinds: []string{"a", "b"},
+			H: [][]float64{{0, 0}, {0, 0}}, RowBaseline: []float64{0.5, 0},
+			Observations: bandit.MaxCount, RowObservations: []int64{bandit.MaxCount, 0},
+			PairObservations: [][]int64{{0, bandit.MaxCount}, {0, 0}}, Rejected: bandit.MaxCount}},
+		{"one below the bound", bandit.Snapshot{Version: 1, Kinds: []string{"a", "b"},
+			H: [][]float64{{0, 0}, {0, 0}}, RowBaseline: []float64{0.5, 0},
+			Observations: bandit.MaxCount - 1, RowObservations: []int64{bandit.MaxCount - 1, 0},
+			PairObservations: [][]int64{{0, bandit.MaxCount - 1}, {0, 0}}, Rejected: bandit.MaxCount - 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, baseline := range []bandit.BaselineMode{bandit.GlobalMean, bandit.RowMean, bandit.Recency} {
+				l := bandit.New(bandit.Config{StepSize: 0.1, Baseline: baseline})
+				if err := l.Restore(tc.snap); err != nil {
+					t.Fatal(err)
+				}
+				h0 := l.Pref("b", "a")
+				for i := range 5 {
+					l.Update("b", "a", 0.9)
+					l.Update("a", "b", 0.1) // row b: never counted before the bound
+					l.Update("c", "a", 0.2) // a new kind
+					l.Update("a", "a", math.NaN())
+					s := l.Snapshot()
+					if s.Observations != bandit.MaxCount || s.Rejected != bandit.MaxCount {
+						t.Fatalf("%v, update %d: observations %d, rejected %d: want both at MaxCount", baseline, i, s.Observations, s.Rejected)
+					}
+					if err := bandit.New(bandit.Config{}).Restore(s); err != nil {
+						t.Fatalf("%v, update %d: the state does not restore: %v", baseline, i, err)
+					}
+				}
+				if l.Pref("b", "a") == h0 {
+					t.Errorf("%v: H(b|a) did not move past the bound", baseline)
+				}
+			}
+		})
 	}
 }

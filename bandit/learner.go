@@ -221,35 +221,43 @@ func (l *Learner) Kinds() []string {
 // or a baseline non-finite, or would spread the row's preferences over more
 // than the float64 range (only possible for |g| near the float64 limit;
 // unknown kinds stay added in that case). O(K).
+//
+// The counters saturate at MaxCount: once Observations reaches it, updates
+// still move the preferences and the baselines (as means over MaxCount
+// observations) but no counter grows, so they stay consistent and none
+// can overflow.
 func (l *Learner) Update(chosen, given string, g float64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if chosen == "" || given == "" || math.IsNaN(g) || math.IsInf(g, 0) {
-		l.reject++
-		l.changes.any = true
+		l.rejectLocked()
 		return
 	}
 	ci := l.addLocked(chosen, nil, nil)
 	gi := l.addLocked(given, nil, nil)
 
+	// The counters grow while the total is below MaxCount; a row's and a
+	// pair's are at most the total, so they are below it too.
+	counting := l.obs < MaxCount
+	n, rn := l.obs, l.rowObs[gi]
+	if counting {
+		n, rn = n+1, rn+1
+	}
 	// Baselines, computed aside and committed only if the update is finite.
-	n := l.obs + 1
 	base := l.base + (g-l.base)/float64(n) // global mean, g included
 	if l.cfg.Baseline == Recency {
 		a := l.cfg.RecencyAlpha
 		step := a / (1 - math.Pow(1-a, float64(n))) // unbiased: the first step is 1
 		base = l.base + step*(g-l.base)
 	}
-	rn := l.rowObs[gi] + 1
-	rowBase := l.rowBase[gi] + (g-l.rowBase[gi])/float64(rn)
+	rowBase := l.rowBase[gi] + (g-l.rowBase[gi])/float64(max(rn, 1)) // rn is 0 only for a new row past saturation
 	ref := base
 	if l.cfg.Baseline == RowMean {
 		ref = rowBase
 	}
 	d := l.cfg.StepSize * (g - ref)
 	if !finite(base) || !finite(rowBase) || !finite(d) {
-		l.reject++
-		l.changes.any = true
+		l.rejectLocked()
 		return
 	}
 
@@ -286,15 +294,24 @@ func (l *Learner) Update(chosen, given string, g float64) {
 	// v is never NaN (H, d and π are finite); an overflow to ±Inf shows in
 	// lo or hi. The softmax also needs the span hi − lo finite.
 	if !finite(hi - lo) {
-		l.reject++
-		l.changes.any = true
+		l.rejectLocked()
 		return
 	}
 	copy(row, next)
 	l.base, l.obs = base, n
 	l.rowBase[gi], l.rowObs[gi] = rowBase, rn
-	l.pairObs[gi][ci]++
+	if counting {
+		l.pairObs[gi][ci]++
+	}
 	l.changes.row(gi)
+}
+
+// rejectLocked counts a rejected update, up to MaxCount.
+func (l *Learner) rejectLocked() {
+	if l.reject < MaxCount {
+		l.reject++
+	}
+	l.changes.any = true
 }
 
 // Pref returns H(a|given); 0 when either kind is unknown (the value it would

@@ -3,12 +3,21 @@ package bandit
 import (
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 )
 
 // SnapshotVersion is the Snapshot.Version this package writes and reads.
 const SnapshotVersion = 1
+
+// MaxCount bounds every counter of a learner's state: Observations,
+// Rejected, each row's and each pair's. It is 2^53, the largest count a
+// float64 holds exactly (the mean baselines divide by the counts), and far
+// enough below math.MaxInt64 that no sum of counters within it, nor an
+// increment, overflows. At a million updates a second it takes 285 years to
+// reach. Update stops counting there (the counters saturate; the
+// preferences still learn) and Restore refuses a snapshot beyond it, so no
+// counter a learner holds, saves or restores can overflow.
+const MaxCount = 1 << 53
 
 // Snapshot is the whole state of a Learner as plain data. It round-trips
 // through encoding/json exactly (float64 values included). Every slice is
@@ -78,7 +87,7 @@ func (l *Learner) Snapshot() Snapshot {
 // a valid s.Config, unique non-empty kinds, H and PairObservations square
 // K×K, RowBaseline and RowObservations of length K, every number finite
 // (and every row of H spanning less than the float64 range),
-// every counter non-negative and the counters consistent. On error the
+// every counter in [0, MaxCount] and the counters consistent. On error the
 // learner is unchanged and the error is a *FieldError naming the field,
 // wrapping ErrInvalidSnapshot.
 //
@@ -177,11 +186,11 @@ func (s *Snapshot) validate() error {
 			return snapErr(fmt.Sprintf("row_baseline[%d]", i), "is %v, want a finite number", v)
 		}
 	}
-	if s.Observations < 0 {
-		return snapErr("observations", "is %d, want >= 0", s.Observations)
+	if s.Observations < 0 || s.Observations > MaxCount {
+		return snapErr("observations", "is %d, want 0 .. %d (bandit.MaxCount)", s.Observations, MaxCount)
 	}
-	if s.Rejected < 0 {
-		return snapErr("rejected", "is %d, want >= 0", s.Rejected)
+	if s.Rejected < 0 || s.Rejected > MaxCount {
+		return snapErr("rejected", "is %d, want 0 .. %d (bandit.MaxCount)", s.Rejected, MaxCount)
 	}
 	if len(s.RowObservations) != k {
 		return snapErr("row_observations", "has %d entries, want %d (one per kind)", len(s.RowObservations), k)
@@ -194,18 +203,19 @@ func (s *Snapshot) validate() error {
 		if len(row) != k {
 			return snapErr(fmt.Sprintf("pair_observations[%d]", i), "has %d entries, want %d (one per kind)", len(row), k)
 		}
+		// Every partial sum stays within MaxCount: nothing overflows.
 		var sum int64
 		for j, c := range row {
-			if c < 0 || c > math.MaxInt64-sum {
-				return snapErr(fmt.Sprintf("pair_observations[%d][%d]", i, j), "is %d, want >= 0 and a total that fits in int64", c)
+			if c < 0 || c > MaxCount-sum {
+				return snapErr(fmt.Sprintf("pair_observations[%d][%d]", i, j), "is %d, want >= 0 and the row's counts summing to at most %d (bandit.MaxCount)", c, MaxCount)
 			}
 			sum += c
 		}
 		if r := s.RowObservations[i]; r != sum {
 			return snapErr(fmt.Sprintf("row_observations[%d]", i), "is %d, but pair_observations[%d] sums to %d", r, i, sum)
 		}
-		if sum > math.MaxInt64-total {
-			return snapErr(fmt.Sprintf("row_observations[%d]", i), "makes the total overflow int64")
+		if sum > MaxCount-total {
+			return snapErr(fmt.Sprintf("row_observations[%d]", i), "makes the total of the rows exceed %d (bandit.MaxCount)", MaxCount)
 		}
 		total += sum
 	}

@@ -28,6 +28,7 @@ func (c Config) EngineOptions() (engine.Options, error) {
 		Aggregate:       c.Learning.Aggregate,
 		MaxKindsPerNode: c.Learning.MaxKindsPerNode,
 		PairReward:      c.Learning.PairReward,
+		ForeignPrefix:   c.Learning.Foreign.Prefix,
 	}, nil
 }
 

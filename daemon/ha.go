@@ -227,7 +227,11 @@ func (r *replication) lead(ctx context.Context, stop <-chan struct{}, t *ha.Term
 	if tctx.Err() != nil {
 		return nil
 	}
-	if err := eng.Resume(); err != nil {
+	quarantined, err := eng.Resume()
+	for _, sec := range quarantined {
+		r.prom.Load().LearnedStateQuarantined(string(sec))
+	}
+	if err != nil {
 		log.Error("cannot lead: the learned state does not load from the store; handing over", "err", err)
 		r.rep.Handover()
 		return nil

@@ -82,8 +82,10 @@ func (o ServeOptions) build() telemetry.BuildInfo {
 // accepting HTTP requests, stop the loop after the pass in flight, close
 // the journal and the store. It returns nil after a clean shutdown.
 //
-// Start-up order: backend (the simulator is rebuilt from data_dir first),
-// store, learner (restored), journal, metrics, engine, HTTP server; the loop
+// Start-up order: data_dir's lock (before anything in data_dir is opened:
+// a second colocd on it exits with *DataDirLockedError), backend (the
+// simulator is rebuilt from data_dir first), store, learner (restored; a
+// stored state that does not restore is quarantined and learned afresh), journal, metrics, engine, HTTP server; the loop
 // reconciles before it admits anything. With opts.Systemd, READY=1 is sent
 // once Engine.Ready succeeds (the notifier's comment).
 func Serve(ctx context.Context, cfg Config, opts ServeOptions) (err error) {
@@ -105,6 +107,11 @@ func Serve(ctx context.Context, cfg Config, opts ServeOptions) (err error) {
 			}
 		}
 	}()
+	unlockDir, err := lockDataDir(cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	closers = append(closers, unlockDir) // released last
 	b, err := openBackend(cfg, log)
 	if err != nil {
 		return err
@@ -203,8 +210,11 @@ func openCore(cfg Config, b backend, store *queue.Store, repl *replication, log 
 	if err != nil {
 		return c, err
 	}
+	c.prom = telemetry.New(prometheus.NewRegistry(), store)
 	c.learner = bandit.New(bcfg)
-	if c.restored, err = engine.RestoreLearner(store, c.learner, bcfg); err != nil {
+	if c.restored, err = restoreOrQuarantine(store, c.prom, repl, log, func() (bool, error) {
+		return engine.RestoreLearner(store, c.learner, bcfg)
+	}); err != nil {
 		return c, err
 	}
 	eo, err := cfg.EngineOptions()
@@ -212,13 +222,14 @@ func openCore(cfg Config, b backend, store *queue.Store, repl *replication, log 
 		return c, err
 	}
 	profiles := profile.New(eo.Profile)
-	if c.profilesRestored, err = engine.RestoreProfiles(store, profiles); err != nil {
+	if c.profilesRestored, err = restoreOrQuarantine(store, c.prom, repl, log, func() (bool, error) {
+		return engine.RestoreProfiles(store, profiles)
+	}); err != nil {
 		return c, err
 	}
 	if c.journal, err = journal.Open(filepath.Join(cfg.DataDir, "journal"), cfg.Journal.MaxDecisions, cfg.Journal.MaxGoodness); err != nil {
 		return c, fmt.Errorf("open journal: %w", err)
 	}
-	c.prom = telemetry.New(prometheus.NewRegistry(), store)
 	if b.usage != nil {
 		b.usage.SetUnmatched(c.prom.UnmatchedHosts)
 	}
@@ -241,6 +252,29 @@ func openCore(cfg Config, b backend, store *queue.Store, repl *replication, log 
 		c.prom.WatchQueues(c.eng) // colocd_queue_* at scrape time
 	}
 	return c, err
+}
+
+// restoreOrQuarantine restores a learned model; a stored state that does not
+// restore is quarantined (the store logs it at ERROR) and counted in
+// colocd_learned_state_quarantined_total, and the daemon starts with that
+// model fresh rather than not at all. A replica leaves the quarantine to
+// the leader, which restores the state again when its term begins
+// (engine.Resume): a follower writes nothing.
+func restoreOrQuarantine(store *queue.Store, prom *telemetry.Metrics, repl *replication, log *slog.Logger, restore func() (bool, error)) (bool, error) {
+	if repl != nil {
+		restored, err := restore()
+		var lse *engine.LearnedStateError
+		if errors.As(err, &lse) {
+			log.Warn("learned state does not restore; the leader quarantines it when its term begins", "section", lse.Section, "err", err)
+			return false, nil
+		}
+		return restored, err
+	}
+	restored, quarantined, err := engine.RestoreOrQuarantine(store, restore)
+	if quarantined != nil {
+		prom.LearnedStateQuarantined(string(quarantined.Section))
+	}
+	return restored, err
 }
 
 // newHTTPServer builds the API's server on listener ln (nil: listen on

@@ -57,6 +57,10 @@ type Engine struct {
 	simClock  bool             // Options.SimulatedClock
 	placer    *Placer          // Options.Placement; nil: the syncs' presence
 	fence     Fence            // Options.Fence; nil: always act
+	// foreignPrefix starts the kinds of other tenants' applications
+	// (Options.ForeignPrefix): reserved, an import may not make them
+	// unless the placer does (checkImportKinds).
+	foreignPrefix string
 
 	window     int
 	maxRunning int
@@ -140,6 +144,10 @@ type Options struct {
 	// Fence, when set, is asked before every action on the cluster
 	// (colocd replicated on ZooKeeper); nil: one colocd, always acting.
 	Fence Fence
+	// ForeignPrefix is learning.foreign.prefix: the kinds that start with it
+	// are other tenants' applications, reserved for the placement read
+	// ("": DefaultForeignPrefix; Placement's own prefix when it is set).
+	ForeignPrefix string
 	// SimulatedClock says Clock is a simulator's virtual clock: log lines
 	// then name the times and durations they carry on it sim_from, sim_to
 	// and sim_took, so that nobody reads them as wall-clock.
@@ -236,6 +244,13 @@ func New(o Options) (*Engine, error) {
 		presence:     map[string]map[string]*presence{},
 		shareUsers:   map[string]bool{},
 	}
+	e.foreignPrefix = o.ForeignPrefix
+	if o.Placement != nil {
+		e.foreignPrefix = o.Placement.cfg.Foreign.Prefix
+	}
+	if e.foreignPrefix == "" {
+		e.foreignPrefix = DefaultForeignPrefix
+	}
 	for _, k := range o.Kinds {
 		e.learner.Add(k)
 	}
@@ -292,17 +307,27 @@ func (e *Engine) act(ctx context.Context, fn func(context.Context) error) error 
 // through the log meanwhile, so it reloads the first two from the store
 // and forgets what it knew of the cluster; the loop then reconciles
 // before it admits. Call it before the term's loop starts.
-func (e *Engine) Resume() error {
+//
+// A learned state that does not restore is quarantined
+// (RestoreOrQuarantine) and that model starts over; quarantined names the
+// sections it moved aside.
+func (e *Engine) Resume() (quarantined []queue.Section, err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if _, err := RestoreLearner(e.store, e.learner, e.learner.Config()); err != nil {
-		return fmt.Errorf("resume: %w", err)
-	}
-	if _, err := RestoreProfiles(e.store, e.profiles); err != nil {
-		return fmt.Errorf("resume: %w", err)
+	for _, restore := range []func() (bool, error){
+		func() (bool, error) { return RestoreLearner(e.store, e.learner, e.learner.Config()) },
+		func() (bool, error) { return RestoreProfiles(e.store, e.profiles) },
+	} {
+		_, q, err := RestoreOrQuarantine(e.store, restore)
+		if err != nil {
+			return quarantined, fmt.Errorf("resume: %w", err)
+		}
+		if q != nil {
+			quarantined = append(quarantined, q.Section)
+		}
 	}
 	if err := e.restoreFairness(); err != nil {
-		return fmt.Errorf("resume: %w", err)
+		return quarantined, fmt.Errorf("resume: %w", err)
 	}
 	e.reconciled = false
 	e.presence = map[string]map[string]*presence{}
@@ -310,7 +335,7 @@ func (e *Engine) Resume() error {
 	e.health.mu.Lock()
 	e.health.state = healthState{}
 	e.health.mu.Unlock()
-	return nil
+	return quarantined, nil
 }
 
 // Kicked delivers a value after Kick; the loop waits on it.

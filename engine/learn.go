@@ -14,7 +14,10 @@ import (
 
 // LearnReport says what one learning tick did.
 type LearnReport struct {
-	From, To    time.Time
+	From, To time.Time
+	// Skipped says the window was empty or inverted (the wall clock stepped
+	// back): nothing was read nor learned.
+	Skipped     bool
 	Colocations int      // nodes with a qualifying co-location
 	Observed    int      // nodes scored (goodness computed and journaled)
 	Updates     int      // learner.Update calls
@@ -58,7 +61,9 @@ type pairKey struct {
 // preferences and the profiles is persisted, in one transaction (the rows
 // of the kinds it updated, persist.go). A failing metrics source returns
 // an error wrapping ErrMetrics and leaves the preferences as they were;
-// admission goes on.
+// admission goes on. An empty or inverted window (to not after from: the
+// wall clock stepped back since the last tick) is skipped: nothing is read,
+// an INFO line says so, and the backends are not marked down.
 //
 // Which kinds ran where comes from the presence the cluster syncs record,
 // or, with a Placer, from its placement read
@@ -67,6 +72,14 @@ type pairKey struct {
 func (e *Engine) Learn(ctx context.Context, from, to time.Time) (rep LearnReport, err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	// The window is in wall time: Round(0) strips time.Now's monotonic
+	// reading, which would hide a step of the wall clock from the
+	// comparison (and the query is made of the wall times).
+	if !to.Round(0).After(from.Round(0)) {
+		e.log.Info("learning tick skipped: empty or inverted window (the wall clock stepped back?)",
+			e.clockKey("from"), from, e.clockKey("to"), to)
+		return LearnReport{From: from, To: to, Skipped: true}, nil
+	}
 	start := e.wall() // the tick's duration, for the log only
 	defer func() {
 		if err != nil || e.metrics == nil { // no metrics source: no learning to report; errors: the caller's

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"math"
 	"time"
 
 	"github.com/colocd/colocd/queue"
@@ -32,10 +33,20 @@ type Loop struct {
 	checkpoint func() error
 	every      time.Duration // checkpoint cadence (clock time)
 	wake       <-chan struct{}
+	stepTol    time.Duration // LoopOptions.StepTolerance
 
-	started                  bool
-	lastLearn, nextLearn     time.Time
-	nextRetention, lastCheck time.Time
+	started bool
+	// The loop measures elapsed time on the clock's monotonic reading
+	// (mono): the schedules' next firings, the checkpoint's last run and the
+	// next iteration's due time are monotonic readings, and wall times are
+	// derived from them. A clock without one (virtual time) reads as its
+	// wall time since origin.
+	origin                   time.Time
+	lastWall                 time.Time     // the wall reading of the last iteration, to detect a step
+	lastMono                 time.Duration // the monotonic reading taken with lastWall
+	lastLearn                time.Time     // the wall time the learning window starts at
+	nextLearn, nextRetention time.Duration
+	lastCheck, due           time.Duration
 
 	// hook, when set, is called at the end of every Run iteration, once the
 	// loop has armed its timer and is about to wait (tests step a fake
@@ -53,6 +64,9 @@ type Iteration struct {
 	// Due is when the next iteration is due without a kick: the earliest
 	// of the admission tick, the learning and the retention schedules.
 	Due time.Time
+	// ClockStep is how far the wall clock stepped since the last iteration,
+	// beyond what the monotonic clock measured (0: no step detected).
+	ClockStep time.Duration
 }
 
 // LoopOptions configure a Loop. Learn is required.
@@ -73,6 +87,11 @@ type LoopOptions struct {
 	// cluster's own events (the simulator signals a job's end).
 	Wake   <-chan struct{}
 	Logger *slog.Logger // nil: the engine's
+	// StepTolerance is how far the wall clock's elapsed time between two
+	// iterations may differ from the monotonic clock's before the loop takes
+	// it for a step of the wall clock (0: DefaultStepTolerance). It matters
+	// only on a Clock that implements Monotonic.
+	StepTolerance time.Duration
 }
 
 // NewLoop builds the loop over engine e on e's clock.
@@ -83,7 +102,10 @@ func NewLoop(e *Engine, o LoopOptions) (*Loop, error) {
 	l := &Loop{
 		e: e, clock: e.clock, store: e.store, log: o.Logger, tick: o.Tick,
 		learn: o.Learn, retention: o.Retention, keep: o.FinishedAfter,
-		checkpoint: o.Checkpoint, every: o.CheckpointEvery, wake: o.Wake,
+		checkpoint: o.Checkpoint, every: o.CheckpointEvery, wake: o.Wake, stepTol: o.StepTolerance,
+	}
+	if l.stepTol <= 0 {
+		l.stepTol = DefaultStepTolerance
 	}
 	if l.log == nil {
 		l.log = e.log
@@ -109,14 +131,66 @@ func (l *Loop) Start(ctx context.Context) error {
 		return err
 	}
 	l.e.loopStarted(nil)
-	start := l.clock.Now()
-	l.lastLearn, l.nextLearn = start, l.learn.Next(start)
+	start, mono := l.read()
+	l.lastWall, l.lastMono = start, mono
+	l.lastLearn, l.nextLearn = start, next(l.learn, start, mono)
 	if l.retention != nil {
-		l.nextRetention = l.retention.Next(start)
+		l.nextRetention = next(l.retention, start, mono)
 	}
-	l.lastCheck = start
+	l.lastCheck = mono
 	l.started = true
 	return nil
+}
+
+// read reads the clock: its wall time and its monotonic reading.
+func (l *Loop) read() (time.Time, time.Duration) {
+	now := l.clock.Now()
+	if m, ok := l.clock.(Monotonic); ok {
+		return now, m.Monotonic()
+	}
+	if l.origin.IsZero() {
+		l.origin = now
+	}
+	return now, now.Sub(l.origin)
+}
+
+// next is the monotonic reading at which s fires next, read at wall time
+// now and monotonic reading mono; never (the largest reading) when s names
+// no time.
+func next(s Schedule, now time.Time, mono time.Duration) time.Duration {
+	t := s.Next(now)
+	if t.IsZero() { // robfig/cron: no matching time within five years
+		return math.MaxInt64
+	}
+	return mono + t.Sub(now)
+}
+
+// detectStep compares the wall clock's elapsed time since the last
+// iteration with the monotonic clock's. A difference beyond the tolerance
+// is a step of the wall clock (NTP, an operator's date): it is logged, once,
+// and the schedules that name wall-clock times fire next at their next time
+// from the new wall time. Interval schedules, the admission tick and the
+// checkpoint measure elapsed time and are left as they are. A firing
+// already due by the elapsed time (the step was seen late) still fires,
+// once. It returns the step, or 0.
+func (l *Loop) detectStep(now time.Time, mono time.Duration) time.Duration {
+	// Round(0) strips time.Now's monotonic reading: the wall readings are
+	// compared.
+	expected := l.lastWall.Round(0).Add(mono - l.lastMono)
+	step := now.Round(0).Sub(expected)
+	l.lastWall, l.lastMono = now, mono
+	if step.Abs() <= l.stepTol {
+		return 0
+	}
+	l.log.Warn("the wall clock stepped; schedules of wall-clock times go on from the new time",
+		"step", step, "expected", expected, "now", now)
+	if !isInterval(l.learn) && mono < l.nextLearn {
+		l.nextLearn = next(l.learn, now, mono)
+	}
+	if l.retention != nil && !isInterval(l.retention) && mono < l.nextRetention {
+		l.nextRetention = next(l.retention, now, mono)
+	}
+	return step
 }
 
 // Step runs one iteration at the clock's now and reports it. Errors of the
@@ -127,15 +201,21 @@ func (l *Loop) Step(ctx context.Context) (Iteration, error) {
 		return Iteration{}, err
 	}
 	var it Iteration
-	now := l.clock.Now()
+	now, mono := l.read()
+	it.ClockStep = l.detectStep(now, mono)
 	rep, synced, err := l.e.syncStep(ctx)
 	syncErr := err // readiness reports the iteration's last sync
 	if err != nil {
 		l.log.Warn("sync", "err", err)
 	} else {
+		// The sync's time; its monotonic reading is derived (a step during
+		// the sync is seen at the next iteration).
+		mono += rep.At.Sub(now)
 		now = rep.At
 	}
-	if !now.Before(l.nextLearn) && err == nil {
+	if mono >= l.nextLearn && err == nil {
+		// The window is [last tick, now] in wall time; after a step back
+		// it is empty or inverted, and Learn skips it.
 		lr, err := l.e.Learn(ctx, l.lastLearn, now)
 		it.Learned, it.Learn, it.LearnErr = true, lr, err
 		switch {
@@ -144,9 +224,9 @@ func (l *Loop) Step(ctx context.Context) (Iteration, error) {
 		case err != nil:
 			l.log.Error("learning", "err", err)
 		}
-		l.lastLearn, l.nextLearn = now, l.learn.Next(now)
+		l.lastLearn, l.nextLearn = now, next(l.learn, now, mono)
 	}
-	if l.retention != nil && !now.Before(l.nextRetention) {
+	if l.retention != nil && mono >= l.nextRetention {
 		if l.keep > 0 {
 			n, err := l.store.Compact(now.Add(-l.keep))
 			if err != nil {
@@ -155,13 +235,13 @@ func (l *Loop) Step(ctx context.Context) (Iteration, error) {
 				l.log.Info("retention: compacted finished jobs", "deleted", n)
 			}
 		}
-		l.nextRetention = l.retention.Next(now)
+		l.nextRetention = next(l.retention, now, mono)
 	}
-	if now.Sub(l.lastCheck) >= l.every {
+	if mono-l.lastCheck >= l.every {
 		if err := l.checkpoint(); err != nil {
 			l.log.Warn("checkpoint", "err", err)
 		}
-		l.lastCheck = now
+		l.lastCheck = mono
 	}
 	// The admission pass sees the cluster as this step's sync read it: it
 	// is fresh (only learning, retention and the checkpoint ran since, and
@@ -179,29 +259,24 @@ func (l *Loop) Step(ctx context.Context) (Iteration, error) {
 			l.log.Warn("sync after admission", "err", syncErr)
 		}
 	}
+	l.due = l.dueAfter(mono)
 	it.At, it.Admit = now, ar
-	it.Due = l.due(now)
+	it.Due = now.Add(l.due - mono)
 	l.e.passDone(syncErr)
 	return it, nil
 }
 
-// due is the earliest of the admission tick after now and the schedules.
-func (l *Loop) due(now time.Time) time.Time {
+// dueAfter is the earliest of the admission tick after mono and the
+// schedules, as a monotonic reading.
+func (l *Loop) dueAfter(mono time.Duration) time.Duration {
 	due := l.nextLearn
 	if l.tick > 0 {
-		due = earliest(due, now.Add(l.tick))
+		due = min(due, mono+l.tick)
 	}
 	if l.retention != nil {
-		due = earliest(due, l.nextRetention)
+		due = min(due, l.nextRetention)
 	}
 	return due
-}
-
-func earliest(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
-	}
-	return a
 }
 
 // Run reconciles (retrying with backoff), then steps until stop is closed
@@ -235,12 +310,13 @@ func (l *Loop) Run(ctx context.Context, stop <-chan struct{}) error {
 			return err
 		}
 		// Wake when due, measured from the clock now (it moved during the
-		// pass).
-		timer := l.clock.After(max(it.Due.Sub(l.clock.Now()), 0))
+		// pass), on the monotonic clock (After waits on it).
+		_, mono := l.read()
+		timer := l.clock.After(max(l.due-mono, 0))
 		// The clock may have moved between reading it and setting the timer
 		// (After is relative), which would set the timer past due and lose a
 		// wake-up; checking again after the timer is set closes that gap.
-		if !l.clock.Now().Before(it.Due) {
+		if _, mono := l.read(); mono >= l.due {
 			timer = l.clock.After(0)
 		}
 		if l.hook != nil {

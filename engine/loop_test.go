@@ -18,21 +18,33 @@ import (
 )
 
 // fakeClock is a Clock the test steps; After fires when Advance passes it.
+// Like the real clock it has a monotonic reading that Advance moves with
+// the wall reading and that Step (a step of the wall clock) does not;
+// After waits on it.
 type fakeClock struct {
 	mu     sync.Mutex
 	now    time.Time
+	mono   time.Duration
 	timers []fakeTimer
 }
 
 type fakeTimer struct {
-	at time.Time
+	at time.Duration // monotonic
 	ch chan time.Time
 }
+
+var _ Monotonic = (*fakeClock)(nil)
 
 func (c *fakeClock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.now
+}
+
+func (c *fakeClock) Monotonic() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.mono
 }
 
 func (c *fakeClock) After(d time.Duration) <-chan time.Time {
@@ -43,7 +55,7 @@ func (c *fakeClock) After(d time.Duration) <-chan time.Time {
 		ch <- c.now
 		return ch
 	}
-	c.timers = append(c.timers, fakeTimer{at: c.now.Add(d), ch: ch})
+	c.timers = append(c.timers, fakeTimer{at: c.mono + d, ch: ch})
 	return ch
 }
 
@@ -52,9 +64,10 @@ func (c *fakeClock) Advance(d time.Duration) time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.now = c.now.Add(d)
+	c.mono += d
 	keep := c.timers[:0]
 	for _, t := range c.timers {
-		if t.at.After(c.now) {
+		if t.at > c.mono {
 			keep = append(keep, t)
 			continue
 		}
@@ -62,6 +75,14 @@ func (c *fakeClock) Advance(d time.Duration) time.Time {
 	}
 	c.timers = keep
 	return c.now
+}
+
+// Step steps the wall reading by d (NTP, date -s): the monotonic reading
+// and the timers stay.
+func (c *fakeClock) Step(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
 }
 
 // loopHarness runs the real loop on a simulator slaved to a fake clock.

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/colocd/colocd/bandit"
@@ -151,9 +152,46 @@ type learnedSection[S, D any] struct {
 	fromRows   func(queue.Learned) (S, error)
 }
 
+// LearnedStateError is a section of the stored learned state that cannot
+// be restored: it does not decode (Err wraps queue.ErrCorrupt, or is a JSON
+// error of the layout before rows) or its model refuses it (Err wraps
+// bandit.ErrInvalidSnapshot or profile.ErrInvalidSnapshot). The model is
+// unchanged. RestoreOrQuarantine quarantines such a section.
+type LearnedStateError struct {
+	Section queue.Section
+	Err     error
+}
+
+func (e *LearnedStateError) Error() string { return fmt.Sprintf("restore %s: %v", e.Section, e.Err) }
+
+// Unwrap returns what was wrong.
+func (e *LearnedStateError) Unwrap() error { return e.Err }
+
+// RestoreOrQuarantine runs restore (RestoreLearner or RestoreProfiles) so
+// that a bad stored state does not keep the daemon from starting: when
+// restore fails with a *LearnedStateError, the section is quarantined in
+// the store (queue.Store.QuarantineLearned, which logs it at ERROR; Store.Quarantined
+// and `colocd store check` list it) and its model, which restore left
+// unchanged, starts fresh. quarantined is then that error, for the caller
+// to count. Any other failure — the store's, or the quarantine's — is err,
+// and the daemon must not start on it.
+func RestoreOrQuarantine(store *queue.Store, restore func() (bool, error)) (restored bool, quarantined *LearnedStateError, err error) {
+	restored, err = restore()
+	var lse *LearnedStateError
+	if !errors.As(err, &lse) {
+		return restored, nil, err
+	}
+	if qerr := store.QuarantineLearned(lse.Section, lse.Error()); qerr != nil {
+		return false, nil, fmt.Errorf("%w (quarantining it: %w)", err, qerr)
+	}
+	return false, lse, nil
+}
+
 // restoreLearned restores m from the store: from the single-key layout,
-// migrated to rows, when that is there, else from the rows.
+// migrated to rows, when that is there, else from the rows. A stored state
+// that does not decode or that m refuses is a *LearnedStateError.
 func restoreLearned[S, D any](store *queue.Store, sec learnedSection[S, D], m learnedModel[S, D]) (bool, error) {
+	bad := func(err error) error { return &LearnedStateError{Section: sec.section, Err: err} }
 	legacy, err := sec.legacy()
 	if err != nil {
 		return false, fmt.Errorf("load %s: %w", sec.what, err)
@@ -161,13 +199,13 @@ func restoreLearned[S, D any](store *queue.Store, sec learnedSection[S, D], m le
 	if legacy != nil {
 		var s S
 		if err := json.Unmarshal(legacy, &s); err != nil {
-			return false, fmt.Errorf("decode stored %s: %w", sec.what, err)
+			return false, bad(fmt.Errorf("decode the stored snapshot: %w", err))
 		}
 		if sec.fromLegacy != nil {
 			sec.fromLegacy(&s)
 		}
 		if err := m.Restore(s); err != nil {
-			return false, fmt.Errorf("restore %s: %w", sec.what, err)
+			return false, bad(err)
 		}
 		d, _ := m.Changes()
 		st, err := sec.toRows(d)
@@ -181,7 +219,11 @@ func restoreLearned[S, D any](store *queue.Store, sec learnedSection[S, D], m le
 		return true, nil
 	}
 	st, ok, err := store.LoadLearned(sec.section)
-	if err != nil || !ok {
+	var le *queue.LearnedError
+	switch {
+	case errors.As(err, &le):
+		return false, bad(err)
+	case err != nil || !ok:
 		return false, err
 	}
 	s, err := sec.fromRows(st)
@@ -189,7 +231,7 @@ func restoreLearned[S, D any](store *queue.Store, sec learnedSection[S, D], m le
 		err = m.RestoreSaved(s)
 	}
 	if err != nil {
-		return false, fmt.Errorf("restore %s: %w", sec.what, err)
+		return false, bad(err)
 	}
 	return true, nil
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/colocd/colocd/bandit"
 	"github.com/colocd/colocd/queue"
@@ -22,7 +23,16 @@ func (e *Engine) AddKind(kind string) { e.learner.Add(kind) }
 // invalid snapshot is a *bandit.FieldError wrapping
 // bandit.ErrInvalidSnapshot and changes nothing; if persisting fails the
 // learner is put back as it was.
+//
+// An import is held to what the learner's own state can hold: counters
+// within bandit.MaxCount (Restore), and kinds that jobs can have (the kind
+// rule of queue.Job) or that the placement read makes (other tenants',
+// under learning.foreign.prefix, only when this engine reads placement
+// with foreign kinds; otherwise the prefix is reserved).
 func (e *Engine) ImportPreferences(s bandit.Snapshot) error {
+	if err := e.checkImportKinds(s.Kinds); err != nil {
+		return err
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	before := e.learner.Snapshot()
@@ -30,6 +40,23 @@ func (e *Engine) ImportPreferences(s bandit.Snapshot) error {
 		return err
 	}
 	return e.persistOrRollback("import preferences", before)
+}
+
+// checkImportKinds refuses the first kind of an import that no job and no
+// placement read of this engine could have made.
+func (e *Engine) checkImportKinds(kinds []string) error {
+	foreign := e.placer != nil && (e.placer.cfg.Foreign.Mode != ForeignNone || len(e.placer.cfg.Foreign.Names) > 0)
+	for i, k := range kinds {
+		field := fmt.Sprintf("kinds[%d]", i)
+		switch {
+		case !kindRE.MatchString(k):
+			// %.64q: the refusal does not echo a kilobyte of it back.
+			return &bandit.FieldError{Field: field, Reason: fmt.Sprintf("%.64q is not a kind: a kind matches %s", k, kindRE), Err: bandit.ErrInvalidSnapshot}
+		case strings.HasPrefix(k, e.foreignPrefix) && !foreign:
+			return &bandit.FieldError{Field: field, Reason: fmt.Sprintf("%q starts with %q, reserved for other tenants' applications (learning.foreign.prefix), which this colocd does not read", k, e.foreignPrefix), Err: bandit.ErrInvalidSnapshot}
+		}
+	}
+	return nil
 }
 
 // ResetPreferences forgets every learned preference and kind, and persists

@@ -112,6 +112,8 @@ func (s *Store) apply(tx *bolt.Tx, epoch uint64, c Command) (Result, error) {
 		return applySaveLearned(tx, c)
 	case CmdMigrateLearned:
 		return applyMigrateLearned(tx, c)
+	case CmdQuarantineLearned:
+		return s.applyQuarantineLearned(tx, c)
 	case CmdSaveFairness:
 		return Result{}, putSnapshotKey(tx, keyFairness, c.State)
 	case CmdSaveLegacy:

@@ -139,19 +139,29 @@ type CmdSaveLegacy struct {
 	Snapshot []byte
 }
 
-func (CmdSubmit) command()         {}
-func (CmdAdmit) command()          {}
-func (CmdRequeue) command()        {}
-func (CmdStart) command()          {}
-func (CmdFinish) command()         {}
-func (CmdCancel) command()         {}
-func (CmdPark) command()           {}
-func (CmdResolve) command()        {}
-func (CmdCompact) command()        {}
-func (CmdSaveLearned) command()    {}
-func (CmdMigrateLearned) command() {}
-func (CmdSaveFairness) command()   {}
-func (CmdSaveLegacy) command()     {}
+// CmdQuarantineLearned moves a learned section that does not restore
+// (every key, and its single-key snapshot) to the quarantine bucket: the
+// model starts over (Store.QuarantineLearned).
+type CmdQuarantineLearned struct {
+	At      time.Time
+	Section Section
+	Reason  string
+}
+
+func (CmdQuarantineLearned) command() {}
+func (CmdSubmit) command()            {}
+func (CmdAdmit) command()             {}
+func (CmdRequeue) command()           {}
+func (CmdStart) command()             {}
+func (CmdFinish) command()            {}
+func (CmdCancel) command()            {}
+func (CmdPark) command()              {}
+func (CmdResolve) command()           {}
+func (CmdCompact) command()           {}
+func (CmdSaveLearned) command()       {}
+func (CmdMigrateLearned) command()    {}
+func (CmdSaveFairness) command()      {}
+func (CmdSaveLegacy) command()        {}
 
 // Entry is one record of the store's log: the commands one commit
 // applies, at its index, under the epoch of the leader that appended it

@@ -50,19 +50,20 @@ type wireMigrate struct {
 // commandTypes names every command on the wire; decoders make a fresh
 // value of each.
 var commandTypes = map[string]func([]byte) (Command, error){
-	"submit":          decodeAs[CmdSubmit],
-	"admit":           decodeAs[CmdAdmit],
-	"requeue":         decodeAs[CmdRequeue],
-	"start":           decodeAs[CmdStart],
-	"finish":          decodeAs[CmdFinish],
-	"cancel":          decodeAs[CmdCancel],
-	"park":            decodeAs[CmdPark],
-	"resolve":         decodeAs[CmdResolve],
-	"compact":         decodeAs[CmdCompact],
-	"save_fairness":   decodeAs[CmdSaveFairness],
-	"save_legacy":     decodeAs[CmdSaveLegacy],
-	"save_learned":    decodeSaveLearned,
-	"migrate_learned": decodeMigrate,
+	"submit":             decodeAs[CmdSubmit],
+	"admit":              decodeAs[CmdAdmit],
+	"requeue":            decodeAs[CmdRequeue],
+	"start":              decodeAs[CmdStart],
+	"finish":             decodeAs[CmdFinish],
+	"cancel":             decodeAs[CmdCancel],
+	"park":               decodeAs[CmdPark],
+	"resolve":            decodeAs[CmdResolve],
+	"compact":            decodeAs[CmdCompact],
+	"save_fairness":      decodeAs[CmdSaveFairness],
+	"quarantine_learned": decodeAs[CmdQuarantineLearned],
+	"save_legacy":        decodeAs[CmdSaveLegacy],
+	"save_learned":       decodeSaveLearned,
+	"migrate_learned":    decodeMigrate,
 }
 
 func commandType(c Command) (string, error) {
@@ -87,6 +88,8 @@ func commandType(c Command) (string, error) {
 		return "compact", nil
 	case CmdSaveFairness:
 		return "save_fairness", nil
+	case CmdQuarantineLearned:
+		return "quarantine_learned", nil
 	case CmdSaveLegacy:
 		return "save_legacy", nil
 	case CmdSaveLearned:

@@ -40,7 +40,8 @@ func (r *recorder) Commit(_ context.Context, cmds []queue.Command) ([]queue.Resu
 	return res[0], nil
 }
 
-// session drives a store through every kind of write: concurrent
+// session drives a store through every kind of write (the quarantine of
+// a learned section too): concurrent
 // submissions (group-committed) with and without keys and deadlines,
 // admissions with passed and blocked jobs, starts, finishes of every
 // kind, requeues, parking and resolving, cancellations, learned state in
@@ -124,6 +125,9 @@ func session(t *testing.T, s *queue.Store, clk *queuetest.Clock, rng *rand.Rand)
 		); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if err := s.QuarantineLearned(queue.SectionPreferences, "a poisoned import"); err != nil {
+		t.Fatal(err)
 	}
 	if err := s.SaveFairness([]byte(`{"deficits":{"alice":2}}`)); err != nil {
 		t.Fatal(err)

@@ -41,6 +41,7 @@ type Metrics struct {
 	backendUp   *prometheus.GaugeVec
 	requests    *prometheus.CounterVec
 	reqSeconds  *prometheus.HistogramVec
+	quarantined *prometheus.CounterVec
 }
 
 // Forced-admission reasons (colocd_forced_admissions_total{reason}).
@@ -54,6 +55,10 @@ const (
 	BackendCluster = "cluster" // the resource manager (or the simulator)
 	BackendMetrics = "metrics" // the usage source the learning tick reads
 )
+
+// Learned-state sections (colocd_learned_state_quarantined_total{section}):
+// queue.SectionPreferences and queue.SectionProfiles.
+var learnedSections = []string{string(queue.SectionPreferences), string(queue.SectionProfiles)}
 
 // New registers colocd's series, a collector reading store.Counts()
 // at scrape time (colocd_jobs{state}), and the Go and process collectors on
@@ -114,13 +119,20 @@ func New(reg *prometheus.Registry, store *queue.Store) *Metrics {
 			Help:    "HTTP API request latency by route pattern.",
 			Buckets: prometheus.ExponentialBuckets(250e-6, 4, 9), // 250µs .. ~16s
 		}, []string{"route"}),
+		quarantined: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "colocd_learned_state_quarantined_total",
+			Help: "Learned state (section: preferences, profiles) that did not restore at start and was quarantined; that model started fresh (colocd store check lists it).",
+		}, []string{"section"}),
 	}
 	reg.MustRegister(m.admissions, m.failures, m.wait, m.forced, m.decision, m.learning,
-		m.ticks, m.lastTick, m.stale, m.unmatched, m.dominant, m.backendErrs, m.backendUp, m.requests, m.reqSeconds,
+		m.ticks, m.lastTick, m.stale, m.unmatched, m.dominant, m.backendErrs, m.backendUp, m.requests, m.reqSeconds, m.quarantined,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, r := range []string{ForcedMaxSkips, ForcedReservation} {
 		m.forced.WithLabelValues(r) // 0 from the start, so rate() sees the first one
+	}
+	for _, sec := range learnedSections {
+		m.quarantined.WithLabelValues(sec) // 0 from the start: an alert on > 0 needs the series
 	}
 	if store != nil {
 		reg.MustRegister(&jobsCollector{store: store, desc: prometheus.NewDesc(
@@ -247,6 +259,14 @@ func (m *Metrics) ForgetDominantShare(group string) {
 func (m *Metrics) BackendErrors(op string) {
 	if m != nil {
 		m.backendErrs.WithLabelValues(op).Inc()
+	}
+}
+
+// LearnedStateQuarantined counts a section of the learned state
+// quarantined at start (engine.RestoreOrQuarantine).
+func (m *Metrics) LearnedStateQuarantined(section string) {
+	if m != nil {
+		m.quarantined.WithLabelValues(section).Inc()
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/colocd/colocd/apiclient"
+	"github.com/colocd/colocd/queue"
 )
 
 func TestAuth(t *testing.T) {
@@ -217,6 +218,76 @@ func TestSubmitSpecOnlyForOwnerAndAdmin(t *testing.T) {
 				body := string(h.do("GET", path, tc.token, "").Body)
 				if got := strings.Contains(body, "SECRET"); got != tc.visible {
 					t.Errorf("GET %s: submit spec visible = %v, want %v", path, got, tc.visible)
+				}
+			}
+		})
+	}
+}
+
+// TestJobDetailsOnlyForOwnerAndAdmin: another user's job, listed or read
+// alone, shows a reader and another submitter no submit spec, idempotency
+// key, labels or diagnostics, and says it is redacted; its owner and
+// admins see all of it.
+func TestJobDetailsOnlyForOwnerAndAdmin(t *testing.T) {
+	h := newHarness(t)
+	const key, label, diag, spec = "sam-retry-0042", "payroll-q4", "container_e07 on host-17: /home/sam/keytab", "SECRET_ENV"
+	pending := h.submit(submitterTok, jobBody("wordcount", `"labels":{"team":"`+label+`"}`, `"submit":{"env":{"`+spec+`":"1"}}`),
+		http.StatusCreated, "Idempotency-Key", key)
+	failed := h.submit(submitterTok, jobBody("wordcount", `"labels":{"team":"`+label+`"}`), http.StatusCreated, "Idempotency-Key", key+"-b")
+	h.runJobStart(failed.ID)
+	if _, err := h.store.Finish(failed.ID, queue.StateFailed, diag); err != nil {
+		t.Fatal(err)
+	}
+	full := func(j apiclient.Job) bool {
+		return j.IdempotencyKey != "" && j.Labels["team"] == label && (j.ID != pending.ID || len(j.Submit) > 0) &&
+			(j.ID != failed.ID || j.Diagnostics == diag) && !j.Redacted
+	}
+	hidden := func(j apiclient.Job) bool {
+		return j.IdempotencyKey == "" && j.Labels == nil && len(j.Submit) == 0 && j.Diagnostics == "" && j.Redacted &&
+			j.Kind == "wordcount" && j.User == "sam" && j.State != ""
+	}
+	for _, tc := range []struct {
+		name, token string
+		redacted    bool
+	}{
+		{"owner", submitterTok, false},
+		{"admin", adminTok, false},
+		{"reader", readerTok, true},
+		{"other submitter", submitter2Tok, true},
+	} {
+		sees := full
+		if tc.redacted {
+			sees = hidden
+		}
+		t.Run(tc.name, func(t *testing.T) {
+			for _, id := range []string{pending.ID, failed.ID} {
+				r := h.do("GET", "/v1/jobs/"+id, tc.token, "")
+				var j apiclient.Job
+				r.decode(t, &j)
+				if r.Code != http.StatusOK || !sees(j) {
+					t.Errorf("GET /v1/jobs/%s: %d %s", id, r.Code, r.Body)
+				}
+			}
+			for _, path := range []string{"/v1/jobs?state=all", "/v1/jobs?state=all&estimate=1"} {
+				r := h.do("GET", path, tc.token, "")
+				var l apiclient.JobList
+				r.decode(t, &l)
+				if r.Code != http.StatusOK || len(l.Jobs) != 2 {
+					t.Fatalf("GET %s: %d %s", path, r.Code, r.Body)
+				}
+				for _, j := range l.Jobs {
+					if !sees(j) {
+						t.Errorf("GET %s: job %+v", path, j)
+					}
+				}
+				if !tc.redacted {
+					continue
+				}
+				// No private value anywhere in the body.
+				for _, secret := range []string{key, label, diag, spec} {
+					if strings.Contains(string(r.Body), secret) {
+						t.Errorf("GET %s: %q in the body", path, secret)
+					}
 				}
 			}
 		})

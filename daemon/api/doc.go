@@ -26,7 +26,10 @@
 //	                                               "kind_runtimes" {kind: EWMA seconds} of the listed
 //	                                               jobs' kinds with a history
 //	GET    /v1/jobs/{id}                reader     job (+ "position", "estimated_wait" when pending;
-//	                                               "decision" = the record that admitted it)
+//	                                               "decision" = the record that admitted it); another
+//	                                               user's job, to a non-admin, without its "submit",
+//	                                               "idempotency_key", "labels" and "diagnostics", and
+//	                                               "redacted": true (listings too)
 //	DELETE /v1/jobs/{id}                owner|admin pending → cancelled; admitted/running → killed
 //	                                               (Controller.Kill); 409 if it changed state meanwhile,
 //	                                               or when parked (resolve it instead)
@@ -36,7 +39,9 @@
 //	                                               "observations","row_observations",
 //	                                               "pair_observations","rejected","config"}
 //	       ?format=csv[&matrix=pi|h|n]             header "running kind \ queued kind,<kinds>", one row
-//	                                               per running kind (n: the pair observation counts)
+//	                                               per running kind (n: the pair observation counts);
+//	                                               in every CSV a name starting with =, +, -, @, tab
+//	                                               or CR gets a leading ' (no spreadsheet formula)
 //	       ?format=snapshot                        the bandit.Snapshot (what PUT takes), always whole
 //	       ?kinds=a,b (≤ 1,000 names)              rows and columns of those kinds, in that order
 //	       ?limit=n (0–10,000) &offset=m           a page of rows; "rows" labels them, "total",
@@ -48,7 +53,11 @@
 //	                                               each cell π and its observation count n, on a fixed
 //	                                               0–1 colour scale; a row never observed (the prior)
 //	                                               grey
-//	PUT    /v1/preferences              admin      import a bandit.Snapshot; persisted
+//	PUT    /v1/preferences              admin      import a bandit.Snapshot; persisted. 400 naming the
+//	                                               field for counters over bandit.MaxCount (2^53), a
+//	                                               kind against the kind rule of jobs, or one under
+//	                                               learning.foreign.prefix unless the placement read
+//	                                               makes foreign kinds
 //	DELETE /v1/preferences              admin      reset; persisted
 //	GET    /v1/profiles?kinds=a,b       reader     {"kinds":[{"kind","known","ticks","weight","dominant",
 //	                                               "demand","std","demand_util"}],"baseline","sigma",

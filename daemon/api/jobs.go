@@ -24,14 +24,21 @@ const maxWaitScan = 5000
 
 const waitMethod = "sum of EWMA runtimes of the kinds of the jobs ahead (kinds without history: mean EWMA) / jobs admitted or running now"
 
-// redact hides a job's submit spec from callers other than its owner and
-// admins: a YARN submission context can carry credentials and environment
-// that readers of the queue have no business seeing.
-func redact(j queue.Job, p principal) queue.Job {
-	if p.Role < RoleAdmin && j.User != p.User {
-		j.Submit = nil
+// redact hides what is private in another user's job from callers other
+// than admins: its submit spec (a YARN submission context can carry
+// credentials and environment), its idempotency key (a client's retry
+// handle, often derived from its own identifiers), its labels and its
+// diagnostics (the cluster's and the operators' notes, which may name paths,
+// hosts and users). Its owner and admins see the whole job; everyone else
+// sees that it exists, its kind, user, queue, resources, state and times,
+// which the queue's fairness makes everyone's business. apiclient.Job's
+// Redacted says so.
+func redact(j queue.Job, p principal) apiclient.Job {
+	if p.Role >= RoleAdmin || j.User == p.User {
+		return apiclient.Job{Job: j}
 	}
-	return j
+	j.Submit, j.IdempotencyKey, j.Labels, j.Diagnostics = nil, "", nil, ""
+	return apiclient.Job{Job: j, Redacted: true}
 }
 
 // submitJob: POST /v1/jobs.
@@ -182,7 +189,9 @@ func (s *server) listJobs(w http.ResponseWriter, r *http.Request, p principal) e
 				return fmt.Errorf("listing pending jobs: %w", err)
 			}
 			for i, j := range pending {
-				out.Jobs = append(out.Jobs, apiclient.Job{Job: redact(j, p), Position: &i})
+				v := redact(j, p)
+				v.Position = &i
+				out.Jobs = append(out.Jobs, v)
 			}
 			continue
 		}
@@ -192,7 +201,7 @@ func (s *server) listJobs(w http.ResponseWriter, r *http.Request, p principal) e
 			return fmt.Errorf("listing %s jobs: %w", st, err)
 		}
 		for _, j := range jobs {
-			out.Jobs = append(out.Jobs, apiclient.Job{Job: redact(j, p)})
+			out.Jobs = append(out.Jobs, redact(j, p))
 		}
 	}
 	if out.Counts, err = s.store.Counts(); err != nil {
@@ -245,7 +254,7 @@ func (s *server) getJob(w http.ResponseWriter, r *http.Request, p principal) err
 	if err != nil {
 		return jobError(err, id)
 	}
-	v := apiclient.Job{Job: redact(j, p)}
+	v := redact(j, p)
 	if j.State == queue.StatePending {
 		if pos, err := s.store.Position(id); err == nil {
 			v.Position = &pos
@@ -510,6 +519,6 @@ func (s *server) resolveJob(w http.ResponseWriter, r *http.Request, p principal)
 	if to == queue.StatePending {
 		s.ctl.Kick()
 	}
-	writeJSON(w, http.StatusOK, apiclient.Job{Job: redact(j, p)})
+	writeJSON(w, http.StatusOK, redact(j, p))
 	return nil
 }

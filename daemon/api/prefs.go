@@ -242,14 +242,20 @@ func matrixParam(m string) (string, error) {
 const matrixCorner = `running kind \ queued kind`
 
 // matrixCSV writes a rows×cols matrix with a header row. Values use the
-// shortest representation that parses back to the same float64.
+// shortest representation that parses back to the same float64; kinds are
+// csvText.
 func matrixCSV(cols, rowKinds []string, rows [][]float64) ([]byte, error) {
 	var b bytes.Buffer
 	cw := csv.NewWriter(&b)
-	_ = cw.Write(append([]string{matrixCorner}, cols...))
+	header := make([]string, 0, len(cols)+1)
+	header = append(header, matrixCorner)
+	for _, k := range cols {
+		header = append(header, csvText(k))
+	}
+	_ = cw.Write(header)
 	for i, row := range rows {
 		rec := make([]string, 0, len(row)+1)
-		rec = append(rec, rowKinds[i])
+		rec = append(rec, csvText(rowKinds[i]))
 		for _, v := range row {
 			rec = append(rec, strconv.FormatFloat(v, 'g', -1, 64))
 		}
@@ -257,6 +263,21 @@ func matrixCSV(cols, rowKinds []string, rows [][]float64) ([]byte, error) {
 	}
 	cw.Flush()
 	return b.Bytes(), cw.Error()
+}
+
+// csvText makes a text cell of a CSV safe to open in a spreadsheet: a cell
+// that starts with =, +, -, @, a tab or a carriage return would be read as
+// a formula (CSV injection, OWASP), so it gets a leading single quote,
+// which spreadsheets show as text. Numbers colocd formats itself are
+// written as they are (a negative number starts with -); every cell that
+// comes from a name — a kind, which the kind rule keeps from starting so,
+// but a store written before that rule, or by hand, might not — goes
+// through here.
+func csvText(s string) string {
+	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return "'" + s
+	}
+	return s
 }
 
 // putPreferences: PUT /v1/preferences (admin) imports a bandit.Snapshot

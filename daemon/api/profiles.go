@@ -205,7 +205,7 @@ func profilesCSV(kinds []apiclient.KindProfile) ([]byte, error) {
 	_ = cw.Write(profilesCSVHeader)
 	for _, k := range kinds {
 		d := k.Demand
-		_ = cw.Write([]string{k.Kind, strconv.FormatBool(k.Known), strconv.FormatInt(k.Ticks, 10), num(k.Weight), k.Dominant,
+		_ = cw.Write([]string{csvText(k.Kind), strconv.FormatBool(k.Known), strconv.FormatInt(k.Ticks, 10), num(k.Weight), csvText(k.Dominant),
 			num(d.CPU), num(d.IOWait), opt(d.DiskReadBps), opt(d.DiskWriteBps), opt(d.NetInBps), opt(d.NetOutBps)})
 	}
 	cw.Flush()
