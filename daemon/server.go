@@ -27,6 +27,7 @@ import (
 	"github.com/colocd/colocd/daemon/api"
 	"github.com/colocd/colocd/engine"
 	"github.com/colocd/colocd/goodness"
+	"github.com/colocd/colocd/ha"
 	"github.com/colocd/colocd/internal/simcluster"
 	"github.com/colocd/colocd/internal/usage"
 	"github.com/colocd/colocd/internal/yarncluster"
@@ -165,6 +166,9 @@ func openStore(cfg Config, b backend, acceptRollback bool, log *slog.Logger) (*q
 	opts := queue.Options{
 		Timeout: 5 * time.Second, Now: b.clock.Now, Logger: log.With("component", "store"),
 		AcceptMetaFallback: acceptRollback, Reserve: uint64(cfg.DataDirReserveBytes),
+	}
+	if cfg.HA.Enabled() { // every append to the log is a quorum round: larger groups
+		opts.CommitsInFlight, opts.GroupWait = ha.StoreInFlight, ha.StoreGroupWait
 	}
 	if b.sim == nil { // the wall clock: time runs on the monotonic one
 		origin := time.Now()

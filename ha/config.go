@@ -25,6 +25,19 @@ const (
 	DefaultMaxInFlight = 8
 )
 
+// How a store whose log is a Replica groups its submissions
+// (queue.Options): a group waits StoreGroupWait for more once its first
+// has come, and StoreInFlight groups are appended at once. Every append is
+// a quorum round (about 3 ms here against 1 ms for a local fsync), so
+// larger groups pay: measured with BenchmarkSubmit32 (32 clients, three
+// servers on the same 2-core VM), no wait and one in flight gave 16 jobs
+// an append and 4,200 jobs/s; 0.5 ms and two in flight, 32 jobs and
+// 5,500 jobs/s.
+const (
+	StoreGroupWait = 500 * time.Microsecond
+	StoreInFlight  = 2
+)
+
 // ErrConfig: a Config that cannot work (the error names the field).
 var ErrConfig = errors.New("ha: invalid config")
 

@@ -50,16 +50,45 @@ func startWith(t *testing.T, cfg ha.Config, dir string, onEvent func(ha.Event)) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := ha.New(store, cfg, ha.Options{Dir: dir, Logger: logger(t, cfg.ID), OnEvent: onEvent})
-	if err != nil {
-		t.Fatal(err)
-	}
-	store.SetLog(rep)
-	ctx, cancel := context.WithCancel(context.Background())
-	n := &node{id: cfg.ID, store: store, rep: rep, cancel: cancel, done: make(chan error, 1)}
-	go func() { n.done <- rep.Run(ctx) }()
+	n := &node{id: cfg.ID, store: store}
+	startRepWith(t, n, cfg, dir, onEvent)
 	t.Cleanup(n.stop)
 	return n
+}
+
+// startRep runs a replica over n.store.
+func startRep(tb testing.TB, n *node, cfg ha.Config, dir string) *ha.Replica {
+	tb.Helper()
+	rep := startRepWith(tb, n, cfg, dir, nil)
+	tb.Cleanup(func() {
+		n.cancel()
+		<-n.done
+	})
+	return rep
+}
+
+func startRepWith(tb testing.TB, n *node, cfg ha.Config, dir string, onEvent func(ha.Event)) *ha.Replica {
+	tb.Helper()
+	rep, err := ha.New(n.store, cfg, ha.Options{Dir: dir, Logger: logger(tb, cfg.ID), OnEvent: onEvent})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	n.store.SetLog(rep)
+	ctx, cancel := context.WithCancel(context.Background())
+	n.rep, n.cancel, n.done = rep, cancel, make(chan error, 1)
+	go func() { n.done <- rep.Run(ctx) }()
+	return rep
+}
+
+func eventuallyB(tb testing.TB, rep *ha.Replica) {
+	tb.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !rep.IsLeader() {
+		if time.Now().After(deadline) {
+			tb.Fatal("no leader after 30 s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 func (n *node) stop() {

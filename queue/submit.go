@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -97,64 +98,109 @@ func (s *Store) Submit(ctx context.Context, j Job) (Job, bool, error) {
 // writer is the group-commit loop: it blocks for one submission, takes
 // whatever else is already queued (up to maxBatch) and commits them together.
 // There is no timer: a lone submitter commits at once, and submitters that
-// arrive during a commit form the next group.
+// arrive during a commit form the next group. Up to Options.CommitsInFlight
+// groups commit at once (one by default: a group forms while the one
+// before commits); the writer prepares them in order, so ids and times
+// are minted in the order the groups formed.
 func (s *Store) writer() {
 	defer close(s.writerDone)
-	batch := make([]*submitOp, 0, s.maxBatch)
-	for op := range s.ops {
-		batch = append(batch[:0], op)
-	drain:
-		for len(batch) < s.maxBatch {
-			select {
-			case op, ok := <-s.ops:
-				if !ok {
-					break drain
-				}
-				batch = append(batch, op)
-			default:
-				break drain
-			}
+	inflight := make(chan struct{}, s.inFlight)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for {
+		inflight <- struct{}{} // a slot before the group forms
+		op, ok := <-s.ops
+		if !ok {
+			return
 		}
-		s.commit(batch)
+		batch := s.gather(op)
+		wg.Add(1)
+		commit := s.commit(batch)
+		go func() {
+			defer func() { <-inflight; wg.Done() }()
+			commit()
+		}()
 	}
+}
+
+// gather is the group that op starts: whatever else is queued, up to
+// maxBatch, and with Options.GroupWait what arrives within that wait.
+func (s *Store) gather(op *submitOp) []*submitOp {
+	batch := []*submitOp{op}
+	var linger <-chan time.Time
+	if s.groupWait > 0 {
+		t := time.NewTimer(s.groupWait)
+		defer t.Stop()
+		linger = t.C
+	}
+	for len(batch) < s.maxBatch {
+		select {
+		case op, ok := <-s.ops:
+			if !ok {
+				return batch
+			}
+			batch = append(batch, op)
+			continue
+		default:
+		}
+		if linger == nil {
+			return batch
+		}
+		select {
+		case op, ok := <-s.ops:
+			if !ok {
+				return batch
+			}
+			batch = append(batch, op)
+		case <-linger:
+			return batch
+		}
+	}
+	return batch
 }
 
 // commit stores a group of submissions as one CmdSubmit: one entry of
 // the log, one transaction, one fsync. The writer is the proposer: it
 // stamps the group's time, answers what it can from the file (a key used
-// before; below the space reserve, every new job is refused), mints an id
-// for each new job and commits the rest. If that commit fails, each job
-// is committed alone, so one bad job cannot fail its neighbours.
-func (s *Store) commit(batch []*submitOp) {
+// before; below the space reserve, every new job is refused) and mints an
+// id for each new job, in the writer's goroutine; the function it returns
+// commits the rest. If that commit fails, each job is committed alone, so
+// one bad job cannot fail its neighbours.
+func (s *Store) commit(batch []*submitOp) func() {
 	take := batch[:0]
 	for _, op := range batch {
 		if op.state.CompareAndSwap(opQueued, opTaken) {
 			take = append(take, op)
 		}
 	}
-	if len(take) == 0 {
-		return
+	var (
+		at      time.Time
+		propose []*submitOp
+	)
+	if len(take) > 0 {
+		at = s.stamp()
+		propose = s.prepare(take, at, s.CheckSpace()) // one statfs per commit
 	}
-	defer func() {
-		for _, op := range take {
-			close(op.done)
+	return func() {
+		defer func() {
+			for _, op := range take {
+				close(op.done)
+			}
+		}()
+		if len(propose) == 0 {
+			return
 		}
-	}()
-	at := s.stamp()
-	propose := s.prepare(take, at, s.CheckSpace()) // one statfs per commit
-	if len(propose) == 0 {
-		return
-	}
-	err := s.submitGroup(at, propose)
-	if err != nil && len(propose) > 1 {
+		err := s.submitGroup(at, propose)
+		if err != nil && len(propose) > 1 {
+			for _, op := range propose {
+				op.err = s.submitGroup(at, []*submitOp{op})
+			}
+			return
+		}
 		for _, op := range propose {
-			op.err = s.submitGroup(at, []*submitOp{op})
-		}
-		return
-	}
-	for _, op := range propose {
-		if op.err == nil {
-			op.err = err
+			if op.err == nil {
+				op.err = err
+			}
 		}
 	}
 }
