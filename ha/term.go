@@ -266,8 +266,11 @@ func (t *Term) commit(ctx context.Context, cmds []queue.Command) ([]queue.Result
 		// This index stays a hole until the next leader fills it, so no
 		// later entry of this term can be applied: the term is over.
 		t.end(err)
-		if errors.Is(err, ErrNotLeader) || errors.Is(err, errTaken) {
+		switch {
+		case errors.Is(err, ErrNotLeader) || errors.Is(err, errTaken):
 			return nil, &NotLeaderError{}
+		case errors.Is(err, ErrUncertain):
+			return nil, err
 		}
 		return nil, fmt.Errorf("%w: %v", ErrUncertain, err)
 	}
