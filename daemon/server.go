@@ -268,8 +268,12 @@ func restoreOrQuarantine(store *queue.Store, prom *telemetry.Metrics, repl *repl
 	if repl != nil {
 		restored, err := restore()
 		var lse *engine.LearnedStateError
-		if errors.As(err, &lse) {
+		switch {
+		case errors.As(err, &lse):
 			log.Warn("learned state does not restore; the leader quarantines it when its term begins", "section", lse.Section, "err", err)
+			return false, nil
+		case errors.Is(err, ha.ErrNotLeader):
+			log.Info("learned state in the layout before rows: the leader migrates it when its term begins", "err", err)
 			return false, nil
 		}
 		return restored, err
