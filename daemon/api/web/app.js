@@ -696,7 +696,20 @@
       trend: api('/v1/goodness/trend?buckets=60'),
       profiles: api('/v1/profiles?limit=50').catch((err) => { if (err.status === 404) return null; throw err; }),
       queues: api('/v1/queues'),
+      // Replicated colocd only: 404 when colocd runs alone.
+      ha: api('/v1/ha').catch((err) => { if (err.status === 404) return null; throw err; }),
     };
+  }
+
+  // renderReplica shows, replicated, which replica answered and how the
+  // replicas stand (role, epoch, applied index, lag behind the leader).
+  function renderReplica(h) {
+    const span = $('replica');
+    if (!h) { span.hidden = true; return; }
+    const members = (h.members || []).map((m) => m.id + ' ' + m.role + ' @' + m.applied_index).join(', ');
+    span.textContent = 'replica ' + h.id + ' (' + h.role + '), leader ' + (h.leader_id || 'none') +
+      ', epoch ' + h.epoch + ', lag ' + h.lag + (members ? ' · ' + members : '');
+    span.hidden = false;
   }
 
   // render draws each section whose data arrived; one that failed (or
@@ -716,6 +729,7 @@
     sec(['profiles'], () => renderProfiles(d.profiles));
     sec(['decisions'], () => renderDecisions(d.decisions));
     sec(['queues'], () => renderQueues(d.queues));
+    sec(['ha'], () => renderReplica(d.ha));
   }
 
   let timer = null;
