@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
+
 	"github.com/colocd/colocd/ha"
 	"github.com/colocd/colocd/internal/testing/zktest"
 	"github.com/colocd/colocd/queue"
@@ -252,5 +254,36 @@ func TestJoinFromSnapshot(t *testing.T) {
 	sameStores(t, first, late)
 	if installed.Load() != 1 {
 		t.Errorf("the late replica installed %d snapshots, want 1", installed.Load())
+	}
+}
+
+// With digest credentials every znode colocd creates carries a digest
+// ACL: a client without them reads nothing of the log, and cannot take
+// the leadership.
+func TestDigestACL(t *testing.T) {
+	e := zktest.Start(t, zktest.Options{Servers: 1})
+	cfg := testConfig(e, "a")
+	cfg.Auth = &ha.Auth{User: "colocd", Password: "s3cret"}
+	n := start(t, cfg, t.TempDir())
+	eventually(t, "a leads", 30*time.Second, n.rep.IsLeader)
+	submit(t, n, 3)
+	c, _, err := zkConn(t, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, p := range []string{"/colocd/test/log/00000000000000000001", "/colocd/test/cluster", "/colocd/test/epoch"} {
+		if _, _, err := c.Get(p); !errors.Is(err, zk.ErrNoAuth) {
+			t.Errorf("get %s without credentials: %v, want %v", p, err, zk.ErrNoAuth)
+		}
+	}
+	if _, err := c.Set("/colocd/test/epoch", nil, -1); !errors.Is(err, zk.ErrNoAuth) {
+		t.Errorf("bump the epoch without credentials: %v, want %v", err, zk.ErrNoAuth)
+	}
+	if err := c.AddAuth("digest", []byte("colocd:s3cret")); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.Get("/colocd/test/cluster"); err != nil {
+		t.Errorf("get with the credentials: %v", err)
 	}
 }
