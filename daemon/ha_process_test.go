@@ -43,8 +43,12 @@ type haCluster struct {
 type haReplica struct {
 	id, addr, dir, cfg string
 	zkAddrs            []string // what it connects to (a proxy, for the partition test)
-	p                  *proc
+	cur                atomic.Pointer[proc]
 }
+
+// p is the replica's process of the moment (start replaces it while
+// clients read it).
+func (r *haReplica) p() *proc { return r.cur.Load() }
 
 type haOptions struct {
 	replicas int
@@ -111,7 +115,7 @@ ha:
 }
 
 func (c *haCluster) start(r *haReplica) {
-	r.p = startServe(c.t, "..", r.cfg, r.addr, yarnTestToken)
+	r.cur.Store(startServe(c.t, "..", r.cfg, r.addr, yarnTestToken))
 }
 
 // finishApps ends every running application after a moment, as a
@@ -139,7 +143,7 @@ func (c *haCluster) alive() []*haReplica {
 	var out []*haReplica
 	for _, r := range c.reps {
 		select {
-		case <-r.p.done:
+		case <-r.p().done:
 		default:
 			out = append(out, r)
 		}
@@ -155,7 +159,7 @@ func (c *haCluster) leader(deadline time.Duration) *haReplica {
 		lead = nil
 		n := 0
 		for _, r := range c.alive() {
-			if readyzCode(r.p.base, "?role=leader") == http.StatusOK {
+			if readyzCode(r.p().base, "?role=leader") == http.StatusOK {
 				lead = r
 				n++
 			}
@@ -193,7 +197,7 @@ func (s *submitter) submit(key string, deadline time.Time) bool {
 			continue
 		}
 		r := live[rand.IntN(len(live))]
-		req, _ := http.NewRequest(http.MethodPost, r.p.base+"/v1/jobs", bytes.NewReader(body))
+		req, _ := http.NewRequest(http.MethodPost, r.p().base+"/v1/jobs", bytes.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+yarnTestToken)
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Idempotency-Key", key)
@@ -239,7 +243,7 @@ func (c *haCluster) checkExactlyOnce(lead *haReplica, acked map[string]string) {
 	var list struct {
 		Jobs []apiJob `json:"jobs"`
 	}
-	lead.p.getJSON("/v1/jobs?state=all&limit=10000", &list)
+	lead.p().getJSON("/v1/jobs?state=all&limit=10000", &list)
 	stored := map[string]apiJob{}
 	byApp := map[string]string{}
 	for _, j := range list.Jobs {
@@ -276,7 +280,7 @@ func (c *haCluster) waitDone(acked map[string]string, deadline time.Duration) *h
 	poll(c.t, "every acknowledged job to finish", deadline, func() bool {
 		lead = c.leader(deadline)
 		for _, id := range acked {
-			code, b := lead.p.do(http.MethodGet, "/v1/jobs/"+id, nil)
+			code, b := lead.p().do(http.MethodGet, "/v1/jobs/"+id, nil)
 			var j apiJob
 			if code != http.StatusOK || json.Unmarshal(b, &j) != nil || j.State != "succeeded" {
 				return false
@@ -313,7 +317,7 @@ func TestHAKillLeaderUnderLoad(t *testing.T) {
 	for range 3 {
 		lead := c.leader(60 * time.Second)
 		poll(t, "some jobs to be admitted by this leader", 30*time.Second, func() bool { return len(c.rm.Submissions()) > 0 })
-		lead.p.kill()
+		lead.p().kill()
 		c.leader(60 * time.Second)
 		c.start(lead) // rejoins as a follower
 	}
@@ -328,13 +332,13 @@ func TestHAKillLeaderUnderLoad(t *testing.T) {
 
 // signal sends sig to the replica's process.
 func (r *haReplica) signal(sig os.Signal) {
-	_ = r.p.cmd.Process.Signal(sig)
+	_ = r.p().cmd.Process.Signal(sig)
 }
 
 // haRole is the replica's role as GET /v1/ha says ("" when it does not
 // answer).
 func haRole(r *haReplica) string {
-	req, _ := http.NewRequest(http.MethodGet, r.p.base+"/v1/ha", nil)
+	req, _ := http.NewRequest(http.MethodGet, r.p().base+"/v1/ha", nil)
 	req.Header.Set("Authorization", "Bearer "+yarnTestToken)
 	resp, err := (&http.Client{Timeout: 2 * time.Second}).Do(req)
 	if err != nil {
@@ -363,7 +367,7 @@ func TestHAPausedLeader(t *testing.T) {
 			old := c.leader(60 * time.Second)
 			block, arrived := make(chan struct{}), make(chan struct{}, 1)
 			c.rm.InjectFault(at, yarntest.Fault{Method: http.MethodPost, Block: block, Arrived: arrived, Times: 1})
-			id := submitOne(t, old.p)
+			id := submitOne(t, old.p())
 			select {
 			case <-arrived:
 			case <-time.After(30 * time.Second):
@@ -379,21 +383,21 @@ func TestHAPausedLeader(t *testing.T) {
 			var next *haReplica
 			poll(t, "another replica to lead", 60*time.Second, func() bool {
 				for _, r := range c.alive() {
-					if r != old && readyzCode(r.p.base, "?role=leader") == http.StatusOK {
+					if r != old && readyzCode(r.p().base, "?role=leader") == http.StatusOK {
 						next = r
 						return true
 					}
 				}
 				return false
 			})
-			poll(t, "the job to succeed under the new leader", 60*time.Second, func() bool { return next.p.job(id).State == "succeeded" })
+			poll(t, "the job to succeed under the new leader", 60*time.Second, func() bool { return next.p().job(id).State == "succeeded" })
 			close(block) // the old leader's request, held at the RM, goes on
 			old.signal(syscall.SIGCONT)
 			paused = false
 			poll(t, "the old leader to step down and stop its loop", 30*time.Second, func() bool {
-				return haRole(old) == "follower" && strings.Contains(old.p.out.String(), "the loop stopped: no longer leading")
+				return haRole(old) == "follower" && strings.Contains(old.p().out.String(), "the loop stopped: no longer leading")
 			})
-			for _, l := range strings.Split(old.p.out.String(), "\n") {
+			for _, l := range strings.Split(old.p().out.String(), "\n") {
 				if strings.Contains(l, "fenced") || strings.Contains(l, "leading") || strings.Contains(l, "not submitted") || strings.Contains(l, "admit job") {
 					t.Logf("old leader: %.300s", l)
 				}
@@ -429,13 +433,13 @@ func TestHAPartitionedLeader(t *testing.T) {
 	partitioned := time.Now()
 	proxy.Partition()
 	poll(t, "the cut-off leader to stop leading", 30*time.Second, func() bool {
-		return readyzCode(old.p.base, "?role=leader") != http.StatusOK
+		return readyzCode(old.p().base, "?role=leader") != http.StatusOK
 	})
 	t.Logf("the cut-off leader stopped leading %v after the partition (session timeout %v)", time.Since(partitioned).Round(time.Millisecond), haSession)
 	var next *haReplica
 	poll(t, "another replica to lead", 60*time.Second, func() bool {
 		for _, r := range c.alive() {
-			if r != old && readyzCode(r.p.base, "?role=leader") == http.StatusOK {
+			if r != old && readyzCode(r.p().base, "?role=leader") == http.StatusOK {
 				next = r
 				return true
 			}
@@ -445,7 +449,7 @@ func TestHAPartitionedLeader(t *testing.T) {
 	for k := range 10 {
 		key := fmt.Sprintf("during-%d", k)
 		body, _ := json.Marshal(yarnJob)
-		req, _ := http.NewRequest(http.MethodPost, next.p.base+"/v1/jobs", bytes.NewReader(body))
+		req, _ := http.NewRequest(http.MethodPost, next.p().base+"/v1/jobs", bytes.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+yarnTestToken)
 		req.Header.Set("Idempotency-Key", key)
 		req.Header.Set("Content-Type", "application/json")
@@ -462,13 +466,13 @@ func TestHAPartitionedLeader(t *testing.T) {
 		s.acked[key] = j.ID
 	}
 	// Cut off, the old leader takes no write: it has no session.
-	code, b := old.p.do(http.MethodPost, "/v1/jobs", yarnJob)
+	code, b := old.p().do(http.MethodPost, "/v1/jobs", yarnJob)
 	if code != http.StatusServiceUnavailable {
 		t.Errorf("a submit to the cut-off replica: %d %s, want 503", code, b)
 	}
 	proxy.Heal()
 	poll(t, "the old leader to follow again and catch up", 60*time.Second, func() bool {
-		code, _ := old.p.do(http.MethodGet, "/v1/jobs/"+s.acked["during-9"], nil)
+		code, _ := old.p().do(http.MethodGet, "/v1/jobs/"+s.acked["during-9"], nil)
 		return haRole(old) == "follower" && code == http.StatusOK
 	})
 	lead := c.waitDone(s.acked, 120*time.Second)
@@ -493,7 +497,7 @@ func TestHAQuorumLost(t *testing.T) {
 	var refused int
 	poll(t, "submissions to be refused with 503 naming ZooKeeper or the election", 60*time.Second, func() bool {
 		for _, r := range c.alive() {
-			code, b := r.p.do(http.MethodPost, "/v1/jobs", yarnJob)
+			code, b := r.p().do(http.MethodPost, "/v1/jobs", yarnJob)
 			switch {
 			case code == http.StatusServiceUnavailable && (bytes.Contains(b, []byte("ZooKeeper")) || bytes.Contains(b, []byte("leads"))):
 				refused++
@@ -531,14 +535,14 @@ func TestHAQuorumLost(t *testing.T) {
 func TestHAHandover(t *testing.T) {
 	c, _ := startHA(t, haOptions{replicas: 3, finish: true})
 	old := c.leader(60 * time.Second)
-	id := submitOne(t, old.p)
+	id := submitOne(t, old.p())
 	t0 := time.Now()
-	if _, err := old.p.stop(30 * time.Second); err != nil {
+	if _, err := old.p().stop(30 * time.Second); err != nil {
 		t.Fatalf("the leader exited with %v after SIGTERM", err)
 	}
 	lead := c.leader(30 * time.Second)
 	t.Logf("%s led %v after SIGTERM to %s", lead.id, time.Since(t0).Round(time.Millisecond), old.id)
-	poll(t, "the job to succeed", 60*time.Second, func() bool { return lead.p.job(id).State == "succeeded" })
+	poll(t, "the job to succeed", 60*time.Second, func() bool { return lead.p().job(id).State == "succeeded" })
 	c.checkExactlyOnce(lead, map[string]string{"one": id})
 }
 
@@ -577,16 +581,16 @@ func TestHAChaos(t *testing.T) {
 		lead := c.leader(90 * time.Second)
 		switch ev := rng.IntN(5); ev {
 		case 0:
-			lead.p.kill()
+			lead.p().kill()
 			c.start(lead)
 			events = append(events, "kill -9 leader")
 		case 1:
 			r := c.reps[rng.IntN(len(c.reps))]
-			r.p.kill()
+			r.p().kill()
 			c.start(r)
 			events = append(events, "kill -9 "+r.id)
 		case 2:
-			lead.p.stop(30 * time.Second)
+			lead.p().stop(30 * time.Second)
 			c.start(lead)
 			events = append(events, "SIGTERM leader")
 		case 3:
