@@ -29,6 +29,10 @@ var (
 	ErrLowSpace = readyReason("data directory low on space")
 	// ErrClusterSync: the loop's last sync with the cluster failed.
 	ErrClusterSync = readyReason("cannot sync with the cluster")
+	// ErrClusterBackoff: calls to the cluster back off after failures
+	// (reads, or submissions of new jobs): the engine calls it once per
+	// wait until it answers.
+	ErrClusterBackoff = readyReason("backing off from a failing cluster")
 	// ErrStalled: the admission loop has completed no iteration for too long.
 	ErrStalled = readyReason("admission loop stalled")
 )

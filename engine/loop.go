@@ -185,14 +185,24 @@ func (l *Loop) Step(ctx context.Context) (Iteration, error) {
 	return it, nil
 }
 
-// due is the earliest of the admission tick after now and the schedules.
+// due is the earliest of the admission tick after now, the schedules and
+// the end of a backoff of calls to the cluster (its probe is due then).
+// A learning tick that is overdue waits for a sync that succeeds: it is
+// left out when there is an admission tick, or the loop would iterate
+// without pause while the cluster fails.
 func (l *Loop) due(now time.Time) time.Time {
 	due := l.nextLearn
 	if l.tick > 0 {
+		if !due.After(now) { // overdue
+			due = now.Add(l.tick)
+		}
 		due = earliest(due, now.Add(l.tick))
 	}
 	if l.retention != nil {
 		due = earliest(due, l.nextRetention)
+	}
+	if end, ok := l.e.backoffEnd(now); ok {
+		due = earliest(due, end)
 	}
 	return due
 }
