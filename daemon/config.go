@@ -212,6 +212,9 @@ type AdmissionConfig struct {
 	Tick       time.Duration        `mapstructure:"tick"`
 	MaxRunning int                  `mapstructure:"max_running"` // 0 = no cap
 	Mode       engine.AdmissionMode `mapstructure:"mode"`
+	// Backoff is how calls to a failing cluster back off (sync,
+	// reconciliation, admission; engine.BackoffConfig).
+	Backoff engine.BackoffConfig `mapstructure:"backoff"`
 }
 
 // RetentionConfig configures store compaction.
@@ -272,7 +275,7 @@ func DefaultConfig() Config {
 			PlacementTolerance: engine.DefaultPlacementTolerance,
 			Foreign:            engine.DefaultForeignConfig(),
 		},
-		Admission: AdmissionConfig{Tick: 10 * time.Second, Mode: engine.ModeActive},
+		Admission: AdmissionConfig{Tick: 10 * time.Second, Mode: engine.ModeActive, Backoff: engine.DefaultBackoffConfig()},
 		Pipeline:  DefaultPipelineConfig(),
 		Retention: RetentionConfig{FinishedAfter: 30 * 24 * time.Hour, Schedule: "@every 1h"},
 
