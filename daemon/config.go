@@ -256,10 +256,11 @@ func DefaultConfig() Config {
 		Yarn:    yarncluster.DefaultConfig(),
 		Metrics: MetricsConfig{Source: SourceInfluxDB, Hosts: usage.DefaultHostsConfig()},
 		Influx: collector.Config{
-			Language:   collector.LanguageFlux,
-			Timeout:    10 * time.Second,
-			StaleAfter: 30 * time.Second,
-			Schema:     defaultSchema(),
+			Language:       collector.LanguageFlux,
+			Timeout:        10 * time.Second,
+			StaleAfter:     30 * time.Second,
+			MaxAnswerBytes: collector.DefaultMaxAnswerBytes,
+			Schema:         defaultSchema(),
 		},
 		Prometheus: defaultPrometheus(),
 		Learning: LearningConfig{
