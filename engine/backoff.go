@@ -212,13 +212,12 @@ func (e *Engine) jobSettled(id string) {
 	}
 }
 
-// pruneJobBackoff drops the backoff of every job not in admitted (it
-// left the admitted state: running, finished, requeued, parked). Called
-// under mu.
-func (e *Engine) pruneJobBackoff(admitted map[string]bool) {
+// pruneJobBackoff drops the backoff of every job not in active (it
+// finished, or went back to the queue, or was parked). Called under mu.
+func (e *Engine) pruneJobBackoff(active map[string]bool) {
 	n := len(e.jobBackoff)
 	for id := range e.jobBackoff {
-		if !admitted[id] {
+		if !active[id] {
 			delete(e.jobBackoff, id)
 		}
 	}

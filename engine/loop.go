@@ -131,7 +131,7 @@ func (l *Loop) Step(ctx context.Context) (Iteration, error) {
 	rep, synced, err := l.e.syncStep(ctx)
 	syncErr := err // readiness reports the iteration's last sync
 	if err != nil {
-		l.log.Warn("sync", "err", err)
+		l.warn("sync", err)
 	} else {
 		now = rep.At
 	}
@@ -169,7 +169,7 @@ func (l *Loop) Step(ctx context.Context) (Iteration, error) {
 	// the resource manager a second full state per step.
 	ar, err := l.e.admitStep(ctx, synced)
 	if err != nil {
-		l.log.Warn("admission pass", "err", err)
+		l.warn("admission pass", err)
 	}
 	if len(ar.Admitted) > 0 {
 		// The new applications may already hold containers: see them now,
@@ -183,6 +183,17 @@ func (l *Loop) Step(ctx context.Context) (Iteration, error) {
 	it.Due = l.due(now)
 	l.e.passDone(syncErr)
 	return it, nil
+}
+
+// warn logs a pass's error: at DEBUG when the pass did not call the
+// cluster because its calls back off (the backoff's start and end are
+// logged, and a kick each second would log each), else at WARN.
+func (l *Loop) warn(pass string, err error) {
+	if errors.Is(err, ErrBackoff) {
+		l.log.Debug(pass, "err", err)
+		return
+	}
+	l.log.Warn(pass, "err", err)
 }
 
 // due is the earliest of the admission tick after now, the schedules and

@@ -130,6 +130,7 @@ func (e *Engine) syncLocked(ctx context.Context) (SyncReport, *cluster.State, er
 	}
 	for _, j := range jobs {
 		if running[j.ID] {
+			e.jobSettled(j.ID) // the cluster runs its application
 			if j.State == queue.StateAdmitted {
 				js, err := e.store.Start(j.ID)
 				if err != nil {
@@ -158,7 +159,7 @@ func (e *Engine) syncLocked(ctx context.Context) (SyncReport, *cluster.State, er
 			return rep, nil, fmt.Errorf("sync job %s: %w", j.ID, err)
 		}
 	}
-	e.pruneJobBackoff(stillAdmitted(jobs, rep))
+	e.pruneJobBackoff(stillActive(jobs, rep))
 	e.observe(st, byApp, rep.At)
 	if len(rep.Finished) > 0 || len(rep.Requeued) > 0 || len(rep.Rejected) > 0 {
 		e.Kick()
@@ -311,16 +312,14 @@ func (e *Engine) resubmit(ctx context.Context, j queue.Job, rep *SyncReport) err
 	return nil
 }
 
-// stillAdmitted is the set of the jobs that are admitted after a sync
-// that read jobs and reported rep.
-func stillAdmitted(jobs []queue.Job, rep SyncReport) map[string]bool {
+// stillActive is the set of the jobs (of jobs, admitted or running) that
+// are still admitted or running after a sync that reported rep.
+func stillActive(jobs []queue.Job, rep SyncReport) map[string]bool {
 	out := make(map[string]bool, len(jobs))
 	for _, j := range jobs {
-		if j.State == queue.StateAdmitted {
-			out[j.ID] = true
-		}
+		out[j.ID] = true
 	}
-	for _, ids := range [][]string{rep.Started, rep.Finished, rep.Requeued, rep.Rejected, rep.Parked} {
+	for _, ids := range [][]string{rep.Finished, rep.Requeued, rep.Rejected, rep.Parked} {
 		for _, id := range ids {
 			delete(out, id)
 		}
