@@ -69,10 +69,6 @@ func (c BackoffConfig) Validate() error {
 	return nil
 }
 
-// ErrBackoff is wrapped by the error of a pass that did not call the
-// cluster because calls of that kind back off after failures.
-var ErrBackoff = errors.New("cluster calls backing off")
-
 // callKind is what kind of call a cluster-wide backoff holds.
 type callKind int
 

@@ -11,6 +11,9 @@ var (
 	ErrNotReady = errors.New("engine not ready")
 	// ErrNotKillable: the job is neither admitted nor running.
 	ErrNotKillable = errors.New("job is not admitted or running")
+	// ErrBackoff: a pass did not call the cluster because calls of that
+	// kind back off after failures (backoff.go).
+	ErrBackoff = errors.New("cluster calls backing off")
 )
 
 // Why Ready fails: its error wraps one of these. Each names a reason safe to
