@@ -3,9 +3,12 @@ package collector_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -96,12 +99,15 @@ func writeUsageFixture(b *testing.B, s *influxtest.Server, hosts int) []string {
 	return names
 }
 
-// benchUsage times Usage of asked in one language.
+// benchUsage times Usage of asked in one language, and reports the bytes
+// of its answer (what influx.max_answer_bytes is sized from).
 func benchUsage(b *testing.B, s *influxtest.Server, lang string, maxPat int, asked []string, from, to time.Time, want goodness.Usage) {
 	n := len(asked)
 	ctx := context.Background()
 	cfg := collector.DefaultConfig()
 	cfg.URL, cfg.Bucket, cfg.HostPatternMax, cfg.Language = s.URL(), s.Bucket(), maxPat, lang
+	counted := &countingTransport{base: http.DefaultTransport}
+	cfg.HTTPClient = &http.Client{Transport: counted}
 	c, err := collector.New(cfg)
 	if err != nil {
 		b.Fatal(err)
@@ -120,6 +126,7 @@ func benchUsage(b *testing.B, s *influxtest.Server, lang string, maxPat int, ask
 			b.Fatalf("%s (-want +got):\n%s", h, diff)
 		}
 	}
+	answer := counted.bytes.Load()
 	b.ReportAllocs()
 	server0, self0 := procCPU(s.PID()), selfCPU()
 	for b.Loop() {
@@ -131,6 +138,32 @@ func benchUsage(b *testing.B, s *influxtest.Server, lang string, maxPat int, ask
 		b.ReportMetric(float64(procCPU(s.PID())-server0)/float64(time.Millisecond)/float64(b.N), "influxd-cpu-ms/op")
 	}
 	b.ReportMetric(float64(selfCPU()-self0)/float64(time.Millisecond)/float64(b.N), "client-cpu-ms/op")
+	b.ReportMetric(float64(answer), "answer-bytes/op")
+}
+
+// countingTransport counts the body bytes of the answers through it.
+type countingTransport struct {
+	base  http.RoundTripper
+	bytes atomic.Int64
+}
+
+func (t *countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(req)
+	if err == nil {
+		resp.Body = &countingBody{ReadCloser: resp.Body, n: &t.bytes}
+	}
+	return resp, err
+}
+
+type countingBody struct {
+	io.ReadCloser
+	n *atomic.Int64
+}
+
+func (b *countingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.n.Add(int64(n))
+	return n, err
 }
 
 // procCPU is a process's user+system CPU time from /proc, -1 if unknown.

@@ -47,6 +47,11 @@ var (
 	// ErrEmpty: none of the requested hosts has any cpu sample in the
 	// window: usually a wrong bucket or schema name, or Telegraf not writing.
 	ErrEmpty = errors.New("collector: no data")
+	// ErrTooLarge: an answer, or a record or chunk of it, is over its cap
+	// (cap.go); the error names the cap and the setting. It comes with
+	// ErrBadQuery, or with the sentinel of the error status whose body
+	// was over the cap.
+	ErrTooLarge = errors.New("collector: answer over its size cap")
 )
 
 // Result is the usage of the hosts asked for, over one window.
@@ -67,10 +72,14 @@ type Result struct {
 // It is safe for concurrent use. New does no I/O; Close releases idle
 // connections.
 type Collector struct {
-	cfg         compiled
-	client      influxdb2.Client
-	queryURL    string // Flux: /api/v2/query
-	influxQLURL string // InfluxQL: /query
+	cfg    compiled
+	http   *http.Client // capped (cap.go)
+	client influxdb2.Client
+	// maxRecord and maxValue cap a Flux CSV record and an InfluxQL JSON
+	// value (maxRecordBytes, maxValueBytes; tests lower them).
+	maxRecord, maxValue int64
+	queryURL            string // Flux: /api/v2/query
+	influxQLURL         string // InfluxQL: /query
 }
 
 // New validates cfg and returns a Collector. It does not connect.
@@ -79,22 +88,27 @@ func New(cfg Config) (*Collector, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The library's own client's timeout, a second over Timeout (each call
+	// is bounded by Timeout through its context).
+	hc := cappedClient(cc.HTTPClient, time.Duration(math.Ceil(cc.Timeout.Seconds())+1)*time.Second,
+		cc.MaxAnswerBytes, "influxdb", "influx max_answer_bytes")
 	opts := influxdb2.DefaultOptions().
 		SetApplicationName("colocd").
 		SetLogLevel(0). // errors only; the collector returns, never logs
-		SetHTTPRequestTimeout(uint(math.Ceil(cc.Timeout.Seconds())) + 1)
-	if cc.HTTPClient != nil {
-		opts.SetHTTPClient(cc.HTTPClient)
-	}
+		SetHTTPClient(hc)
 	client := influxdb2.NewClientWithOptions(strings.TrimRight(cc.URL, "/"), cc.Token, opts)
 	q := url.Values{}
 	q.Set("org", cc.Org)
 	queryURL := client.HTTPService().ServerAPIURL() + "query?" + q.Encode()
-	return &Collector{cfg: cc, client: client, queryURL: queryURL, influxQLURL: influxQLURL(client.ServerURL(), cc.Bucket)}, nil
+	return &Collector{cfg: cc, http: hc, client: client, maxRecord: maxRecordBytes, maxValue: maxValueBytes,
+		queryURL: queryURL, influxQLURL: influxQLURL(client.ServerURL(), cc.Bucket)}, nil
 }
 
 // Close releases the client's idle connections.
-func (c *Collector) Close() { c.client.Close() }
+func (c *Collector) Close() {
+	c.client.Close()
+	c.http.CloseIdleConnections()
+}
 
 // Ping checks that InfluxDB answers on /ping within Timeout. It does not
 // check credentials: Usage reports ErrAuth.
@@ -239,14 +253,16 @@ type queryDialect struct {
 
 // run posts q under Timeout through the client library's HTTP service
 // (authorization, user agent, error decoding) and streams the CSV body to
-// decode.
+// decode, each record capped at maxRecord bytes: a line without end fails
+// there instead of growing the CSV reader's buffer.
 func (c *Collector) run(ctx context.Context, op, q string, decode func(io.Reader) error) error {
 	body, err := json.Marshal(queryBody{Query: q, Type: "flux",
 		Dialect: queryDialect{Header: true, Delimiter: ",", Annotations: []string{}}})
 	if err != nil {
 		return fmt.Errorf("collector: %s: encode request: %w", op, err)
 	}
-	return c.post(ctx, op, c.queryURL, bytes.NewReader(body), "application/json", "application/csv", decode)
+	return c.post(ctx, op, c.queryURL, bytes.NewReader(body), "application/json", "application/csv",
+		func(r io.Reader) error { return decode(&recordCap{r: r, max: c.maxRecord}) })
 }
 
 // post sends body to u under Timeout through the client library's HTTP
@@ -337,6 +353,8 @@ func classify(op string, err error) error {
 	case errors.Is(err, context.Canceled):
 		// The caller gave up; that says nothing about InfluxDB.
 		return fmt.Errorf("collector: %s: %w", op, err)
+	case errors.Is(err, ErrTooLarge) && !errors.As(err, &he):
+		return wrap(ErrBadQuery)
 	case errors.As(err, &he) && he.StatusCode == http.StatusForbidden && strings.Contains(he.Message, "Flux query service disabled"):
 		// InfluxDB 1.x with flux-enabled = false answers every Flux
 		// query 403: a configuration mismatch, not bad credentials.

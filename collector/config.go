@@ -156,6 +156,11 @@ type Config struct {
 	// for interval = "10s").
 	StaleAfter time.Duration `mapstructure:"stale_after"`
 	Schema     Schema        `mapstructure:"schema"`
+	// MaxAnswerBytes caps the body of one answer (cap.go); zero means
+	// DefaultMaxAnswerBytes. An answer over it fails the read with
+	// ErrTooLarge: raise it for more hosts, disks or a longer learning
+	// window than the default is sized for.
+	MaxAnswerBytes int64 `mapstructure:"max_answer_bytes"`
 	// HostPatternMax is the most hosts Usage names in the storage
 	// predicate (a regex of the quoted names). Asked about more, it reads
 	// every host in the bucket and keeps the requested ones, which is
@@ -163,8 +168,9 @@ type Config struct {
 	// cluster. Zero means DefaultHostPatternMax; raise it when the bucket
 	// holds many hosts colocd never asks about.
 	HostPatternMax int `mapstructure:"-"`
-	// HTTPClient is used for every request when set; otherwise the client
-	// library's default client is used. Either way Timeout applies.
+	// HTTPClient is used for every request when set (a copy of it, whose
+	// transport caps the answers); otherwise a client of the collector's
+	// own. Either way Timeout applies.
 	HTTPClient *http.Client `mapstructure:"-"`
 }
 
@@ -177,12 +183,13 @@ const (
 // DefaultConfig reads Telegraf's default schema from a local InfluxDB 1.8.
 func DefaultConfig() Config {
 	return Config{
-		URL:        "http://127.0.0.1:8086",
-		Bucket:     "telegraf/autogen",
-		Language:   LanguageFlux,
-		Timeout:    10 * time.Second,
-		StaleAfter: 30 * time.Second,
-		Schema:     DefaultSchema(),
+		URL:            "http://127.0.0.1:8086",
+		Bucket:         "telegraf/autogen",
+		Language:       LanguageFlux,
+		Timeout:        10 * time.Second,
+		StaleAfter:     30 * time.Second,
+		MaxAnswerBytes: DefaultMaxAnswerBytes,
+		Schema:         DefaultSchema(),
 	}
 }
 
@@ -225,6 +232,9 @@ func (c Config) compile() (compiled, error) {
 		return out, invalid("language", "must be %s or %s, got %q", LanguageFlux, LanguageInfluxQL, c.Language)
 	}
 	if out.HostPatternMax, err = checkBounds(c.Timeout, c.StaleAfter, c.HostPatternMax); err != nil {
+		return out, err
+	}
+	if out.MaxAnswerBytes, err = checkMaxAnswer(c.MaxAnswerBytes, DefaultMaxAnswerBytes); err != nil {
 		return out, err
 	}
 	s := c.Schema
@@ -326,6 +336,24 @@ func checkBounds(timeout, staleAfter time.Duration, hostPatternMax int) (int, er
 	}
 	return hostPatternMax, nil
 }
+
+// checkMaxAnswer checks an answer cap and returns the one to use (0
+// means def).
+func checkMaxAnswer(v, def int64) (int64, error) {
+	switch {
+	case v < 0:
+		return 0, invalid("max_answer_bytes", "must not be negative, got %d", v)
+	case v == 0:
+		return def, nil
+	case v < minMaxAnswer:
+		return 0, invalid("max_answer_bytes", "must be 0 (the default, %d) or at least %d, got %d", def, minMaxAnswer, v)
+	}
+	return v, nil
+}
+
+// minMaxAnswer is the least answer cap: an empty answer's headers and
+// envelope.
+const minMaxAnswer = 4 << 10
 
 // checkURL parses a server's base URL: http or https, a host, an
 // optional path prefix, no query or fragment.

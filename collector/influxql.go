@@ -148,17 +148,20 @@ func influxQLURL(base, bucket string) string {
 func (c *Collector) runInfluxQL(ctx context.Context, op, q string, each func(influxQLSeries) error) error {
 	form := url.Values{"q": {q}}.Encode()
 	return c.post(ctx, op, c.influxQLURL, strings.NewReader(form), "application/x-www-form-urlencoded", "application/json",
-		func(body io.Reader) error { return decodeInfluxQL(body, each) })
+		func(body io.Reader) error { return decodeInfluxQL(body, c.maxValue, each) })
 }
 
 // decodeInfluxQL reads the JSON objects of a chunked answer (one object
-// when the server does not chunk) and hands every series to each. An
-// error reported in the body fails the read with errStatement.
-func decodeInfluxQL(body io.Reader, each func(influxQLSeries) error) error {
-	dec := json.NewDecoder(body)
+// when the server does not chunk), each capped at maxValue bytes, and
+// hands every series to each. An error reported in the body fails the
+// read with errStatement.
+func decodeInfluxQL(body io.Reader, maxValue int64, each func(influxQLSeries) error) error {
+	vc := &valueCap{r: body, max: maxValue}
+	dec := json.NewDecoder(vc)
 	dec.UseNumber()
 	for {
 		var chunk influxQLChunk
+		vc.next()
 		err := dec.Decode(&chunk)
 		if errors.Is(err, io.EOF) {
 			return nil

@@ -67,7 +67,7 @@ func FuzzDecodeInfluxQLPlacements(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body string) {
 		acc := newPlacementAcc(from, to)
-		err := decodeInfluxQL(strings.NewReader(body), func(st influxQLSeries) error { return c.decodeInfluxQLPlacements(st, acc) })
+		err := decodeInfluxQL(strings.NewReader(body), maxValueBytes, func(st influxQLSeries) error { return c.decodeInfluxQLPlacements(st, acc) })
 		if err != nil {
 			return
 		}

@@ -63,6 +63,10 @@ type PrometheusConfig struct {
 	// Off by default: measured on the simulator (bench/README.md), it is
 	// not recommended yet.
 	Pressure bool `mapstructure:"pressure"`
+	// MaxAnswerBytes caps the body of one query's answer (cap.go), which
+	// the reader decodes whole; zero means DefaultPromMaxAnswerBytes. An
+	// answer over it fails the read with ErrTooLarge.
+	MaxAnswerBytes int64 `mapstructure:"max_answer_bytes"`
 	// HostPatternMax is the most hosts Usage names in a host matcher (a
 	// regex of the quoted names). Asked about more, it reads every host
 	// and keeps the requested ones. Zero means DefaultHostPatternMax.
@@ -79,13 +83,14 @@ type PrometheusConfig struct {
 func DefaultPrometheusConfig() PrometheusConfig {
 	s := DefaultSchema()
 	return PrometheusConfig{
-		URL:         "http://127.0.0.1:9090",
-		HostLabel:   "instance",
-		StripPort:   true,
-		Timeout:     10 * time.Second,
-		StaleAfter:  30 * time.Second,
-		DiskExclude: s.DiskExclude,
-		NetExclude:  s.NetExclude,
+		URL:            "http://127.0.0.1:9090",
+		HostLabel:      "instance",
+		StripPort:      true,
+		Timeout:        10 * time.Second,
+		StaleAfter:     30 * time.Second,
+		MaxAnswerBytes: DefaultPromMaxAnswerBytes,
+		DiskExclude:    s.DiskExclude,
+		NetExclude:     s.NetExclude,
 	}
 }
 
@@ -132,6 +137,9 @@ func (c PrometheusConfig) compile() (promCompiled, error) {
 	if out.HostPatternMax, err = checkBounds(c.Timeout, c.StaleAfter, c.HostPatternMax); err != nil {
 		return out, err
 	}
+	if out.MaxAnswerBytes, err = checkMaxAnswer(c.MaxAnswerBytes, DefaultPromMaxAnswerBytes); err != nil {
+		return out, err
+	}
 	out.timeoutParam = fmt.Sprintf("%dms", (c.Timeout+time.Millisecond-1)/time.Millisecond)
 	if out.diskExclude, err = alternation("disk_exclude", c.DiskExclude); err != nil {
 		return out, err
@@ -146,10 +154,6 @@ func (c PrometheusConfig) compile() (promCompiled, error) {
 }
 
 func isCTL(r rune) bool { return r < 0x20 || r == 0x7f }
-
-// promMaxAnswer caps the bytes of one answer Prometheus may send: a
-// vector of 8 cpu modes for 10,000 hosts is about 2 MiB.
-const promMaxAnswer = 256 << 20
 
 // Prometheus reads node usage from Prometheus's HTTP API, where
 // node_exporter's metrics are scraped. It is safe for concurrent use.
@@ -183,7 +187,7 @@ func NewPrometheus(cfg PrometheusConfig) (*Prometheus, error) {
 		}
 		client = &http.Client{Transport: tr}
 	}
-	return &Prometheus{cfg: cc, client: client, maxAnswer: promMaxAnswer}, nil
+	return &Prometheus{cfg: cc, client: client, maxAnswer: cc.MaxAnswerBytes}, nil
 }
 
 // Close releases the client's idle connections.

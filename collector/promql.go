@@ -207,46 +207,16 @@ func (p *Prometheus) query(ctx context.Context, q, at string) ([]promRow, error)
 	if resp.StatusCode != http.StatusOK {
 		return nil, readPromError(resp.StatusCode, resp.Body)
 	}
+	cr := &capReader{r: resp.Body, left: p.maxAnswer, err: tooLarge("the prometheus answer", p.maxAnswer, "prometheus max_answer_bytes")}
 	if resp.ContentLength > p.maxAnswer {
-		return nil, fmt.Errorf("%w: Content-Length %d", p.tooLarge(), resp.ContentLength)
+		cr.left, cr.err = -1, tooLarge(fmt.Sprintf("the prometheus answer (Content-Length %d)", resp.ContentLength), p.maxAnswer, "prometheus max_answer_bytes")
 	}
-	rows, err := decodeVector(&capReader{r: resp.Body, left: p.maxAnswer, err: p.tooLarge()}, p.cfg.HostLabel)
+	rows, err := decodeVector(cr, p.cfg.HostLabel)
 	if err != nil {
 		return nil, err
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16)) // let the connection be reused
 	return rows, nil
-}
-
-// errAnswerTooLarge is wrapped when an answer exceeds the cap.
-var errAnswerTooLarge = errors.New("answer too large")
-
-func (p *Prometheus) tooLarge() error {
-	return fmt.Errorf("%w: more than %d MiB", errAnswerTooLarge, p.maxAnswer>>20)
-}
-
-// capReader reads at most left bytes from r, then fails with err if r has
-// more.
-type capReader struct {
-	r    io.Reader
-	left int64
-	err  error
-}
-
-func (c *capReader) Read(b []byte) (int, error) {
-	if c.left <= 0 {
-		var one [1]byte
-		if n, err := c.r.Read(one[:]); n == 0 {
-			return 0, err
-		}
-		return 0, c.err
-	}
-	if int64(len(b)) > c.left {
-		b = b[:c.left]
-	}
-	n, err := c.r.Read(b)
-	c.left -= int64(n)
-	return n, err
 }
 
 // promAnswer is the query API's envelope.
@@ -351,7 +321,7 @@ func classifyProm(op string, err error) error {
 		return fmt.Errorf("collector: %s: %w", op, err)
 	case errors.As(err, &pe):
 		return wrap(statusSentinel(pe.StatusCode))
-	case errors.Is(err, errAnswerTooLarge):
+	case errors.Is(err, ErrTooLarge):
 		return wrap(ErrBadQuery)
 	}
 	return classify(op, err)

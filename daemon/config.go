@@ -213,6 +213,9 @@ type AdmissionConfig struct {
 	Tick       time.Duration        `mapstructure:"tick"`
 	MaxRunning int                  `mapstructure:"max_running"` // 0 = no cap
 	Mode       engine.AdmissionMode `mapstructure:"mode"`
+	// Backoff is how calls to a failing cluster back off (sync,
+	// reconciliation, admission; engine.BackoffConfig).
+	Backoff engine.BackoffConfig `mapstructure:"backoff"`
 }
 
 // RetentionConfig configures store compaction.
@@ -255,10 +258,11 @@ func DefaultConfig() Config {
 		HA:      defaultHA(),
 		Metrics: MetricsConfig{Source: SourceInfluxDB, Hosts: usage.DefaultHostsConfig()},
 		Influx: collector.Config{
-			Language:   collector.LanguageFlux,
-			Timeout:    10 * time.Second,
-			StaleAfter: 30 * time.Second,
-			Schema:     defaultSchema(),
+			Language:       collector.LanguageFlux,
+			Timeout:        10 * time.Second,
+			StaleAfter:     30 * time.Second,
+			MaxAnswerBytes: collector.DefaultMaxAnswerBytes,
+			Schema:         defaultSchema(),
 		},
 		Prometheus: defaultPrometheus(),
 		Learning: LearningConfig{
@@ -274,7 +278,7 @@ func DefaultConfig() Config {
 			PlacementTolerance: engine.DefaultPlacementTolerance,
 			Foreign:            engine.DefaultForeignConfig(),
 		},
-		Admission: AdmissionConfig{Tick: 10 * time.Second, Mode: engine.ModeActive},
+		Admission: AdmissionConfig{Tick: 10 * time.Second, Mode: engine.ModeActive, Backoff: engine.DefaultBackoffConfig()},
 		Pipeline:  DefaultPipelineConfig(),
 		Retention: RetentionConfig{FinishedAfter: 30 * 24 * time.Hour, Schedule: "@every 1h"},
 

@@ -195,7 +195,7 @@ func TestConfigBad(t *testing.T) {
 		"goodness-yarn": "goodness.net_recv_mbps", "goodness-neg": "goodness.disk_read_mbps",
 		"schedule": "learning.schedule", "step": "learning.step_size", "baseline": "learning.baseline",
 		"alpha": "learning.recency_alpha", "self-prior": "learning.self_prior", "credit": "learning.credit", "aggregate": "learning.aggregate", "kinds": "learning.max_kinds_per_node",
-		"tick": "admission.tick", "max-running": "admission.max_running", "mode": "admission.mode",
+		"tick": "admission.tick", "max-running": "admission.max_running", "mode": "admission.mode", "backoff": "admission.backoff.max",
 		"window": "pipeline.window.size", "kappa": "pipeline.fairness.kappa",
 		"weights": "pipeline.fairness.weights[alice]", "select": "pipeline.select.mode",
 		"retention": "retention.schedule", "retention-age": "retention.finished_after",

@@ -24,6 +24,7 @@ func (c Config) EngineOptions() (engine.Options, error) {
 		Profile:         pc,
 		MaxRunning:      c.Admission.MaxRunning,
 		Mode:            c.Admission.Mode,
+		Backoff:         c.Admission.Backoff,
 		Credit:          c.Learning.Credit,
 		Aggregate:       c.Learning.Aggregate,
 		MaxKindsPerNode: c.Learning.MaxKindsPerNode,

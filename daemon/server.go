@@ -246,6 +246,9 @@ func openCore(cfg Config, b backend, store *queue.Store, repl *replication, log 
 	}
 	eo.Kinds = b.kinds
 	eo.Journal, eo.Prom, eo.Rand = c.journal, c.prom, mrand.New(mrand.NewPCG(b.seed, b.seed^0x5851f42d4c957f2d))
+	// The backoff's jitter: a stream of its own from the logged seed, so
+	// that a backoff never shifts the admission sampler's draws.
+	eo.BackoffRand = mrand.New(mrand.NewPCG(b.seed^0x9e3779b97f4a7c15, b.seed))
 	eo.Logger, eo.Limits, eo.StallAfter = log.With("component", "engine"), c.limits, stallBound(cfg)
 	eo.SimulatedClock = b.clockInfo != nil
 	if repl != nil {

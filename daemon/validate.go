@@ -84,6 +84,11 @@ func (c Config) Validate() error {
 	if c.Admission.Mode != engine.ModeActive && c.Admission.Mode != engine.ModeShadow {
 		return cfgErr("admission.mode", "must be active or shadow, got %q", c.Admission.Mode)
 	}
+	if b := c.Admission.Backoff; b.Initial < 0 {
+		return cfgErr("admission.backoff.initial", "must be >= 0 (0 = no backoff), got %v", b.Initial)
+	} else if b.Initial > 0 && b.Max < b.Initial {
+		return cfgErr("admission.backoff.max", "must be >= admission.backoff.initial (%v), got %v", b.Initial, b.Max)
+	}
 	if err := c.Pipeline.validate(); err != nil {
 		return err
 	}

@@ -23,7 +23,8 @@ type AdmitReport struct {
 	Requeued  []string // job ids queued again: the cluster refused their application id
 	Ambiguous []string // job ids whose submission outcome is unknown (left admitted)
 	// Stopped says why the pass ended: "empty", "nothing fits", "max_running",
-	// "stale id", "ambiguous", "context".
+	// "stale id", "ambiguous", "backoff" (submissions wait out a backoff
+	// after failures), "context".
 	Stopped string
 }
 
@@ -33,8 +34,10 @@ type AdmitReport struct {
 // and the decision in one transaction), then submit. A definite rejection
 // fails the job with the cluster's reason and the pass goes on; an
 // ambiguous failure (a timeout) leaves it admitted for
-// Sync/Reconcile to check under the same id. In shadow mode the learned
-// choice is computed and journaled, but the FIFO choice is admitted.
+// Sync/Reconcile to check under the same id, once its own backoff ends,
+// and holds further admissions until the submissions' backoff ends
+// (backoff.go). In shadow mode the learned choice is computed and
+// journaled, but the FIFO choice is admitted.
 //
 // The pass reads the cluster's state once, not once per job (passView):
 // each admitted job then joins the pass's picture of the cluster as the
@@ -90,10 +93,11 @@ func (e *Engine) passShares(ctx context.Context, v *passView) {
 		e.dominantShares(*v.st)
 		return
 	}
-	if len(e.shareUsers) == 0 || ctx.Err() != nil {
+	if len(e.shareUsers) == 0 || ctx.Err() != nil || e.held(callRead) {
 		return
 	}
 	st, err := e.cluster.State(ctx)
+	e.called(callRead, err)
 	if err != nil {
 		e.backendError("state")
 		e.log.Debug("dominant shares: cluster state unavailable", "err", err)
@@ -120,6 +124,10 @@ func (e *Engine) admitOne(ctx context.Context, rep *AdmitReport, v *passView) (d
 	}
 	if e.maxRunning > 0 && counts[queue.StateAdmitted]+counts[queue.StateRunning] >= e.maxRunning {
 		rep.Stopped = "max_running"
+		return true, nil
+	}
+	if e.held(callSubmit) {
+		rep.Stopped = "backoff"
 		return true, nil
 	}
 	if err := e.openView(ctx, v); err != nil {
@@ -151,6 +159,7 @@ func (e *Engine) admitOne(ctx context.Context, rep *AdmitReport, v *passView) (d
 
 	appID, err := e.cluster.Reserve(ctx)
 	if err != nil {
+		e.called(callSubmit, err) // a success proves nothing yet: the submission tells
 		e.backendError("reserve")
 		return true, fmt.Errorf("admit job %s: reserve application: %w", admit.Chosen, err)
 	}
@@ -184,6 +193,7 @@ func (e *Engine) submitted(rep *AdmitReport, v *passView, job queue.Job, appID s
 	admit, learned queue.Decision, shadow bool, log *slog.Logger) (done bool, _ error) {
 	switch {
 	case err == nil:
+		e.called(callSubmit, nil)
 		v.arrive(job, appID)
 		rep.Admitted = append(rep.Admitted, job.ID)
 		e.backendOK(backendCluster)
@@ -198,6 +208,7 @@ func (e *Engine) submitted(rep *AdmitReport, v *passView, job queue.Job, appID s
 		// rules refuse, a queue that does not exist): the same submission
 		// would fail again, so the job fails with the cluster's reason and
 		// the pass goes on. Requeueing it stalled the queue behind it.
+		e.called(callSubmit, nil)
 		e.backendOK(backendCluster) // it answered: a refusal, not an outage
 		if e.mx != nil {
 			e.mx.AdmissionFailed()
@@ -213,6 +224,7 @@ func (e *Engine) submitted(rep *AdmitReport, v *passView, job queue.Job, appID s
 		rep.Stopped = "fenced"
 		return true, nil
 	case errors.Is(err, cluster.ErrStaleAppID):
+		e.called(callSubmit, nil)
 		e.backendOK(backendCluster)
 		_, err2 := e.store.Requeue(job.ID, err.Error())
 		e.StoreWrite("requeue", err2)
@@ -224,6 +236,8 @@ func (e *Engine) submitted(rep *AdmitReport, v *passView, job queue.Job, appID s
 		rep.Stopped = "stale id"
 		return true, nil
 	default:
+		e.called(callSubmit, err)
+		e.jobFailed(job.ID, err)
 		e.backendError("submit")
 		log.Warn("submission outcome unknown; left admitted for reconcile", "app", appID, "err", err)
 		rep.Ambiguous = append(rep.Ambiguous, job.ID)
@@ -261,7 +275,11 @@ func (e *Engine) openView(ctx context.Context, v *passView) error {
 		return nil
 	}
 	if v.st == nil {
+		if e.held(callRead) {
+			return fmt.Errorf("admit: cluster state: %w", heldError(callRead, e.rmBackoff[callRead]))
+		}
 		st, err := e.cluster.State(ctx)
+		e.called(callRead, err)
 		if err != nil {
 			e.backendError("state")
 			return fmt.Errorf("admit: cluster state: %w", err)

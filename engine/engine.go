@@ -78,6 +78,7 @@ type Engine struct {
 
 	kick   chan struct{}
 	health health
+	bo     backoffPolicy // admission.backoff
 
 	mu         sync.Mutex // serialises passes and guards the fields below
 	reconciled bool
@@ -94,6 +95,10 @@ type Engine struct {
 	// last placement read, with their foreign kinds (learning.placement:
 	// influx): admission puts them on their nodes. Empty otherwise.
 	foreign foreignView
+	// rmBackoff holds the cluster-wide backoffs, by kind of call, and
+	// jobBackoff each admitted job's own (backoff.go).
+	rmBackoff  [numCallKinds]backoff
+	jobBackoff map[string]*backoff
 }
 
 // presence is one job's containers on one node, as seen by Sync.
@@ -177,6 +182,12 @@ type Options struct {
 	// for longer than this, in Wall time; zero never does (no loop drives
 	// the engine, as in benchmarks).
 	StallAfter time.Duration
+	// Backoff is how calls to a failing cluster back off (BackoffConfig);
+	// zero: they do not. BackoffRand draws its jitter; nil: seeded with
+	// (3, 4). It is a source of its own, so that a backoff never changes
+	// the decisions Rand draws.
+	Backoff     BackoffConfig
+	BackoffRand *rand.Rand
 }
 
 // New builds an engine. It does no I/O besides restoring nothing: the
@@ -192,6 +203,9 @@ func New(o Options) (*Engine, error) {
 		return nil, errors.New("new engine: nil cluster")
 	case o.Clock == nil:
 		return nil, errors.New("new engine: nil clock")
+	}
+	if err := o.Backoff.Validate(); err != nil {
+		return nil, fmt.Errorf("new engine: %w", err)
 	}
 	qc := o.Queue
 	if err := qc.Validate(); err != nil {
@@ -243,6 +257,8 @@ func New(o Options) (*Engine, error) {
 		kick:         make(chan struct{}, 1),
 		presence:     map[string]map[string]*presence{},
 		shareUsers:   map[string]bool{},
+		bo:           backoffPolicy{cfg: o.Backoff, rng: o.BackoffRand},
+		jobBackoff:   map[string]*backoff{},
 	}
 	e.foreignPrefix = o.ForeignPrefix
 	if o.Placement != nil {
@@ -256,6 +272,9 @@ func New(o Options) (*Engine, error) {
 	}
 	if e.rng == nil {
 		e.rng = rand.New(rand.NewPCG(1, 2))
+	}
+	if e.bo.rng == nil {
+		e.bo.rng = rand.New(rand.NewPCG(3, 4))
 	}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
@@ -332,6 +351,7 @@ func (e *Engine) Resume() (quarantined []queue.Section, err error) {
 	e.reconciled = false
 	e.presence = map[string]map[string]*presence{}
 	e.foreign = foreignView{}
+	e.rmBackoff, e.jobBackoff = [numCallKinds]backoff{}, map[string]*backoff{}
 	e.health.mu.Lock()
 	e.health.state = healthState{}
 	e.health.mu.Unlock()
@@ -426,7 +446,9 @@ func (e *Engine) Kill(ctx context.Context, id string) (queue.Job, error) {
 // the file system holding the store is below its space reserve
 // (ErrLowSpace), the last store write failed and none succeeded since
 // (ErrStoreWrites), the loop completed no iteration for StallAfter
-// (ErrStalled), or the loop's last sync with the cluster failed
+// (ErrStalled), calls to the cluster back off after failures
+// (ErrClusterBackoff, naming each backoff; with ErrClusterSync too when
+// the last sync failed), or the loop's last sync with the cluster failed
 // (ErrClusterSync).
 func (e *Engine) Ready(context.Context) error {
 	e.health.mu.Lock()
@@ -453,6 +475,12 @@ func (e *Engine) Ready(context.Context) error {
 		if idle := e.wall().Sub(h.lastPass); idle > e.stallAfter {
 			return fmt.Errorf("%w: no loop iteration completed for %v (the bound is %v)", ErrStalled, idle.Round(time.Millisecond), e.stallAfter)
 		}
+	}
+	if b := backoffReport(h.backoff, h.jobsBackingOff); b != "" {
+		if h.syncErr != nil {
+			return fmt.Errorf("%w: %w: the last sync failed: %w; %s", ErrClusterBackoff, ErrClusterSync, h.syncErr, b)
+		}
+		return fmt.Errorf("%w: %s", ErrClusterBackoff, b)
 	}
 	if h.syncErr != nil {
 		return fmt.Errorf("%w: the last sync failed: %w", ErrClusterSync, h.syncErr)
@@ -486,6 +514,10 @@ type healthState struct {
 	// writeFails are the store writes, by op, whose last attempt failed;
 	// see StoreWrite for what clears one.
 	writeFails map[string]writeFail
+	// backoff and jobsBackingOff are the engine's backoffs, as
+	// publishBackoff last copied them.
+	backoff        [numCallKinds]backoff
+	jobsBackingOff int
 }
 
 // writeFail is a failed store write: its error and wall time.
@@ -682,4 +714,12 @@ type Telemetry interface {
 	// BackendUp records the outcome of the last call to a backend
 	// ("cluster" or "metrics").
 	BackendUp(backend string, up bool)
+	// ClusterBackoff sets the wait of the cluster-wide backoff of calls
+	// (BackoffRead, BackoffSubmit); zero when they do not back off.
+	ClusterBackoff(calls string, wait time.Duration)
+	// CallsBackedOff counts one call to the cluster not made because of a
+	// backoff (BackoffRead, BackoffSubmit, BackoffJob).
+	CallsBackedOff(calls string)
+	// JobsBackingOff sets how many admitted jobs wait out their own backoff.
+	JobsBackingOff(n int)
 }

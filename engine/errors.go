@@ -14,6 +14,9 @@ var (
 	// ErrFenced: the fence (Options.Fence) refused to let this replica act
 	// on the cluster: it may no longer lead.
 	ErrFenced = errors.New("not acting on the cluster: this replica may no longer lead")
+	// ErrBackoff: a pass did not call the cluster because calls of that
+	// kind back off after failures (backoff.go).
+	ErrBackoff = errors.New("cluster calls backing off")
 )
 
 // Why Ready fails: its error wraps one of these. Each names a reason safe to
@@ -32,6 +35,10 @@ var (
 	ErrLowSpace = readyReason("data directory low on space")
 	// ErrClusterSync: the loop's last sync with the cluster failed.
 	ErrClusterSync = readyReason("cannot sync with the cluster")
+	// ErrClusterBackoff: calls to the cluster back off after failures
+	// (reads, or submissions of new jobs): the engine calls it once per
+	// wait until it answers.
+	ErrClusterBackoff = readyReason("backing off from a failing cluster")
 	// ErrStalled: the admission loop has completed no iteration for too long.
 	ErrStalled = readyReason("admission loop stalled")
 )

@@ -206,7 +206,7 @@ func (l *Loop) Step(ctx context.Context) (Iteration, error) {
 	rep, synced, err := l.e.syncStep(ctx)
 	syncErr := err // readiness reports the iteration's last sync
 	if err != nil {
-		l.log.Warn("sync", "err", err)
+		l.warn("sync", err)
 	} else {
 		// The sync's time; its monotonic reading is derived (a step during
 		// the sync is seen at the next iteration).
@@ -249,7 +249,7 @@ func (l *Loop) Step(ctx context.Context) (Iteration, error) {
 	// the resource manager a second full state per step.
 	ar, err := l.e.admitStep(ctx, synced)
 	if err != nil {
-		l.log.Warn("admission pass", "err", err)
+		l.warn("admission pass", err)
 	}
 	if len(ar.Admitted) > 0 {
 		// The new applications may already hold containers: see them now,
@@ -259,22 +259,43 @@ func (l *Loop) Step(ctx context.Context) (Iteration, error) {
 			l.log.Warn("sync after admission", "err", syncErr)
 		}
 	}
-	l.due = l.dueAfter(mono)
+	l.due = l.dueAfter(mono, now)
 	it.At, it.Admit = now, ar
 	it.Due = now.Add(l.due - mono)
 	l.e.passDone(syncErr)
 	return it, nil
 }
 
-// dueAfter is the earliest of the admission tick after mono and the
-// schedules, as a monotonic reading.
-func (l *Loop) dueAfter(mono time.Duration) time.Duration {
+// warn logs a pass's error: at DEBUG when the pass did not call the
+// cluster because its calls back off (the backoff's start and end are
+// logged, and a kick each second would log each), else at WARN.
+func (l *Loop) warn(pass string, err error) {
+	if errors.Is(err, ErrBackoff) {
+		l.log.Debug(pass, "err", err)
+		return
+	}
+	l.log.Warn(pass, "err", err)
+}
+
+// dueAfter is the earliest of the admission tick after mono, the
+// schedules and the end of a backoff of calls to the cluster (its probe is
+// due then), as a monotonic reading; now is the clock at mono. A learning
+// tick that is overdue waits for a sync that succeeds: it is left out
+// when there is an admission tick, or the loop would iterate without
+// pause while the cluster fails.
+func (l *Loop) dueAfter(mono time.Duration, now time.Time) time.Duration {
 	due := l.nextLearn
 	if l.tick > 0 {
+		if due <= mono { // overdue
+			due = mono + l.tick
+		}
 		due = min(due, mono+l.tick)
 	}
 	if l.retention != nil {
 		due = min(due, l.nextRetention)
+	}
+	if end, ok := l.e.backoffEnd(now); ok {
+		due = min(due, mono+end.Sub(now))
 	}
 	return due
 }

@@ -45,11 +45,16 @@ func (e *Engine) Reconcile(ctx context.Context) (SyncReport, error) {
 		return rep, err
 	}
 	for _, j := range jobs {
+		if e.held(callRead) {
+			return rep, fmt.Errorf("reconcile: %w", heldError(callRead, e.rmBackoff[callRead]))
+		}
 		st, err := e.cluster.App(ctx, j.AppID)
 		if err != nil && !errors.Is(err, cluster.ErrUnknownApp) {
+			e.called(callRead, err)
 			e.backendError("app")
 			return rep, fmt.Errorf("reconcile job %s (application %s): %w", j.ID, j.AppID, err)
 		}
+		e.called(callRead, nil)
 		e.backendOK(backendCluster)
 		if err := e.applyStatus(ctx, j, st, err, &rep); err != nil {
 			return rep, fmt.Errorf("reconcile job %s: %w", j.ID, err)
@@ -89,7 +94,11 @@ func (e *Engine) syncLocked(ctx context.Context) (SyncReport, *cluster.State, er
 		return rep, nil, ErrNotReady
 	}
 	rep.At = e.clock.Now()
+	if e.held(callRead) {
+		return rep, nil, fmt.Errorf("sync: cluster state: %w", heldError(callRead, e.rmBackoff[callRead]))
+	}
 	st, err := e.cluster.State(ctx)
+	e.called(callRead, err)
 	if err != nil {
 		e.backendError("state")
 		return rep, nil, fmt.Errorf("sync: cluster state: %w", err)
@@ -107,6 +116,7 @@ func (e *Engine) syncLocked(ctx context.Context) (SyncReport, *cluster.State, er
 	}
 	for _, j := range jobs {
 		if running[j.ID] {
+			e.jobSettled(j.ID) // the cluster runs its application
 			if j.State == queue.StateAdmitted {
 				js, err := e.store.Start(j.ID)
 				if err != nil {
@@ -117,17 +127,25 @@ func (e *Engine) syncLocked(ctx context.Context) (SyncReport, *cluster.State, er
 			}
 			continue
 		}
+		if e.jobHeld(j.ID) {
+			continue // checked again once its own backoff ends
+		}
 		s, err := e.cluster.App(ctx, j.AppID)
 		if err != nil && !errors.Is(err, cluster.ErrUnknownApp) {
+			e.jobFailed(j.ID, err)
 			e.backendError("app")
 			e.jobLog(j).Warn("sync: application status unavailable", "err", err)
 			continue
+		}
+		if err == nil {
+			e.jobSettled(j.ID) // the cluster knows its application
 		}
 		e.backendOK(backendCluster)
 		if err := e.applyStatus(ctx, j, s, err, &rep); err != nil {
 			return rep, nil, fmt.Errorf("sync job %s: %w", j.ID, err)
 		}
 	}
+	e.pruneJobBackoff(stillActive(jobs, rep))
 	e.observe(st, byApp, rep.At)
 	if len(rep.Finished) > 0 || len(rep.Requeued) > 0 || len(rep.Rejected) > 0 {
 		e.Kick()
@@ -180,6 +198,7 @@ func (e *Engine) unknownApp(ctx context.Context, j queue.Job, rep *SyncReport) e
 	if f, ok := e.cluster.(Forgetful); ok && j.AppID != "" {
 		got, err := f.Forgotten(ctx, j.AppID)
 		if err != nil {
+			e.jobFailed(j.ID, err)
 			e.backendError("app")
 			log.Warn("application unknown to the cluster and nothing can be proven now; will check again", "err", err)
 			return nil
@@ -276,6 +295,10 @@ func (e *Engine) resubmit(ctx context.Context, j queue.Job, rep *SyncReport) err
 		return nil
 	}
 	if err == nil || errors.Is(err, cluster.ErrRejected) || errors.Is(err, cluster.ErrStaleAppID) {
+		// The cluster answered: submissions work (this job's failures
+		// were its own, and count against it alone).
+		e.called(callSubmit, nil)
+		e.jobSettled(j.ID)
 		e.backendOK(backendCluster)
 	}
 	switch {
@@ -302,8 +325,9 @@ func (e *Engine) resubmit(ctx context.Context, j queue.Job, rep *SyncReport) err
 		log.Warn("job requeued: the cluster refused its recorded application id", "state", queue.StatePending, "err", err)
 		rep.Requeued = append(rep.Requeued, j.ID)
 	default:
+		e.jobFailed(j.ID, err)
 		e.backendError("submit")
-		log.Warn("resubmission outcome unknown; will check again", "err", err)
+		log.Warn("resubmission outcome unknown; will check again once its backoff ends", "err", err)
 	}
 	return nil
 }
@@ -369,6 +393,21 @@ func (e *Engine) owns(j queue.Job, user string) bool {
 	}
 	owners := e.owners(j)
 	return len(owners) == 0 || slices.Contains(owners, user)
+}
+
+// stillActive is the set of the jobs (of jobs, admitted or running) that
+// are still admitted or running after a sync that reported rep.
+func stillActive(jobs []queue.Job, rep SyncReport) map[string]bool {
+	out := make(map[string]bool, len(jobs))
+	for _, j := range jobs {
+		out[j.ID] = true
+	}
+	for _, ids := range [][]string{rep.Finished, rep.Requeued, rep.Rejected, rep.Parked} {
+		for _, id := range ids {
+			delete(out, id)
+		}
+	}
+	return out
 }
 
 // activeJobs lists admitted and running jobs.

@@ -25,6 +25,11 @@ func (r *recorder) ForgetDominantShare(string)        {}
 func (r *recorder) BackendErrors(op string)           { r.add("error %s", op) }
 func (r *recorder) LearningTick(at time.Time)         { r.add("tick %s", at.Format(time.RFC3339)) }
 func (r *recorder) BackendUp(backend string, up bool) { r.add("up %s %t", backend, up) }
+func (r *recorder) ClusterBackoff(calls string, wait time.Duration) {
+	r.add("backoff %s %v", calls, wait)
+}
+func (r *recorder) CallsBackedOff(calls string) { r.add("held %s", calls) }
+func (r *recorder) JobsBackingOff(n int)        { r.add("jobs backing off %d", n) }
 func (r *recorder) Admitted(wait time.Duration, forced string) {
 	r.add("admitted after %v forced %q", wait, forced)
 }

@@ -29,6 +29,9 @@ func exercise(m *Metrics) {
 	m.DominantShare("g", 0.5)
 	m.BackendErrors("state")
 	m.BackendUp(BackendCluster, true)
+	m.ClusterBackoff(BackoffRead, 2*time.Second)
+	m.CallsBackedOff(BackoffJob)
+	m.JobsBackingOff(1)
 	m.APIRequest("/v1/jobs", 200, time.Millisecond)
 	m.WatchQueues(fixedQueues{queue.QueuesReport{Enabled: true, Queues: []queue.QueueStatus{{Name: "q", Class: "batch", Guarantee: queue.GuaranteeElastic}}}})
 }

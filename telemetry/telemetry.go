@@ -39,6 +39,9 @@ type Metrics struct {
 	dominant    *prometheus.GaugeVec
 	backendErrs *prometheus.CounterVec
 	backendUp   *prometheus.GaugeVec
+	backoff     *prometheus.GaugeVec
+	backedOff   *prometheus.CounterVec
+	jobsBackoff prometheus.Gauge
 	requests    *prometheus.CounterVec
 	reqSeconds  *prometheus.HistogramVec
 	quarantined *prometheus.CounterVec
@@ -59,6 +62,15 @@ const (
 // Learned-state sections (colocd_learned_state_quarantined_total{section}):
 // queue.SectionPreferences and queue.SectionProfiles.
 var learnedSections = []string{string(queue.SectionPreferences), string(queue.SectionProfiles)}
+
+// Cluster backoffs (colocd_cluster_backoff_seconds{calls},
+// colocd_cluster_calls_backed_off_total{calls}): engine.BackoffRead,
+// engine.BackoffSubmit and, for the counter, engine.BackoffJob.
+const (
+	BackoffRead   = "read"
+	BackoffSubmit = "submit"
+	BackoffJob    = "job"
+)
 
 // New registers colocd's series, a collector reading store.Counts()
 // at scrape time (colocd_jobs{state}), and the Go and process collectors on
@@ -111,6 +123,18 @@ func New(reg *prometheus.Registry, store *queue.Store) *Metrics {
 		backendUp: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "colocd_backend_up", Help: "1 when the last call to the backend (cluster, metrics) succeeded, 0 after a failure; no series before the first call.",
 		}, []string{"backend"}),
+		backoff: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "colocd_cluster_backoff_seconds",
+			Help: "Current wait of the cluster-wide backoff of calls to a failing cluster, by kind (read, submit): no such call is made before it ends; 0 when they do not back off.",
+		}, []string{"calls"}),
+		backedOff: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "colocd_cluster_calls_backed_off_total",
+			Help: "Calls to the cluster not made because of a backoff, by kind (read, submit; job: an admitted job waiting out its own backoff).",
+		}, []string{"calls"}),
+		jobsBackoff: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "colocd_cluster_backoff_jobs",
+			Help: "Admitted jobs waiting out their own backoff after a submission with an unknown outcome or an unreadable application.",
+		}),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "colocd_api_requests_total", Help: "HTTP API requests by route pattern and status code.",
 		}, []string{"route", "code"}),
@@ -125,7 +149,7 @@ func New(reg *prometheus.Registry, store *queue.Store) *Metrics {
 		}, []string{"section"}),
 	}
 	reg.MustRegister(m.admissions, m.failures, m.wait, m.forced, m.decision, m.learning,
-		m.ticks, m.lastTick, m.stale, m.unmatched, m.dominant, m.backendErrs, m.backendUp, m.requests, m.reqSeconds, m.quarantined,
+		m.ticks, m.lastTick, m.stale, m.unmatched, m.dominant, m.backendErrs, m.backendUp, m.backoff, m.backedOff, m.jobsBackoff, m.requests, m.reqSeconds, m.quarantined,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, r := range []string{ForcedMaxSkips, ForcedReservation} {
@@ -134,6 +158,11 @@ func New(reg *prometheus.Registry, store *queue.Store) *Metrics {
 	for _, sec := range learnedSections {
 		m.quarantined.WithLabelValues(sec) // 0 from the start: an alert on > 0 needs the series
 	}
+	for _, c := range []string{BackoffRead, BackoffSubmit} {
+		m.backoff.WithLabelValues(c)
+		m.backedOff.WithLabelValues(c)
+	}
+	m.backedOff.WithLabelValues(BackoffJob)
 	if store != nil {
 		reg.MustRegister(&jobsCollector{store: store, desc: prometheus.NewDesc(
 			"colocd_jobs", "Jobs in the store by state.", []string{"state"}, nil),
@@ -281,6 +310,29 @@ func (m *Metrics) BackendUp(backend string, up bool) {
 		v = 1
 	}
 	m.backendUp.WithLabelValues(backend).Set(v)
+}
+
+// ClusterBackoff sets the wait of the cluster-wide backoff of calls
+// (BackoffRead, BackoffSubmit); zero when they do not back off.
+func (m *Metrics) ClusterBackoff(calls string, wait time.Duration) {
+	if m != nil {
+		m.backoff.WithLabelValues(calls).Set(wait.Seconds())
+	}
+}
+
+// CallsBackedOff counts one call to the cluster not made because of a
+// backoff (BackoffRead, BackoffSubmit, BackoffJob).
+func (m *Metrics) CallsBackedOff(calls string) {
+	if m != nil {
+		m.backedOff.WithLabelValues(calls).Inc()
+	}
+}
+
+// JobsBackingOff sets how many admitted jobs wait out their own backoff.
+func (m *Metrics) JobsBackingOff(n int) {
+	if m != nil {
+		m.jobsBackoff.Set(float64(n))
+	}
 }
 
 // APIRequest records one API request by route pattern (never the raw path,

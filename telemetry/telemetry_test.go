@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"fmt"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -37,6 +38,9 @@ func TestNilMetricsIsSafe(t *testing.T) {
 	m.StaleHosts(1)
 	m.DominantShare("g", 1)
 	m.BackendErrors("op")
+	m.ClusterBackoff(BackoffSubmit, time.Second)
+	m.CallsBackedOff(BackoffRead)
+	m.JobsBackingOff(1)
 	rec := httptest.NewRecorder()
 	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	if rec.Code != 404 {
@@ -97,5 +101,38 @@ colocd_backend_up{backend="metrics"} 0
 		if h.GetSampleCount() != 3 || h.GetSampleSum() != 120 {
 			t.Errorf("wait histogram: count %d sum %v, want 3 and 120", h.GetSampleCount(), h.GetSampleSum())
 		}
+	}
+}
+
+// TestClusterBackoff: the backoff series exist from the start (0), and
+// follow what the engine reports.
+func TestClusterBackoff(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := New(reg, nil)
+	names := []string{"colocd_cluster_backoff_seconds", "colocd_cluster_calls_backed_off_total", "colocd_cluster_backoff_jobs"}
+	head := `
+# HELP colocd_cluster_backoff_jobs Admitted jobs waiting out their own backoff after a submission with an unknown outcome or an unreadable application.
+# TYPE colocd_cluster_backoff_jobs gauge
+colocd_cluster_backoff_jobs %d
+# HELP colocd_cluster_backoff_seconds Current wait of the cluster-wide backoff of calls to a failing cluster, by kind (read, submit): no such call is made before it ends; 0 when they do not back off.
+# TYPE colocd_cluster_backoff_seconds gauge
+colocd_cluster_backoff_seconds{calls="read"} %g
+colocd_cluster_backoff_seconds{calls="submit"} %g
+# HELP colocd_cluster_calls_backed_off_total Calls to the cluster not made because of a backoff, by kind (read, submit; job: an admitted job waiting out its own backoff).
+# TYPE colocd_cluster_calls_backed_off_total counter
+colocd_cluster_calls_backed_off_total{calls="job"} %d
+colocd_cluster_calls_backed_off_total{calls="read"} %d
+colocd_cluster_calls_backed_off_total{calls="submit"} %d
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(fmt.Sprintf(head, 0, 0.0, 0.0, 0, 0, 0)), names...); err != nil {
+		t.Errorf("at start: %v", err)
+	}
+	m.ClusterBackoff(BackoffRead, 1500*time.Millisecond)
+	m.CallsBackedOff(BackoffRead)
+	m.CallsBackedOff(BackoffRead)
+	m.CallsBackedOff(BackoffJob)
+	m.JobsBackingOff(3)
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(fmt.Sprintf(head, 3, 1.5, 0.0, 1, 2, 0)), names...); err != nil {
+		t.Errorf("backing off: %v", err)
 	}
 }

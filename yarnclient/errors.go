@@ -32,6 +32,9 @@ var (
 	ErrUnavailable = errors.New("yarnclient: resource manager unavailable")
 	// ErrDecode: a 2xx answer whose body is not the documented JSON.
 	ErrDecode = errors.New("yarnclient: cannot decode response")
+	// ErrTooLarge: a 2xx answer over Config.MaxAnswerBytes (or declaring
+	// a Content-Length over it); nothing of it was decoded.
+	ErrTooLarge = errors.New("yarnclient: answer over its size cap")
 	// ErrInvalid: a bad Config or argument; the message names the field.
 	ErrInvalid = errors.New("yarnclient: invalid argument")
 	// ErrNoToken: a NameNode issued no delegation token ({"Token":null}):

@@ -52,6 +52,10 @@ type Config struct {
 	// Tokens are the delegation tokens fetched for each application when
 	// its job is admitted (REST submission only).
 	Tokens TokensConfig `mapstructure:"tokens"`
+	// MaxAnswerBytes caps one answer of an RM, NodeManager, NameNode or
+	// the Timeline Server (yarnclient.Config.MaxAnswerBytes): a bigger
+	// one fails the call with yarnclient.ErrTooLarge.
+	MaxAnswerBytes int64 `mapstructure:"max_answer_bytes"`
 }
 
 // SubmitAs is whose applications colocd submits.
@@ -325,8 +329,12 @@ func DefaultConfig() Config {
 		NodesRefresh:     DefaultNodesRefresh,
 		SubmitAs:         SubmitAsDaemon,
 		Tokens:           TokensConfig{Renewer: DefaultTokenRenewer, HDFS: []HDFSTokens{}},
+		MaxAnswerBytes:   yarnclient.DefaultMaxAnswerBytes,
 	}
 }
+
+// minMaxAnswer is the least yarn.max_answer_bytes: an empty apps list.
+const minMaxAnswer = 4 << 10
 
 // DefaultTokenRenewer is yarn.tokens.renewer's default: the short name of
 // the RM's principal in Hadoop's usual layout (yarn/_HOST@REALM).
@@ -382,6 +390,9 @@ func (y Config) Validate() error {
 	}
 	if y.MaxCompletedApps < 0 {
 		return fieldErr("max_completed_applications", "must be >= 0 (0: never assume the RM still holds an ended application), got %d", y.MaxCompletedApps)
+	}
+	if y.MaxAnswerBytes != 0 && y.MaxAnswerBytes < minMaxAnswer {
+		return fieldErr("max_answer_bytes", "must be 0 (the default, %d) or at least %d, got %d", yarnclient.DefaultMaxAnswerBytes, minMaxAnswer, y.MaxAnswerBytes)
 	}
 	switch y.Submit {
 	case SubmitREST:
@@ -562,7 +573,7 @@ func (y Config) kerberosConfig(log *slog.Logger) kerberos.Config {
 // fails with the *FieldError naming the key.
 func (y Config) ClientConfig(log *slog.Logger) yarnclient.Config {
 	c := yarnclient.Config{RMURLs: y.RMURLs, User: y.User, CAFile: y.CAFile, Timeout: y.Timeout,
-		TimelineURL: y.TimelineURL, Logger: log}
+		TimelineURL: y.TimelineURL, MaxAnswerBytes: y.MaxAnswerBytes, Logger: log}
 	if y.Auth == AuthKerberos {
 		c.User = ""
 		a, err := kerberos.New(y.kerberosConfig(log))

@@ -24,14 +24,18 @@
 //     (matching yarnclient.ErrInvalid), found without the network; a failed
 //     exchange with the KDC is an *Error matching ErrExchange and one of
 //     ErrKeytab, ErrClockSkew, ErrNoSuchPrincipal (naming the client or the
-//     service principal) and ErrKDCUnreachable (naming the KDCs of
-//     krb5.conf).
+//     service principal), ErrKDCUnreachable (naming the KDCs of
+//     krb5.conf) and ErrReplyTooLarge;
+//   - the cap on a KDC's reply: every exchange goes through loopback
+//     relays that refuse a reply over 1 MiB, because gokrb5 allocates
+//     whatever length a reply declares (relay.go).
 //
 // # What it must not do
 //
-// It starts no goroutine: every exchange with the KDC happens inside
-// Authenticate, one at a time (gokrb5's client.Login, which starts an
-// auto-renewal goroutine, is not used). It does no network I/O in New. It
+// It starts no goroutine that outlives an exchange: every exchange with
+// the KDC happens inside Authenticate, one at a time, its relays' goroutines
+// ending with it (gokrb5's client.Login, which starts an auto-renewal
+// goroutine, is not used). It does no network I/O in New. It
 // holds no global state. Cross-realm service principals are not
 // supported, nor authenticating with a delegation token (acting for
 // another user, doAs, is yarnclient.As: this Auth authenticates colocd

@@ -33,6 +33,9 @@ var (
 	// ErrKDCUnreachable: no KDC of the realm answered; Error.KDCs names
 	// those krb5.conf lists.
 	ErrKDCUnreachable = errors.New("kerberos: KDC unreachable")
+	// ErrReplyTooLarge: a KDC's reply declared more bytes than the cap on
+	// a reply (relay.go); nothing of it was read.
+	ErrReplyTooLarge = errors.New("kerberos: KDC reply over its size cap")
 )
 
 // ConfigError is a Config that cannot work, found without the network:
@@ -62,8 +65,8 @@ func (e noKeyError) Is(target error) bool { return target == ErrKeytab }
 
 // Error is a failed exchange with the KDC: a login from the keytab or a
 // service ticket. It matches ErrExchange and its Kind: ErrKeytab,
-// ErrClockSkew, ErrNoSuchPrincipal or ErrKDCUnreachable (Kind is
-// ErrExchange itself for anything else).
+// ErrClockSkew, ErrNoSuchPrincipal, ErrKDCUnreachable or ErrReplyTooLarge
+// (Kind is ErrExchange itself for anything else).
 type Error struct {
 	Op string // e.g. "log in as colocd@EXAMPLE.COM from keytab /etc/colocd.keytab"
 	// Principal is the principal concerned: the client's for a login, the
@@ -95,6 +98,8 @@ func (e *Error) Error() string {
 		what = "no such principal: the KDC does not know " + whose + e.Principal
 	case ErrKDCUnreachable:
 		what = fmt.Sprintf("KDC unreachable: no KDC answered (%s, from %s)", strings.Join(e.KDCs, ", "), e.Krb5Conf)
+	case ErrReplyTooLarge:
+		what = "KDC reply too large"
 	default:
 		what = "kerberos error"
 	}
@@ -123,6 +128,10 @@ const (
 // KDC_ERR_PREAUTH_FAILED ..."), so the code is read from there.
 func (a *Auth) exchangeError(op, principal string, err error) error {
 	e := &Error{Op: op, Principal: principal, Kind: ErrExchange, Err: err}
+	if errors.Is(err, ErrReplyTooLarge) {
+		e.Kind = ErrReplyTooLarge
+		return e
+	}
 	msg := err.Error()
 	if code, ok := krbErrorCode(msg); ok {
 		e.Code = code

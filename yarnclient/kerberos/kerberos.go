@@ -83,8 +83,9 @@ type Config struct {
 // drops the server's service ticket (Refresh) and tries once more with a
 // fresh one.
 //
-// It is safe for concurrent use and starts no goroutine: every exchange
-// with the KDC happens inside Authenticate, one at a time. Cross-realm
+// It is safe for concurrent use, and every exchange with the KDC happens
+// inside Authenticate, one at a time, through relays that cap the KDC's
+// reply (relay.go); their goroutines end with the exchange. Cross-realm
 // service principals are not supported.
 type Auth struct {
 	principal  string // name@REALM
@@ -96,6 +97,7 @@ type Auth struct {
 	spn        spnTemplate
 	overrides  map[string]spnTemplate // lower-cased host:port or host
 	cl         *client.Client
+	maxReply   int64 // maxKDCReply (relay.go)
 	now        func() time.Time
 	log        *slog.Logger
 
@@ -127,7 +129,7 @@ var (
 // I/O (the first Authenticate logs in). Errors are *ConfigError.
 func New(cfg Config) (*Auth, error) {
 	a := &Auth{keytabPath: cfg.Keytab, krb5Path: cfg.Krb5Conf, now: cfg.Now, log: cfg.Logger,
-		svc: map[string]*ticket{}, overrides: map[string]spnTemplate{}}
+		svc: map[string]*ticket{}, overrides: map[string]spnTemplate{}, maxReply: maxKDCReply}
 	if a.krb5Path == "" {
 		a.krb5Path = DefaultKrb5Conf
 	}
@@ -348,7 +350,11 @@ func (a *Auth) login(now time.Time) (*ticket, error) {
 	if err != nil {
 		return nil, &Error{Op: op, Principal: a.principal, Kind: ErrExchange, Err: err}
 	}
-	rep, err := a.cl.ASExchange(a.realm, req, 0)
+	var rep messages.ASRep
+	err = a.viaRelays(func() (err error) {
+		rep, err = a.cl.ASExchange(a.realm, req, 0)
+		return err
+	})
 	if err != nil {
 		return nil, a.exchangeError(op, a.principal, err)
 	}
@@ -359,7 +365,11 @@ func (a *Auth) login(now time.Time) (*ticket, error) {
 func (a *Auth) getServiceTicket(spn string, now time.Time) (*ticket, error) {
 	full := spn + "@" + a.realm
 	sname := types.NewPrincipalName(nametype.KRB_NT_PRINCIPAL, spn)
-	_, rep, err := a.cl.TGSREQGenerateAndExchange(sname, a.realm, a.tgt.tkt, a.tgt.key, false)
+	var rep messages.TGSRep
+	err := a.viaRelays(func() (err error) {
+		_, rep, err = a.cl.TGSREQGenerateAndExchange(sname, a.realm, a.tgt.tkt, a.tgt.key, false)
+		return err
+	})
 	if err != nil {
 		return nil, a.exchangeError("get a service ticket for "+full+" as "+a.principal, full, err)
 	}

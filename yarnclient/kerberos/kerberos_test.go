@@ -25,8 +25,8 @@ import (
 	"github.com/colocd/colocd/yarnclient/yarntest"
 )
 
-// TestMain checks that no goroutine outlives the tests: the Auth starts
-// none; the fake RMs' SPNEGO (gokrb5's replay cache) starts one forever.
+// TestMain checks that no goroutine outlives the tests: the Auth's end
+// with each exchange; the fake RMs' SPNEGO (gokrb5's replay cache) starts one forever.
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m, yarntest.IgnoreReplayCache()...) }
 
 // realm is a real MIT KDC with the client principal colocd and its keytab.
