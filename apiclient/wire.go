@@ -596,3 +596,16 @@ type GoodnessStats struct {
 	MaxG  *float64      `json:"max_g"`
 	Scale GoodnessScale `json:"scale"`
 }
+
+// WhoAmI is the body of GET /v1/whoami: who the server takes the caller
+// for.
+type WhoAmI struct {
+	User      string   `json:"user"` // acts as (the user of its jobs)
+	Role      string   `json:"role"`
+	RoleRule  string   `json:"role_rule,omitempty"` // what granted Role
+	Groups    []string `json:"groups"`
+	Principal string   `json:"principal"` // as authenticated
+	Method    string   `json:"method"`    // token, kerberos or tls
+	RealUser  string   `json:"real_user,omitempty"`
+	ProxyRule string   `json:"proxy_rule,omitempty"`
+}

@@ -116,6 +116,9 @@ type ProxyRule struct {
 	anyHost  bool
 }
 
+// CheckProxyRule checks r's user and hosts as New does.
+func CheckProxyRule(r *ProxyRule) error { return r.compile() }
+
 func (p *ProxyRule) compile() error {
 	if p.User == "" || strings.ContainsAny(p.User, " \t@/") {
 		return fmt.Errorf("user %q is not a user name", p.User)

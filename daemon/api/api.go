@@ -309,6 +309,8 @@ func (s *server) routes(metrics Telemetry, publicMetrics bool) *http.ServeMux {
 	route("/v1/goodness/trend", map[string]endpoint{http.MethodGet: {RoleReader, s.getGoodnessTrend}})
 	route("/v1/summary", map[string]endpoint{http.MethodGet: {RoleReader, s.getSummary}})
 	route("/v1/ha", map[string]endpoint{http.MethodGet: {RoleReader, s.getHA}})
+	route("/v1/whoami", map[string]endpoint{http.MethodGet: {RoleReader, whoami}})
+	route("/v1/openapi.json", map[string]endpoint{http.MethodGet: {0, serveOpenAPI}})
 	route("/healthz", map[string]endpoint{http.MethodGet: {0, s.healthz}})
 	route("/readyz", map[string]endpoint{http.MethodGet: {0, s.readyz}})
 	if metrics != nil {
@@ -399,6 +401,10 @@ func (s *server) dispatch(methods map[string]endpoint) http.Handler {
 		if !ok {
 			w.Header().Set("Allow", allowHeader)
 			writeError(w, errorf(http.StatusMethodNotAllowed, "", "method %s not allowed on %s (allowed: %s)", r.Method, r.URL.Path, allowHeader))
+			return
+		}
+		if he := checkParams(r); he != nil {
+			writeError(w, he)
 			return
 		}
 		var p principal
