@@ -310,7 +310,7 @@ func DefaultConfig() Config {
 		DataDirReserveBytes: 64 << 20,
 		LogLevel:            "info",
 		LogFormat:           "text",
-		TLS: TLSConfig{ClientAuth: ClientAuthNone},
+		TLS:                 TLSConfig{ClientAuth: ClientAuthNone},
 		API: APIConfig{MaxBodyBytes: 1 << 20, ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second,
 			MaxConnections: 1024, MaxKinds: 1000, Auth: api.AuthTokens,
 			Kerberos:  APIKerberosConfig{Principal: "HTTP/_HOST", AuthToLocal: []string{"DEFAULT"}},

@@ -375,7 +375,7 @@ type reqInfo struct {
 	user     string
 	realUser string // the proxy, when a rule let it act as user
 	via      string // how the caller authenticated
-	err      error // a failure of the handler (not a refusal it chose); logged with the request
+	err      error  // a failure of the handler (not a refusal it chose); logged with the request
 }
 
 type reqInfoKey struct{}

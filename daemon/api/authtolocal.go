@@ -35,15 +35,15 @@ type AuthToLocal struct {
 }
 
 type a2lRule struct {
-	text    string
-	isDef   bool
-	n       int
-	format  string
-	match   *regexp.Regexp // nil: every formatted name
-	from    *regexp.Regexp // nil: no substitution
-	to      string
-	global  bool
-	lower   bool
+	text   string
+	isDef  bool
+	n      int
+	format string
+	match  *regexp.Regexp // nil: every formatted name
+	from   *regexp.Regexp // nil: no substitution
+	to     string
+	global bool
+	lower  bool
 }
 
 // ParseAuthToLocal parses rules (one per element; an element may also
