@@ -543,7 +543,7 @@ func TestLimits(t *testing.T) {
 	t.Run("reader submits", func(t *testing.T) {
 		_, err := c.reader.Submit(ctx, apiclient.JobRequest{Kind: "kmeans"}, "")
 		e := wantError(t, err, http.StatusForbidden, "")
-		if !strings.Contains(e.Error(), "has role reader") || e.Code != apiclient.CodeForbidden || e.Rule == "" {
+		if !strings.Contains(e.Error(), "role reader may not POST /v1/jobs") || e.Code != apiclient.CodeForbidden || e.Rule != "tokens" {
 			t.Errorf("Error() = %q", e)
 		}
 	})

@@ -415,12 +415,14 @@ func (s *server) dispatch(methods map[string]endpoint) http.Handler {
 				return
 			}
 			if p.Role < ep.role {
-				rule := "api.acl." + ep.role.String()
 				if p.RoleRule == "tokens" {
-					rule = "tokens"
+					writeError(w, forbidden("tokens", "role %s may not %s %s: it needs %s (the token of user %s has role %s)",
+						p.Role, r.Method, r.URL.Path, ep.role, p.User, p.Role))
+					return
 				}
-				writeError(w, forbidden(rule, "user %s has role %s (%s), which may not %s %s: that needs %s (%s)",
-					p.User, p.Role, p.RoleRule, r.Method, r.URL.Path, ep.role, rule))
+				rule := "api.acl." + ep.role.String()
+				writeError(w, forbidden(rule, "role %s may not %s %s: it needs %s, which %s does not grant user %s (groups %s)",
+					p.Role, r.Method, r.URL.Path, ep.role, rule, p.User, listOrNone(p.Groups)))
 				return
 			}
 		}
