@@ -86,17 +86,21 @@ func parseA2LRule(s string) (a2lRule, error) {
 			return r, fmt.Errorf("regex: %v", err)
 		}
 	}
+	// Hadoop's tail: (s/from/to/(g)?)?/?(L)?
 	rest := m[4]
-	if strings.HasSuffix(rest, "/L") {
-		r.lower, rest = true, strings.TrimSuffix(rest, "/L")
+	if strings.HasSuffix(rest, "L") {
+		r.lower, rest = true, strings.TrimSuffix(rest, "L")
 	}
-	if rest == "" {
+	if rest == "" || rest == "/" {
 		return r, nil
 	}
 	if !strings.HasPrefix(rest, "s/") {
 		return r, fmt.Errorf("%q is not s/from/to/[g]", rest)
 	}
 	parts := strings.Split(rest[2:], "/")
+	if len(parts) == 4 && parts[3] == "" && r.lower {
+		parts = parts[:3]
+	}
 	if len(parts) != 3 || (parts[2] != "" && parts[2] != "g") {
 		return r, fmt.Errorf("%q is not s/from/to/[g]", rest)
 	}
