@@ -77,6 +77,7 @@ type Refresher interface {
 // Client talks to colocd — one server, or the replicas of a replicated
 // colocd — with one bearer token. It is safe for concurrent use.
 type Client struct {
+	doAs     string   // ?doAs= on every request; "": none
 	bases    []string // without a trailing slash
 	cur      atomic.Int32
 	token    string
@@ -137,6 +138,14 @@ func New(baseURL, token string, o Options) (*Client, error) {
 		}
 	}
 	return c, nil
+}
+
+// As returns a client that acts for user: every request carries
+// ?doAs=user, which the server allows only when a proxy rule
+// (api.proxy_users) lets the caller act for user, and audits. The jobs it
+// submits are user's. It shares c's connections and credentials.
+func (c *Client) As(user string) *Client {
+	return &Client{doAs: user, bases: c.bases, token: c.token, auth: c.auth, hc: c.hc, maxReply: c.maxReply, retries: c.retries, wait: c.wait}
 }
 
 // Reply is a 2xx reply: its status, its body as the server sent it (what a
@@ -244,8 +253,16 @@ func (c *Client) doAt(ctx context.Context, base string, r request) (status int, 
 
 func (c *Client) doAtOnce(ctx context.Context, base string, r request) (status int, body []byte, sent bool, err error) {
 	path := r.path
-	if len(r.query) > 0 {
-		path += "?" + r.query.Encode()
+	q := r.query
+	if c.doAs != "" {
+		q = url.Values{}
+		for k, v := range r.query {
+			q[k] = v
+		}
+		q.Set("doAs", c.doAs)
+	}
+	if len(q) > 0 {
+		path += "?" + q.Encode()
 	}
 	var rd io.Reader
 	if r.body != nil {
