@@ -201,6 +201,10 @@ type server struct {
 	cluster  ClusterView // nil: no nodes or applications listed
 	replica  Replica     // nil: colocd runs alone
 
+	// routes are the methods served on each path (as the OpenAPI
+	// description names it), for the test that checks they match.
+	routes map[string][]string
+
 	// beforeCancel, when set (tests only), runs between reading a pending
 	// job and cancelling it: the window in which the engine may admit it.
 	beforeCancel func(id string)
@@ -274,15 +278,19 @@ func New(d Deps) (http.Handler, error) {
 	}
 	s.slow = slowRequest
 
-	return &observed{s: s, mux: s.routes(d.Metrics, d.PublicMetrics)}, nil
+	return &observed{s: s, mux: s.mux(d.Metrics, d.PublicMetrics)}, nil
 }
 
 // routes is the API's mux: every endpoint with the role it needs, the
 // status page's static files, and a JSON 404 for anything else.
-func (s *server) routes(metrics Telemetry, publicMetrics bool) *http.ServeMux {
+func (s *server) mux(metrics Telemetry, publicMetrics bool) *http.ServeMux {
 	mux := http.NewServeMux()
+	s.routes = map[string][]string{}
 	route := func(pattern string, methods map[string]endpoint) {
 		mux.Handle(pattern, s.dispatch(methods))
+		for m := range methods {
+			s.routes[specPath(pattern)] = append(s.routes[specPath(pattern)], m)
+		}
 	}
 	route("/v1/jobs", map[string]endpoint{
 		http.MethodGet:  {RoleReader, s.listJobs},
