@@ -37,21 +37,55 @@ var (
 // Options are a Client's settings; the zero value is the defaults.
 type Options struct {
 	// HTTPClient sends every request; nil means one with DefaultTimeout.
-	// Share one per process: it holds the connection pool.
+	// Share one per process: it holds the connection pool. Its Transport
+	// carries the TLS settings (a CA bundle, a client certificate).
 	HTTPClient *http.Client
 	// MaxReplyBytes caps the body read of any reply; zero means
 	// DefaultMaxReplyBytes.
 	MaxReplyBytes int64
+	// Auth, when set, authenticates every request instead of the bearer
+	// token: Kerberos SPNEGO from a person's ticket cache or a keytab
+	// (yarnclient/kerberos.Auth is one). When it is also a Refresher, a
+	// 401 makes the client refresh it and send the request once more.
+	Auth Authenticator
+	// Retries is how many times a request safe to repeat (a read, a
+	// submission with an idempotency key) is sent again after a 503 that
+	// carries Retry-After, waiting what it says (at most MaxRetryAfter);
+	// zero means DefaultRetries, negative none.
+	Retries int
+	// Wait waits d or until ctx ends (a 503's Retry-After); nil: a timer.
+	Wait func(ctx context.Context, d time.Duration) error
+}
+
+// Retry bounds.
+const (
+	DefaultRetries = 3
+	MaxRetryAfter  = time.Minute
+)
+
+// Authenticator sets a request's credentials (Authorization).
+type Authenticator interface {
+	Authenticate(req *http.Request) error
+}
+
+// Refresher is an Authenticator whose credentials for a server may be
+// stale (a Kerberos service ticket): Refresh drops them and names them.
+type Refresher interface {
+	Refresh(u *url.URL) string
 }
 
 // Client talks to colocd — one server, or the replicas of a replicated
 // colocd — with one bearer token. It is safe for concurrent use.
 type Client struct {
+	doAs     string   // ?doAs= on every request; "": none
 	bases    []string // without a trailing slash
 	cur      atomic.Int32
 	token    string
+	auth     Authenticator
 	hc       *http.Client
 	maxReply int64
+	retries  int
+	wait     func(ctx context.Context, d time.Duration) error
 }
 
 // New returns a client of the API at baseURL (such as
@@ -78,14 +112,40 @@ func New(baseURL, token string, o Options) (*Client, error) {
 	if o.MaxReplyBytes < 0 {
 		return nil, fmt.Errorf("apiclient: Options.MaxReplyBytes is %d, want >= 0", o.MaxReplyBytes)
 	}
-	c := &Client{bases: bases, token: token, hc: o.HTTPClient, maxReply: o.MaxReplyBytes}
+	c := &Client{bases: bases, token: token, auth: o.Auth, hc: o.HTTPClient, maxReply: o.MaxReplyBytes, retries: o.Retries, wait: o.Wait}
 	if c.hc == nil {
 		c.hc = &http.Client{Timeout: DefaultTimeout}
 	}
 	if c.maxReply == 0 {
 		c.maxReply = DefaultMaxReplyBytes
 	}
+	switch {
+	case c.retries == 0:
+		c.retries = DefaultRetries
+	case c.retries < 0:
+		c.retries = 0
+	}
+	if c.wait == nil {
+		c.wait = func(ctx context.Context, d time.Duration) error {
+			t := time.NewTimer(d)
+			defer t.Stop()
+			select {
+			case <-t.C:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+	}
 	return c, nil
+}
+
+// As returns a client that acts for user: every request carries
+// ?doAs=user, which the server allows only when a proxy rule
+// (api.proxy_users) lets the caller act for user, and audits. The jobs it
+// submits are user's. It shares c's connections and credentials.
+func (c *Client) As(user string) *Client {
+	return &Client{doAs: user, bases: c.bases, token: c.token, auth: c.auth, hc: c.hc, maxReply: c.maxReply, retries: c.retries, wait: c.wait}
 }
 
 // Reply is a 2xx reply: its status, its body as the server sent it (what a
@@ -96,12 +156,14 @@ type Reply[T any] struct {
 	Body   T
 }
 
-// Error is a non-2xx reply: the server's {"error", "field"}, or its body
-// (or status text) when that is not JSON.
+// Error is a non-2xx reply: the server's {"error", "code", "field",
+// "rule"}, or its body (or status text) when that is not JSON.
 type Error struct {
 	Status  int
 	Message string
+	Code    string // stable: CodeForbidden, CodeUnknownParameter, ...; "" from a server before codes
 	Field   string // the request field at fault; "" if none
+	Rule    string // the rule behind a 403; "" if none
 	// RetryAfter is the server's Retry-After (a 503 for a store that cannot
 	// write: nothing was changed, retry with the same idempotency key); 0
 	// when it sent none.
@@ -112,6 +174,9 @@ func (e *Error) Error() string {
 	msg := e.Message
 	if e.Field != "" && !strings.Contains(msg, e.Field) {
 		msg += " (field " + e.Field + ")"
+	}
+	if e.Rule != "" && !strings.Contains(msg, e.Rule) {
+		msg += " (rule " + e.Rule + ")"
 	}
 	return fmt.Sprintf("server: %s (HTTP %d)", msg, e.Status)
 }
@@ -127,9 +192,25 @@ type request struct {
 }
 
 // do sends r and returns the status and body of a 2xx reply, or an *Error.
-// With several servers it starts at the last that answered and goes on to
-// the next one when a server cannot be reached (see New).
+// A request safe to repeat is sent again after a 503 with Retry-After,
+// waiting what it says (Options.Retries).
 func (c *Client) do(ctx context.Context, r request) (int, []byte, error) {
+	for try := 0; ; try++ {
+		status, b, err := c.doOnce(ctx, r)
+		var e *Error
+		if try >= c.retries || !repeatable(r) || !errors.As(err, &e) || e.Status != http.StatusServiceUnavailable || e.RetryAfter <= 0 {
+			return status, b, err
+		}
+		if werr := c.wait(ctx, min(e.RetryAfter, MaxRetryAfter)); werr != nil {
+			return status, b, err
+		}
+	}
+}
+
+// doOnce sends r once. With several servers it starts at the last that
+// answered and goes on to the next one when a server cannot be reached
+// (see New).
+func (c *Client) doOnce(ctx context.Context, r request) (int, []byte, error) {
 	n := len(c.bases)
 	first := int(c.cur.Load())
 	for i := 0; ; i++ {
@@ -156,11 +237,32 @@ func repeatable(r request) bool {
 	return r.method == http.MethodGet || r.method == http.MethodHead || r.header["Idempotency-Key"] != ""
 }
 
-// doAt sends r to the server at base; sent reports that a reply came.
+// doAt sends r to the server at base; sent reports that a reply came. A
+// 401 with a Refresher sends it once more with fresh credentials.
 func (c *Client) doAt(ctx context.Context, base string, r request) (status int, body []byte, sent bool, err error) {
+	status, body, sent, err = c.doAtOnce(ctx, base, r)
+	var e *Error
+	if rf, ok := c.auth.(Refresher); ok && errors.As(err, &e) && e.Status == http.StatusUnauthorized {
+		if u, perr := url.Parse(base); perr == nil {
+			rf.Refresh(u)
+			return c.doAtOnce(ctx, base, r)
+		}
+	}
+	return status, body, sent, err
+}
+
+func (c *Client) doAtOnce(ctx context.Context, base string, r request) (status int, body []byte, sent bool, err error) {
 	path := r.path
-	if len(r.query) > 0 {
-		path += "?" + r.query.Encode()
+	q := r.query
+	if c.doAs != "" {
+		q = url.Values{}
+		for k, v := range r.query {
+			q[k] = v
+		}
+		q.Set("doAs", c.doAs)
+	}
+	if len(q) > 0 {
+		path += "?" + q.Encode()
 	}
 	var rd io.Reader
 	if r.body != nil {
@@ -170,7 +272,12 @@ func (c *Client) doAt(ctx context.Context, base string, r request) (status int, 
 	if err != nil {
 		return 0, nil, false, fmt.Errorf("building request: %w", err)
 	}
-	if c.token != "" {
+	switch {
+	case c.auth != nil:
+		if err := c.auth.Authenticate(req); err != nil {
+			return 0, nil, false, fmt.Errorf("%s %s: authenticating: %w", r.method, base+path, err)
+		}
+	case c.token != "":
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
 	accept := r.accept
@@ -210,7 +317,7 @@ func replyError(res *http.Response, b []byte) *Error {
 	}
 	var eb ErrorBody
 	if json.Unmarshal(b, &eb) == nil && eb.Error != "" {
-		e.Message, e.Field = eb.Error, eb.Field
+		e.Message, e.Code, e.Field, e.Rule = eb.Error, eb.Code, eb.Field, eb.Rule
 		return e
 	}
 	e.Message = strings.TrimSpace(string(b))

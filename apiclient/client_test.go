@@ -160,12 +160,16 @@ func TestSubmitJSON(t *testing.T) {
 		{"unknown field", `{"kind":"k","resources":{"containers":1,"memory_mb":1,"vcores":1},"extra":1}`, http.StatusBadRequest, "extra"},
 		{"bad value", `{"kind":"k","resources":{"containers":0,"memory_mb":1,"vcores":1}}`, http.StatusBadRequest, "resources.containers"},
 		{"not JSON", `{"kind":`, http.StatusBadRequest, ""},
-		{"user of another", `{"kind":"k","user":"ada"}`, http.StatusForbidden, "user"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := c.submitter.SubmitJSON(ctx, []byte(tc.body), "")
 			wantError(t, err, tc.status, tc.field)
 		})
+	}
+	// The job is the caller's, whatever user the body names.
+	forged, err := c.submitter.SubmitJSON(ctx, []byte(`{"kind":"k","user":"ada","resources":{"containers":1,"memory_mb":1,"vcores":1}}`), "")
+	if err != nil || forged.Body.User == "ada" {
+		t.Errorf("a body naming user ada: %v, user %q; want the submitter's job", err, forged.Body.User)
 	}
 }
 
@@ -539,7 +543,7 @@ func TestLimits(t *testing.T) {
 	t.Run("reader submits", func(t *testing.T) {
 		_, err := c.reader.Submit(ctx, apiclient.JobRequest{Kind: "kmeans"}, "")
 		e := wantError(t, err, http.StatusForbidden, "")
-		if !strings.Contains(e.Error(), "role reader may not POST /v1/jobs") {
+		if !strings.Contains(e.Error(), "role reader may not POST /v1/jobs") || e.Code != apiclient.CodeForbidden || e.Rule != "tokens" {
 			t.Errorf("Error() = %q", e)
 		}
 	})
@@ -664,7 +668,7 @@ func TestRequests(t *testing.T) {
 
 func TestErrorReplies(t *testing.T) {
 	rec := newRecorder(t)
-	c := newClient(t, rec.srv.URL, "tok", apiclient.Options{})
+	c := newClient(t, rec.srv.URL, "tok", apiclient.Options{Retries: -1})
 	for _, tc := range []struct {
 		name  string
 		reply func(http.ResponseWriter)
@@ -673,9 +677,14 @@ func TestErrorReplies(t *testing.T) {
 	}{
 		{"json with a field", func(w http.ResponseWriter) {
 			w.WriteHeader(http.StatusBadRequest)
-			_, _ = io.WriteString(w, `{"error":"invalid kind: must be lower case","field":"kind"}`)
-		}, apiclient.Error{Status: 400, Message: "invalid kind: must be lower case", Field: "kind"},
+			_, _ = io.WriteString(w, `{"error":"invalid kind: must be lower case","code":"bad_request","field":"kind"}`)
+		}, apiclient.Error{Status: 400, Message: "invalid kind: must be lower case", Code: "bad_request", Field: "kind"},
 			"server: invalid kind: must be lower case (HTTP 400)"},
+		{"a refusal with its rule", func(w http.ResponseWriter) {
+			w.WriteHeader(http.StatusForbidden)
+			_, _ = io.WriteString(w, `{"error":"no","code":"forbidden","rule":"api.acl.admin"}`)
+		}, apiclient.Error{Status: 403, Message: "no", Code: "forbidden", Rule: "api.acl.admin"},
+			"server: no (rule api.acl.admin) (HTTP 403)"},
 		{"field not in the message", func(w http.ResponseWriter) {
 			w.WriteHeader(http.StatusConflict)
 			_, _ = io.WriteString(w, `{"error":"used for another job","field":"Idempotency-Key"}`)
@@ -731,5 +740,47 @@ func TestNew(t *testing.T) {
 		if _, err := apiclient.New(good, "", apiclient.Options{}); err != nil {
 			t.Errorf("New(%q): %v", good, err)
 		}
+	}
+}
+
+// TestRetryAfter: a request safe to repeat (a read, a keyed submission)
+// is sent again after a 503 with Retry-After, waiting what it says, up to
+// Options.Retries times; a submission without a key is not.
+func TestRetryAfter(t *testing.T) {
+	rec := newRecorder(t)
+	var waited []time.Duration
+	busy := 2
+	rec.reply = func(w http.ResponseWriter) {
+		if busy > 0 {
+			busy--
+			w.Header().Set("Retry-After", "7")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = io.WriteString(w, `{"error":"leadership is moving","code":"unavailable"}`)
+			return
+		}
+		w.WriteHeader(http.StatusCreated)
+		_, _ = io.WriteString(w, `{"id":"J1","kind":"k"}`)
+	}
+	c := newClient(t, rec.srv.URL, "tok", apiclient.Options{Wait: func(_ context.Context, d time.Duration) error {
+		waited = append(waited, d)
+		return nil
+	}})
+	r, err := c.Submit(t.Context(), apiclient.JobRequest{Kind: "k"}, "key-1")
+	if err != nil || r.Status != http.StatusCreated {
+		t.Fatalf("keyed submit through two 503s: %v, %d", err, r.Status)
+	}
+	if diff := cmp.Diff([]time.Duration{7 * time.Second, 7 * time.Second}, waited); diff != "" {
+		t.Errorf("waits (-want +got):\n%s", diff)
+	}
+	busy, waited = 1, nil
+	_, err = c.Submit(t.Context(), apiclient.JobRequest{Kind: "k"}, "")
+	var e *apiclient.Error
+	if !errors.As(err, &e) || e.Status != http.StatusServiceUnavailable || len(waited) != 0 {
+		t.Errorf("unkeyed submit: %v after %d waits; want the 503, no retry", err, len(waited))
+	}
+	busy, waited = 5, nil
+	_, err = c.Job(t.Context(), "J1")
+	if !errors.As(err, &e) || e.Status != http.StatusServiceUnavailable || len(waited) != apiclient.DefaultRetries {
+		t.Errorf("a read through 5 503s: %v after %d waits; want the 503 after %d", err, len(waited), apiclient.DefaultRetries)
 	}
 }

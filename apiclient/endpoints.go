@@ -2,8 +2,10 @@ package apiclient
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -46,16 +48,53 @@ type ListOptions struct {
 	// server's default (100). It is sent as it is: the server refuses one
 	// out of range with a 400 naming "limit".
 	Limit *int
+	// Users, Queues and Kinds keep the jobs of these users, YARN queues
+	// and kinds (none: any).
+	Users, Queues, Kinds []string
+	// Labels keeps the jobs carrying every one of these labels.
+	Labels map[string]string
+	// Since keeps the jobs submitted at or after it (zero: any).
+	Since time.Time
+	// Cursor continues a listing: the NextCursor of the page before, with
+	// the same filters.
+	Cursor string
 }
 
-// Jobs lists jobs: GET /v1/jobs. Pending jobs come first in FIFO order,
-// with their positions; the others follow newest first.
-func (c *Client) Jobs(ctx context.Context, o ListOptions) (Reply[JobList], error) {
+func (o ListOptions) query() url.Values {
 	q := limitQuery(o.Limit)
-	if len(o.States) > 0 {
-		q.Set("state", strings.Join(o.States, ","))
+	for name, l := range map[string][]string{"state": o.States, "user": o.Users, "queue": o.Queues, "kind": o.Kinds} {
+		if len(l) > 0 {
+			q.Set(name, strings.Join(l, ","))
+		}
 	}
-	return call[JobList](ctx, c, request{method: http.MethodGet, path: "/v1/jobs", query: q})
+	for _, k := range slices.Sorted(maps.Keys(o.Labels)) {
+		q.Add("label", k+"="+o.Labels[k])
+	}
+	if !o.Since.IsZero() {
+		q.Set("since", o.Since.UTC().Format(time.RFC3339))
+	}
+	if o.Cursor != "" {
+		q.Set("cursor", o.Cursor)
+	}
+	return q
+}
+
+// Jobs lists a page of jobs: GET /v1/jobs. Pending jobs come first in
+// FIFO order, with their positions; the others follow newest first. The
+// reply's NextCursor, when set, continues it (ListOptions.Cursor).
+func (c *Client) Jobs(ctx context.Context, o ListOptions) (Reply[JobList], error) {
+	return call[JobList](ctx, c, request{method: http.MethodGet, path: "/v1/jobs", query: o.query()})
+}
+
+// WhoAmI is who the server takes the caller for: GET /v1/whoami.
+func (c *Client) WhoAmI(ctx context.Context) (Reply[WhoAmI], error) {
+	return call[WhoAmI](ctx, c, request{method: http.MethodGet, path: "/v1/whoami"})
+}
+
+// OpenAPI is the server's OpenAPI 3.1 description: GET /v1/openapi.json.
+func (c *Client) OpenAPI(ctx context.Context) ([]byte, error) {
+	_, b, err := c.do(ctx, request{method: http.MethodGet, path: "/v1/openapi.json"})
+	return b, err
 }
 
 // Job returns one job: GET /v1/jobs/{id}, with its position and

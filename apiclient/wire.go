@@ -112,6 +112,11 @@ type JobList struct {
 	// Now is the daemon's clock (virtual time on the simulator backend), so
 	// clients can age timestamps without comparing them to their own clock.
 	Now time.Time `json:"now"`
+	// NextCursor, when set, continues the listing: pass it as ?cursor=
+	// (ListOptions.Cursor) with the same filters for the next page. A page
+	// may hold fewer jobs than the limit (filters that match few jobs)
+	// and still have a next one; none means the listing is complete.
+	NextCursor string `json:"next_cursor,omitempty"`
 }
 
 // StateCount is the number of stored jobs in one state.
@@ -138,9 +143,38 @@ func InStateOrder(counts map[queue.State]int) []StateCount {
 
 // ErrorBody is the JSON shape of every error reply.
 type ErrorBody struct {
-	Error string `json:"error"`
+	Error string `json:"error"` // for people; may change
+	// Code is stable and machine-readable: CodeBadRequest,
+	// CodeUnknownParameter, CodeForbidden, ... (the API's OpenAPI
+	// description lists them).
+	Code  string `json:"code"`
 	Field string `json:"field,omitempty"` // the request field at fault, when one is
+	// Rule names the rule behind a 403: a config key ("api.acl.submitter",
+	// "api.proxy_users[0]", "api.job_groups") or "owner".
+	Rule string `json:"rule,omitempty"`
 }
+
+// The codes of ErrorBody.Code (daemon/api declares the same).
+const (
+	CodeBadRequest           = "bad_request"
+	CodeUnknownParameter     = "unknown_parameter"
+	CodeUnauthenticated      = "unauthenticated"
+	CodeTokenExpired         = "token_expired"
+	CodeForbidden            = "forbidden"
+	CodeProxyRefused         = "proxy_refused"
+	CodeNotFound             = "not_found"
+	CodeMethodNotAllowed     = "method_not_allowed"
+	CodeTimeout              = "request_timeout"
+	CodeConflict             = "conflict"
+	CodeIdempotencyConflict  = "idempotency_conflict"
+	CodeGone                 = "gone"
+	CodeTooLarge             = "payload_too_large"
+	CodeUnsupportedMediaType = "unsupported_media_type"
+	CodeRefused              = "refused"
+	CodeInternal             = "internal"
+	CodeLeaderUnreachable    = "leader_unreachable"
+	CodeUnavailable          = "unavailable"
+)
 
 // Preferences is the body of GET /v1/preferences (and of PUT and DELETE).
 // Rows are the running (given) kind, columns the queued kind: Kinds labels
@@ -561,4 +595,17 @@ type GoodnessStats struct {
 	MinG  *float64      `json:"min_g"`
 	MaxG  *float64      `json:"max_g"`
 	Scale GoodnessScale `json:"scale"`
+}
+
+// WhoAmI is the body of GET /v1/whoami: who the server takes the caller
+// for.
+type WhoAmI struct {
+	User      string   `json:"user"` // acts as (the user of its jobs)
+	Role      string   `json:"role"`
+	RoleRule  string   `json:"role_rule,omitempty"` // what granted Role
+	Groups    []string `json:"groups"`
+	Principal string   `json:"principal"` // as authenticated
+	Method    string   `json:"method"`    // token, kerberos or tls
+	RealUser  string   `json:"real_user,omitempty"`
+	ProxyRule string   `json:"proxy_rule,omitempty"`
 }

@@ -84,14 +84,32 @@ const (
 type TLSConfig struct {
 	CertFile string `mapstructure:"cert_file"`
 	KeyFile  string `mapstructure:"key_file"`
+	// ClientAuth asks clients for a certificate: none, optional (a
+	// certificate signed by ClientCAFile identifies its sender, whose
+	// subject's common name is the user) or require (every connection
+	// must present one).
+	ClientAuth string `mapstructure:"client_auth"`
+	// ClientCAFile is the PEM bundle of the CAs that sign client
+	// certificates.
+	ClientCAFile string `mapstructure:"client_ca_file"`
 }
 
-// TokenConfig is one API bearer token. From the environment, COLOCD_TOKENS
-// takes "secret:user:role" items separated by commas.
+// Client certificate modes (tls.client_auth).
+const (
+	ClientAuthNone     = "none"
+	ClientAuthOptional = "optional"
+	ClientAuthRequire  = "require"
+)
+
+// TokenConfig is one API bearer token, for a service account. From the
+// environment, COLOCD_TOKENS takes "secret:user:role[:expires]" items
+// separated by commas.
 type TokenConfig struct {
 	Token string   `mapstructure:"token"`
 	User  string   `mapstructure:"user"`
 	Role  api.Role `mapstructure:"role"` // reader|submitter|admin
+	// Expires is when the token stops being accepted; zero: never.
+	Expires time.Time `mapstructure:"expires"`
 }
 
 // APIConfig bounds the HTTP API.
@@ -114,6 +132,53 @@ type APIConfig struct {
 	// cannot send one; by default it takes a reader token. Everything
 	// else still needs one.
 	PublicMetrics bool `mapstructure:"public_metrics"`
+	// Auth is how callers authenticate: tokens, kerberos (SPNEGO) or both.
+	Auth api.AuthMode `mapstructure:"auth"`
+	// Kerberos is the SPNEGO acceptor, with auth kerberos or both.
+	Kerberos APIKerberosConfig `mapstructure:"kerberos"`
+	// ACL grants roles to the users Kerberos or a client certificate
+	// authenticated, in Hadoop's ACL shape ("*", or "users groups").
+	ACL APIACLConfig `mapstructure:"acl"`
+	// GroupsFile lists groups, "group: user1,user2" per line; "": none.
+	GroupsFile string `mapstructure:"groups_file"`
+	// HostGroups adds the groups this host gives a user (os/user).
+	HostGroups bool `mapstructure:"host_groups"`
+	// ProxyUsers let users act for others (?doAs=), in the shape of
+	// hadoop.proxyuser.<user>.users, .groups and .hosts.
+	ProxyUsers []ProxyUserConfig `mapstructure:"proxy_users"`
+	// JobGroups are groups whose members read each other's jobs whole and
+	// cancel them.
+	JobGroups []string `mapstructure:"job_groups"`
+}
+
+// APIKerberosConfig is the API's SPNEGO acceptor.
+type APIKerberosConfig struct {
+	// Keytab holds the service's HTTP/<host> keys.
+	Keytab string `mapstructure:"keytab"`
+	// Principal is the service principal accepted, Hadoop's
+	// hadoop.http.authentication.kerberos.principal: _HOST is this host's
+	// name; a comma-separated list; "*": any the keytab holds.
+	Principal string `mapstructure:"principal"`
+	// AuthToLocal maps client principals to users, in the shape of
+	// hadoop.security.auth_to_local (one rule per item).
+	AuthToLocal []string `mapstructure:"auth_to_local"`
+}
+
+// APIACLConfig grants each role to users and groups.
+type APIACLConfig struct {
+	Reader    string `mapstructure:"reader"`
+	Submitter string `mapstructure:"submitter"`
+	Admin     string `mapstructure:"admin"`
+}
+
+// ProxyUserConfig lets User act for the users listed, the members of the
+// groups listed ("*": anyone), from the client addresses listed ("*", an
+// address or a CIDR prefix).
+type ProxyUserConfig struct {
+	User   string   `mapstructure:"user"`
+	Users  []string `mapstructure:"users"`
+	Groups []string `mapstructure:"groups"`
+	Hosts  []string `mapstructure:"hosts"`
 }
 
 // JournalConfig bounds the decision and goodness journal (in memory and on disk).
@@ -245,8 +310,12 @@ func DefaultConfig() Config {
 		DataDirReserveBytes: 64 << 20,
 		LogLevel:            "info",
 		LogFormat:           "text",
+		TLS:                 TLSConfig{ClientAuth: ClientAuthNone},
 		API: APIConfig{MaxBodyBytes: 1 << 20, ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second,
-			MaxConnections: 1024, MaxKinds: 1000},
+			MaxConnections: 1024, MaxKinds: 1000, Auth: api.AuthTokens,
+			Kerberos:  APIKerberosConfig{Principal: "HTTP/_HOST", AuthToLocal: []string{"DEFAULT"}},
+			ACL:       APIACLConfig{Reader: "*", Submitter: "*", Admin: ""},
+			JobGroups: []string{}, ProxyUsers: []ProxyUserConfig{}},
 		Journal: JournalConfig{MaxDecisions: 10000, MaxGoodness: 100000},
 		Backend: BackendSim,
 		Sim: SimConfig{

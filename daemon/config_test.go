@@ -205,7 +205,11 @@ func TestConfigBad(t *testing.T) {
 		"journal": "journal.max_decisions",
 		"ha-sim":  "ha.zookeeper.connect", "ha-command": "yarn.submit", "ha-connect": "ha.zookeeper.connect",
 		"ha-root": "ha.zookeeper.root", "ha-auth": "ha.zookeeper.auth", "ha-session": "ha.zookeeper.session_timeout",
-		"ha-keep": "ha.keep_entries",
+		"ha-keep": "ha.keep_entries", "ha-forward": "ha.forward_key_file",
+		"api-auth": "api.auth", "api-acl": "api.acl.admin", "api-kerberos": "api.kerberos.keytab",
+		"api-auth-to-local": "api.kerberos.auth_to_local", "api-proxy-hosts": "api.proxy_users[0].hosts",
+		"api-proxy-nobody": "api.proxy_users[0].users", "tls-client": "tls.client_ca_file",
+		"token-expires": "tokens[0].expires",
 	}
 	// A file that is not YAML has no key to name.
 	mention := map[string]string{"yaml-syntax": "parse"}

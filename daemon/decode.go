@@ -85,7 +85,11 @@ func flatten(v reflect.Value, prefix string) map[string]any {
 		case f.Type == reflect.TypeOf([]TokenConfig{}):
 			var list []any
 			for _, tc := range fv.Interface().([]TokenConfig) {
-				list = append(list, map[string]any{"token": tc.Token, "user": tc.User, "role": tc.Role.String()})
+				item := map[string]any{"token": tc.Token, "user": tc.User, "role": tc.Role.String()}
+				if !tc.Expires.IsZero() {
+					item["expires"] = tc.Expires.Format(time.RFC3339)
+				}
+				list = append(list, item)
 			}
 			out[key] = list
 		case f.Type.Kind() == reflect.String:
@@ -500,7 +504,7 @@ func decodeTokens(key string, raw any, src source) ([]TokenConfig, error) {
 				node = src.node.Content[i]
 			}
 			var tc TokenConfig
-			var role string
+			var role, expires string
 			for f, val := range m {
 				var dst *string
 				switch f {
@@ -510,8 +514,10 @@ func decodeTokens(key string, raw any, src source) ([]TokenConfig, error) {
 					dst = &tc.User
 				case "role":
 					dst = &role
+				case "expires":
+					dst = &expires
 				default:
-					return nil, cfgErr(ik+"."+f, "unknown key; a token has token, user and role")
+					return nil, cfgErr(ik+"."+f, "unknown key; a token has token, user, role and expires")
 				}
 				if !isScalar(val) {
 					return nil, cfgErr(ik+"."+f, "must be a string, got %s", describe(val))
@@ -527,6 +533,13 @@ func decodeTokens(key string, raw any, src source) ([]TokenConfig, error) {
 					return nil, cfgErr(ik+".role", "%v", err)
 				}
 				tc.Role = r
+			}
+			if expires != "" {
+				t, err := parseExpiry(expires)
+				if err != nil {
+					return nil, cfgErr(ik+".expires", "%v", err)
+				}
+				tc.Expires = t
 			}
 			out = append(out, tc)
 		}

@@ -37,6 +37,12 @@ type HAConfig struct {
 	// SnapshotEvery and KeepEntries size the log in ZooKeeper (ha.Config).
 	SnapshotEvery uint64 `mapstructure:"snapshot_every"`
 	KeepEntries   uint64 `mapstructure:"keep_entries"`
+	// ForwardKeyFile holds the key (at least 32 bytes) the replicas share
+	// to sign the identity a follower authenticated when it forwards a
+	// request to the leader; the same file on every replica, readable by
+	// colocd only. Needed with api.auth kerberos or both, or client
+	// certificates; without it a follower passes a bearer token on as is.
+	ForwardKeyFile string `mapstructure:"forward_key_file"`
 }
 
 // ZooKeeperConfig is the ensemble and where colocd keeps its znodes, in

@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/go-viper/mapstructure/v2"
 	"gopkg.in/yaml.v3"
@@ -393,15 +394,21 @@ func parseTokens(s, key string) ([]TokenConfig, error) {
 		if item == "" || strings.HasPrefix(item, "#") {
 			continue
 		}
-		parts := strings.Split(item, ":")
-		if len(parts) != 3 {
-			return nil, cfgErr(fmt.Sprintf("%s[%d]", key, i), `want "secret:user:role"`)
+		parts := strings.SplitN(item, ":", 4)
+		if len(parts) < 3 {
+			return nil, cfgErr(fmt.Sprintf("%s[%d]", key, i), `want "secret:user:role" or "secret:user:role:expires"`)
 		}
 		role, err := api.ParseRole(parts[2])
 		if err != nil {
 			return nil, cfgErr(fmt.Sprintf("%s[%d].role", key, i), "%v", err)
 		}
-		out = append(out, TokenConfig{Token: parts[0], User: parts[1], Role: role})
+		tc := TokenConfig{Token: parts[0], User: parts[1], Role: role}
+		if len(parts) == 4 {
+			if tc.Expires, err = parseExpiry(parts[3]); err != nil {
+				return nil, cfgErr(fmt.Sprintf("%s[%d].expires", key, i), "%v", err)
+			}
+		}
+		out = append(out, tc)
 	}
 	return out, nil
 }
@@ -429,4 +436,17 @@ func readTokenFile(path string) ([]TokenConfig, error) {
 		return nil, cfgErr("token_file", "%v", err)
 	}
 	return out, nil
+}
+
+// parseExpiry reads a token's expiry: an RFC 3339 time, or a date (its
+// midnight, UTC).
+func parseExpiry(s string) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t, nil
+	}
+	return time.Time{}, fmt.Errorf("%q is not an RFC 3339 time (2027-01-31T00:00:00Z) or a date (2027-01-31)", s)
 }

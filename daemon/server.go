@@ -94,8 +94,8 @@ func Serve(ctx context.Context, cfg Config, opts ServeOptions) (err error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	if len(cfg.Tokens) == 0 {
-		return cfgErr("tokens", "at least one API token is required to serve (tokens or token_file)")
+	if len(cfg.Tokens) == 0 && cfg.API.Auth != api.AuthKerberos {
+		return cfgErr("tokens", "at least one API token is required to serve with api.auth %s (tokens or token_file)", cfg.API.Auth)
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 		return fmt.Errorf("create data_dir: %w", err)
@@ -306,6 +306,9 @@ func newHTTPServer(cfg Config, ln net.Listener, c core, store *queue.Store, b ba
 		Metrics: c.prom, Now: b.clock.Now, MaxBodyBytes: cfg.API.MaxBodyBytes, Logger: log.With("component", "api"),
 		PublicMetrics: cfg.API.PublicMetrics, Clock: b.clockInfo,
 	}
+	if err := identityDeps(cfg, &deps, log); err != nil {
+		return nil, nil, err
+	}
 	if repl != nil {
 		deps.Replica = repl
 	}
@@ -327,6 +330,9 @@ func newHTTPServer(cfg Config, ln net.Listener, c core, store *queue.Store, b ba
 			return nil, nil, cfgErr("tls.cert_file", "load the certificate and key: %v", err)
 		}
 		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		if err := clientCerts(cfg.TLS, tlsCfg); err != nil {
+			return nil, nil, err
+		}
 	}
 	if ln == nil {
 		if ln, err = net.Listen("tcp", cfg.Listen); err != nil {
@@ -627,7 +633,7 @@ func (g GoodnessConfig) limits(def goodness.Limits) goodness.Limits {
 func apiTokens(ts []TokenConfig) []api.Token {
 	out := make([]api.Token, 0, len(ts))
 	for _, t := range ts {
-		out = append(out, api.Token{Secret: t.Token, User: t.User, Role: t.Role})
+		out = append(out, api.Token{Secret: t.Token, User: t.User, Role: t.Role, Expires: t.Expires})
 	}
 	return out
 }

@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"time"
 
 	"github.com/robfig/cron/v3"
 
+	"github.com/colocd/colocd/daemon/api"
 	"github.com/colocd/colocd/engine"
 	"github.com/colocd/colocd/internal/usage"
 )
@@ -37,6 +39,9 @@ func (c Config) Validate() error {
 		return cfgErr("tls.key_file", "must be set when tls.cert_file is")
 	}
 	if err := validateTokens(c.Tokens); err != nil {
+		return err
+	}
+	if err := c.validateAuth(); err != nil {
 		return err
 	}
 	if err := c.validateHA(); err != nil {
@@ -264,4 +269,83 @@ func (a APIConfig) validate() error {
 		return cfgErr("api.max_kinds", "must be in [1, 100000], got %d", a.MaxKinds)
 	}
 	return nil
+}
+
+// validateAuth checks how callers authenticate and what they may do:
+// api.auth and its sections, tls.client_auth, the ACLs, the proxy rules,
+// and that replicas can forward an identity they authenticated.
+func (c Config) validateAuth() error {
+	a := c.API
+	switch a.Auth {
+	case api.AuthTokens, api.AuthBoth, api.AuthKerberos:
+	default:
+		return cfgErr("api.auth", "must be tokens, kerberos or both, got %q", a.Auth)
+	}
+	if a.Auth != api.AuthTokens {
+		if a.Kerberos.Keytab == "" {
+			return cfgErr("api.kerberos.keytab", "must be set with api.auth %s: the keytab of the service's HTTP/<host> principal", a.Auth)
+		}
+		if strings.TrimSpace(a.Kerberos.Principal) == "" {
+			return cfgErr("api.kerberos.principal", "must be set: HTTP/_HOST (Hadoop's default), a comma-separated list, or *")
+		}
+		if _, err := api.ParseAuthToLocal(a.Kerberos.AuthToLocal, "REALM"); err != nil {
+			return cfgErr("api.kerberos.auth_to_local", "%v", errors.Unwrap(err))
+		}
+		if a.Auth == api.AuthKerberos && len(c.Tokens) > 0 {
+			return cfgErr("tokens", "%d tokens with api.auth kerberos, which takes none: set api.auth both to keep them", len(c.Tokens))
+		}
+	}
+	switch c.TLS.ClientAuth {
+	case ClientAuthNone:
+	case ClientAuthOptional, ClientAuthRequire:
+		if c.TLS.CertFile == "" {
+			return cfgErr("tls.client_auth", "%s needs HTTPS: set tls.cert_file and tls.key_file", c.TLS.ClientAuth)
+		}
+		if c.TLS.ClientCAFile == "" {
+			return cfgErr("tls.client_ca_file", "must be set with tls.client_auth %s: the CAs that sign client certificates", c.TLS.ClientAuth)
+		}
+	default:
+		return cfgErr("tls.client_auth", "must be none, optional or require, got %q", c.TLS.ClientAuth)
+	}
+	for _, acl := range []struct{ key, v string }{{"api.acl.reader", a.ACL.Reader}, {"api.acl.submitter", a.ACL.Submitter}, {"api.acl.admin", a.ACL.Admin}} {
+		if _, err := api.ParseACL(acl.v); err != nil {
+			return cfgErr(acl.key, "%v", err)
+		}
+	}
+	if _, err := apiProxyRules(a.ProxyUsers); err != nil {
+		return err
+	}
+	for i, g := range a.JobGroups {
+		if g == "" || strings.ContainsAny(g, " \t,") {
+			return cfgErr(fmt.Sprintf("api.job_groups[%d]", i), "%q is not a group name", g)
+		}
+	}
+	if c.HA.Enabled() && c.HA.ForwardKeyFile == "" && (a.Auth != api.AuthTokens || c.TLS.ClientAuth != ClientAuthNone) {
+		return cfgErr("ha.forward_key_file", "must be set with api.auth %s or tls.client_auth %s: a follower authenticates a request itself and forwards the identity to the leader signed with this key (a Kerberos ticket or a client certificate cannot be passed on)",
+			a.Auth, c.TLS.ClientAuth)
+	}
+	return nil
+}
+
+// apiProxyRules are the proxy rules of api.proxy_users, checked.
+func apiProxyRules(list []ProxyUserConfig) ([]api.ProxyRule, error) {
+	out := make([]api.ProxyRule, 0, len(list))
+	for i, p := range list {
+		key := fmt.Sprintf("api.proxy_users[%d]", i)
+		if p.User == "" || strings.ContainsAny(p.User, " \t@/") {
+			return nil, cfgErr(key+".user", "%q is not a user name", p.User)
+		}
+		if len(p.Hosts) == 0 {
+			return nil, cfgErr(key+".hosts", "must name the client addresses the rule allows (\"*\" for any): hadoop.proxyuser.%s.hosts", p.User)
+		}
+		if len(p.Users) == 0 && len(p.Groups) == 0 {
+			return nil, cfgErr(key+".users", "the rule names no users and no groups: it would allow nothing")
+		}
+		r := api.ProxyRule{User: p.User, Users: p.Users, Groups: p.Groups, Hosts: p.Hosts, Name: key}
+		if err := api.CheckProxyRule(&r); err != nil {
+			return nil, cfgErr(key+".hosts", "%v", err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
 }

@@ -235,3 +235,67 @@ func (s *Store) Histories() (map[string]KindHistory, error) {
 	})
 	return out, err
 }
+
+// Scan reads the jobs in state st from a cursor, in the order the API
+// lists them: pending jobs in FIFO order from the one after sequence
+// number from (0: the head), jobs in any other state newest first from
+// the one before from (0: the newest). It calls fn on each until fn
+// returns false or max jobs were read (max <= 0: no bound), and returns
+// the sequence number of the last job read (the cursor to resume from)
+// and whether the state's jobs ran out. One read transaction; it reads
+// only the jobs it passes to fn.
+func (s *Store) Scan(st State, from uint64, max int, fn func(Job) bool) (last uint64, end bool, err error) {
+	if !st.Valid() {
+		return 0, false, fieldErr("state", "unknown state %q (want one of %s)", st, stateNames())
+	}
+	err = s.read(func(tx *bolt.Tx) error {
+		last, end = from, false
+		n := 0
+		visit := func(seq uint64, id []byte) (bool, error) {
+			j, err := getJob(tx, string(id))
+			if err != nil {
+				return false, fmt.Errorf("%w: %s index names %s: %w", ErrCorrupt, st, id, err)
+			}
+			last, n = seq, n+1
+			return fn(j) && (max <= 0 || n < max), nil
+		}
+		if st == StatePending {
+			c := tx.Bucket(bucketPending).Cursor()
+			for k, v := c.Seek(u64(from + 1)); ; k, v = c.Next() {
+				if k == nil {
+					end = true
+					return nil
+				}
+				if more, err := visit(binary.BigEndian.Uint64(k), v); err != nil || !more {
+					return err
+				}
+			}
+		}
+		prefix := append([]byte(st), 0)
+		c := tx.Bucket(bucketStates).Cursor()
+		var k, v []byte
+		if from == 0 {
+			if k, _ = c.Seek(append([]byte(st), 1)); k == nil {
+				k, v = c.Last()
+			} else {
+				k, v = c.Prev()
+			}
+		} else {
+			if k, _ = c.Seek(stateKey(st, from)); k == nil {
+				k, v = c.Last()
+			} else {
+				k, v = c.Prev()
+			}
+		}
+		for ; ; k, v = c.Prev() {
+			if k == nil || !bytes.HasPrefix(k, prefix) || len(k) != len(prefix)+8 {
+				end = true
+				return nil
+			}
+			if more, err := visit(binary.BigEndian.Uint64(k[len(prefix):]), v); err != nil || !more {
+				return err
+			}
+		}
+	})
+	return last, end, err
+}

@@ -19,6 +19,9 @@
 #             directory; the packages' services are not started)
 #   faketime  Debian's libfaketime, so a test can run that KDC with its
 #             clock an hour ahead (the clock-skew errors)
+#   python3-requests, python3-requests-kerberos  Debian's, for the Python
+#             client example's test (examples/python/colocd_submit.py
+#             against the real daemon and KDC; run by /usr/bin/python3)
 #   zookeeper Debian's zookeeper 3.8 (a JVM: default-jre comes with it),
 #             for the high-availability tests (internal/testing/zktest
 #             starts its own servers; the package's service is not started)
@@ -98,6 +101,16 @@ if ! have_sbin krb5kdc || ! have_sbin kdb5_util || ! have_sbin kadmin.local ||
     apt_install_no_start krb5-kdc krb5-admin-server krb5-user faketime
   else
     log "the MIT Kerberos KDC (krb5kdc, kdb5_util, kadmin.local) or faketime is missing and cannot be installed (not root or no apt-get)"
+    exit 1
+  fi
+fi
+
+if ! /usr/bin/python3 -c 'import requests, requests_kerberos' >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    log "installing Debian python3-requests and python3-requests-kerberos"
+    apt_install_no_start python3-requests python3-requests-kerberos
+  else
+    log "python3-requests or python3-requests-kerberos is missing and cannot be installed (not root or no apt-get)"
     exit 1
   fi
 fi

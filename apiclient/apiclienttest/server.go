@@ -54,6 +54,9 @@ type Options struct {
 	// Cluster serves GET /v1/nodes and /v1/cluster (api.Deps.Cluster);
 	// nil: no view ("available": false).
 	Cluster api.ClusterView
+	// Kerberos, when set, accepts SPNEGO besides the tokens (api.Deps.Auth
+	// both), every Kerberos user a submitter (api.DefaultACLs).
+	Kerberos *api.Kerberos
 }
 
 // Epoch is the time of the server's default clock.
@@ -99,6 +102,9 @@ func Start(t testing.TB, o Options) *Server {
 			{Secret: SubmitterToken, User: SubmitterUser, Role: api.RoleSubmitter},
 			{Secret: AdminToken, User: AdminUser, Role: api.RoleAdmin},
 		},
+	}
+	if o.Kerberos != nil {
+		d.Auth, d.Kerberos, d.ACLs = api.AuthBoth, o.Kerberos, api.DefaultACLs()
 	}
 	if !o.NoProfiles {
 		s.Profiles = profile.New(profile.Config{})

@@ -37,56 +37,87 @@ const (
 // becomes an *apiclient.Error carrying the server's message (printed on
 // stderr by main, exit status 1).
 func clientCommands() []*cobra.Command {
-	return []*cobra.Command{newSubmitCmd(), newQueueCmd(), newJobCmd(), newCancelCmd(), newResolveCmd(), newPrefsCmd(), newProfilesCmd(), newQueuesCmd(), newSummaryCmd(), newNodesCmd()}
+	return []*cobra.Command{newSubmitCmd(), newQueueCmd(), newJobCmd(), newCancelCmd(), newResolveCmd(), newPrefsCmd(), newProfilesCmd(), newQueuesCmd(), newSummaryCmd(), newNodesCmd(), newWhoAmICmd()}
 }
 
-// clientFlags are one command's connection settings.
+// clientFlags are one command's connection and output settings.
 type clientFlags struct {
-	server  string
-	token   string
-	timeout time.Duration
+	server     string
+	serverFrom string // where server came from, for its error
+	token      string
+	timeout    time.Duration
+	auth       string
+	caFile     string
+	certFile   string
+	keyFile    string
+	output     string
+	// clientConfig is --client-config: the client configuration file
+	// (default clientConfigPath()).
+	clientConfig string
 }
 
-// addClientFlags registers --server, --token and --timeout on cmd.
+// addClientFlags registers the connection flags (--server, --token,
+// --auth, --ca-file, --cert-file, --key-file, --timeout,
+// --client-config) and -o on cmd.
 func addClientFlags(cmd *cobra.Command) *clientFlags {
 	c := &clientFlags{}
 	f := cmd.Flags()
 	f.StringVar(&c.server, "server", defaultServer, "colocd API base URL, or the replicas' URLs comma-separated (env "+envServer+")")
-	f.StringVar(&c.token, "token", "", "bearer token (env "+envToken+")")
+	f.StringVar(&c.token, "token", "", "bearer token of a service account (env "+envToken+")")
+	f.StringVar(&c.auth, "auth", authAuto, "auto (a token if given, else your Kerberos ticket from kinit, else --cert-file), kerberos, token or tls")
+	f.StringVar(&c.caFile, "ca-file", "", "PEM CA bundle that signs the server's certificate (https)")
+	f.StringVar(&c.certFile, "cert-file", "", "client certificate (PEM) for mutual TLS")
+	f.StringVar(&c.keyFile, "key-file", "", "the client certificate's key (PEM)")
 	f.DurationVar(&c.timeout, "timeout", clientTimeout, "timeout of the whole request")
+	f.StringVar(&c.clientConfig, "client-config", "", "client configuration file (default "+clientConfigPathHelp+")")
+	f.StringVarP(&c.output, "output", "o", "", "output: table (default), json, yaml, wide or name")
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json", "yaml", "wide", "name"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("auth", cobra.FixedCompletions([]string{authAuto, authKerberos, authToken, authTLS}, cobra.ShellCompDirectiveNoFileComp))
 	return c
 }
 
-// client applies the environment to flags the user did not set, checks
-// them and returns the API client they describe.
+// clientConfigPathHelp names the default client configuration in help.
+const clientConfigPathHelp = "$XDG_CONFIG_HOME/colocd/config.yaml or ~/.config/colocd/config.yaml"
+
+// client applies the environment and the client configuration to the
+// flags the user did not set, checks them and returns the API client they
+// describe.
 func (c *clientFlags) client(cmd *cobra.Command) (*apiclient.Client, error) {
-	serverFrom := "--server" // where the URL came from, for its error
-	if !cmd.Flags().Changed("server") {
-		if v := os.Getenv(envServer); v != "" {
-			c.server, serverFrom = v, "environment variable "+envServer
-		}
+	cfg, err := c.settle(cmd)
+	if err != nil {
+		return nil, err
 	}
-	if !cmd.Flags().Changed("token") {
-		c.token = os.Getenv(envToken)
+	if c.timeout <= 0 {
+		return nil, usagef("--timeout must be positive, got %s", c.timeout)
 	}
-	api, err := apiclient.New(c.server, c.token, apiclient.Options{HTTPClient: &http.Client{Timeout: c.timeout}})
+	auth, err := c.authenticator(cfg)
+	if err != nil {
+		return nil, err
+	}
+	hc, err := c.httpClient()
+	if err != nil {
+		return nil, err
+	}
+	api, err := apiclient.New(c.server, c.token, apiclient.Options{HTTPClient: hc, Auth: auth})
 	switch {
 	case errors.Is(err, apiclient.ErrBaseURL):
-		return nil, usagef("%s %q: want a URL like %s", serverFrom, c.server, defaultServer)
+		return nil, usagef("%s %q: want a URL like %s", c.serverFrom, c.server, defaultServer)
 	case err != nil:
 		return nil, err
-	case c.token == "":
-		return nil, usagef("no token: pass --token or set %s", envToken)
-	case c.timeout <= 0:
-		return nil, usagef("--timeout must be positive, got %s", c.timeout)
 	}
 	return api, nil
 }
 
-// printReply prints r: the server's JSON with --json, else through print.
-func printReply[T any](w io.Writer, r apiclient.Reply[T], asJSON bool, print func(io.Writer, T) error) error {
-	if asJSON {
+// printReply prints r as format says: the server's JSON, as YAML, the
+// names of the jobs it holds, or through print (table, wide).
+func printReply[T any](w io.Writer, r apiclient.Reply[T], format string, print func(io.Writer, T) error) error {
+	switch format {
+	case "json":
 		return writeRaw(w, r.Raw)
+	case "yaml":
+		return writeYAML(w, r.Raw)
+	case "name":
+		return writeNames(w, any(r.Body))
 	}
 	return print(w, r.Body)
 }
@@ -106,10 +137,12 @@ func viewRunE[T any](c *clientFlags, asJSON *bool, read func(context.Context, *a
 			return err
 		}
 		cv := clockView{}
-		if !*asJSON {
+		format := c.format(*asJSON)
+		if format == "table" || format == "wide" {
 			cv = fetchClock(cmd.Context(), api)
 		}
-		return printReply(cmd.OutOrStdout(), r, *asJSON, func(w io.Writer, v T) error { return print(w, v, cv) })
+		cv.wide = format == "wide"
+		return printReply(cmd.OutOrStdout(), r, format, func(w io.Writer, v T) error { return print(w, v, cv) })
 	}
 }
 
@@ -162,7 +195,7 @@ func jobRunE(c *clientFlags, asJSON *bool, call func(*cobra.Command, *apiclient.
 		if err != nil {
 			return err
 		}
-		return printReply(cmd.OutOrStdout(), r, *asJSON, print)
+		return printReply(cmd.OutOrStdout(), r, c.format(*asJSON), print)
 	}
 }
 
@@ -180,6 +213,7 @@ type submitFlags struct {
 	labels                            []string
 	asJSON                            bool
 	array                             bool // -f held a JSON array
+	out                               *clientFlags
 }
 
 // jobFlags are submit's flags that describe the job: -f excludes them.
@@ -198,13 +232,17 @@ func newSubmitCmd() *cobra.Command {
    "submit": {...backend-specific...}, "deadline": "2026-12-01T10:00:00Z",
    "labels": {"team": "search"}}
 
-or flags (memory and vcores are per container). The job runs as the token's
-user. With --idempotency-key, repeating the command never makes a second job.
+or flags (memory and vcores are per container). The job runs as you: the user
+colocd authenticated (your Kerberos principal's, or the token's); a "user" in
+the file is ignored. Every submission carries an idempotency key (one is made
+up when --idempotency-key is not given), so that a 503 is retried as the
+server's Retry-After says without ever making a second job; with
+--idempotency-key, repeating the command never makes a second job either.
 
 A file holding a JSON array submits each element in order, in one process
-over one connection; with --idempotency-key K the i-th job (from 1) gets the
-key K-i, so the whole batch can be repeated safely. It stops at the first
-refusal, naming the element.
+over one connection; the i-th job (from 1) gets the key K-i, so with
+--idempotency-key K the whole batch can be repeated safely. It stops at the
+first refusal, naming the element.
 
   colocd submit -f job.json --idempotency-key nightly-2026-12-01
   colocd submit -f configs/jobs/paper-queue-a.json --idempotency-key demo-queue-a
@@ -212,6 +250,7 @@ refusal, naming the element.
 		Args: noArgs,
 	}
 	c := addClientFlags(cmd)
+	s.out = c
 	f := cmd.Flags()
 	f.StringVarP(&s.file, "file", "f", "", `job JSON file, or a JSON array of jobs ("-" for stdin)`)
 	f.StringVar(&s.kind, "kind", "", "job kind (recurring job identity)")
@@ -224,6 +263,7 @@ refusal, naming the element.
 	f.StringArrayVar(&s.labels, "label", nil, "label key=value (repeatable)")
 	f.StringVar(&s.idem, "idempotency-key", "", "Idempotency-Key: a retry with the same key returns the same job")
 	f.BoolVar(&s.asJSON, "json", false, "print the server's JSON")
+	_ = cmd.RegisterFlagCompletionFunc("kind", completeKinds(c))
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		api, err := c.client(cmd)
 		if err != nil {
@@ -233,12 +273,15 @@ refusal, naming the element.
 		if err != nil {
 			return err
 		}
+		if s.idem == "" {
+			s.idem = newIdempotencyKey()
+		}
 		if bodies == nil {
 			r, err := s.submitFlags(cmd, api)
 			if err != nil {
 				return err
 			}
-			return printSubmitted(cmd.OutOrStdout(), r, s.asJSON)
+			return printSubmitted(cmd.OutOrStdout(), r, s.out.format(s.asJSON))
 		}
 		return s.submitBatch(cmd, api, bodies)
 	}
@@ -246,8 +289,8 @@ refusal, naming the element.
 }
 
 // printSubmitted prints one submission's reply.
-func printSubmitted(w io.Writer, r apiclient.Reply[apiclient.Job], asJSON bool) error {
-	return printReply(w, r, asJSON, func(w io.Writer, j apiclient.Job) error {
+func printSubmitted(w io.Writer, r apiclient.Reply[apiclient.Job], format string) error {
+	return printReply(w, r, format, func(w io.Writer, j apiclient.Job) error {
 		verb := "submitted"
 		if r.Status == http.StatusOK {
 			verb = "already submitted (same idempotency key)"
@@ -267,7 +310,7 @@ func (s *submitFlags) submitBatch(cmd *cobra.Command, api *apiclient.Client, bod
 		if err != nil {
 			return err
 		}
-		return printSubmitted(w, r, s.asJSON)
+		return printSubmitted(w, r, s.out.format(s.asJSON))
 	}
 	created, again := 0, 0
 	for i, b := range bodies {
@@ -284,7 +327,7 @@ func (s *submitFlags) submitBatch(cmd *cobra.Command, api *apiclient.Client, bod
 		} else {
 			created++
 		}
-		if err := printSubmitted(w, r, s.asJSON); err != nil {
+		if err := printSubmitted(w, r, s.out.format(s.asJSON)); err != nil {
 			return err
 		}
 	}
@@ -399,30 +442,82 @@ func parseDeadline(s string, now time.Time) (string, error) {
 
 func newQueueCmd() *cobra.Command {
 	var (
-		state  string
-		limit  int
-		asJSON bool
+		state, users, kinds, queues, since, cursor string
+		labels                                     []string
+		limit                                      int
+		all, asJSON                                bool
 	)
 	cmd := &cobra.Command{
-		Use:        "queue [--state S[,S]] [--limit N] [--json]",
+		Use:        "queue [--state S[,S]] [--user U] [--kind K] [--label k=v] [--since T] [--limit N] [-o json|yaml|wide|name]",
 		Short:      "List the queue: pending jobs in order, then admitted and running",
 		SuggestFor: []string{"list", "ls", "jobs", "status"},
 		Long: `List jobs. By default the live queue: pending jobs in FIFO order with their
 position (0 = next in line; the learned policy may still pick another), then
 admitted and running jobs, newest first. --state takes a comma-separated list
-of states, or "all".`,
+of states, or "all"; --user, --kind and --yarn-queue keep those (comma-separated),
+--label k=v the jobs carrying that label (repeatable), --since those submitted
+since an RFC 3339 time or a duration ago (2h). A page holds at most --limit
+jobs; the next page is --cursor with the cursor printed below the table, or
+--all follows every page.`,
 		Args: noArgs,
 	}
 	c := addClientFlags(cmd)
-	cmd.Flags().StringVar(&state, "state", "", "states to list (pending,admitted,running,parked,succeeded,failed,killed,cancelled or all)")
-	cmd.Flags().IntVar(&limit, "limit", 100, "at most this many jobs")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON")
+	f := cmd.Flags()
+	f.StringVar(&state, "state", "", "states to list (pending,admitted,running,parked,succeeded,failed,killed,cancelled or all)")
+	f.StringVar(&users, "user", "", "only these users' jobs (comma-separated)")
+	f.StringVar(&kinds, "kind", "", "only jobs of these kinds (comma-separated)")
+	f.StringVar(&queues, "yarn-queue", "", "only jobs in these YARN queues (comma-separated)")
+	f.StringArrayVar(&labels, "label", nil, "only jobs with label key=value (repeatable)")
+	f.StringVar(&since, "since", "", "only jobs submitted since: an RFC 3339 time, or a duration ago (2h)")
+	f.StringVar(&cursor, "cursor", "", "continue a listing from the cursor a page printed")
+	f.BoolVar(&all, "all", false, "follow every page (at most 100,000 jobs)")
+	f.IntVar(&limit, "limit", 100, "at most this many jobs a page")
+	f.BoolVar(&asJSON, "json", false, "print the server's JSON (-o json)")
+	_ = cmd.RegisterFlagCompletionFunc("kind", completeKinds(c))
+	_ = cmd.RegisterFlagCompletionFunc("state", cobra.FixedCompletions([]string{"pending", "admitted", "running", "parked", "succeeded", "failed", "killed", "cancelled", "all"}, cobra.ShellCompDirectiveNoFileComp))
 	cmd.RunE = viewRunE(c, &asJSON, func(ctx context.Context, api *apiclient.Client, _ []string) (apiclient.Reply[apiclient.JobList], error) {
-		o := apiclient.ListOptions{Limit: &limit}
-		if state != "" {
-			o.States = strings.Split(state, ",")
+		o := apiclient.ListOptions{Limit: &limit, Cursor: cursor}
+		split := func(s string) []string {
+			if s == "" {
+				return nil
+			}
+			return strings.Split(s, ",")
 		}
-		return api.Jobs(ctx, o)
+		o.States, o.Users, o.Kinds, o.Queues = split(state), split(users), split(kinds), split(queues)
+		for _, l := range labels {
+			k, v, ok := strings.Cut(l, "=")
+			if !ok || k == "" {
+				return apiclient.Reply[apiclient.JobList]{}, usagef("--label %q: want key=value", l)
+			}
+			if o.Labels == nil {
+				o.Labels = map[string]string{}
+			}
+			o.Labels[k] = v
+		}
+		if since != "" {
+			t, err := time.Parse(time.RFC3339, since)
+			if err != nil {
+				d, derr := time.ParseDuration(since)
+				if derr != nil || d <= 0 {
+					return apiclient.Reply[apiclient.JobList]{}, usagef("--since %q: want an RFC 3339 time or a positive duration (2h)", since)
+				}
+				t = daemonNow(ctx, api).Add(-d)
+			}
+			o.Since = t
+		}
+		r, err := api.Jobs(ctx, o)
+		for all && err == nil && r.Body.NextCursor != "" && len(r.Body.Jobs) < 100_000 {
+			o.Cursor = r.Body.NextCursor
+			var next apiclient.Reply[apiclient.JobList]
+			if next, err = api.Jobs(ctx, o); err == nil {
+				r.Body.Jobs = append(r.Body.Jobs, next.Body.Jobs...)
+				r.Body.Count, r.Body.NextCursor, r.Body.Counts = len(r.Body.Jobs), next.Body.NextCursor, next.Body.Counts
+			}
+		}
+		if all && err == nil {
+			r.Raw, err = json.Marshal(r.Body)
+		}
+		return r, err
 	}, printQueue)
 	return cmd
 }
@@ -437,6 +532,9 @@ func printQueue(w io.Writer, list apiclient.JobList, cv clockView) error {
 		}
 	}
 	head := []string{"POS", "ID", "KIND", "USER", "QUEUE", "STATE", "CONTAINERS", "SKIPS", "CREATED"}
+	if cv.wide {
+		head = append(head, "MEMORY_MB", "VCORES", "PRIORITY", "APPLICATION", "ADMITTED", "LABELS")
+	}
 	if cv.simulated() {
 		head = append(head, "CREATED (SIMULATED)")
 	}
@@ -448,6 +546,18 @@ func printQueue(w io.Writer, list apiclient.JobList, cv clockView) error {
 		}
 		row := []string{pos, j.ID, j.Kind, dash(j.User), dash(j.Queue), j.State.String(),
 			strconv.Itoa(j.Resources.Containers), strconv.Itoa(j.Skips), dash(cv.wall(j.CreatedAt))}
+		if cv.wide {
+			admitted := ""
+			if j.AdmittedAt != nil {
+				admitted = cv.wall(*j.AdmittedAt)
+			}
+			var ls []string
+			for _, k := range slices.Sorted(maps.Keys(j.Labels)) {
+				ls = append(ls, k+"="+j.Labels[k])
+			}
+			row = append(row, strconv.FormatInt(j.Resources.MemoryMB, 10), strconv.Itoa(j.Resources.VCores), strconv.Itoa(j.Priority),
+				dash(j.AppID), dash(admitted), dash(strings.Join(ls, ",")))
+		}
 		if cv.simulated() {
 			row = append(row, j.CreatedAt.UTC().Format(simFormat))
 		}
@@ -463,8 +573,14 @@ func printQueue(w io.Writer, list apiclient.JobList, cv clockView) error {
 	if len(parts) == 0 {
 		parts = []string{"no jobs"}
 	}
-	_, err := fmt.Fprintf(w, "\n%d listed; in the store: %s\n", len(list.Jobs), strings.Join(parts, ", "))
-	return err
+	if _, err := fmt.Fprintf(w, "\n%d listed; in the store: %s\n", len(list.Jobs), strings.Join(parts, ", ")); err != nil {
+		return err
+	}
+	if list.NextCursor != "" {
+		_, err := fmt.Fprintf(w, "more: --cursor %s (same filters), or --all\n", list.NextCursor)
+		return err
+	}
+	return nil
 }
 
 func newJobCmd() *cobra.Command {
@@ -481,7 +597,8 @@ JSON, the whole decision record included.`,
 		Args: exactArgs(1),
 	}
 	c := addClientFlags(cmd)
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON (-o json)")
+	cmd.ValidArgsFunction = completeJobIDs(c, "all")
 	cmd.RunE = viewRunE(c, &asJSON, func(ctx context.Context, api *apiclient.Client, args []string) (apiclient.Reply[apiclient.Job], error) {
 		return api.Job(ctx, args[0])
 	}, printJob)
@@ -591,7 +708,8 @@ command again to kill it.`,
 		Args: exactArgs(1),
 	}
 	c := addClientFlags(cmd)
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON (-o json)")
+	cmd.ValidArgsFunction = completeJobIDs(c)
 	cmd.RunE = jobRunE(c, &asJSON, func(cmd *cobra.Command, api *apiclient.Client, id string) (apiclient.Reply[apiclient.Job], error) {
 		return api.Cancel(cmd.Context(), id)
 	}, printJobState)
@@ -625,6 +743,7 @@ lists the parked jobs.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON")
 	cmd.Flags().StringVar(&req.Outcome, "outcome", "", "requeue | succeeded | failed | killed (required)")
 	cmd.Flags().StringVar(&req.Reason, "reason", "", "what you found (required)")
+	cmd.ValidArgsFunction = completeJobIDs(c, "parked")
 	cmd.RunE = jobRunE(c, &asJSON, func(cmd *cobra.Command, api *apiclient.Client, id string) (apiclient.Reply[apiclient.Job], error) {
 		return api.Resolve(cmd.Context(), id, req)
 	}, printJobState)
@@ -697,7 +816,7 @@ total) for analysts.
 		if err != nil {
 			return err
 		}
-		return printReply(out, r, asJSON, func(w io.Writer, p apiclient.Preferences) error { return printPrefs(w, p, m) })
+		return printReply(out, r, c.format(asJSON), func(w io.Writer, p apiclient.Preferences) error { return printPrefs(w, p, m) })
 	}
 	return cmd
 }
@@ -817,4 +936,30 @@ func printPrefs(w io.Writer, p apiclient.Preferences, m apiclient.Matrix) error 
 	}
 	_, err := fmt.Fprintf(w, "rows %d to %d of %d (--offset, --limit for others)\n", p.Offset+1, p.Offset+len(labels), p.Total)
 	return err
+}
+
+func newWhoAmICmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "whoami [-o json|yaml]",
+		Short: "Show who the server takes you for: user, role, groups, how you authenticated",
+		Long: `Show who the server takes you for: the user your jobs run as, your role and
+what granted it, your groups, the principal or certificate that authenticated
+you, and, through a proxy rule (--doas is not a flag: the API's ?doAs=), who
+acts for whom.`,
+		Args: noArgs,
+	}
+	c := addClientFlags(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON (-o json)")
+	cmd.RunE = viewRunE(c, &asJSON, func(ctx context.Context, api *apiclient.Client, _ []string) (apiclient.Reply[apiclient.WhoAmI], error) {
+		return api.WhoAmI(ctx)
+	}, func(w io.Writer, who apiclient.WhoAmI, _ clockView) error {
+		rows := [][]string{{"user:", who.User}, {"role:", who.Role + " (" + who.RoleRule + ")"}, {"groups:", dash(strings.Join(who.Groups, ","))},
+			{"authenticated:", who.Principal + " by " + who.Method}}
+		if who.RealUser != "" {
+			rows = append(rows, []string{"acting for it:", who.RealUser + " (" + who.ProxyRule + ")"})
+		}
+		return writeTable(w, rows)
+	})
+	return cmd
 }

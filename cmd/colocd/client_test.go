@@ -87,7 +87,7 @@ func TestClientCommandNames(t *testing.T) {
 			}
 		}
 	}
-	if diff := cmp.Diff([]string{"submit", "queue", "job", "cancel", "resolve", "prefs", "profiles", "queues", "summary", "nodes"}, names); diff != "" {
+	if diff := cmp.Diff([]string{"submit", "queue", "job", "cancel", "resolve", "prefs", "profiles", "queues", "summary", "nodes", "whoami"}, names); diff != "" {
 		t.Errorf("commands (-want +got):\n%s", diff)
 	}
 }

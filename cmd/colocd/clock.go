@@ -16,6 +16,7 @@ type clockView struct {
 	c     apiclient.Clock
 	known bool           // false: GET /v1/clock failed; times print as they are
 	loc   *time.Location // nil: time.Local
+	wide  bool           // -o wide: tables print more columns
 }
 
 // wallFormat and simFormat print a wall time and a simulated one.

@@ -62,7 +62,7 @@ baseline, sigma, limits, total) for analysts.`,
 		if err != nil {
 			return err
 		}
-		return printReply(out, r, asJSON, printProfiles)
+		return printReply(out, r, c.format(asJSON), printProfiles)
 	}
 	return cmd
 }

@@ -104,8 +104,37 @@ type Deps struct {
 	// Limits are the nodes' maxima in bytes/s that GET /v1/profiles
 	// converts utilisation units with; a zero field leaves that rate null.
 	Limits goodness.Limits
-	// Tokens are the accepted bearer tokens (at least one).
+	// Auth is how callers authenticate; "" is AuthTokens.
+	Auth AuthMode
+	// Tokens are the accepted bearer tokens (at least one with AuthTokens
+	// or AuthBoth), for service accounts: each names its user and role.
 	Tokens []Token
+	// Kerberos is the SPNEGO acceptor, required with AuthKerberos and
+	// AuthBoth.
+	Kerberos *Kerberos
+	// ClientCerts identifies a caller that sends no Authorization by the
+	// TLS client certificate the server verified (its subject's common
+	// name is the user).
+	ClientCerts bool
+	// Groups names a user's groups (for the ACLs, the proxy rules and
+	// JobGroups); nil: nobody is in any group.
+	Groups GroupSource
+	// ACLs grant roles to the users Kerberos or a certificate
+	// authenticated; the zero value grants none (DefaultACLs: read and
+	// submit for everyone).
+	ACLs ACLs
+	// ProxyUsers let a user act for others (?doAs=user), audited.
+	ProxyUsers []ProxyRule
+	// JobGroups are groups whose members read each other's jobs whole and
+	// cancel them, as their owner may.
+	JobGroups []string
+	// ForwardKey, when set, is the key replicas sign forwarded identities
+	// with (NewReplicated): a request carrying one signed with it is taken
+	// as that identity's.
+	ForwardKey []byte
+	// WallNow is the wall clock that token expiry and forwarded identities
+	// are checked against; nil: time.Now (Now may be simulated).
+	WallNow func() time.Time
 	// Metrics backs /metrics and records API requests
 	// (telemetry.Metrics); nil: no /metrics.
 	Metrics Telemetry
@@ -156,7 +185,7 @@ type server struct {
 	journal JournalReader
 	ctl     Controller
 	metrics Telemetry
-	auth    *authenticator
+	auth    *authn
 	now     func() time.Time
 	clock   func() apiclient.Clock
 	maxBody int64
@@ -171,6 +200,10 @@ type server struct {
 	queues   QueueSource // nil: fairness reported off
 	cluster  ClusterView // nil: no nodes or applications listed
 	replica  Replica     // nil: colocd runs alone
+
+	// routes are the methods served on each path (as the OpenAPI
+	// description names it), for the test that checks they match.
+	routes map[string][]string
 
 	// beforeCancel, when set (tests only), runs between reading a pending
 	// job and cancelling it: the window in which the engine may admit it.
@@ -216,7 +249,7 @@ func New(d Deps) (http.Handler, error) {
 	if m, ok := d.Profiles.(*profile.Model); ok && m == nil {
 		d.Profiles = nil // a nil model in a non-nil interface
 	}
-	auth, err := newAuthenticator(d.Tokens)
+	auth, err := newAuthn(d)
 	if err != nil {
 		return nil, err
 	}
@@ -245,15 +278,19 @@ func New(d Deps) (http.Handler, error) {
 	}
 	s.slow = slowRequest
 
-	return &observed{s: s, mux: s.routes(d.Metrics, d.PublicMetrics)}, nil
+	return &observed{s: s, mux: s.mux(d.Metrics, d.PublicMetrics)}, nil
 }
 
 // routes is the API's mux: every endpoint with the role it needs, the
 // status page's static files, and a JSON 404 for anything else.
-func (s *server) routes(metrics Telemetry, publicMetrics bool) *http.ServeMux {
+func (s *server) mux(metrics Telemetry, publicMetrics bool) *http.ServeMux {
 	mux := http.NewServeMux()
+	s.routes = map[string][]string{}
 	route := func(pattern string, methods map[string]endpoint) {
 		mux.Handle(pattern, s.dispatch(methods))
+		for m := range methods {
+			s.routes[specPath(pattern)] = append(s.routes[specPath(pattern)], m)
+		}
 	}
 	route("/v1/jobs", map[string]endpoint{
 		http.MethodGet:  {RoleReader, s.listJobs},
@@ -280,6 +317,8 @@ func (s *server) routes(metrics Telemetry, publicMetrics bool) *http.ServeMux {
 	route("/v1/goodness/trend", map[string]endpoint{http.MethodGet: {RoleReader, s.getGoodnessTrend}})
 	route("/v1/summary", map[string]endpoint{http.MethodGet: {RoleReader, s.getSummary}})
 	route("/v1/ha", map[string]endpoint{http.MethodGet: {RoleReader, s.getHA}})
+	route("/v1/whoami", map[string]endpoint{http.MethodGet: {RoleReader, whoami}})
+	route("/v1/openapi.json", map[string]endpoint{http.MethodGet: {0, serveOpenAPI}})
 	route("/healthz", map[string]endpoint{http.MethodGet: {0, s.healthz}})
 	route("/readyz", map[string]endpoint{http.MethodGet: {0, s.readyz}})
 	if metrics != nil {
@@ -305,11 +344,46 @@ func (s *server) routes(metrics Telemetry, publicMetrics bool) *http.ServeMux {
 	return mux
 }
 
+// caller authenticates r and settles who it acts as, recording the user
+// for the request's log line; a proxied request is audited at INFO.
+func (s *server) caller(w http.ResponseWriter, r *http.Request) (principal, *httpError) {
+	id, he := s.auth.authenticate(w, r)
+	if he != nil {
+		return principal{}, he
+	}
+	info, _ := r.Context().Value(reqInfoKey{}).(*reqInfo)
+	if info != nil {
+		info.user = id.User
+		info.via = id.Method
+	}
+	p, he := s.auth.principalOf(id, doAsParam(r))
+	if p.RealUser != "" || (he != nil && he.Code == apiclient.CodeProxyRefused) {
+		s.log.Info("proxy user", "real_user", id.User, "principal", id.Principal, "via", id.Method, "do_as", doAsParam(r),
+			"allowed", he == nil, "rule", cmpOr(p.ProxyRule, "none"), "method", r.Method, "path", r.URL.Path, "remote", id.Addr)
+	}
+	if he != nil {
+		return principal{}, he
+	}
+	if info != nil {
+		info.user, info.realUser = p.User, p.RealUser
+	}
+	return p, nil
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
 // reqInfo carries what a handler learned (the caller, the error it
 // returned) back to the logging middleware.
 type reqInfo struct {
-	user string
-	err  error // a failure of the handler (not a refusal it chose); logged with the request
+	user     string
+	realUser string // the proxy, when a rule let it act as user
+	via      string // how the caller authenticated
+	err      error  // a failure of the handler (not a refusal it chose); logged with the request
 }
 
 type reqInfoKey struct{}
@@ -337,18 +411,26 @@ func (s *server) dispatch(methods map[string]endpoint) http.Handler {
 			writeError(w, errorf(http.StatusMethodNotAllowed, "", "method %s not allowed on %s (allowed: %s)", r.Method, r.URL.Path, allowHeader))
 			return
 		}
+		if he := checkParams(r); he != nil {
+			writeError(w, he)
+			return
+		}
 		var p principal
 		if ep.role != 0 {
-			var ok bool
-			if p, ok = s.auth.check(r); !ok {
-				writeError(w, errorf(http.StatusUnauthorized, "", "missing or invalid bearer token (send Authorization: Bearer <token>)"))
+			var he *httpError
+			if p, he = s.caller(w, r); he != nil {
+				writeError(w, he)
 				return
 			}
-			if info, _ := r.Context().Value(reqInfoKey{}).(*reqInfo); info != nil {
-				info.user = p.User
-			}
 			if p.Role < ep.role {
-				writeError(w, errorf(http.StatusForbidden, "", "role %s may not %s %s (needs %s)", p.Role, r.Method, r.URL.Path, ep.role))
+				if p.RoleRule == "tokens" {
+					writeError(w, forbidden("tokens", "role %s may not %s %s: it needs %s (the token of user %s has role %s)",
+						p.Role, r.Method, r.URL.Path, ep.role, p.User, p.Role))
+					return
+				}
+				rule := "api.acl." + ep.role.String()
+				writeError(w, forbidden(rule, "role %s may not %s %s: it needs %s, which %s does not grant user %s (groups %s)",
+					p.Role, r.Method, r.URL.Path, ep.role, rule, p.User, listOrNone(p.Groups)))
 				return
 			}
 		}
@@ -500,6 +582,12 @@ func (o *observed) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		}
 		attrs := []any{"method", r.Method, "route", route, "path", r.URL.Path,
 			"code", code, "bytes", w.bytes, "took", d, "user", info.user, "remote", r.RemoteAddr}
+		if info.via != "" {
+			attrs = append(attrs, "via", info.via)
+		}
+		if info.realUser != "" {
+			attrs = append(attrs, "real_user", info.realUser)
+		}
 		if info.err != nil {
 			attrs = append(attrs, "err", info.err)
 		}
@@ -554,7 +642,7 @@ func (s *server) readyz(w http.ResponseWriter, r *http.Request, _ principal) err
 		err = s.ctl.Ready(ctx)
 	}
 	if err != nil {
-		if _, ok := s.auth.check(r); ok {
+		if _, ok, _ := s.auth.identify(nil, r); ok {
 			return errorf(http.StatusServiceUnavailable, "", "not ready: %v", err)
 		}
 		if reason := publicReason(err); reason != "" {

@@ -4,8 +4,8 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"fmt"
-	"net/http"
 	"strings"
+	"time"
 )
 
 // Role is what a token may do. Roles are ordered: each one may do everything
@@ -68,17 +68,14 @@ func (r *Role) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// Token maps a bearer secret to a user and a role.
+// Token maps a bearer secret to a user and a role, for service accounts.
 type Token struct {
 	Secret string
 	User   string
 	Role   Role
-}
-
-// principal is the authenticated caller of one request.
-type principal struct {
-	User string
-	Role Role
+	// Expires is when the token stops being accepted (401, code
+	// token_expired); zero: never.
+	Expires time.Time
 }
 
 // authenticator checks bearer tokens in constant time.
@@ -91,7 +88,7 @@ type authenticator struct {
 
 func newAuthenticator(tokens []Token) (*authenticator, error) {
 	if len(tokens) == 0 {
-		return nil, fmt.Errorf("%w: tokens: none configured (every endpoint but health needs one)", ErrConfig)
+		return nil, fmt.Errorf("%w: tokens: none configured (api.auth tokens or both needs one)", ErrConfig)
 	}
 	a := &authenticator{tokens: append([]Token(nil), tokens...)}
 	seen := make(map[[sha256.Size]byte]bool, len(tokens))
@@ -116,18 +113,14 @@ func newAuthenticator(tokens []Token) (*authenticator, error) {
 	return a, nil
 }
 
-// check returns the caller named by the request's bearer token. It compares
-// the presented secret with every configured one, without an early exit, so
+// check returns the token whose secret was presented: ok when it is
+// valid at now, expired when it was but is no more. It compares the
+// presented secret with every configured one, without an early exit, so
 // the time taken reveals neither which token matched nor how much of it.
-func (a *authenticator) check(r *http.Request) (principal, bool) {
-	h := r.Header.Get("Authorization")
-	scheme, secret, ok := strings.Cut(h, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return principal{}, false
-	}
+func (a *authenticator) check(secret string, now time.Time) (t Token, ok, expired bool) {
 	secret = strings.TrimSpace(secret)
 	if secret == "" {
-		return principal{}, false
+		return Token{}, false, false
 	}
 	sum := sha256.Sum256([]byte(secret))
 	match := -1
@@ -136,8 +129,11 @@ func (a *authenticator) check(r *http.Request) (principal, bool) {
 		match = subtle.ConstantTimeSelect(eq, i, match)
 	}
 	if match < 0 {
-		return principal{}, false
+		return Token{}, false, false
 	}
-	t := a.tokens[match]
-	return principal{User: t.User, Role: t.Role}, true
+	t = a.tokens[match]
+	if !t.Expires.IsZero() && !now.Before(t.Expires) {
+		return t, false, true
+	}
+	return t, true, false
 }

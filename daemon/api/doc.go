@@ -16,25 +16,31 @@
 //	                                               400 for a malformed field; 422 for a new kind
 //	                                               beyond Deps.MaxKinds, or a value the backend's
 //	                                               configuration refuses ("Jobs" below)
-//	GET    /v1/jobs?state=&limit=       reader     {"jobs":[job+"position"],"count","counts":{state:n},"now"}
+//	GET    /v1/jobs?state=&user=&queue= reader     {"jobs":[job+"position"],"count","counts":{state:n},"now",
+//	       &kind=&label=k=v&since=                 "next_cursor"}: a page (limit, default 100, at most
+//	       &limit=&cursor=                         10,000) of the jobs the filters select (user, queue,
+//	                                               kind comma-separated; label repeatable, all must
+//	                                               match; since RFC 3339, submitted at or after);
 //	                                               default states pending,admitted,running; "all";
-//	                                               pending first in FIFO order, others newest first
-//	       &estimate=1                             + "estimated_wait" on each listed pending job (one
-//	                                               pass over the listing), "queue_wait" (that of a job
-//	                                               behind every pending one; null when none is, or
-//	                                               when state leaves out pending) and
-//	                                               "kind_runtimes" {kind: EWMA seconds} of the listed
-//	                                               jobs' kinds with a history
+//	                                               pending first in FIFO order (positions over every
+//	                                               pending job), others newest first; next_cursor,
+//	                                               with the same filters, continues it (a page reads
+//	                                               at most 100,000 jobs: a selective filter may give
+//	                                               a short page with a cursor)
 //	GET    /v1/jobs/{id}                reader     job (+ "position", "estimated_wait" when pending;
 //	                                               "decision" = the record that admitted it); another
 //	                                               user's job, to a non-admin, without its "submit",
 //	                                               "idempotency_key", "labels" and "diagnostics", and
 //	                                               "redacted": true (listings too)
-//	DELETE /v1/jobs/{id}                owner|admin pending → cancelled; admitted/running → killed
+//	DELETE /v1/jobs/{id}                owner|group|admin pending → cancelled; admitted/running → killed
 //	                                               (Controller.Kill); 409 if it changed state meanwhile,
 //	                                               or when parked (resolve it instead)
 //	POST   /v1/jobs/{id}/resolve        admin      {"outcome":"requeue|succeeded|failed|killed","reason"}:
 //	                                               ends a parked job; 409 when it is not parked
+//	GET    /v1/whoami                   reader     {"user","role","role_rule","groups","principal","method",
+//	                                               "real_user","proxy_rule"}: who the caller is taken for
+//	GET    /v1/openapi.json             none       the OpenAPI 3.1 description of every endpoint
+//	                                               (openapi.yaml; docs/openapi.json)
 //	GET    /v1/preferences              reader     {"kinds","h","pi","baseline","row_baseline",
 //	                                               "observations","row_observations",
 //	                                               "pair_observations","rejected","config"}
@@ -234,8 +240,8 @@
 // "env" and "dir" are 422 naming the field: the command, its environment
 // and its working directory are the operator's. A "queue" needs
 // {{queue}} in yarn.command.argv (else 422, field "queue"). The job's
-// "user" is its API token's (only an admin may name another), never a
-// parameter. A job queued before these rules that breaks one fails at
+// "user" is the authenticated caller's (or the doAs user's, through a
+// proxy rule), never a parameter. A job queued before these rules that breaks one fails at
 // admission instead.
 //
 // Applications are jobs' only as colocd submitted them: by the id it
@@ -246,16 +252,62 @@
 //
 // # Security
 //
-// Every endpoint except /healthz, /readyz and the static status page needs
-// "Authorization: Bearer <token>" (401 with WWW-Authenticate otherwise).
-// Tokens map to a user and a role:
+// Every endpoint except /healthz, /readyz, /v1/openapi.json and the static
+// status page needs an authenticated caller (401 otherwise, with
+// WWW-Authenticate naming what is accepted: Negotiate, Bearer). Deps.Auth
+// says how:
 //
-//	reader     GET anything
-//	submitter  + POST /v1/jobs as its own user (another "user" is 403), DELETE its own jobs
-//	admin      + submit for any user, DELETE anyone's jobs, PUT/DELETE /v1/preferences
+//   - Kerberos (AuthKerberos, AuthBoth): "Authorization: Negotiate" with an
+//     SPNEGO token, or a bare Kerberos GSS token (MIT's GSS-API asked for
+//     the Kerberos mechanism), for a service principal Deps.Kerberos accepts
+//     (the service's HTTP/<host> keytab; gokrb5's server side: ticket,
+//     authenticator, replay cache, 5 minutes of skew). The reply carries
+//     "WWW-Authenticate: Negotiate <AP-REP>", so the client authenticates
+//     the server too (mutual authentication). The client principal becomes
+//     a user by Hadoop-shaped auth_to_local rules; one no rule maps is a
+//     403.
+//   - Bearer tokens (AuthTokens, AuthBoth), for service accounts: each names
+//     its user and role, and may expire (401 token_expired). Secrets are
+//     compared in constant time against every configured token (SHA-256
+//     digests, no early exit).
+//   - A TLS client certificate the server verified (Deps.ClientCerts), when
+//     the request has no Authorization: its subject's common name is the
+//     user.
 //
-// Secrets are compared in constant time against every configured token
-// (SHA-256 digests, no early exit). Bodies are capped at Deps.MaxBodyBytes
+// Roles, ordered, each with what the ones below may:
+//
+//	reader     GET anything (another user's job without its private fields)
+//	submitter  + POST /v1/jobs (the job is the caller's), DELETE its own jobs
+//	admin      + DELETE anyone's jobs, resolve, PUT/DELETE /v1/preferences
+//
+// A token carries its role; a Kerberos or certificate user gets the
+// strongest role whose ACL (Deps.ACLs, Hadoop's "users groups" shape)
+// names it or one of its groups (Deps.Groups: a groups file, the host's).
+// A job's user is the authenticated caller: a "user" in the body is
+// ignored (and logged). ?doAs=<user> (any case) on any request acts for
+// another user when a proxy rule (Deps.ProxyUsers, hadoop.proxyuser.*'s
+// shape: users, groups, client addresses) lets the caller; the groups and
+// role are then the user's, and every such request is logged at INFO with
+// both users and the rule. A caller may read whole and cancel its own jobs,
+// those of a user sharing a group of Deps.JobGroups, and, as admin, any.
+// Every 403 names the rule that refused it ("rule": "tokens",
+// "api.acl.submitter", "api.proxy_users", "owner", "api.job_groups",
+// "api.kerberos.auth_to_local").
+//
+// Replicated, a follower authenticates a request it forwards and passes
+// the identity to the leader signed with Deps.ForwardKey (NewReplicated;
+// docs/ha.md).
+//
+// Every error is JSON {"error": "...", "code": "...", "field": "...",
+// "rule": "..."}: "code" is stable (apiclient.Code*: bad_request,
+// unknown_parameter, unauthenticated, token_expired, forbidden,
+// proxy_refused, not_found, method_not_allowed, request_timeout, conflict,
+// idempotency_conflict, gone, payload_too_large, unsupported_media_type,
+// refused, internal, leader_unreachable, unavailable); 405 carries Allow. A
+// query parameter the endpoint does not take (the OpenAPI description is
+// the list) is a 400 unknown_parameter naming it.
+//
+// Bodies are capped at Deps.MaxBodyBytes
 // (413), must be application/json (415), must arrive within the server's
 // read timeout (408) and are decoded strictly, at every level: invalid
 // UTF-8 is 400 naming the byte offset; a key that matches a field only
@@ -265,8 +317,7 @@
 // response to a request whose body was not read to its end says
 // "Connection: close" and the connection closes without the rest being
 // read (net/http would otherwise read up to 256 KiB of it first, to reuse
-// the connection). Every error is JSON:
-// {"error": "...", "field": "..."}; 405 carries Allow. The status page is
+// the connection). The status page is
 // served with a strict Content-Security-Policy; its token comes from
 // ?token= or a form, lives in sessionStorage and is sent by fetch().
 //

@@ -30,12 +30,53 @@ func publicReason(err error) string {
 	return ""
 }
 
+// Every error reply carries a stable machine-readable "code"
+// (apiclient.Code*, listed in the OpenAPI description) beside its message,
+// which is for people and may change.
+
+// codeFor is the code of an error reply with status and no code of its own.
+func codeFor(status int) string {
+	switch status {
+	case http.StatusBadRequest:
+		return apiclient.CodeBadRequest
+	case http.StatusUnauthorized:
+		return apiclient.CodeUnauthenticated
+	case http.StatusForbidden:
+		return apiclient.CodeForbidden
+	case http.StatusNotFound:
+		return apiclient.CodeNotFound
+	case http.StatusMethodNotAllowed:
+		return apiclient.CodeMethodNotAllowed
+	case http.StatusRequestTimeout:
+		return apiclient.CodeTimeout
+	case http.StatusConflict:
+		return apiclient.CodeConflict
+	case http.StatusGone:
+		return apiclient.CodeGone
+	case http.StatusRequestEntityTooLarge:
+		return apiclient.CodeTooLarge
+	case http.StatusUnsupportedMediaType:
+		return apiclient.CodeUnsupportedMediaType
+	case http.StatusUnprocessableEntity:
+		return apiclient.CodeRefused
+	case http.StatusBadGateway:
+		return apiclient.CodeLeaderUnreachable
+	case http.StatusServiceUnavailable:
+		return apiclient.CodeUnavailable
+	}
+	return apiclient.CodeInternal
+}
+
 // httpError is an error with the status and field it is reported with.
 type httpError struct {
 	Status     int
 	Field      string
 	Msg        string
-	RetryAfter int // seconds; 0: no Retry-After header
+	RetryAfter int    // seconds; 0: no Retry-After header
+	Code       string // "": codeFor(Status)
+	Rule       string // the rule behind a 403 (a config key, "owner")
+	// challenge adds a 401's WWW-Authenticate headers; nil: Bearer.
+	challenge func(http.Header)
 }
 
 func (e *httpError) Error() string { return e.Msg }
@@ -44,13 +85,20 @@ func errorf(status int, field, format string, args ...any) *httpError {
 	return &httpError{Status: status, Field: field, Msg: fmt.Sprintf(format, args...)}
 }
 
+// forbidden is a 403 naming the rule that refused it.
+func forbidden(rule, format string, args ...any) *httpError {
+	e := errorf(http.StatusForbidden, "", format, args...)
+	e.Code, e.Rule = apiclient.CodeForbidden, rule
+	return e
+}
+
 // writeJSON writes v with status. Encoding errors can only come from a
 // broken connection at this point; they are ignored.
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		status = http.StatusInternalServerError
-		b, _ = json.Marshal(apiclient.ErrorBody{Error: "encoding response: " + err.Error()})
+		b, _ = json.Marshal(apiclient.ErrorBody{Error: "encoding response: " + err.Error(), Code: apiclient.CodeInternal})
 	}
 	h := w.Header()
 	h.Set("Content-Type", "application/json; charset=utf-8")
@@ -60,12 +108,20 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func writeError(w http.ResponseWriter, e *httpError) {
-	switch e.Status {
-	case http.StatusUnauthorized:
-		w.Header().Set("WWW-Authenticate", `Bearer realm="colocd"`)
+	if e.Status == http.StatusUnauthorized {
+		if e.challenge != nil {
+			w.Header().Del("WWW-Authenticate")
+			e.challenge(w.Header())
+		} else if w.Header().Get("WWW-Authenticate") == "" {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="colocd"`)
+		}
 	}
 	if e.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(e.RetryAfter))
 	}
-	writeJSON(w, e.Status, apiclient.ErrorBody{Error: e.Msg, Field: e.Field})
+	code := e.Code
+	if code == "" {
+		code = codeFor(e.Status)
+	}
+	writeJSON(w, e.Status, apiclient.ErrorBody{Error: e.Msg, Code: code, Field: e.Field, Rule: e.Rule})
 }

@@ -154,7 +154,12 @@ type harness struct {
 type harnessCfg struct {
 	Deps
 	durable bool // fsync every store commit (benchmarks of durable submits)
+	// deps, when set, changes the Deps last (after the test tokens).
+	deps func(*Deps)
 }
+
+// withDeps changes the API's Deps after the harness filled them.
+func withDeps(f func(*Deps)) harnessOpt { return func(c *harnessCfg) { c.deps = f } }
 
 type harnessOpt func(*harnessCfg)
 
@@ -194,6 +199,9 @@ func newHarness(t testing.TB, opts ...harnessOpt) *harness {
 	d := cfg.Deps
 	d.Store, d.Learner, d.Journal, d.Controller = store, learner, jrnl, ctl
 	d.Tokens, d.Metrics, d.Now = testTokens, m, clock.Now
+	if cfg.deps != nil {
+		cfg.deps(&d)
+	}
 	h, err := New(d)
 	if err != nil {
 		t.Fatalf("New: %v", err)

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -33,12 +32,36 @@ const waitMethod = "sum of EWMA runtimes of the kinds of the jobs ahead (kinds w
 // sees that it exists, its kind, user, queue, resources, state and times,
 // which the queue's fairness makes everyone's business. apiclient.Job's
 // Redacted says so.
-func redact(j queue.Job, p principal) apiclient.Job {
-	if p.Role >= RoleAdmin || j.User == p.User {
+func (s *server) redact(j queue.Job, p principal) apiclient.Job {
+	if ok, _ := s.jobAccess(j, p); ok {
 		return apiclient.Job{Job: j}
 	}
 	j.Submit, j.IdempotencyKey, j.Labels, j.Diagnostics = nil, "", nil, ""
 	return apiclient.Job{Job: j, Redacted: true}
+}
+
+// jobAccess reports whether p may see all of j and act on it (cancel,
+// kill), and the rule that says so: "owner", the admin role's rule
+// ("api.acl.admin", or "tokens" for an admin token), or
+// "api.job_groups[g]" when p and j's user are both members of a group g
+// that api.job_groups names.
+func (s *server) jobAccess(j queue.Job, p principal) (bool, string) {
+	switch {
+	case j.User == p.User:
+		return true, "owner"
+	case p.Role >= RoleAdmin:
+		return true, p.RoleRule
+	}
+	if len(s.auth.jobGroups) == 0 || len(p.Groups) == 0 || s.auth.groups == nil {
+		return false, ""
+	}
+	owner := s.auth.groups.Groups(j.User)
+	for _, g := range s.auth.jobGroups {
+		if slices.Contains(p.Groups, g) && slices.Contains(owner, g) {
+			return true, "api.job_groups[" + g + "]"
+		}
+	}
+	return false, ""
 }
 
 // submitJob: POST /v1/jobs.
@@ -47,16 +70,15 @@ func (s *server) submitJob(w http.ResponseWriter, r *http.Request, p principal) 
 	if err := decodeJSON(w, r, s.maxBody, &req); err != nil {
 		return err
 	}
+	// The job's user is the authenticated identity (or whom a proxy rule
+	// lets it act for, ?doAs=): never the body's, which is ignored.
 	job := queue.Job{
-		Kind: req.Kind, User: req.User, Queue: req.Queue, Priority: req.Priority,
+		Kind: req.Kind, User: p.User, Queue: req.Queue, Priority: req.Priority,
 		Labels: req.Labels, IdempotencyKey: r.Header.Get("Idempotency-Key"),
 	}
-	// No impersonation: a submitter's job is its own user's.
-	switch {
-	case job.User == "":
-		job.User = p.User
-	case job.User != p.User && p.Role < RoleAdmin:
-		return errorf(http.StatusForbidden, "user", "a %s token may only submit as its own user %q, not %q", p.Role, p.User, job.User)
+	if req.User != "" && req.User != p.User {
+		s.log.Info("submission's body user ignored: a job is its authenticated caller's (a proxy acts for another with ?doAs=)",
+			"body_user", req.User, "user", p.User, "real_user", p.RealUser)
 	}
 	if k := job.IdempotencyKey; len(k) > maxIdempotencyKey || strings.ContainsFunc(k, func(c rune) bool { return c < 0x21 || c > 0x7e }) {
 		return errorf(http.StatusBadRequest, "Idempotency-Key", "Idempotency-Key must be printable ASCII without spaces, at most %d bytes", maxIdempotencyKey)
@@ -93,7 +115,12 @@ func (s *server) submitJob(w http.ResponseWriter, r *http.Request, p principal) 
 		return invalidJob(err, "storing job")
 	}
 	if !created && !sameRequest(job, stored) {
-		return errorf(http.StatusConflict, "Idempotency-Key", "Idempotency-Key %q was already used for job %s with a different request", job.IdempotencyKey, stored.ID)
+		e := errorf(http.StatusConflict, "Idempotency-Key", "Idempotency-Key %q was already used for job %s with a different request", job.IdempotencyKey, stored.ID)
+		e.Code = apiclient.CodeIdempotencyConflict
+		return e
+	}
+	if created && p.RealUser != "" {
+		s.log.Info("job submitted by a proxy user", "job", stored.ID, "user", p.User, "real_user", p.RealUser, "rule", p.ProxyRule)
 	}
 	// No position here: Store.Position walks the FIFO (O(position)), too
 	// dear on the submit path of a deep queue. GET /v1/jobs/{id} has it.
@@ -157,69 +184,6 @@ func jsonEqual(a, b json.RawMessage) bool {
 	return bytes.Equal(ca.Bytes(), cb.Bytes())
 }
 
-// listJobs: GET /v1/jobs?state=pending,running&limit=N[&estimate=1]. The
-// default is the live queue (pending, admitted, running); state=all lists
-// every job. Pending jobs come first, in queue order with their positions;
-// the others follow newest first. limit caps the total. estimate=1 adds the
-// wait estimates (estimateList).
-func (s *server) listJobs(w http.ResponseWriter, r *http.Request, p principal) error {
-	limit, err := queryInt(r, "limit", defaultListLimit, maxListLimit)
-	if err != nil {
-		return err
-	}
-	want, err := parseStates(r.URL.Query().Get("state"))
-	if err != nil {
-		return err
-	}
-	estimate := false
-	if v := r.URL.Query().Get("estimate"); v != "" {
-		if estimate, err = strconv.ParseBool(v); err != nil {
-			return errorf(http.StatusBadRequest, "estimate", "estimate %q is not 1, 0, true or false", v)
-		}
-	}
-	out := apiclient.JobList{Jobs: []apiclient.Job{}, Now: s.now()}
-	for _, st := range want {
-		left := limit - len(out.Jobs)
-		if left <= 0 {
-			break
-		}
-		if st == queue.StatePending {
-			pending, err := s.store.Pending(left)
-			if err != nil {
-				return fmt.Errorf("listing pending jobs: %w", err)
-			}
-			for i, j := range pending {
-				v := redact(j, p)
-				v.Position = &i
-				out.Jobs = append(out.Jobs, v)
-			}
-			continue
-		}
-		// The state index walked backwards: reads only the jobs listed.
-		jobs, err := s.store.Recent(st, left)
-		if err != nil {
-			return fmt.Errorf("listing %s jobs: %w", st, err)
-		}
-		for _, j := range jobs {
-			out.Jobs = append(out.Jobs, redact(j, p))
-		}
-	}
-	if out.Counts, err = s.store.Counts(); err != nil {
-		return fmt.Errorf("counting jobs: %w", err)
-	}
-	out.Count = len(out.Jobs)
-	if !estimate {
-		writeJSON(w, http.StatusOK, out)
-		return nil
-	}
-	est, err := s.estimateList(out, slices.Contains(want, queue.StatePending))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, est)
-	return nil
-}
-
 // parseStates parses the state filter: empty = pending, admitted,
 // running; "all" = every state; else a comma-separated list.
 func parseStates(q string) ([]queue.State, error) {
@@ -254,7 +218,7 @@ func (s *server) getJob(w http.ResponseWriter, r *http.Request, p principal) err
 	if err != nil {
 		return jobError(err, id)
 	}
-	v := redact(j, p)
+	v := s.redact(j, p)
 	if j.State == queue.StatePending {
 		if pos, err := s.store.Position(id); err == nil {
 			v.Position = &pos
@@ -433,8 +397,13 @@ func (s *server) deleteJob(w http.ResponseWriter, r *http.Request, p principal) 
 	if err != nil {
 		return jobError(err, id)
 	}
-	if j.User != p.User && p.Role < RoleAdmin {
-		return errorf(http.StatusForbidden, "", "job %s belongs to user %q; a %s token may only cancel its own user's (%q) jobs", id, j.User, p.Role, p.User)
+	if ok, _ := s.jobAccess(j, p); !ok {
+		rule := "owner"
+		if len(s.auth.jobGroups) > 0 {
+			rule = "api.job_groups"
+		}
+		return forbidden(rule, "job %s belongs to user %s; %s (role %s) may cancel only its own jobs, those of a group api.job_groups names (%s), or any as admin",
+			id, j.User, p.User, p.Role, listOrNone(s.auth.jobGroups))
 	}
 	switch {
 	case j.State == queue.StatePending:
@@ -444,7 +413,7 @@ func (s *server) deleteJob(w http.ResponseWriter, r *http.Request, p principal) 
 		done, err := s.store.Cancel(id)
 		s.storeWrite("cancel", err)
 		if err == nil {
-			s.log.Info("job cancelled", "job", id, "by", p.User)
+			s.log.Info("job cancelled", "job", id, "by", p.User, "real_user", p.RealUser)
 			writeJSON(w, http.StatusOK, apiclient.Job{Job: done})
 			return nil
 		}
@@ -468,7 +437,7 @@ func (s *server) deleteJob(w http.ResponseWriter, r *http.Request, p principal) 
 	killed, err := s.ctl.Kill(r.Context(), id)
 	switch {
 	case err == nil:
-		s.log.Info("job killed", "job", id, "by", p.User)
+		s.log.Info("job killed", "job", id, "by", p.User, "real_user", p.RealUser)
 		writeJSON(w, http.StatusOK, apiclient.Job{Job: killed})
 		return nil
 	case errors.Is(err, queue.ErrIllegalTransition):
@@ -519,6 +488,6 @@ func (s *server) resolveJob(w http.ResponseWriter, r *http.Request, p principal)
 	if to == queue.StatePending {
 		s.ctl.Kick()
 	}
-	writeJSON(w, http.StatusOK, redact(j, p))
+	writeJSON(w, http.StatusOK, s.redact(j, p))
 	return nil
 }

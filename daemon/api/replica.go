@@ -80,10 +80,21 @@ type replicated struct {
 	id      string
 	proxy   func(leader string) *httputil.ReverseProxy
 	maxBody int64
+	auth    *authn // h's; nil: h is not New's handler
 }
 
 // NewReplicated wraps the API's handler h for a replica named id;
 // transport carries forwarded requests to the leader.
+//
+// With Deps.ForwardKey set in h (the replicas' shared key), a follower
+// authenticates a request it forwards itself — a Kerberos ticket is for
+// its own HTTP/<host> principal and a client certificate ends at its TLS
+// connection, so neither can be passed on — and forwards the identity it
+// established, signed with the key over the identity, the method and the
+// request URI, without the Authorization header; the leader takes it as
+// that identity's (and applies doAs, the groups and the roles itself).
+// Without the key the request goes as it came, Authorization included:
+// enough for bearer tokens only.
 func NewReplicated(h http.Handler, rep Replica, id string, transport http.RoundTripper, maxBody int64) http.Handler {
 	if maxBody <= 0 {
 		maxBody = DefaultMaxBodyBytes
@@ -117,7 +128,11 @@ func NewReplicated(h http.Handler, rep Replica, id string, transport http.RoundT
 		proxies[leader] = p
 		return p
 	}
-	return &replicated{next: h, rep: rep, id: id, proxy: mk, maxBody: maxBody}
+	out := &replicated{next: h, rep: rep, id: id, proxy: mk, maxBody: maxBody}
+	if o, ok := h.(*observed); ok && len(o.s.auth.fwdKey) > 0 {
+		out.auth = o.s.auth
+	}
+	return out
 }
 
 func (h *replicated) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -139,6 +154,19 @@ func (h *replicated) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		e.RetryAfter = 1
 		writeError(w, e)
 		return
+	}
+	if h.auth != nil {
+		id, ok, he := h.auth.identify(w, r)
+		if he != nil {
+			writeError(w, he)
+			return
+		}
+		r.Header.Del(headerForwardedIdentity)
+		if ok {
+			id.At = h.auth.wallNow().Unix()
+			r.Header.Del("Authorization")
+			r.Header.Set(headerForwardedIdentity, signForward(h.auth.fwdKey, id, r.Method, r.URL.RequestURI()))
+		}
 	}
 	if r.Body != nil {
 		r.Body = http.MaxBytesReader(w, r.Body, h.maxBody)

@@ -6,7 +6,9 @@
 //
 // # What it owns
 //
-//   - Logging in from a keytab (an AS exchange: the TGT) and getting a
+//   - Logging in from a keytab (an AS exchange: the TGT), or taking the TGT
+//     of a person's credential cache (Config.CCache: what kinit wrote; the
+//     colocd CLI's Kerberos, against colocd's own API), and getting a
 //     service ticket per server principal (a TGS exchange), cached, then
 //     "Authorization: Negotiate <SPNEGO NegTokenInit>" on each request to
 //     an RM, a NodeManager or the Timeline Server.

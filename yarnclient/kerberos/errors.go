@@ -36,6 +36,9 @@ var (
 	// ErrReplyTooLarge: a KDC's reply declared more bytes than the cap on
 	// a reply (relay.go); nothing of it was read.
 	ErrReplyTooLarge = errors.New("kerberos: KDC reply over its size cap")
+	// ErrNoTicket: a credential cache (Config.CCache) that cannot be read,
+	// holds no TGT, or whose TGT expired: the person must run kinit.
+	ErrNoTicket = errors.New("kerberos: no valid ticket in the credential cache")
 )
 
 // ConfigError is a Config that cannot work, found without the network:
@@ -54,6 +57,13 @@ func (e *ConfigError) Unwrap() []error { return []error{yarnclient.ErrInvalid, e
 func configErr(field string, format string, args ...any) error {
 	return &ConfigError{Field: field, Err: fmt.Errorf(format, args...)}
 }
+
+// noTicketError is an unusable credential cache; it matches ErrNoTicket.
+type noTicketError string
+
+func (e noTicketError) Error() string { return string(e) }
+
+func (e noTicketError) Is(target error) bool { return target == ErrNoTicket }
 
 // noKeyError is a keytab without a key of the principal; it matches
 // ErrKeytab.
@@ -100,6 +110,8 @@ func (e *Error) Error() string {
 		what = fmt.Sprintf("KDC unreachable: no KDC answered (%s, from %s)", strings.Join(e.KDCs, ", "), e.Krb5Conf)
 	case ErrReplyTooLarge:
 		what = "KDC reply too large"
+	case ErrNoTicket:
+		what = "no valid ticket"
 	default:
 		what = "kerberos error"
 	}

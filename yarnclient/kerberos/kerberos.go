@@ -15,6 +15,7 @@ import (
 
 	"github.com/jcmturner/gokrb5/v8/client"
 	"github.com/jcmturner/gokrb5/v8/config"
+	"github.com/jcmturner/gokrb5/v8/credentials"
 	"github.com/jcmturner/gokrb5/v8/iana/nametype"
 	"github.com/jcmturner/gokrb5/v8/keytab"
 	"github.com/jcmturner/gokrb5/v8/messages"
@@ -51,6 +52,12 @@ type Config struct {
 	Principal string
 	// Keytab is the keytab file holding Principal's current keys.
 	Keytab string
+	// CCache, instead of Keytab, is a person's credential cache (what
+	// kinit wrote: KRB5CCNAME, "FILE:" or a path): its TGT gets the
+	// service tickets. A TGT cannot be renewed without the person: once
+	// it expires, Authenticate fails with ErrNoTicket (run kinit again).
+	// Principal may be left empty (the cache's principal).
+	CCache string
 	// Krb5Conf is the krb5.conf naming the realm's KDCs; "" is
 	// DefaultKrb5Conf.
 	Krb5Conf string
@@ -92,6 +99,7 @@ type Auth struct {
 	cname      types.PrincipalName
 	realm      string
 	keytabPath string
+	ccachePath string // "": the keytab logs in
 	krb5Path   string
 	krb5       *config.Config
 	spn        spnTemplate
@@ -139,12 +147,27 @@ func New(cfg Config) (*Auth, error) {
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}
+	var (
+		cc  *credentials.CCache
+		err error
+	)
+	if cfg.CCache != "" {
+		if cfg.Keytab != "" {
+			return nil, configErr("CCache", "give a Keytab or a CCache, not both")
+		}
+		if cc, err = a.loadCCache(cfg.CCache, cfg.Principal); err != nil {
+			return nil, err
+		}
+		cfg.Principal = cc.DefaultPrincipal.PrincipalName.PrincipalNameString() + "@" + cc.DefaultPrincipal.Realm
+	}
 	if err := a.loadKrb5Conf(cfg.Principal); err != nil {
 		return nil, err
 	}
-	kt, err := a.loadKeytab()
-	if err != nil {
-		return nil, err
+	var kt *keytab.Keytab
+	if cc == nil {
+		if kt, err = a.loadKeytab(); err != nil {
+			return nil, err
+		}
 	}
 	pattern := cfg.ServicePrincipal
 	if pattern == "" {
@@ -163,8 +186,55 @@ func New(cfg Config) (*Auth, error) {
 			return nil, &ConfigError{Field: field, Err: err}
 		}
 	}
-	a.cl = client.NewWithKeytab(a.cname.PrincipalNameString(), a.realm, kt, a.krb5)
-	return a, nil
+	if cc == nil {
+		a.cl = client.NewWithKeytab(a.cname.PrincipalNameString(), a.realm, kt, a.krb5)
+		return a, nil
+	}
+	return a, a.useCCache(cc)
+}
+
+// loadCCache reads a credential cache ("FILE:path" or a path) and checks
+// that it is principal's (when one is given).
+func (a *Auth) loadCCache(path, principal string) (*credentials.CCache, error) {
+	path = strings.TrimPrefix(path, "FILE:")
+	if strings.Contains(path, ":") && !strings.HasPrefix(path, "/") {
+		return nil, configErr("CCache", "%q: only FILE: credential caches are supported (KRB5CCNAME=FILE:/tmp/krb5cc_<uid>)", path)
+	}
+	cc, err := credentials.LoadCCache(path)
+	if err != nil {
+		return nil, &ConfigError{Field: "CCache", Err: noTicketError(fmt.Sprintf("%s: %v (run kinit)", path, err))}
+	}
+	a.ccachePath = path
+	if principal != "" {
+		want := strings.TrimSpace(principal)
+		got := cc.DefaultPrincipal.PrincipalName.PrincipalNameString()
+		if want != got && want != got+"@"+cc.DefaultPrincipal.Realm {
+			return nil, configErr("CCache", "%s holds the tickets of %s@%s, not of %s", path, got, cc.DefaultPrincipal.Realm, principal)
+		}
+	}
+	return cc, nil
+}
+
+// useCCache takes the cache's TGT, valid until its end by the wall clock
+// (measured on a.now from now on).
+func (a *Auth) useCCache(cc *credentials.CCache) error {
+	cl, err := client.NewFromCCache(cc, a.krb5)
+	if err != nil {
+		return &ConfigError{Field: "CCache", Err: noTicketError(fmt.Sprintf("%s: %v (run kinit)", a.ccachePath, err))}
+	}
+	a.cl = cl
+	cred, ok := cc.GetEntry(types.PrincipalName{NameType: nametype.KRB_NT_SRV_INST, NameString: []string{"krbtgt", a.realm}})
+	if !ok {
+		return &ConfigError{Field: "CCache", Err: noTicketError(a.ccachePath + " holds no TGT of realm " + a.realm + " (run kinit)")}
+	}
+	var tkt messages.Ticket
+	if err := tkt.Unmarshal(cred.Ticket); err != nil {
+		return configErr("CCache", "%s: the TGT does not decode: %v", a.ccachePath, err)
+	}
+	left := time.Until(cred.EndTime)
+	now := a.now()
+	a.tgt = &ticket{tkt: tkt, key: cred.Key, start: cred.StartTime, end: cred.EndTime, renewAt: now.Add(left), expireAt: now.Add(left)}
+	return nil
 }
 
 // loadKrb5Conf reads krb5.conf and settles the client principal and realm.
@@ -343,8 +413,17 @@ func (a *Auth) keep(cur *ticket, now time.Time, what string, get func(time.Time)
 	return nil, err
 }
 
-// login gets a TGT from the keytab (AS exchange).
+// login gets a TGT from the keytab (AS exchange); from a credential cache
+// there is none to get: the person must kinit again.
 func (a *Auth) login(now time.Time) (*ticket, error) {
+	if a.ccachePath != "" {
+		end := "has none"
+		if a.tgt != nil {
+			end = "expired at " + a.tgt.end.UTC().Format(time.RFC3339)
+		}
+		return nil, &Error{Op: "use the TGT of " + a.principal + " from " + a.ccachePath, Principal: a.principal, Kind: ErrNoTicket,
+			Err: fmt.Errorf("the ticket cache %s: run kinit", end)}
+	}
 	op := "log in as " + a.principal + " from keytab " + a.keytabPath
 	req, err := messages.NewASReqForTGT(a.realm, a.krb5, a.cname)
 	if err != nil {
