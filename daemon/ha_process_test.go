@@ -31,12 +31,16 @@ const haSession = 2 * time.Second // the replicas' session timeout (the servers'
 
 // haCluster is the system under test.
 type haCluster struct {
-	t     *testing.T
+	t     testing.TB
 	zk    *zktest.Ensemble
 	rm    *yarntest.FakeRM
 	reps  []*haReplica
 	stopF chan struct{}
 	wg    sync.WaitGroup
+
+	// mu guards each replica's p, which the test replaces when it
+	// restarts one while the submitters' goroutines pick replicas.
+	mu sync.Mutex
 }
 
 // haReplica is one replica: its config (kept across restarts) and process.
@@ -50,11 +54,16 @@ type haOptions struct {
 	replicas int
 	proxies  bool // each replica reaches ZooKeeper through its own tcpProxy
 	finish   bool // the test finishes running applications (so admission goes on)
+	// session is the replicas' session timeout (0: haSession); zkTick the
+	// ZooKeeper servers' tickTime, which bounds it (0: zktest's default).
+	session, zkTick time.Duration
+	maxRunning      int               // admission.max_running (0: no cap)
+	rm              []yarntest.Option // the fake RM's options beyond newTestRM's
 }
 
-func startHA(t *testing.T, o haOptions) (*haCluster, []*tcpProxy) {
+func startHA(t testing.TB, o haOptions) (*haCluster, []*tcpProxy) {
 	t.Helper()
-	c := &haCluster{t: t, zk: zktest.Start(t, zktest.Options{}), rm: newTestRM(t), stopF: make(chan struct{})}
+	c := &haCluster{t: t, zk: zktest.Start(t, zktest.Options{Tick: o.zkTick}), rm: newTestRM(t, o.rm...), stopF: make(chan struct{})}
 	for _, id := range []string{"worker3:8041", "worker4:8041"} {
 		c.rm.AddNode(yarnclient.Node{ID: id, AvailMemoryMB: 65536, AvailableVirtualCores: 64})
 	}
@@ -66,7 +75,7 @@ func startHA(t *testing.T, o haOptions) (*haCluster, []*tcpProxy) {
 			proxies = append(proxies, p)
 			r.zkAddrs = p.Addrs()
 		}
-		r.cfg = haConfigFile(t, r, c.rm.URL())
+		r.cfg = haConfigFile(t, r, c.rm.URL(), o)
 		c.reps = append(c.reps, r)
 	}
 	for _, r := range c.reps {
@@ -83,7 +92,14 @@ func startHA(t *testing.T, o haOptions) (*haCluster, []*tcpProxy) {
 	return c, proxies
 }
 
-func haConfigFile(tb testing.TB, r *haReplica, rmURL string) string {
+// haConfigFile writes replica r's config; a replica with no ZooKeeper
+// address gets the same config without its ha section: colocd alone, the
+// baseline of a benchmark.
+func haConfigFile(tb testing.TB, r *haReplica, rmURL string, o haOptions) string {
+	session := o.session
+	if session == 0 {
+		session = haSession
+	}
 	cfg := fmt.Sprintf(`
 listen: %s
 data_dir: %s
@@ -93,16 +109,19 @@ backend: yarn
 yarn: {rm_urls: [%q], user: colocd, timeout: 2s}
 influx: {url: "http://127.0.0.1:1", bucket: telegraf/autogen, timeout: 1s}
 goodness: {disk_read_mbps: 500, disk_write_mbps: 500, net_recv_mbps: 125, net_sent_mbps: 125}
-admission: {tick: 100ms}
+admission: {tick: 100ms, max_running: %d}
 learning: {schedule: "@every 1h"}
 shutdown_timeout: 5s
-ha:
+`, r.addr, r.dir, yarnTestToken, rmURL, o.maxRunning)
+	if len(r.zkAddrs) > 0 {
+		cfg += fmt.Sprintf(`ha:
   id: %s
   advertise_url: http://%s
   zookeeper: {connect: %q, root: /colocd/test, session_timeout: %s}
   snapshot_every: 200
   keep_entries: 50
-`, r.addr, r.dir, yarnTestToken, rmURL, r.id, r.addr, strings.Join(r.zkAddrs, ","), haSession)
+`, r.id, r.addr, strings.Join(r.zkAddrs, ","), session)
+	}
 	p := filepath.Join(tb.TempDir(), r.id+".yaml")
 	if err := os.WriteFile(p, []byte(cfg), 0o600); err != nil {
 		tb.Fatal(err)
@@ -111,7 +130,10 @@ ha:
 }
 
 func (c *haCluster) start(r *haReplica) {
-	r.p = startServe(c.t, "..", r.cfg, r.addr, yarnTestToken)
+	p := startServe(c.t, "..", r.cfg, r.addr, yarnTestToken)
+	c.mu.Lock()
+	r.p = p
+	c.mu.Unlock()
 }
 
 // finishApps ends every running application after a moment, as a
@@ -136,12 +158,30 @@ func (c *haCluster) finishApps() {
 
 // alive are the replicas whose process runs.
 func (c *haCluster) alive() []*haReplica {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	var out []*haReplica
 	for _, r := range c.reps {
 		select {
 		case <-r.p.done:
 		default:
 			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// aliveProcs are the processes of the live replicas, for a goroutine
+// other than the test's (which restarts replicas).
+func (c *haCluster) aliveProcs() []*proc {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []*proc
+	for _, r := range c.reps {
+		select {
+		case <-r.p.done:
+		default:
+			out = append(out, r.p)
 		}
 	}
 	return out
@@ -187,13 +227,13 @@ func (s *submitter) submit(key string, deadline time.Time) bool {
 	body, _ := json.Marshal(yarnJob)
 	hc := &http.Client{Timeout: 5 * time.Second}
 	for time.Now().Before(deadline) {
-		live := s.c.alive()
+		live := s.c.aliveProcs()
 		if len(live) == 0 {
 			time.Sleep(50 * time.Millisecond)
 			continue
 		}
-		r := live[rand.IntN(len(live))]
-		req, _ := http.NewRequest(http.MethodPost, r.p.base+"/v1/jobs", bytes.NewReader(body))
+		p := live[rand.IntN(len(live))]
+		req, _ := http.NewRequest(http.MethodPost, p.base+"/v1/jobs", bytes.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+yarnTestToken)
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Idempotency-Key", key)
@@ -233,9 +273,10 @@ func (s *submitter) submit(key string, deadline time.Time) bool {
 // acknowledged job is there; every application the RM accepted is the
 // recorded application of exactly one stored job (acknowledged or not: a
 // write whose answer was lost in a failover may still have been applied),
-// and no job has two.
-func (c *haCluster) checkExactlyOnce(lead *haReplica, acked map[string]string) {
+// and no job has two. It returns what it counted, for a study's table.
+func (c *haCluster) checkExactlyOnce(lead *haReplica, acked map[string]string) exactlyOnce {
 	c.t.Helper()
+	var n exactlyOnce
 	var list struct {
 		Jobs []apiJob `json:"jobs"`
 	}
@@ -248,24 +289,41 @@ func (c *haCluster) checkExactlyOnce(lead *haReplica, acked map[string]string) {
 			continue
 		}
 		if other, ok := byApp[j.AppID]; ok {
+			n.shared++
 			c.t.Errorf("jobs %s and %s share application %s", j.ID, other, j.AppID)
 		}
 		byApp[j.AppID] = j.ID
 	}
 	for key, id := range acked {
 		if _, ok := stored[id]; !ok {
+			n.lost++
 			c.t.Errorf("acknowledged job %s (key %s) lost", id, key)
 		}
 	}
-	for app, n := range submissionsPerApp(c.rm) {
-		if n != 1 {
-			c.t.Errorf("application %s accepted %d times", app, n)
+	perApp := submissionsPerApp(c.rm)
+	for app, k := range perApp {
+		if k != 1 {
+			n.twice++
+			c.t.Errorf("application %s accepted %d times", app, k)
 		}
 		if _, ok := byApp[app]; !ok {
+			n.unrecorded++
 			c.t.Errorf("the RM runs application %s, which no job records: a job submitted twice, or lost track of", app)
 		}
 	}
-	c.t.Logf("%d jobs stored (%d acknowledged), %d applications accepted", len(stored), len(acked), len(submissionsPerApp(c.rm)))
+	n.stored, n.acked, n.accepted, n.calls = len(stored), len(acked), len(perApp), c.rm.SubmitCalls()
+	c.t.Logf("%d jobs stored (%d acknowledged), %d applications accepted", len(stored), len(acked), len(perApp))
+	return n
+}
+
+// exactlyOnce is what checkExactlyOnce counted: jobs stored and
+// acknowledged, applications the RM accepted and submit calls it got
+// (it refuses a duplicate, so calls − accepted were resubmissions or
+// refusals), and the violations — acknowledged jobs lost, applications
+// shared by two jobs, accepted twice, or recorded by no job.
+type exactlyOnce struct {
+	stored, acked, accepted, calls  int
+	lost, shared, twice, unrecorded int
 }
 
 // waitDone waits until every acknowledged job has finished, as the
