@@ -257,6 +257,12 @@ func (s *Server) Pid() int {
 	return s.proc.cmd.Process.Pid
 }
 
+// Log returns what the server has logged so far (log4j's ISO8601 lines,
+// across its restarts).
+func (s *Server) Log() ([]byte, error) {
+	return os.ReadFile(filepath.Join(s.dir, "server.log"))
+}
+
 // Mode is the server's answer to srvr ("leader", "follower",
 // "standalone"), or "" when it does not answer.
 func (s *Server) Mode() string {
