@@ -94,6 +94,10 @@ func studyFailover(t *testing.T) {
 		out := next.p.out.String()
 		elected, ok1 := logTime(out, "elected leader; applying the log to its end", t0)
 		looping, ok2 := logTime(out, "leading: reconciling with the cluster, then admitting", t0)
+		if expired, ok := c.sessionExpired(t0); ok && kind == "SIGKILL" && ok1 {
+			add("SIGKILL → session expired (ZooKeeper's log)", expired.Sub(t0))
+			add("  session expired → elected (log)", elected.Sub(expired))
+		}
 		if ok1 && ok2 {
 			add(kind+" → elected (log)", elected.Sub(t0))
 			add("  elected → loop started (log)", looping.Sub(elected))
@@ -110,7 +114,7 @@ func studyFailover(t *testing.T) {
 	eo := c.checkExactlyOnce(lead, acked)
 	t.Logf("machine at the end: %s", machine())
 	printTable(t, fmt.Sprintf("failover: 3 replicas, session timeout %v, ZooKeeper tick 1 s, admission tick 100 ms; %d rounds of each kind", ha.DefaultSessionTimeout, rounds),
-		samples, []string{"SIGKILL → first admission", "SIGKILL → elected (log)", "SIGTERM → first admission", "SIGTERM → old leader exited", "SIGTERM → elected (log)",
+		samples, []string{"SIGKILL → first admission", "SIGKILL → session expired (ZooKeeper's log)", "  session expired → elected (log)", "SIGKILL → elected (log)", "SIGTERM → first admission", "SIGTERM → old leader exited", "SIGTERM → elected (log)",
 			"  elected → loop started (log)", "  loop started → admission"})
 	t.Logf("exactly once: %d jobs, %d applications accepted (%d submit calls); lost %d, shared %d, accepted twice %d, unrecorded %d",
 		eo.stored, eo.accepted, eo.calls, eo.lost, eo.shared, eo.twice, eo.unrecorded)
@@ -119,16 +123,17 @@ func studyFailover(t *testing.T) {
 // studyLoad: three replicas with a 2 s session timeout, clients
 // submitting through every replica with idempotency keys at a steady rate
 // while the leader is killed (SIGKILL) again and again, each time once it
-// has admitted something, and restarted to rejoin. Afterwards every job
+// has admitted 100 jobs, and restarted to rejoin. Afterwards every job
 // runs and checkExactlyOnce counts what was lost, shared or submitted
 // twice. The rate keeps the jobs under the API's list limit (10,000),
 // which checkExactlyOnce reads them through.
 func studyLoad(t *testing.T) {
 	failovers := studyCount(t, "COLOCD_HA_STUDY_LOAD_FAILOVERS", 50)
 	const (
-		rate    = 60   // submissions per second, at most
+		rate    = 40   // submissions per second, at most
 		budget  = 9500 // jobs, at most
 		clients = 8
+		perTerm = 50 // jobs each leader admits before it is killed
 	)
 	clock := newRMClock()
 	c, _ := startHA(t, haOptions{replicas: 3, finish: true, rm: []yarntest.Option{yarntest.OnSubmit(clock.record)}})
@@ -163,10 +168,13 @@ func studyLoad(t *testing.T) {
 	}
 	samples := map[string][]time.Duration{}
 	for i := range failovers {
+		if issued.Load() >= budget {
+			t.Fatalf("the load's budget of %d jobs ran out after %d failovers: lower the rate or perTerm", budget, i)
+		}
 		c.allReady(60 * time.Second)
 		lead := c.leader(60 * time.Second)
 		base := clock.count()
-		poll(t, "the leader to admit", 60*time.Second, func() bool { return clock.count() > base })
+		poll(t, fmt.Sprintf("the leader to admit %d jobs", perTerm), 120*time.Second, func() bool { return clock.count() >= base+perTerm })
 		killed := time.Now()
 		atKill := clock.count()
 		lead.p.kill()
@@ -174,7 +182,7 @@ func studyLoad(t *testing.T) {
 		samples["SIGKILL → new leader ready (/readyz)"] = append(samples["SIGKILL → new leader ready (/readyz)"], time.Since(killed))
 		at, _ := clock.await(t, atKill+1, 60*time.Second)
 		samples["SIGKILL → next RM submission"] = append(samples["SIGKILL → next RM submission"], at.Sub(killed))
-		t.Logf("failover %2d: %s killed, %s leads after %v; %d jobs acknowledged so far", i, lead.id, next.id, time.Since(killed).Round(time.Millisecond), issued.Load())
+		t.Logf("failover %2d: %s killed, %s leads after %v; %d jobs submitted so far", i, lead.id, next.id, time.Since(killed).Round(time.Millisecond), issued.Load())
 		c.start(lead)
 	}
 	close(stop)
@@ -186,14 +194,57 @@ func studyLoad(t *testing.T) {
 	if want := int(min(issued.Load(), budget)); acked < want-clients {
 		t.Errorf("%d jobs acknowledged of about %d submitted", acked, want)
 	}
-	lead := c.waitDone(s.acked, 10*time.Minute)
+	lead, counts := c.settle(10 * time.Minute)
 	eo := c.checkExactlyOnce(lead, s.acked)
+	c.explainParked(lead, clock)
 	t.Logf("machine at the end: %s", machine())
 	printTable(t, fmt.Sprintf("load: 3 replicas, session timeout %v, %d SIGKILLs of the leader while %d clients submitted through every replica (%d jobs in %v, %.0f/s; %d attempts refused or unanswered, retried with their key)",
 		haSession, failovers, clients, acked, loadFor.Round(time.Second), float64(acked)/loadFor.Seconds(), s.fails.Load()),
 		samples, []string{"SIGKILL → new leader ready (/readyz)", "SIGKILL → next RM submission"})
-	t.Logf("exactly once: %d jobs stored, %d acknowledged, %d applications accepted (%d submit calls); lost %d, shared %d, accepted twice %d, unrecorded %d",
-		eo.stored, eo.acked, eo.accepted, eo.calls, eo.lost, eo.shared, eo.twice, eo.unrecorded)
+	t.Logf("exactly once: %d jobs stored, %d acknowledged, %d applications accepted (%d submit calls); lost %d, shared %d, accepted twice %d, unrecorded %d; by state %v",
+		eo.stored, eo.acked, eo.accepted, eo.calls, eo.lost, eo.shared, eo.twice, eo.unrecorded, counts)
+	if n := counts["succeeded"] + counts["parked"]; n != eo.stored {
+		t.Errorf("%d jobs stored, %d succeeded and %d parked: want every job to end one or the other", eo.stored, counts["succeeded"], counts["parked"])
+	}
+}
+
+// settle waits until no job is pending, admitted or running, as the
+// leader of the moment says, and returns it and its counts by state.
+func (c *haCluster) settle(deadline time.Duration) (*haReplica, map[string]int) {
+	c.t.Helper()
+	var lead *haReplica
+	var counts map[string]int
+	poll(c.t, "every job to end or park", deadline, func() bool {
+		lead = c.leader(deadline)
+		counts = lead.p.counts()
+		return counts["pending"]+counts["admitted"]+counts["running"] == 0
+	})
+	return lead, counts
+}
+
+// explainParked logs each parked job (the cluster forgot its application,
+// or never had it: package engine parks what it cannot tell apart) and
+// whether its application ever reached the RM.
+func (c *haCluster) explainParked(lead *haReplica, clock *rmClock) {
+	c.t.Helper()
+	var list struct {
+		Jobs []struct {
+			apiJob
+			Key        string `json:"idempotency_key"`
+			AdmitEpoch uint64 `json:"admit_epoch"`
+			Diag       string `json:"diagnostics"`
+		} `json:"jobs"`
+	}
+	lead.p.getJSON("/v1/jobs?state=parked&limit=1000", &list)
+	clock.mu.Lock()
+	reached := map[string]bool{}
+	for _, a := range clock.apps {
+		reached[a] = true
+	}
+	clock.mu.Unlock()
+	for _, j := range list.Jobs {
+		c.t.Logf("parked: job %s (key %s) admitted in epoch %d as %s, which reached the RM: %v; %s", j.ID, j.Key, j.AdmitEpoch, j.AppID, reached[j.AppID], j.Diag)
+	}
 }
 
 // allReady waits until every live replica answers /readyz with 200 and
@@ -212,6 +263,31 @@ func (c *haCluster) allReady(deadline time.Duration) {
 		}
 		return leaders == 1
 	})
+}
+
+// sessionExpired is when a ZooKeeper server of c first logged that it
+// expired a session (its leader's "Expiring session 0x…, timeout of …
+// exceeded") at or after after; log4j writes local time to the
+// millisecond.
+func (c *haCluster) sessionExpired(after time.Time) (time.Time, bool) {
+	after = after.Truncate(time.Millisecond)
+	var first time.Time
+	for _, s := range c.zk.Servers() {
+		b, err := s.Log()
+		if err != nil {
+			continue
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			if !strings.Contains(l, "Expiring session 0x") || len(l) < 23 {
+				continue
+			}
+			ts, err := time.ParseInLocation("2006-01-02 15:04:05,000", l[:23], time.Local)
+			if err == nil && !ts.Before(after) && (first.IsZero() || ts.Before(first)) {
+				first = ts
+			}
+		}
+	}
+	return first, !first.IsZero()
 }
 
 // rmClock records when each application reached the fake RM
