@@ -31,34 +31,39 @@ const haSession = 2 * time.Second // the replicas' session timeout (the servers'
 
 // haCluster is the system under test.
 type haCluster struct {
-	t     *testing.T
+	t     testing.TB
 	zk    *zktest.Ensemble
 	rm    *yarntest.FakeRM
 	reps  []*haReplica
 	stopF chan struct{}
 	wg    sync.WaitGroup
+
+	// mu guards each replica's p, which the test replaces when it
+	// restarts one while the submitters' goroutines pick replicas.
+	mu sync.Mutex
 }
 
 // haReplica is one replica: its config (kept across restarts) and process.
 type haReplica struct {
 	id, addr, dir, cfg string
 	zkAddrs            []string // what it connects to (a proxy, for the partition test)
-	cur                atomic.Pointer[proc]
+	p                  *proc
 }
-
-// p is the replica's process of the moment (start replaces it while
-// clients read it).
-func (r *haReplica) p() *proc { return r.cur.Load() }
 
 type haOptions struct {
 	replicas int
 	proxies  bool // each replica reaches ZooKeeper through its own tcpProxy
 	finish   bool // the test finishes running applications (so admission goes on)
+	// session is the replicas' session timeout (0: haSession); zkTick the
+	// ZooKeeper servers' tickTime, which bounds it (0: zktest's default).
+	session, zkTick time.Duration
+	maxRunning      int               // admission.max_running (0: no cap)
+	rm              []yarntest.Option // the fake RM's options beyond newTestRM's
 }
 
-func startHA(t *testing.T, o haOptions) (*haCluster, []*tcpProxy) {
+func startHA(t testing.TB, o haOptions) (*haCluster, []*tcpProxy) {
 	t.Helper()
-	c := &haCluster{t: t, zk: zktest.Start(t, zktest.Options{}), rm: newTestRM(t), stopF: make(chan struct{})}
+	c := &haCluster{t: t, zk: zktest.Start(t, zktest.Options{Tick: o.zkTick}), rm: newTestRM(t, o.rm...), stopF: make(chan struct{})}
 	for _, id := range []string{"worker3:8041", "worker4:8041"} {
 		c.rm.AddNode(yarnclient.Node{ID: id, AvailMemoryMB: 65536, AvailableVirtualCores: 64})
 	}
@@ -70,7 +75,7 @@ func startHA(t *testing.T, o haOptions) (*haCluster, []*tcpProxy) {
 			proxies = append(proxies, p)
 			r.zkAddrs = p.Addrs()
 		}
-		r.cfg = haConfigFile(t, r, c.rm.URL())
+		r.cfg = haConfigFile(t, r, c.rm.URL(), o)
 		c.reps = append(c.reps, r)
 	}
 	for _, r := range c.reps {
@@ -87,7 +92,14 @@ func startHA(t *testing.T, o haOptions) (*haCluster, []*tcpProxy) {
 	return c, proxies
 }
 
-func haConfigFile(tb testing.TB, r *haReplica, rmURL string) string {
+// haConfigFile writes replica r's config; a replica with no ZooKeeper
+// address gets the same config without its ha section: colocd alone, the
+// baseline of a benchmark.
+func haConfigFile(tb testing.TB, r *haReplica, rmURL string, o haOptions) string {
+	session := o.session
+	if session == 0 {
+		session = haSession
+	}
 	cfg := fmt.Sprintf(`
 listen: %s
 data_dir: %s
@@ -97,16 +109,19 @@ backend: yarn
 yarn: {rm_urls: [%q], user: colocd, timeout: 2s}
 influx: {url: "http://127.0.0.1:1", bucket: telegraf/autogen, timeout: 1s}
 goodness: {disk_read_mbps: 500, disk_write_mbps: 500, net_recv_mbps: 125, net_sent_mbps: 125}
-admission: {tick: 100ms}
+admission: {tick: 100ms, max_running: %d}
 learning: {schedule: "@every 1h"}
 shutdown_timeout: 5s
-ha:
+`, r.addr, r.dir, yarnTestToken, rmURL, o.maxRunning)
+	if len(r.zkAddrs) > 0 {
+		cfg += fmt.Sprintf(`ha:
   id: %s
   advertise_url: http://%s
   zookeeper: {connect: %q, root: /colocd/test, session_timeout: %s}
   snapshot_every: 200
   keep_entries: 50
-`, r.addr, r.dir, yarnTestToken, rmURL, r.id, r.addr, strings.Join(r.zkAddrs, ","), haSession)
+`, r.id, r.addr, strings.Join(r.zkAddrs, ","), session)
+	}
 	p := filepath.Join(tb.TempDir(), r.id+".yaml")
 	if err := os.WriteFile(p, []byte(cfg), 0o600); err != nil {
 		tb.Fatal(err)
@@ -115,7 +130,10 @@ ha:
 }
 
 func (c *haCluster) start(r *haReplica) {
-	r.cur.Store(startServe(c.t, "..", r.cfg, r.addr, yarnTestToken))
+	p := startServe(c.t, "..", r.cfg, r.addr, yarnTestToken)
+	c.mu.Lock()
+	r.p = p
+	c.mu.Unlock()
 }
 
 // finishApps ends every running application after a moment, as a
@@ -140,12 +158,30 @@ func (c *haCluster) finishApps() {
 
 // alive are the replicas whose process runs.
 func (c *haCluster) alive() []*haReplica {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	var out []*haReplica
 	for _, r := range c.reps {
 		select {
-		case <-r.p().done:
+		case <-r.p.done:
 		default:
 			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// aliveProcs are the processes of the live replicas, for a goroutine
+// other than the test's (which restarts replicas).
+func (c *haCluster) aliveProcs() []*proc {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []*proc
+	for _, r := range c.reps {
+		select {
+		case <-r.p.done:
+		default:
+			out = append(out, r.p)
 		}
 	}
 	return out
@@ -159,7 +195,7 @@ func (c *haCluster) leader(deadline time.Duration) *haReplica {
 		lead = nil
 		n := 0
 		for _, r := range c.alive() {
-			if readyzCode(r.p().base, "?role=leader") == http.StatusOK {
+			if readyzCode(r.p.base, "?role=leader") == http.StatusOK {
 				lead = r
 				n++
 			}
@@ -191,13 +227,13 @@ func (s *submitter) submit(key string, deadline time.Time) bool {
 	body, _ := json.Marshal(yarnJob)
 	hc := &http.Client{Timeout: 5 * time.Second}
 	for time.Now().Before(deadline) {
-		live := s.c.alive()
+		live := s.c.aliveProcs()
 		if len(live) == 0 {
 			time.Sleep(50 * time.Millisecond)
 			continue
 		}
-		r := live[rand.IntN(len(live))]
-		req, _ := http.NewRequest(http.MethodPost, r.p().base+"/v1/jobs", bytes.NewReader(body))
+		p := live[rand.IntN(len(live))]
+		req, _ := http.NewRequest(http.MethodPost, p.base+"/v1/jobs", bytes.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+yarnTestToken)
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Idempotency-Key", key)
@@ -237,13 +273,14 @@ func (s *submitter) submit(key string, deadline time.Time) bool {
 // acknowledged job is there; every application the RM accepted is the
 // recorded application of exactly one stored job (acknowledged or not: a
 // write whose answer was lost in a failover may still have been applied),
-// and no job has two.
-func (c *haCluster) checkExactlyOnce(lead *haReplica, acked map[string]string) {
+// and no job has two. It returns what it counted, for a study's table.
+func (c *haCluster) checkExactlyOnce(lead *haReplica, acked map[string]string) exactlyOnce {
 	c.t.Helper()
+	var n exactlyOnce
 	var list struct {
 		Jobs []apiJob `json:"jobs"`
 	}
-	lead.p().getJSON("/v1/jobs?state=all&limit=10000", &list)
+	lead.p.getJSON("/v1/jobs?state=all&limit=10000", &list)
 	stored := map[string]apiJob{}
 	byApp := map[string]string{}
 	for _, j := range list.Jobs {
@@ -252,24 +289,41 @@ func (c *haCluster) checkExactlyOnce(lead *haReplica, acked map[string]string) {
 			continue
 		}
 		if other, ok := byApp[j.AppID]; ok {
+			n.shared++
 			c.t.Errorf("jobs %s and %s share application %s", j.ID, other, j.AppID)
 		}
 		byApp[j.AppID] = j.ID
 	}
 	for key, id := range acked {
 		if _, ok := stored[id]; !ok {
+			n.lost++
 			c.t.Errorf("acknowledged job %s (key %s) lost", id, key)
 		}
 	}
-	for app, n := range submissionsPerApp(c.rm) {
-		if n != 1 {
-			c.t.Errorf("application %s accepted %d times", app, n)
+	perApp := submissionsPerApp(c.rm)
+	for app, k := range perApp {
+		if k != 1 {
+			n.twice++
+			c.t.Errorf("application %s accepted %d times", app, k)
 		}
 		if _, ok := byApp[app]; !ok {
+			n.unrecorded++
 			c.t.Errorf("the RM runs application %s, which no job records: a job submitted twice, or lost track of", app)
 		}
 	}
-	c.t.Logf("%d jobs stored (%d acknowledged), %d applications accepted", len(stored), len(acked), len(submissionsPerApp(c.rm)))
+	n.stored, n.acked, n.accepted, n.calls = len(stored), len(acked), len(perApp), c.rm.SubmitCalls()
+	c.t.Logf("%d jobs stored (%d acknowledged), %d applications accepted", len(stored), len(acked), len(perApp))
+	return n
+}
+
+// exactlyOnce is what checkExactlyOnce counted: jobs stored and
+// acknowledged, applications the RM accepted and submit calls it got
+// (it refuses a duplicate, so calls − accepted were resubmissions or
+// refusals), and the violations — acknowledged jobs lost, applications
+// shared by two jobs, accepted twice, or recorded by no job.
+type exactlyOnce struct {
+	stored, acked, accepted, calls  int
+	lost, shared, twice, unrecorded int
 }
 
 // waitDone waits until every acknowledged job has finished, as the
@@ -280,7 +334,7 @@ func (c *haCluster) waitDone(acked map[string]string, deadline time.Duration) *h
 	poll(c.t, "every acknowledged job to finish", deadline, func() bool {
 		lead = c.leader(deadline)
 		for _, id := range acked {
-			code, b := lead.p().do(http.MethodGet, "/v1/jobs/"+id, nil)
+			code, b := lead.p.do(http.MethodGet, "/v1/jobs/"+id, nil)
 			var j apiJob
 			if code != http.StatusOK || json.Unmarshal(b, &j) != nil || j.State != "succeeded" {
 				return false
@@ -317,7 +371,7 @@ func TestHAKillLeaderUnderLoad(t *testing.T) {
 	for range 3 {
 		lead := c.leader(60 * time.Second)
 		poll(t, "some jobs to be admitted by this leader", 30*time.Second, func() bool { return len(c.rm.Submissions()) > 0 })
-		lead.p().kill()
+		lead.p.kill()
 		c.leader(60 * time.Second)
 		c.start(lead) // rejoins as a follower
 	}
@@ -332,13 +386,13 @@ func TestHAKillLeaderUnderLoad(t *testing.T) {
 
 // signal sends sig to the replica's process.
 func (r *haReplica) signal(sig os.Signal) {
-	_ = r.p().cmd.Process.Signal(sig)
+	_ = r.p.cmd.Process.Signal(sig)
 }
 
 // haRole is the replica's role as GET /v1/ha says ("" when it does not
 // answer).
 func haRole(r *haReplica) string {
-	req, _ := http.NewRequest(http.MethodGet, r.p().base+"/v1/ha", nil)
+	req, _ := http.NewRequest(http.MethodGet, r.p.base+"/v1/ha", nil)
 	req.Header.Set("Authorization", "Bearer "+yarnTestToken)
 	resp, err := (&http.Client{Timeout: 2 * time.Second}).Do(req)
 	if err != nil {
@@ -367,7 +421,7 @@ func TestHAPausedLeader(t *testing.T) {
 			old := c.leader(60 * time.Second)
 			block, arrived := make(chan struct{}), make(chan struct{}, 1)
 			c.rm.InjectFault(at, yarntest.Fault{Method: http.MethodPost, Block: block, Arrived: arrived, Times: 1})
-			id := submitOne(t, old.p())
+			id := submitOne(t, old.p)
 			select {
 			case <-arrived:
 			case <-time.After(30 * time.Second):
@@ -383,21 +437,21 @@ func TestHAPausedLeader(t *testing.T) {
 			var next *haReplica
 			poll(t, "another replica to lead", 60*time.Second, func() bool {
 				for _, r := range c.alive() {
-					if r != old && readyzCode(r.p().base, "?role=leader") == http.StatusOK {
+					if r != old && readyzCode(r.p.base, "?role=leader") == http.StatusOK {
 						next = r
 						return true
 					}
 				}
 				return false
 			})
-			poll(t, "the job to succeed under the new leader", 60*time.Second, func() bool { return next.p().job(id).State == "succeeded" })
+			poll(t, "the job to succeed under the new leader", 60*time.Second, func() bool { return next.p.job(id).State == "succeeded" })
 			close(block) // the old leader's request, held at the RM, goes on
 			old.signal(syscall.SIGCONT)
 			paused = false
 			poll(t, "the old leader to step down and stop its loop", 30*time.Second, func() bool {
-				return haRole(old) == "follower" && strings.Contains(old.p().out.String(), "the loop stopped: no longer leading")
+				return haRole(old) == "follower" && strings.Contains(old.p.out.String(), "the loop stopped: no longer leading")
 			})
-			for _, l := range strings.Split(old.p().out.String(), "\n") {
+			for _, l := range strings.Split(old.p.out.String(), "\n") {
 				if strings.Contains(l, "fenced") || strings.Contains(l, "leading") || strings.Contains(l, "not submitted") || strings.Contains(l, "admit job") {
 					t.Logf("old leader: %.300s", l)
 				}
@@ -433,13 +487,13 @@ func TestHAPartitionedLeader(t *testing.T) {
 	partitioned := time.Now()
 	proxy.Partition()
 	poll(t, "the cut-off leader to stop leading", 30*time.Second, func() bool {
-		return readyzCode(old.p().base, "?role=leader") != http.StatusOK
+		return readyzCode(old.p.base, "?role=leader") != http.StatusOK
 	})
 	t.Logf("the cut-off leader stopped leading %v after the partition (session timeout %v)", time.Since(partitioned).Round(time.Millisecond), haSession)
 	var next *haReplica
 	poll(t, "another replica to lead", 60*time.Second, func() bool {
 		for _, r := range c.alive() {
-			if r != old && readyzCode(r.p().base, "?role=leader") == http.StatusOK {
+			if r != old && readyzCode(r.p.base, "?role=leader") == http.StatusOK {
 				next = r
 				return true
 			}
@@ -449,7 +503,7 @@ func TestHAPartitionedLeader(t *testing.T) {
 	for k := range 10 {
 		key := fmt.Sprintf("during-%d", k)
 		body, _ := json.Marshal(yarnJob)
-		req, _ := http.NewRequest(http.MethodPost, next.p().base+"/v1/jobs", bytes.NewReader(body))
+		req, _ := http.NewRequest(http.MethodPost, next.p.base+"/v1/jobs", bytes.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+yarnTestToken)
 		req.Header.Set("Idempotency-Key", key)
 		req.Header.Set("Content-Type", "application/json")
@@ -466,13 +520,13 @@ func TestHAPartitionedLeader(t *testing.T) {
 		s.acked[key] = j.ID
 	}
 	// Cut off, the old leader takes no write: it has no session.
-	code, b := old.p().do(http.MethodPost, "/v1/jobs", yarnJob)
+	code, b := old.p.do(http.MethodPost, "/v1/jobs", yarnJob)
 	if code != http.StatusServiceUnavailable {
 		t.Errorf("a submit to the cut-off replica: %d %s, want 503", code, b)
 	}
 	proxy.Heal()
 	poll(t, "the old leader to follow again and catch up", 60*time.Second, func() bool {
-		code, _ := old.p().do(http.MethodGet, "/v1/jobs/"+s.acked["during-9"], nil)
+		code, _ := old.p.do(http.MethodGet, "/v1/jobs/"+s.acked["during-9"], nil)
 		return haRole(old) == "follower" && code == http.StatusOK
 	})
 	lead := c.waitDone(s.acked, 120*time.Second)
@@ -497,7 +551,7 @@ func TestHAQuorumLost(t *testing.T) {
 	var refused int
 	poll(t, "submissions to be refused with 503 naming ZooKeeper or the election", 60*time.Second, func() bool {
 		for _, r := range c.alive() {
-			code, b := r.p().do(http.MethodPost, "/v1/jobs", yarnJob)
+			code, b := r.p.do(http.MethodPost, "/v1/jobs", yarnJob)
 			switch {
 			case code == http.StatusServiceUnavailable && (bytes.Contains(b, []byte("ZooKeeper")) || bytes.Contains(b, []byte("leads"))):
 				refused++
@@ -535,14 +589,14 @@ func TestHAQuorumLost(t *testing.T) {
 func TestHAHandover(t *testing.T) {
 	c, _ := startHA(t, haOptions{replicas: 3, finish: true})
 	old := c.leader(60 * time.Second)
-	id := submitOne(t, old.p())
+	id := submitOne(t, old.p)
 	t0 := time.Now()
-	if _, err := old.p().stop(30 * time.Second); err != nil {
+	if _, err := old.p.stop(30 * time.Second); err != nil {
 		t.Fatalf("the leader exited with %v after SIGTERM", err)
 	}
 	lead := c.leader(30 * time.Second)
 	t.Logf("%s led %v after SIGTERM to %s", lead.id, time.Since(t0).Round(time.Millisecond), old.id)
-	poll(t, "the job to succeed", 60*time.Second, func() bool { return lead.p().job(id).State == "succeeded" })
+	poll(t, "the job to succeed", 60*time.Second, func() bool { return lead.p.job(id).State == "succeeded" })
 	c.checkExactlyOnce(lead, map[string]string{"one": id})
 }
 
@@ -581,16 +635,16 @@ func TestHAChaos(t *testing.T) {
 		lead := c.leader(90 * time.Second)
 		switch ev := rng.IntN(5); ev {
 		case 0:
-			lead.p().kill()
+			lead.p.kill()
 			c.start(lead)
 			events = append(events, "kill -9 leader")
 		case 1:
 			r := c.reps[rng.IntN(len(c.reps))]
-			r.p().kill()
+			r.p.kill()
 			c.start(r)
 			events = append(events, "kill -9 "+r.id)
 		case 2:
-			lead.p().stop(30 * time.Second)
+			lead.p.stop(30 * time.Second)
 			c.start(lead)
 			events = append(events, "SIGTERM leader")
 		case 3:

@@ -43,8 +43,8 @@ shutdown_timeout: 5s
 	return p
 }
 
-func newTestRM(tb testing.TB) *yarntest.FakeRM {
-	rm := yarntest.NewFakeRM(tb, yarntest.AutoStart())
+func newTestRM(tb testing.TB, opts ...yarntest.Option) *yarntest.FakeRM {
+	rm := yarntest.NewFakeRM(tb, append([]yarntest.Option{yarntest.AutoStart()}, opts...)...)
 	for _, id := range []string{"worker1:8041", "worker2:8041"} {
 		rm.AddNode(yarnclient.Node{ID: id})
 	}

@@ -6,7 +6,7 @@
 //
 // FakeRM allocates application ids application_<clusterTimestamp>_<%04d> on
 // new-application, accepts submissions (202 + Location) and records them
-// (Submissions, SubmitCalls), moves apps ACCEPTED → RUNNING (StartApp, or
+// (Submissions, SubmitCalls; OnSubmit is told of each as it lands), moves apps ACCEPTED → RUNNING (StartApp, or
 // AutoStart) and to an end (FinishApp, or a kill through the API), places
 // containers on nodes (PlaceContainers), filters apps like the RM
 // (states, queue, user, applicationTags, started/finished time, limit;

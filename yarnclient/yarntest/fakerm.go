@@ -33,6 +33,7 @@ type options struct {
 	proxy              proxyUsers // ProxyUser: who may act for whom
 	aclAdmins          []string   // ACLs: yarn.admin.acl
 	acls               bool       // ACLs: yarn.acl.enable
+	onSubmit           func(yarnclient.SubmissionContext)
 }
 
 // Hadoop2 makes the fake answer like a Hadoop 2.7 RM: the 3.x-only fields are
@@ -65,6 +66,16 @@ func AcceptResubmission() Option { return func(o *options) { o.acceptResubmissio
 
 // AutoStart moves submitted apps to RUNNING at once (StartApp).
 func AutoStart() Option { return func(o *options) { o.autoStart = true } }
+
+// OnSubmit calls f with each submission the fake accepts (one that
+// created an application: not a duplicate, not a rejected one), after it
+// is recorded and before the 202 is written, outside the fake's lock: a
+// test can timestamp the moment an application reached the RM, or wait
+// for one, without polling Submissions. f must not block for long (the
+// submitter waits for its answer).
+func OnSubmit(f func(yarnclient.SubmissionContext)) Option {
+	return func(o *options) { o.onSubmit = f }
+}
 
 // MaxCompletedApps sets yarn.resourcemanager.max-completed-applications:
 // once more applications have completed, the RM forgets the oldest

@@ -122,6 +122,9 @@ func (f *FakeRM) handleSubmit(w http.ResponseWriter, r *http.Request) {
 		_ = f.startLocked(sub.ApplicationID)
 	}
 	f.mu.Unlock()
+	if f.opts.onSubmit != nil {
+		f.opts.onSubmit(sub.Clone())
+	}
 	w.Header().Set("Location", f.URL()+yarnclient.PathApp(sub.ApplicationID))
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusAccepted)

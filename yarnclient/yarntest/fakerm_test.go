@@ -251,6 +251,40 @@ func TestWrites(t *testing.T) {
 	}
 }
 
+// OnSubmit is told of each submission that created an application, once,
+// before the submitter has its answer; a duplicate is not one.
+func TestOnSubmit(t *testing.T) {
+	got := make(chan string, 2)
+	rm := yarntest.NewFakeRM(t, yarntest.ClusterTimestamp(1404198295326), yarntest.OnSubmit(func(s yarnclient.SubmissionContext) {
+		got <- s.ApplicationID
+	}))
+	do(t, "POST", rm.URL()+yarnclient.PathNewApplication+"?user.name=u", "")
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "submit", "tags-request.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := strings.Replace(string(b), "application_1404204891930_0002", "application_1404198295326_0001", 1)
+	if a := do(t, "POST", rm.URL()+yarnclient.PathApps+"?user.name=u", body); a.status != 202 {
+		t.Fatalf("submit: %d %s", a.status, a.body)
+	}
+	select {
+	case id := <-got:
+		if id != "application_1404198295326_0001" {
+			t.Errorf("OnSubmit got %s", id)
+		}
+	default:
+		t.Fatal("OnSubmit not called before the submission was answered")
+	}
+	if a := do(t, "POST", rm.URL()+yarnclient.PathApps+"?user.name=u", body); a.status != 400 {
+		t.Fatalf("duplicate submit: %d %s, want 400", a.status, a.body)
+	}
+	select {
+	case id := <-got:
+		t.Errorf("OnSubmit told of the duplicate %s", id)
+	default:
+	}
+}
+
 func TestFaultOrder(t *testing.T) {
 	rm := yarntest.NewFakeRM(t)
 	rm.InjectFault(yarnclient.PathClusterMetrics, yarntest.Fault{Status: 500, Times: 1})

@@ -247,6 +247,22 @@ func (s *Server) signal(sig syscall.Signal, wait bool) {
 	}
 }
 
+// Pid is the server's process id (its JVM), 0 when it was never started.
+func (s *Server) Pid() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.proc == nil {
+		return 0
+	}
+	return s.proc.cmd.Process.Pid
+}
+
+// Log returns what the server has logged so far (log4j's ISO8601 lines,
+// across its restarts).
+func (s *Server) Log() ([]byte, error) {
+	return os.ReadFile(filepath.Join(s.dir, "server.log"))
+}
+
 // Mode is the server's answer to srvr ("leader", "follower",
 // "standalone"), or "" when it does not answer.
 func (s *Server) Mode() string {
