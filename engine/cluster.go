@@ -48,9 +48,11 @@ type Cluster interface {
 // implement it, and an unknown application there was never submitted.
 type Forgetful interface {
 	// Forgotten reports what is known of appID, for which App answered
-	// cluster.ErrUnknownApp. An error means nothing could be decided now
-	// (the history service or the RM did not answer): ask again later.
-	Forgotten(ctx context.Context, appID string) (cluster.Verdict, error)
+	// cluster.ErrUnknownApp; recorded is when colocd recorded the job's
+	// admission under appID (it was submitted after, if at all; zero when
+	// not known). An error means nothing could be decided now (the history
+	// service or the RM did not answer): ask again later.
+	Forgotten(ctx context.Context, appID string, recorded time.Time) (cluster.Verdict, error)
 }
 
 // AppOwners is implemented by clusters whose applications belong to users

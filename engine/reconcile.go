@@ -196,7 +196,11 @@ func (e *Engine) unknownApp(ctx context.Context, j queue.Job, rep *SyncReport) e
 		v = cluster.Verdict{Outcome: cluster.OutcomeUnprovable, Reason: "the job was running and its application vanished from the cluster"}
 	}
 	if f, ok := e.cluster.(Forgetful); ok && j.AppID != "" {
-		got, err := f.Forgotten(ctx, j.AppID)
+		var recorded time.Time
+		if j.AdmittedAt != nil {
+			recorded = *j.AdmittedAt
+		}
+		got, err := f.Forgotten(ctx, j.AppID, recorded)
 		if err != nil {
 			e.jobFailed(j.ID, err)
 			e.backendError("app")

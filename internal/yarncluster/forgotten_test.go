@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,9 +16,9 @@ import (
 
 // forgetfulRM is a Cluster over a fake RM (and optionally a fake
 // Timeline Server it publishes to), keeping maxCompleted ended apps.
-func forgetfulRM(t *testing.T, maxCompleted int, timeline bool) (*Cluster, *yarntest.FakeRM, *yarntest.FakeTimeline) {
+func forgetfulRM(t *testing.T, maxCompleted int, timeline bool, opts ...yarntest.Option) (*Cluster, *yarntest.FakeRM, *yarntest.FakeTimeline) {
 	t.Helper()
-	rm := yarntest.NewFakeRM(t, yarntest.AutoStart(), yarntest.MaxCompletedApps(maxCompleted))
+	rm := yarntest.NewFakeRM(t, append([]yarntest.Option{yarntest.AutoStart(), yarntest.MaxCompletedApps(maxCompleted)}, opts...)...)
 	rm.AddNode(yarnclient.Node{ID: "worker1:8041"})
 	cfg := Config{RMURLs: []string{rm.URL()}, User: "colocd", Timeout: 5 * time.Second, Submit: SubmitREST,
 		MaxCompletedApps: maxCompleted}
@@ -57,13 +58,18 @@ func runJob(t *testing.T, y *Cluster, rm *yarntest.FakeRM, id, final string) str
 
 func TestForgottenProofs(t *testing.T) {
 	ctx := context.Background()
+	var checkAt func(t *testing.T, y *Cluster, app string, recorded time.Time, want cluster.Outcome, reason string) cluster.Verdict
 	const later = yarntest.DefaultClusterTimestamp + 3_600_000
 	check := func(t *testing.T, y *Cluster, app string, want cluster.Outcome, reason string) cluster.Verdict {
+		t.Helper()
+		return checkAt(t, y, app, time.Time{}, want, reason)
+	}
+	checkAt = func(t *testing.T, y *Cluster, app string, recorded time.Time, want cluster.Outcome, reason string) cluster.Verdict {
 		t.Helper()
 		if _, err := y.App(ctx, app); !errors.Is(err, cluster.ErrUnknownApp) {
 			t.Fatalf("App(%s) = %v, want cluster.ErrUnknownApp (the scenario is wrong)", app, err)
 		}
-		v, err := y.Forgotten(ctx, app)
+		v, err := y.Forgotten(ctx, app, recorded)
 		if err != nil {
 			t.Fatalf("Forgotten(%s): %v", app, err)
 		}
@@ -87,6 +93,48 @@ func TestForgottenProofs(t *testing.T) {
 		runJob(t, y, rm, "J2", "FAILED")
 		runJob(t, y, rm, "J3", "KILLED")
 		check(t, y, app, cluster.OutcomeUnprovable, "3 applications ended")
+	})
+	// Beyond max-completed-applications, the admission's time decides: the
+	// RM drops ended applications oldest first.
+	t.Run("reserved beyond retention, an older ended application still held", func(t *testing.T) {
+		clk := &fakeClock{now: time.UnixMilli(yarntest.DefaultClusterTimestamp + 1000)}
+		y, rm, _ := forgetfulRM(t, 2, false, yarntest.Clock(clk.Now))
+		for _, id := range []string{"J1", "J2", "J3"} {
+			runJob(t, y, rm, id, "SUCCEEDED")
+			clk.advance(time.Second)
+		}
+		clk.advance(clockSkew) // the RM holds an application ended clockSkew before the admission
+		recorded := clk.Now()
+		app, err := y.Reserve(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		clk.advance(time.Second)
+		checkAt(t, y, app, recorded, cluster.OutcomeNeverRan, "drops ended applications oldest first")
+	})
+	t.Run("ran after its admission, ended and dropped", func(t *testing.T) {
+		clk := &fakeClock{now: time.UnixMilli(yarntest.DefaultClusterTimestamp + 1000)}
+		y, rm, _ := forgetfulRM(t, 1, false, yarntest.Clock(clk.Now))
+		runJob(t, y, rm, "J0", "SUCCEEDED")
+		clk.advance(time.Second)
+		recorded := clk.Now()
+		clk.advance(time.Second)
+		app := runJob(t, y, rm, "J1", "SUCCEEDED") // ran, ended after it was recorded
+		clk.advance(time.Second)
+		runJob(t, y, rm, "J2", "SUCCEEDED") // and was dropped for this one
+		checkAt(t, y, app, recorded, cluster.OutcomeUnprovable, "applications ended")
+	})
+	t.Run("an older ended application, but within the clock skew", func(t *testing.T) {
+		clk := &fakeClock{now: time.UnixMilli(yarntest.DefaultClusterTimestamp + 1000)}
+		y, rm, _ := forgetfulRM(t, 1, false, yarntest.Clock(clk.Now))
+		runJob(t, y, rm, "J1", "SUCCEEDED")
+		runJob(t, y, rm, "J2", "SUCCEEDED")
+		clk.advance(time.Minute) // J2 ended a minute before: the clocks may disagree by more
+		app, err := y.Reserve(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkAt(t, y, app, clk.Now(), cluster.OutcomeUnprovable, "applications ended")
 	})
 	t.Run("ran, then the RM restarted without recovery", func(t *testing.T) {
 		y, rm, _ := forgetfulRM(t, 1000, false)
@@ -132,7 +180,7 @@ func TestForgottenProofs(t *testing.T) {
 		app := runJob(t, y, rm, "J1", "SUCCEEDED")
 		rm.Restart(later, false)
 		tl.SetDown(true)
-		if _, err := y.Forgotten(ctx, app); err == nil {
+		if _, err := y.Forgotten(ctx, app, time.Time{}); err == nil {
 			t.Error("Forgotten with the Timeline Server down: no error, want one (decide later)")
 		}
 	})
@@ -147,4 +195,22 @@ func TestForgottenProofs(t *testing.T) {
 			t.Errorf("issuerOf(app id) = %d, %v", ts, ok)
 		}
 	})
+}
+
+// fakeClock is a settable clock for the fake RM's times.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
 }

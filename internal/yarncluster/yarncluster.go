@@ -979,13 +979,16 @@ func yarnPhase(state, final string) cluster.Phase {
 //     and appsKilled count them; the oldest are dropped first, so one that
 //     ended in this RM's life is dropped only after that many more ended).
 //     So the same RM, with no more endings than yarn.max_completed_applications,
-//     proves the application was never submitted.
+//     proves the application was never submitted; so does the same RM
+//     still holding an application that ended before the job's admission
+//     was recorded (less clockSkew): it drops ended applications oldest
+//     first, and appID could only have ended after.
 //  3. Otherwise it may have run: cluster.OutcomeUnprovable, and the job is parked.
 //
 // The Timeline Server's word is trusted: set yarn.timeline_url only where
 // the RM publishes every application to it
 // (yarn.system-metrics-publisher.enabled).
-func (y *Cluster) Forgotten(ctx context.Context, appID string) (cluster.Verdict, error) {
+func (y *Cluster) Forgotten(ctx context.Context, appID string, recorded time.Time) (cluster.Verdict, error) {
 	command := strings.HasPrefix(appID, commandTokenPrefix)
 	noHistory := false
 	if !command && y.cfg.TimelineURL != "" {
@@ -1019,6 +1022,21 @@ func (y *Cluster) Forgotten(ctx context.Context, appID string) (cluster.Verdict,
 			appID, time.UnixMilli(info.ID).UTC().Format(time.RFC3339), ended, y.cfg.MaxCompletedApps)}, nil
 	case noHistory && sameRM:
 		return cluster.Verdict{Outcome: cluster.OutcomeNeverRan, Reason: "neither the RM that issued " + appID + " nor the Timeline Server has it"}, nil
+	case sameRM && !recorded.IsZero():
+		// The RM drops its ended applications oldest first: one that it
+		// still holds and that ended before the job was recorded proves
+		// it would still hold appID, which could only have ended after.
+		// "Before" leaves clockSkew between colocd's clock and the RM's.
+		older, err := y.c.Apps(ctx, yarnclient.AppsFilter{States: []string{"FINISHED", "FAILED", "KILLED"},
+			FinishedTimeEnd: recorded.Add(-clockSkew), Limit: 1})
+		if err != nil {
+			return cluster.Verdict{}, fmt.Errorf("list the applications that ended before %s: %w", recorded.UTC().Format(time.RFC3339), err)
+		}
+		if len(older) > 0 {
+			return cluster.Verdict{Outcome: cluster.OutcomeNeverRan, Reason: fmt.Sprintf(
+				"the RM that issued %s still holds %s, which ended before the job was recorded (%s), and drops ended applications oldest first",
+				appID, older[0].ID, recorded.UTC().Format(time.RFC3339))}, nil
+		}
 	case noHistory:
 		return cluster.Verdict{Outcome: cluster.OutcomeNeverRanStaleID, Reason: "the Timeline Server never saw " + appID +
 			", and the RM that issued it is gone (restarted)"}, nil
@@ -1039,6 +1057,12 @@ func (y *Cluster) Forgotten(ctx context.Context, appID string) (cluster.Verdict,
 	}
 	return cluster.Verdict{Outcome: cluster.OutcomeUnprovable, Reason: why}, nil
 }
+
+// clockSkew is how far colocd's clock and the RM's may disagree when
+// Forgotten compares the RM's end times with the time colocd recorded an
+// admission: Kerberos's default limit, which a kerberized cluster's clocks
+// keep within.
+const clockSkew = 5 * time.Minute
 
 // issuerOf is the start time (ms) of the RM process that issued id: an
 // application id's cluster timestamp, or the one a command token records.
