@@ -275,7 +275,11 @@ func (l LearningConfig) PlacementConfig() engine.PlacementConfig {
 
 // AdmissionConfig configures the admission loop.
 type AdmissionConfig struct {
-	Tick       time.Duration        `mapstructure:"tick"`
+	Tick time.Duration `mapstructure:"tick"`
+	// KickGap is the least time between the start of a pass and one a
+	// submission brings on (engine.LoopOptions.KickGap): a burst of
+	// submissions shares passes instead of reading the cluster once each.
+	KickGap    time.Duration        `mapstructure:"kick_gap"`
 	MaxRunning int                  `mapstructure:"max_running"` // 0 = no cap
 	Mode       engine.AdmissionMode `mapstructure:"mode"`
 	// Backoff is how calls to a failing cluster back off (sync,
@@ -347,7 +351,7 @@ func DefaultConfig() Config {
 			PlacementTolerance: engine.DefaultPlacementTolerance,
 			Foreign:            engine.DefaultForeignConfig(),
 		},
-		Admission: AdmissionConfig{Tick: 10 * time.Second, Mode: engine.ModeActive, Backoff: engine.DefaultBackoffConfig()},
+		Admission: AdmissionConfig{Tick: 10 * time.Second, KickGap: 100 * time.Millisecond, Mode: engine.ModeActive, Backoff: engine.DefaultBackoffConfig()},
 		Pipeline:  DefaultPipelineConfig(),
 		Retention: RetentionConfig{FinishedAfter: 30 * 24 * time.Hour, Schedule: "@every 1h"},
 

@@ -53,7 +53,7 @@ func newServeLoop(e *engine.Engine, b backend, cfg Config, log *slog.Logger) (*e
 		return nil, cfgErr("retention.schedule", "%v", err)
 	}
 	return engine.NewLoop(e, engine.LoopOptions{
-		Tick: cfg.Admission.Tick, Learn: learn, Retention: ret, FinishedAfter: cfg.Retention.FinishedAfter,
+		Tick: cfg.Admission.Tick, KickGap: cfg.Admission.KickGap, Learn: learn, Retention: ret, FinishedAfter: cfg.Retention.FinishedAfter,
 		Checkpoint: b.checkpoint, CheckpointEvery: time.Minute, Wake: b.wake, Logger: log,
 	})
 }

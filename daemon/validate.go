@@ -83,6 +83,9 @@ func (c Config) Validate() error {
 	if c.Admission.Tick < time.Millisecond {
 		return cfgErr("admission.tick", "must be >= 1ms, got %v", c.Admission.Tick)
 	}
+	if c.Admission.KickGap < 0 || c.Admission.KickGap > time.Minute {
+		return cfgErr("admission.kick_gap", "must be between 0 and 1m, got %v", c.Admission.KickGap)
+	}
 	if c.Admission.MaxRunning < 0 {
 		return cfgErr("admission.max_running", "must be >= 0 (0 = no cap), got %d", c.Admission.MaxRunning)
 	}

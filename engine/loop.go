@@ -34,6 +34,7 @@ type Loop struct {
 	every      time.Duration // checkpoint cadence (clock time)
 	wake       <-chan struct{}
 	stepTol    time.Duration // LoopOptions.StepTolerance
+	kickGap    time.Duration // LoopOptions.KickGap
 
 	started bool
 	// The loop measures elapsed time on the clock's monotonic reading
@@ -87,6 +88,12 @@ type LoopOptions struct {
 	// cluster's own events (the simulator signals a job's end).
 	Wake   <-chan struct{}
 	Logger *slog.Logger // nil: the engine's
+	// KickGap is the least time, on the clock, from the start of an
+	// iteration to the start of one a kick brings on (a submission's, a
+	// kill's): kicks that come faster share iterations, so that a burst of
+	// submissions does not read the whole cluster once per submission.
+	// 0: none. The cluster's own events (Wake) are not held.
+	KickGap time.Duration
 	// StepTolerance is how far the wall clock's elapsed time between two
 	// iterations may differ from the monotonic clock's before the loop takes
 	// it for a step of the wall clock (0: DefaultStepTolerance). It matters
@@ -102,7 +109,7 @@ func NewLoop(e *Engine, o LoopOptions) (*Loop, error) {
 	l := &Loop{
 		e: e, clock: e.clock, store: e.store, log: o.Logger, tick: o.Tick,
 		learn: o.Learn, retention: o.Retention, keep: o.FinishedAfter,
-		checkpoint: o.Checkpoint, every: o.CheckpointEvery, wake: o.Wake, stepTol: o.StepTolerance,
+		checkpoint: o.Checkpoint, every: o.CheckpointEvery, wake: o.Wake, stepTol: o.StepTolerance, kickGap: o.KickGap,
 	}
 	if l.stepTol <= 0 {
 		l.stepTol = DefaultStepTolerance
@@ -326,6 +333,7 @@ func (l *Loop) Run(ctx context.Context, stop <-chan struct{}) error {
 			return nil
 		default:
 		}
+		_, began := l.read()
 		it, err := l.Step(ctx)
 		if err != nil { // not reached: Start succeeded above
 			return err
@@ -349,8 +357,33 @@ func (l *Loop) Run(ctx context.Context, stop <-chan struct{}) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-l.e.Kicked():
+			if end, err := l.afterGap(ctx, stop, began, timer); end {
+				return err
+			}
 		case <-l.wake:
 		case <-timer:
 		}
 	}
+}
+
+// afterGap waits, after a kick, until KickGap has passed since the
+// iteration that began at began (a monotonic reading), the iteration due
+// then, or the cluster's wake — whichever comes first. end reports that
+// the loop must end (stop, or ctx with its error).
+func (l *Loop) afterGap(ctx context.Context, stop <-chan struct{}, began time.Duration, due <-chan time.Time) (end bool, err error) {
+	_, mono := l.read()
+	wait := began + l.kickGap - mono
+	if wait <= 0 {
+		return false, nil
+	}
+	select {
+	case <-stop:
+		return true, nil
+	case <-ctx.Done():
+		return true, ctx.Err()
+	case <-l.clock.After(wait):
+	case <-l.wake:
+	case <-due:
+	}
+	return false, nil
 }

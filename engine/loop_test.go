@@ -274,3 +274,45 @@ func TestLoopRetention(t *testing.T) {
 	}
 	t.Fatalf("finished jobs were never compacted (finished at +%v)", finished)
 }
+
+// hasTimer reports whether a timer is armed at monotonic reading at.
+func (c *fakeClock) hasTimer(at time.Duration) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, t := range c.timers {
+		if t.at == at {
+			return true
+		}
+	}
+	return false
+}
+
+// A burst of kicks within KickGap of an iteration's start brings on one
+// iteration, when the gap has passed.
+func TestLoopKickGap(t *testing.T) {
+	const gap = 100 * time.Millisecond
+	h := newLoopHarness(t, "@every 1h", 10*time.Second, func(o *LoopOptions) { o.KickGap = gap })
+	h.start(t)
+	first := h.next(t, h.clock.Now())
+	began := h.clock.Monotonic()
+	for range 20 {
+		h.e.Kick()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !h.clock.hasTimer(began + gap) { // the loop waits out the gap
+		if time.Now().After(deadline) {
+			t.Fatal("the loop armed no timer for the end of the kick gap")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	select {
+	case it := <-h.its:
+		t.Fatalf("an iteration at %v, within the gap", it.At)
+	default:
+	}
+	h.clock.Advance(gap)
+	it := h.next(t, first.At)
+	if got := it.At.Sub(first.At); got != gap {
+		t.Errorf("the kicked iteration ran %v after the first, want %v", got, gap)
+	}
+}
