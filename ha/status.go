@@ -89,7 +89,8 @@ type Member struct {
 }
 
 // Status reads this replica's state; with members, also every replica's
-// as published (one ZooKeeper read each).
+// as published, as the publish loop last read them (it never waits on
+// ZooKeeper).
 func (r *Replica) Status(members bool) Status {
 	r.mu.Lock()
 	st := Status{ID: r.cfg.ID, URL: r.cfg.Advertise, Role: r.role, Epoch: r.epoch, Leader: r.leader, Root: r.cfg.Root}
