@@ -58,6 +58,19 @@ type ServeOptions struct {
 	// Systemd, when set, is told of readiness, status, shutdown and the
 	// loop's liveness (SystemdFromEnv; nil: nothing is sent).
 	Systemd *Systemd
+	// Reloaded, with Reload, asks for a reload at each receive (SIGHUP,
+	// the unit's ExecReload): Reload loads the configuration again, and
+	// what a reload can change (reloadedConfig: the log level, tokens and
+	// token_file, TLS certificates and client CAs, the API's identity
+	// settings) is applied without a restart; the other keys that changed
+	// are logged as needing one.
+	Reloaded <-chan struct{}
+	Reload   func() (Config, error)
+	// LogLevel, when set, is the level of Logger's handler, set again at
+	// each reload from log_level.
+	LogLevel *slog.LevelVar
+
+	reloadDone func(error) // tests: called after each reload
 }
 
 // build is o.Build with its empty fields filled from the binary.
@@ -138,9 +151,18 @@ func Serve(ctx context.Context, cfg Config, opts ServeOptions) (err error) {
 	}
 	c.prom.Build(opts.build())
 	repl.watch(c.prom)
-	srv, ln, err := newHTTPServer(cfg, opts.Listener, c, store, b, repl, log)
+	srv, ln, sv, err := newHTTPServer(cfg, opts.Listener, c, store, b, repl, log)
 	if err != nil {
 		return err
+	}
+	if opts.Reload != nil && opts.Reloaded != nil {
+		r := &reloader{running: cfg, load: opts.Reload, level: opts.LogLevel, srv: sv, log: log.With("component", "reload"),
+			build: func(cfg Config) (http.Handler, *tls.Config, error) {
+				return buildServed(cfg, c, store, b, repl, log)
+			}, done: opts.reloadDone}
+		rctx, stopReload := context.WithCancel(ctx)
+		defer stopReload()
+		go r.run(rctx, opts.Reloaded)
 	}
 	log.Info("colocd serving", "version", opts.Version, "addr", ln.Addr().String(), "tls", cfg.TLS.CertFile != "",
 		"backend", cfg.Backend, "seed", b.seed, "data_dir", cfg.DataDir, "mode", cfg.Admission.Mode,
@@ -299,7 +321,43 @@ func restoreOrQuarantine(store *queue.Store, prom *telemetry.Metrics, repl *repl
 // are open, the idle ones (keep-alive connections between requests, and
 // connections silent for 5 s) are closed to make room: clients that only
 // hold a connection cannot keep others out.
-func newHTTPServer(cfg Config, ln net.Listener, c core, store *queue.Store, b backend, repl *replication, log *slog.Logger) (*http.Server, net.Listener, error) {
+func newHTTPServer(cfg Config, ln net.Listener, c core, store *queue.Store, b backend, repl *replication, log *slog.Logger) (*http.Server, net.Listener, *served, error) {
+	srv0 := &served{}
+	h, tlsCfg, err := buildServed(cfg, c, store, b, repl, log)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	srv0.handler.Store(&h)
+	var serverTLS *tls.Config
+	if tlsCfg != nil {
+		srv0.tls.Store(tlsCfg)
+		serverTLS = srv0.serverTLS()
+	}
+	if ln == nil {
+		if ln, err = net.Listen("tcp", cfg.Listen); err != nil {
+			return nil, nil, nil, fmt.Errorf("listen on %s: %w", cfg.Listen, err)
+		}
+	}
+	var srv *http.Server
+	ln = newLimitListener(ln, cfg.API.MaxConnections, func() {
+		srv.SetKeepAlivesEnabled(false) // closes the idle connections
+		srv.SetKeepAlivesEnabled(true)
+	})
+	srv = &http.Server{
+		Handler:           srv0,
+		TLSConfig:         serverTLS,
+		ReadHeaderTimeout: min(10*time.Second, cfg.API.ReadTimeout),
+		ReadTimeout:       cfg.API.ReadTimeout,
+		WriteTimeout:      cfg.API.WriteTimeout,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	return srv, ln, srv0, nil
+}
+
+// buildServed builds the API's handler and the server's TLS configuration
+// (nil: plain HTTP) from cfg: at start, and again at each reload.
+func buildServed(cfg Config, c core, store *queue.Store, b backend, repl *replication, log *slog.Logger) (http.Handler, *tls.Config, error) {
 	deps := api.Deps{
 		Store: store, Learner: c.learner, Journal: c.journal, Controller: c.eng, Tokens: apiTokens(cfg.Tokens),
 		Profiles: c.eng.Profiles(), Queues: c.eng, Cluster: c.eng, Limits: c.limits, MaxKinds: cfg.API.MaxKinds, Writes: c.eng,
@@ -323,37 +381,11 @@ func newHTTPServer(cfg Config, ln net.Listener, c core, store *queue.Store, b ba
 		}
 		handler = api.NewReplicated(handler, repl, repl.id, t, cfg.API.MaxBodyBytes)
 	}
-	var tlsCfg *tls.Config
-	if cfg.TLS.CertFile != "" {
-		cert, err := tls.LoadX509KeyPair(cfg.TLS.CertFile, cfg.TLS.KeyFile)
-		if err != nil {
-			return nil, nil, cfgErr("tls.cert_file", "load the certificate and key: %v", err)
-		}
-		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-		if err := clientCerts(cfg.TLS, tlsCfg); err != nil {
-			return nil, nil, err
-		}
+	tlsCfg, err := loadServerTLS(cfg.TLS)
+	if err != nil {
+		return nil, nil, err
 	}
-	if ln == nil {
-		if ln, err = net.Listen("tcp", cfg.Listen); err != nil {
-			return nil, nil, fmt.Errorf("listen on %s: %w", cfg.Listen, err)
-		}
-	}
-	var srv *http.Server
-	ln = newLimitListener(ln, cfg.API.MaxConnections, func() {
-		srv.SetKeepAlivesEnabled(false) // closes the idle connections
-		srv.SetKeepAlivesEnabled(true)
-	})
-	srv = &http.Server{
-		Handler:           handler,
-		TLSConfig:         tlsCfg,
-		ReadHeaderTimeout: min(10*time.Second, cfg.API.ReadTimeout),
-		ReadTimeout:       cfg.API.ReadTimeout,
-		WriteTimeout:      cfg.API.WriteTimeout,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
-	return srv, ln, nil
+	return handler, tlsCfg, nil
 }
 
 // run serves HTTP on ln and runs the loop (replicated: the replica, and
