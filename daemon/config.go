@@ -28,7 +28,7 @@ type Config struct {
 	// and /readyz fails; 0: no reserve (queue.Options.Reserve).
 	DataDirReserveBytes int64  `mapstructure:"data_dir_reserve_bytes"`
 	LogLevel            string `mapstructure:"log_level"`  // debug|info|warn|error
-	LogFormat           string `mapstructure:"log_format"` // text|json
+	LogFormat           string `mapstructure:"log_format"` // auto|text|json|journal (NewLogger)
 
 	TLS       TLSConfig     `mapstructure:"tls"`
 	Tokens    []TokenConfig `mapstructure:"tokens"`
@@ -309,7 +309,7 @@ func DefaultConfig() Config {
 		// store file's free pages.
 		DataDirReserveBytes: 64 << 20,
 		LogLevel:            "info",
-		LogFormat:           "text",
+		LogFormat:           LogAuto,
 		TLS:                 TLSConfig{ClientAuth: ClientAuthNone},
 		API: APIConfig{MaxBodyBytes: 1 << 20, ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second,
 			MaxConnections: 1024, MaxKinds: 1000, Auth: api.AuthTokens,
@@ -327,7 +327,7 @@ func DefaultConfig() Config {
 		HA:      defaultHA(),
 		Metrics: MetricsConfig{Source: SourceInfluxDB, Hosts: usage.DefaultHostsConfig()},
 		Influx: collector.Config{
-			Language:       collector.LanguageFlux,
+			Language:       collector.LanguageInfluxQL,
 			Timeout:        10 * time.Second,
 			StaleAfter:     30 * time.Second,
 			MaxAnswerBytes: collector.DefaultMaxAnswerBytes,
