@@ -36,6 +36,10 @@ func runCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
 
 // isolate clears the COLOCD_* config variables of the developer's shell.
 func isolate(t *testing.T) {
+	// The default config file of this machine, if any, is not read.
+	old := defaultConfigPath
+	defaultConfigPath = filepath.Join(t.TempDir(), "no-default.yaml")
+	t.Cleanup(func() { defaultConfigPath = old })
 	for _, kv := range os.Environ() {
 		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "COLOCD_") && k != "COLOCD_INFLUXD" && k != "COLOCD_REQUIRE_TOOLS" {
 			t.Setenv(k, "")
