@@ -26,7 +26,8 @@ import (
 //   - STATUS= with that reading and on every change of it afterwards:
 //     "ready", "starting: " while the loop has not reconciled with the
 //     cluster yet, or "degraded: ", with the reason /readyz names without
-//     a token;
+//     a token; then "; degraded: " and the dependencies that are failing,
+//     each with the time its failures began (/readyz's degraded list);
 //   - WATCHDOG=1 every half of WATCHDOG_USEC while the admission loop is
 //     moving: a stalled loop (engine.ErrStalled, the bound /readyz uses)
 //     stops the pings, so that systemd restarts the daemon;
@@ -79,9 +80,10 @@ type notifyState struct {
 }
 
 // notifyTransition is the state after a readiness reading (err: what
-// Engine.Ready returned) and the message that tells it, "" when the
-// service manager knows it already. addr is the API's address.
-func notifyTransition(prev notifyState, err error, addr string) (notifyState, string) {
+// Engine.Ready returned; degraded: the dependencies failing, "" none) and
+// the message that tells it, "" when the service manager knows it
+// already. addr is the API's address.
+func notifyTransition(prev notifyState, err error, degraded, addr string) (notifyState, string) {
 	next := prev
 	next.sent = true
 	switch {
@@ -91,6 +93,9 @@ func notifyTransition(prev notifyState, err error, addr string) (notifyState, st
 		next.status = "starting: serving on " + addr + "; " + notReadyReason(err)
 	default:
 		next.status = "degraded: serving on " + addr + "; " + notReadyReason(err)
+	}
+	if degraded != "" {
+		next.status += "; degraded: " + degraded
 	}
 	switch {
 	case !prev.sent:
@@ -125,7 +130,7 @@ func watchdogOK(err error) bool {
 
 // watch reads readiness until ctx is done and tells the service manager
 // (the type's comment). A reading that never returns stops the pings too.
-func (s *Systemd) watch(ctx context.Context, ready func(context.Context) error, addr string, log *slog.Logger) {
+func (s *Systemd) watch(ctx context.Context, ready func(context.Context) error, degraded func() string, addr string, log *slog.Logger) {
 	if s == nil {
 		return
 	}
@@ -138,7 +143,11 @@ func (s *Systemd) watch(ctx context.Context, ready func(context.Context) error, 
 	var st notifyState
 	read := func() error {
 		err := ready(ctx)
-		next, msg := notifyTransition(st, err, addr)
+		var deg string
+		if degraded != nil {
+			deg = degraded()
+		}
+		next, msg := notifyTransition(st, err, deg, addr)
 		if msg != "" {
 			s.notify(msg, log)
 			if err != nil {

@@ -87,6 +87,7 @@ func TestNotifyTransition(t *testing.T) {
 	starting := fmt.Errorf("%w: %w: not reconciled with the cluster yet", engine.ErrStarting, engine.ErrNotReady)
 	type step struct {
 		err  error
+		deg  string // the degraded dependencies
 		want string // the message; "" none
 	}
 	for _, tc := range []struct {
@@ -94,22 +95,28 @@ func TestNotifyTransition(t *testing.T) {
 		steps []step
 	}{
 		{"start then ready", []step{
-			{starting, "READY=1\nSTATUS=starting: serving on 127.0.0.1:8080; reconciling with the cluster"},
-			{starting, ""},
-			{nil, "STATUS=ready: serving on 127.0.0.1:8080"},
-			{nil, ""},
+			{starting, "", "READY=1\nSTATUS=starting: serving on 127.0.0.1:8080; reconciling with the cluster"},
+			{starting, "", ""},
+			{nil, "", "STATUS=ready: serving on 127.0.0.1:8080"},
+			{nil, "", ""},
 		}},
 		{"degraded and back", []step{
-			{nil, "READY=1\nSTATUS=ready: serving on 127.0.0.1:8080"},
-			{syncing, "STATUS=degraded: serving on 127.0.0.1:8080; cannot sync with the cluster"},
-			{syncing, ""},
-			{stalled, "STATUS=degraded: serving on 127.0.0.1:8080; admission loop stalled"},
-			{nil, "STATUS=ready: serving on 127.0.0.1:8080"},
+			{nil, "", "READY=1\nSTATUS=ready: serving on 127.0.0.1:8080"},
+			{syncing, "", "STATUS=degraded: serving on 127.0.0.1:8080; cannot sync with the cluster"},
+			{syncing, "", ""},
+			{stalled, "", "STATUS=degraded: serving on 127.0.0.1:8080; admission loop stalled"},
+			{nil, "", "STATUS=ready: serving on 127.0.0.1:8080"},
+		}},
+		{"metrics store down: ready, degraded", []step{
+			{nil, "", "READY=1\nSTATUS=ready: serving on 127.0.0.1:8080"},
+			{nil, "metrics since 2026-11-28 10:00:00 UTC", "STATUS=ready: serving on 127.0.0.1:8080; degraded: metrics since 2026-11-28 10:00:00 UTC"},
+			{nil, "metrics since 2026-11-28 10:00:00 UTC", ""},
+			{nil, "", "STATUS=ready: serving on 127.0.0.1:8080"},
 		}},
 		{"RM down at boot", []step{
-			{syncing, "READY=1\nSTATUS=starting: serving on 127.0.0.1:8080; cannot sync with the cluster"},
-			{errors.New("something else"), "STATUS=starting: serving on 127.0.0.1:8080; not ready"},
-			{nil, "STATUS=ready: serving on 127.0.0.1:8080"},
+			{syncing, "", "READY=1\nSTATUS=starting: serving on 127.0.0.1:8080; cannot sync with the cluster"},
+			{errors.New("something else"), "", "STATUS=starting: serving on 127.0.0.1:8080; not ready"},
+			{nil, "", "STATUS=ready: serving on 127.0.0.1:8080"},
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -117,7 +124,7 @@ func TestNotifyTransition(t *testing.T) {
 			var got, want []string
 			for _, s := range tc.steps {
 				var msg string
-				st, msg = notifyTransition(st, s.err, "127.0.0.1:8080")
+				st, msg = notifyTransition(st, s.err, s.deg, "127.0.0.1:8080")
 				got, want = append(got, msg), append(want, s.want)
 			}
 			if d := cmp.Diff(want, got); d != "" {
@@ -192,7 +199,7 @@ func TestNotifyWatchdogStalled(t *testing.T) {
 		watchdog: 20 * time.Millisecond, startPoll: time.Hour, poll: time.Hour,
 	}
 	done := make(chan struct{})
-	go func() { defer close(done); s.watch(ctx, ready, "127.0.0.1:8080", slog.New(slog.DiscardHandler)) }()
+	go func() { defer close(done); s.watch(ctx, ready, nil, "127.0.0.1:8080", slog.New(slog.DiscardHandler)) }()
 	select {
 	case <-done:
 	case <-time.After(30 * time.Second):
@@ -253,7 +260,7 @@ func TestSystemdFromEnv(t *testing.T) {
 					t.Fatalf("SystemdFromEnv = %+v, want nil", s)
 				}
 				// A nil notifier sends nothing and returns at once.
-				s.watch(context.Background(), func(context.Context) error { return nil }, "", slog.New(slog.DiscardHandler))
+				s.watch(context.Background(), func(context.Context) error { return nil }, nil, "", slog.New(slog.DiscardHandler))
 				s.stopping(slog.New(slog.DiscardHandler))
 				return
 			}

@@ -273,12 +273,14 @@ func openCore(cfg Config, b backend, store *queue.Store, repl *replication, log 
 	eo.BackoffRand = mrand.New(mrand.NewPCG(b.seed^0x9e3779b97f4a7c15, b.seed))
 	eo.Logger, eo.Limits, eo.StallAfter = log.With("component", "engine"), c.limits, stallBound(cfg)
 	eo.SimulatedClock = b.clockInfo != nil
+	eo.DependencyOf = dependencyOf
 	if repl != nil {
 		eo.Fence = repl
 	}
 	c.eng, err = engine.New(eo)
 	if err == nil {
-		c.prom.WatchQueues(c.eng) // colocd_queue_* at scrape time
+		c.prom.WatchQueues(c.eng)                   // colocd_queue_* at scrape time
+		c.prom.WatchDegraded(degradedSince(c.eng)) // colocd_dependency_degraded*
 	}
 	return c, err
 }
@@ -362,7 +364,7 @@ func buildServed(cfg Config, c core, store *queue.Store, b backend, repl *replic
 		Store: store, Learner: c.learner, Journal: c.journal, Controller: c.eng, Tokens: apiTokens(cfg.Tokens),
 		Profiles: c.eng.Profiles(), Queues: c.eng, Cluster: c.eng, Limits: c.limits, MaxKinds: cfg.API.MaxKinds, Writes: c.eng,
 		Metrics: c.prom, Now: b.clock.Now, MaxBodyBytes: cfg.API.MaxBodyBytes, Logger: log.With("component", "api"),
-		PublicMetrics: cfg.API.PublicMetrics, Clock: b.clockInfo,
+		PublicMetrics: cfg.API.PublicMetrics, Clock: b.clockInfo, Degraded: wireDegraded(c.eng),
 	}
 	if err := identityDeps(cfg, &deps, log); err != nil {
 		return nil, nil, err
@@ -433,10 +435,14 @@ func run(ctx context.Context, cfg Config, b backend, eng *engine.Engine, srv *ht
 	}
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
-	watched := make(chan struct{})
+	watched, probed := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(watched)
-		systemd.watch(watchCtx, ready, ln.Addr().String(), log.With("component", "systemd"))
+		systemd.watch(watchCtx, ready, degradedText(eng), ln.Addr().String(), log.With("component", "systemd"))
+	}()
+	go func() {
+		defer close(probed)
+		probeAtStart(watchCtx, eng, b, cfg.Yarn.Timeout, log.With("component", "probe"))
 	}()
 
 	var runErr error
@@ -451,6 +457,7 @@ func run(ctx context.Context, cfg Config, b backend, eng *engine.Engine, srv *ht
 	}
 	stopWatch() // no READY=1 or WATCHDOG=1 after STOPPING=1
 	<-watched
+	<-probed
 	systemd.stopping(log)
 	shCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
 	defer cancel()
