@@ -546,6 +546,22 @@ type Summary struct {
 	Run           RunJobs             `json:"run"`
 	Admissions    AdmissionCounts     `json:"admissions"`
 	Goodness      GoodnessStats       `json:"goodness"`
+	// Degraded lists the dependencies failing now (empty: none).
+	Degraded []Degraded `json:"degraded"`
+}
+
+// Degraded is a dependency colocd cannot reach or use, served by
+// /readyz, GET /v1/summary and the status page's banner.
+type Degraded struct {
+	// Dependency is cluster (the ResourceManager), metrics (the metrics
+	// store), kdc (the Kerberos KDC) or disk (data_dir below its reserve).
+	Dependency string `json:"dependency"`
+	// Since is when its current run of failures began (wall time).
+	Since time.Time `json:"since"`
+	// Op is the call that failed last (sync, submit, metrics, space…).
+	Op string `json:"op"`
+	// Error is that call's error; only to an authenticated caller.
+	Error string `json:"error,omitempty"`
 }
 
 // RunJobs describes the jobs submitted since Summary.Since: read newest

@@ -43,6 +43,13 @@ func printSummary(w io.Writer, s apiclient.Summary, cv clockView) error {
 		fmt.Fprintln(&b, h)
 	}
 	fmt.Fprintf(&b, "since %s: %s ago\n", cv.at(s.Since), cv.dur(s.Now.Sub(s.Since)))
+	for _, d := range s.Degraded {
+		fmt.Fprintf(&b, "DEGRADED: %s since %s (wall clock; the last %s call failed", d.Dependency, d.Since.Local().Format("2006-01-02 15:04:05 MST"), d.Op)
+		if d.Error != "" {
+			fmt.Fprintf(&b, ": %s", d.Error)
+		}
+		b.WriteString(")\n")
+	}
 	fmt.Fprintf(&b, "store: %s; %d ever submitted\n", countsText(s.Counts), s.SubmittedEver)
 	run := s.Run
 	scanned := strconv.Itoa(run.Scanned)
