@@ -139,11 +139,18 @@ func Load(opts LoadOptions) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
-	cfg, err := decodeConfig(v, flagSet, envVals, fileNodes, opts.File, opts.Sources)
+	sources := opts.Sources
+	if sources == nil {
+		sources = map[string]string{}
+	}
+	cfg, err := decodeConfig(v, flagSet, envVals, fileNodes, opts.File, sources)
 	if err != nil {
 		return Config{}, err
 	}
 	cfg.normalize()
+	if err := hadoopDefaults(&cfg, sources, loadLookupEnv(opts)); err != nil {
+		return Config{}, err
+	}
 	if cfg.TokenFile != "" && !opts.SkipTokenFile {
 		toks, err := readTokenFile(cfg.TokenFile)
 		if err != nil {

@@ -130,6 +130,9 @@ func TestYarnCommands(t *testing.T) {
 	if got := info["clusterMetrics"]["activeNodes"]; got != float64(2) {
 		t.Errorf("clusterMetrics.activeNodes = %v, want 2", got)
 	}
+	if got, _ := info["config"]["yarn.rm_urls"].(map[string]any); got["source"] != "flag --rm" {
+		t.Errorf("config.yarn.rm_urls = %v, want the source flag --rm", info["config"]["yarn.rm_urls"])
+	}
 	var nodes []map[string]any
 	if err := json.Unmarshal([]byte(yarn("nodes", "--json")), &nodes); err != nil {
 		t.Fatal(err)
