@@ -279,7 +279,7 @@ func openCore(cfg Config, b backend, store *queue.Store, repl *replication, log 
 	}
 	c.eng, err = engine.New(eo)
 	if err == nil {
-		c.prom.WatchQueues(c.eng)                   // colocd_queue_* at scrape time
+		c.prom.WatchQueues(c.eng)                  // colocd_queue_* at scrape time
 		c.prom.WatchDegraded(degradedSince(c.eng)) // colocd_dependency_degraded*
 	}
 	return c, err
