@@ -36,12 +36,12 @@ type Config struct {
 	API       APIConfig     `mapstructure:"api"`
 	Journal   JournalConfig `mapstructure:"journal"`
 
-	Backend    Backend                    `mapstructure:"backend"` // sim|yarn
-	Sim        SimConfig                  `mapstructure:"sim"`
-	Yarn       yarncluster.Config         `mapstructure:"yarn"`
-	Metrics    MetricsConfig              `mapstructure:"metrics"`
-	Influx     collector.Config           `mapstructure:"influx"`
-	Prometheus collector.PrometheusConfig `mapstructure:"prometheus"`
+	Backend    Backend            `mapstructure:"backend"` // sim|yarn
+	Sim        SimConfig          `mapstructure:"sim"`
+	Yarn       yarncluster.Config `mapstructure:"yarn"`
+	Metrics    MetricsConfig      `mapstructure:"metrics"`
+	Influx     InfluxSection      `mapstructure:"influx"`
+	Prometheus PrometheusSection  `mapstructure:"prometheus"`
 
 	Goodness  GoodnessConfig  `mapstructure:"goodness"`
 	Learning  LearningConfig  `mapstructure:"learning"`
@@ -326,14 +326,14 @@ func DefaultConfig() Config {
 		Yarn:    yarncluster.DefaultConfig(),
 		HA:      defaultHA(),
 		Metrics: MetricsConfig{Source: SourceInfluxDB, Hosts: usage.DefaultHostsConfig()},
-		Influx: collector.Config{
+		Influx: InfluxSection{Config: collector.Config{
 			Language:       collector.LanguageInfluxQL,
 			Timeout:        10 * time.Second,
 			StaleAfter:     30 * time.Second,
 			MaxAnswerBytes: collector.DefaultMaxAnswerBytes,
 			Schema:         defaultSchema(),
-		},
-		Prometheus: defaultPrometheus(),
+		}, Headers: map[string]string{}},
+		Prometheus: PrometheusSection{PrometheusConfig: defaultPrometheus(), Headers: map[string]string{}},
 		Learning: LearningConfig{
 			Schedule:        "@every 60s",
 			Config:          bandit.Config{StepSize: DefaultStepSize, Baseline: bandit.GlobalMean, RecencyAlpha: 0.1, SelfPrior: 1},

@@ -20,7 +20,8 @@ type EffectiveValue struct {
 // shows (a set secret reads "(set, hidden)").
 func secretKey(key string) bool {
 	last := key[strings.LastIndex(key, ".")+1:]
-	return last == "tokens" || last == "token" || strings.Contains(last, "password") || strings.HasSuffix(last, "_secret")
+	return last == "tokens" || strings.HasSuffix(last, "token") || strings.Contains(last, "password") && !strings.HasSuffix(last, "_file") ||
+		strings.HasSuffix(last, "_secret") || last == "http_headers"
 }
 
 // Effective lists every key of cfg, sorted, with the source Load recorded
