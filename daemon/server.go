@@ -23,7 +23,6 @@ import (
 
 	"github.com/colocd/colocd/apiclient"
 	"github.com/colocd/colocd/bandit"
-	"github.com/colocd/colocd/collector"
 	"github.com/colocd/colocd/daemon/api"
 	"github.com/colocd/colocd/engine"
 	"github.com/colocd/colocd/goodness"
@@ -37,6 +36,7 @@ import (
 	"github.com/colocd/colocd/sim"
 	"github.com/colocd/colocd/telemetry"
 	"github.com/colocd/colocd/yarnclient"
+	"github.com/colocd/colocd/yarnclient/kerberos"
 )
 
 // ServeOptions are Serve's inputs besides the configuration.
@@ -281,6 +281,10 @@ func openCore(cfg Config, b backend, store *queue.Store, repl *replication, log 
 	if err == nil {
 		c.prom.WatchQueues(c.eng)                  // colocd_queue_* at scrape time
 		c.prom.WatchDegraded(degradedSince(c.eng)) // colocd_dependency_degraded*
+		c.prom.WatchPending(store)                 // colocd_pending_jobs{queue,kind}, the oldest's age
+		c.prom.WatchDataDir(dataDirSpace(cfg))     // colocd_data_dir_{free,reserve}_bytes
+		c.prom.WatchTicket(b.ticketEnd)            // colocd_kerberos_ticket_expiry_timestamp_seconds
+		b.outbound.set(c.prom)                     // colocd_outbound_request_duration_seconds
 	}
 	return c, err
 }
@@ -516,6 +520,12 @@ type backend struct {
 	// clockInfo describes a simulated clock for GET /v1/clock; nil: the
 	// wall clock.
 	clockInfo func() apiclient.Clock
+	// outbound times the backend's requests once the metrics exist; nil
+	// on the simulator.
+	outbound *outboundMetrics
+	// ticketEnd is when colocd's Kerberos TGT for YARN expires; nil
+	// without Kerberos.
+	ticketEnd func() (time.Time, bool)
 }
 
 func openSimBackend(cfg Config, log *slog.Logger, wallNow func() time.Time) (backend, error) {
@@ -601,11 +611,21 @@ func simClock(state *simcluster.State, rt *sim.Realtime, speed float64, wallNow 
 const simRetention = 24 * time.Hour
 
 func openYarnBackend(cfg Config, log *slog.Logger) (backend, error) {
-	yc, err := yarnclient.New(cfg.Yarn.ClientConfig(log))
+	obs := &outboundMetrics{}
+	ycfg := cfg.Yarn.ClientConfig(log)
+	ycfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return obs.wrap(telemetry.ServiceYARN, rt) }
+	yc, err := yarnclient.New(ycfg)
 	if err != nil {
 		return backend{}, cfgErr("yarn", "%v", err)
 	}
-	src, closeSrc, err := openUsage(cfg, log.With("component", "metrics"))
+	var ticketEnd func() (time.Time, bool)
+	if k, ok := yc.Auth().(*kerberos.Auth); ok {
+		ticketEnd = func() (time.Time, bool) {
+			st := k.Status()
+			return st.TGTEnd, st.LoggedIn
+		}
+	}
+	src, closeSrc, err := openUsage(cfg, log.With("component", "metrics"), obs)
 	if err != nil {
 		return backend{}, err
 	}
@@ -613,10 +633,10 @@ func openYarnBackend(cfg Config, log *slog.Logger) (backend, error) {
 	if cfg.Learning.Placement == PlacementInflux {
 		// Its own reader of the influx section, whatever metrics.source
 		// reads usage from; host names mapped as the usage source maps them.
-		col, err := collector.New(cfg.Influx)
+		col, err := openInflux(cfg.Influx, obs)
 		if err != nil {
 			closeSrc()
-			return backend{}, sectionErr("influx", err)
+			return backend{}, err
 		}
 		if placement, err = usage.NewPlacements(col, cfg.Metrics.Hosts); err != nil {
 			col.Close()
@@ -641,6 +661,7 @@ func openYarnBackend(cfg Config, log *slog.Logger) (backend, error) {
 	seed := randomSeed()
 	return backend{
 		cluster: c, metrics: src, usage: src, placement: placement, clock: engine.WallClock{}, seed: seed,
+		outbound: obs, ticketEnd: ticketEnd,
 		checkpoint: func() error { return nil },
 		close:      func() error { closeSrc(); return nil },
 	}, nil

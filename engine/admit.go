@@ -198,7 +198,7 @@ func (e *Engine) submitted(rep *AdmitReport, v *passView, job queue.Job, appID s
 		rep.Admitted = append(rep.Admitted, job.ID)
 		e.backendOK(backendCluster)
 		if e.mx != nil {
-			e.mx.Admitted(e.clock.Now().Sub(job.CreatedAt), forcedBy(admit))
+			e.mx.Admitted(e.clock.Now().Sub(job.CreatedAt), forcedBy(admit), job.Queue, job.Kind)
 		}
 		log.Info("job admitted", "app", appID, "state", queue.StateAdmitted, "forced", learned.Forced, "shadow", shadow,
 			"learned_choice", learned.Chosen, "passed", len(admit.Passed))

@@ -719,7 +719,7 @@ type Telemetry interface {
 	// Admitted counts an admission: how long the job waited pending
 	// (CreatedAt to the engine clock's now) and the hard rule that chose
 	// it ("max_skips", "reservation"; "" when none did).
-	Admitted(wait time.Duration, forced string)
+	Admitted(wait time.Duration, forced, queue, kind string)
 	AdmissionFailed()
 	LearningUpdates(n int)
 	// LearningTick records a learning tick that returned no error, at the

@@ -20,7 +20,7 @@ import (
 // so that every vector has a child to gather.
 func exercise(m *Metrics) {
 	m.Build(BuildInfo{Version: "v0", Revision: "r0"})
-	m.Admitted(time.Minute, ForcedMaxSkips)
+	m.Admitted(time.Minute, ForcedMaxSkips, "etl", "wordcount")
 	m.AdmissionFailed()
 	m.ObserveDecision(time.Millisecond)
 	m.LearningUpdates(1)
