@@ -14,7 +14,7 @@ export COLOCD_TELEGRAF := $(TOOLS)/bin/telegraf
 # Integration tests fail (instead of skipping) when a tool is missing.
 export COLOCD_REQUIRE_TOOLS := 1
 
-.PHONY: all build test tools vet fmt-check verify-unit package check-package unit bench demo clean
+.PHONY: all build test tools vet fmt-check verify-unit check-prometheus package check-package unit bench demo clean
 
 all: build
 
@@ -70,7 +70,13 @@ package:
 check-package:
 	NFPM=$(TOOLS)/bin/nfpm ./scripts/check-package.sh
 
-test: tools vet verify-unit check-package
+# The alert rules: promtool checks them and runs their unit tests
+# (configs/prometheus-rules.test.yml).
+check-prometheus:
+	$(TOOLS)/bin/promtool check rules configs/prometheus-rules.yml
+	cd configs && $(TOOLS)/bin/promtool test rules prometheus-rules.test.yml
+
+test: tools vet verify-unit check-prometheus check-package
 	$(GO) test -race -count=1 -timeout 30m ./...
 	cd $(PLUGIN) && $(GO) test -race -count=1 -timeout 10m ./...
 
