@@ -71,6 +71,7 @@ type ServeOptions struct {
 	LogLevel *slog.LevelVar
 
 	reloadDone func(error) // tests: called after each reload
+	fifoDone   func()      // tests: called after each FIFO comparison
 }
 
 // build is o.Build with its empty fields filled from the binary.
@@ -151,6 +152,10 @@ func Serve(ctx context.Context, cfg Config, opts ServeOptions) (err error) {
 	}
 	c.prom.Build(opts.build())
 	repl.watch(c.prom)
+	if b.replayFIFO != nil && b.clockInfo != nil {
+		c.fifo = &fifoReport{store: store, started: func() time.Time { return b.clockInfo().Started }, replay: b.replayFIFO,
+			log: log.With("component", "demo"), done: opts.fifoDone}
+	}
 	srv, ln, sv, err := newHTTPServer(cfg, opts.Listener, c, store, b, repl, log)
 	if err != nil {
 		return err
@@ -168,7 +173,7 @@ func Serve(ctx context.Context, cfg Config, opts ServeOptions) (err error) {
 		"backend", cfg.Backend, "seed", b.seed, "data_dir", cfg.DataDir, "mode", cfg.Admission.Mode,
 		"preferences_restored", c.restored, "profiles_restored", c.profilesRestored, "kinds", len(c.learner.Kinds()), "limits", c.limits,
 		"replicated", repl != nil)
-	return run(ctx, cfg, b, c.eng, srv, ln, opts.Systemd, repl, log)
+	return run(ctx, cfg, b, c, srv, ln, opts.Systemd, repl, log)
 }
 
 // openBackend opens the configured cluster side.
@@ -227,6 +232,7 @@ type core struct {
 	prom                       *telemetry.Metrics
 	limits                     goodness.Limits
 	eng                        *engine.Engine
+	fifo                       *fifoReport // the simulator demo's comparison with FIFO; nil on YARN
 }
 
 // openCore builds the core; the journal, when set, must be closed even on
@@ -368,7 +374,7 @@ func buildServed(cfg Config, c core, store *queue.Store, b backend, repl *replic
 		Store: store, Learner: c.learner, Journal: c.journal, Controller: c.eng, Tokens: apiTokens(cfg.Tokens),
 		Profiles: c.eng.Profiles(), Queues: c.eng, Cluster: c.eng, Limits: c.limits, MaxKinds: cfg.API.MaxKinds, Writes: c.eng,
 		Metrics: c.prom, Now: b.clock.Now, MaxBodyBytes: cfg.API.MaxBodyBytes, Logger: log.With("component", "api"),
-		PublicMetrics: cfg.API.PublicMetrics, Clock: b.clockInfo, Degraded: wireDegraded(c.eng),
+		PublicMetrics: cfg.API.PublicMetrics, Clock: b.clockInfo, Degraded: wireDegraded(c.eng), FIFO: c.fifo.current,
 	}
 	if err := identityDeps(cfg, &deps, log); err != nil {
 		return nil, nil, err
@@ -398,8 +404,9 @@ func buildServed(cfg Config, c core, store *queue.Store, b backend, repl *replic
 // the loop in each term it leads) until ctx is cancelled or either fails,
 // then shuts both down within cfg.ShutdownTimeout. systemd watches the
 // readiness from when both started until shutdown begins.
-func run(ctx context.Context, cfg Config, b backend, eng *engine.Engine, srv *http.Server, ln net.Listener,
+func run(ctx context.Context, cfg Config, b backend, c core, srv *http.Server, ln net.Listener,
 	systemd *Systemd, repl *replication, log *slog.Logger) error {
+	eng := c.eng
 	srvErr := make(chan error, 1)
 	go func() {
 		var err error
@@ -448,6 +455,13 @@ func run(ctx context.Context, cfg Config, b backend, eng *engine.Engine, srv *ht
 		defer close(probed)
 		probeAtStart(watchCtx, eng, b, cfg.Yarn.Timeout, log.With("component", "probe"))
 	}()
+	demoDone := make(chan struct{})
+	go func() {
+		defer close(demoDone)
+		if c.fifo != nil {
+			c.fifo.run(watchCtx)
+		}
+	}()
 
 	var runErr error
 	select {
@@ -462,6 +476,7 @@ func run(ctx context.Context, cfg Config, b backend, eng *engine.Engine, srv *ht
 	stopWatch() // no READY=1 or WATCHDOG=1 after STOPPING=1
 	<-watched
 	<-probed
+	<-demoDone
 	systemd.stopping(log)
 	shCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
 	defer cancel()
@@ -520,6 +535,9 @@ type backend struct {
 	// clockInfo describes a simulated clock for GET /v1/clock; nil: the
 	// wall clock.
 	clockInfo func() apiclient.Clock
+	// replayFIFO simulates arrivals again under FIFO on a fresh simulator
+	// of the workload and seed (the demo's comparison); nil on YARN.
+	replayFIFO func(start time.Time, arrivals []sim.Arrival) (sim.FIFOResult, error)
 	// outbound times the backend's requests once the metrics exist; nil
 	// on the simulator.
 	outbound *outboundMetrics
@@ -580,6 +598,13 @@ func openSimBackend(cfg Config, log *slog.Logger, wallNow func() time.Time) (bac
 	return backend{
 		cluster: c, metrics: c, clock: rt, wake: wake, kinds: kinds, limits: c.Limits(), seed: state.Seed,
 		checkpoint: c.Checkpoint, sim: state, clockInfo: clockInfo,
+		replayFIFO: func(start time.Time, arrivals []sim.Arrival) (sim.FIFOResult, error) {
+			s, err := newSim(state.Seed, start)
+			if err != nil {
+				return sim.FIFOResult{}, err
+			}
+			return sim.ReplayFIFO(s, arrivals)
+		},
 		close: func() error {
 			rt.Stop()
 			cancel()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/colocd/colocd/apiclient"
 	"github.com/colocd/colocd/daemon"
 )
 
@@ -86,5 +87,26 @@ func TestConfigCheck(t *testing.T) {
 				t.Errorf("keys (-want,+got):\n%s", d)
 			}
 		})
+	}
+}
+
+// TestPriorText: before any observation the footer says what the prior
+// is — with learning.self_prior 1 and 4 kinds each kind's own cell starts
+// at 0.11 against 0.30, which is not learned.
+func TestPriorText(t *testing.T) {
+	for _, tc := range []struct {
+		kinds int
+		self  float64
+		want  string
+	}{
+		{4, 1, "uniform but for each kind's own cell, lowered by learning.self_prior 1: π(a|a) = 0.11 against 0.30 with 4 kinds"},
+		{4, 0, "uniform"},
+		{1, 1, "uniform"},
+	} {
+		p := apiclient.Preferences{KindsKnown: tc.kinds}
+		p.Config.SelfPrior = tc.self
+		if got := priorText(p); got != tc.want {
+			t.Errorf("priorText(%d kinds, self_prior %v) = %q, want %q", tc.kinds, tc.self, got, tc.want)
+		}
 	}
 }

@@ -163,6 +163,9 @@ type Deps struct {
 	// Degraded, when set, lists the dependencies failing now (the
 	// engine's), for /readyz, GET /v1/summary and the page; nil: none.
 	Degraded func() []apiclient.Degraded
+	// FIFO, when set, is the simulator demo's comparison with FIFO (nil:
+	// none yet), for GET /v1/summary.
+	FIFO func() *apiclient.FIFOComparison
 	// Replica, when set, is this replica of a replicated colocd: GET
 	// /v1/ha reports it and /readyz answers by its role (NewReplicated
 	// forwards to the leader what a follower does not answer). Nil: colocd
@@ -204,6 +207,7 @@ type server struct {
 	cluster  ClusterView // nil: no nodes or applications listed
 	replica  Replica     // nil: colocd runs alone
 	degraded func() []apiclient.Degraded
+	fifo     func() *apiclient.FIFOComparison
 
 	// routes are the methods served on each path (as the OpenAPI
 	// description names it), for the test that checks they match.
@@ -261,7 +265,7 @@ func New(d Deps) (http.Handler, error) {
 		store: d.Store, learner: d.Learner, journal: d.Journal, ctl: d.Controller,
 		metrics: d.Metrics, auth: auth, now: d.Now, maxBody: d.MaxBodyBytes, log: d.Logger,
 		profiles: d.Profiles, limits: d.Limits, writes: d.Writes, queues: d.Queues, cluster: d.Cluster,
-		kinds: newKindGate(d.Learner, d.Controller, d.MaxKinds), replica: d.Replica, degraded: d.Degraded,
+		kinds: newKindGate(d.Learner, d.Controller, d.MaxKinds), replica: d.Replica, degraded: d.Degraded, fifo: d.FIFO,
 	}
 	if s.now == nil {
 		s.now = time.Now

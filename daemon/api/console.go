@@ -417,6 +417,9 @@ func (s *server) getSummary(w http.ResponseWriter, _ *http.Request, _ principal)
 	}
 	out.Admissions = s.admissions(c.Started)
 	out.Degraded = s.degradedNow()
+	if s.fifo != nil {
+		out.FIFO = s.fifo()
+	}
 	out.Goodness = apiclient.GoodnessStats{Scale: goodnessScale}
 	var sum float64
 	g := &out.Goodness

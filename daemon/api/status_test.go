@@ -273,7 +273,7 @@ func TestStatusPageEmptyInChromium(t *testing.T) {
 	for _, want := range []string{
 		"updated " + h.clock.Now().UTC().Format("Mon 2 Jan 2006 15:04:05") + " UTC", `id="sim-clock" class="sim-clock" hidden`,
 		">waiting<", "Nothing is waiting.", "the queue is empty", "nothing admitted or running",
-		"No view of the cluster yet", "no kinds learned yet", "No observation yet: every row is still the uniform prior",
+		"No view of the cluster yet", "no kinds learned yet", "No observation yet: every row is still the prior (grey), uniform over the kinds.",
 		"No goodness observation in the window yet.", "no kind profiled yet", "no decisions yet", "(fairness is off)",
 		"no observation yet", // the summary's goodness
 	} {

@@ -282,6 +282,12 @@
     item('in flight', (st.pending || 0) + ' pending · ' + ((st.admitted || 0) + (st.running || 0)) + ' admitted or running' + (st.parked ? ' · ' + st.parked + ' parked' : ''));
     item('mean wait', dur(run.mean_wait_seconds), 'submission to admission, over the ' + run.admitted + ' jobs of this run admitted');
     item('mean runtime', dur(run.mean_runtime_seconds), 'running to finished, over this run\'s succeeded jobs');
+    if (s.fifo) {
+      const f = s.fifo, pct1 = (x) => (x >= 0 ? '−' : '+') + Math.abs(x).toFixed(1) + ' %';
+      item('against FIFO', 'mean completion ' + dur(f.mean_jct_seconds) + ' vs ' + dur(f.fifo_mean_jct_seconds) + ' (' + pct1(f.jct_gain_percent) + ')' +
+        ' · makespan ' + dur(f.makespan_seconds) + ' vs ' + dur(f.fifo_makespan_seconds) + ' (' + pct1(f.makespan_gain_percent) + ')',
+        'the ' + f.jobs + ' jobs that succeeded since the start, against the same jobs simulated again from the same arrivals under first-in-first-out admission, when the queue last drained');
+    }
     const a = s.admissions;
     const forced = Object.entries(a.forced || {}).map(([k, v]) => v + ' ' + k.replace('_', ' ')).join(', ');
     item('admissions', a.chosen + ' chosen by the policy' + (forced ? ' · forced: ' + forced : ' · none forced') + (a.shadow ? ' · ' + a.shadow + ' in shadow mode' : ''),
@@ -564,13 +570,23 @@
     more.textContent = 'Showing ' + data.nodes.length + ' of ' + data.total + ' nodes (by name); the bar above counts every node.';
   }
 
+  // priorText describes a row before any observation: uniform but for the
+  // kind's own cell, lowered by learning.self_prior — a prior, not learned.
+  function priorText(prefs) {
+    const k = prefs.kinds_known, sp = (prefs.config && prefs.config.self_prior) || 0;
+    if (!sp || k < 2) return 'uniform over the kinds';
+    const self = Math.exp(-sp), z = self + k - 1;
+    return 'uniform over the other kinds, each kind\'s own cell lowered by learning.self_prior = ' + sp +
+      ' (π(a | a) = ' + (self / z).toFixed(2) + ' against ' + (1 / z).toFixed(2) + ' with ' + k + ' kinds): a prior, not learned';
+  }
+
   function renderHeatmap(svgText, prefs) {
     const doc = new DOMParser().parseFromString(svgText, 'image/svg+xml');
     if (doc.getElementsByTagName('parsererror').length > 0) throw new Error('heatmap: the server sent an SVG that does not parse');
     $('heatmap-container').replaceChildren(document.importNode(doc.documentElement, true));
     let s = prefs.kinds_known + ' kinds. ';
     if (!prefs.observations) {
-      s += 'No observation yet: every row is still the uniform prior (grey).';
+      s += 'No observation yet: every row is still the prior (grey), ' + priorText(prefs) + '.';
     } else {
       s += prefs.observations + ' observations; baseline Ḡ = ' + Number(prefs.baseline).toFixed(2) + ' (' + prefs.config.baseline +
         ' mode: the mean reward so far, which each new reward is compared with).';
