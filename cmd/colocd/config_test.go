@@ -110,3 +110,21 @@ func TestPriorText(t *testing.T) {
 		}
 	}
 }
+
+// TestSimIgnoresDefaultConfig: colocd sim reads no default config file (a
+// node's production settings would change what a simulation plays), even
+// one that would not load.
+func TestSimIgnoresDefaultConfig(t *testing.T) {
+	isolate(t)
+	bad := filepath.Join(t.TempDir(), "colocd.yaml")
+	if err := os.WriteFile(bad, []byte("no_such_key: 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	defaultConfigPath = bad
+	if code, _, errOut := runCmd(t, "sim", "--workload", "../../configs/workloads/paper-queue-a.yaml", "--policy", "fifo", "--runs", "1"); code != exitOK {
+		t.Fatalf("colocd sim with a broken default config present: exit %d: %s", code, errOut)
+	}
+	if code, _, _ := runCmd(t, "config", "check"); code != exitUsage {
+		t.Errorf("config check reads the default path: exit %d, want %d", code, exitUsage)
+	}
+}

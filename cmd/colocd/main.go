@@ -72,6 +72,9 @@ func exitCode(err error) int {
 // commands read no configuration and take none of them.
 type configFlags struct {
 	file string
+	// explicitOnly: no default path (colocd sim: a node's production
+	// config must not change what a simulation plays).
+	explicitOnly bool
 }
 
 // Environment variables the command line reads itself.
@@ -110,6 +113,9 @@ func (cf *configFlags) path() (string, error) {
 		return cf.file, nil
 	}
 	file := os.Getenv(envConfig)
+	if file == "" && cf.explicitOnly {
+		return "", nil
+	}
 	if file == "" {
 		// Only a file that is not there is skipped: one that cannot be
 		// read (its directory's permissions) is read, and refused.
@@ -138,7 +144,7 @@ recurring job kinds co-locate well from node metrics (Telegraf → InfluxDB).
 
 The daemon and its ops tools (serve, store check, metrics, yarn, sim) read the
 configuration: --config FILE (YAML, env COLOCD_CONFIG; by default
-/etc/colocd/colocd.yaml when it exists), COLOCD_* environment variables, then
+/etc/colocd/colocd.yaml when it exists, but for sim), COLOCD_* environment variables, then
 their flags; colocd config check validates it and shows each value's source. The client commands (submit, queue, job, cancel,
 resolve, prefs, profiles, queues) talk to a running daemon: --server (env
 COLOCD_SERVER) and --token (env COLOCD_TOKEN).
