@@ -444,10 +444,17 @@ func TestStatusPageDegradedInChromium(t *testing.T) {
 		G: 20, Usage: goodness.Usage{CPU: 0.5, IOWait: 0.02}}); err != nil {
 		t.Fatal(err)
 	}
-	out, stderr := runChromium(t, bin, []string{"TZ=UTC"}, "--dump-dom", "--window-size=1280,1600", w.h.srv.URL+"/?token="+readerTok)
+	shot := filepath.Join(t.TempDir(), "degraded.png")
+	out, stderr := runChromium(t, bin, []string{"TZ=UTC"}, "--dump-dom", "--screenshot="+shot, "--hide-scrollbars",
+		"--window-size=1280,1600", w.h.srv.URL+"/?token="+readerTok)
 	dom := string(out)
 	if lines := consoleLines(stderr); len(lines) > 0 {
 		t.Errorf("console messages:\n%s", strings.Join(lines, "\n"))
+	}
+	if dir := os.Getenv("COLOCD_SCREENSHOT_DIR"); dir != "" {
+		if b, err := os.ReadFile(shot); err == nil {
+			_ = os.WriteFile(filepath.Join(dir, "status-degraded.png"), b, 0o644)
+		}
 	}
 	banner := between(dom, `id="degraded"`, "</p>")
 	for _, want := range []string{"Degraded: ", `data-dependency="metrics"`, "the metrics store: no learning", "since Tue 24 Nov 2026 14:00:00 UTC",
