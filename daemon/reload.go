@@ -23,7 +23,8 @@ import (
 // keep the handshake they made.
 type served struct {
 	handler atomic.Pointer[http.Handler]
-	tls     atomic.Pointer[tls.Config] // nil: plain HTTP
+	api     atomic.Pointer[http.Handler] // api.New's handler within handler (the base of the next reload)
+	tls     atomic.Pointer[tls.Config]   // nil: plain HTTP
 }
 
 // ServeHTTP serves r with the current handler.
@@ -110,7 +111,7 @@ type reloader struct {
 	running Config
 	load    func() (Config, error)
 	level   *slog.LevelVar
-	build   func(Config) (http.Handler, *tls.Config, error)
+	build   func(Config) (apiH, h http.Handler, _ *tls.Config, _ error)
 	srv     *served
 	log     *slog.Logger
 	// done, when set (tests), is called after each reload with its error.
@@ -143,10 +144,11 @@ func (r *reloader) reload() error {
 	if len(cfg.Tokens) == 0 && cfg.API.Auth != api.AuthKerberos {
 		return cfgErr("tokens", "reload: at least one API token is required to serve with api.auth %s (tokens or token_file)", cfg.API.Auth)
 	}
-	h, t, err := r.build(cfg)
+	apiH, h, t, err := r.build(cfg)
 	if err != nil {
 		return fmt.Errorf("reload: %w", err)
 	}
+	r.srv.api.Store(&apiH)
 	r.srv.handler.Store(&h)
 	if t != nil {
 		r.srv.tls.Store(t)

@@ -162,8 +162,8 @@ func Serve(ctx context.Context, cfg Config, opts ServeOptions) (err error) {
 	}
 	if opts.Reload != nil && opts.Reloaded != nil {
 		r := &reloader{running: cfg, load: opts.Reload, level: opts.LogLevel, srv: sv, log: log.With("component", "reload"),
-			build: func(cfg Config) (http.Handler, *tls.Config, error) {
-				return buildServed(cfg, c, store, b, repl, log)
+			build: func(cfg Config) (http.Handler, http.Handler, *tls.Config, error) {
+				return buildServed(cfg, c, store, b, repl, log, *sv.api.Load())
 			}, done: opts.reloadDone}
 		rctx, stopReload := context.WithCancel(ctx)
 		defer stopReload()
@@ -335,11 +335,12 @@ func restoreOrQuarantine(store *queue.Store, prom *telemetry.Metrics, repl *repl
 // hold a connection cannot keep others out.
 func newHTTPServer(cfg Config, ln net.Listener, c core, store *queue.Store, b backend, repl *replication, log *slog.Logger) (*http.Server, net.Listener, *served, error) {
 	srv0 := &served{}
-	h, tlsCfg, err := buildServed(cfg, c, store, b, repl, log)
+	apiH, h, tlsCfg, err := buildServed(cfg, c, store, b, repl, log, nil)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	srv0.handler.Store(&h)
+	srv0.api.Store(&apiH)
 	var serverTLS *tls.Config
 	if tlsCfg != nil {
 		srv0.tls.Store(tlsCfg)
@@ -367,9 +368,12 @@ func newHTTPServer(cfg Config, ln net.Listener, c core, store *queue.Store, b ba
 	return srv, ln, srv0, nil
 }
 
-// buildServed builds the API's handler and the server's TLS configuration
-// (nil: plain HTTP) from cfg: at start, and again at each reload.
-func buildServed(cfg Config, c core, store *queue.Store, b backend, repl *replication, log *slog.Logger) (http.Handler, *tls.Config, error) {
+// buildServed builds the API's handler (apiH: api.New's; h: what is
+// served, apiH behind the replica's forwarding when replicated) and the
+// server's TLS configuration (nil: plain HTTP) from cfg: at start, and
+// again at each reload, when base is the API handler serving until then
+// (api.WithIdentity: only its identity settings are new).
+func buildServed(cfg Config, c core, store *queue.Store, b backend, repl *replication, log *slog.Logger, base http.Handler) (apiH, h http.Handler, _ *tls.Config, _ error) {
 	deps := api.Deps{
 		Store: store, Learner: c.learner, Journal: c.journal, Controller: c.eng, Tokens: apiTokens(cfg.Tokens),
 		Profiles: c.eng.Profiles(), Queues: c.eng, Cluster: c.eng, Limits: c.limits, MaxKinds: cfg.API.MaxKinds, Writes: c.eng,
@@ -377,27 +381,33 @@ func buildServed(cfg Config, c core, store *queue.Store, b backend, repl *replic
 		PublicMetrics: cfg.API.PublicMetrics, Clock: b.clockInfo, Degraded: wireDegraded(c.eng), FIFO: c.fifo.current,
 	}
 	if err := identityDeps(cfg, &deps, log); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if repl != nil {
 		deps.Replica = repl
 	}
-	handler, err := api.New(deps)
-	if err != nil {
-		return nil, nil, fmt.Errorf("build API: %w", err)
+	var err error
+	if base != nil {
+		apiH, err = api.WithIdentity(base, deps)
+	} else {
+		apiH, err = api.New(deps)
 	}
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("build API: %w", err)
+	}
+	h = apiH
 	if repl != nil {
 		t, err := forwardTransport(cfg)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
-		handler = api.NewReplicated(handler, repl, repl.id, t, cfg.API.MaxBodyBytes)
+		h = api.NewReplicated(apiH, repl, repl.id, t, cfg.API.MaxBodyBytes)
 	}
 	tlsCfg, err := loadServerTLS(cfg.TLS)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return handler, tlsCfg, nil
+	return apiH, h, tlsCfg, nil
 }
 
 // run serves HTTP on ln and runs the loop (replicated: the replica, and

@@ -208,6 +208,8 @@ type server struct {
 	replica  Replica     // nil: colocd runs alone
 	degraded func() []apiclient.Degraded
 	fifo     func() *apiclient.FIFOComparison
+	// publicMetrics is Deps.PublicMetrics (WithIdentity builds the mux again).
+	publicMetrics bool
 
 	// routes are the methods served on each path (as the OpenAPI
 	// description names it), for the test that checks they match.
@@ -265,7 +267,7 @@ func New(d Deps) (http.Handler, error) {
 		store: d.Store, learner: d.Learner, journal: d.Journal, ctl: d.Controller,
 		metrics: d.Metrics, auth: auth, now: d.Now, maxBody: d.MaxBodyBytes, log: d.Logger,
 		profiles: d.Profiles, limits: d.Limits, writes: d.Writes, queues: d.Queues, cluster: d.Cluster,
-		kinds: newKindGate(d.Learner, d.Controller, d.MaxKinds), replica: d.Replica, degraded: d.Degraded, fifo: d.FIFO,
+		kinds: newKindGate(d.Learner, d.Controller, d.MaxKinds), replica: d.Replica, degraded: d.Degraded, fifo: d.FIFO, publicMetrics: d.PublicMetrics,
 	}
 	if s.now == nil {
 		s.now = time.Now
