@@ -2,9 +2,11 @@ package ha_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sync"
@@ -285,5 +287,42 @@ func TestDigestACL(t *testing.T) {
 	}
 	if _, _, err := c.Get("/colocd/test/cluster"); err != nil {
 		t.Errorf("get with the credentials: %v", err)
+	}
+}
+
+// An entry larger than a znode holds (a learned state of many kinds, in
+// incompressible numbers) goes out of line, in chunks under blobs/, and
+// a follower reads it back whole.
+func TestLargeEntry(t *testing.T) {
+	e := zktest.Start(t, zktest.Options{Servers: 1})
+	a := start(t, testConfig(e, "a"), t.TempDir())
+	eventually(t, "a leads", 30*time.Second, a.rep.IsLeader)
+	b := start(t, testConfig(e, "b"), t.TempDir())
+	rng := rand.New(rand.NewPCG(5, 5))
+	st := queue.Learned{Meta: json.RawMessage(`{"v":1}`)}
+	for i := range 400 {
+		st.Names = append(st.Names, fmt.Sprintf("k%d", i))
+		row := queue.LearnedRow{Index: i, Floats: make([]float64, 400)}
+		for j := range row.Floats {
+			row.Floats[j] = rng.NormFloat64()
+		}
+		st.Rows = append(st.Rows, row)
+	}
+	if err := a.store.SaveLearned(queue.LearnedSave{Section: queue.SectionPreferences, State: st, Full: true}); err != nil {
+		t.Fatal(err)
+	}
+	c, _, err := zkConn(t, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	blobs, _, err := c.Children("/colocd/test/blobs")
+	if err != nil || len(blobs) == 0 {
+		t.Fatalf("no entry went out of line (blobs %v, %v): the test's entry is too small", blobs, err)
+	}
+	sameStores(t, a, b)
+	got, ok, err := b.store.LoadLearned(queue.SectionPreferences)
+	if err != nil || !ok || len(got.Rows) != 400 || got.Rows[399].Floats[399] != st.Rows[399].Floats[399] {
+		t.Fatalf("the follower's learned state: %d rows, %v, %v", len(got.Rows), ok, err)
 	}
 }
