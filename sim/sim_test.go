@@ -655,6 +655,85 @@ func TestCloneIsIndependent(t *testing.T) {
 	}
 }
 
+// A clone draws the placements and jitter its original will draw (it
+// foresees them); reseeded, it draws its own, and the same seed draws the
+// same again.
+func TestReseedForgetsTheFuture(t *testing.T) {
+	w := load(t, queueA)
+	orig := newSim(t, w, sim.Options{Seed: 3, Jitter: 0.1})
+	// Two jobs put a triplet on every node: the third goes to 8 of the 16
+	// nodes, drawn at random.
+	for _, k := range []string{"kmeans", "tpch-q3"} {
+		if err := orig.Submit(orig.NewApplication(), sim.AppSpec{Kind: k}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	placeNext := func(s *sim.Sim) map[string]int {
+		id := s.NewApplication()
+		if err := s.Submit(id, sim.AppSpec{Kind: "tpch-q10"}); err != nil {
+			t.Fatal(err)
+		}
+		a, _ := s.App(id)
+		return a.Placement
+	}
+	seer, fresh, again := orig.Clone(), orig.Clone(), orig.Clone()
+	fresh.Reseed(42)
+	again.Reseed(42)
+	want := placeNext(orig)
+	if diff := cmp.Diff(want, placeNext(seer)); diff != "" {
+		t.Errorf("a clone placed the next job elsewhere than its original (-orig +clone):\n%s", diff)
+	}
+	got := placeNext(fresh)
+	if cmp.Equal(want, got) {
+		t.Errorf("a reseeded clone placed the next job exactly where the original did: %v", got)
+	}
+	if diff := cmp.Diff(got, placeNext(again)); diff != "" {
+		t.Errorf("the same seed placed differently (-first +second):\n%s", diff)
+	}
+}
+
+// A clone without metrics runs exactly as one with them, and reports no
+// samples.
+func TestDiscardMetricsChangesNoRun(t *testing.T) {
+	w := load(t, queueA)
+	orig := newSim(t, w, sim.Options{Seed: 5, Jitter: 0.1})
+	for _, k := range []string{"kmeans", "tpch-q10", "cc"} {
+		if err := orig.Submit(orig.NewApplication(), sim.AppSpec{Kind: k}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	orig.Advance(sim.DefaultStart.Add(7 * time.Minute))
+	keep, quiet := orig.Clone(), orig.Clone()
+	quiet.DiscardMetrics()
+	for _, s := range []*sim.Sim{keep, quiet} {
+		if err := s.Submit(s.NewApplication(), sim.AppSpec{Kind: "tpch-q3"}); err != nil {
+			t.Fatal(err)
+		}
+		s.RunUntilIdle()
+	}
+	if diff := cmp.Diff(keep.Apps(), quiet.Apps()); diff != "" {
+		t.Errorf("the run without metrics differs (-with +without):\n%s", diff)
+	}
+	if diff := cmp.Diff(keep.Progresses(nil), quiet.Progresses(nil)); diff != "" {
+		t.Errorf("progress differs (-with +without):\n%s", diff)
+	}
+	if n := len(quiet.Samples()); n != 0 {
+		t.Errorf("%d samples after DiscardMetrics, want 0", n)
+	}
+	if _, ok := quiet.Usage("node01", sim.DefaultStart, quiet.Now()); ok {
+		t.Error("Usage found samples after DiscardMetrics")
+	}
+	if len(keep.Samples()) == 0 || len(orig.Samples()) == 0 {
+		t.Error("the clone with metrics, or the original, lost its samples")
+	}
+	ps := keep.Progresses(nil)
+	for i, a := range keep.Apps() {
+		if ps[i].ID != a.ID || ps[i].Progress != a.Progress || ps[i].State != a.State {
+			t.Errorf("Progresses[%d] = %+v, Apps says %s %s %v", i, ps[i], a.ID, a.State, a.Progress)
+		}
+	}
+}
+
 func TestValidateOptionsAndSpecs(t *testing.T) {
 	w := simtest.Tiny(t)
 	for _, tc := range []struct {
