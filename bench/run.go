@@ -33,7 +33,9 @@ const (
 	// RAPressure is RA on a cluster whose metrics carry pressure stall
 	// information (sim.Options.Pressure; a metrics source with
 	// influx.pressure or prometheus.pressure on): the learning tick's
-	// goodness then counts I/O stalls that busy CPUs hide from iowait.
+	// goodness then counts I/O stalls that busy CPUs hide from iowait, and
+	// the profile model fits a saturated node at the demand its CPU and
+	// I/O stalls say was not met instead of censoring it.
 	RAPressure Policy = "ra-psi"
 	// RAWarm is RA starting from the preferences learned in a previous run
 	// of the same workload (the paper's RA*): RunConfig.Warm, or, when it is
@@ -473,9 +475,21 @@ func (rc RunConfig) warmSeed() uint64 {
 	return rc.Seed + WarmSeedOffset
 }
 
+// simOptions are the simulator's options: its metrics carry pressure
+// stall information for ra-psi, and for the daemon's policies when the
+// daemon configuration says so (sim.pressure).
 func (rc RunConfig) simOptions() sim.Options {
 	return sim.Options{Seed: rc.Seed, MetricsInterval: rc.metricsInterval(), Jitter: rc.Jitter,
-		Pressure: rc.Policy == RAPressure}
+		Pressure: rc.Policy == RAPressure || rc.daemonConfig().Sim.Pressure && rc.daemonPolicy()}
+}
+
+// daemonPolicy reports whether rc's policy runs the daemon's engine.
+func (rc RunConfig) daemonPolicy() bool {
+	switch rc.Policy {
+	case Paper, RA, RAPressure, RAWarm, RAProfileTrue, DRF, Curves, RACurves:
+		return true
+	}
+	return false
 }
 
 func (rc RunConfig) metricsInterval() time.Duration {

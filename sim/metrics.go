@@ -133,6 +133,7 @@ func (s *Sim) Usage(node string, from, to time.Time) (goodness.Usage, bool) {
 		sum.CPU += w * u.CPU
 		sum.IOWait += w * u.IOWait
 		sum.IOPressure += w * u.IOPressure
+		sum.CPUPressure += w * u.CPUPressure
 		sum.DiskRead += w * u.DiskRead
 		sum.DiskWrite += w * u.DiskWrite
 		sum.NetRecv += w * u.NetRecv
@@ -142,7 +143,8 @@ func (s *Sim) Usage(node string, from, to time.Time) (goodness.Usage, bool) {
 	if wsum <= 0 {
 		return goodness.Usage{}, false
 	}
-	return goodness.Usage{CPU: sum.CPU / wsum, IOWait: sum.IOWait / wsum, IOPressure: sum.IOPressure / wsum, DiskRead: sum.DiskRead / wsum,
+	return goodness.Usage{CPU: sum.CPU / wsum, IOWait: sum.IOWait / wsum, IOPressure: sum.IOPressure / wsum,
+		CPUPressure: sum.CPUPressure / wsum, Pressure: s.opts.Pressure, DiskRead: sum.DiskRead / wsum,
 		DiskWrite: sum.DiskWrite / wsum, NetRecv: sum.NetRecv / wsum, NetSent: sum.NetSent / wsum}, true
 }
 
@@ -230,14 +232,14 @@ func (s *Sim) mean(a usage) goodness.Usage {
 	f := 1 / s.interval
 	u := goodness.Usage{
 		CPU: clamp01(a.cpu * f / cores), IOWait: clamp01(a.iowait * f / cores),
-		IOPressure: clamp01(a.iopress * f),
-		DiskRead:   a.read * f * mb, DiskWrite: a.write * f * mb, NetRecv: a.in * f * mb, NetSent: a.out * f * mb,
+		IOPressure: clamp01(a.iopress * f), CPUPressure: clamp01(a.cpupress * f), Pressure: s.opts.Pressure,
+		DiskRead: a.read * f * mb, DiskWrite: a.write * f * mb, NetRecv: a.in * f * mb, NetSent: a.out * f * mb,
 	}
 	if u.CPU+u.IOWait > 1 {
 		u.IOWait = 1 - u.CPU
 	}
 	if !s.opts.Pressure {
-		u.IOPressure = 0
+		u.IOPressure, u.CPUPressure = 0, 0
 	}
 	return u
 }

@@ -36,9 +36,10 @@ type Options struct {
 	// Retention drops samples that ended more than Retention before now
 	// (0 keeps every sample). Set it for long-running `colocd serve`.
 	Retention time.Duration
-	// Pressure makes samples carry IOPressure, the simulated Linux pressure
-	// stall information (io "some"; see share.go). Off, IOPressure is 0,
-	// as from a metrics source that does not read PSI.
+	// Pressure makes samples carry IOPressure and CPUPressure, the
+	// simulated Linux pressure stall information (io and cpu "some"; see
+	// share.go), with goodness.Usage.Pressure set. Off, both are 0 and
+	// Pressure false, as from a metrics source that does not read PSI.
 	Pressure bool
 }
 
@@ -198,16 +199,17 @@ type app struct {
 	containers        int
 }
 
-// usage is a node's consumption: CPU and iowait in cores, I/O pressure a
-// fraction of time, the rest in MB/s.
+// usage is a node's consumption: CPU and iowait in cores, I/O and CPU
+// pressure fractions of time, the rest in MB/s.
 type usage struct {
-	cpu, iowait, iopress, read, write, in, out float64
+	cpu, iowait, iopress, cpupress, read, write, in, out float64
 }
 
 func (u *usage) addScaled(v usage, f float64) {
 	u.cpu += v.cpu * f
 	u.iowait += v.iowait * f
 	u.iopress += v.iopress * f
+	u.cpupress += v.cpupress * f
 	u.read += v.read * f
 	u.write += v.write * f
 	u.in += v.in * f

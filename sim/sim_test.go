@@ -447,6 +447,52 @@ queue: [{kind: io, count: 1}]
 	}
 }
 
+// CPU pressure says how much of its CPU demand a saturated node's groups
+// did not get, which its CPU usage (1) cannot; cache interference is no
+// stall.
+func TestCPUPressure(t *testing.T) {
+	// 2 containers × 1.5 cores on 2 cores: each gets 2/3, stalled 1/3.
+	for _, tc := range []struct {
+		name  string
+		cache float64
+		want  float64
+	}{{"sharing", 0, 1.0 / 3}, {"sharing, cache interference", 0.5, 1.0 / 3}} {
+		w, err := sim.ParseWorkload([]byte(fmt.Sprintf(`
+cluster: {nodes: 1, node: {cores: 2, vcores: 8, memory_mb: 8192, disk_mbps: 100, net_mbps: 100, interference: {cpu_cache: %v}}}
+kinds:
+  - name: hot
+    containers: 1
+    container: {vcores: 1, memory_mb: 512}
+    phases: [{seconds: 60, cpu: 1.5, disk_read_mbps: 10}]
+queue: [{kind: hot, count: 2}]
+`, tc.cache)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, pressure := range []bool{false, true} {
+			s := newSim(t, w, sim.Options{Pressure: pressure, GroupSize: 1})
+			for range 2 {
+				if err := s.Submit(s.NewApplication(), sim.AppSpec{Kind: "hot"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s.Advance(sim.DefaultStart.Add(10 * time.Second))
+			u, ok := s.Usage("node01", sim.DefaultStart, sim.DefaultStart.Add(10*time.Second))
+			if !ok {
+				t.Fatal("no usage")
+			}
+			want := 0.0
+			if pressure {
+				want = tc.want
+			}
+			if math.Abs(u.CPUPressure-want) > 1e-9 || math.Abs(u.CPU-1) > 1e-9 || u.IOPressure != 0 || u.Pressure != pressure {
+				t.Errorf("%s, pressure %t: cpu %v, cpu pressure %v, io pressure %v, read %t; want 1, %v, 0, %t",
+					tc.name, pressure, u.CPU, u.CPUPressure, u.IOPressure, u.Pressure, want, pressure)
+			}
+		}
+	}
+}
+
 func TestKillFreesResources(t *testing.T) {
 	s := simtest.NewTiny(t, 1)
 	a, b := s.NewApplication(), s.NewApplication()

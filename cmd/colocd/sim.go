@@ -53,8 +53,9 @@ and mean resource usage. Policies:
   paper            the paper's method: the pair bandit alone, sampling, no profile model
   ra               colocd: its loop, engine, queue pipeline, profile model and bandit,
                    learning from scratch
-  ra-psi           ra on a cluster whose metrics carry I/O pressure stall information
-                   (the goodness counts stalls that busy CPUs hide from iowait)
+  ra-psi           ra on a cluster whose metrics carry I/O and CPU pressure stall
+                   information (the goodness counts I/O stalls that busy CPUs hide from
+                   iowait; the profiles fit saturated nodes at the demand the stalls imply)
   ra-warm          ra starting from what a previous ra run learned (seed + 1000000)
   ra-profile-true  ra scoring with every kind's true mean solo profile (a reference:
                    decision quality without estimation error)
