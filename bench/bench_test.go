@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -309,36 +310,75 @@ func TestSummarize(t *testing.T) {
 	rs := []Result{
 		{Workload: "w", Policy: FIFO, Seed: 1, MakespanS: 100, MeanJCTS: 50},
 		{Workload: "w", Policy: FIFO, Seed: 2, MakespanS: 100, MeanJCTS: 50},
-		{Workload: "w", Policy: RA, Seed: 1, MakespanS: 95, MeanJCTS: 40},
-		{Workload: "w", Policy: RA, Seed: 2, MakespanS: 85, MeanJCTS: 50},
-		{Workload: "w", Policy: Oracle, Seed: 1, MakespanS: 80, MeanJCTS: 40},
-		{Workload: "w", Policy: Oracle, Seed: 2, MakespanS: 80, MeanJCTS: 40},
+		{Workload: "w", Policy: RA, Seed: 1, MakespanS: 95, MeanJCTS: 40, MaxWaitS: 30},
+		{Workload: "w", Policy: RA, Seed: 2, MakespanS: 85, MeanJCTS: 50, MaxWaitS: 50},
+		{Workload: "w", Policy: Rollout, Seed: 1, MakespanS: 80, MeanJCTS: 40},
+		{Workload: "w", Policy: Rollout, Seed: 2, MakespanS: 80, MeanJCTS: 40},
+		// Judged by mean JCT: ra gains 5 of the rollout's 10 s on seed 1.
+		{Workload: "open", Policy: FIFO, Seed: 1, MakespanS: 100, MeanJCTS: 50, Metric: MetricJCT},
+		{Workload: "open", Policy: RA, Seed: 1, MakespanS: 90, MeanJCTS: 45, Metric: MetricJCT},
+		{Workload: "open", Policy: Rollout, Seed: 1, MakespanS: 99, MeanJCTS: 40, Metric: MetricJCT},
 	}
 	sums, err := Summarize(rs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(sums) != 3 || sums[1].Policy != RA {
+	if len(sums) != 6 || sums[1].Policy != RA || sums[4].Workload != "open" || sums[4].Policy != RA {
 		t.Fatalf("summaries %+v", sums)
 	}
 	ra := sums[1]
 	if math.Abs(ra.MakespanChange.Mean+0.10) > 1e-12 || ra.MakespanChange.Min != -0.15 || ra.MakespanChange.Max != -0.05 {
 		t.Errorf("makespan change %+v, want mean -10%%, [-15%%, -5%%]", ra.MakespanChange)
 	}
-	if math.Abs(ra.OracleShare-0.5) > 1e-12 {
-		t.Errorf("oracle share %v, want 0.5", ra.OracleShare)
+	if math.Abs(ra.RolloutShare-0.5) > 1e-12 || ra.MaxWait.Mean != 40 {
+		t.Errorf("rollout share %v, max wait %v; want 0.5 and 40", ra.RolloutShare, ra.MaxWait.Mean)
+	}
+	if got := sums[4].RolloutShare; math.Abs(got-0.5) > 1e-12 {
+		t.Errorf("open workload: rollout share %v, want 0.5 (of the mean JCT gain, not the makespan's 10/1)", got)
 	}
 	var buf bytes.Buffer
 	if err := WriteTable(&buf, sums); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"fifo", "ra", "oracle", "-10.0%", "50%"} {
+	for _, s := range []string{"fifo", "ra", "rollout", "-10.0%", "50% (makespan)", "50% (mean JCT)", "of rollout gain"} {
 		if !strings.Contains(buf.String(), s) {
 			t.Errorf("table lacks %q:\n%s", s, buf.String())
 		}
 	}
 	if _, err := Summarize(rs[2:]); !errors.Is(err, ErrInvalid) {
 		t.Errorf("without fifo: err = %v, want ErrInvalid", err)
+	}
+}
+
+func TestSetRolloutShares(t *testing.T) {
+	rs := []Result{
+		{Workload: "w", Policy: FIFO, Seed: 1, MakespanS: 100},
+		{Workload: "w", Policy: RA, Seed: 1, MakespanS: 95},
+		{Workload: "w", Policy: Rollout, Seed: 1, MakespanS: 90},
+		{Workload: "w", Policy: RA, Seed: 2, MakespanS: 95}, // no fifo on seed 2
+		{Workload: "w", Policy: Bound, Seed: 1, MakespanS: 50},
+		{Workload: "flat", Policy: FIFO, Seed: 1, MakespanS: 100},
+		{Workload: "flat", Policy: PackFit, Seed: 1, MakespanS: 99},
+		{Workload: "flat", Policy: Rollout, Seed: 1, MakespanS: 100}, // no gain
+	}
+	SetRolloutShares(rs)
+	got := make([]string, len(rs))
+	for i, r := range rs {
+		got[i] = "absent"
+		if r.RolloutShare != nil {
+			got[i] = strconv.FormatFloat(*r.RolloutShare, 'f', 2, 64)
+		}
+	}
+	want := []string{"0.00", "0.50", "1.00", "absent", "absent", "absent", "absent", "absent"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("shares (-want +got):\n%s", diff)
+	}
+	b, err := json.Marshal(rs[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"rollout_share":0.5`) {
+		t.Errorf("JSON %s lacks rollout_share", b)
 	}
 }
 

@@ -124,12 +124,64 @@ type Summary struct {
 	// Relative change against fifo on the same seed, (x − fifo)/fifo:
 	// negative is faster.
 	MakespanChange, JCTChange Stat
-	// OracleShare is the fraction of the oracle's mean makespan gain over
-	// fifo that this policy captures, mean(fifo − x)/mean(fifo − oracle)
-	// over the common seeds; NaN without an oracle or with no oracle gain.
-	OracleShare float64
+	// Metric is the workload's (WorkloadMetric): what RolloutShare is of.
+	Metric Metric
+	// RolloutShare is the fraction of the rollout's mean gain over fifo in
+	// the workload's metric that this policy captures, mean(fifo −
+	// x)/mean(fifo − rollout) over the seeds both ran; NaN without a
+	// rollout or with no rollout gain. The rollout (no foresight) is the
+	// ceiling; the greedy oracle is only a reference, which policies can
+	// pass.
+	RolloutShare float64
+	// MaxWait and P95Wait: each run's longest and 95th-percentile wait,
+	// seconds, over seeds.
+	MaxWait, P95Wait Stat
 	// Usage means over seeds.
 	CPU, IOWait, Disk, Net float64
+}
+
+// metricOf is r's value in m, seconds.
+func metricOf(r Result, m Metric) float64 {
+	if m == MetricJCT {
+		return r.MeanJCTS
+	}
+	return r.MakespanS
+}
+
+// SetRolloutShares sets each result's RolloutShare from the fifo and
+// rollout results of its workload and seed among results, in its
+// workload's metric: (fifo − x)/(fifo − rollout). It leaves it nil
+// where either run is missing, where the rollout gained nothing over
+// fifo (less than a millionth), and for bound (no schedule).
+func SetRolloutShares(results []Result) {
+	type key struct {
+		wl   string
+		seed uint64
+	}
+	fifo, roll := map[key]Result{}, map[key]Result{}
+	for _, r := range results {
+		switch r.Policy {
+		case FIFO:
+			fifo[key{r.Workload, r.Seed}] = r
+		case Rollout:
+			roll[key{r.Workload, r.Seed}] = r
+		}
+	}
+	for i := range results {
+		r := &results[i]
+		r.RolloutShare = nil
+		f, ok1 := fifo[key{r.Workload, r.Seed}]
+		o, ok2 := roll[key{r.Workload, r.Seed}]
+		if !ok1 || !ok2 || r.Policy == Bound {
+			continue
+		}
+		fv, ov := metricOf(f, r.Metric), metricOf(o, r.Metric)
+		if fv-ov <= 1e-6*fv {
+			continue
+		}
+		share := (fv - metricOf(*r, r.Metric)) / (fv - ov)
+		r.RolloutShare = &share
+	}
 }
 
 // Summarize groups results by workload and policy (in the order of
@@ -158,7 +210,7 @@ func Summarize(results []Result) ([]Summary, error) {
 	var out []Summary
 	for _, wl := range wls {
 		fifo := by[key{wl, FIFO}]
-		oracle := by[key{wl, Oracle}]
+		roll := by[key{wl, Rollout}]
 		for _, p := range Policies() {
 			rs := by[key{wl, p}]
 			if len(rs) == 0 {
@@ -169,9 +221,12 @@ func Summarize(results []Result) ([]Summary, error) {
 				seeds = append(seeds, s)
 			}
 			slices.Sort(seeds)
-			sum := Summary{Workload: wl, Policy: p, Seeds: seeds, OracleShare: math.NaN()}
-			var ms, jct, dms, djct []float64
-			var gain, ogain float64
+			sum := Summary{Workload: wl, Policy: p, Seeds: seeds, RolloutShare: math.NaN(), Metric: rs[seeds[0]].Metric}
+			if sum.Metric == "" {
+				sum.Metric = MetricMakespan
+			}
+			var ms, jct, dms, djct, mw, pw []float64
+			var gain, rgain float64
 			var ng int
 			for _, s := range seeds {
 				r := rs[s]
@@ -183,9 +238,11 @@ func Summarize(results []Result) ([]Summary, error) {
 				jct = append(jct, r.MeanJCTS)
 				dms = append(dms, (r.MakespanS-f.MakespanS)/f.MakespanS)
 				djct = append(djct, (r.MeanJCTS-f.MeanJCTS)/f.MeanJCTS)
-				if o, ok := oracle[s]; ok {
-					gain += f.MakespanS - r.MakespanS
-					ogain += f.MakespanS - o.MakespanS
+				mw = append(mw, r.MaxWaitS)
+				pw = append(pw, r.P95WaitS)
+				if o, ok := roll[s]; ok {
+					gain += metricOf(f, sum.Metric) - metricOf(r, sum.Metric)
+					rgain += metricOf(f, sum.Metric) - metricOf(o, sum.Metric)
 					ng++
 				}
 				sum.CPU += r.MeanCPUUtil / float64(len(seeds))
@@ -195,8 +252,9 @@ func Summarize(results []Result) ([]Summary, error) {
 			}
 			sum.Makespan, sum.JCT = NewStat(ms), NewStat(jct)
 			sum.MakespanChange, sum.JCTChange = NewStat(dms), NewStat(djct)
-			if ng > 0 && ogain > 0 {
-				sum.OracleShare = gain / ogain
+			sum.MaxWait, sum.P95Wait = NewStat(mw), NewStat(pw)
+			if ng > 0 && rgain > 0 {
+				sum.RolloutShare = gain / rgain
 			}
 			out = append(out, sum)
 		}
@@ -206,21 +264,26 @@ func Summarize(results []Result) ([]Summary, error) {
 
 // WriteTable prints the summaries as an aligned text table: makespan and
 // mean JCT (mean ± standard deviation over seeds), their change against
-// fifo (mean ± sd, [min, max]), the share of the oracle's gain, and the
-// mean usage.
+// fifo (mean ± sd, [min, max]), the share of the rollout's gain in the
+// workload's metric, the mean over seeds of each run's longest and
+// 95th-percentile wait, and the mean usage.
 func WriteTable(w io.Writer, sums []Summary) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "workload\tpolicy\truns\tmakespan s\tvs fifo\t[min, max]\tmean JCT s\tvs fifo\t[min, max]\tof oracle gain\tcpu\tiowait\tdisk\tnet")
+	fmt.Fprintln(tw, "workload\tpolicy\truns\tmakespan s\tvs fifo\t[min, max]\tmean JCT s\tvs fifo\t[min, max]\tof rollout gain\tmax wait s\tp95 wait s\tcpu\tiowait\tdisk\tnet")
 	for _, s := range sums {
 		share := "-"
-		if !math.IsNaN(s.OracleShare) && s.Policy != FIFO && s.Policy != Bound {
-			share = fmt.Sprintf("%.0f%%", 100*s.OracleShare)
+		if !math.IsNaN(s.RolloutShare) && s.Policy != FIFO && s.Policy != Bound {
+			share = fmt.Sprintf("%.0f%% (%s)", 100*s.RolloutShare, s.Metric)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f ± %.0f\t%s\t%s\t%.0f ± %.0f\t%s\t%s\t%s\t%.2f\t%.3f\t%.2f\t%.2f\n",
+		waits := []string{"-", "-"}
+		if s.Policy != Bound {
+			waits = []string{fmt.Sprintf("%.0f", s.MaxWait.Mean), fmt.Sprintf("%.0f", s.P95Wait.Mean)}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f ± %.0f\t%s\t%s\t%.0f ± %.0f\t%s\t%s\t%s\t%s\t%s\t%.2f\t%.3f\t%.2f\t%.2f\n",
 			s.Workload, s.Policy, s.Makespan.N, s.Makespan.Mean, s.Makespan.Std,
 			pct(s.MakespanChange), pctRange(s.MakespanChange),
 			s.JCT.Mean, s.JCT.Std, pct(s.JCTChange), pctRange(s.JCTChange),
-			share, s.CPU, s.IOWait, s.Disk, s.Net)
+			share, waits[0], waits[1], s.CPU, s.IOWait, s.Disk, s.Net)
 	}
 	return tw.Flush()
 }

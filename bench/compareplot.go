@@ -179,7 +179,7 @@ func policyColor(p Policy) color.RGBA {
 		RA: 0xd62728, RAPressure: 0xff9896, RAWarm: 0x9467bd, RAProfileTrue: 0xc5b0d5,
 		PackFit: 0x1f77b4, Alternate: 0x17becf, Tetris: 0x2ca02c,
 		DRF: 0x8c564b, Curves: 0xc49c94, RACurves: 0xe377c2,
-		Pairwise: 0x98df8a, Oracle: 0x393939, Rollout: 0xa0a0a0, Bound: 0xdbdb8d,
+		Pairwise: 0x98df8a, Oracle: 0x393939, Rollout: 0xa0a0a0, RolloutForesight: 0x6b4f3a, Bound: 0xdbdb8d,
 	}[p]
 	return color.RGBA{R: uint8(hex >> 16), G: uint8(hex >> 8), B: uint8(hex), A: 0xff}
 }

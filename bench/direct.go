@@ -67,7 +67,9 @@ func runDirect(ctx context.Context, rc RunConfig, cfg daemon.Config, jobs []sim.
 	case Tetris:
 		pick = tetrisPick(TrueProfiles(rc.Workload))
 	case Rollout:
-		pick = rolloutPick(ctx, rc, oraclePicker(rc))
+		pick = rolloutPick(ctx, rc, oraclePicker(rc), rc.rolloutSamples())
+	case RolloutForesight:
+		pick = rolloutPick(ctx, rc, oraclePicker(rc), 0)
 	default:
 		return Result{}, fmt.Errorf("run: %w %q for the direct driver", ErrUnknownPolicy, rc.Policy)
 	}
@@ -97,10 +99,12 @@ type driver struct {
 	size    int // window
 }
 
-// clone is an independent copy (the simulator cloned).
+// clone is an independent copy (the simulator cloned, without metrics:
+// what-ifs read applications only).
 func (d *driver) clone() *driver {
 	c := *d
 	c.s = d.s.Clone()
+	c.s.DiscardMetrics()
 	c.pending = slices.Clone(d.pending)
 	return &c
 }
@@ -183,14 +187,25 @@ func (d *driver) run(ctx context.Context, pick picker, admitted func(at time.Dur
 }
 
 // rolloutPick is the per-decision rollout, a reference: for the oldest job
-// of each kind in the window that fits, admit it on a clone of the run and
-// finish the clone with complete (the oracle), then keep the candidate whose
-// finished clone did best on the workload's metric (makespan for batch
-// arrivals, mean JCT for Poisson). It reads the simulator's ground truth
-// and costs a whole run per candidate and decision.
-func rolloutPick(ctx context.Context, rc RunConfig, complete picker) picker {
+// of each kind in the window that fits, admit it on copies of the run and
+// finish each copy with complete (the oracle), then keep the candidate whose
+// finished copies did best on average on the workload's metric (makespan
+// for batch arrivals, mean JCT for Poisson). With samples > 0 each copy is
+// a clone with a fresh random stream (sim.Sim.Reseed) and, for Poisson
+// arrivals, fresh arrival times for the jobs still to come: it sees what
+// may happen, not what will. The same samples' seeds serve every candidate
+// of a decision (common random numbers), drawn from the run's seed and the
+// decision's number, so a seed gives one run. With samples 0 there is one
+// copy per candidate, a plain clone: it draws the placements, jitter and
+// arrivals the run itself will draw (foresight no scheduler has). It reads
+// the simulator's ground truth and costs a whole run per candidate, sample
+// and decision.
+func rolloutPick(ctx context.Context, rc RunConfig, complete picker, samples int) picker {
 	jct := rc.Workload.Arrivals.Mode == sim.ArrivalsPoisson
+	calls := uint64(0)
 	return func(d *driver, window []pendingJob) int {
+		calls++
+		n := max(samples, 1)
 		best, bestCost := -1, math.Inf(1)
 		seen := map[string]bool{}
 		for i, j := range window {
@@ -198,21 +213,63 @@ func rolloutPick(ctx context.Context, rc RunConfig, complete picker) picker {
 				continue
 			}
 			seen[j.kind.Name] = true
-			c := d.clone()
-			if err := c.s.Submit(c.s.NewApplication(), sim.AppSpec{JobID: strconv.Itoa(j.seq), Kind: j.kind.Name}); err != nil {
-				continue
+			var cost float64
+			ok := true
+			for k := range n {
+				c := d.clone()
+				if samples > 0 {
+					c.forget(rc, sampleSeed(rc.Seed, calls, uint64(k)))
+				}
+				if err := c.s.Submit(c.s.NewApplication(), sim.AppSpec{JobID: strconv.Itoa(j.seq), Kind: j.kind.Name}); err != nil {
+					ok = false
+					break
+				}
+				c.pending = slices.Delete(c.pending, i, i+1)
+				if err := c.run(ctx, complete, nil); err != nil {
+					ok = false
+					break
+				}
+				cost += c.cost(jct) / float64(n)
 			}
-			c.pending = slices.Delete(c.pending, i, i+1)
-			if err := c.run(ctx, complete, nil); err != nil {
-				continue
-			}
-			cost := c.cost(jct)
-			if cost < bestCost-1e-9 {
+			if ok && cost < bestCost-1e-9 {
 				best, bestCost = i, cost
 			}
 		}
 		return best
 	}
+}
+
+// sampleSeed is the seed of a rollout's sample k at its decision call:
+// a PCG draw keyed by the three, so samples and decisions do not share
+// streams.
+func sampleSeed(seed, call, k uint64) uint64 {
+	return rand.New(rand.NewPCG(seed^0x726f_6c6c_6f75_7400, call<<16|k)).Uint64()
+}
+
+// forget makes d (a clone) one sample of the future instead of the future
+// itself: its simulator draws from a fresh stream seeded by seed, and with
+// Poisson arrivals the jobs still to come arrive at fresh exponential gaps
+// from now (the process is memoryless; their kinds and order are the
+// workload's). A workload with timed entries keeps its arrival times.
+func (d *driver) forget(rc RunConfig, seed uint64) {
+	d.s.Reseed(seed)
+	w := rc.Workload
+	if w.Arrivals.Mode != sim.ArrivalsPoisson || w.Arrivals.RatePerHour <= 0 || d.next >= len(d.jobs) {
+		return
+	}
+	for _, q := range w.Queue {
+		if q.Timed || q.At != 0 || q.Every != 0 {
+			return // timed bursts among the arrivals: keep the schedule
+		}
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x6172_7269_7665))
+	jobs := slices.Clone(d.jobs)
+	at := d.s.Now().Sub(d.start).Seconds()
+	for i := d.next; i < len(jobs); i++ {
+		at += rng.ExpFloat64() * 3600 / w.Arrivals.RatePerHour
+		jobs[i].Arrival = time.Duration(math.Round(at * 1e9))
+	}
+	d.jobs = jobs
 }
 
 // cost is a finished run's makespan, or its total job completion time.
@@ -262,28 +319,29 @@ func oraclePick(s *sim.Sim, window []pendingJob, horizon time.Duration) int {
 // container-seconds of work done in that time.
 func whatIf(s *sim.Sim, j pendingJob, horizon time.Duration) float64 {
 	c := s.Clone()
+	c.DiscardMetrics()
 	if err := c.Submit(c.NewApplication(), sim.AppSpec{JobID: "what-if", Kind: j.kind.Name}); err != nil {
 		return math.Inf(-1)
 	}
-	apps := c.Apps()
 	if horizon <= 0 {
 		var rate float64
-		for _, a := range apps {
+		for _, a := range c.Apps() {
 			if a.State == sim.AppRunning {
 				rate += a.Speed * float64(a.Containers)
 			}
 		}
 		return rate
 	}
+	before := c.Progresses(nil)
 	c.Advance(c.Now().Add(horizon))
+	after := c.Progresses(nil)
 	var work float64
-	for _, a0 := range apps {
+	for i, a0 := range before {
 		if a0.State != sim.AppRunning {
 			continue
 		}
-		a, _ := c.App(a0.ID)
-		k, _ := c.Kind(a.Kind)
-		work += (a.Progress - a0.Progress) * k.SoloDuration().Seconds() * float64(a.Containers)
+		k, _ := c.Kind(a0.Kind)
+		work += (after[i].Progress - a0.Progress) * k.SoloDuration().Seconds() * float64(a0.Containers)
 	}
 	return work
 }

@@ -5,14 +5,16 @@
 // side with FIFO, a random order, the paper's method, heuristics that know
 // every kind's true profile (packfit, alternate, tetris: offline profiling),
 // colocd with the true profiles, references that read the simulator's ground
-// truth (pairwise, a greedy oracle, a per-decision rollout), and a resource
-// lower bound.
+// truth (pairwise, a greedy oracle, a per-decision rollout over sampled
+// futures — the ceiling — and one that foresees the run's own), and a
+// resource lower bound.
 //
 // # What it owns
 //
 //   - Run: one virtual-time run of one policy on one seed (Result).
-//     The policies fifo, random, packfit, alternate, tetris, pairwise, oracle
-//     and rollout drive the simulator directly (peers.go, direct.go); paper,
+//     The policies fifo, random, packfit, alternate, tetris, pairwise, oracle,
+//     rollout and rollout-foresight drive the simulator directly (peers.go,
+//     direct.go); paper,
 //     ra, ra-warm and ra-profile-true run colocd's own admission and learning code — the
 //     queue store and pipeline, the bandit, engine.Engine over
 //     simcluster.Cluster, driven by engine.Loop, the loop `colocd serve`
@@ -23,7 +25,8 @@
 //   - RunAll: many runs (policies × seeds) on a bounded worker pool, with
 //     results that do not depend on the parallelism; Summarize and
 //     WriteTable: each policy's change against fifo, averaged over seeds,
-//     with its spread.
+//     with its spread and its share of the rollout's gain (SetRolloutShares:
+//     the same per run, for --json).
 //   - WritePlots, WriteUsagePNG, WriteProfilesPNG and WritePreferencesPNG:
 //     the PNG figures (resource usage over time, as the paper's Figures 6
 //     and 7; the learned profiles against the true solo profiles; the

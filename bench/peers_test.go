@@ -3,12 +3,15 @@ package bench
 import (
 	"context"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/colocd/colocd/profile"
+	"github.com/colocd/colocd/sim"
 )
 
 // The true mean solo profile of the small workload by hand: cpu runs one
@@ -120,5 +123,51 @@ func TestRewardAndProfileStudies(t *testing.T) {
 		if r.Within != 1 || !r.Same[0] {
 			t.Errorf("%s seed %d: %+v, want within %.0f %% from the first tick", r.Kind, r.Seed, r, 100*ProfileTolerance)
 		}
+	}
+}
+
+// A rollout sample forgets the future: its simulator draws from another
+// stream and, under Poisson arrivals, the jobs still to come arrive at
+// fresh times after now, in their order; what arrived stays, and the run
+// it was cloned from keeps its own arrivals.
+func TestRolloutSampleForgetsTheFuture(t *testing.T) {
+	w := small(t, 3)
+	w.Arrivals = sim.Arrivals{Mode: sim.ArrivalsPoisson, RatePerHour: 30}
+	rc := RunConfig{Workload: w, Policy: Rollout, Seed: 1}
+	s, err := w.NewSim(rc.simOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs := w.Jobs(rand.New(rand.NewPCG(1, 2)))
+	d := &driver{s: s, jobs: jobs, start: s.Now(), next: 3}
+	s.Advance(s.Now().Add(jobs[2].Arrival))
+	orig := slices.Clone(jobs)
+	c := d.clone()
+	c.forget(rc, 7)
+	if diff := cmp.Diff(orig, d.jobs); diff != "" {
+		t.Errorf("the original's arrivals changed (-before +after):\n%s", diff)
+	}
+	if diff := cmp.Diff(orig[:3], c.jobs[:3]); diff != "" {
+		t.Errorf("arrivals in the past changed (-before +after):\n%s", diff)
+	}
+	changed := 0
+	for i := 3; i < len(jobs); i++ {
+		if c.jobs[i].Arrival < c.jobs[i-1].Arrival || c.jobs[i].Arrival < jobs[2].Arrival {
+			t.Errorf("job %d arrives at %v, before job %d (%v) or now", i, c.jobs[i].Arrival, i-1, c.jobs[i-1].Arrival)
+		}
+		if c.jobs[i].Kind != jobs[i].Kind {
+			t.Errorf("job %d is a %s, was a %s", i, c.jobs[i].Kind, jobs[i].Kind)
+		}
+		if c.jobs[i].Arrival != jobs[i].Arrival {
+			changed++
+		}
+	}
+	if changed != len(jobs)-3 {
+		t.Errorf("%d of %d future arrivals resampled, want all", changed, len(jobs)-3)
+	}
+	again := d.clone()
+	again.forget(rc, 7)
+	if diff := cmp.Diff(c.jobs, again.jobs); diff != "" {
+		t.Errorf("the same sample seed drew other arrivals (-first +second):\n%s", diff)
 	}
 }

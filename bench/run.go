@@ -33,7 +33,9 @@ const (
 	// RAPressure is RA on a cluster whose metrics carry pressure stall
 	// information (sim.Options.Pressure; a metrics source with
 	// influx.pressure or prometheus.pressure on): the learning tick's
-	// goodness then counts I/O stalls that busy CPUs hide from iowait.
+	// goodness then counts I/O stalls that busy CPUs hide from iowait, and
+	// the profile model fits a saturated node at the demand its CPU and
+	// I/O stalls say was not met instead of censoring it.
 	RAPressure Policy = "ra-psi"
 	// RAWarm is RA starting from the preferences learned in a previous run
 	// of the same workload (the paper's RA*): RunConfig.Warm, or, when it is
@@ -73,10 +75,21 @@ const (
 	// resources of the nodes it lands on (Graphene/Tetris's packing score,
 	// true profiles).
 	Tetris Policy = "tetris"
-	// Rollout is a reference, not a scheduler: at each decision, each
-	// candidate is admitted on a clone and the clone finished with the
-	// oracle; the best candidate on the workload's metric is kept.
+	// Rollout is the reference the tables measure every policy against, not
+	// a scheduler: at each decision, each candidate is admitted on
+	// RunConfig.RolloutSamples copies of the run, each with a fresh random
+	// stream (placements, jitter, Poisson arrivals still to come), each
+	// finished with the oracle; the candidate with the best mean on the
+	// workload's metric is kept. It reads the ground truth but not the
+	// future: no scheduler could do better by choosing one job at a time
+	// with the oracle's completion (the ceiling the tables' "of rollout
+	// gain" divides by).
 	Rollout Policy = "rollout"
+	// RolloutForesight is Rollout with one plain clone per candidate: the
+	// clone draws the placements, jitter and arrivals the run itself will
+	// draw, so the reference foresees them. It measures how much of a
+	// rollout's gain is that foresight.
+	RolloutForesight Policy = "rollout-foresight"
 	// DRF is FIFO within DRF: the fairness stage's deficit counters between
 	// the workload's queues (class weights as group weights), no learned
 	// order. See FairnessConfig.
@@ -91,7 +104,7 @@ const (
 
 // Policies lists every policy, in the order of the comparison table.
 func Policies() []Policy {
-	return []Policy{FIFO, Random, Paper, RA, RAPressure, RAWarm, RAProfileTrue, PackFit, Alternate, Tetris, DRF, Curves, RACurves, Pairwise, Oracle, Rollout, Bound}
+	return []Policy{FIFO, Random, Paper, RA, RAPressure, RAWarm, RAProfileTrue, PackFit, Alternate, Tetris, DRF, Curves, RACurves, Pairwise, Oracle, Rollout, RolloutForesight, Bound}
 }
 
 // ParsePolicy parses a policy name.
@@ -128,6 +141,10 @@ func ParsePolicies(list string) ([]Policy, error) {
 	}
 	return out, nil
 }
+
+// DefaultRolloutSamples is how many futures the rollout samples per
+// candidate and decision (RunConfig.RolloutSamples).
+const DefaultRolloutSamples = 4
 
 // DefaultOracleHorizon is the oracle's look-ahead: one learning interval.
 // Every horizon from 10 s to 5 min gives the same Queue A makespan.
@@ -194,6 +211,9 @@ type RunConfig struct {
 	// myopic: it sees the phases that run now, not the ones about to
 	// start, and it does markedly worse (bench/README.md).
 	OracleInstant bool
+	// RolloutSamples is how many sampled futures the rollout averages per
+	// candidate and decision; 0 means DefaultRolloutSamples.
+	RolloutSamples int
 	// Observe, when set, is called after every learning tick of ra and
 	// ra-warm, synchronously, with the learner (for read-only use).
 	Observe func(LearnEvent)
@@ -218,8 +238,10 @@ type LearnEvent struct {
 // Result is the outcome of one run. Its JSON form (one line of `colocd
 // sim --json`) has exactly the keys workload, policy, seed, jobs,
 // makespan_s, mean_jct_s, mean_cpu_util, mean_iowait, mean_disk_util,
-// mean_net_util, decisions, max_wait_s and p95_wait_s; the other fields
-// are for plots and studies.
+// mean_net_util, decisions, max_wait_s and p95_wait_s, classes for a
+// workload with classes, and rollout_share once SetRolloutShares has
+// found fifo and rollout runs of the same workload and seed; the other
+// fields are for plots and studies.
 type Result struct {
 	Workload string `json:"workload"`
 	Policy   Policy `json:"policy"`
@@ -246,6 +268,13 @@ type Result struct {
 	// Classes is the service per class, for workloads with classes (see
 	// ClassResult); absent otherwise.
 	Classes []ClassResult `json:"classes,omitempty"`
+	// RolloutShare is this run's share of the rollout's gain on the same
+	// seed in the workload's metric, (fifo − x)/(fifo − rollout); absent
+	// when the seed has no fifo or rollout run, or the rollout no gain
+	// (see SetRolloutShares).
+	RolloutShare *float64 `json:"rollout_share,omitempty"`
+	// Metric is the workload's (WorkloadMetric).
+	Metric Metric `json:"-"`
 
 	// Usage is the cluster's mean usage per metrics interval.
 	Usage []UsagePoint `json:"-"`
@@ -327,6 +356,7 @@ func Run(ctx context.Context, rc RunConfig) (Result, error) {
 		return Result{}, err
 	}
 	res.Workload, res.Policy, res.Seed, res.Jobs = rc.name(), rc.Policy, rc.Seed, len(jobs)
+	res.Metric = WorkloadMetric(rc.Workload)
 	if res.Profiles != nil {
 		res.TrueProfiles = TrueProfiles(rc.Workload)
 	}
@@ -391,6 +421,8 @@ func (rc RunConfig) validate() error {
 		return fmt.Errorf("%w: jitter: %v outside [0, 1)", ErrInvalid, rc.Jitter)
 	case rc.OracleHorizon < 0:
 		return fmt.Errorf("%w: oracle_horizon: %v is negative", ErrInvalid, rc.OracleHorizon)
+	case rc.RolloutSamples < 0 || rc.RolloutSamples > MaxRolloutSamples:
+		return fmt.Errorf("%w: rollout_samples: %d outside [0, %d]", ErrInvalid, rc.RolloutSamples, MaxRolloutSamples)
 	}
 	if rc.Daemon != nil {
 		if _, err := rc.Daemon.Pipeline.QueueConfig(); err != nil {
@@ -418,6 +450,17 @@ func (rc RunConfig) daemonConfig() daemon.Config {
 	return daemon.DefaultConfig()
 }
 
+// MaxRolloutSamples bounds RunConfig.RolloutSamples: each sample costs a
+// whole run per candidate and decision.
+const MaxRolloutSamples = 64
+
+func (rc RunConfig) rolloutSamples() int {
+	if rc.RolloutSamples > 0 {
+		return rc.RolloutSamples
+	}
+	return DefaultRolloutSamples
+}
+
 func (rc RunConfig) name() string {
 	if rc.Name == "" {
 		return "workload"
@@ -432,9 +475,21 @@ func (rc RunConfig) warmSeed() uint64 {
 	return rc.Seed + WarmSeedOffset
 }
 
+// simOptions are the simulator's options: its metrics carry pressure
+// stall information for ra-psi, and for the daemon's policies when the
+// daemon configuration says so (sim.pressure).
 func (rc RunConfig) simOptions() sim.Options {
 	return sim.Options{Seed: rc.Seed, MetricsInterval: rc.metricsInterval(), Jitter: rc.Jitter,
-		Pressure: rc.Policy == RAPressure}
+		Pressure: rc.Policy == RAPressure || rc.daemonConfig().Sim.Pressure && rc.daemonPolicy()}
+}
+
+// daemonPolicy reports whether rc's policy runs the daemon's engine.
+func (rc RunConfig) daemonPolicy() bool {
+	switch rc.Policy {
+	case Paper, RA, RAPressure, RAWarm, RAProfileTrue, DRF, Curves, RACurves:
+		return true
+	}
+	return false
 }
 
 func (rc RunConfig) metricsInterval() time.Duration {

@@ -526,8 +526,9 @@ func TestFluxDisabled(t *testing.T) {
 }
 
 // TestPressure reads Telegraf's inputs.kernel PSI series (collect =
-// ["psi"]) in both languages: only resource=io, type=some counts, as
-// stalled microseconds per second; off by default.
+// ["psi"]) in both languages: resource io and cpu of type some count, as
+// stalled microseconds per second, and a host with both has Pressure set;
+// off by default.
 func TestPressure(t *testing.T) {
 	s := influxtest.Start(t)
 	var b lp
@@ -539,10 +540,13 @@ func TestPressure(t *testing.T) {
 		k := int64(i)
 		b.cpu("h1", "cpu-total", at, 50, 0)
 		b.cpu("h2", "cpu-total", at, 50, 0)
+		b.cpu("h3", "cpu-total", at, 50, 0)
 		psi("h1", "io", "some", at, 1e9+k*2_500_000) // 250 ms stalled per s: 0.25
 		psi("h1", "io", "full", at, k*9_000_000)     // other series: ignored
-		psi("h1", "cpu", "some", at, k*9_000_000)
+		psi("h1", "cpu", "some", at, k*4_000_000)    // 0.4
+		psi("h1", "cpu", "full", at, k*8_000_000)
 		psi("h1", "memory", "some", at, k*9_000_000)
+		psi("h3", "io", "some", at, k*1_000_000) // io only: values, not Pressure
 	}
 	// h2: no PSI (an old kernel, or inputs.kernel without psi): 0.
 	s.Write(t, b.String())
@@ -551,13 +555,14 @@ func TestPressure(t *testing.T) {
 		t.Run(lang, func(t *testing.T) {
 			for _, on := range []bool{false, true} {
 				c := newCollector(t, s, inLanguage(lang), func(cfg *collector.Config) { cfg.Pressure = on })
-				got, err := c.Usage(context.Background(), []string{"h1", "h2"}, from, to)
+				got, err := c.Usage(context.Background(), []string{"h1", "h2", "h3"}, from, to)
 				if err != nil {
 					t.Fatalf("pressure %t: %v", on, err)
 				}
-				want := map[string]goodness.Usage{"h1": {CPU: 0.5}, "h2": {CPU: 0.5}}
+				want := map[string]goodness.Usage{"h1": {CPU: 0.5}, "h2": {CPU: 0.5}, "h3": {CPU: 0.5}}
 				if on {
-					want["h1"] = goodness.Usage{CPU: 0.5, IOPressure: 0.25}
+					want["h1"] = goodness.Usage{CPU: 0.5, IOPressure: 0.25, CPUPressure: 0.4, Pressure: true}
+					want["h3"] = goodness.Usage{CPU: 0.5, IOPressure: 0.1}
 				}
 				if diff := cmp.Diff(want, got.Usage, approx); diff != "" {
 					t.Errorf("pressure %t (-want +got):\n%s", on, diff)

@@ -72,9 +72,9 @@ type Schema struct {
 
 	// PressureMeasurement ("pressure") is Telegraf's inputs.kernel pressure
 	// stall information (collect = ["psi"]), read when Config.Pressure is
-	// on: the series whose PressureResourceTag ("resource") is "io" and
-	// PressureTypeTag ("type") is "some", its cumulative stalled
-	// microseconds PressureTotalField ("total").
+	// on: the series whose PressureResourceTag ("resource") is "io" or
+	// "cpu" and PressureTypeTag ("type") is "some", their cumulative
+	// stalled microseconds PressureTotalField ("total").
 	PressureMeasurement string `mapstructure:"pressure_measurement"`
 	PressureResourceTag string `mapstructure:"pressure_resource_tag"`
 	PressureTypeTag     string `mapstructure:"pressure_type_tag"`
@@ -136,11 +136,13 @@ type Config struct {
 	Org    string `mapstructure:"org"`
 	Bucket string `mapstructure:"bucket"` // 1.8: "db/rp"
 	Token  string `mapstructure:"token"`  // 1.8: "user:password"
-	// Pressure also reads each host's I/O pressure stall information
-	// (Schema.PressureMeasurement; Linux ≥ 4.20, Telegraf's inputs.kernel
-	// with collect = ["psi"]) into goodness.Usage.IOPressure, which the
-	// goodness then counts beside iowait. Off by default: measured on the
-	// simulator (bench/README.md), it is not recommended yet.
+	// Pressure also reads each host's I/O and CPU pressure stall
+	// information (Schema.PressureMeasurement; Linux ≥ 4.20, Telegraf's
+	// inputs.kernel with collect = ["psi"]) into goodness.Usage.IOPressure
+	// and CPUPressure, with Usage.Pressure set for a host that has both.
+	// The goodness counts the I/O pressure beside iowait; the profile model
+	// reads both as the share of their demand a saturated node's
+	// containers did not get.
 	Pressure bool `mapstructure:"pressure"`
 	// Language is the query language: LanguageFlux (the v2 /api/v2/query
 	// API) or LanguageInfluxQL (the v1 /query API, on 1.x, 2.x and 3.x).

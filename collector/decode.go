@@ -101,7 +101,7 @@ const (
 	kindCPU seriesKind = iota
 	kindDisk
 	kindNet
-	kindPressure // Telegraf's PSI stall counter, µs
+	kindPressure // Telegraf's PSI stall counters, µs: field 0 io, 1 cpu
 	numKinds
 )
 
@@ -112,6 +112,7 @@ type hostAcc struct {
 	cpuN          [2]int               // idle, iowait: number of samples
 	rate          [numKinds][2]float64 // disk/net/pressure: Σ over series of the mean rate, per field
 	series, rated [numKinds]int        // counter series seen / with at least one rate
+	pressRated    [2]int               // PSI series with a rate: io, cpu
 }
 
 // seriesAcc is the table being read: one series, samples in time order.
@@ -202,6 +203,9 @@ func (s *seriesAcc) finish() {
 	if s.n > 0 {
 		h.rate[s.kind][s.field] += s.sum / float64(s.n)
 		h.rated[s.kind]++
+		if s.kind == kindPressure {
+			h.pressRated[s.field]++
+		}
 	}
 }
 
@@ -233,9 +237,10 @@ func newUsageDecoder(s Schema, acc map[string]*hostAcc, all bool, from, to time.
 }
 
 // seriesOf names the series of a sample of field in measurement meas, on
-// host, with the disk and interface tag values disk and iface; false for
-// a measurement or field the usage read does not use.
-func (d *usageDecoder) seriesOf(meas, field, host, disk, iface string) (seriesID, bool) {
+// host, with the disk, interface and pressure resource tag values disk,
+// iface and resource; false for a measurement, field or resource the usage
+// read does not use.
+func (d *usageDecoder) seriesOf(meas, field, host, disk, iface, resource string) (seriesID, bool) {
 	s := d.schema
 	id := seriesID{host: host}
 	switch {
@@ -251,8 +256,10 @@ func (d *usageDecoder) seriesOf(meas, field, host, disk, iface string) (seriesID
 		id.kind, id.field, id.device = kindNet, 0, iface
 	case meas == s.NetMeasurement && field == s.NetSentField:
 		id.kind, id.field, id.device = kindNet, 1, iface
-	case meas == s.PressureMeasurement && field == s.PressureTotalField:
-		id.kind = kindPressure // the read keeps only resource=io, type=some
+	case meas == s.PressureMeasurement && field == s.PressureTotalField && resource == "io":
+		id.kind, id.field = kindPressure, 0 // the read keeps only type=some
+	case meas == s.PressureMeasurement && field == s.PressureTotalField && resource == "cpu":
+		id.kind, id.field = kindPressure, 1
 	default:
 		return id, false
 	}
@@ -304,7 +311,7 @@ func (d *usageDecoder) finish() {
 func decodeUsage(body io.Reader, d *usageDecoder) error {
 	s := d.schema
 	f := newFluxCSV(body)
-	var iTime, iValue, iHost, iMeas, iField, iDisk, iNet int
+	var iTime, iValue, iHost, iMeas, iField, iDisk, iNet, iRes int
 	for {
 		row, newTable, err := f.next()
 		if errors.Is(err, io.EOF) {
@@ -316,12 +323,12 @@ func decodeUsage(body io.Reader, d *usageDecoder) error {
 		if newTable {
 			iTime, iValue = f.col("_time"), f.col("_value")
 			iHost, iMeas, iField = f.col(s.HostTag), f.col("_measurement"), f.col("_field")
-			iDisk, iNet = f.col(s.DiskNameTag), f.col(s.NetInterfaceTag)
+			iDisk, iNet, iRes = f.col(s.DiskNameTag), f.col(s.NetInterfaceTag), f.col(s.PressureResourceTag)
 			if iTime < 0 || iValue < 0 {
 				return fmt.Errorf("table without _time or _value: columns %v", f.cols)
 			}
 		}
-		id, ok := d.seriesOf(cell(row, iMeas), cell(row, iField), cell(row, iHost), cell(row, iDisk), cell(row, iNet))
+		id, ok := d.seriesOf(cell(row, iMeas), cell(row, iField), cell(row, iHost), cell(row, iDisk), cell(row, iNet), cell(row, iRes))
 		if !ok {
 			continue
 		}
@@ -365,6 +372,8 @@ func (h *hostAcc) usage() (goodness.Usage, bool) {
 		NetRecv:   max(h.rate[kindNet][0], 0),
 		NetSent:   max(h.rate[kindNet][1], 0),
 		// Stalled microseconds per second, as a fraction of time.
-		IOPressure: clamp01(h.rate[kindPressure][0] / 1e6),
+		IOPressure:  clamp01(h.rate[kindPressure][0] / 1e6),
+		CPUPressure: clamp01(h.rate[kindPressure][1] / 1e6),
+		Pressure:    h.pressRated[0] > 0 && h.pressRated[1] > 0,
 	}, true
 }

@@ -148,7 +148,8 @@ func (c *Collector) usageQuery(hosts []string, all bool, from, to time.Time) (st
 			preds []string
 		}{resultPressure, []string{
 			"r._measurement == " + fluxString(s.PressureMeasurement),
-			member(s.PressureResourceTag) + " == " + fluxString("io"),
+			"(" + member(s.PressureResourceTag) + " == " + fluxString("io") + " or " +
+				member(s.PressureResourceTag) + " == " + fluxString("cpu") + ")",
 			member(s.PressureTypeTag) + " == " + fluxString("some"),
 			"r._field == " + fluxString(s.PressureTotalField),
 		}})

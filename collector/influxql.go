@@ -50,7 +50,7 @@ func influxQLWindow(from, to time.Time) string {
 // usageInfluxQL is the one request Usage sends for all hosts: three
 // SELECTs of raw samples (cpu-total's idle and iowait; every included
 // disk's and interface's byte counters), and with Pressure a fourth (the
-// io "some" stall counter), each grouped by host and device
+// io and cpu "some" stall counters), each grouped by host and device
 // so that a series' rows arrive together in time order. Fields and tags
 // carry InfluxQL's ::field and ::tag casts, so a site whose tag and field
 // share a name reads the right one. With all, or more hosts than
@@ -98,9 +98,10 @@ func (c *Collector) usageInfluxQL(hosts []string, all bool, from, to time.Time) 
 	q := cpu + ";\n" + disk + ";\n" + net
 	if c.cfg.Pressure {
 		q += ";\n" + selectStmt(s.PressureMeasurement, []string{s.PressureTotalField}, []string{
-			tag(s.PressureResourceTag) + " = " + influxQLString("io"),
+			"(" + tag(s.PressureResourceTag) + " = " + influxQLString("io") + " OR " +
+				tag(s.PressureResourceTag) + " = " + influxQLString("cpu") + ")",
 			tag(s.PressureTypeTag) + " = " + influxQLString("some"),
-		}, s.HostTag)
+		}, s.HostTag, s.PressureResourceTag)
 	}
 	return q, nil
 }
@@ -215,7 +216,7 @@ func decodeInfluxQLUsage(st influxQLSeries, dec *usageDecoder) error {
 	accs := make([]*seriesAcc, len(st.Columns))
 	anyAcc := false
 	for i := 1; i < len(st.Columns); i++ {
-		id, ok := dec.seriesOf(st.Name, st.Columns[i], st.Tags[s.HostTag], st.Tags[s.DiskNameTag], st.Tags[s.NetInterfaceTag])
+		id, ok := dec.seriesOf(st.Name, st.Columns[i], st.Tags[s.HostTag], st.Tags[s.DiskNameTag], st.Tags[s.NetInterfaceTag], st.Tags[s.PressureResourceTag])
 		if ok {
 			accs[i] = dec.lookup(id)
 			anyAcc = anyAcc || accs[i] != nil

@@ -56,12 +56,14 @@ type PrometheusConfig struct {
 	DiskExclude []string `mapstructure:"disk_exclude"`
 	NetInclude  []string `mapstructure:"net_include"`
 	NetExclude  []string `mapstructure:"net_exclude"`
-	// Pressure also reads node_pressure_io_waiting_seconds_total (Linux
-	// pressure stall information, io "some"; node_exporter's pressure
-	// collector, on by default on kernels ≥ 4.20) as each host's
-	// goodness.Usage.IOPressure, which the goodness counts beside iowait.
-	// Off by default: measured on the simulator (bench/README.md), it is
-	// not recommended yet.
+	// Pressure also reads node_pressure_io_waiting_seconds_total and
+	// node_pressure_cpu_waiting_seconds_total (Linux pressure stall
+	// information, io and cpu "some"; node_exporter's pressure collector,
+	// on by default on kernels ≥ 4.20) as each host's
+	// goodness.Usage.IOPressure and CPUPressure, with Usage.Pressure set
+	// for a host that has both. The goodness counts the I/O pressure
+	// beside iowait; the profile model reads both as the share of their
+	// demand a saturated node's containers did not get.
 	Pressure bool `mapstructure:"pressure"`
 	// MaxAnswerBytes caps the body of one query's answer (cap.go), which
 	// the reader decodes whole; zero means DefaultPromMaxAnswerBytes. An
@@ -410,7 +412,7 @@ func (p *Prometheus) combine(hosts []string, answers [numPromQueries][]promRow) 
 			a.cpuN++
 		}
 	}
-	for _, q := range []int{promQDiskRead, promQDiskWrite, promQNetRecv, promQNetSent, promQIOPressure} {
+	for _, q := range []int{promQDiskRead, promQDiskWrite, promQNetRecv, promQNetSent, promQIOPressure, promQCPUPressure} {
 		for _, r := range answers[q] {
 			if a := get(r.host); a != nil {
 				a.rate[q] += r.v
@@ -440,13 +442,15 @@ func (a *promHost) usage() goodness.Usage {
 		return max(a.rate[q]/float64(a.rateN[q]), 0)
 	}
 	return goodness.Usage{
-		CPU:        min(clamp01(a.cpuBusy/n), 1-iow),
-		IOWait:     iow,
-		IOPressure: clamp01(mean(promQIOPressure)), // stalled seconds per second
-		DiskRead:   mean(promQDiskRead),
-		DiskWrite:  mean(promQDiskWrite),
-		NetRecv:    mean(promQNetRecv),
-		NetSent:    mean(promQNetSent),
+		CPU:         min(clamp01(a.cpuBusy/n), 1-iow),
+		IOWait:      iow,
+		IOPressure:  clamp01(mean(promQIOPressure)), // stalled seconds per second
+		CPUPressure: clamp01(mean(promQCPUPressure)),
+		Pressure:    a.rateN[promQIOPressure] > 0 && a.rateN[promQCPUPressure] > 0,
+		DiskRead:    mean(promQDiskRead),
+		DiskWrite:   mean(promQDiskWrite),
+		NetRecv:     mean(promQNetRecv),
+		NetSent:     mean(promQNetSent),
 	}
 }
 

@@ -131,9 +131,10 @@ func promUsageData() *promtest.Samples {
 		f.linear("node_network_receive_bytes_total", lbl(h1, "device", dev), ats, 1e9, 1e6)
 		f.linear("node_network_transmit_bytes_total", lbl(h1, "device", dev), ats, 1e9, 1e6)
 	}
-	// PSI io "some": 0.25 s stalled per second (read with Pressure only);
-	// memory pressure is another metric, never read.
+	// PSI io and cpu "some": 0.25 and 0.4 s stalled per second (read with
+	// Pressure only); memory pressure is another metric, never read.
 	f.linear("node_pressure_io_waiting_seconds_total", h1, ats, 1e3, 0.25)
+	f.linear("node_pressure_cpu_waiting_seconds_total", h1, ats, 1e3, 0.4)
 	f.linear("node_pressure_memory_waiting_seconds_total", h1, ats, 1e3, 0.5)
 	// Another job on h1's instance: counted only without the job matcher.
 	f.linear("node_disk_read_bytes_total", lbl(h1, "job", "other", "device", "sdz"), ats, 1e6, 7)
@@ -228,7 +229,8 @@ func TestPrometheusUsage(t *testing.T) {
 			t.Fatalf("Usage: %v", err)
 		}
 		h1 := h1
-		h1.IOPressure = 0.25 // h4 has no PSI: 0
+		h1.IOPressure, h1.CPUPressure, h1.Pressure = 0.25, 0.4, true
+		// h4 has no PSI: 0, and not read.
 		check(t, collector.Result{Usage: map[string]goodness.Usage{"h1": h1, "h4": {}}}, got)
 	})
 	t.Run("custom exclusions", func(t *testing.T) {

@@ -31,6 +31,7 @@ const (
 	promNetRecvMetric   = "node_network_receive_bytes_total"
 	promNetSentMetric   = "node_network_transmit_bytes_total"
 	promIOPressure      = "node_pressure_io_waiting_seconds_total"
+	promCPUPressure     = "node_pressure_cpu_waiting_seconds_total"
 )
 
 // promTargetLabel is the label Prometheus gives every scrape target.
@@ -44,11 +45,12 @@ const (
 	promQNetRecv
 	promQNetSent
 	promQNewest
-	promQIOPressure // only with Pressure
+	promQIOPressure  // only with Pressure
+	promQCPUPressure // only with Pressure
 	numPromQueries
 )
 
-var promQueryNames = [numPromQueries]string{"cpu", "disk read", "disk write", "net receive", "net transmit", "newest cpu sample", "io pressure"}
+var promQueryNames = [numPromQueries]string{"cpu", "disk read", "disk write", "net receive", "net transmit", "newest cpu sample", "io pressure", "cpu pressure"}
 
 // promQueries are the instant queries of one usage read over a window of
 // w, all hosts at once: the cpu modes' summed rates per target and mode,
@@ -97,6 +99,7 @@ func (p *Prometheus) promQueries(hosts []string, w time.Duration) [numPromQuerie
 	}
 	if c.Pressure {
 		qs[promQIOPressure] = rate(hl, promIOPressure)
+		qs[promQCPUPressure] = rate(hl, promCPUPressure)
 	}
 	return qs
 }

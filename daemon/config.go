@@ -219,6 +219,10 @@ type SimConfig struct {
 	Seed            uint64        `mapstructure:"seed"`
 	Speed           float64       `mapstructure:"speed"`            // virtual seconds per wall second
 	MetricsInterval time.Duration `mapstructure:"metrics_interval"` // virtual
+	// Pressure makes the simulated node metrics carry pressure stall
+	// information (io and cpu "some", sim.Options.Pressure), as a metrics
+	// source with influx.pressure or prometheus.pressure on reads it.
+	Pressure bool `mapstructure:"pressure"`
 }
 
 // GoodnessConfig holds a node's hardware maxima in MB/s (10^6 bytes/s), the

@@ -133,7 +133,8 @@ func (e *Engine) Learn(ctx context.Context, from, to time.Time) (rep LearnReport
 		if !ok || r.Usage.Validate() != nil || slices.Contains(unplaced, h) {
 			continue // stale and invalid hosts are reported for co-locations below
 		}
-		obs = append(obs, profile.Observation{Node: h, Usage: profile.Usage(r.Usage, e.limits), Containers: comps[h]})
+		obs = append(obs, profile.Observation{Node: h, Usage: profile.Usage(r.Usage, e.limits), Containers: comps[h],
+			Stall: profile.Stall{Known: r.Usage.Pressure, CPU: r.Usage.CPUPressure, IO: r.Usage.IOPressure}})
 	}
 	e.learnPairs(colos, comps, readings, from, to, &rep)
 	if len(obs) > 0 {

@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/colocd/colocd/cluster"
+	"github.com/colocd/colocd/goodness"
 	"github.com/colocd/colocd/internal/logtest"
 	"github.com/colocd/colocd/internal/simcluster"
 	"github.com/colocd/colocd/profile"
@@ -214,7 +215,8 @@ func TestPlacementTolerance(t *testing.T) {
 }
 
 // placedHarness is a one-node engine whose metrics source is Placed over
-// src, with node01's usage fixed, synced once so that it knows its node.
+// src, with node01's usage fixed (o.metrics, if set, instead), synced once
+// so that it knows its node.
 func placedHarness(t *testing.T, src *fakePlacement, mod func(*PlacementConfig), o harnessOpts) *harness {
 	t.Helper()
 	pc := testPlacementConfig(30 * time.Second)
@@ -223,7 +225,9 @@ func placedHarness(t *testing.T, src *fakePlacement, mod func(*PlacementConfig),
 	}
 	um := fixedMetrics{"node01": {CPU: 0.6, DiskRead: 40e6, NetRecv: 10e6}}
 	o.nodes = 1
-	o.metrics = func(*simcluster.Cluster) UsageSource { return um }
+	if o.metrics == nil {
+		o.metrics = func(*simcluster.Cluster) UsageSource { return um }
+	}
 	p, err := NewPlacer(src, pc)
 	if err != nil {
 		t.Fatal(err)
@@ -589,5 +593,37 @@ func TestForeignPrefixReserved(t *testing.T) {
 		if err := h.e.Prepare(&j); err != nil {
 			t.Errorf("Prepare(%s) = %v, want nil", k, err)
 		}
+	}
+}
+
+// TestLearnReadsStalls: a node whose CPUs are saturated shows CPU 1 however
+// much its containers ask. Without pressure readings the learning tick's
+// profile observation is censored (a lower bound: 0.5 core per container
+// of the two); with the node's CPU pressure (every container waited half
+// the time) its containers count half, and the kind asks a whole core.
+func TestLearnReadsStalls(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		usage  goodness.Usage
+		lo, hi float64
+	}{
+		{"no pressure read", goodness.Usage{CPU: 1}, 0.45, 0.55},
+		{"cpu pressure read", goodness.Usage{CPU: 1, CPUPressure: 0.5, Pressure: true}, 0.9, 1.05},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := &fakePlacement{pls: []Placement{whole("application_1_0001", "cpu", "MAPREDUCE", "default")}}
+			um := fixedMetrics{"node01": tc.usage}
+			h := placedHarness(t, src, nil, harnessOpts{metrics: func(*simcluster.Cluster) UsageSource { return um }})
+			for i := range 20 {
+				src.pls = []Placement{{Node: "node01", App: "application_1_0001", Kind: "cpu", Type: "MAPREDUCE", Queue: "default",
+					First: scAt(60 * i), Last: scAt(60*i + 50), Samples: 6, Containers: 2}}
+				if _, err := h.e.Learn(h.ctx, scAt(60*i), scAt(60*i+60)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := h.e.Profiles().Profile("cpu").Demand[profile.CPU]; got < tc.lo || got > tc.hi {
+				t.Errorf("learned cpu demand %.3f per container, want in [%v, %v]", got, tc.lo, tc.hi)
+			}
+		})
 	}
 }

@@ -18,6 +18,16 @@ type Usage struct {
 	// "some"), in [0, 1]; 0 when the source does not read it. Unlike
 	// IOWait it does not vanish when other work keeps every CPU busy.
 	IOPressure float64
+	// CPUPressure is the fraction of wall time in which at least one
+	// runnable task waited for a CPU (PSI cpu "some"), in [0, 1]; 0 when the
+	// source does not read it. A node whose CPUs are saturated shows
+	// CPU ≈ 1 however much more its tasks ask; the pressure says how long
+	// they waited.
+	CPUPressure float64
+	// Pressure reports that IOPressure and CPUPressure were read for this
+	// node (the source reads PSI and the node has it): 0 then means no
+	// stall, not "unknown". Goodness ignores it.
+	Pressure bool
 	// DiskRead, DiskWrite, NetRecv and NetSent are rates in bytes per second.
 	DiskRead, DiskWrite, NetRecv, NetSent float64
 }
@@ -69,7 +79,7 @@ func (u Usage) Validate() error {
 		v    float64
 		frac bool
 	}{
-		{"cpu", u.CPU, true}, {"iowait", u.IOWait, true}, {"io_pressure", u.IOPressure, true},
+		{"cpu", u.CPU, true}, {"iowait", u.IOWait, true}, {"io_pressure", u.IOPressure, true}, {"cpu_pressure", u.CPUPressure, true},
 		{"disk_read", u.DiskRead, false}, {"disk_write", u.DiskWrite, false},
 		{"net_recv", u.NetRecv, false}, {"net_sent", u.NetSent, false},
 	} {

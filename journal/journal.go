@@ -64,12 +64,15 @@ type goodnessWire struct {
 type usageWire struct {
 	CPU    float64 `json:"cpu"`
 	IOWait float64 `json:"iowait"`
-	// IOPressure is omitted when 0 (no pressure readings).
-	IOPressure float64 `json:"io_pressure,omitempty"`
-	DiskRead   float64 `json:"disk_read"`
-	DiskWrite  float64 `json:"disk_write"`
-	NetRecv    float64 `json:"net_recv"`
-	NetSent    float64 `json:"net_sent"`
+	// IOPressure and CPUPressure are omitted when 0 (no pressure
+	// readings); Pressure when false (not read).
+	IOPressure  float64 `json:"io_pressure,omitempty"`
+	CPUPressure float64 `json:"cpu_pressure,omitempty"`
+	Pressure    bool    `json:"pressure,omitempty"`
+	DiskRead    float64 `json:"disk_read"`
+	DiskWrite   float64 `json:"disk_write"`
+	NetRecv     float64 `json:"net_recv"`
+	NetSent     float64 `json:"net_sent"`
 }
 
 // MarshalJSON encodes the record with snake_case names.
@@ -77,7 +80,8 @@ func (r GoodnessRecord) MarshalJSON() ([]byte, error) {
 	u := r.Usage
 	return json.Marshal(goodnessWire{
 		At: r.At, From: r.From, To: r.To, Node: r.Node, Chosen: r.Chosen, Given: r.Given, G: r.G,
-		Usage: usageWire{CPU: u.CPU, IOWait: u.IOWait, IOPressure: u.IOPressure, DiskRead: u.DiskRead, DiskWrite: u.DiskWrite, NetRecv: u.NetRecv, NetSent: u.NetSent},
+		Usage: usageWire{CPU: u.CPU, IOWait: u.IOWait, IOPressure: u.IOPressure, CPUPressure: u.CPUPressure, Pressure: u.Pressure,
+			DiskRead: u.DiskRead, DiskWrite: u.DiskWrite, NetRecv: u.NetRecv, NetSent: u.NetSent},
 	})
 }
 
@@ -90,7 +94,8 @@ func (r *GoodnessRecord) UnmarshalJSON(b []byte) error {
 	u := w.Usage
 	*r = GoodnessRecord{
 		At: w.At, From: w.From, To: w.To, Node: w.Node, Chosen: w.Chosen, Given: w.Given, G: w.G,
-		Usage: goodness.Usage{CPU: u.CPU, IOWait: u.IOWait, IOPressure: u.IOPressure, DiskRead: u.DiskRead, DiskWrite: u.DiskWrite, NetRecv: u.NetRecv, NetSent: u.NetSent},
+		Usage: goodness.Usage{CPU: u.CPU, IOWait: u.IOWait, IOPressure: u.IOPressure, CPUPressure: u.CPUPressure, Pressure: u.Pressure,
+			DiskRead: u.DiskRead, DiskWrite: u.DiskWrite, NetRecv: u.NetRecv, NetSent: u.NetSent},
 	}
 	return nil
 }

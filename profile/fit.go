@@ -42,6 +42,18 @@ func (m *Model) predictLocked(containers []KindCount) Vector {
 // refits. Observations with a non-finite or negative usage or count, or
 // with no containers and no usage at all, are skipped; kinds seen for the
 // first time are added. A node with no containers informs the baseline.
+//
+// A node whose busiest resource saturated shows less than its containers
+// ask. Without stalls its observation is censored (a lower bound: see
+// censor). With them (Observation.Stall) it says how much less: a shared
+// resource is shared in proportion to demand, so every container that uses
+// the CPU or the disk where it saturated runs at 1 − its pressure, and a
+// container runs at the pace of its most stalled resource. Each kind's
+// containers then count at that pace (effective), which a kind's current
+// profile says it uses, and the observation is fitted as it is — its usage
+// is what the effective containers' demands add up to. Only a saturated
+// network, which PSI does not cover, is still censored.
+//
 // Cost: O(Σ m²) to fold in nodes of m kinds each, plus the sweeps of the
 // solve, O(K + P) each.
 func (m *Model) Observe(obs []Observation) TickReport {
@@ -50,7 +62,8 @@ func (m *Model) Observe(obs []Observation) TickReport {
 	var rep TickReport
 	rho := m.forget()
 	t := tick{inv: 1 / m.scale, seen: map[int]bool{}, idx: make([]int, 0, 8), cnt: make([]float64, 0, 8)}
-	for _, o := range obs {
+	eff := make([][]KindCount, len(obs)) // the containers each observation is fitted with
+	for i, o := range obs {
 		if !validObservation(o) {
 			continue
 		}
@@ -59,15 +72,23 @@ func (m *Model) Observe(obs []Observation) TickReport {
 			m.foldIdle(o.Usage, rho)
 			continue
 		}
-		y := o.Usage
-		if m.saturated(y) {
+		y, cs := o.Usage, o.Containers
+		censored := m.saturated(y)
+		if o.Stall.Known {
+			if cs = m.effective(o); o.Stall.CPU > 0 || o.Stall.IO > 0 {
+				rep.Unstalled++
+			}
+			censored = m.netSaturated(y)
+		}
+		eff[i] = cs
+		if censored {
 			rep.Saturated++
 			var pulls bool
-			if y, pulls = m.censor(y, o.Containers); !pulls {
+			if y, pulls = m.censor(y, cs); !pulls {
 				continue
 			}
 		}
-		rep.NewKinds += m.fold(&t, o.Containers, y)
+		rep.NewKinds += m.fold(&t, cs, y)
 	}
 	for i := range t.seen {
 		m.ticks[i]++
@@ -77,8 +98,48 @@ func (m *Model) Observe(obs []Observation) TickReport {
 	m.changes.any = true
 	rep.Sweeps = m.solve()
 	m.dropCov()
-	m.residuals(obs, &rep)
+	m.residuals(obs, eff, &rep)
 	return rep
+}
+
+// minPace bounds the pace Stall implies from below: a container stalled
+// 99 % of the time would otherwise count as almost nothing and its usage
+// as an enormous demand.
+const minPace = 0.1
+
+// effective is o's containers, each kind's counted at the pace its
+// stalls leave it: 1 − the largest pressure of the resources (CPU, disk)
+// its current profile uses (a kind never observed: the prior's, which
+// uses every resource).
+func (m *Model) effective(o Observation) []KindCount {
+	out := make([]KindCount, 0, len(o.Containers))
+	for _, kc := range o.Containers {
+		var d Vector
+		if i, ok := m.index[kc.Kind]; ok {
+			d = m.theta[i]
+		} else {
+			d = m.priorLocked()
+		}
+		var p float64
+		if d[CPU] >= usesFloor {
+			p = max(p, o.Stall.CPU)
+		}
+		if d[DiskRead]+d[DiskWrite] >= usesFloor {
+			p = max(p, o.Stall.IO)
+		}
+		out = append(out, KindCount{Kind: kc.Kind, Containers: kc.Containers * max(1-p, minPace)})
+	}
+	return out
+}
+
+// usesFloor is the demand of a resource (per container, a fraction of a
+// node) from which a kind counts as using it: the scorer's speedFloor.
+const usesFloor = speedFloor
+
+// netSaturated reports whether a network direction's utilisation is at or
+// above the saturation threshold: pressure stalls do not cover it.
+func (m *Model) netSaturated(u Vector) bool {
+	return max(u[NetIn], u[NetOut]) >= m.cfg.Saturation
 }
 
 // forget scales the stored equations by ρ, lazily through scale, and
@@ -165,22 +226,30 @@ func (m *Model) fold(t *tick, containers []KindCount, y Vector) (added int) {
 	return added
 }
 
-// residuals puts in rep the residuals of this tick's observations under the
-// new fit, and folds their variance into sigma2. A saturated observation is
-// a lower bound, not a residual.
-func (m *Model) residuals(obs []Observation, rep *TickReport) {
+// residuals puts in rep the residuals of this tick's observations (with
+// the containers each was fitted with, eff) under the new fit, and folds
+// their variance into sigma2. A censored observation is a lower bound,
+// not a residual.
+func (m *Model) residuals(obs []Observation, eff [][]KindCount, rep *TickReport) {
 	mean, ok := meanUsage(obs)
 	if !ok {
 		return
 	}
 	var sse, sst Vector
 	var n float64
-	for _, o := range obs {
-		if !validObservation(o) || m.saturated(o.Usage) {
+	for i, o := range obs {
+		if !validObservation(o) {
 			continue
 		}
+		if o.Stall.Known && m.netSaturated(o.Usage) || !o.Stall.Known && m.saturated(o.Usage) {
+			continue
+		}
+		cs := o.Containers
+		if eff[i] != nil {
+			cs = eff[i]
+		}
 		pred := m.base
-		for _, kc := range o.Containers {
+		for _, kc := range cs {
 			if i, ok := m.index[kc.Kind]; ok && kc.Containers > 0 {
 				for r := range NumResources {
 					pred[r] += kc.Containers * m.theta[i][r]

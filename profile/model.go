@@ -15,11 +15,22 @@ type KindCount struct {
 }
 
 // Observation is one node over one learning interval: its mean usage (in
-// utilisation units, see Usage) and the containers that ran there.
+// utilisation units, see Usage), the containers that ran there and, when
+// its metrics carry them, its pressure stalls.
 type Observation struct {
 	Node       string
 	Usage      Vector
 	Containers []KindCount
+	Stall      Stall
+}
+
+// Stall is a node's pressure stall information over an interval (Linux
+// PSI "some", goodness.Usage's CPUPressure and IOPressure): the share of
+// time some task waited for a CPU, and for I/O. Known is false when its
+// metrics carry none; zeros then mean "not read", not "no stall".
+type Stall struct {
+	Known   bool
+	CPU, IO float64
 }
 
 // Profile is what the model knows of one kind.
@@ -63,6 +74,7 @@ type TickReport struct {
 	Saturated    int     // of which censored for saturation (see Observe)
 	Sweeps       int     // Gauss–Seidel sweeps of the solve
 	NewKinds     int     // kinds seen for the first time
+	Unstalled    int     // folded at the demand their stalls imply, not censored (see Observe)
 	Residual     Vector  // root mean square residual of this tick's observations, after the fit
 	Explained    float64 // 1 − SSE/SST over this tick's observations, all resources (NaN if SST = 0)
 }

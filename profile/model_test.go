@@ -191,6 +191,63 @@ func TestSaturatedObservationsAreLowerBounds(t *testing.T) {
 	}
 }
 
+// A kind that saturates a node's CPU whenever it runs (ten containers of
+// 0.15 cores ask 1.5 of the node) shows at most the node's CPU: censored,
+// its demand is learned low; with its pressure stall (every container got
+// 1/1.5 of what it asked: stalled a third of the time) it is learned as
+// it is. A network that saturates is still censored: PSI does not cover it.
+func TestStallsUncensorSaturatedNodes(t *testing.T) {
+	saturated := func(stall profile.Stall) profile.Observation {
+		var u profile.Vector
+		for r := range profile.NumResources {
+			u[r] = 10 * truth["cpu"][r] / 1.5 // every container at 2/3 speed
+		}
+		return profile.Observation{Node: "n", Usage: u, Containers: []profile.KindCount{kc("cpu", 10)}, Stall: stall}
+	}
+	for _, tc := range []struct {
+		name   string
+		stall  profile.Stall
+		lo, hi float64 // bounds of the learned CPU demand
+	}{
+		{"no stall information: censored", profile.Stall{}, 0, 0.11},
+		{"stalls read", profile.Stall{Known: true, CPU: 1 - 1/1.5}, 0.149, 0.151},
+	} {
+		m := profile.New(profile.Config{})
+		var rep profile.TickReport
+		for range 30 {
+			rep = m.Observe([]profile.Observation{saturated(tc.stall)})
+		}
+		if got := m.Profile("cpu").Demand[profile.CPU]; got < tc.lo || got > tc.hi {
+			t.Errorf("%s: cpu demand %.4f, want in [%v, %v] (truth %v)", tc.name, got, tc.lo, tc.hi, truth["cpu"][profile.CPU])
+		}
+		if tc.stall.Known && (rep.Unstalled != 1 || rep.Saturated != 0) {
+			t.Errorf("%s: report %+v, want 1 unstalled and none censored", tc.name, rep)
+		}
+	}
+	// A kind the CPU stall does not touch (no CPU demand) counts in full.
+	m := profile.New(profile.Config{})
+	idle := profile.Vector{}
+	idle[profile.NetIn] = 0.2
+	for range 30 {
+		m.Observe([]profile.Observation{{Node: "n", Usage: idle, Containers: []profile.KindCount{kc("nic", 1)}, Stall: profile.Stall{Known: true}}})
+	}
+	o := profile.Observation{Node: "n", Usage: profile.Vector{profile.NetIn: 0.2}, Containers: []profile.KindCount{kc("nic", 1)}, Stall: profile.Stall{Known: true, CPU: 0.5}}
+	for range 30 {
+		m.Observe([]profile.Observation{o})
+	}
+	if got := m.Profile("nic").Demand[profile.NetIn]; math.Abs(got-0.2) > 0.01 {
+		t.Errorf("a kind without CPU demand beside a CPU stall: net in %.4f, want 0.2", got)
+	}
+	// A saturated network is censored even with stalls read.
+	m = profile.New(profile.Config{})
+	for range 30 {
+		m.Observe([]profile.Observation{{Node: "n", Usage: profile.Vector{profile.NetIn: 0.95}, Containers: []profile.KindCount{kc("nic", 2)}, Stall: profile.Stall{Known: true}}})
+	}
+	if rep := m.Observe([]profile.Observation{{Node: "n", Usage: profile.Vector{profile.NetIn: 0.95}, Containers: []profile.KindCount{kc("nic", 2)}, Stall: profile.Stall{Known: true}}}); rep.Saturated != 1 {
+		t.Errorf("saturated network with stalls read: report %+v, want it censored", rep)
+	}
+}
+
 func TestBaselineFromIdleNodes(t *testing.T) {
 	m := profile.New(profile.Config{})
 	idle := profile.Vector{0.02, 0.001, 0.003, 0.002, 0.001, 0.001}

@@ -15,7 +15,7 @@ mkdir -p "$out"
 cd "$(dirname "$0")/.."
 for w in configs/workloads/*.yaml; do
   n=$(basename "$w" .yaml)
-  for p in fifo random paper ra ra-psi ra-warm ra-profile-true packfit alternate tetris drf curves ra-curves pairwise oracle rollout; do
+  for p in fifo random paper ra ra-psi ra-warm ra-profile-true packfit alternate tetris drf curves ra-curves pairwise oracle rollout rollout-foresight; do
     "$bin" sim --workload "$w" --policy "$p" --runs 20 --json >"$out/$n.$p.json"
   done
 done

@@ -91,9 +91,9 @@ func (tw *twin) sameFloat(what string, a, b float64) {
 func (tw *twin) sameUsage(what string, a, b goodness.Usage) {
 	n := tw.s.cluster.Node
 	disk, net := n.DiskMBps*mb, n.NetMBps*mb
-	x := []float64{a.CPU, a.IOWait, a.IOPressure, a.DiskRead, a.DiskWrite, a.NetRecv, a.NetSent}
-	y := []float64{b.CPU, b.IOWait, b.IOPressure, b.DiskRead, b.DiskWrite, b.NetRecv, b.NetSent}
-	scale := []float64{1, 1, 1, disk, disk, net, net}
+	x := []float64{a.CPU, a.IOWait, a.IOPressure, a.CPUPressure, a.DiskRead, a.DiskWrite, a.NetRecv, a.NetSent}
+	y := []float64{b.CPU, b.IOWait, b.IOPressure, b.CPUPressure, b.DiskRead, b.DiskWrite, b.NetRecv, b.NetSent}
+	scale := []float64{1, 1, 1, 1, disk, disk, net, net}
 	for i := range x {
 		d := math.Abs(x[i]-y[i]) / scale[i]
 		tw.stats.maxUsage = max(tw.stats.maxUsage, d)

@@ -26,6 +26,33 @@ func (s *Sim) Apps() []AppInfo {
 	return out
 }
 
+// AppProgress is what Progresses reports of an application.
+type AppProgress struct {
+	ID, Kind   string
+	State      AppState
+	Containers int
+	// Progress is AppInfo.Progress: the fraction of its solo work done.
+	Progress float64
+}
+
+// Progresses appends every submitted application's progress to out[:0],
+// in submission order, as Apps would report it, without the rest of
+// AppInfo (placements, speeds): what a what-if that counts the work done
+// needs, at a fraction of Apps' cost.
+func (s *Sim) Progresses(out []AppProgress) []AppProgress {
+	out = out[:0]
+	for i := range s.apps {
+		a := &s.apps[i]
+		p := AppProgress{ID: a.id, Kind: a.spec.Kind, State: a.state, Containers: a.containers, Progress: 1}
+		if a.state != AppFinished {
+			p.Progress = s.progress(a)
+		}
+		out = append(out, p)
+	}
+	slices.SortStableFunc(out, func(x, y AppProgress) int { return cmp.Compare(s.apps[s.byID[x.ID]].seq, s.apps[s.byID[y.ID]].seq) })
+	return out
+}
+
 func (s *Sim) info(a *app) AppInfo {
 	inf := AppInfo{ID: a.id, JobID: a.spec.JobID, Kind: a.spec.Kind, User: a.spec.User, Queue: a.spec.Queue,
 		Tags: slices.Clone(a.spec.Tags), State: a.state, Started: s.at(a.started), Containers: a.containers,

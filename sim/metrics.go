@@ -48,6 +48,9 @@ func (s *Sim) MetricsInterval() time.Duration { return s.opts.MetricsInterval }
 // expands the runs: nodes × intervals samples, for small runs and tests;
 // SampleRuns reads the same samples without expanding them.
 func (s *Sim) Samples() []Sample {
+	if s.noMetrics {
+		return nil
+	}
 	first := s.keepFrom()
 	n := max(s.tick-first, 0)
 	out := make([]Sample, 0, int(n)*len(s.nodes))
@@ -107,7 +110,7 @@ func (s *Sim) SampleRuns() iter.Seq[SampleRun] {
 // node or when no retained sample overlaps the window.
 func (s *Sim) Usage(node string, from, to time.Time) (goodness.Usage, bool) {
 	i, ok := s.nodeIdx[node]
-	if !ok || !to.After(from) {
+	if !ok || !to.After(from) || s.noMetrics {
 		return goodness.Usage{}, false
 	}
 	nd := &s.nodes[i]
@@ -130,6 +133,7 @@ func (s *Sim) Usage(node string, from, to time.Time) (goodness.Usage, bool) {
 		sum.CPU += w * u.CPU
 		sum.IOWait += w * u.IOWait
 		sum.IOPressure += w * u.IOPressure
+		sum.CPUPressure += w * u.CPUPressure
 		sum.DiskRead += w * u.DiskRead
 		sum.DiskWrite += w * u.DiskWrite
 		sum.NetRecv += w * u.NetRecv
@@ -139,7 +143,8 @@ func (s *Sim) Usage(node string, from, to time.Time) (goodness.Usage, bool) {
 	if wsum <= 0 {
 		return goodness.Usage{}, false
 	}
-	return goodness.Usage{CPU: sum.CPU / wsum, IOWait: sum.IOWait / wsum, IOPressure: sum.IOPressure / wsum, DiskRead: sum.DiskRead / wsum,
+	return goodness.Usage{CPU: sum.CPU / wsum, IOWait: sum.IOWait / wsum, IOPressure: sum.IOPressure / wsum,
+		CPUPressure: sum.CPUPressure / wsum, Pressure: s.opts.Pressure, DiskRead: sum.DiskRead / wsum,
 		DiskWrite: sum.DiskWrite / wsum, NetRecv: sum.NetRecv / wsum, NetSent: sum.NetSent / wsum}, true
 }
 
@@ -162,6 +167,19 @@ func (s *Sim) keepFrom() int64 {
 	return max(int64(math.Floor((float64(s.tick)*s.interval-s.opts.Retention.Seconds())/s.interval)), 0)
 }
 
+// DiscardMetrics stops the simulator's metrics: every sample is dropped,
+// and none is kept from now on (Samples and SampleRuns are empty, Usage
+// finds nothing). A what-if on a clone that reads only applications (Apps,
+// App, Progresses) calls it first: a clone shares its original's samples
+// and copies a node's on its first change there, so a long history, and
+// the samples the what-if would add, make every what-if pay for them.
+func (s *Sim) DiscardMetrics() {
+	s.noMetrics = true
+	for i := range s.nodes {
+		s.nodes[i].runs = nil
+	}
+}
+
 // closeIntervals closes nd's intervals before the current one: the open
 // interval gets the rest of its integral at nd's rate, and the whole
 // intervals after it, at that rate with nd's current apps, are one run.
@@ -173,7 +191,7 @@ func (s *Sim) closeIntervals(nd *node) {
 	nd.acc.addScaled(nd.rate, float64(nd.open+1)*s.interval-nd.at)
 	s.appendRun(nd, nd.open, nd.acc, nd.present)
 	nd.present = nd.apps
-	if nd.open+1 < s.tick {
+	if nd.open+1 < s.tick && !s.noMetrics {
 		var whole usage
 		whole.addScaled(nd.rate, s.interval)
 		s.appendRun(nd, nd.open+1, whole, nd.apps)
@@ -198,6 +216,9 @@ func (s *Sim) settle(nd *node) {
 // appendRun records interval k with integral acc and apps: a new run,
 // unless the last one has the same usage and apps (then it just extends).
 func (s *Sim) appendRun(nd *node, k int64, acc usage, apps []string) {
+	if s.noMetrics {
+		return
+	}
 	u := s.mean(acc)
 	if n := len(nd.runs); n > 0 && nd.runs[n-1].u == u && slices.Equal(nd.runs[n-1].apps, apps) {
 		return
@@ -211,14 +232,14 @@ func (s *Sim) mean(a usage) goodness.Usage {
 	f := 1 / s.interval
 	u := goodness.Usage{
 		CPU: clamp01(a.cpu * f / cores), IOWait: clamp01(a.iowait * f / cores),
-		IOPressure: clamp01(a.iopress * f),
-		DiskRead:   a.read * f * mb, DiskWrite: a.write * f * mb, NetRecv: a.in * f * mb, NetSent: a.out * f * mb,
+		IOPressure: clamp01(a.iopress * f), CPUPressure: clamp01(a.cpupress * f), Pressure: s.opts.Pressure,
+		DiskRead: a.read * f * mb, DiskWrite: a.write * f * mb, NetRecv: a.in * f * mb, NetSent: a.out * f * mb,
 	}
 	if u.CPU+u.IOWait > 1 {
 		u.IOWait = 1 - u.CPU
 	}
 	if !s.opts.Pressure {
-		u.IOPressure = 0
+		u.IOPressure, u.CPUPressure = 0, 0
 	}
 	return u
 }

@@ -205,14 +205,14 @@ func (s *refSim) sample() {
 		a := nd.acc
 		u := goodness.Usage{
 			CPU: clamp01(a.cpu * f / cores), IOWait: clamp01(a.iowait * f / cores),
-			IOPressure: clamp01(a.iopress * f),
-			DiskRead:   a.read * f * mb, DiskWrite: a.write * f * mb, NetRecv: a.in * f * mb, NetSent: a.out * f * mb,
+			IOPressure: clamp01(a.iopress * f), CPUPressure: clamp01(a.cpupress * f), Pressure: s.opts.Pressure,
+			DiskRead: a.read * f * mb, DiskWrite: a.write * f * mb, NetRecv: a.in * f * mb, NetSent: a.out * f * mb,
 		}
 		if u.CPU+u.IOWait > 1 {
 			u.IOWait = 1 - u.CPU
 		}
 		if !s.opts.Pressure {
-			u.IOPressure = 0
+			u.IOPressure, u.CPUPressure = 0, 0
 		}
 		nd.samples = append(nd.samples, refSample{k: k, u: u, apps: nd.present})
 		nd.acc = usage{}
@@ -458,9 +458,12 @@ func (s *refSim) share(nd *refNode) {
 		u.write += prog * p.write
 		u.in += prog * p.d[resNetIn]
 		u.out += prog * p.d[resNetOut]
-		if g.bound == resDisk {
+		switch g.bound {
+		case resDisk:
 			starved += float64(g.count) * p.d[resCPU] * (1 - fill)
 			u.iopress = max(u.iopress, 1-fill)
+		case resCPU:
+			u.cpupress = max(u.cpupress, 1-fill)
 		}
 	}
 	u.cpu = min(u.cpu, node.Cores)
@@ -516,6 +519,7 @@ func (s *refSim) usageOf(node string, from, to time.Time) (goodness.Usage, bool)
 		sum.CPU += w * u.CPU
 		sum.IOWait += w * u.IOWait
 		sum.IOPressure += w * u.IOPressure
+		sum.CPUPressure += w * u.CPUPressure
 		sum.DiskRead += w * u.DiskRead
 		sum.DiskWrite += w * u.DiskWrite
 		sum.NetRecv += w * u.NetRecv
@@ -525,7 +529,8 @@ func (s *refSim) usageOf(node string, from, to time.Time) (goodness.Usage, bool)
 	if wsum <= 0 {
 		return goodness.Usage{}, false
 	}
-	return goodness.Usage{CPU: sum.CPU / wsum, IOWait: sum.IOWait / wsum, IOPressure: sum.IOPressure / wsum, DiskRead: sum.DiskRead / wsum,
+	return goodness.Usage{CPU: sum.CPU / wsum, IOWait: sum.IOWait / wsum, IOPressure: sum.IOPressure / wsum,
+		CPUPressure: sum.CPUPressure / wsum, Pressure: s.opts.Pressure, DiskRead: sum.DiskRead / wsum,
 		DiskWrite: sum.DiskWrite / wsum, NetRecv: sum.NetRecv / wsum, NetSent: sum.NetSent / wsum}, true
 }
 

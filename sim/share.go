@@ -34,7 +34,14 @@ package sim
 //	iopressure = max_{g limited by disk} (1 − x_g)
 //
 // It differs from iowait where other groups keep the cores busy: iowait
-// is then capped at the idle cores (down to 0), pressure is not.
+// is then capped at the idle cores (down to 0), pressure is not. CPU
+// pressure (PSI cpu "some") is the same for the groups the CPU limits:
+//
+//	cpupressure = max_{g limited by cpu} (1 − x_g)
+//
+// so on a saturated node it says how much of their CPU demand its groups
+// did not get, which the CPU usage (at most 1) cannot. Cache interference
+// (below) is no stall: a slowed group still runs on its CPU.
 //
 // Interference (NodeSpec.Interference), both off at 0. A node holds at most
 // one group per app, so counting groups counts jobs.
@@ -112,9 +119,12 @@ func (s *Sim) share(i int32) {
 		u.write += prog * p.write
 		u.in += prog * p.d[resNetIn]
 		u.out += prog * p.d[resNetOut]
-		if sl.bound == resDisk {
+		switch sl.bound {
+		case resDisk:
 			starved += sl.count * p.d[resCPU] * (1 - sl.fill)
 			u.iopress = max(u.iopress, 1-sl.fill)
+		case resCPU:
+			u.cpupress = max(u.cpupress, 1-sl.fill)
 		}
 		s.setRate(sl.g, rate)
 	}

@@ -36,9 +36,10 @@ type Options struct {
 	// Retention drops samples that ended more than Retention before now
 	// (0 keeps every sample). Set it for long-running `colocd serve`.
 	Retention time.Duration
-	// Pressure makes samples carry IOPressure, the simulated Linux pressure
-	// stall information (io "some"; see share.go). Off, IOPressure is 0,
-	// as from a metrics source that does not read PSI.
+	// Pressure makes samples carry IOPressure and CPUPressure, the
+	// simulated Linux pressure stall information (io and cpu "some"; see
+	// share.go), with goodness.Usage.Pressure set. Off, both are 0 and
+	// Pressure false, as from a metrics source that does not read PSI.
 	Pressure bool
 }
 
@@ -198,16 +199,17 @@ type app struct {
 	containers        int
 }
 
-// usage is a node's consumption: CPU and iowait in cores, I/O pressure a
-// fraction of time, the rest in MB/s.
+// usage is a node's consumption: CPU and iowait in cores, I/O and CPU
+// pressure fractions of time, the rest in MB/s.
 type usage struct {
-	cpu, iowait, iopress, read, write, in, out float64
+	cpu, iowait, iopress, cpupress, read, write, in, out float64
 }
 
 func (u *usage) addScaled(v usage, f float64) {
 	u.cpu += v.cpu * f
 	u.iowait += v.iowait * f
 	u.iopress += v.iopress * f
+	u.cpupress += v.cpupress * f
 	u.read += v.read * f
 	u.write += v.write * f
 	u.in += v.in * f
@@ -251,29 +253,30 @@ type node struct {
 // changed in a list (dirty), and stepping to an event touches only the
 // groups that complete, their apps and their nodes.
 type Sim struct {
-	cluster  ClusterSpec
-	kindList []KindSpec
-	kinds    map[string]*kindRT
-	kindRTs  []*kindRT // in the order of kindList
-	opts     Options
-	start    time.Time
-	interval float64 // seconds
-	pcg      *rand.PCG
-	rng      *rand.Rand
-	now      float64 // seconds since start
-	tick     int64   // index of the current metrics interval
-	nodes    []node
-	nodeIdx  map[string]int
-	groups   []group // every group ever started, referenced by index
-	apps     []app   // submitted apps in submission order
-	byID     map[string]int32
-	reserved map[string]bool // ids from NewApplication not yet submitted
-	seq      int
-	running  int         // apps running
-	room     []int64     // per kind: how many of its containers the free resources hold, all nodes together
-	events   completions // completion times of working groups
-	dirty    []int32     // nodes with dirty set, in the order they were marked
-	touched  []int32     // scratch of step; not shared by clones
+	cluster   ClusterSpec
+	kindList  []KindSpec
+	kinds     map[string]*kindRT
+	kindRTs   []*kindRT // in the order of kindList
+	opts      Options
+	start     time.Time
+	interval  float64 // seconds
+	pcg       *rand.PCG
+	rng       *rand.Rand
+	now       float64 // seconds since start
+	tick      int64   // index of the current metrics interval
+	nodes     []node
+	nodeIdx   map[string]int
+	groups    []group // every group ever started, referenced by index
+	apps      []app   // submitted apps in submission order
+	byID      map[string]int32
+	reserved  map[string]bool // ids from NewApplication not yet submitted
+	seq       int
+	running   int         // apps running
+	room      []int64     // per kind: how many of its containers the free resources hold, all nodes together
+	events    completions // completion times of working groups
+	dirty     []int32     // nodes with dirty set, in the order they were marked
+	touched   []int32     // scratch of step; not shared by clones
+	noMetrics bool        // DiscardMetrics was called: no sample is kept
 }
 
 // New returns a simulator of cluster running kinds. It validates both;
@@ -386,4 +389,15 @@ func (s *Sim) Clone() *Sim {
 		nd.runs = slices.Clip(nd.runs)
 	}
 	return &c
+}
+
+// Reseed replaces the random source that draws placements and jitter with
+// a fresh one seeded by seed, as Options.Seed seeds it. A clone keeps the
+// original's random state, so a what-if on it draws the placements and
+// jitter the original will draw: it foresees them. Reseeded, it is one
+// sample of what may happen, as a scheduler that cannot see the future
+// would have to plan with.
+func (s *Sim) Reseed(seed uint64) {
+	s.pcg = rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)
+	s.rng = rand.New(s.pcg)
 }

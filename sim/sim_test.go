@@ -447,6 +447,52 @@ queue: [{kind: io, count: 1}]
 	}
 }
 
+// CPU pressure says how much of its CPU demand a saturated node's groups
+// did not get, which its CPU usage (1) cannot; cache interference is no
+// stall.
+func TestCPUPressure(t *testing.T) {
+	// 2 containers × 1.5 cores on 2 cores: each gets 2/3, stalled 1/3.
+	for _, tc := range []struct {
+		name  string
+		cache float64
+		want  float64
+	}{{"sharing", 0, 1.0 / 3}, {"sharing, cache interference", 0.5, 1.0 / 3}} {
+		w, err := sim.ParseWorkload([]byte(fmt.Sprintf(`
+cluster: {nodes: 1, node: {cores: 2, vcores: 8, memory_mb: 8192, disk_mbps: 100, net_mbps: 100, interference: {cpu_cache: %v}}}
+kinds:
+  - name: hot
+    containers: 1
+    container: {vcores: 1, memory_mb: 512}
+    phases: [{seconds: 60, cpu: 1.5, disk_read_mbps: 10}]
+queue: [{kind: hot, count: 2}]
+`, tc.cache)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, pressure := range []bool{false, true} {
+			s := newSim(t, w, sim.Options{Pressure: pressure, GroupSize: 1})
+			for range 2 {
+				if err := s.Submit(s.NewApplication(), sim.AppSpec{Kind: "hot"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s.Advance(sim.DefaultStart.Add(10 * time.Second))
+			u, ok := s.Usage("node01", sim.DefaultStart, sim.DefaultStart.Add(10*time.Second))
+			if !ok {
+				t.Fatal("no usage")
+			}
+			want := 0.0
+			if pressure {
+				want = tc.want
+			}
+			if math.Abs(u.CPUPressure-want) > 1e-9 || math.Abs(u.CPU-1) > 1e-9 || u.IOPressure != 0 || u.Pressure != pressure {
+				t.Errorf("%s, pressure %t: cpu %v, cpu pressure %v, io pressure %v, read %t; want 1, %v, 0, %t",
+					tc.name, pressure, u.CPU, u.CPUPressure, u.IOPressure, u.Pressure, want, pressure)
+			}
+		}
+	}
+}
+
 func TestKillFreesResources(t *testing.T) {
 	s := simtest.NewTiny(t, 1)
 	a, b := s.NewApplication(), s.NewApplication()
@@ -652,6 +698,85 @@ func TestCloneIsIndependent(t *testing.T) {
 	}
 	if cmp.Equal(orig.Apps(), clone.Apps()) {
 		t.Error("the first clone's different history left no trace")
+	}
+}
+
+// A clone draws the placements and jitter its original will draw (it
+// foresees them); reseeded, it draws its own, and the same seed draws the
+// same again.
+func TestReseedForgetsTheFuture(t *testing.T) {
+	w := load(t, queueA)
+	orig := newSim(t, w, sim.Options{Seed: 3, Jitter: 0.1})
+	// Two jobs put a triplet on every node: the third goes to 8 of the 16
+	// nodes, drawn at random.
+	for _, k := range []string{"kmeans", "tpch-q3"} {
+		if err := orig.Submit(orig.NewApplication(), sim.AppSpec{Kind: k}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	placeNext := func(s *sim.Sim) map[string]int {
+		id := s.NewApplication()
+		if err := s.Submit(id, sim.AppSpec{Kind: "tpch-q10"}); err != nil {
+			t.Fatal(err)
+		}
+		a, _ := s.App(id)
+		return a.Placement
+	}
+	seer, fresh, again := orig.Clone(), orig.Clone(), orig.Clone()
+	fresh.Reseed(42)
+	again.Reseed(42)
+	want := placeNext(orig)
+	if diff := cmp.Diff(want, placeNext(seer)); diff != "" {
+		t.Errorf("a clone placed the next job elsewhere than its original (-orig +clone):\n%s", diff)
+	}
+	got := placeNext(fresh)
+	if cmp.Equal(want, got) {
+		t.Errorf("a reseeded clone placed the next job exactly where the original did: %v", got)
+	}
+	if diff := cmp.Diff(got, placeNext(again)); diff != "" {
+		t.Errorf("the same seed placed differently (-first +second):\n%s", diff)
+	}
+}
+
+// A clone without metrics runs exactly as one with them, and reports no
+// samples.
+func TestDiscardMetricsChangesNoRun(t *testing.T) {
+	w := load(t, queueA)
+	orig := newSim(t, w, sim.Options{Seed: 5, Jitter: 0.1})
+	for _, k := range []string{"kmeans", "tpch-q10", "cc"} {
+		if err := orig.Submit(orig.NewApplication(), sim.AppSpec{Kind: k}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	orig.Advance(sim.DefaultStart.Add(7 * time.Minute))
+	keep, quiet := orig.Clone(), orig.Clone()
+	quiet.DiscardMetrics()
+	for _, s := range []*sim.Sim{keep, quiet} {
+		if err := s.Submit(s.NewApplication(), sim.AppSpec{Kind: "tpch-q3"}); err != nil {
+			t.Fatal(err)
+		}
+		s.RunUntilIdle()
+	}
+	if diff := cmp.Diff(keep.Apps(), quiet.Apps()); diff != "" {
+		t.Errorf("the run without metrics differs (-with +without):\n%s", diff)
+	}
+	if diff := cmp.Diff(keep.Progresses(nil), quiet.Progresses(nil)); diff != "" {
+		t.Errorf("progress differs (-with +without):\n%s", diff)
+	}
+	if n := len(quiet.Samples()); n != 0 {
+		t.Errorf("%d samples after DiscardMetrics, want 0", n)
+	}
+	if _, ok := quiet.Usage("node01", sim.DefaultStart, quiet.Now()); ok {
+		t.Error("Usage found samples after DiscardMetrics")
+	}
+	if len(keep.Samples()) == 0 || len(orig.Samples()) == 0 {
+		t.Error("the clone with metrics, or the original, lost its samples")
+	}
+	ps := keep.Progresses(nil)
+	for i, a := range keep.Apps() {
+		if ps[i].ID != a.ID || ps[i].Progress != a.Progress || ps[i].State != a.State {
+			t.Errorf("Progresses[%d] = %+v, Apps says %s %s %v", i, ps[i], a.ID, a.State, a.Progress)
+		}
 	}
 }
 

@@ -33,6 +33,7 @@ type simFlags struct {
 	jitter        float64
 	oracleHorizon time.Duration
 	oracleInstant bool
+	rollSamples   int
 	study         string
 	scale         string
 }
@@ -52,8 +53,9 @@ and mean resource usage. Policies:
   paper            the paper's method: the pair bandit alone, sampling, no profile model
   ra               colocd: its loop, engine, queue pipeline, profile model and bandit,
                    learning from scratch
-  ra-psi           ra on a cluster whose metrics carry I/O pressure stall information
-                   (the goodness counts stalls that busy CPUs hide from iowait)
+  ra-psi           ra on a cluster whose metrics carry I/O and CPU pressure stall
+                   information (the goodness counts I/O stalls that busy CPUs hide from
+                   iowait; the profiles fit saturated nodes at the demand the stalls imply)
   ra-warm          ra starting from what a previous ra run learned (seed + 1000000)
   ra-profile-true  ra scoring with every kind's true mean solo profile (a reference:
                    decision quality without estimation error)
@@ -68,8 +70,14 @@ and mean resource usage. Policies:
   ra-curves        ra under the same service curves
   pairwise         kind-level greedy on the simulator's pairwise ground truth (a reference)
   oracle           greedy with ground truth: what-if runs of every candidate on a clone
-  rollout          per decision, each candidate finished with the oracle on a clone, the
-                   best kept (a reference; slow)
+                   (a reference, not a ceiling: policies pass it)
+  rollout          the ceiling: per decision, each candidate finished with the oracle on
+                   --rollout-samples copies of the run with fresh random streams (no
+                   foresight of placements, jitter or Poisson arrivals), the best mean
+                   kept (a reference; slow)
+  rollout-foresight
+                   rollout on one plain clone per candidate, which draws the run's own
+                   future (a reference to measure foresight)
   bound            a resource lower bound on the makespan (no schedule)
 
 paper, ra, ra-warm, ra-profile-true, drf, curves and ra-curves use the daemon
@@ -80,7 +88,9 @@ per-class waits and shares to --json (classes). Runs are deterministic for a see
 N..N+R-1 in parallel.
 
 --compare prints each policy against fifo on the same seeds, a table per
-workload; --workload may then be given more than once (one file per flag),
+workload, with each policy's share of the rollout's gain in the workload's
+metric (makespan; mean JCT for Poisson arrivals); with --json, each line
+carries rollout_share, its seed's share, when fifo and rollout ran too; --workload may then be given more than once (one file per flag),
 and with --plot-dir the runs also draw compare.png: per workload, each
 policy's change against fifo in the workload's metric (makespan; mean JCT
 for Poisson arrivals): a bar to the median over seeds, the interquartile
@@ -105,7 +115,7 @@ range, whiskers at the table's min and max and a circle at its mean.
 	cf = addConfigFlags(fl)
 	cf.explicitOnly = true // never the default path: a node's config would change what is played
 	fl.StringArrayVar(&f.workloads, "workload", nil, "workload YAML file (required); with --compare, repeat it to compare on several workloads (a table each, one compare.png)")
-	fl.StringVar(&f.policy, "policy", "ra", "policy: fifo|random|paper|ra|ra-warm|ra-profile-true|packfit|alternate|tetris|pairwise|oracle|rollout|bound")
+	fl.StringVar(&f.policy, "policy", "ra", "policy: fifo|random|paper|ra|ra-psi|ra-warm|ra-profile-true|packfit|alternate|tetris|drf|curves|ra-curves|pairwise|oracle|rollout|rollout-foresight|bound")
 	fl.Uint64Var(&f.seed, "seed", 1, "first seed")
 	fl.IntVar(&f.runs, "runs", 1, "number of seeds (seed, seed+1, ...)")
 	fl.BoolVar(&f.json, "json", false, "print one JSON object per run, one per line")
@@ -117,6 +127,7 @@ range, whiskers at the table's min and max and a circle at its mean.
 	fl.Float64Var(&f.jitter, "jitter", 0, "simulator work jitter in [0, 1) (0: exact durations)")
 	fl.DurationVar(&f.oracleHorizon, "oracle-horizon", 0, "oracle look-ahead (0: 1m)")
 	fl.BoolVar(&f.oracleInstant, "oracle-instant", false, "oracle scores the progress rate at the instant of placement")
+	fl.IntVar(&f.rollSamples, "rollout-samples", bench.DefaultRolloutSamples, "futures the rollout samples per candidate and decision, each with a fresh random stream")
 	fl.StringVar(&f.scale, "scale", "", "scale the workload to NODES:JOBS first (sim.Workload.Scaled; its name gets @NODESn), e.g. 10000:2000")
 	fl.StringVar(&f.study, "study", "", "run a study instead: speed | warm-start (pair preferences), reward (goodness vs speed-up, objectives), profiles (profile learning speed), scale (wall time per run at 100, 1,000 and 10,000 nodes)")
 	return cmd
@@ -173,6 +184,7 @@ func runSim(cmd *cobra.Command, cf *configFlags, f *simFlags) error {
 	if err != nil {
 		return err
 	}
+	bench.SetRolloutShares(results)
 	var sums []bench.Summary
 	if f.compare != "" {
 		if sums, err = bench.Summarize(results); err != nil {
@@ -203,6 +215,8 @@ func checkSimFlags(f *simFlags) error {
 		return usagef("sim: --runs must be >= 1, got %d", f.runs)
 	case f.parallel < 1:
 		return usagef("sim: --parallel must be >= 1, got %d", f.parallel)
+	case f.rollSamples < 1 || f.rollSamples > bench.MaxRolloutSamples:
+		return usagef("sim: --rollout-samples must be in [1, %d], got %d", bench.MaxRolloutSamples, f.rollSamples)
 	}
 	return nil
 }
@@ -233,13 +247,14 @@ func simTemplates(cf *configFlags, f *simFlags) ([]bench.RunConfig, error) {
 			return nil, usagef("sim: --workload %s and %s are both named %q (results are keyed by the file name)", f.workloads[i], path, name)
 		}
 		out = append(out, bench.RunConfig{
-			Workload:      w,
-			Name:          name,
-			LearnInterval: f.learnInterval,
-			AdmissionTick: f.admissionTick,
-			Jitter:        f.jitter,
-			OracleHorizon: f.oracleHorizon,
-			OracleInstant: f.oracleInstant,
+			Workload:       w,
+			Name:           name,
+			LearnInterval:  f.learnInterval,
+			AdmissionTick:  f.admissionTick,
+			Jitter:         f.jitter,
+			OracleHorizon:  f.oracleHorizon,
+			OracleInstant:  f.oracleInstant,
+			RolloutSamples: f.rollSamples,
 		})
 	}
 	cfg, err := simDaemonConfig(cf)

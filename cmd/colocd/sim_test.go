@@ -61,7 +61,7 @@ func TestSimCompareAndPlots(t *testing.T) {
 	isolate(t)
 	wl := writeSimWorkload(t)
 	dir := filepath.Join(t.TempDir(), "plots")
-	code, out, errOut := runCmd(t, "sim", "--workload", wl, "--runs", "2", "--compare", "ra,ra-warm,random,pairwise,oracle,bound", "--plot-dir", dir)
+	code, out, errOut := runCmd(t, "sim", "--workload", wl, "--runs", "2", "--compare", "ra,ra-warm,random,pairwise,oracle,rollout,bound", "--rollout-samples", "2", "--plot-dir", dir)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -71,12 +71,12 @@ func TestSimCompareAndPlots(t *testing.T) {
 			rows[f[1]] = f[2] == "2"
 		}
 	}
-	for _, p := range []string{"fifo", "ra", "ra-warm", "random", "pairwise", "oracle", "bound"} {
+	for _, p := range []string{"fifo", "ra", "ra-warm", "random", "pairwise", "oracle", "rollout", "bound"} {
 		if !rows[p] {
 			t.Errorf("no row with 2 runs for %s:\n%s", p, out)
 		}
 	}
-	for _, s := range []string{"vs fifo", "of oracle gain", "CPUs"} {
+	for _, s := range []string{"vs fifo", "of rollout gain", "100% (makespan)", "CPUs"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("output lacks %q:\n%s", s, out)
 		}
@@ -87,8 +87,8 @@ func TestSimCompareAndPlots(t *testing.T) {
 	}
 	// usage for every policy but bound; profiles and preferences for ra and
 	// ra-warm; the comparison.
-	if len(files) != 11 || !slices.Contains(files, filepath.Join(dir, "compare.png")) {
-		t.Errorf("%d PNGs, want 11 with compare.png: %v", len(files), files)
+	if len(files) != 12 || !slices.Contains(files, filepath.Join(dir, "compare.png")) {
+		t.Errorf("%d PNGs, want 12 with compare.png: %v", len(files), files)
 	}
 	for _, f := range files {
 		fh, err := os.Open(f)
@@ -99,6 +99,41 @@ func TestSimCompareAndPlots(t *testing.T) {
 			t.Errorf("%s: %v", f, err)
 		}
 		fh.Close()
+	}
+}
+
+// TestSimJSONRolloutShare: with fifo and rollout in the same run, every
+// --json line but bound's carries its seed's share of the rollout's gain;
+// rollout's own is 1.
+func TestSimJSONRolloutShare(t *testing.T) {
+	isolate(t)
+	wl := writeSimWorkload(t)
+	code, out, errOut := runCmd(t, "sim", "--workload", wl, "--runs", "2", "--compare", "random,rollout,bound", "--rollout-samples", "2", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 8 {
+		t.Fatalf("%d lines, want 8 (4 policies × 2 seeds):\n%s", len(lines), out)
+	}
+	for _, l := range lines {
+		var m struct {
+			Policy string   `json:"policy"`
+			Share  *float64 `json:"rollout_share"`
+		}
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case m.Policy == "bound":
+			if m.Share != nil {
+				t.Errorf("bound has a share: %s", l)
+			}
+		case m.Share == nil:
+			t.Errorf("no rollout_share: %s", l)
+		case m.Policy == "rollout" && *m.Share != 1, m.Policy == "fifo" && *m.Share != 0:
+			t.Errorf("share %v: %s", *m.Share, l)
+		}
 	}
 }
 
