@@ -22,6 +22,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/colocd/colocd/internal/testing/zktest"
+	"github.com/colocd/colocd/queue"
 	"github.com/colocd/colocd/yarnclient"
 	"github.com/colocd/colocd/yarnclient/yarntest"
 )
@@ -42,6 +43,9 @@ type haCluster struct {
 	reps  []*haReplica
 	stopF chan struct{}
 	wg    sync.WaitGroup
+	bin   string // the colocd binary the replicas run
+	// hold keeps finishApps from ending applications while it is set.
+	hold atomic.Bool
 
 	// mu guards each replica's p, which the test replaces when it
 	// restarts one while the submitters' goroutines pick replicas.
@@ -51,6 +55,7 @@ type haCluster struct {
 // haReplica is one replica: its config (kept across restarts) and process.
 type haReplica struct {
 	id, addr, dir, cfg string
+	clockFile          string   // with haOptions.faketime: its wall clock's offset
 	zkAddrs            []string // what it connects to (a proxy, for the partition test)
 	p                  *proc
 }
@@ -64,17 +69,29 @@ type haOptions struct {
 	session, zkTick time.Duration
 	maxRunning      int               // admission.max_running (0: no cap)
 	rm              []yarntest.Option // the fake RM's options beyond newTestRM's
+	// faketime runs the binary built with the tag colocd_faketime: each
+	// replica's wall clock is moved by the offset in its clockFile
+	// (haReplica.setClock).
+	faketime bool
 }
 
 func startHA(t testing.TB, o haOptions) (*haCluster, []*tcpProxy) {
 	t.Helper()
 	c := &haCluster{t: t, zk: zktest.Start(t, zktest.Options{Tick: o.zkTick}), rm: newTestRM(t, o.rm...), stopF: make(chan struct{})}
+	c.bin = colocdBinary(t)
+	if o.faketime {
+		c.bin = colocdBinaryTags(t, "colocd_faketime")
+	}
 	for _, id := range []string{"worker3:8041", "worker4:8041"} {
 		c.rm.AddNode(yarnclient.Node{ID: id, AvailMemoryMB: 65536, AvailableVirtualCores: 64})
 	}
 	var proxies []*tcpProxy
 	for i := range o.replicas {
 		r := &haReplica{id: fmt.Sprintf("r%d", i+1), addr: freeAddr(t), dir: t.TempDir(), zkAddrs: c.zk.Addrs()}
+		if o.faketime {
+			r.clockFile = filepath.Join(t.TempDir(), "clock-offset")
+			r.setClock(t, 0)
+		}
 		if o.proxies {
 			p := newTCPProxy(t, c.zk.Addrs())
 			proxies = append(proxies, p)
@@ -135,7 +152,11 @@ shutdown_timeout: 5s
 }
 
 func (c *haCluster) start(r *haReplica) {
-	p := startServe(c.t, "..", r.cfg, r.addr, yarnTestToken)
+	var env []string
+	if r.clockFile != "" {
+		env = append(env, "COLOCDTEST_FAKETIME_FILE="+r.clockFile)
+	}
+	p := startServeBin(c.t, c.bin, "..", r.cfg, r.addr, yarnTestToken, env...)
 	c.mu.Lock()
 	r.p = p
 	c.mu.Unlock()
@@ -152,6 +173,9 @@ func (c *haCluster) finishApps() {
 		case <-c.stopF:
 			return
 		case <-tick.C:
+		}
+		if c.hold.Load() {
+			continue
 		}
 		for _, a := range c.rm.Apps() {
 			if a.State == "RUNNING" {
@@ -757,5 +781,179 @@ func TestHAKillLeaderAroundTheAppend(t *testing.T) {
 			poll(t, "the job to succeed", 60*time.Second, func() bool { return next.p.job(j.ID).State == "succeeded" })
 			c.checkExactlyOnce(next, map[string]string{key: j.ID})
 		})
+	}
+}
+
+// setClock moves the replica's wall clock to d from the real one (a
+// binary built with colocd_faketime reads the file at every reading).
+func (r *haReplica) setClock(tb testing.TB, d time.Duration) {
+	tb.Helper()
+	tmp := r.clockFile + ".tmp"
+	if err := os.WriteFile(tmp, []byte(d.String()), 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.Rename(tmp, r.clockFile); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// haRoleEpoch is the part of GET /v1/ha a test reads (zero when the replica
+// does not answer).
+func haRoleEpoch(r *haReplica) (role string, epoch uint64) {
+	req, _ := http.NewRequest(http.MethodGet, r.p.base+"/v1/ha", nil)
+	req.Header.Set("Authorization", "Bearer "+yarnTestToken)
+	resp, err := (&http.Client{Timeout: 2 * time.Second}).Do(req)
+	if err != nil {
+		return "", 0
+	}
+	defer resp.Body.Close()
+	var st struct {
+		Role  string `json:"role"`
+		Epoch uint64 `json:"epoch"`
+	}
+	if json.NewDecoder(resp.Body).Decode(&st) != nil {
+		return "", 0
+	}
+	return st.Role, st.Epoch
+}
+
+// TestHAWallClockSteps: the leader's wall clock steps an hour forward,
+// then two hours back, and the followers' half an hour back, while
+// clients submit through every replica (a binary built with the tag
+// colocd_faketime: its engine.WallClock, the clock the store, the API and
+// the engine read the time of day from, takes an offset from a file;
+// libfaketime cannot move a Go binary's clock). Leadership rests on
+// ZooKeeper's sessions and the monotonic clock, so the same replica leads
+// in the same epoch throughout; every acknowledged job runs once; no job
+// finishes before it started; and the runtimes the kind's history learns
+// are the runs' real durations (seconds), not the hours the steps would
+// add.
+func TestHAWallClockSteps(t *testing.T) {
+	c, _ := startHA(t, haOptions{replicas: 3, finish: true, faketime: true})
+	lead := c.leader(60 * time.Second)
+	_, epoch := haRoleEpoch(lead)
+	if epoch == 0 {
+		t.Fatalf("%s leads with no epoch in /v1/ha", lead.id)
+	}
+	s := &submitter{c: c, acked: map[string]string{}}
+	next := 0
+	batch := func(n int) {
+		var wg sync.WaitGroup
+		stop := time.Now().Add(90 * time.Second)
+		keys := make(chan string, n)
+		for range n {
+			next++
+			keys <- fmt.Sprintf("job-%d", next)
+		}
+		close(keys)
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for k := range keys {
+					if !s.submit(k, stop) {
+						t.Errorf("%s never acknowledged", k)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	settled := func(what string) {
+		poll(t, what, 60*time.Second, func() bool {
+			for _, id := range s.acked {
+				if st := lead.p.job(id).State; st != "succeeded" {
+					return false
+				}
+			}
+			return true
+		})
+	}
+	// runAcross submits n jobs, waits until they all run, steps the
+	// leader's clock to d, and lets them finish: their runs span the step.
+	runAcross := func(n int, d time.Duration) {
+		c.hold.Store(true)
+		before := len(s.acked)
+		batch(n)
+		var ids []string
+		for _, id := range s.acked {
+			ids = append(ids, id)
+		}
+		poll(t, "the new jobs to run", 60*time.Second, func() bool {
+			running := 0
+			for _, id := range ids {
+				if lead.p.job(id).State == "running" {
+					running++
+				}
+			}
+			return running == len(s.acked)-before
+		})
+		lead.setClock(t, d)
+		time.Sleep(300 * time.Millisecond) // a few admission ticks see the step
+		c.hold.Store(false)
+	}
+	batch(15)
+	settled("the first jobs to succeed")
+	runAcross(10, time.Hour)
+	settled("the jobs that ran across a step forward to succeed")
+	for _, r := range c.reps {
+		if r != lead {
+			r.setClock(t, -30*time.Minute)
+		}
+	}
+	batch(10)
+	settled("the jobs submitted to followers half an hour behind to succeed")
+	runAcross(10, -time.Hour)
+	batch(10)
+	settled("every job to succeed across the steps")
+
+	role, now := haRoleEpoch(lead)
+	if role != "leader" || now != epoch {
+		t.Errorf("after the steps %s is %q in epoch %d; it led in epoch %d", lead.id, role, now, epoch)
+	}
+	if n := len(c.alive()); n != 3 {
+		t.Errorf("%d of 3 replicas alive after the steps", n)
+	}
+	c.checkExactlyOnce(lead, s.acked)
+	var list struct {
+		Jobs []struct {
+			ID         string     `json:"id"`
+			RunningAt  *time.Time `json:"running_at"`
+			FinishedAt *time.Time `json:"finished_at"`
+		} `json:"jobs"`
+	}
+	lead.p.getJSON("/v1/jobs?state=all&limit=10000", &list)
+	for _, j := range list.Jobs {
+		if j.RunningAt != nil && j.FinishedAt != nil && j.FinishedAt.Before(*j.RunningAt) {
+			t.Errorf("job %s finished at %v, before it ran at %v", j.ID, j.FinishedAt, j.RunningAt)
+		}
+	}
+
+	// The kind's runtime history, read from the leader's store once the
+	// replicas stopped: every run took about the fake RM's 200 ms tick.
+	for _, r := range c.alive() {
+		if _, err := r.p.stop(30 * time.Second); err != nil {
+			t.Errorf("%s exited with %v after SIGTERM", r.id, err)
+		}
+	}
+	store, err := queue.Open(filepath.Join(lead.dir, storeFile), queue.Options{NoSync: true, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	hist, err := store.Histories()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, ok := hist["wordcount"]
+	if !ok || h.Runs == 0 {
+		t.Fatalf("no runtime history of kind wordcount: %+v", hist)
+	}
+	t.Logf("%d jobs; kind %s: %d runs, mean %v, EWMA %v", len(s.acked), "wordcount", h.Runs, h.MeanRuntime, h.EWMARuntime)
+	if h.Runs != len(s.acked) {
+		t.Errorf("kind wordcount has %d runs in its history; %d jobs succeeded (a run timed across the step back was dropped)", h.Runs, len(s.acked))
+	}
+	if h.MeanRuntime > time.Minute || h.EWMARuntime > time.Minute {
+		t.Errorf("kind %s learned a mean runtime of %v (EWMA %v) from runs of about 200 ms: a step of the wall clock counted as run time", "wordcount", h.MeanRuntime, h.EWMARuntime)
 	}
 }

@@ -23,10 +23,9 @@ import (
 // The process tests run the real colocd binary, built once (without -race)
 // into a temporary directory the first time a test needs it.
 var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
+	binMu   sync.Mutex
 	binDir  string
+	binPath = map[string]string{} // build tags → binary
 )
 
 func TestMain(m *testing.M) {
@@ -46,26 +45,40 @@ func TestMain(m *testing.M) {
 // colocdBinary builds ./cmd/colocd once.
 func colocdBinary(tb testing.TB) string {
 	tb.Helper()
+	return colocdBinaryTags(tb, "")
+}
+
+// colocdBinaryTags builds ./cmd/colocd with the build tags once (a build
+// that fails is tried again by the next test that needs it, and fails it
+// too).
+func colocdBinaryTags(tb testing.TB, tags string) string {
+	tb.Helper()
 	if testing.Short() {
 		tb.Skip("builds and runs the colocd binary; skipped with -short")
 	}
-	binOnce.Do(func() {
-		binDir, binErr = os.MkdirTemp("", "colocd-bin-")
-		if binErr != nil {
-			return
-		}
-		binPath = filepath.Join(binDir, "colocd")
-		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/colocd")
-		cmd.Dir = ".."
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			binErr = fmt.Errorf("go build ./cmd/colocd: %v\n%s", err, out)
-		}
-	})
-	if binErr != nil {
-		tb.Fatal(binErr)
+	binMu.Lock()
+	defer binMu.Unlock()
+	if p, ok := binPath[tags]; ok {
+		return p
 	}
-	return binPath
+	if binDir == "" {
+		d, err := os.MkdirTemp("", "colocd-bin-")
+		if err != nil {
+			tb.Fatal(err)
+		}
+		binDir = d
+	}
+	p := filepath.Join(binDir, "colocd")
+	if tags != "" {
+		p += "-" + strings.ReplaceAll(tags, ",", "-")
+	}
+	cmd := exec.Command("go", "build", "-tags", tags, "-o", p, "./cmd/colocd")
+	cmd.Dir = ".."
+	if out, err := cmd.CombinedOutput(); err != nil {
+		tb.Fatalf("go build -tags %q ./cmd/colocd: %v\n%s", tags, err, out)
+	}
+	binPath[tags] = p
+	return p
 }
 
 // freeAddr returns a 127.0.0.1 address that was free a moment ago.
@@ -111,7 +124,12 @@ type proc struct {
 // startServe runs `colocd serve --config cfg` in dir with extra env.
 func startServe(tb testing.TB, dir, cfg, addr, token string, env ...string) *proc {
 	tb.Helper()
-	bin := colocdBinary(tb)
+	return startServeBin(tb, colocdBinary(tb), dir, cfg, addr, token, env...)
+}
+
+// startServeBin is startServe with the binary bin.
+func startServeBin(tb testing.TB, bin, dir, cfg, addr, token string, env ...string) *proc {
+	tb.Helper()
 	p := &proc{tb: tb, out: &syncBuffer{}, base: "http://" + addr, token: token, done: make(chan struct{})}
 	p.cmd = exec.Command(bin, "serve", "--config", cfg)
 	p.cmd.Dir = dir

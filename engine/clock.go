@@ -8,11 +8,11 @@ import (
 )
 
 // WallClock is the real clock, the yarn backend's. Its wall reading can
-// step (NTP, an operator's date); Monotonic cannot.
+// step (NTP, an operator's date); Monotonic cannot. Now is time.Now
+// (clock_wall.go); a binary built with the tag colocd_faketime, for the
+// process tests only, reads an offset from a file instead
+// (clock_faketime.go).
 type WallClock struct{}
-
-// Now is time.Now.
-func (WallClock) Now() time.Time { return time.Now() }
 
 // After is time.After: it waits d of monotonic time, whatever the wall
 // clock does meanwhile.
