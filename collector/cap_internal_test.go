@@ -1,58 +1,23 @@
 package collector
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/colocd/colocd/internal/testing/endless"
 )
 
-// endlessServer answers every request with status, head, then unit
-// repeated until the client goes away, counting the bytes it wrote.
-type endlessServer struct {
-	srv     *httptest.Server
-	written atomic.Int64
-}
-
-func newEndless(t *testing.T, status int, contentType, head, unit string, header map[string]string) *endlessServer {
+func newEndless(t *testing.T, status int, contentType, head, unit string, header map[string]string) *endless.Server {
 	t.Helper()
-	e := &endlessServer{}
-	block := bytes.Repeat([]byte(unit), max(1, (32<<10)/len(unit)))
-	e.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", contentType)
-		for k, v := range header {
-			w.Header().Set(k, v)
-		}
-		w.WriteHeader(status)
-		n, err := io.WriteString(w, head)
-		e.written.Add(int64(n))
-		for err == nil {
-			n, err = w.Write(block)
-			e.written.Add(int64(n))
-		}
-	}))
-	t.Cleanup(e.srv.Close)
-	return e
-}
-
-// allocated runs f and returns the bytes allocated meanwhile (by every
-// goroutine: the test server's writes too).
-func allocated(f func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
+	return endless.Start(t, endless.Options{Status: status, ContentType: contentType, Head: head, Unit: unit, Header: header})
 }
 
 const (
@@ -106,7 +71,7 @@ func TestEndlessInfluxAnswers(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			e := newEndless(t, tc.status, tc.contentType, tc.head, tc.unit, tc.header)
 			cfg := DefaultConfig()
-			cfg.URL, cfg.Language, cfg.MaxAnswerBytes, cfg.Timeout = e.srv.URL, tc.lang, tc.maxAnswer, 2*time.Second
+			cfg.URL, cfg.Language, cfg.MaxAnswerBytes, cfg.Timeout = e.URL, tc.lang, tc.maxAnswer, 2*time.Second
 			c, err := New(cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -114,7 +79,7 @@ func TestEndlessInfluxAnswers(t *testing.T) {
 			t.Cleanup(c.Close)
 			c.maxValue = 1 << 20 // 64 MiB by default
 			var got error
-			alloc := allocated(func() {
+			alloc := endless.Allocated(func() {
 				if tc.ping {
 					got = c.Ping(context.Background())
 					return
@@ -127,8 +92,8 @@ func TestEndlessInfluxAnswers(t *testing.T) {
 			// Caps of 1 MiB at most: what the socket buffers held besides
 			// is a few MiB. Without the record cap, the endless line made
 			// 3.9 GB of allocations in 2 s.
-			t.Logf("%d bytes out, %d allocated", e.written.Load(), alloc)
-			if n := e.written.Load(); n > maxOut {
+			t.Logf("%d bytes out, %d allocated", e.Written.Load(), alloc)
+			if n := e.Written.Load(); n > maxOut {
 				t.Errorf("the server got %d bytes out before the client stopped, want at most %d", n, maxOut)
 			}
 			if alloc > maxAlloc {
@@ -154,15 +119,15 @@ func TestEndlessPrometheusAnswers(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			e := newEndless(t, tc.status, "application/json", tc.head, tc.unit, nil)
-			p := newTestProm(t, e.srv.URL, func(c *PrometheusConfig) { c.MaxAnswerBytes = 1 << 20 })
+			p := newTestProm(t, e.URL, func(c *PrometheusConfig) { c.MaxAnswerBytes = 1 << 20 })
 			var got error
-			alloc := allocated(func() {
+			alloc := endless.Allocated(func() {
 				_, got = p.Usage(context.Background(), []string{"h1"}, promInternalT0, promInternalT0.Add(30*time.Second))
 			})
 			if !errors.Is(got, tc.want) || !strings.Contains(got.Error(), tc.text) {
 				t.Errorf("err = %v, want %v naming %q", got, tc.want, tc.text)
 			}
-			if n := e.written.Load(); n > 64<<20 {
+			if n := e.Written.Load(); n > 64<<20 {
 				t.Errorf("the server got %d bytes out before the client stopped", n)
 			}
 			if alloc > 64<<20 {

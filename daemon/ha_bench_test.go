@@ -7,15 +7,14 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/colocd/colocd/ha"
+	"github.com/colocd/colocd/internal/testing/load"
 	"github.com/colocd/colocd/yarnclient"
 )
 
@@ -102,51 +101,23 @@ func submit32(b *testing.B, base string, pids map[string][]int) {
 		}
 		return nil
 	}
-	var (
-		next  atomic.Int64
-		mu    sync.Mutex
-		lat   []time.Duration
-		wg    sync.WaitGroup
-		total = int64(b.N)
-	)
 	cpu0 := cpuTimes(pids)
 	b.ResetTimer()
-	t0 := time.Now()
-	for range 32 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var mine []time.Duration
-			for next.Add(1) <= total {
-				s := time.Now()
-				if err := post(fmt.Sprintf("bench-%d", benchKeys.Add(1))); err != nil {
-					b.Error(err)
-					return
-				}
-				mine = append(mine, time.Since(s))
-			}
-			mu.Lock()
-			lat = append(lat, mine...)
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	took := time.Since(t0)
+	res, err := load.Run(32, int64(b.N), func(int64) error { return post(fmt.Sprintf("bench-%d", benchKeys.Add(1))) })
 	b.StopTimer()
+	if err != nil {
+		b.Error(err)
+	}
 	cpu1 := cpuTimes(pids)
-	slices.Sort(lat)
-	if len(lat) == 0 {
+	if len(res.Latencies) == 0 {
 		return
 	}
-	q := func(p float64) float64 {
-		return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))].Microseconds()) / 1000
-	}
-	b.ReportMetric(float64(len(lat))/took.Seconds(), "submits/s")
-	b.ReportMetric(q(0.5), "p50-ms")
-	b.ReportMetric(q(0.99), "p99-ms")
+	b.ReportMetric(res.Rate(), "submits/s")
+	b.ReportMetric(res.Quantile(0.5), "p50-ms")
+	b.ReportMetric(res.Quantile(0.99), "p99-ms")
 	for _, k := range []string{"daemon", "followers", "zk"} {
 		if _, ok := pids[k]; ok {
-			b.ReportMetric(float64((cpu1[k]-cpu0[k]).Microseconds())/float64(len(lat)), k+"-cpu-µs/op")
+			b.ReportMetric(float64((cpu1[k]-cpu0[k]).Microseconds())/float64(len(res.Latencies)), k+"-cpu-µs/op")
 		}
 	}
 }

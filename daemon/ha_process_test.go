@@ -234,6 +234,22 @@ func (c *haCluster) leader(deadline time.Duration) *haReplica {
 	return lead
 }
 
+// otherLeader waits until a replica other than old leads, and returns it.
+func (c *haCluster) otherLeader(old *haReplica, deadline time.Duration) *haReplica {
+	c.t.Helper()
+	var next *haReplica
+	poll(c.t, "another replica to lead", deadline, func() bool {
+		for _, r := range c.alive() {
+			if r != old && readyzCode(r.p.base, "?role=leader") == http.StatusOK {
+				next = r
+				return true
+			}
+		}
+		return false
+	})
+	return next
+}
+
 func readyzCode(base, query string) int {
 	resp, err := http.Get(base + "/readyz" + query)
 	if err != nil {
@@ -463,16 +479,7 @@ func TestHAPausedLeader(t *testing.T) {
 					old.signal(syscall.SIGCONT)
 				}
 			}()
-			var next *haReplica
-			poll(t, "another replica to lead", 60*time.Second, func() bool {
-				for _, r := range c.alive() {
-					if r != old && readyzCode(r.p.base, "?role=leader") == http.StatusOK {
-						next = r
-						return true
-					}
-				}
-				return false
-			})
+			next := c.otherLeader(old, 60*time.Second)
 			poll(t, "the job to succeed under the new leader", 60*time.Second, func() bool { return next.p.job(id).State == "succeeded" })
 			close(block) // the old leader's request, held at the RM, goes on
 			old.signal(syscall.SIGCONT)
@@ -519,16 +526,7 @@ func TestHAPartitionedLeader(t *testing.T) {
 		return readyzCode(old.p.base, "?role=leader") != http.StatusOK
 	})
 	t.Logf("the cut-off leader stopped leading %v after the partition (session timeout %v)", time.Since(partitioned).Round(time.Millisecond), haSession)
-	var next *haReplica
-	poll(t, "another replica to lead", 60*time.Second, func() bool {
-		for _, r := range c.alive() {
-			if r != old && readyzCode(r.p.base, "?role=leader") == http.StatusOK {
-				next = r
-				return true
-			}
-		}
-		return false
-	})
+	next := c.otherLeader(old, 60*time.Second)
 	for k := range 10 {
 		key := fmt.Sprintf("during-%d", k)
 		body, _ := json.Marshal(yarnJob)

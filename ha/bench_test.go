@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +17,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/colocd/colocd/ha"
+	"github.com/colocd/colocd/internal/testing/load"
 	"github.com/colocd/colocd/internal/testing/zktest"
 	"github.com/colocd/colocd/queue"
 	"github.com/colocd/colocd/queue/queuetest"
@@ -50,40 +50,18 @@ func BenchmarkSubmit32(b *testing.B) {
 				rep := startRep(b, n, cfg, dir)
 				eventuallyB(b, rep)
 			}
-			var (
-				next  atomic.Int64
-				mu    sync.Mutex
-				lat   []time.Duration
-				wg    sync.WaitGroup
-				total = int64(b.N)
-			)
 			b.ResetTimer()
-			t0 := time.Now()
-			for range 32 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					var mine []time.Duration
-					for next.Add(1) <= total {
-						s := time.Now()
-						if _, _, err := store.Submit(context.Background(), queuetest.Job("k")); err != nil {
-							b.Error(err)
-							return
-						}
-						mine = append(mine, time.Since(s))
-					}
-					mu.Lock()
-					lat = append(lat, mine...)
-					mu.Unlock()
-				}()
-			}
-			wg.Wait()
-			took := time.Since(t0)
+			res, err := load.Run(32, int64(b.N), func(int64) error {
+				_, _, err := store.Submit(context.Background(), queuetest.Job("k"))
+				return err
+			})
 			b.StopTimer()
-			slices.Sort(lat)
-			if len(lat) > 0 {
-				b.ReportMetric(float64(len(lat))/took.Seconds(), "jobs/s")
-				b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+			if err != nil {
+				b.Error(err)
+			}
+			if len(res.Latencies) > 0 {
+				b.ReportMetric(res.Rate(), "jobs/s")
+				b.ReportMetric(res.Quantile(0.99), "p99-ms")
 			}
 		})
 	}

@@ -1,61 +1,23 @@
 package yarnclient_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/colocd/colocd/internal/testing/endless"
 	"github.com/colocd/colocd/yarnclient"
 )
 
-// endless answers every request with status, head and then unit repeated
-// until the client goes away; it counts requests and the bytes written.
-type endless struct {
-	srv      *httptest.Server
-	requests atomic.Int64
-	written  atomic.Int64
-}
-
-func newEndless(t *testing.T, status int, head, unit string, header map[string]string) *endless {
+func newEndless(t *testing.T, status int, head, unit string, header map[string]string) *endless.Server {
 	t.Helper()
-	e := &endless{}
-	block := bytes.Repeat([]byte(unit), max(1, (32<<10)/len(unit)))
-	e.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		e.requests.Add(1)
-		_, _ = io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "application/json")
-		for k, v := range header {
-			w.Header().Set(k, v)
-		}
-		w.WriteHeader(status)
-		n, err := io.WriteString(w, head)
-		e.written.Add(int64(n))
-		for err == nil {
-			n, err = w.Write(block)
-			e.written.Add(int64(n))
-		}
-	}))
-	t.Cleanup(e.srv.Close)
-	return e
-}
-
-// allocated runs f and returns the bytes allocated meanwhile (by every
-// goroutine, the test server's too).
-func allocated(f func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
+	return endless.Start(t, endless.Options{Status: status, ContentType: "application/json", Head: head, Unit: unit, Header: header})
 }
 
 // TestEndlessAnswers: an RM, NodeManager, NameNode or Timeline Server
@@ -110,24 +72,24 @@ func TestEndlessAnswers(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			e := newEndless(t, tc.status, tc.head, tc.unit, tc.header)
-			c, err := yarnclient.New(yarnclient.Config{RMURLs: []string{e.srv.URL}, TimelineURL: e.srv.URL, User: "colocd",
+			c, err := yarnclient.New(yarnclient.Config{RMURLs: []string{e.URL}, TimelineURL: e.URL, User: "colocd",
 				MaxAnswerBytes: capBytes, Timeout: 5 * time.Second, Sleep: func(time.Duration) {}})
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(c.CloseIdleConnections)
 			var got error
-			alloc := allocated(func() { got = tc.call(c, e.srv.URL) })
+			alloc := endless.Allocated(func() { got = tc.call(c, e.URL) })
 			if !errors.Is(got, tc.want) || !strings.Contains(got.Error(), tc.text) {
 				t.Errorf("err = %v, want %v naming %q", got, tc.want, tc.text)
 			}
-			if n := e.requests.Load(); n != tc.requests {
+			if n := e.Requests.Load(); n != tc.requests {
 				t.Errorf("%d requests, want %d", n, tc.requests)
 			}
 			// A 1 MiB cap, read whole (io.ReadAll doubles its buffer),
 			// 4 tries of a retried call; and what the sockets buffered.
-			t.Logf("%d bytes out, %d allocated", e.written.Load(), alloc)
-			if n := e.written.Load(); n > 64<<20 {
+			t.Logf("%d bytes out, %d allocated", e.Written.Load(), alloc)
+			if n := e.Written.Load(); n > 64<<20 {
 				t.Errorf("the server got %d bytes out before the client stopped", n)
 			}
 			if alloc > 32<<20 {
