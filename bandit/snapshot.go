@@ -146,8 +146,18 @@ func (s *Snapshot) validate() error {
 		}
 		return snapErr("config", "%v", err)
 	}
-	k := len(s.Kinds)
-	seen := make(map[string]int, k)
+	if err := s.validateKinds(); err != nil {
+		return err
+	}
+	if err := s.validatePreferences(); err != nil {
+		return err
+	}
+	return s.validateCounts()
+}
+
+// validateKinds: the kind names, each once.
+func (s *Snapshot) validateKinds() error {
+	seen := make(map[string]int, len(s.Kinds))
 	for i, name := range s.Kinds {
 		if name == "" {
 			return snapErr(fmt.Sprintf("kinds[%d]", i), "is empty")
@@ -157,6 +167,12 @@ func (s *Snapshot) validate() error {
 		}
 		seen[name] = i
 	}
+	return nil
+}
+
+// validatePreferences: H and the baselines, finite and one per kind.
+func (s *Snapshot) validatePreferences() error {
+	k := len(s.Kinds)
 	if len(s.H) != k {
 		return snapErr("h", "has %d rows, want %d (one per kind)", len(s.H), k)
 	}
@@ -186,6 +202,13 @@ func (s *Snapshot) validate() error {
 			return snapErr(fmt.Sprintf("row_baseline[%d]", i), "is %v, want a finite number", v)
 		}
 	}
+	return nil
+}
+
+// validateCounts: the observation counters, consistent with each other
+// and summing within MaxCount, so that no update overflows them.
+func (s *Snapshot) validateCounts() error {
+	k := len(s.Kinds)
 	if s.Observations < 0 || s.Observations > MaxCount {
 		return snapErr("observations", "is %d, want 0 .. %d (bandit.MaxCount)", s.Observations, MaxCount)
 	}

@@ -93,10 +93,35 @@ func initialise(db *bolt.DB, sch schema) (err error) {
 			err = fmt.Errorf("%w: %s: bbolt panicked reading the file: %v", ErrCorrupt, db.Path(), r)
 		}
 	}()
-	var (
-		fresh   bool
-		version uint64
-	)
+	fresh, version, err := classify(db, sch)
+	if err != nil {
+		return err
+	}
+	switch {
+	case fresh:
+		return db.Update(func(tx *bolt.Tx) error {
+			for _, name := range allBuckets {
+				if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+					return fmt.Errorf("queue: create bucket %s: %w", name, err)
+				}
+			}
+			meta := tx.Bucket(bucketMeta)
+			if err := meta.Put(keyMagic, magicValue); err != nil {
+				return err
+			}
+			return meta.Put(keySchema, u64(sch.version))
+		})
+	case version < sch.version:
+		return db.Update(func(tx *bolt.Tx) error { return migrate(tx, db.Path(), sch, version) })
+	}
+	return nil
+}
+
+// classify reads the file: fresh (no bucket), or colocd's at schema
+// version; another program's, a newer schema or a missing layout is an
+// error. At the current schema every bucket's root is touched, so a
+// broken page shows now.
+func classify(db *bolt.DB, sch schema) (fresh bool, version uint64, err error) {
 	err = db.View(func(tx *bolt.Tx) error {
 		empty := true
 		if err := tx.ForEach(func([]byte, *bolt.Bucket) error { empty = false; return nil }); err != nil {
@@ -119,7 +144,6 @@ func initialise(db *bolt.DB, sch schema) (err error) {
 			return fmt.Errorf("%w: %s has schema %d, this build knows up to %d (newer colocd?)", ErrSchema, db.Path(), version, sch.version)
 		}
 		if version == sch.version {
-			// Touch every bucket's root so a broken page shows now.
 			for _, name := range allBuckets {
 				b := tx.Bucket(name)
 				if b == nil {
@@ -130,43 +154,26 @@ func initialise(db *bolt.DB, sch schema) (err error) {
 		}
 		return nil
 	})
-	if err != nil {
-		return err
+	return fresh, version, err
+}
+
+// migrate runs the migrations from schema version to sch's in tx.
+func migrate(tx *bolt.Tx, path string, sch schema, version uint64) error {
+	for v := version; v < sch.version; v++ {
+		m, ok := sch.migrations[v]
+		if !ok {
+			return fmt.Errorf("%w: %s: no migration from schema %d to %d", ErrSchema, path, v, v+1)
+		}
+		if err := m(tx); err != nil {
+			return fmt.Errorf("%w: %s: migration %d → %d: %w", ErrSchema, path, v, v+1, err)
+		}
 	}
-	switch {
-	case fresh:
-		return db.Update(func(tx *bolt.Tx) error {
-			for _, name := range allBuckets {
-				if _, err := tx.CreateBucketIfNotExists(name); err != nil {
-					return fmt.Errorf("queue: create bucket %s: %w", name, err)
-				}
-			}
-			meta := tx.Bucket(bucketMeta)
-			if err := meta.Put(keyMagic, magicValue); err != nil {
-				return err
-			}
-			return meta.Put(keySchema, u64(sch.version))
-		})
-	case version < sch.version:
-		return db.Update(func(tx *bolt.Tx) error {
-			for v := version; v < sch.version; v++ {
-				m, ok := sch.migrations[v]
-				if !ok {
-					return fmt.Errorf("%w: %s: no migration from schema %d to %d", ErrSchema, db.Path(), v, v+1)
-				}
-				if err := m(tx); err != nil {
-					return fmt.Errorf("%w: %s: migration %d → %d: %w", ErrSchema, db.Path(), v, v+1, err)
-				}
-			}
-			for _, name := range allBuckets {
-				if tx.Bucket(name) == nil {
-					return fmt.Errorf("%w: %s: bucket %q missing after migration", ErrSchema, db.Path(), name)
-				}
-			}
-			return tx.Bucket(bucketMeta).Put(keySchema, u64(sch.version))
-		})
+	for _, name := range allBuckets {
+		if tx.Bucket(name) == nil {
+			return fmt.Errorf("%w: %s: bucket %q missing after migration", ErrSchema, path, name)
+		}
 	}
-	return nil
+	return tx.Bucket(bucketMeta).Put(keySchema, u64(sch.version))
 }
 
 // check runs bbolt's consistency check.

@@ -79,80 +79,9 @@ const (
 // reg. store may be nil (no colocd_jobs). It panics if reg already holds
 // any of them, a programming error.
 func New(reg *prometheus.Registry, store *queue.Store) *Metrics {
-	m := &Metrics{
-		reg: reg,
-		admissions: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "colocd_admissions_total", Help: "Jobs admitted to the cluster, by YARN queue and job kind (the first " +
-				"MaxQueueLabels queues and MaxKindLabels kinds seen; later ones are \"other\").",
-		}, []string{"queue", "kind"}),
-		failures: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "colocd_admission_failures_total", Help: "Admissions that failed and were rolled back.",
-		}),
-		wait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "colocd_job_wait_duration_seconds",
-			Help:    "Time an admitted job waited pending, from its submission to its admission (engine clock), by YARN queue and job kind (bounded as colocd_admissions_total's).",
-			Buckets: prometheus.ExponentialBuckets(0.1, 4, 10), // 100ms .. ~7h
-		}, []string{"queue", "kind"}),
-		labels:   newLabeler(),
-		outbound: newOutbound(),
-		forced: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "colocd_forced_admissions_total", Help: "Admissions a hard rule chose rather than the learned distribution, by reason (max_skips, reservation).",
-		}, []string{"reason"}),
-		decision: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name:    "colocd_decision_duration_seconds",
-			Help:    "Time to compute one admission decision (ordering pipeline).",
-			Buckets: prometheus.ExponentialBuckets(50e-6, 4, 10), // 50µs .. ~13s
-		}),
-		learning: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "colocd_learning_updates_total", Help: "Preference (bandit) updates applied.",
-		}),
-		ticks: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "colocd_learning_ticks_total", Help: "Learning ticks that completed without error.",
-		}),
-		lastTick: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "colocd_learning_last_tick_timestamp_seconds", Help: "Engine-clock time of the last learning tick that completed without error, in Unix seconds.",
-		}),
-		stale: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "colocd_stale_hosts", Help: "Hosts skipped in the last learning tick for stale or missing metrics.",
-		}),
-		unmatched: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "colocd_unmatched_hosts",
-			Help: "Hosts seen on one side only: side=\"yarn\" YARN runs them and the metrics source has no sample of them; side=\"metrics\" the source has data and YARN has no such running node (see metrics.hosts).",
-		}, []string{"side"}),
-		dominant: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "colocd_dominant_share", Help: "Dominant resource share of running jobs per user or group (DRF); no series for one that runs nothing.",
-		}, []string{"group"}),
-		backendErrs: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "colocd_backend_errors_total", Help: "Errors from the cluster or metrics backend, by operation.",
-		}, []string{"op"}),
-		backendUp: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "colocd_backend_up", Help: "1 when the last call to the backend (cluster, metrics) succeeded, 0 after a failure; no series before the first call.",
-		}, []string{"backend"}),
-		backoff: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "colocd_cluster_backoff_seconds",
-			Help: "Current wait of the cluster-wide backoff of calls to a failing cluster, by kind (read, submit): no such call is made before it ends; 0 when they do not back off.",
-		}, []string{"calls"}),
-		backedOff: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "colocd_cluster_calls_backed_off_total",
-			Help: "Calls to the cluster not made because of a backoff, by kind (read, submit; job: an admitted job waiting out its own backoff).",
-		}, []string{"calls"}),
-		jobsBackoff: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "colocd_cluster_backoff_jobs",
-			Help: "Admitted jobs waiting out their own backoff after a submission with an unknown outcome or an unreadable application.",
-		}),
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "colocd_api_requests_total", Help: "HTTP API requests by route pattern and status code.",
-		}, []string{"route", "code"}),
-		reqSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "colocd_api_request_duration_seconds",
-			Help:    "HTTP API request latency by route pattern.",
-			Buckets: prometheus.ExponentialBuckets(250e-6, 4, 9), // 250µs .. ~16s
-		}, []string{"route"}),
-		quarantined: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "colocd_learned_state_quarantined_total",
-			Help: "Learned state (section: preferences, profiles) that did not restore at start and was quarantined; that model started fresh (colocd store check lists it).",
-		}, []string{"section"}),
-	}
+	m := &Metrics{reg: reg, labels: newLabeler(), outbound: newOutbound()}
+	m.admissionMetrics()
+	m.backendMetrics()
 	reg.MustRegister(m.outbound, m.admissions, m.failures, m.wait, m.forced, m.decision, m.learning,
 		m.ticks, m.lastTick, m.stale, m.unmatched, m.dominant, m.backendErrs, m.backendUp, m.backoff, m.backedOff, m.jobsBackoff, m.requests, m.reqSeconds, m.quarantined,
 		collectors.NewGoCollector(),
@@ -175,6 +104,84 @@ func New(reg *prometheus.Registry, store *queue.Store) *Metrics {
 				"Damaged store records moved to quarantine (colocd store check lists them).", nil, nil)})
 	}
 	return m
+}
+
+// admissionMetrics makes the admission and learning series.
+func (m *Metrics) admissionMetrics() {
+	m.admissions = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "colocd_admissions_total", Help: "Jobs admitted to the cluster, by YARN queue and job kind (the first " +
+			"MaxQueueLabels queues and MaxKindLabels kinds seen; later ones are \"other\").",
+	}, []string{"queue", "kind"})
+	m.failures = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "colocd_admission_failures_total", Help: "Admissions that failed and were rolled back.",
+	})
+	m.wait = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "colocd_job_wait_duration_seconds",
+		Help:    "Time an admitted job waited pending, from its submission to its admission (engine clock), by YARN queue and job kind (bounded as colocd_admissions_total's).",
+		Buckets: prometheus.ExponentialBuckets(0.1, 4, 10), // 100ms .. ~7h
+	}, []string{"queue", "kind"})
+	m.forced = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "colocd_forced_admissions_total", Help: "Admissions a hard rule chose rather than the learned distribution, by reason (max_skips, reservation).",
+	}, []string{"reason"})
+	m.decision = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "colocd_decision_duration_seconds",
+		Help:    "Time to compute one admission decision (ordering pipeline).",
+		Buckets: prometheus.ExponentialBuckets(50e-6, 4, 10), // 50µs .. ~13s
+	})
+	m.learning = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "colocd_learning_updates_total", Help: "Preference (bandit) updates applied.",
+	})
+	m.ticks = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "colocd_learning_ticks_total", Help: "Learning ticks that completed without error.",
+	})
+	m.lastTick = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "colocd_learning_last_tick_timestamp_seconds", Help: "Engine-clock time of the last learning tick that completed without error, in Unix seconds.",
+	})
+	m.stale = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "colocd_stale_hosts", Help: "Hosts skipped in the last learning tick for stale or missing metrics.",
+	})
+	m.unmatched = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "colocd_unmatched_hosts",
+		Help: "Hosts seen on one side only: side=\"yarn\" YARN runs them and the metrics source has no sample of them; side=\"metrics\" the source has data and YARN has no such running node (see metrics.hosts).",
+	}, []string{"side"})
+	m.dominant = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "colocd_dominant_share", Help: "Dominant resource share of running jobs per user or group (DRF); no series for one that runs nothing.",
+	}, []string{"group"})
+}
+
+// backendMetrics makes the series of the backends, the cluster's backoff
+// and the API.
+func (m *Metrics) backendMetrics() {
+	m.backendErrs = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "colocd_backend_errors_total", Help: "Errors from the cluster or metrics backend, by operation.",
+	}, []string{"op"})
+	m.backendUp = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "colocd_backend_up", Help: "1 when the last call to the backend (cluster, metrics) succeeded, 0 after a failure; no series before the first call.",
+	}, []string{"backend"})
+	m.backoff = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "colocd_cluster_backoff_seconds",
+		Help: "Current wait of the cluster-wide backoff of calls to a failing cluster, by kind (read, submit): no such call is made before it ends; 0 when they do not back off.",
+	}, []string{"calls"})
+	m.backedOff = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "colocd_cluster_calls_backed_off_total",
+		Help: "Calls to the cluster not made because of a backoff, by kind (read, submit; job: an admitted job waiting out its own backoff).",
+	}, []string{"calls"})
+	m.jobsBackoff = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "colocd_cluster_backoff_jobs",
+		Help: "Admitted jobs waiting out their own backoff after a submission with an unknown outcome or an unreadable application.",
+	})
+	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "colocd_api_requests_total", Help: "HTTP API requests by route pattern and status code.",
+	}, []string{"route", "code"})
+	m.reqSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "colocd_api_request_duration_seconds",
+		Help:    "HTTP API request latency by route pattern.",
+		Buckets: prometheus.ExponentialBuckets(250e-6, 4, 9), // 250µs .. ~16s
+	}, []string{"route"})
+	m.quarantined = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "colocd_learned_state_quarantined_total",
+		Help: "Learned state (section: preferences, profiles) that did not restore at start and was quarantined; that model started fresh (colocd store check lists it).",
+	}, []string{"section"})
 }
 
 // BuildInfo labels colocd_build_info. The caller fills it from what the

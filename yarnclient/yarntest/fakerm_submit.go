@@ -88,6 +88,29 @@ func (f *FakeRM) handleSubmit(w http.ResponseWriter, r *http.Request) {
 	}
 	f.submissions = append(f.submissions, sub.Clone())
 	f.credentials[sub.ApplicationID] = creds
+	a := f.newApp(sub, user)
+	f.apps[sub.ApplicationID] = a
+	f.appOrder = append(f.appOrder, sub.ApplicationID)
+	f.submitted++
+	f.submittedAt[sub.ApplicationID] = a.app.StartedTime
+	f.publishLocked(a)
+	if f.opts.autoStart {
+		_ = f.startLocked(sub.ApplicationID)
+	}
+	f.mu.Unlock()
+	if f.opts.onSubmit != nil {
+		f.opts.onSubmit(sub.Clone())
+	}
+	w.Header().Set("Location", f.URL()+yarnclient.PathApp(sub.ApplicationID))
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusAccepted)
+}
+
+// newApp is the application the RM makes of a submission by user, with
+// the RM's defaults for what it leaves out (ClientRMService,
+// RMAppManager): name "N/A", queue "default", type "YARN", 1024 MB and 1
+// vcore. Called with f.mu held.
+func (f *FakeRM) newApp(sub yarnclient.SubmissionContext, user string) *fakeApp {
 	name, queue, typ := sub.ApplicationName, sub.Queue, sub.ApplicationType
 	if name == "" {
 		name = "N/A"
@@ -105,7 +128,7 @@ func (f *FakeRM) handleSubmit(w http.ResponseWriter, r *http.Request) {
 	if sub.Resource != nil && sub.Resource.VCores > 0 {
 		res.VCores = sub.Resource.VCores
 	}
-	a := &fakeApp{resource: res, app: yarnclient.App{
+	return &fakeApp{resource: res, app: yarnclient.App{
 		ID: sub.ApplicationID, User: user, Name: name, Queue: queue, State: "ACCEPTED", FinalStatus: "UNDEFINED",
 		TrackingUI: "UNASSIGNED", ClusterID: f.opts.clusterTS, ApplicationType: typ,
 		ApplicationTags: normTags(sub.ApplicationTags), Priority: sub.Priority,
@@ -113,19 +136,4 @@ func (f *FakeRM) handleSubmit(w http.ResponseWriter, r *http.Request) {
 		LogAggregationStatus: "DISABLED", AppNodeLabelExpression: sub.AppNodeLabelExpression,
 		AMNodeLabelExpression: sub.AMContainerNodeLabelExpression,
 	}}
-	f.apps[sub.ApplicationID] = a
-	f.appOrder = append(f.appOrder, sub.ApplicationID)
-	f.submitted++
-	f.submittedAt[sub.ApplicationID] = a.app.StartedTime
-	f.publishLocked(a)
-	if f.opts.autoStart {
-		_ = f.startLocked(sub.ApplicationID)
-	}
-	f.mu.Unlock()
-	if f.opts.onSubmit != nil {
-		f.opts.onSubmit(sub.Clone())
-	}
-	w.Header().Set("Location", f.URL()+yarnclient.PathApp(sub.ApplicationID))
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusAccepted)
 }
