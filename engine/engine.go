@@ -81,6 +81,9 @@ type Engine struct {
 	health health
 	bo     backoffPolicy // admission.backoff
 
+	// learnMu serialises learning ticks (Learn), whose reads run without
+	// mu.
+	learnMu    sync.Mutex
 	mu         sync.Mutex // serialises passes and guards the fields below
 	reconciled bool
 	presence   map[string]map[string]*presence // node → job id → presence

@@ -66,12 +66,21 @@ type pairKey struct {
 // an INFO line says so, and the backends are not marked down.
 //
 // Which kinds ran where comes from the presence the cluster syncs record,
-// or, with a Placer, from its placement read
-// (readPlacement), which also sees other tenants' applications as foreign
-// kinds; a failing placement read fails the tick as the usage read does.
+// or, with a Placer, from its placement read, which also sees other
+// tenants' applications as foreign kinds; a failing placement read fails
+// the tick as the usage read does.
+//
+// A tick runs in three phases, as kueue's scheduler does: gather (the
+// placement and usage reads, over the network, outside the engine's lock,
+// taking it only to copy what they need and to place what was read), then
+// plan and apply (the scores, the pair credits and the profiles'
+// observations, and the one store command that persists them) under the
+// lock. So a slow or hung metrics store holds up the tick alone: Kill,
+// the preference import and reset, admission passes and syncs take the
+// lock meanwhile. Ticks are serialised among themselves (learnMu).
 func (e *Engine) Learn(ctx context.Context, from, to time.Time) (rep LearnReport, err error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	e.learnMu.Lock()
+	defer e.learnMu.Unlock()
 	// The window is in wall time: Round(0) strips time.Now's monotonic
 	// reading, which would hide a step of the wall clock from the
 	// comparison (and the query is made of the wall times).
@@ -91,52 +100,105 @@ func (e *Engine) Learn(ctx context.Context, from, to time.Time) (rep LearnReport
 		e.logTick(rep, e.wall().Sub(start))
 	}()
 	rep = LearnReport{From: from, To: to}
-	e.journalSpace()
-	colos, comps, unplaced, err := e.whatRan(ctx, from, to)
-	e.prune(from)
-	if err != nil {
-		e.backendError("metrics", err)
-		return rep, fmt.Errorf("learn [%s, %s]: %w: placement: %w", from.Format(time.RFC3339), to.Format(time.RFC3339), ErrMetrics, err)
+	in, err := e.gather(ctx, from, to)
+	rep.Colocations, rep.Unplaced = len(in.colos), in.unplaced
+	if err != nil || in.readings == nil {
+		return rep, err
 	}
-	rep.Colocations, rep.Unplaced = len(colos), unplaced
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return rep, e.applyTick(in, from, to, &rep)
+}
+
+// tickInputs is what a learning tick's gather phase read: the
+// co-locations and each node's compositions over the window, the hosts
+// whose placement is unknown, and every host's usage reading (nil: nothing
+// to learn from — no metrics source, or no host).
+type tickInputs struct {
+	colos    []colocation
+	comps    map[string][]profile.KindCount
+	unplaced []string
+	hosts    []string
+	readings map[string]Reading
+}
+
+// gather is a tick's reads: what ran where (from the syncs' presence, or
+// the Placer's read), then the usage of every node over [from, to]. The
+// network reads run without mu; mu is taken to copy the nodes and the
+// presence, and to place what the placement read gave.
+func (e *Engine) gather(ctx context.Context, from, to time.Time) (tickInputs, error) {
+	var in tickInputs
+	e.mu.Lock()
+	e.journalSpace()
+	nodes := slices.Clone(e.nodes)
+	placer := e.placer
+	if placer == nil {
+		in.colos, in.comps = e.colocations(from, to), e.compositions(from, to)
+		e.prune(from)
+	}
+	e.mu.Unlock()
+	if placer != nil {
+		sorted := slices.Sorted(slices.Values(nodes))
+		var pls []Placement
+		var err error
+		if len(sorted) > 0 && to.After(from) {
+			pls, err = placer.src.Placements(ctx, sorted, from, to)
+		}
+		e.mu.Lock()
+		pw, err := e.placeWindow(placer, pls, err, from, to)
+		e.prune(from)
+		e.mu.Unlock()
+		in.colos, in.comps, in.unplaced = pw.colos, pw.comps, pw.unplaced
+		if err != nil {
+			e.backendError("metrics", err)
+			return in, fmt.Errorf("learn [%s, %s]: %w: placement: %w", from.Format(time.RFC3339), to.Format(time.RFC3339), ErrMetrics, err)
+		}
+	}
 	if e.metrics == nil || !to.After(from) {
-		return rep, nil
+		return in, nil
 	}
 	// Every node: the profiles learn from all of them (idle ones give the
 	// baseline), the pair preferences from the co-locations.
-	hosts := slices.Clone(e.nodes)
+	hosts := nodes
 	known := make(map[string]bool, len(hosts))
 	for _, h := range hosts {
 		known[h] = true
 	}
-	for _, c := range colos {
+	for _, c := range in.colos {
 		if !known[c.node] {
 			known[c.node] = true
 			hosts = append(hosts, c.node)
 		}
 	}
 	if len(hosts) == 0 {
-		return rep, nil
+		return in, nil
 	}
 	slices.Sort(hosts)
 	readings, _, err := ReadUsage(ctx, e.metrics, hosts, from, to, e.limits)
 	if err != nil {
 		e.backendError("metrics", err)
-		return rep, fmt.Errorf("learn [%s, %s]: %w: %w", from.Format(time.RFC3339), to.Format(time.RFC3339), ErrMetrics, err)
+		return in, fmt.Errorf("learn [%s, %s]: %w: %w", from.Format(time.RFC3339), to.Format(time.RFC3339), ErrMetrics, err)
 	}
 	e.backendOK(backendMetrics)
-	// The profiles' observations: each node's usage and the containers of
-	// each kind that ran there, time-weighted over the interval.
+	in.hosts, in.readings = hosts, readings
+	return in, nil
+}
+
+// applyTick is a tick's plan and apply, under mu: the profiles'
+// observations (each node's usage and the containers of each kind that ran
+// there, time-weighted over the interval), the pair credits, and their
+// persistence in one store command.
+func (e *Engine) applyTick(in tickInputs, from, to time.Time, rep *LearnReport) error {
 	var obs []profile.Observation
-	for _, h := range hosts {
-		r, ok := readings[h]
-		if !ok || r.Usage.Validate() != nil || slices.Contains(unplaced, h) {
+	for _, h := range in.hosts {
+		r, ok := in.readings[h]
+		if !ok || r.Usage.Validate() != nil || slices.Contains(in.unplaced, h) {
 			continue // stale and invalid hosts are reported for co-locations below
 		}
-		obs = append(obs, profile.Observation{Node: h, Usage: profile.Usage(r.Usage, e.limits), Containers: comps[h],
+		obs = append(obs, profile.Observation{Node: h, Usage: profile.Usage(r.Usage, e.limits), Containers: in.comps[h],
 			Stall: profile.Stall{Known: r.Usage.Pressure, CPU: r.Usage.CPUPressure, IO: r.Usage.IOPressure}})
 	}
-	e.learnPairs(colos, comps, readings, from, to, &rep)
+	e.learnPairs(in.colos, in.comps, in.readings, from, to, rep)
 	if len(obs) > 0 {
 		rep.Profile = e.profiles.Observe(obs)
 	}
@@ -152,22 +214,7 @@ func (e *Engine) Learn(ctx context.Context, from, to time.Time) (rep LearnReport
 		e.log.Warn("learn: hosts whose placement is unknown skipped (an application of unknown kind, or the placement samples stopped)",
 			"hosts", rep.Unplaced)
 	}
-	if err = e.persistLearned(true, true); err != nil {
-		return rep, err
-	}
-	return rep, nil
-}
-
-// whatRan is, over [from, to], the co-locations and each node's
-// compositions: from the placement read when there is a Placer (with the
-// nodes it cannot place), otherwise from the presence the
-// cluster syncs recorded.
-func (e *Engine) whatRan(ctx context.Context, from, to time.Time) ([]colocation, map[string][]profile.KindCount, []string, error) {
-	if e.placer != nil {
-		pw, err := e.readPlacement(ctx, e.placer, from, to)
-		return pw.colos, pw.comps, pw.unplaced, err
-	}
-	return e.colocations(from, to), e.compositions(from, to), nil, nil
+	return e.persistLearned(true, true)
 }
 
 // learnPairs scores every co-location whose node has a reading, journals

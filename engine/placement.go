@@ -323,15 +323,13 @@ type placedWindow struct {
 	unplaced []string
 }
 
-// readPlacement reads placement over [from, to) for the cluster's nodes
-// and turns it into what Learn uses. An error is the source's.
-func (e *Engine) readPlacement(ctx context.Context, p *Placer, from, to time.Time) (placedWindow, error) {
+// placeWindow is a learning tick's placement over [from, to) (Learn's
+// gather phase), from what the placement read gave (pls, or its error
+// err): the kinds, the foreign view at the window's end, and the
+// co-locations and compositions. Called under mu; it reads nothing over
+// the network.
+func (e *Engine) placeWindow(p *Placer, pls []Placement, err error, from, to time.Time) (placedWindow, error) {
 	pw := placedWindow{comps: map[string][]profile.KindCount{}}
-	hosts := slices.Sorted(slices.Values(e.nodes))
-	if len(hosts) == 0 || !to.After(from) {
-		return pw, nil
-	}
-	pls, err := p.src.Placements(ctx, hosts, from, to)
 	if err != nil {
 		e.foreign = foreignView{} // not known any more
 		return pw, err

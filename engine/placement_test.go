@@ -627,3 +627,15 @@ func TestLearnReadsStalls(t *testing.T) {
 		})
 	}
 }
+
+// readPlacement is Learn's placement read and placeWindow, for the
+// tests: it reads placement over [from, to) for the cluster's nodes
+// and turns it into what Learn uses. An error is the source's.
+func (e *Engine) readPlacement(ctx context.Context, p *Placer, from, to time.Time) (placedWindow, error) {
+	hosts := slices.Sorted(slices.Values(e.nodes))
+	if len(hosts) == 0 || !to.After(from) {
+		return placedWindow{comps: map[string][]profile.KindCount{}}, nil
+	}
+	pls, err := p.src.Placements(ctx, hosts, from, to)
+	return e.placeWindow(p, pls, err, from, to)
+}
