@@ -285,10 +285,19 @@ func decodeValue(key string, t reflect.Type, raw any, src source) (any, error) {
 		}
 		return out.Interface(), nil
 	}
-	switch t.Kind() {
+	if err := setScalar(key, out, raw, text, shown, empty, src); err != nil {
+		return nil, err
+	}
+	return out.Interface(), nil
+}
+
+// setScalar sets out, a string, a bool or a number, from what was written
+// (text; shown is how an error quotes it; empty: no value given).
+func setScalar(key string, out reflect.Value, raw any, text, shown string, empty bool, src source) error {
+	switch out.Kind() {
 	case reflect.String:
 		if !isScalar(raw) {
-			return nil, cfgErr(key, "must be a string, got %s", describe(raw))
+			return cfgErr(key, "must be a string, got %s", describe(raw))
 		}
 		if src.null() {
 			text = ""
@@ -296,44 +305,44 @@ func decodeValue(key string, t reflect.Type, raw any, src source) (any, error) {
 		out.SetString(text)
 	case reflect.Bool:
 		if empty {
-			return nil, noValue(key, src)
+			return noValue(key, src)
 		}
 		b, err := strconv.ParseBool(strings.TrimSpace(text))
 		if err != nil || !isScalar(raw) {
-			return nil, cfgErr(key, "must be true or false, got %s", shown)
+			return cfgErr(key, "must be true or false, got %s", shown)
 		}
 		out.SetBool(b)
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		if empty {
-			return nil, noValue(key, src)
+			return noValue(key, src)
 		}
-		n, err := decodeInt(raw, text, t.Bits(), true)
+		n, err := decodeInt(raw, text, out.Type().Bits(), true)
 		if err != nil {
-			return nil, cfgErr(key, "%v, got %s", err, shown)
+			return cfgErr(key, "%v, got %s", err, shown)
 		}
 		out.SetInt(n)
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		if empty {
-			return nil, noValue(key, src)
+			return noValue(key, src)
 		}
-		n, err := decodeInt(raw, text, t.Bits(), false)
+		n, err := decodeInt(raw, text, out.Type().Bits(), false)
 		if err != nil {
-			return nil, cfgErr(key, "%v, got %s", err, shown)
+			return cfgErr(key, "%v, got %s", err, shown)
 		}
 		out.SetUint(uint64(n))
 	case reflect.Float32, reflect.Float64:
 		if empty {
-			return nil, noValue(key, src)
+			return noValue(key, src)
 		}
 		f, err := decodeFloat(raw, text)
 		if err != nil {
-			return nil, cfgErr(key, "%v, got %s", err, shown)
+			return cfgErr(key, "%v, got %s", err, shown)
 		}
 		out.SetFloat(f)
 	default:
-		return nil, cfgErr(key, "has type %s, which the config loader does not decode", t)
+		return cfgErr(key, "has type %s, which the config loader does not decode", out.Type())
 	}
-	return out.Interface(), nil
+	return nil
 }
 
 func noValue(key string, src source) error {
