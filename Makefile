@@ -3,6 +3,7 @@
 #   make test   install test tools if missing, vet, verify the systemd unit,
 #               check the packages, then every test with -race
 #   make package  the .deb and .rpm (nfpm) into dist/
+#   make readme-map  rewrite README.md's package map from the doc comments
 SHELL := /bin/bash
 GO ?= go
 TOOLS ?= $(or $(COLOCD_TOOLS),$(HOME)/.cache/colocd/tools)
