@@ -394,19 +394,7 @@ func buildServed(cfg Config, c core, store *queue.Store, b backend, repl *replic
 func run(ctx context.Context, cfg Config, b backend, c core, srv *http.Server, ln net.Listener,
 	systemd *Systemd, repl *replication, log *slog.Logger) error {
 	eng := c.eng
-	srvErr := make(chan error, 1)
-	go func() {
-		var err error
-		if srv.TLSConfig != nil {
-			err = srv.ServeTLS(ln, "", "")
-		} else {
-			err = srv.Serve(ln)
-		}
-		if errors.Is(err, http.ErrServerClosed) {
-			err = nil
-		}
-		srvErr <- err
-	}()
+	srvErr := serveHTTP(srv, ln)
 
 	// The loop: passes run on passCtx, which outlives ctx by up to the
 	// shutdown timeout so that the pass in flight can finish its transaction.
@@ -433,22 +421,7 @@ func run(ctx context.Context, cfg Config, b backend, c core, srv *http.Server, l
 	}
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
-	watched, probed := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(watched)
-		systemd.watch(watchCtx, ready, degradedText(eng), ln.Addr().String(), log.With("component", "systemd"))
-	}()
-	go func() {
-		defer close(probed)
-		probeAtStart(watchCtx, eng, b, cfg.Yarn.Timeout, log.With("component", "probe"))
-	}()
-	demoDone := make(chan struct{})
-	go func() {
-		defer close(demoDone)
-		if c.fifo != nil {
-			c.fifo.run(watchCtx)
-		}
-	}()
+	watchersDone := startWatchers(watchCtx, cfg, b, c, ready, systemd, ln.Addr().String(), log)
 
 	var runErr error
 	select {
@@ -461,9 +434,7 @@ func run(ctx context.Context, cfg Config, b backend, c core, srv *http.Server, l
 		loopDone <- nil
 	}
 	stopWatch() // no READY=1 or WATCHDOG=1 after STOPPING=1
-	<-watched
-	<-probed
-	<-demoDone
+	watchersDone()
 	systemd.stopping(log)
 	shCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
 	defer cancel()
@@ -488,6 +459,54 @@ func run(ctx context.Context, cfg Config, b backend, c core, srv *http.Server, l
 		log.Info("stopped")
 	}
 	return runErr
+}
+
+// serveHTTP serves srv on ln (TLS when srv has a TLS config) in a
+// goroutine; the channel gets its error, nil after a shutdown.
+func serveHTTP(srv *http.Server, ln net.Listener) <-chan error {
+	srvErr := make(chan error, 1)
+	go func() {
+		var err error
+		if srv.TLSConfig != nil {
+			err = srv.ServeTLS(ln, "", "")
+		} else {
+			err = srv.Serve(ln)
+		}
+		if errors.Is(err, http.ErrServerClosed) {
+			err = nil
+		}
+		srvErr <- err
+	}()
+	return srvErr
+}
+
+// startWatchers starts what runs beside the loop until ctx ends: systemd's
+// readiness and watchdog, the probe of the dependencies at start, and the
+// simulator demo's comparison with FIFO. wait returns once all three have
+// stopped.
+func startWatchers(ctx context.Context, cfg Config, b backend, c core, ready func(context.Context) error,
+	systemd *Systemd, addr string, log *slog.Logger) (wait func()) {
+	watched, probed := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(watched)
+		systemd.watch(ctx, ready, degradedText(c.eng), addr, log.With("component", "systemd"))
+	}()
+	go func() {
+		defer close(probed)
+		probeAtStart(ctx, c.eng, b, cfg.Yarn.Timeout, log.With("component", "probe"))
+	}()
+	demoDone := make(chan struct{})
+	go func() {
+		defer close(demoDone)
+		if c.fifo != nil {
+			c.fifo.run(ctx)
+		}
+	}()
+	return func() {
+		<-watched
+		<-probed
+		<-demoDone
+	}
 }
 
 // stallBound is how long /readyz tolerates the loop completing no
