@@ -3,6 +3,7 @@
 #   make test   install test tools if missing, vet, verify the systemd unit,
 #               check the packages, then every test with -race
 #   make package  the .deb and .rpm (nfpm) into dist/
+#   make readme-map  rewrite README.md's package map from the doc comments
 SHELL := /bin/bash
 GO ?= go
 TOOLS ?= $(or $(COLOCD_TOOLS),$(HOME)/.cache/colocd/tools)
@@ -14,7 +15,7 @@ export COLOCD_TELEGRAF := $(TOOLS)/bin/telegraf
 # Integration tests fail (instead of skipping) when a tool is missing.
 export COLOCD_REQUIRE_TOOLS := 1
 
-.PHONY: all build test tools vet fmt-check verify-unit check-prometheus package check-package unit bench demo clean
+.PHONY: all build test tools vet fmt-check verify-unit check-prometheus package check-package unit bench readme-map demo clean
 
 all: build
 
@@ -88,6 +89,11 @@ unit:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# The README's package map, from the packages' doc comments; make test
+# checks it (go test ./internal/tools/pkgmap).
+readme-map:
+	$(GO) run ./internal/tools/pkgmap -w
 
 # The demo builds the daemon only (not the Telegraf plugin), listing each
 # package as it compiles (-v: a cold build takes a minute or two), then

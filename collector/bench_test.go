@@ -52,7 +52,7 @@ func BenchmarkUsage(b *testing.B) {
 
 // BenchmarkUsage10k is BenchmarkUsage's default case at 10,000 hosts:
 // what one learning tick's read costs on the largest clusters colocd
-// fronts (README, "Scaling model").
+// fronts (docs/performance.md, "Scaling model").
 func BenchmarkUsage10k(b *testing.B) {
 	const hosts = 10000
 	s := influxtest.Start(b)

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/colocd/colocd/internal/testlogs"
+	"github.com/colocd/colocd/internal/testing/testlogs"
 	"go.uber.org/goleak"
 )
 

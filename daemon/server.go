@@ -2,14 +2,9 @@ package daemon
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
 	"crypto/tls"
-	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	mrand "math/rand/v2"
 	"net"
@@ -21,22 +16,15 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/colocd/colocd/apiclient"
 	"github.com/colocd/colocd/bandit"
 	"github.com/colocd/colocd/daemon/api"
 	"github.com/colocd/colocd/engine"
 	"github.com/colocd/colocd/goodness"
 	"github.com/colocd/colocd/ha"
-	"github.com/colocd/colocd/internal/simcluster"
-	"github.com/colocd/colocd/internal/usage"
-	"github.com/colocd/colocd/internal/yarncluster"
 	"github.com/colocd/colocd/journal"
 	"github.com/colocd/colocd/profile"
 	"github.com/colocd/colocd/queue"
-	"github.com/colocd/colocd/sim"
 	"github.com/colocd/colocd/telemetry"
-	"github.com/colocd/colocd/yarnclient"
-	"github.com/colocd/colocd/yarnclient/kerberos"
 )
 
 // ServeOptions are Serve's inputs besides the configuration.
@@ -174,17 +162,6 @@ func Serve(ctx context.Context, cfg Config, opts ServeOptions) (err error) {
 		"preferences_restored", c.restored, "profiles_restored", c.profilesRestored, "kinds", len(c.learner.Kinds()), "limits", c.limits,
 		"replicated", repl != nil)
 	return run(ctx, cfg, b, c, srv, ln, opts.Systemd, repl, log)
-}
-
-// openBackend opens the configured cluster side.
-func openBackend(cfg Config, log *slog.Logger) (backend, error) {
-	switch cfg.Backend {
-	case BackendSim:
-		return openSimBackend(cfg, log, time.Now)
-	case BackendYarn:
-		return openYarnBackend(cfg, log)
-	}
-	return backend{}, cfgErr("backend", "must be sim or yarn, got %q", cfg.Backend)
 }
 
 // openStore opens the job store of data_dir; with the simulator it checks
@@ -417,19 +394,7 @@ func buildServed(cfg Config, c core, store *queue.Store, b backend, repl *replic
 func run(ctx context.Context, cfg Config, b backend, c core, srv *http.Server, ln net.Listener,
 	systemd *Systemd, repl *replication, log *slog.Logger) error {
 	eng := c.eng
-	srvErr := make(chan error, 1)
-	go func() {
-		var err error
-		if srv.TLSConfig != nil {
-			err = srv.ServeTLS(ln, "", "")
-		} else {
-			err = srv.Serve(ln)
-		}
-		if errors.Is(err, http.ErrServerClosed) {
-			err = nil
-		}
-		srvErr <- err
-	}()
+	srvErr := serveHTTP(srv, ln)
 
 	// The loop: passes run on passCtx, which outlives ctx by up to the
 	// shutdown timeout so that the pass in flight can finish its transaction.
@@ -456,22 +421,7 @@ func run(ctx context.Context, cfg Config, b backend, c core, srv *http.Server, l
 	}
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
-	watched, probed := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(watched)
-		systemd.watch(watchCtx, ready, degradedText(eng), ln.Addr().String(), log.With("component", "systemd"))
-	}()
-	go func() {
-		defer close(probed)
-		probeAtStart(watchCtx, eng, b, cfg.Yarn.Timeout, log.With("component", "probe"))
-	}()
-	demoDone := make(chan struct{})
-	go func() {
-		defer close(demoDone)
-		if c.fifo != nil {
-			c.fifo.run(watchCtx)
-		}
-	}()
+	watchersDone := startWatchers(watchCtx, cfg, b, c, ready, systemd, ln.Addr().String(), log)
 
 	var runErr error
 	select {
@@ -484,9 +434,7 @@ func run(ctx context.Context, cfg Config, b backend, c core, srv *http.Server, l
 		loopDone <- nil
 	}
 	stopWatch() // no READY=1 or WATCHDOG=1 after STOPPING=1
-	<-watched
-	<-probed
-	<-demoDone
+	watchersDone()
 	systemd.stopping(log)
 	shCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
 	defer cancel()
@@ -513,6 +461,54 @@ func run(ctx context.Context, cfg Config, b backend, c core, srv *http.Server, l
 	return runErr
 }
 
+// serveHTTP serves srv on ln (TLS when srv has a TLS config) in a
+// goroutine; the channel gets its error, nil after a shutdown.
+func serveHTTP(srv *http.Server, ln net.Listener) <-chan error {
+	srvErr := make(chan error, 1)
+	go func() {
+		var err error
+		if srv.TLSConfig != nil {
+			err = srv.ServeTLS(ln, "", "")
+		} else {
+			err = srv.Serve(ln)
+		}
+		if errors.Is(err, http.ErrServerClosed) {
+			err = nil
+		}
+		srvErr <- err
+	}()
+	return srvErr
+}
+
+// startWatchers starts what runs beside the loop until ctx ends: systemd's
+// readiness and watchdog, the probe of the dependencies at start, and the
+// simulator demo's comparison with FIFO. wait returns once all three have
+// stopped.
+func startWatchers(ctx context.Context, cfg Config, b backend, c core, ready func(context.Context) error,
+	systemd *Systemd, addr string, log *slog.Logger) (wait func()) {
+	watched, probed := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(watched)
+		systemd.watch(ctx, ready, degradedText(c.eng), addr, log.With("component", "systemd"))
+	}()
+	go func() {
+		defer close(probed)
+		probeAtStart(ctx, c.eng, b, cfg.Yarn.Timeout, log.With("component", "probe"))
+	}()
+	demoDone := make(chan struct{})
+	go func() {
+		defer close(demoDone)
+		if c.fifo != nil {
+			c.fifo.run(ctx)
+		}
+	}()
+	return func() {
+		<-watched
+		<-probed
+		<-demoDone
+	}
+}
+
 // stallBound is how long /readyz tolerates the loop completing no
 // iteration (engine.Options.StallAfter, wall time). The loop starts an
 // iteration at least every admission.tick of its clock, and an iteration is
@@ -526,188 +522,6 @@ func stallBound(cfg Config) time.Duration {
 		tick = time.Duration(float64(tick) / cfg.Sim.Speed)
 	}
 	return 3*tick + cfg.ShutdownTimeout
-}
-
-// backend is the cluster side of the daemon, built from the config.
-type backend struct {
-	cluster    engine.Cluster
-	metrics    engine.UsageSource
-	placement  engine.PlacementSource // learning.placement influx; nil: the cluster syncs say
-	usage      *usage.Source          // the metrics read on YARN (its unmatched-host counts); nil on the simulator
-	clock      engine.Clock
-	wake       <-chan struct{} // the cluster's events; nil: none
-	kinds      []string
-	limits     goodness.Limits // the backend's own (sim: the workload node); zero: none
-	seed       uint64
-	checkpoint func() error
-	close      func() error
-	sim        *simcluster.State // the simulator's durable state; nil on YARN
-	// clockInfo describes a simulated clock for GET /v1/clock; nil: the
-	// wall clock.
-	clockInfo func() apiclient.Clock
-	// replayFIFO simulates arrivals again under FIFO on a fresh simulator
-	// of the workload and seed (the demo's comparison); nil on YARN.
-	replayFIFO func(start time.Time, arrivals []sim.Arrival) (sim.FIFOResult, error)
-	// outbound times the backend's requests once the metrics exist; nil
-	// on the simulator.
-	outbound *outboundMetrics
-	// ticketEnd is when colocd's Kerberos TGT for YARN expires; nil
-	// without Kerberos.
-	ticketEnd func() (time.Time, bool)
-}
-
-func openSimBackend(cfg Config, log *slog.Logger, wallNow func() time.Time) (backend, error) {
-	raw, err := os.ReadFile(cfg.Sim.Workload)
-	if err != nil {
-		return backend{}, cfgErr("sim.workload", "%v", err)
-	}
-	wl, err := sim.ParseWorkload(raw)
-	if err != nil {
-		return backend{}, cfgErr("sim.workload", "%s: %v", cfg.Sim.Workload, err)
-	}
-	sum := sha256.Sum256(raw)
-	seed := cfg.Sim.Seed
-	if seed == 0 {
-		seed = randomSeed()
-	}
-	newSim := func(seed uint64, start time.Time) (*sim.Sim, error) {
-		return wl.NewSim(sim.Options{Seed: seed, Start: start, MetricsInterval: cfg.Sim.MetricsInterval,
-			Retention: simRetention, Pressure: cfg.Sim.Pressure})
-	}
-	state, s, err := simcluster.Open(filepath.Join(cfg.DataDir, "sim"), hex.EncodeToString(sum[:]), seed,
-		wallNow().Truncate(time.Second), newSim)
-	if err != nil {
-		return backend{}, err
-	}
-	if cfg.Sim.Seed != 0 && cfg.Sim.Seed != state.Seed {
-		log.Warn("sim.seed differs from the seed this data_dir was started with; keeping the stored one",
-			"config", cfg.Sim.Seed, "stored", state.Seed)
-	}
-	log.Info("simulator ready", "workload", cfg.Sim.Workload, "seed", state.Seed, "speed", cfg.Sim.Speed,
-		"replayed", state.Replayed, "virtual_now", s.Now())
-	rt := sim.NewRealtime(s, cfg.Sim.Speed, wallNow)
-	wake := make(chan struct{}, 1)
-	rt.OnEvent(func(sim.Event) {
-		select {
-		case wake <- struct{}{}:
-		default: // a wake-up is pending already
-		}
-	})
-	ctx, cancel := context.WithCancel(context.Background())
-	if err := rt.Start(ctx); err != nil {
-		cancel()
-		state.Close()
-		return backend{}, fmt.Errorf("start simulator: %w", err)
-	}
-	c := simcluster.New(rt.Do, state)
-	clockInfo := simClock(state, rt, cfg.Sim.Speed, wallNow, log)
-	var kinds []string
-	for _, k := range wl.Kinds {
-		kinds = append(kinds, k.Name)
-	}
-	return backend{
-		cluster: c, metrics: c, clock: rt, wake: wake, kinds: kinds, limits: c.Limits(), seed: state.Seed,
-		checkpoint: c.Checkpoint, sim: state, clockInfo: clockInfo,
-		replayFIFO: func(start time.Time, arrivals []sim.Arrival) (sim.FIFOResult, error) {
-			s, err := newSim(state.Seed, start)
-			if err != nil {
-				return sim.FIFOResult{}, err
-			}
-			return sim.ReplayFIFO(s, arrivals)
-		},
-		close: func() error {
-			rt.Stop()
-			cancel()
-			return state.Close()
-		},
-	}, nil
-}
-
-// simClock records this start of the simulator's clock and describes the
-// clock for GET /v1/clock: virtual time at speed × the wall clock, with
-// every recorded start.
-func simClock(state *simcluster.State, rt *sim.Realtime, speed float64, wallNow func() time.Time, log *slog.Logger) func() apiclient.Clock {
-	started, wallStarted := rt.Now(), wallNow()
-	recorded, err := state.AddRun(simcluster.Run{From: started, WallFrom: wallStarted, Speed: speed}, apiclient.MaxClockRuns)
-	if err != nil {
-		log.Warn("recording the simulator's start (wall-clock times of earlier runs may be shown wrong)", "err", err)
-	}
-	runs := make([]apiclient.ClockRun, len(recorded))
-	for i, r := range recorded {
-		runs[i] = apiclient.ClockRun{From: r.From, WallFrom: r.WallFrom, Speed: r.Speed}
-	}
-	return func() apiclient.Clock {
-		return apiclient.Clock{Simulated: true, Now: rt.Now(), WallNow: wallNow(), Speed: speed,
-			Started: started, WallStarted: wallStarted, Runs: runs}
-	}
-}
-
-// simRetention keeps enough simulated metrics for learning and the API.
-const simRetention = 24 * time.Hour
-
-func openYarnBackend(cfg Config, log *slog.Logger) (backend, error) {
-	obs := &outboundMetrics{}
-	ycfg := cfg.Yarn.ClientConfig(log)
-	ycfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return obs.wrap(telemetry.ServiceYARN, rt) }
-	yc, err := yarnclient.New(ycfg)
-	if err != nil {
-		return backend{}, cfgErr("yarn", "%v", err)
-	}
-	var ticketEnd func() (time.Time, bool)
-	if k, ok := yc.Auth().(*kerberos.Auth); ok {
-		ticketEnd = func() (time.Time, bool) {
-			st := k.Status()
-			return st.TGTEnd, st.LoggedIn
-		}
-	}
-	src, closeSrc, err := openUsage(cfg, log.With("component", "metrics"), obs)
-	if err != nil {
-		return backend{}, err
-	}
-	var placement engine.PlacementSource
-	if cfg.Learning.Placement == PlacementInflux {
-		// Its own reader of the influx section, whatever metrics.source
-		// reads usage from; host names mapped as the usage source maps them.
-		col, err := openInflux(cfg.Influx, obs)
-		if err != nil {
-			closeSrc()
-			return backend{}, err
-		}
-		if placement, err = usage.NewPlacements(col, cfg.Metrics.Hosts); err != nil {
-			col.Close()
-			closeSrc()
-			return backend{}, cfgErr("metrics.hosts", "%v", err)
-		}
-		closeUsage := closeSrc
-		closeSrc = func() { col.Close(); closeUsage() }
-		log.Info("learning reads placement from InfluxDB (the colocd-telegraf-yarn plugin's yarn_containers)",
-			"tolerance", cfg.Learning.PlacementTolerance, "foreign", cfg.Learning.Foreign.Mode)
-	}
-	var opts []yarncluster.Option
-	if cfg.Yarn.Submit == yarncluster.SubmitCommand {
-		key, err := commandTagKey(cfg.DataDir)
-		if err != nil {
-			closeSrc()
-			return backend{}, err
-		}
-		opts = append(opts, yarncluster.WithTagKey(key))
-	}
-	c := yarncluster.New(yc, cfg.Yarn, log.With("component", "yarn"), opts...)
-	seed := randomSeed()
-	return backend{
-		cluster: c, metrics: src, usage: src, placement: placement, clock: engine.WallClock{}, seed: seed,
-		outbound: obs, ticketEnd: ticketEnd,
-		checkpoint: func() error { return nil },
-		close:      func() error { closeSrc(); return nil },
-	}, nil
-}
-
-func randomSeed() uint64 {
-	var b [8]byte
-	if _, err := io.ReadFull(rand.Reader, b[:]); err != nil {
-		return uint64(time.Now().UnixNano())
-	}
-	return binary.LittleEndian.Uint64(b[:]) | 1
 }
 
 // limits is the configured goodness maxima in bytes/s, each falling back

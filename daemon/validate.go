@@ -53,11 +53,8 @@ func (c Config) Validate() error {
 	if err := c.API.validate(); err != nil {
 		return err
 	}
-	if c.Journal.MaxDecisions < 1 || c.Journal.MaxDecisions > MaxJournalDecisions {
-		return cfgErr("journal.max_decisions", "must be in [1, %d], got %d", MaxJournalDecisions, c.Journal.MaxDecisions)
-	}
-	if c.Journal.MaxGoodness < 1 || c.Journal.MaxGoodness > MaxJournalGoodness {
-		return cfgErr("journal.max_goodness", "must be in [1, %d], got %d", MaxJournalGoodness, c.Journal.MaxGoodness)
+	if err := c.Journal.validate(); err != nil {
+		return err
 	}
 	switch c.Backend {
 	case BackendSim:
@@ -80,22 +77,8 @@ func (c Config) Validate() error {
 	if err := c.validateLearning(); err != nil {
 		return err
 	}
-	if c.Admission.Tick < time.Millisecond {
-		return cfgErr("admission.tick", "must be >= 1ms, got %v", c.Admission.Tick)
-	}
-	if c.Admission.KickGap < 0 || c.Admission.KickGap > time.Minute {
-		return cfgErr("admission.kick_gap", "must be between 0 and 1m, got %v", c.Admission.KickGap)
-	}
-	if c.Admission.MaxRunning < 0 {
-		return cfgErr("admission.max_running", "must be >= 0 (0 = no cap), got %d", c.Admission.MaxRunning)
-	}
-	if c.Admission.Mode != engine.ModeActive && c.Admission.Mode != engine.ModeShadow {
-		return cfgErr("admission.mode", "must be active or shadow, got %q", c.Admission.Mode)
-	}
-	if b := c.Admission.Backoff; b.Initial < 0 {
-		return cfgErr("admission.backoff.initial", "must be >= 0 (0 = no backoff), got %v", b.Initial)
-	} else if b.Initial > 0 && b.Max < b.Initial {
-		return cfgErr("admission.backoff.max", "must be >= admission.backoff.initial (%v), got %v", b.Initial, b.Max)
+	if err := c.Admission.validate(); err != nil {
+		return err
 	}
 	if err := c.Pipeline.validate(); err != nil {
 		return err
@@ -108,6 +91,39 @@ func (c Config) Validate() error {
 	}
 	if c.ShutdownTimeout < 100*time.Millisecond {
 		return cfgErr("shutdown_timeout", "must be >= 100ms, got %v", c.ShutdownTimeout)
+	}
+	return nil
+}
+
+// validate checks the journal section.
+func (j JournalConfig) validate() error {
+	if j.MaxDecisions < 1 || j.MaxDecisions > MaxJournalDecisions {
+		return cfgErr("journal.max_decisions", "must be in [1, %d], got %d", MaxJournalDecisions, j.MaxDecisions)
+	}
+	if j.MaxGoodness < 1 || j.MaxGoodness > MaxJournalGoodness {
+		return cfgErr("journal.max_goodness", "must be in [1, %d], got %d", MaxJournalGoodness, j.MaxGoodness)
+	}
+	return nil
+}
+
+// validate checks the admission section.
+func (a AdmissionConfig) validate() error {
+	if a.Tick < time.Millisecond {
+		return cfgErr("admission.tick", "must be >= 1ms, got %v", a.Tick)
+	}
+	if a.KickGap < 0 || a.KickGap > time.Minute {
+		return cfgErr("admission.kick_gap", "must be between 0 and 1m, got %v", a.KickGap)
+	}
+	if a.MaxRunning < 0 {
+		return cfgErr("admission.max_running", "must be >= 0 (0 = no cap), got %d", a.MaxRunning)
+	}
+	if a.Mode != engine.ModeActive && a.Mode != engine.ModeShadow {
+		return cfgErr("admission.mode", "must be active or shadow, got %q", a.Mode)
+	}
+	if b := a.Backoff; b.Initial < 0 {
+		return cfgErr("admission.backoff.initial", "must be >= 0 (0 = no backoff), got %v", b.Initial)
+	} else if b.Initial > 0 && b.Max < b.Initial {
+		return cfgErr("admission.backoff.max", "must be >= admission.backoff.initial (%v), got %v", b.Initial, b.Max)
 	}
 	return nil
 }

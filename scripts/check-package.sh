@@ -8,8 +8,8 @@
 #      --root, as its postinst does): user colocd, /etc/colocd root:colocd
 #      0750, the conffile root:colocd 0640;
 #   4. the service user, chrooted there, reads its configuration (colocd
-#      config check at the default path); with /etc/colocd root:root, as
-#      the old README's recipe left it, it gets exit status 2 (a
+#      config check at the default path); with /etc/colocd root:root (a
+#      hand install that forgot the group) it gets exit status 2 (a
 #      configuration error, which the unit does not restart);
 #   5. systemd-analyze verify on the unit it installed; systemd-analyze
 #      security on it, alone and with the JVM drop-in, which turns off

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/colocd/colocd/internal/testlogs"
+	"github.com/colocd/colocd/internal/testing/testlogs"
 )
 
 // DefaultRealm is the realm Start creates unless Realm says otherwise.

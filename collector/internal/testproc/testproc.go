@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/colocd/colocd/internal/testlogs"
+	"github.com/colocd/colocd/internal/testing/testlogs"
 )
 
 // Bounds on a process's lifecycle unless an Option changes them. influxd 1.8

@@ -23,7 +23,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/colocd/colocd/internal/testlogs"
+	"github.com/colocd/colocd/internal/testing/testlogs"
 )
 
 // Bounds. A cold JVM starts ZooKeeper in 1–2 s here; a quorum elects its

@@ -18,7 +18,7 @@ func TestKeep(t *testing.T) {
 	if err != nil || string(got) != string(out) {
 		t.Fatalf("kept %q (%d bytes, %v), want the whole output", path, len(got), err)
 	}
-	if want := filepath.Join("..", "..", ".cache", "test-logs", "TestKeep-influxd.log"); !sameFile(t, path, want) {
+	if want := filepath.Join("..", "..", "..", ".cache", "test-logs", "TestKeep-influxd.log"); !sameFile(t, path, want) {
 		t.Errorf("kept at %s, want %s", path, want)
 	}
 	if tail := Tail(out, 10); tail != "a"+"a"+"a"+"the end" {
