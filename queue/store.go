@@ -50,7 +50,7 @@ type Options struct {
 	GroupWait time.Duration
 	// SkipCheck skips the checks at Open that read the whole file: the page
 	// walk, bbolt's tx.Check and the record scan (together 0.6–1.1 s at
-	// 100,000 jobs, mostly decoding the records; README.md). Open still
+	// 100,000 jobs, mostly decoding the records; docs/reliability.md). Open still
 	// checks the file's size and both meta pages. Without the page walk a
 	// damaged page reaches bbolt, which follows page pointers through its
 	// memory map unchecked: colocd turns bbolt's panics into ErrCorrupt
