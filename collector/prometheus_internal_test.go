@@ -176,7 +176,13 @@ func TestPromAnswers(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			srv := httptest.NewServer(tc.h)
 			t.Cleanup(srv.Close)
-			p := newTestProm(t, srv.URL, func(c *PrometheusConfig) { c.Timeout = time.Second })
+			// A second for the answer that stalls (its case waits that
+			// long); the others get room on a busy machine (-race, 2 cores).
+			timeout := 30 * time.Second
+			if name == "stalls mid-answer" {
+				timeout = time.Second
+			}
+			p := newTestProm(t, srv.URL, func(c *PrometheusConfig) { c.Timeout = timeout })
 			p.maxAnswer = 1 << 20
 			var qs [numPromQueries]string
 			for i := range qs {

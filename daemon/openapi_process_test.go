@@ -38,8 +38,12 @@ const (
 // was exercised.
 func TestOpenAPIConformance(t *testing.T) {
 	addr := freeAddr(t)
+	// One job runs at a time, at a hundredth of real time: the jobs this
+	// test submits stay pending, so each answer it expects (a cancel's
+	// 200, then 409) is the one it gets however busy the machine.
 	p := startDemo(t, t.TempDir(), addr, "COLOCD_TOKENS="+strings.Join([]string{
-		oaAdmin + ":ada:admin", oaSubmit + ":sam:submitter", oaOther + ":sue:submitter", oaReader + ":rita:reader"}, ","))
+		oaAdmin + ":ada:admin", oaSubmit + ":sam:submitter", oaOther + ":sue:submitter", oaReader + ":rita:reader"}, ","),
+		"COLOCD_ADMISSION_MAX_RUNNING=1", "COLOCD_SIM_SPEED=0.01")
 	ctx := context.Background()
 
 	res, err := http.Get(p.base + "/v1/openapi.json")
@@ -164,9 +168,7 @@ func TestOpenAPIConformance(t *testing.T) {
 	want(403, "GET", "/v1/jobs/"+a+"?doAs=sue", oaSubmit, "")
 	want(403, "DELETE", "/v1/jobs/"+a, oaOther, "")
 	want(403, "DELETE", "/v1/jobs/"+a, oaReader, "")
-	if code, _ := send("DELETE", "/v1/jobs/"+b, oaOther, ""); code != 200 && code != 409 {
-		t.Errorf("sue cancels her job: %d", code)
-	}
+	want(200, "DELETE", "/v1/jobs/"+b, oaOther, "")
 	want(409, "DELETE", "/v1/jobs/"+b, oaOther, "")
 	want(404, "DELETE", "/v1/jobs/01NOSUCHJOB0000000000000000", oaAdmin, "")
 	want(409, "POST", "/v1/jobs/"+b+"/resolve", oaAdmin, `{"outcome":"requeue","reason":"x"}`)
