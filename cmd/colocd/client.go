@@ -19,6 +19,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	v1 "github.com/colocd/colocd/api/v1"
 	"github.com/colocd/colocd/apiclient"
 )
 
@@ -184,8 +185,8 @@ func dash(s string) string {
 
 // jobRunE runs call on the command's argument, a job id, and prints the
 // job it returns: the server's JSON with --json, else through print.
-func jobRunE(c *clientFlags, asJSON *bool, call func(*cobra.Command, *apiclient.Client, string) (apiclient.Reply[apiclient.Job], error),
-	print func(io.Writer, apiclient.Job) error) func(*cobra.Command, []string) error {
+func jobRunE(c *clientFlags, asJSON *bool, call func(*cobra.Command, *apiclient.Client, string) (apiclient.Reply[v1.Job], error),
+	print func(io.Writer, v1.Job) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
 		api, err := c.client(cmd)
 		if err != nil {
@@ -200,7 +201,7 @@ func jobRunE(c *clientFlags, asJSON *bool, call func(*cobra.Command, *apiclient.
 }
 
 // printJobState prints the one line of cancel and resolve.
-func printJobState(w io.Writer, j apiclient.Job) error {
+func printJobState(w io.Writer, j v1.Job) error {
 	_, err := fmt.Fprintf(w, "job %s is %s\n", j.ID, j.State)
 	return err
 }
@@ -289,8 +290,8 @@ first refusal, naming the element.
 }
 
 // printSubmitted prints one submission's reply.
-func printSubmitted(w io.Writer, r apiclient.Reply[apiclient.Job], format string) error {
-	return printReply(w, r, format, func(w io.Writer, j apiclient.Job) error {
+func printSubmitted(w io.Writer, r apiclient.Reply[v1.Job], format string) error {
+	return printReply(w, r, format, func(w io.Writer, j v1.Job) error {
 		verb := "submitted"
 		if r.Status == http.StatusOK {
 			verb = "already submitted (same idempotency key)"
@@ -339,10 +340,10 @@ func (s *submitFlags) submitBatch(cmd *cobra.Command, api *apiclient.Client, bod
 }
 
 // submitFlags sends the job the flags describe.
-func (s *submitFlags) submitFlags(cmd *cobra.Command, api *apiclient.Client) (apiclient.Reply[apiclient.Job], error) {
+func (s *submitFlags) submitFlags(cmd *cobra.Command, api *apiclient.Client) (apiclient.Reply[v1.Job], error) {
 	req, err := s.request(cmd, func() time.Time { return daemonNow(cmd.Context(), api) })
 	if err != nil {
-		return apiclient.Reply[apiclient.Job]{}, err
+		return apiclient.Reply[v1.Job]{}, err
 	}
 	return api.Submit(cmd.Context(), req, s.idem)
 }
@@ -396,13 +397,13 @@ func (s *submitFlags) bodies(cmd *cobra.Command) ([]json.RawMessage, error) {
 
 // request is the job the flags describe.
 // now is the daemon's clock, read only for a relative --deadline.
-func (s *submitFlags) request(cmd *cobra.Command, now func() time.Time) (apiclient.JobRequest, error) {
+func (s *submitFlags) request(cmd *cobra.Command, now func() time.Time) (v1.JobRequest, error) {
 	if s.kind == "" {
-		return apiclient.JobRequest{}, usagef("need -f job.json or --kind")
+		return v1.JobRequest{}, usagef("need -f job.json or --kind")
 	}
-	req := apiclient.JobRequest{Kind: s.kind, Queue: s.queue, Priority: s.priority}
+	req := v1.JobRequest{Kind: s.kind, Queue: s.queue, Priority: s.priority}
 	if f := cmd.Flags(); f.Changed("containers") || f.Changed("memory-mb") || f.Changed("vcores") {
-		req.Resources = &apiclient.ResourcesRequest{Containers: s.containers, MemoryMB: s.memoryMB, VCores: s.vcores}
+		req.Resources = &v1.ResourcesRequest{Containers: s.containers, MemoryMB: s.memoryMB, VCores: s.vcores}
 	}
 	if s.deadline != "" {
 		var at time.Time
@@ -411,14 +412,14 @@ func (s *submitFlags) request(cmd *cobra.Command, now func() time.Time) (apiclie
 		}
 		d, err := parseDeadline(s.deadline, at)
 		if err != nil {
-			return apiclient.JobRequest{}, err
+			return v1.JobRequest{}, err
 		}
 		req.Deadline = &d
 	}
 	for _, l := range s.labels {
 		k, v, ok := strings.Cut(l, "=")
 		if !ok || k == "" {
-			return apiclient.JobRequest{}, usagef("--label %q: want key=value", l)
+			return v1.JobRequest{}, usagef("--label %q: want key=value", l)
 		}
 		if req.Labels == nil {
 			req.Labels = map[string]string{}
@@ -475,7 +476,7 @@ jobs; the next page is --cursor with the cursor printed below the table, or
 	f.BoolVar(&asJSON, "json", false, "print the server's JSON (-o json)")
 	_ = cmd.RegisterFlagCompletionFunc("kind", completeKinds(c))
 	_ = cmd.RegisterFlagCompletionFunc("state", cobra.FixedCompletions([]string{"pending", "admitted", "running", "parked", "succeeded", "failed", "killed", "cancelled", "all"}, cobra.ShellCompDirectiveNoFileComp))
-	cmd.RunE = viewRunE(c, &asJSON, func(ctx context.Context, api *apiclient.Client, _ []string) (apiclient.Reply[apiclient.JobList], error) {
+	cmd.RunE = viewRunE(c, &asJSON, func(ctx context.Context, api *apiclient.Client, _ []string) (apiclient.Reply[v1.JobList], error) {
 		o := apiclient.ListOptions{Limit: &limit, Cursor: cursor}
 		split := func(s string) []string {
 			if s == "" {
@@ -487,7 +488,7 @@ jobs; the next page is --cursor with the cursor printed below the table, or
 		for _, l := range labels {
 			k, v, ok := strings.Cut(l, "=")
 			if !ok || k == "" {
-				return apiclient.Reply[apiclient.JobList]{}, usagef("--label %q: want key=value", l)
+				return apiclient.Reply[v1.JobList]{}, usagef("--label %q: want key=value", l)
 			}
 			if o.Labels == nil {
 				o.Labels = map[string]string{}
@@ -499,7 +500,7 @@ jobs; the next page is --cursor with the cursor printed below the table, or
 			if err != nil {
 				d, derr := time.ParseDuration(since)
 				if derr != nil || d <= 0 {
-					return apiclient.Reply[apiclient.JobList]{}, usagef("--since %q: want an RFC 3339 time or a positive duration (2h)", since)
+					return apiclient.Reply[v1.JobList]{}, usagef("--since %q: want an RFC 3339 time or a positive duration (2h)", since)
 				}
 				t = daemonNow(ctx, api).Add(-d)
 			}
@@ -508,7 +509,7 @@ jobs; the next page is --cursor with the cursor printed below the table, or
 		r, err := api.Jobs(ctx, o)
 		for all && err == nil && r.Body.NextCursor != "" && len(r.Body.Jobs) < 100_000 {
 			o.Cursor = r.Body.NextCursor
-			var next apiclient.Reply[apiclient.JobList]
+			var next apiclient.Reply[v1.JobList]
 			if next, err = api.Jobs(ctx, o); err == nil {
 				r.Body.Jobs = append(r.Body.Jobs, next.Body.Jobs...)
 				r.Body.Count, r.Body.NextCursor, r.Body.Counts = len(r.Body.Jobs), next.Body.NextCursor, next.Body.Counts
@@ -525,7 +526,7 @@ jobs; the next page is --cursor with the cursor printed below the table, or
 // printQueue prints the jobs listed, then the store's counts by state.
 // Creation times are wall-clock; on the simulator a column gives the
 // simulated time beside.
-func printQueue(w io.Writer, list apiclient.JobList, cv clockView) error {
+func printQueue(w io.Writer, list v1.JobList, cv clockView) error {
 	if h := cv.header(); h != "" {
 		if _, err := fmt.Fprintln(w, h); err != nil {
 			return err
@@ -599,7 +600,7 @@ JSON, the whole decision record included.`,
 	c := addClientFlags(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON (-o json)")
 	cmd.ValidArgsFunction = completeJobIDs(c, "all")
-	cmd.RunE = viewRunE(c, &asJSON, func(ctx context.Context, api *apiclient.Client, args []string) (apiclient.Reply[apiclient.Job], error) {
+	cmd.RunE = viewRunE(c, &asJSON, func(ctx context.Context, api *apiclient.Client, args []string) (apiclient.Reply[v1.Job], error) {
 		return api.Job(ctx, args[0])
 	}, printJob)
 	return cmd
@@ -607,7 +608,7 @@ JSON, the whole decision record included.`,
 
 // printJob prints one job, its times on the wall clock (and the simulated
 // one beside, on the simulator).
-func printJob(w io.Writer, j apiclient.Job, cv clockView) error {
+func printJob(w io.Writer, j v1.Job, cv clockView) error {
 	var rows [][]string
 	row := func(k, v string) {
 		if v != "" {
@@ -665,7 +666,7 @@ func printJob(w io.Writer, j apiclient.Job, cv clockView) error {
 
 // decisionSummary renders the top candidates of the decision that
 // admitted j; "" when there is none.
-func decisionSummary(j apiclient.Job) string {
+func decisionSummary(j v1.Job) string {
 	d, err := j.DecisionRecord()
 	switch {
 	case err != nil:
@@ -710,7 +711,7 @@ command again to kill it.`,
 	c := addClientFlags(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON (-o json)")
 	cmd.ValidArgsFunction = completeJobIDs(c)
-	cmd.RunE = jobRunE(c, &asJSON, func(cmd *cobra.Command, api *apiclient.Client, id string) (apiclient.Reply[apiclient.Job], error) {
+	cmd.RunE = jobRunE(c, &asJSON, func(cmd *cobra.Command, api *apiclient.Client, id string) (apiclient.Reply[v1.Job], error) {
 		return api.Cancel(cmd.Context(), id)
 	}, printJobState)
 	return cmd
@@ -719,7 +720,7 @@ command again to kill it.`,
 func newResolveCmd() *cobra.Command {
 	var (
 		asJSON bool
-		req    apiclient.ResolveRequest
+		req    v1.ResolveRequest
 	)
 	cmd := &cobra.Command{
 		Use:   "resolve ID --outcome requeue|succeeded|failed|killed --reason TEXT [--json]",
@@ -744,7 +745,7 @@ lists the parked jobs.`,
 	cmd.Flags().StringVar(&req.Outcome, "outcome", "", "requeue | succeeded | failed | killed (required)")
 	cmd.Flags().StringVar(&req.Reason, "reason", "", "what you found (required)")
 	cmd.ValidArgsFunction = completeJobIDs(c, "parked")
-	cmd.RunE = jobRunE(c, &asJSON, func(cmd *cobra.Command, api *apiclient.Client, id string) (apiclient.Reply[apiclient.Job], error) {
+	cmd.RunE = jobRunE(c, &asJSON, func(cmd *cobra.Command, api *apiclient.Client, id string) (apiclient.Reply[v1.Job], error) {
 		return api.Resolve(cmd.Context(), id, req)
 	}, printJobState)
 	return cmd
@@ -782,9 +783,9 @@ total) for analysts.
 	pg := addPageFlags(cmd, "rows")
 	cmd.Flags().BoolVar(&asCSV, "csv", false, "print the matrix as CSV")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON")
-	cmd.Flags().StringVar(&matrix, "matrix", string(apiclient.MatrixPi), "pi (the probabilities π), h (the raw preference scores H) or n (the pair observation counts)")
+	cmd.Flags().StringVar(&matrix, "matrix", string(v1.MatrixPi), "pi (the probabilities π), h (the raw preference scores H) or n (the pair observation counts)")
 	_ = cmd.RegisterFlagCompletionFunc("matrix", cobra.FixedCompletions(
-		[]string{string(apiclient.MatrixPi), string(apiclient.MatrixH), string(apiclient.MatrixN)}, cobra.ShellCompDirectiveNoFileComp))
+		[]string{string(v1.MatrixPi), string(v1.MatrixH), string(v1.MatrixN)}, cobra.ShellCompDirectiveNoFileComp))
 	// --h, the old name of --matrix h, is hidden and deprecated by hand:
 	// pflag's MarkDeprecated prints its notice through cobra to stdout,
 	// into the CSV or JSON a script reads.
@@ -817,13 +818,13 @@ total) for analysts.
 		if err != nil {
 			return err
 		}
-		return printReply(out, r, c.format(asJSON), func(w io.Writer, p apiclient.Preferences) error { return printPrefs(w, p, m) })
+		return printReply(out, r, c.format(asJSON), func(w io.Writer, p v1.Preferences) error { return printPrefs(w, p, m) })
 	}
 	return cmd
 }
 
 // prefsRow is row i (running kind running) of the table of matrix m.
-func prefsRow(p apiclient.Preferences, i int, running string, m apiclient.Matrix) []string {
+func prefsRow(p v1.Preferences, i int, running string, m v1.Matrix) []string {
 	count := func(j int) int64 {
 		if i < len(p.PairObservations) && j < len(p.PairObservations[i]) {
 			return p.PairObservations[i][j]
@@ -833,9 +834,9 @@ func prefsRow(p apiclient.Preferences, i int, running string, m apiclient.Matrix
 	r := []string{running}
 	for j := range p.Pi[i] {
 		switch m {
-		case apiclient.MatrixH:
+		case v1.MatrixH:
 			r = append(r, fixed(p.H[i][j], 3))
-		case apiclient.MatrixN:
+		case v1.MatrixN:
 			r = append(r, strconv.FormatInt(count(j), 10))
 		default:
 			r = append(r, fmt.Sprintf("%s (%d)", fixed(p.Pi[i][j], 3), count(j)))
@@ -854,7 +855,7 @@ func prefsRow(p apiclient.Preferences, i int, running string, m apiclient.Matrix
 // priorText describes a row before any observation: uniform, but for
 // the kind's own cell, which learning.self_prior lowers — a prior, not
 // something learned.
-func priorText(p apiclient.Preferences) string {
+func priorText(p v1.Preferences) string {
 	k, sp := len(p.Kinds), p.Config.SelfPrior
 	if p.KindsKnown > k {
 		k = p.KindsKnown
@@ -869,7 +870,7 @@ func priorText(p apiclient.Preferences) string {
 
 // prefsFooter says how many observations there are and what the baseline
 // goodness is, or that there is none yet.
-func prefsFooter(p apiclient.Preferences) string {
+func prefsFooter(p v1.Preferences) string {
 	if p.Observations == 0 {
 		return "no observation yet: every row is the prior (" + priorText(p) + "); no baseline goodness yet"
 	}
@@ -877,14 +878,14 @@ func prefsFooter(p apiclient.Preferences) string {
 }
 
 // prefsMatrix is the matrix of --matrix, or of the deprecated --h.
-func prefsMatrix(matrix string, oldH bool) (apiclient.Matrix, error) {
-	switch m := apiclient.Matrix(matrix); {
+func prefsMatrix(matrix string, oldH bool) (v1.Matrix, error) {
+	switch m := v1.Matrix(matrix); {
 	case oldH:
-		return apiclient.MatrixH, nil
-	case m == apiclient.MatrixPi, m == apiclient.MatrixH, m == apiclient.MatrixN:
+		return v1.MatrixH, nil
+	case m == v1.MatrixPi, m == v1.MatrixH, m == v1.MatrixN:
 		return m, nil
 	}
-	return "", usagef("--matrix %q: want %s, %s or %s", matrix, apiclient.MatrixPi, apiclient.MatrixH, apiclient.MatrixN)
+	return "", usagef("--matrix %q: want %s, %s or %s", matrix, v1.MatrixPi, v1.MatrixH, v1.MatrixN)
 }
 
 // pageFlags are --kinds, --limit and --offset of a matrix command.
@@ -918,7 +919,7 @@ func (p *pageFlags) page(cmd *cobra.Command) apiclient.Page {
 // printPrefs prints matrix m (π with the pair counts, H, or the counts) as
 // a table, a row per running kind, then the observations and the
 // baseline, and which rows a page holds.
-func printPrefs(w io.Writer, p apiclient.Preferences, m apiclient.Matrix) error {
+func printPrefs(w io.Writer, p v1.Preferences, m v1.Matrix) error {
 	if p.KindsKnown == 0 && len(p.Kinds) == 0 {
 		_, err := fmt.Fprintln(w, "no kinds learned yet")
 		return err
@@ -930,10 +931,10 @@ func printPrefs(w io.Writer, p apiclient.Preferences, m apiclient.Matrix) error 
 	if len(p.Pi) != len(labels) || len(p.H) != len(labels) {
 		return errors.New("server sent a matrix that does not match its kinds")
 	}
-	legend := map[apiclient.Matrix]string{
-		apiclient.MatrixPi: "π(queued kind | running kind) (observations of the pair)",
-		apiclient.MatrixH:  "H, the preference scores behind π (row: running kind, column: queued kind)",
-		apiclient.MatrixN:  "observations of each pair (row: running kind, column: queued kind)",
+	legend := map[v1.Matrix]string{
+		v1.MatrixPi: "π(queued kind | running kind) (observations of the pair)",
+		v1.MatrixH:  "H, the preference scores behind π (row: running kind, column: queued kind)",
+		v1.MatrixN:  "observations of each pair (row: running kind, column: queued kind)",
 	}[m]
 	if _, err := fmt.Fprintln(w, legend); err != nil {
 		return err
@@ -968,9 +969,9 @@ acts for whom.`,
 	}
 	c := addClientFlags(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON (-o json)")
-	cmd.RunE = viewRunE(c, &asJSON, func(ctx context.Context, api *apiclient.Client, _ []string) (apiclient.Reply[apiclient.WhoAmI], error) {
+	cmd.RunE = viewRunE(c, &asJSON, func(ctx context.Context, api *apiclient.Client, _ []string) (apiclient.Reply[v1.WhoAmI], error) {
 		return api.WhoAmI(ctx)
-	}, func(w io.Writer, who apiclient.WhoAmI, _ clockView) error {
+	}, func(w io.Writer, who v1.WhoAmI, _ clockView) error {
 		rows := [][]string{{"user:", who.User}, {"role:", who.Role + " (" + who.RoleRule + ")"}, {"groups:", dash(strings.Join(who.Groups, ","))},
 			{"authenticated:", who.Principal + " by " + who.Method}}
 		if who.RealUser != "" {

@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
 
+	v1 "github.com/colocd/colocd/api/v1"
 	"github.com/colocd/colocd/apiclient"
 	"github.com/colocd/colocd/yarnclient/kerberos"
 )
@@ -289,13 +290,13 @@ func writeYAML(w io.Writer, raw []byte) error {
 func writeNames(w io.Writer, v any) error {
 	var names []string
 	switch x := v.(type) {
-	case apiclient.Job:
+	case v1.Job:
 		names = []string{"job/" + x.ID}
-	case apiclient.JobList:
+	case v1.JobList:
 		for _, j := range x.Jobs {
 			names = append(names, "job/"+j.ID)
 		}
-	case apiclient.WhoAmI:
+	case v1.WhoAmI:
 		names = []string{"user/" + x.User}
 	default:
 		return usagef("-o name lists jobs; use -o json or yaml here")

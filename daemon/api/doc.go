@@ -83,7 +83,7 @@
 //	                                               profiles' prediction with learning.pair_reward
 //	                                               residual); "chosen" is the queued kind started
 //	                                               beside "given", the running one
-//	GET    /v1/clock                    reader     apiclient.Clock {"simulated","now","wall_now","speed",
+//	GET    /v1/clock                    reader     v1.Clock {"simulated","now","wall_now","speed",
 //	                                               "started","wall_started","runs":[{"from","wall_from",
 //	                                               "speed"}]}: the daemon's clock, on which every
 //	                                               timestamp lies (the simulator's virtual clock under
@@ -126,7 +126,7 @@
 // goodness records' "given" and "chosen"). A job's "submit" spec is shown only to its owner and admins.
 //
 // The JSON bodies of /v1, read and written, are package apiclient's types
-// (apiclient.JobRequest, apiclient.Job, apiclient.Preferences, ...),
+// (v1.JobRequest, v1.Job, v1.Preferences, ...),
 // declared there once for this server and its clients.
 //
 // A profile's demand and std are per container: "cpu" and "iowait" as
@@ -216,7 +216,7 @@
 // profile model's per-container demand; the newest decisions with their
 // stages and the jobs passed over; the fairness queues. Every time shown
 // is wall-clock with date and the browser's zone, placed with GET
-// /v1/clock (apiclient.Clock.Wall); on the simulator the simulated clock
+// /v1/clock (v1.Clock.Wall); on the simulator the simulated clock
 // is shown apart and durations on it are marked "simulated". Ages are
 // measured on the daemon's clock, never the browser's.
 //

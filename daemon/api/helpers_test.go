@@ -18,7 +18,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/colocd/colocd/apiclient"
+	v1 "github.com/colocd/colocd/api/v1"
 	"github.com/colocd/colocd/bandit"
 	"github.com/colocd/colocd/goodness"
 	"github.com/colocd/colocd/journal"
@@ -257,9 +257,9 @@ type response struct {
 }
 
 // errBody decodes a JSON error body.
-func (r response) errBody(t testing.TB) apiclient.ErrorBody {
+func (r response) errBody(t testing.TB) v1.ErrorBody {
 	t.Helper()
-	var e apiclient.ErrorBody
+	var e v1.ErrorBody
 	if err := json.Unmarshal(r.Body, &e); err != nil {
 		t.Fatalf("error body is not JSON (%v): %s", err, r.Body)
 	}
@@ -310,13 +310,13 @@ func (h *harness) do(method, path, token, body string, headers ...string) respon
 }
 
 // submit posts a job body and requires the wanted status.
-func (h *harness) submit(token, body string, want int, headers ...string) apiclient.Job {
+func (h *harness) submit(token, body string, want int, headers ...string) v1.Job {
 	h.t.Helper()
 	r := h.do(http.MethodPost, "/v1/jobs", token, body, headers...)
 	if r.Code != want {
 		h.t.Fatalf("POST /v1/jobs %s: got %d, want %d: %s", body, r.Code, want, r.Body)
 	}
-	var v apiclient.Job
+	var v v1.Job
 	r.decode(h.t, &v)
 	return v
 }
