@@ -154,6 +154,8 @@ type harness struct {
 type harnessCfg struct {
 	Deps
 	durable bool // fsync every store commit (benchmarks of durable submits)
+	// entropy feeds the store's job ids (nil: crypto/rand).
+	entropy io.Reader
 	// deps, when set, changes the Deps last (after the test tokens).
 	deps func(*Deps)
 }
@@ -182,7 +184,7 @@ func newHarness(t testing.TB, opts ...harnessOpt) *harness {
 	}
 	dir := t.TempDir()
 	clock := newClock()
-	store, err := queue.Open(filepath.Join(dir, "queue.db"), queue.Options{NoSync: !cfg.durable, Now: clock.Now})
+	store, err := queue.Open(filepath.Join(dir, "queue.db"), queue.Options{NoSync: !cfg.durable, Now: clock.Now, Entropy: cfg.entropy})
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
