@@ -21,7 +21,7 @@ import (
 
 	v1 "github.com/colocd/colocd/api/v1"
 	"github.com/colocd/colocd/apiclient"
-	"github.com/colocd/colocd/yarnclient/kerberos"
+	"github.com/colocd/colocd/daemon"
 )
 
 // clientConfig is the client's own configuration file,
@@ -206,8 +206,8 @@ func (c *clientFlags) authenticator(cfg clientConfig) (apiclient.Authenticator, 
 		if krb5 == "" {
 			krb5 = os.Getenv("KRB5_CONFIG")
 		}
-		a, err := kerberos.New(kerberos.Config{CCache: ccache, Krb5Conf: krb5, ServicePrincipal: cfg.Kerberos.ServicePrincipal})
-		if errors.Is(err, kerberos.ErrNoTicket) {
+		a, err := daemon.KerberosLogin(ccache, krb5, cfg.Kerberos.ServicePrincipal)
+		if errors.Is(err, daemon.ErrNoKerberosTicket) {
 			return nil, fmt.Errorf("no Kerberos ticket: %w (run kinit)", err)
 		}
 		if err != nil {
