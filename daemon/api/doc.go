@@ -125,9 +125,11 @@
 // Rows of every matrix are the running kind, columns the queued kind (the
 // goodness records' "given" and "chosen"). A job's "submit" spec is shown only to its owner and admins.
 //
-// The JSON bodies of /v1, read and written, are package apiclient's types
-// (v1.JobRequest, v1.Job, v1.Preferences, ...),
-// declared there once for this server and its clients.
+// The JSON bodies of /v1, read and written, are package api/v1's types
+// (v1.JobRequest, v1.Job, v1.Preferences, ...), declared there once for
+// this server and its clients; wire.go translates the store's, the
+// learner's and the journal's types into them, and testdata/golden holds
+// every endpoint's JSON over fixed data (TestGolden).
 //
 // A profile's demand and std are per container: "cpu" and "iowait" as
 // fractions of a node's CPU time, "disk_read_bps", "disk_write_bps",
@@ -299,7 +301,7 @@
 // docs/ha.md).
 //
 // Every error is JSON {"error": "...", "code": "...", "field": "...",
-// "rule": "..."}: "code" is stable (apiclient.Code*: bad_request,
+// "rule": "..."}: "code" is stable (v1.Code*: bad_request,
 // unknown_parameter, unauthenticated, token_expired, forbidden,
 // proxy_refused, not_found, method_not_allowed, request_timeout, conflict,
 // idempotency_conflict, gone, payload_too_large, unsupported_media_type,
