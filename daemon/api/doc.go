@@ -48,7 +48,7 @@
 //	                                               per running kind (n: the pair observation counts);
 //	                                               in every CSV a name starting with =, +, -, @, tab
 //	                                               or CR gets a leading ' (no spreadsheet formula)
-//	       ?format=snapshot                        the bandit.Snapshot (what PUT takes), always whole
+//	       ?format=snapshot                        the v1.PreferencesSnapshot (what PUT takes), always whole
 //	       ?kinds=a,b (≤ 1,000 names)              rows and columns of those kinds, in that order
 //	       ?limit=n (0–10,000) &offset=m           a page of rows; "rows" labels them, "total",
 //	                                               "offset", "kinds_known" and X-Total-Count say how
@@ -59,7 +59,7 @@
 //	                                               each cell π and its observation count n, on a fixed
 //	                                               0–1 colour scale; a row never observed (the prior)
 //	                                               grey
-//	PUT    /v1/preferences              admin      import a bandit.Snapshot; persisted. 400 naming the
+//	PUT    /v1/preferences              admin      import a v1.PreferencesSnapshot; persisted. 400 naming the
 //	                                               field for counters over bandit.MaxCount (2^53), a
 //	                                               kind against the kind rule of jobs, or one under
 //	                                               learning.foreign.prefix unless the placement read

@@ -167,7 +167,7 @@ func (s *server) prefsReply() v1.Preferences {
 // v1.Preferences; csv is one matrix (π, or H with matrix=h, or the
 // pair observation counts with matrix=n) with a header row
 // "running kind \ queued kind,<kind>,..." and one row per running kind; snapshot is
-// the learner's bandit.Snapshot, the format PUT accepts (always whole).
+// the learner's state as a v1.PreferencesSnapshot, the format PUT accepts (always whole).
 // kinds restricts rows and columns to those kinds (in that order), limit
 // and offset page the rows; X-Total-Count says how many rows there are.
 func (s *server) getPreferences(w http.ResponseWriter, r *http.Request, _ principal) error {
@@ -280,7 +280,7 @@ func csvText(s string) string {
 	return s
 }
 
-// putPreferences: PUT /v1/preferences (admin) imports a bandit.Snapshot
+// putPreferences: PUT /v1/preferences (admin) imports a v1.PreferencesSnapshot
 // (as GET ?format=snapshot returns it); the engine persists it, or leaves
 // the preferences as they were. The reply is prefsReply.
 func (s *server) putPreferences(w http.ResponseWriter, r *http.Request, p principal) error {
