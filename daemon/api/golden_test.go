@@ -111,6 +111,8 @@ func TestGolden(t *testing.T) {
 		name, method, path, token, body string
 		header                          []string
 	}{
+		{name: "jobs-submit", method: "POST", path: "/v1/jobs", token: adminTok,
+			body: jobBody("pagerank", `"queue":"adhoc"`, `"priority":-1`)},
 		{name: "jobs-submit-again", method: "POST", path: "/v1/jobs", token: submitterTok, header: []string{"Idempotency-Key", "golden-1"},
 			body: jobBody("kmeans", `"deadline":"`+deadline+`"`, `"labels":{"team":"search"}`, `"submit":{"application-name":"km"}`)},
 		{name: "jobs-list", method: "GET", path: "/v1/jobs?state=all", token: readerTok},
