@@ -349,12 +349,12 @@ func (s *server) estimateWait(kind string, pos int) (*v1.WaitEstimate, error) {
 	return m.estimate(kind, pos, ahead), nil
 }
 
-// estimateList is GET /v1/jobs?estimate=1: l's pending jobs (counts:
-// the store's, by state), which come
+// estimateList is GET /v1/jobs?estimate=1: l's pending jobs, which come
 // first from the head of the queue, get their wait estimates in one
 // pass; when the listing asked for pending jobs (queued), the queue's is
 // that of a job behind every pending one (reading up to maxWaitScan
-// pending jobs when l lists fewer than there are).
+// pending jobs when l lists fewer than there are). counts are the store's
+// jobs by state.
 func (s *server) estimateList(l v1.JobList, counts map[queue.State]int, queued bool) (v1.JobListEstimate, error) {
 	out := v1.JobListEstimate{JobList: l, KindRuntimes: map[string]float64{}}
 	m, err := s.waitModel(counts)
