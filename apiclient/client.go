@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	v1 "github.com/colocd/colocd/api/v1"
 )
 
 // Defaults of Options.
@@ -315,7 +317,7 @@ func replyError(res *http.Response, b []byte) *Error {
 	if s, err := strconv.Atoi(res.Header.Get("Retry-After")); err == nil && s > 0 {
 		e.RetryAfter = time.Duration(s) * time.Second
 	}
-	var eb ErrorBody
+	var eb v1.ErrorBody
 	if json.Unmarshal(b, &eb) == nil && eb.Error != "" {
 		e.Message, e.Code, e.Field, e.Rule = eb.Error, eb.Code, eb.Field, eb.Rule
 		return e

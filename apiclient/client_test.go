@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	v1 "github.com/colocd/colocd/api/v1"
 	"github.com/colocd/colocd/apiclient"
 	"github.com/colocd/colocd/apiclient/apiclienttest"
 	"github.com/colocd/colocd/journal"
@@ -87,15 +88,15 @@ func rawGet(t testing.TB, url, path string) []byte {
 	return b
 }
 
-func resources(n int) *apiclient.ResourcesRequest {
-	return &apiclient.ResourcesRequest{Containers: n, MemoryMB: 512, VCores: 1}
+func resources(n int) *v1.ResourcesRequest {
+	return &v1.ResourcesRequest{Containers: n, MemoryMB: 512, VCores: 1}
 }
 
 func TestSubmitIdempotent(t *testing.T) {
 	_, c := start(t, apiclienttest.Options{})
 	ctx := t.Context()
 	deadline := "2099-12-01T10:00:00Z"
-	req := apiclient.JobRequest{Kind: "kmeans", Queue: "default", Resources: resources(3), Deadline: &deadline,
+	req := v1.JobRequest{Kind: "kmeans", Queue: "default", Resources: resources(3), Deadline: &deadline,
 		Labels: map[string]string{"team": "search"}}
 	first, err := c.submitter.Submit(ctx, req, "nightly-1")
 	if err != nil {
@@ -105,10 +106,10 @@ func TestSubmitIdempotent(t *testing.T) {
 		t.Errorf("status %d, want 201", first.Status)
 	}
 	j := first.Body
-	want := queue.Job{Kind: "kmeans", User: apiclienttest.SubmitterUser, Queue: "default", State: queue.StatePending,
-		Resources: queue.Resources{Containers: 3, MemoryMB: 512, VCores: 1}, Labels: map[string]string{"team": "search"},
+	want := v1.Job{Kind: "kmeans", User: apiclienttest.SubmitterUser, Queue: "default", State: v1.StatePending,
+		Resources: v1.Resources{Containers: 3, MemoryMB: 512, VCores: 1}, Labels: map[string]string{"team": "search"},
 		IdempotencyKey: "nightly-1"}
-	got := queue.Job{Kind: j.Kind, User: j.User, Queue: j.Queue, State: j.State, Resources: j.Resources, Labels: j.Labels,
+	got := v1.Job{Kind: j.Kind, User: j.User, Queue: j.Queue, State: j.State, Resources: j.Resources, Labels: j.Labels,
 		IdempotencyKey: j.IdempotencyKey}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("submitted job (-want +got):\n%s", diff)
@@ -116,7 +117,7 @@ func TestSubmitIdempotent(t *testing.T) {
 	if j.Deadline == nil || j.Deadline.Format(time.RFC3339) != deadline {
 		t.Errorf("deadline %v, want %s", j.Deadline, deadline)
 	}
-	var fromRaw apiclient.Job
+	var fromRaw v1.Job
 	if err := json.Unmarshal(first.Raw, &fromRaw); err != nil || fromRaw.ID != j.ID {
 		t.Errorf("Raw %s does not hold job %s: %v", first.Raw, j.ID, err)
 	}
@@ -178,7 +179,7 @@ func TestJobsJobCancel(t *testing.T) {
 	ctx := t.Context()
 	var ids []string
 	for _, k := range []string{"kmeans", "terasort", "wordcount"} {
-		r, err := c.submitter.Submit(ctx, apiclient.JobRequest{Kind: k, Resources: resources(1)}, "")
+		r, err := c.submitter.Submit(ctx, v1.JobRequest{Kind: k, Resources: resources(1)}, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -198,7 +199,7 @@ func TestJobsJobCancel(t *testing.T) {
 	if diff := cmp.Diff(ids, gotIDs); diff != "" {
 		t.Errorf("listed (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]apiclient.StateCount{{State: queue.StatePending, N: 3}}, list.Body.StateCounts()); diff != "" {
+	if diff := cmp.Diff([]v1.StateCount{{State: v1.StatePending, N: 3}}, list.Body.StateCounts()); diff != "" {
 		t.Errorf("state counts (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(string(rawGet(t, s.URL, "/v1/jobs")), string(list.Raw)); diff != "" {
@@ -219,7 +220,7 @@ func TestJobsJobCancel(t *testing.T) {
 	}
 
 	cancelled, err := c.submitter.Cancel(ctx, ids[0])
-	if err != nil || cancelled.Body.State != queue.StateCancelled {
+	if err != nil || cancelled.Body.State != v1.StateCancelled {
 		t.Errorf("cancel pending: %+v, %v", cancelled.Body.State, err)
 	}
 	dec := `{"candidates":[{"kind":"terasort","prob":0.75}],"context":[{"kind":"kmeans","weight":1}],"forced":"deadline"}`
@@ -234,9 +235,9 @@ func TestJobsJobCancel(t *testing.T) {
 	if err != nil || rec == nil {
 		t.Fatalf("DecisionRecord: %v, %v", rec, err)
 	}
-	want := queue.Decision{Forced: "deadline", Candidates: []queue.Candidate{{Kind: "terasort", Prob: 0.75}},
-		Context: []queue.ContextKind{{Kind: "kmeans", Weight: 1}}}
-	if diff := cmp.Diff(want, rec.Decision); diff != "" {
+	want := &v1.DecisionRecord{Forced: "deadline", Candidates: []v1.Candidate{{Kind: "terasort", Prob: 0.75}},
+		Context: []v1.ContextKind{{Kind: "kmeans", Weight: 1}}}
+	if diff := cmp.Diff(want, rec); diff != "" {
 		t.Errorf("decision (-want +got):\n%s", diff)
 	}
 	if rec, err := one.Body.DecisionRecord(); rec != nil || err != nil {
@@ -245,7 +246,7 @@ func TestJobsJobCancel(t *testing.T) {
 	_, err = c.reader.Cancel(ctx, ids[1])
 	wantError(t, err, http.StatusForbidden, "")
 	killed, err := c.submitter.Cancel(ctx, ids[1])
-	if err != nil || killed.Body.State != queue.StateKilled {
+	if err != nil || killed.Body.State != v1.StateKilled {
 		t.Errorf("cancel admitted: %v, %v; want killed", killed.Body.State, err)
 	}
 	_, err = c.submitter.Cancel(ctx, ids[1])
@@ -268,7 +269,7 @@ func TestJobsJobCancel(t *testing.T) {
 func TestResolve(t *testing.T) {
 	s, c := start(t, apiclienttest.Options{})
 	ctx := t.Context()
-	r, err := c.submitter.Submit(ctx, apiclient.JobRequest{Kind: "kmeans", Resources: resources(1)}, "")
+	r, err := c.submitter.Submit(ctx, v1.JobRequest{Kind: "kmeans", Resources: resources(1)}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,21 +280,21 @@ func TestResolve(t *testing.T) {
 	if _, err := s.Store.Park(id, "the RM restarted without recovery"); err != nil {
 		t.Fatal(err)
 	}
-	requeue := apiclient.ResolveRequest{Outcome: apiclient.OutcomeRequeue, Reason: "no output: it never started"}
+	requeue := v1.ResolveRequest{Outcome: v1.OutcomeRequeue, Reason: "no output: it never started"}
 	_, err = c.submitter.Resolve(ctx, id, requeue)
 	wantError(t, err, http.StatusForbidden, "")
-	_, err = c.admin.Resolve(ctx, id, apiclient.ResolveRequest{Outcome: "bogus", Reason: "x"})
+	_, err = c.admin.Resolve(ctx, id, v1.ResolveRequest{Outcome: "bogus", Reason: "x"})
 	wantError(t, err, http.StatusBadRequest, "outcome")
-	_, err = c.admin.Resolve(ctx, id, apiclient.ResolveRequest{Outcome: apiclient.OutcomeFailed})
+	_, err = c.admin.Resolve(ctx, id, v1.ResolveRequest{Outcome: v1.OutcomeFailed})
 	wantError(t, err, http.StatusBadRequest, "reason")
 	got, err := c.admin.Resolve(ctx, id, requeue)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Body.State != queue.StatePending || !strings.Contains(got.Body.Diagnostics, "resolved by "+apiclienttest.AdminUser) {
+	if got.Body.State != v1.StatePending || !strings.Contains(got.Body.Diagnostics, "resolved by "+apiclienttest.AdminUser) {
 		t.Errorf("resolved: state %s, diagnostics %q", got.Body.State, got.Body.Diagnostics)
 	}
-	_, err = c.admin.Resolve(ctx, id, apiclient.ResolveRequest{Outcome: apiclient.OutcomeSucceeded, Reason: "again"})
+	_, err = c.admin.Resolve(ctx, id, v1.ResolveRequest{Outcome: v1.OutcomeSucceeded, Reason: "again"})
 	wantError(t, err, http.StatusConflict, "")
 	_, err = c.admin.Resolve(ctx, "NOSUCH", requeue)
 	wantError(t, err, http.StatusNotFound, "id")
@@ -321,11 +322,11 @@ func TestPreferences(t *testing.T) {
 	if diff := cmp.Diff(snap.Pi(), p.Body.Pi); diff != "" {
 		t.Errorf("π (-want +got):\n%s", diff)
 	}
-	if p.Body.Observations != 20 || p.Body.Config != s.Learner.Config() {
+	if p.Body.Observations != 20 || p.Body.Config != (v1.LearnerConfig{StepSize: 0.05, Baseline: v1.BaselineGlobal, RecencyAlpha: 0.1}) {
 		t.Errorf("observations %d, config %+v", p.Body.Observations, p.Body.Config)
 	}
 
-	for _, m := range []apiclient.Matrix{apiclient.MatrixPi, apiclient.MatrixH, ""} {
+	for _, m := range []v1.Matrix{v1.MatrixPi, v1.MatrixH, ""} {
 		b, err := c.reader.PreferencesCSV(ctx, m)
 		if err != nil {
 			t.Fatal(err)
@@ -356,7 +357,10 @@ func TestPreferences(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(snap, saved.Body); diff != "" {
+	// The wire snapshot is the learner's, byte for byte.
+	wantJSON, _ := json.Marshal(snap)
+	gotJSON, _ := json.Marshal(saved.Body)
+	if diff := cmp.Diff(string(wantJSON), string(gotJSON)); diff != "" {
 		t.Errorf("snapshot (-want +got):\n%s", diff)
 	}
 	_, err = c.submitter.ResetPreferences(ctx)
@@ -496,7 +500,7 @@ func TestDecisionsGoodness(t *testing.T) {
 	if g.Body.Total != 3 || len(g.Body.Records) != 1 || g.Body.Records[0].Chosen != "wordcount" {
 		t.Errorf("goodness: total %d, records %+v; want 3 and the newest", g.Body.Total, g.Body.Records)
 	}
-	if diff := cmp.Diff([]apiclient.NodeSummary{{Node: "n1", Count: 3, MeanG: 20}}, g.Body.Nodes); diff != "" {
+	if diff := cmp.Diff([]v1.NodeSummary{{Node: "n1", Count: 3, MeanG: 20}}, g.Body.Nodes); diff != "" {
 		t.Errorf("nodes (-want +got):\n%s", diff)
 	}
 	if len(g.Body.Pairs) != 3 {
@@ -510,12 +514,12 @@ func TestLimits(t *testing.T) {
 	s, c := start(t, apiclienttest.Options{MaxBodyBytes: 512})
 	ctx := t.Context()
 	t.Run("body too large", func(t *testing.T) {
-		_, err := c.submitter.Submit(ctx, apiclient.JobRequest{Kind: "kmeans", Labels: map[string]string{"x": strings.Repeat("y", 600)}}, "")
+		_, err := c.submitter.Submit(ctx, v1.JobRequest{Kind: "kmeans", Labels: map[string]string{"x": strings.Repeat("y", 600)}}, "")
 		wantError(t, err, http.StatusRequestEntityTooLarge, "")
 	})
 	t.Run("reply over the cap", func(t *testing.T) {
 		for range 3 {
-			if _, err := c.submitter.Submit(ctx, apiclient.JobRequest{Kind: "kmeans", Resources: resources(1)}, ""); err != nil {
+			if _, err := c.submitter.Submit(ctx, v1.JobRequest{Kind: "kmeans", Resources: resources(1)}, ""); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -541,9 +545,9 @@ func TestLimits(t *testing.T) {
 		}
 	})
 	t.Run("reader submits", func(t *testing.T) {
-		_, err := c.reader.Submit(ctx, apiclient.JobRequest{Kind: "kmeans"}, "")
+		_, err := c.reader.Submit(ctx, v1.JobRequest{Kind: "kmeans"}, "")
 		e := wantError(t, err, http.StatusForbidden, "")
-		if !strings.Contains(e.Error(), "role reader may not POST /v1/jobs") || e.Code != apiclient.CodeForbidden || e.Rule != "tokens" {
+		if !strings.Contains(e.Error(), "role reader may not POST /v1/jobs") || e.Code != v1.CodeForbidden || e.Rule != "tokens" {
 			t.Errorf("Error() = %q", e)
 		}
 	})
@@ -592,7 +596,7 @@ func TestRequests(t *testing.T) {
 	ctx := t.Context()
 	c := newClient(t, rec.srv.URL+"/colocd/", "tok", apiclient.Options{})
 	deadline := "2099-01-01T00:00:00Z"
-	if _, err := c.Submit(ctx, apiclient.JobRequest{Kind: "k", Resources: resources(2), Deadline: &deadline}, "key-1"); err != nil {
+	if _, err := c.Submit(ctx, v1.JobRequest{Kind: "k", Resources: resources(2), Deadline: &deadline}, "key-1"); err != nil {
 		t.Fatal(err)
 	}
 	h := rec.last.Header
@@ -609,19 +613,19 @@ func TestRequests(t *testing.T) {
 	}{
 		{"job", func() error { _, err := c.Job(ctx, "a/b c"); return err }, "GET /colocd/v1/jobs/a%2Fb%20c"},
 		{"cancel", func() error { _, err := c.Cancel(ctx, "J1"); return err }, "DELETE /colocd/v1/jobs/J1"},
-		{"resolve", func() error { _, err := c.Resolve(ctx, "J1", apiclient.ResolveRequest{}); return err }, "POST /colocd/v1/jobs/J1/resolve"},
+		{"resolve", func() error { _, err := c.Resolve(ctx, "J1", v1.ResolveRequest{}); return err }, "POST /colocd/v1/jobs/J1/resolve"},
 		{"list", func() error {
 			_, err := c.Jobs(ctx, apiclient.ListOptions{States: []string{"pending", "parked"}, Limit: new(5)})
 			return err
 		}, "GET /colocd/v1/jobs?limit=5&state=pending%2Cparked"},
 		{"profiles csv", func() error { _, err := c.ProfilesCSV(ctx, "a", "b"); return err }, "GET /colocd/v1/profiles?format=csv&kind=a%2Cb"},
-		{"prefs csv", func() error { _, err := c.PreferencesCSV(ctx, apiclient.MatrixH); return err }, "GET /colocd/v1/preferences?format=csv&matrix=h"},
+		{"prefs csv", func() error { _, err := c.PreferencesCSV(ctx, v1.MatrixH); return err }, "GET /colocd/v1/preferences?format=csv&matrix=h"},
 		{"prefs page", func() error {
 			_, err := c.PreferencesPage(ctx, apiclient.Page{Kinds: []string{"a", "b"}, Limit: new(0), Offset: 20})
 			return err
 		}, "GET /colocd/v1/preferences?kinds=a%2Cb&limit=0&offset=20"},
 		{"prefs csv page", func() error {
-			_, err := c.PreferencesCSVPage(ctx, apiclient.MatrixPi, apiclient.Page{Limit: new(3)})
+			_, err := c.PreferencesCSVPage(ctx, v1.MatrixPi, apiclient.Page{Limit: new(3)})
 			return err
 		}, "GET /colocd/v1/preferences?format=csv&limit=3&matrix=pi"},
 		{"profiles page", func() error {
@@ -765,7 +769,7 @@ func TestRetryAfter(t *testing.T) {
 		waited = append(waited, d)
 		return nil
 	}})
-	r, err := c.Submit(t.Context(), apiclient.JobRequest{Kind: "k"}, "key-1")
+	r, err := c.Submit(t.Context(), v1.JobRequest{Kind: "k"}, "key-1")
 	if err != nil || r.Status != http.StatusCreated {
 		t.Fatalf("keyed submit through two 503s: %v, %d", err, r.Status)
 	}
@@ -773,7 +777,7 @@ func TestRetryAfter(t *testing.T) {
 		t.Errorf("waits (-want +got):\n%s", diff)
 	}
 	busy, waited = 1, nil
-	_, err = c.Submit(t.Context(), apiclient.JobRequest{Kind: "k"}, "")
+	_, err = c.Submit(t.Context(), v1.JobRequest{Kind: "k"}, "")
 	var e *apiclient.Error
 	if !errors.As(err, &e) || e.Status != http.StatusServiceUnavailable || len(waited) != 0 {
 		t.Errorf("unkeyed submit: %v after %d waits; want the 503, no retry", err, len(waited))

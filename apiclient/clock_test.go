@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	v1 "github.com/colocd/colocd/api/v1"
 	"github.com/colocd/colocd/apiclient"
 	"github.com/colocd/colocd/apiclient/apiclienttest"
 	"github.com/colocd/colocd/journal"
@@ -14,13 +15,13 @@ var wall0 = time.Date(2026, 11, 24, 16, 0, 0, 0, time.UTC)
 // simulated: two daemon starts, at 600× then at 60×, the second resuming
 // the virtual clock where the first stopped (after 10 wall minutes, 100
 // virtual hours).
-func simulated() apiclient.Clock {
+func simulated() v1.Clock {
 	v0 := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
-	return apiclient.Clock{
+	return v1.Clock{
 		Simulated: true, Speed: 60,
 		Started: v0.Add(100 * time.Hour), WallStarted: wall0.Add(time.Hour),
 		Now: v0.Add(130 * time.Hour), WallNow: wall0.Add(time.Hour + 30*time.Minute),
-		Runs: []apiclient.ClockRun{
+		Runs: []v1.ClockRun{
 			{From: v0, WallFrom: wall0, Speed: 600},
 			{From: v0.Add(100 * time.Hour), WallFrom: wall0.Add(time.Hour), Speed: 60},
 		},
@@ -52,7 +53,7 @@ func TestClockWall(t *testing.T) {
 	if got, ok := c.Wall(c.Started.Add(time.Hour)); !ok || !got.Equal(wall0.Add(time.Hour+time.Minute)) {
 		t.Errorf("Wall without runs = %s, %v", got, ok)
 	}
-	wc := apiclient.Clock{Speed: 1}
+	wc := v1.Clock{Speed: 1}
 	if got, ok := wc.Wall(v0); !ok || !got.Equal(v0) {
 		t.Errorf("the wall clock maps %s to %s, %v", v0, got, ok)
 	}
@@ -63,7 +64,7 @@ func TestClockWall(t *testing.T) {
 // daemon started, however long ago in virtual time.
 func TestClockEndpoint(t *testing.T) {
 	c := simulated()
-	s, cl := start(t, apiclienttest.Options{Now: func() time.Time { return c.Now }, Clock: func() apiclient.Clock { return c }})
+	s, cl := start(t, apiclienttest.Options{Now: func() time.Time { return c.Now }, Clock: func() v1.Clock { return c }})
 	got, err := cl.reader.Clock(t.Context())
 	if err != nil {
 		t.Fatal(err)

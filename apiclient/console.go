@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	v1 "github.com/colocd/colocd/api/v1"
 )
 
 // The status console's endpoints.
@@ -25,12 +27,12 @@ type NodeOptions struct {
 // Nodes returns the cluster's nodes as the engine last read them, each
 // with its applications and latest goodness, and a histogram of every
 // node's G: GET /v1/nodes.
-func (c *Client) Nodes(ctx context.Context, o NodeOptions) (Reply[NodeList], error) {
+func (c *Client) Nodes(ctx context.Context, o NodeOptions) (Reply[v1.NodeList], error) {
 	q := pageQuery(o.Limit, o.Offset)
 	if o.Sort != "" {
 		q.Set("sort", o.Sort)
 	}
-	return call[NodeList](ctx, c, request{method: http.MethodGet, path: "/v1/nodes", query: q})
+	return call[v1.NodeList](ctx, c, request{method: http.MethodGet, path: "/v1/nodes", query: q})
 }
 
 // ClusterOptions select the applications of GET /v1/cluster.
@@ -46,12 +48,12 @@ type ClusterOptions struct {
 
 // Cluster returns the running applications as the engine last read them,
 // with the nodes each occupies: GET /v1/cluster.
-func (c *Client) Cluster(ctx context.Context, o ClusterOptions) (Reply[ClusterStatus], error) {
+func (c *Client) Cluster(ctx context.Context, o ClusterOptions) (Reply[v1.ClusterStatus], error) {
 	q := pageQuery(o.Limit, o.Offset)
 	if len(o.Jobs) > 0 {
 		q.Set("jobs", strings.Join(o.Jobs, ","))
 	}
-	return call[ClusterStatus](ctx, c, request{method: http.MethodGet, path: "/v1/cluster", query: q})
+	return call[v1.ClusterStatus](ctx, c, request{method: http.MethodGet, path: "/v1/cluster", query: q})
 }
 
 // TrendOptions select the window of GET /v1/goodness/trend.
@@ -65,7 +67,7 @@ type TrendOptions struct {
 
 // GoodnessTrend returns the nodes' goodness over a window in equal time
 // buckets: GET /v1/goodness/trend.
-func (c *Client) GoodnessTrend(ctx context.Context, o TrendOptions) (Reply[GoodnessTrend], error) {
+func (c *Client) GoodnessTrend(ctx context.Context, o TrendOptions) (Reply[v1.GoodnessTrend], error) {
 	q := url.Values{}
 	if !o.From.IsZero() {
 		q.Set("from", o.From.Format(time.RFC3339Nano))
@@ -76,13 +78,13 @@ func (c *Client) GoodnessTrend(ctx context.Context, o TrendOptions) (Reply[Goodn
 	if o.Buckets != 0 {
 		q.Set("buckets", strconv.Itoa(o.Buckets))
 	}
-	return call[GoodnessTrend](ctx, c, request{method: http.MethodGet, path: "/v1/goodness/trend", query: q})
+	return call[v1.GoodnessTrend](ctx, c, request{method: http.MethodGet, path: "/v1/goodness/trend", query: q})
 }
 
 // Summary returns the run since the daemon started: jobs by state, waits
 // and runtimes, admissions and goodness: GET /v1/summary.
-func (c *Client) Summary(ctx context.Context) (Reply[Summary], error) {
-	return call[Summary](ctx, c, request{method: http.MethodGet, path: "/v1/summary"})
+func (c *Client) Summary(ctx context.Context) (Reply[v1.Summary], error) {
+	return call[v1.Summary](ctx, c, request{method: http.MethodGet, path: "/v1/summary"})
 }
 
 // pageQuery is the query of an optional limit and an offset.

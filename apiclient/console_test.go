@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	v1 "github.com/colocd/colocd/api/v1"
 	"github.com/colocd/colocd/apiclient"
 	"github.com/colocd/colocd/apiclient/apiclienttest"
 	"github.com/colocd/colocd/cluster"
@@ -76,14 +77,14 @@ func TestConsole(t *testing.T) {
 	_, err = c.reader.GoodnessTrend(ctx, apiclient.TrendOptions{Buckets: 100000})
 	wantError(t, err, http.StatusBadRequest, "buckets")
 
-	if _, err := c.submitter.Submit(ctx, apiclient.JobRequest{Kind: "cc", Resources: resources(1)}, ""); err != nil {
+	if _, err := c.submitter.Submit(ctx, v1.JobRequest{Kind: "cc", Resources: resources(1)}, ""); err != nil {
 		t.Fatal(err)
 	}
 	sum, err := c.reader.Summary(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b := sum.Body; b.Counts[queue.StatePending] != 1 || b.SubmittedEver != 1 || b.Run.States[queue.StatePending] != 1 {
+	if b := sum.Body; b.Counts[v1.StatePending] != 1 || b.SubmittedEver != 1 || b.Run.States[v1.StatePending] != 1 {
 		t.Errorf("summary after one submission: %+v", b)
 	}
 }

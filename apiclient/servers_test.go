@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	v1 "github.com/colocd/colocd/api/v1"
 	"github.com/colocd/colocd/apiclient"
 	"github.com/colocd/colocd/apiclient/apiclienttest"
 	"github.com/colocd/colocd/internal/deadaddr"
@@ -20,7 +21,7 @@ func TestServersSkipARefusedOne(t *testing.T) {
 	dead := deadaddr.URL(t)
 	c := newClient(t, dead+","+s.URL, apiclienttest.SubmitterToken, apiclient.Options{})
 	for range 2 {
-		rep, err := c.Submit(t.Context(), apiclient.JobRequest{Kind: "wordcount", Resources: &apiclient.ResourcesRequest{Containers: 1, MemoryMB: 512, VCores: 1}}, "")
+		rep, err := c.Submit(t.Context(), v1.JobRequest{Kind: "wordcount", Resources: &v1.ResourcesRequest{Containers: 1, MemoryMB: 512, VCores: 1}}, "")
 		if err != nil || rep.Status != http.StatusCreated {
 			t.Fatalf("submit through %s,%s: %d, %v", dead, s.URL, rep.Status, err)
 		}
@@ -43,7 +44,7 @@ func TestServersRepeatOnlyWhatIsSafe(t *testing.T) {
 	defer drop.Close()
 	s := apiclienttest.Start(t, apiclienttest.Options{})
 	c := newClient(t, drop.URL+","+s.URL, apiclienttest.SubmitterToken, apiclient.Options{})
-	req := apiclient.JobRequest{Kind: "wordcount", Resources: &apiclient.ResourcesRequest{Containers: 1, MemoryMB: 512, VCores: 1}}
+	req := v1.JobRequest{Kind: "wordcount", Resources: &v1.ResourcesRequest{Containers: 1, MemoryMB: 512, VCores: 1}}
 	if _, err := c.Submit(t.Context(), req, ""); err == nil {
 		t.Fatal("a submission without a key was sent again after its connection dropped")
 	}

@@ -14,7 +14,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/colocd/colocd/apiclient"
+	v1 "github.com/colocd/colocd/api/v1"
 	"github.com/colocd/colocd/engine"
 	"github.com/colocd/colocd/goodness"
 	"github.com/colocd/colocd/internal/simcluster"
@@ -53,7 +53,7 @@ type backend struct {
 	sim        *simcluster.State // the simulator's durable state; nil on YARN
 	// clockInfo describes a simulated clock for GET /v1/clock; nil: the
 	// wall clock.
-	clockInfo func() apiclient.Clock
+	clockInfo func() v1.Clock
 	// replayFIFO simulates arrivals again under FIFO on a fresh simulator
 	// of the workload and seed (the demo's comparison); nil on YARN.
 	replayFIFO func(start time.Time, arrivals []sim.Arrival) (sim.FIFOResult, error)
@@ -135,18 +135,18 @@ func openSimBackend(cfg Config, log *slog.Logger, wallNow func() time.Time) (bac
 // simClock records this start of the simulator's clock and describes the
 // clock for GET /v1/clock: virtual time at speed × the wall clock, with
 // every recorded start.
-func simClock(state *simcluster.State, rt *sim.Realtime, speed float64, wallNow func() time.Time, log *slog.Logger) func() apiclient.Clock {
+func simClock(state *simcluster.State, rt *sim.Realtime, speed float64, wallNow func() time.Time, log *slog.Logger) func() v1.Clock {
 	started, wallStarted := rt.Now(), wallNow()
-	recorded, err := state.AddRun(simcluster.Run{From: started, WallFrom: wallStarted, Speed: speed}, apiclient.MaxClockRuns)
+	recorded, err := state.AddRun(simcluster.Run{From: started, WallFrom: wallStarted, Speed: speed}, v1.MaxClockRuns)
 	if err != nil {
 		log.Warn("recording the simulator's start (wall-clock times of earlier runs may be shown wrong)", "err", err)
 	}
-	runs := make([]apiclient.ClockRun, len(recorded))
+	runs := make([]v1.ClockRun, len(recorded))
 	for i, r := range recorded {
-		runs[i] = apiclient.ClockRun{From: r.From, WallFrom: r.WallFrom, Speed: r.Speed}
+		runs[i] = v1.ClockRun{From: r.From, WallFrom: r.WallFrom, Speed: r.Speed}
 	}
-	return func() apiclient.Clock {
-		return apiclient.Clock{Simulated: true, Now: rt.Now(), WallNow: wallNow(), Speed: speed,
+	return func() v1.Clock {
+		return v1.Clock{Simulated: true, Now: rt.Now(), WallNow: wallNow(), Speed: speed,
 			Started: started, WallStarted: wallStarted, Runs: runs}
 	}
 }

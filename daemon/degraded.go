@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/colocd/colocd/apiclient"
+	v1 "github.com/colocd/colocd/api/v1"
 	"github.com/colocd/colocd/engine"
 	"github.com/colocd/colocd/yarnclient/kerberos"
 )
@@ -26,12 +26,12 @@ func dependencyOf(err error) string {
 }
 
 // wireDegraded is the engine's list as the API serves it.
-func wireDegraded(eng *engine.Engine) func() []apiclient.Degraded {
-	return func() []apiclient.Degraded {
+func wireDegraded(eng *engine.Engine) func() []v1.Degraded {
+	return func() []v1.Degraded {
 		ds := eng.Degraded()
-		out := make([]apiclient.Degraded, 0, len(ds))
+		out := make([]v1.Degraded, 0, len(ds))
 		for _, d := range ds {
-			w := apiclient.Degraded{Dependency: d.Dependency, Since: d.Since.UTC(), Op: d.Op}
+			w := v1.Degraded{Dependency: d.Dependency, Since: d.Since.UTC(), Op: d.Op}
 			if d.Err != nil {
 				w.Error = d.Err.Error()
 			}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/colocd/colocd/apiclient"
+	v1 "github.com/colocd/colocd/api/v1"
 	"github.com/colocd/colocd/yarnclient"
 	"github.com/colocd/colocd/yarnclient/yarntest"
 )
@@ -58,10 +58,10 @@ func TestDegradedDependencies(t *testing.T) {
 		return res.StatusCode, string(b)
 	}
 	type ready struct {
-		Status   string               `json:"status"`
-		Degraded []apiclient.Degraded `json:"degraded"`
+		Status   string        `json:"status"`
+		Degraded []v1.Degraded `json:"degraded"`
 	}
-	deps := func(ds []apiclient.Degraded) (names []string) {
+	deps := func(ds []v1.Degraded) (names []string) {
 		for _, d := range ds {
 			names = append(names, d.Dependency)
 		}
@@ -95,10 +95,10 @@ func TestDegradedDependencies(t *testing.T) {
 	}
 
 	rm.InjectFault(yarnclient.PathClusterMetrics, yarntest.Fault{Status: http.StatusServiceUnavailable})
-	var s apiclient.Summary
+	var s v1.Summary
 	poll(t, "the summary to list the cluster", 20*time.Second, func() bool {
 		_, body := get("/v1/summary", true)
-		s = apiclient.Summary{}
+		s = v1.Summary{}
 		json.Unmarshal([]byte(body), &s)
 		return len(s.Degraded) == 2
 	})

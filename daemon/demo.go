@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/colocd/colocd/apiclient"
+	v1 "github.com/colocd/colocd/api/v1"
 	"github.com/colocd/colocd/queue"
 	"github.com/colocd/colocd/sim"
 )
@@ -28,12 +28,12 @@ type fifoReport struct {
 	started func() time.Time // this daemon's start, on the simulator's clock
 	replay  func(start time.Time, arrivals []sim.Arrival) (sim.FIFOResult, error)
 	log     *slog.Logger
-	last    atomic.Pointer[apiclient.FIFOComparison]
+	last    atomic.Pointer[v1.FIFOComparison]
 	done    func() // tests: after each comparison
 }
 
 // current is the latest comparison; nil before the first drain.
-func (f *fifoReport) current() *apiclient.FIFOComparison {
+func (f *fifoReport) current() *v1.FIFOComparison {
 	if f == nil {
 		return nil
 	}
@@ -77,9 +77,9 @@ func (f *fifoReport) run(ctx context.Context) {
 
 // compare replays the succeeded jobs of this run; nil without any, and
 // how many jobs it compared.
-func (f *fifoReport) compare() (*apiclient.FIFOComparison, int, error) {
+func (f *fifoReport) compare() (*v1.FIFOComparison, int, error) {
 	started := f.started()
-	jobs, err := f.store.Recent(queue.StateSucceeded, apiclient.MaxSummaryJobs)
+	jobs, err := f.store.Recent(queue.StateSucceeded, v1.MaxSummaryJobs)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -106,7 +106,7 @@ func (f *fifoReport) compare() (*apiclient.FIFOComparison, int, error) {
 	if err != nil {
 		return nil, len(arrivals), err
 	}
-	c := &apiclient.FIFOComparison{Jobs: len(arrivals),
+	c := &v1.FIFOComparison{Jobs: len(arrivals),
 		MeanJCTSeconds: (sumJCT / time.Duration(len(arrivals))).Seconds(), FIFOMeanJCTSeconds: r.MeanJCT().Seconds(),
 		MakespanSeconds: last.Sub(first).Seconds(), FIFOMakespanSeconds: r.Makespan().Seconds()}
 	if c.FIFOMeanJCTSeconds > 0 {

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/colocd/colocd/apiclient"
+	v1 "github.com/colocd/colocd/api/v1"
 )
 
 // TestDemoComparesWithFIFO: on the simulator, once the queue drains, the
@@ -75,7 +75,7 @@ func TestDemoComparesWithFIFO(t *testing.T) {
 		t.Fatalf("no comparison within 120 s; log:\n%s", logs.String())
 	}
 	_, body := call(http.MethodGet, "/v1/summary", "")
-	var s apiclient.Summary
+	var s v1.Summary
 	if err := json.Unmarshal([]byte(body), &s); err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,11 @@
 //
 // It owns: Config and its validation, the translation of the config into
 // engine.Options, Serve's start-up order and graceful shutdown, and the
-// HTTP server's connection limits.
+// HTTP server's connection limits. It is also the one door of the command
+// line (cmd/colocd) into colocd's packages: the inspection commands' reads
+// (YarnClient, InspectYarn, ReadMetrics, CheckStore) and the client's
+// Kerberos login (KerberosLogin), so that cmd/colocd imports nothing of
+// ours but the daemon, the bench, the API client and its wire types.
 //
 // It must not: decide anything the engine decides, order the queue, or
 // speak the API's protocol; those live in engine, queue and daemon/api.

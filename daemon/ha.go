@@ -14,7 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/colocd/colocd/apiclient"
+	v1 "github.com/colocd/colocd/api/v1"
 	"github.com/colocd/colocd/engine"
 	"github.com/colocd/colocd/ha"
 	"github.com/colocd/colocd/internal/yarncluster"
@@ -308,7 +308,7 @@ func (r *replication) Leading() (bool, string) {
 }
 
 // Status implements api.Replica.
-func (r *replication) Status() apiclient.HAStatus {
+func (r *replication) Status() v1.HAStatus {
 	return haStatus(r.rep.Status(true))
 }
 
@@ -339,12 +339,12 @@ func (r *replication) metrics() telemetry.HAState {
 	return telemetry.HAState{Role: st.Role, Epoch: st.Epoch, Applied: st.Applied, Lag: st.Lag}
 }
 
-func haStatus(s ha.Status) apiclient.HAStatus {
-	out := apiclient.HAStatus{ID: s.ID, URL: s.URL, Role: s.Role, Epoch: s.Epoch, Applied: s.Applied,
+func haStatus(s ha.Status) v1.HAStatus {
+	out := v1.HAStatus{ID: s.ID, URL: s.URL, Role: s.Role, Epoch: s.Epoch, Applied: s.Applied,
 		LeaderID: s.Leader.ID, LeaderURL: s.Leader.URL, LeaderApplied: s.LeaderApplied, Lag: s.Lag,
 		Session: s.Session, SessionTimeoutSeconds: s.SessionTimeout.Seconds(), TermsWon: s.Terms, Root: s.Root}
 	for _, m := range s.Members {
-		out.Members = append(out.Members, apiclient.HAMember{ID: m.ID, URL: m.URL, Role: m.Role, Epoch: m.Epoch,
+		out.Members = append(out.Members, v1.HAMember{ID: m.ID, URL: m.URL, Role: m.Role, Epoch: m.Epoch,
 			Applied: m.Applied, UpdatedAt: m.UpdatedAt})
 	}
 	return out

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	v1 "github.com/colocd/colocd/api/v1"
 	"github.com/colocd/colocd/apiclient"
 	"github.com/colocd/colocd/internal/kdctest"
 	"github.com/colocd/colocd/yarnclient"
@@ -125,7 +126,7 @@ func TestKerberosProcess(t *testing.T) {
 		switch {
 		case tc.code == http.StatusOK && (err != nil || w.Body.User != "alice" || w.Body.RealUser != "airflow"):
 			t.Errorf("airflow as alice: %+v, %v", w.Body, err)
-		case tc.code == http.StatusForbidden && (!errors.As(err, &e) || e.Status != 403 || e.Code != apiclient.CodeProxyRefused || e.Rule != "api.proxy_users"):
+		case tc.code == http.StatusForbidden && (!errors.As(err, &e) || e.Status != 403 || e.Code != v1.CodeProxyRefused || e.Rule != "api.proxy_users"):
 			t.Errorf("airflow as carol: %v; want 403 proxy_refused naming api.proxy_users", err)
 		}
 	}

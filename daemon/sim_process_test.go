@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/colocd/colocd/apiclient"
+	v1 "github.com/colocd/colocd/api/v1"
 	"github.com/colocd/colocd/bandit"
 	"github.com/colocd/colocd/internal/simcluster"
 	"github.com/colocd/colocd/sim"
@@ -261,7 +261,7 @@ func TestCrashSafetySim(t *testing.T) {
 // job's creation falls between the first start and now.
 func checkClockRuns(t *testing.T, p *proc) {
 	t.Helper()
-	var c apiclient.Clock
+	var c v1.Clock
 	p.getJSON("/v1/clock", &c)
 	if !c.Simulated || c.Speed != 3000 || len(c.Runs) != 2 {
 		t.Fatalf("GET /v1/clock after a restart: %+v; want simulated at %s× (COLOCD_SIM_SPEED) with 2 runs", c, demoSpeed)
@@ -270,7 +270,7 @@ func checkClockRuns(t *testing.T, p *proc) {
 		t.Errorf("runs %+v, started %s: want the second after the first, and the daemon started at the second", c.Runs, c.Started)
 	}
 	var all struct {
-		Jobs []apiclient.Job `json:"jobs"`
+		Jobs []v1.Job `json:"jobs"`
 	}
 	p.getJSON("/v1/jobs?state=all&limit=1000", &all)
 	for _, j := range all.Jobs {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/colocd/colocd/apiclient"
+	v1 "github.com/colocd/colocd/api/v1"
 	"github.com/colocd/colocd/bandit"
 	"github.com/colocd/colocd/cluster"
 	"github.com/colocd/colocd/daemon/api"
@@ -50,7 +50,7 @@ type Options struct {
 	Queues api.QueueSource
 	// Clock serves GET /v1/clock (api.Deps.Clock); nil: the wall clock
 	// Now.
-	Clock func() apiclient.Clock
+	Clock func() v1.Clock
 	// Cluster serves GET /v1/nodes and /v1/cluster (api.Deps.Cluster);
 	// nil: no view ("available": false).
 	Cluster api.ClusterView

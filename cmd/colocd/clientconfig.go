@@ -19,8 +19,9 @@ import (
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
 
+	v1 "github.com/colocd/colocd/api/v1"
 	"github.com/colocd/colocd/apiclient"
-	"github.com/colocd/colocd/yarnclient/kerberos"
+	"github.com/colocd/colocd/daemon"
 )
 
 // clientConfig is the client's own configuration file,
@@ -205,8 +206,8 @@ func (c *clientFlags) authenticator(cfg clientConfig) (apiclient.Authenticator, 
 		if krb5 == "" {
 			krb5 = os.Getenv("KRB5_CONFIG")
 		}
-		a, err := kerberos.New(kerberos.Config{CCache: ccache, Krb5Conf: krb5, ServicePrincipal: cfg.Kerberos.ServicePrincipal})
-		if errors.Is(err, kerberos.ErrNoTicket) {
+		a, err := daemon.KerberosLogin(ccache, krb5, cfg.Kerberos.ServicePrincipal)
+		if errors.Is(err, daemon.ErrNoKerberosTicket) {
 			return nil, fmt.Errorf("no Kerberos ticket: %w (run kinit)", err)
 		}
 		if err != nil {
@@ -289,13 +290,13 @@ func writeYAML(w io.Writer, raw []byte) error {
 func writeNames(w io.Writer, v any) error {
 	var names []string
 	switch x := v.(type) {
-	case apiclient.Job:
+	case v1.Job:
 		names = []string{"job/" + x.ID}
-	case apiclient.JobList:
+	case v1.JobList:
 		for _, j := range x.Jobs {
 			names = append(names, "job/"+j.ID)
 		}
-	case apiclient.WhoAmI:
+	case v1.WhoAmI:
 		names = []string{"user/" + x.User}
 	default:
 		return usagef("-o name lists jobs; use -o json or yaml here")

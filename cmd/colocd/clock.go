@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	v1 "github.com/colocd/colocd/api/v1"
 	"github.com/colocd/colocd/apiclient"
 )
 
@@ -13,7 +14,7 @@ import (
 // simulator, the simulated clock beside, labelled. Every API timestamp is
 // on the daemon's clock (GET /v1/clock); on YARN that is the wall clock.
 type clockView struct {
-	c     apiclient.Clock
+	c     v1.Clock
 	known bool           // false: GET /v1/clock failed; times print as they are
 	loc   *time.Location // nil: time.Local
 	wide  bool           // -o wide: tables print more columns

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/colocd/colocd/apiclient"
+	v1 "github.com/colocd/colocd/api/v1"
 	"github.com/colocd/colocd/apiclient/apiclienttest"
 )
 
@@ -16,9 +16,9 @@ import (
 func TestSimulatedClockCLI(t *testing.T) {
 	vnow := time.Date(2026, 11, 25, 7, 30, 0, 0, time.UTC) // far ahead of the wall
 	wall := time.Date(2026, 11, 24, 16, 0, 0, 0, time.UTC)
-	clock := apiclient.Clock{Simulated: true, Now: vnow, WallNow: wall, Speed: 600,
+	clock := v1.Clock{Simulated: true, Now: vnow, WallNow: wall, Speed: 600,
 		Started: vnow.Add(-600 * time.Minute), WallStarted: wall.Add(-time.Minute)}
-	s := apiclienttest.Start(t, apiclienttest.Options{Now: func() time.Time { return vnow }, Clock: func() apiclient.Clock { return clock }})
+	s := apiclienttest.Start(t, apiclienttest.Options{Now: func() time.Time { return vnow }, Clock: func() v1.Clock { return clock }})
 	srv := &cliServer{url: s.URL, store: s.Store}
 
 	out, err := srv.runCLI(t, apiclienttest.SubmitterToken, "", "submit", "--kind", "kmeans", "--containers", "2", "--memory-mb", "1024", "--vcores", "1", "--deadline", "2h", "--json")
@@ -60,7 +60,7 @@ func TestSimulatedClockCLI(t *testing.T) {
 func TestClockViewFormats(t *testing.T) {
 	loc := time.FixedZone("CET", 3600)
 	at := time.Date(2026, 11, 24, 15, 0, 0, 0, time.UTC)
-	wall := clockView{known: true, c: apiclient.Clock{Speed: 1}, loc: loc}
+	wall := clockView{known: true, c: v1.Clock{Speed: 1}, loc: loc}
 	if got, want := wall.at(at), "2026-11-24 16:00:00 CET"; got != want {
 		t.Errorf("wall clock at = %q, want %q", got, want)
 	}
@@ -70,8 +70,8 @@ func TestClockViewFormats(t *testing.T) {
 	if wall.header() != "" {
 		t.Errorf("a wall clock has a header: %q", wall.header())
 	}
-	sim := clockView{known: true, loc: loc, c: apiclient.Clock{Simulated: true, Speed: 600,
-		Runs: []apiclient.ClockRun{{From: at, WallFrom: at.Add(-time.Hour), Speed: 600}}}}
+	sim := clockView{known: true, loc: loc, c: v1.Clock{Simulated: true, Speed: 600,
+		Runs: []v1.ClockRun{{From: at, WallFrom: at.Add(-time.Hour), Speed: 600}}}}
 	if got, want := sim.at(at.Add(10*time.Minute)), "2026-11-24 15:00:01 CET (simulated 2026-11-24 15:10:00Z)"; got != want {
 		t.Errorf("simulated at = %q, want %q", got, want)
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/colocd/colocd/apiclient"
+	v1 "github.com/colocd/colocd/api/v1"
 	"github.com/colocd/colocd/daemon"
 )
 
@@ -103,7 +103,7 @@ func TestPriorText(t *testing.T) {
 		{4, 0, "uniform"},
 		{1, 1, "uniform"},
 	} {
-		p := apiclient.Preferences{KindsKnown: tc.kinds}
+		p := v1.Preferences{KindsKnown: tc.kinds}
 		p.Config.SelfPrior = tc.self
 		if got := priorText(p); got != tc.want {
 			t.Errorf("priorText(%d kinds, self_prior %v) = %q, want %q", tc.kinds, tc.self, got, tc.want)

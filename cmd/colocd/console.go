@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	v1 "github.com/colocd/colocd/api/v1"
 	"github.com/colocd/colocd/apiclient"
-	"github.com/colocd/colocd/queue"
 )
 
 // The console's views on the command line: the run summary and the nodes.
@@ -31,14 +31,14 @@ a rule, shadow); and the nodes' goodness G (Eq. 1, in [e, e⁴]).`,
 	}
 	c := addClientFlags(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON")
-	cmd.RunE = viewRunE(c, &asJSON, func(ctx context.Context, api *apiclient.Client, _ []string) (apiclient.Reply[apiclient.Summary], error) {
+	cmd.RunE = viewRunE(c, &asJSON, func(ctx context.Context, api *apiclient.Client, _ []string) (apiclient.Reply[v1.Summary], error) {
 		return api.Summary(ctx)
 	}, printSummary)
 	return cmd
 }
 
 // printSummary prints a run summary, one fact a line.
-func printSummary(w io.Writer, s apiclient.Summary, cv clockView) error {
+func printSummary(w io.Writer, s v1.Summary, cv clockView) error {
 	var b strings.Builder
 	if h := cv.header(); h != "" {
 		fmt.Fprintln(&b, h)
@@ -94,9 +94,9 @@ func gainText(pct float64) string {
 }
 
 // countsText is "pending 3, running 2", or "no jobs".
-func countsText(counts map[queue.State]int) string {
+func countsText(counts map[v1.State]int) string {
 	var parts []string
-	for _, c := range apiclient.InStateOrder(counts) {
+	for _, c := range v1.InStateOrder(counts) {
 		parts = append(parts, fmt.Sprintf("%s %d", c.State, c.N))
 	}
 	if len(parts) == 0 {
@@ -141,14 +141,14 @@ first. For the resource manager's own view, see "colocd yarn nodes".`,
 	cmd.Flags().IntVar(&limit, "limit", 50, "at most this many nodes")
 	cmd.Flags().IntVar(&offset, "offset", 0, "the first node listed, in that order")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON")
-	cmd.RunE = viewRunE(c, &asJSON, func(ctx context.Context, api *apiclient.Client, _ []string) (apiclient.Reply[apiclient.NodeList], error) {
+	cmd.RunE = viewRunE(c, &asJSON, func(ctx context.Context, api *apiclient.Client, _ []string) (apiclient.Reply[v1.NodeList], error) {
 		return api.Nodes(ctx, apiclient.NodeOptions{Sort: sortBy, Limit: &limit, Offset: offset})
 	}, printNodes)
 	return cmd
 }
 
 // printNodes prints a page of nodes and the cluster's totals.
-func printNodes(w io.Writer, l apiclient.NodeList, cv clockView) error {
+func printNodes(w io.Writer, l v1.NodeList, cv clockView) error {
 	if !l.Available {
 		_, err := fmt.Fprintln(w, "the daemon has not read the cluster yet")
 		return err

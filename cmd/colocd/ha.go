@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	v1 "github.com/colocd/colocd/api/v1"
 	"github.com/colocd/colocd/apiclient"
 )
 
@@ -36,7 +37,7 @@ the server's JSON.`,
 	}
 	c := addClientFlags(status)
 	status.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON")
-	status.RunE = viewRunE(c, &asJSON, func(ctx context.Context, api *apiclient.Client, _ []string) (apiclient.Reply[apiclient.HAStatus], error) {
+	status.RunE = viewRunE(c, &asJSON, func(ctx context.Context, api *apiclient.Client, _ []string) (apiclient.Reply[v1.HAStatus], error) {
 		return api.HA(ctx)
 	}, printHA)
 	cmd.AddCommand(status)
@@ -44,7 +45,7 @@ the server's JSON.`,
 }
 
 // printHA prints the answering replica's view, then one row per replica.
-func printHA(w io.Writer, s apiclient.HAStatus, _ clockView) error {
+func printHA(w io.Writer, s v1.HAStatus, _ clockView) error {
 	leader := "none elected"
 	if s.LeaderID != "" {
 		leader = s.LeaderID + " (" + s.LeaderURL + ")"

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/colocd/colocd/apiclient"
+	v1 "github.com/colocd/colocd/api/v1"
 	"github.com/colocd/colocd/apiclient/apiclienttest"
 	"github.com/colocd/colocd/daemon/api"
 	"github.com/colocd/colocd/internal/kdctest"
@@ -58,7 +58,7 @@ func TestCLIKerberosTicketCache(t *testing.T) {
 	if err != nil {
 		t.Fatalf("submit with the ticket cache: %v", err)
 	}
-	var j apiclient.Job
+	var j v1.Job
 	if err := json.Unmarshal([]byte(out), &j); err != nil || j.User != "alice" || j.IdempotencyKey == "" {
 		t.Fatalf("submitted %+v (%v); want alice's job with an idempotency key", j, err)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/colocd/colocd/apiclient"
+	v1 "github.com/colocd/colocd/api/v1"
 )
 
 func newProfilesCmd() *cobra.Command {
@@ -69,7 +69,7 @@ baseline, sigma, limits, total) for analysts.`,
 
 // printProfiles prints the table, then the node baseline, the residual
 // σ and the limits.
-func printProfiles(w io.Writer, p apiclient.Profiles) error {
+func printProfiles(w io.Writer, p v1.Profiles) error {
 	if len(p.Kinds) == 0 {
 		if _, err := fmt.Fprintln(w, "no kinds profiled yet"); err != nil {
 			return err
@@ -92,7 +92,7 @@ func printProfiles(w io.Writer, p apiclient.Profiles) error {
 			return err
 		}
 	}
-	node := func(r apiclient.Rates) string {
+	node := func(r v1.Rates) string {
 		return fmt.Sprintf("cpu %s %%, iowait %s %%, disk read %s, write %s MB/s, net in %s, out %s MB/s",
 			pct(r.CPU), pct(r.IOWait), mbps(r.DiskReadBps), mbps(r.DiskWriteBps), mbps(r.NetInBps), mbps(r.NetOutBps))
 	}

@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	v1 "github.com/colocd/colocd/api/v1"
 	"github.com/colocd/colocd/apiclient"
-	"github.com/colocd/colocd/queue"
 )
 
 func newQueuesCmd() *cobra.Command {
@@ -31,7 +31,7 @@ with their share and deficit. --json prints the server's JSON.`,
 	}
 	c := addClientFlags(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON")
-	cmd.RunE = viewRunE(c, &asJSON, func(ctx context.Context, api *apiclient.Client, _ []string) (apiclient.Reply[apiclient.Queues], error) {
+	cmd.RunE = viewRunE(c, &asJSON, func(ctx context.Context, api *apiclient.Client, _ []string) (apiclient.Reply[v1.QueuesReport], error) {
 		return api.Queues(ctx)
 	}, printQueues)
 	return cmd
@@ -39,7 +39,7 @@ with their share and deficit. --json prints the server's JSON.`,
 
 // printQueues prints one row per queue, then the reasons of admission
 // control.
-func printQueues(w io.Writer, q apiclient.Queues, cv clockView) error {
+func printQueues(w io.Writer, q v1.QueuesReport, cv clockView) error {
 	if !q.Enabled {
 		_, err := fmt.Fprintln(w, "fairness is off (pipeline.fairness.enabled)")
 		return err
@@ -80,7 +80,7 @@ func printQueues(w io.Writer, q apiclient.Queues, cv clockView) error {
 }
 
 // shareRate formats a share of the cluster as "vcores%/memory%"; "-" for none.
-func shareRate(r *queue.Rate) string {
+func shareRate(r *v1.Rate) string {
 	if r == nil {
 		return "-"
 	}

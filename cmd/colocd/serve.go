@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/colocd/colocd/daemon"
-	"github.com/colocd/colocd/telemetry"
 )
 
 func newServeCmd() *cobra.Command {
@@ -65,7 +64,7 @@ requests, finish the admission pass in flight, close the store, exit 0.
 				rev += "-dirty"
 			}
 			return daemon.Serve(ctx, cfg, daemon.ServeOptions{Logger: log, Version: versionString(), AcceptStoreRollback: rollback,
-				Systemd: systemd, Build: telemetry.BuildInfo{Version: version, Revision: rev},
+				Systemd: systemd, Build: daemon.BuildInfo{Version: version, Revision: rev},
 				Reloaded: reloaded, LogLevel: level,
 				Reload: func() (daemon.Config, error) { return loadConfig(cmd, cf, nil) }})
 		},

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/colocd/colocd/bench"
 	"github.com/colocd/colocd/daemon"
@@ -38,13 +39,8 @@ type simFlags struct {
 	scale         string
 }
 
-func newSimCmd() *cobra.Command {
-	f := &simFlags{}
-	var cf *configFlags
-	cmd := &cobra.Command{
-		Use:   "sim",
-		Short: "Play a workload on the simulator under an admission policy and measure it",
-		Long: `Play a workload (configs/workloads/*.yaml) on the cluster simulator in virtual
+// simLong is sim's help.
+const simLong = `Play a workload (configs/workloads/*.yaml) on the cluster simulator in virtual
 time under an admission policy, and report makespan, mean job completion time
 and mean resource usage. Policies:
 
@@ -107,13 +103,27 @@ range, whiskers at the table's min and max and a circle at its mean.
   colocd sim --workload configs/workloads/noisy.yaml --runs 10 --study reward
   colocd sim --workload configs/workloads/new-kinds.yaml --runs 10 --study profiles
   colocd sim --workload configs/workloads/eight-kinds.yaml --study scale --plot-dir plots/
-  colocd sim --workload configs/workloads/eight-kinds.yaml --scale 10000:2000 --policy ra`,
-		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runSim(cmd, cf, f) },
+  colocd sim --workload configs/workloads/eight-kinds.yaml --scale 10000:2000 --policy ra`
+
+func newSimCmd() *cobra.Command {
+	f := &simFlags{}
+	var cf *configFlags
+	cmd := &cobra.Command{
+		Use:   "sim",
+		Short: "Play a workload on the simulator under an admission policy and measure it",
+		Long:  simLong,
+		Args:  noArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return runSim(cmd, cf, f) },
 	}
 	fl := cmd.Flags()
 	cf = addConfigFlags(fl)
 	cf.explicitOnly = true // never the default path: a node's config would change what is played
+	f.register(fl)
+	return cmd
+}
+
+// register adds the flags to fl.
+func (f *simFlags) register(fl *pflag.FlagSet) {
 	fl.StringArrayVar(&f.workloads, "workload", nil, "workload YAML file (required); with --compare, repeat it to compare on several workloads (a table each, one compare.png)")
 	fl.StringVar(&f.policy, "policy", "ra", "policy: fifo|random|paper|ra|ra-psi|ra-warm|ra-profile-true|packfit|alternate|tetris|drf|curves|ra-curves|pairwise|oracle|rollout|rollout-foresight|bound")
 	fl.Uint64Var(&f.seed, "seed", 1, "first seed")
@@ -130,7 +140,6 @@ range, whiskers at the table's min and max and a circle at its mean.
 	fl.IntVar(&f.rollSamples, "rollout-samples", bench.DefaultRolloutSamples, "futures the rollout samples per candidate and decision, each with a fresh random stream")
 	fl.StringVar(&f.scale, "scale", "", "scale the workload to NODES:JOBS first (sim.Workload.Scaled; its name gets @NODESn), e.g. 10000:2000")
 	fl.StringVar(&f.study, "study", "", "run a study instead: speed | warm-start (pair preferences), reward (goodness vs speed-up, objectives), profiles (profile learning speed), scale (wall time per run at 100, 1,000 and 10,000 nodes)")
-	return cmd
 }
 
 func runSim(cmd *cobra.Command, cf *configFlags, f *simFlags) error {

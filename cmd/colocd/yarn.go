@@ -13,9 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/colocd/colocd/daemon"
-	"github.com/colocd/colocd/internal/yarncluster"
-	"github.com/colocd/colocd/yarnclient"
-	"github.com/colocd/colocd/yarnclient/kerberos"
 )
 
 // yarnFlags are the flags every yarn subcommand takes.
@@ -43,37 +40,10 @@ func (yf *yarnFlags) client(cmd *cobra.Command) (*daemon.YarnRM, error) {
 	return daemon.YarnClient(cfg, nil)
 }
 
-// yarnSubmission is whose applications colocd submits and which
-// delegation tokens it fetches at admission, for yarn info.
-type yarnSubmission struct {
-	SubmitAs string   `json:"submitAs"`
-	RMToken  bool     `json:"rmToken"`
-	HDFS     []string `json:"hdfsTokens,omitempty"` // each namespace's service (or first NameNode)
-	Renewer  string   `json:"renewer,omitempty"`
-}
-
-func submissionOf(y yarncluster.Config) yarnSubmission {
-	s := yarnSubmission{SubmitAs: string(y.SubmitAs), RMToken: y.Tokens.RM}
-	for _, h := range y.Tokens.HDFS {
-		name := h.Service
-		if name == "" && len(h.URLs) > 0 {
-			name = h.URLs[0]
-		}
-		s.HDFS = append(s.HDFS, name)
-	}
-	if s.RMToken || len(s.HDFS) > 0 {
-		s.Renewer = y.Tokens.Renewer
-	}
-	if s.SubmitAs == "" {
-		s.SubmitAs = string(yarncluster.SubmitAsDaemon)
-	}
-	return s
-}
-
-// print writes the submission rows of yarn info.
-func (s yarnSubmission) print(tw io.Writer) {
+// printSubmission writes the submission rows of yarn info.
+func printSubmission(tw io.Writer, s daemon.YarnSubmission) {
 	as := "colocd's own user (yarn.submit_as daemon)"
-	if s.SubmitAs == string(yarncluster.SubmitAsJobUser) {
+	if s.ByJobUser() {
 		as = "each job's user (yarn.submit_as job_user: doAs with Kerberos, user.name with simple auth; the proxy-user rules decide)"
 	}
 	fmt.Fprintf(tw, "submit as\t%s\n", as)
@@ -91,33 +61,8 @@ func (s yarnSubmission) print(tw io.Writer) {
 	fmt.Fprintf(tw, "delegation tokens\t%s, fetched at admission, renewer %s\n", strings.Join(toks, ", "), s.Renewer)
 }
 
-// yarnAuth is how the client authenticated, for yarn info: simple auth's
-// user, or Kerberos' principal and TGT.
-type yarnAuth struct {
-	Mode           string    `json:"mode"`           // simple or kerberos
-	User           string    `json:"user,omitempty"` // simple: user.name, "" for none
-	Principal      string    `json:"principal,omitempty"`
-	Keytab         string    `json:"keytab,omitempty"`
-	TGTStart       time.Time `json:"tgtStart,omitzero"` // the KDC's times
-	TGTEnd         time.Time `json:"tgtEnd,omitzero"`
-	RenewAt        time.Time `json:"renewAt,omitzero"`
-	ServiceTickets []string  `json:"serviceTickets,omitempty"`
-}
-
-func authOf(c *daemon.YarnRM) yarnAuth {
-	switch a := c.Auth().(type) {
-	case *kerberos.Auth:
-		st := a.Status()
-		return yarnAuth{Mode: "kerberos", Principal: st.Principal, Keytab: st.Keytab,
-			TGTStart: st.TGTStart, TGTEnd: st.TGTEnd, RenewAt: st.RenewAt, ServiceTickets: st.ServiceTickets}
-	case yarnclient.SimpleAuth:
-		return yarnAuth{Mode: "simple", User: a.User}
-	}
-	return yarnAuth{Mode: fmt.Sprintf("%T", c.Auth())}
-}
-
-// print writes the auth rows of yarn info.
-func (a yarnAuth) print(tw io.Writer) {
+// printAuth writes the auth rows of yarn info.
+func printAuth(tw io.Writer, a daemon.YarnAuth) {
 	switch {
 	case a.Mode == "kerberos":
 		fmt.Fprintf(tw, "auth\tKerberos %s (keytab %s)\n", a.Principal, a.Keytab)
@@ -181,7 +126,8 @@ cluster info (id, state, HA state, Hadoop version) and cluster metrics
 			if err != nil {
 				return err
 			}
-			auth, sub := authOf(c), submissionOf(yf.cfg.Yarn)
+			info := daemon.InspectYarn(yf.cfg, c)
+			auth, sub := info.Auth, info.Submission
 			keys := yarnKeySources(yf.cfg, yf.sources)
 			if yf.asJSON {
 				byKey := map[string]daemon.EffectiveValue{}
@@ -192,8 +138,8 @@ cluster info (id, state, HA state, Hadoop version) and cluster metrics
 			}
 			tw := table(cmd.OutOrStdout())
 			fmt.Fprintf(tw, "ResourceManager\t%s\n", c.ActiveRM())
-			auth.print(tw)
-			sub.print(tw)
+			printAuth(tw, auth)
+			printSubmission(tw, sub)
 			for _, k := range keys {
 				fmt.Fprintf(tw, "%s\t%s\t(%s)\n", k.Key, k.Value, k.Source)
 			}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/colocd/colocd/daemon"
 	"github.com/colocd/colocd/yarnclient/yarntest"
 	"github.com/google/go-cmp/cmp"
 )
@@ -34,12 +35,12 @@ func TestYarnInfoSubmission(t *testing.T) {
 	}
 	code, out, _ = runCmd(t, "yarn", "info", "--json", "--config", cfg)
 	var info struct {
-		Submission yarnSubmission `json:"submission"`
+		Submission daemon.YarnSubmission `json:"submission"`
 	}
 	if err := json.Unmarshal([]byte(out), &info); code != 0 || err != nil {
 		t.Fatalf("yarn info --json: exit %d, %v:\n%s", code, err, out)
 	}
-	want := yarnSubmission{SubmitAs: "job_user", HDFS: []string{"ha-hdfs:ns1"}, Renewer: "yarn"}
+	want := daemon.YarnSubmission{SubmitAs: "job_user", HDFS: []string{"ha-hdfs:ns1"}, Renewer: "yarn"}
 	if diff := cmp.Diff(want, info.Submission); diff != "" {
 		t.Errorf("yarn info --json submission (-want +got):\n%s", diff)
 	}

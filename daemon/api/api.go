@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/colocd/colocd/apiclient"
+	v1 "github.com/colocd/colocd/api/v1"
 	"github.com/colocd/colocd/bandit"
 	"github.com/colocd/colocd/goodness"
 	"github.com/colocd/colocd/journal"
@@ -155,17 +155,17 @@ type Deps struct {
 	// Clock describes the daemon's clock for GET /v1/clock and sets the
 	// default start of time windows (Started); nil: the wall clock (Now),
 	// started when New was called.
-	Clock func() apiclient.Clock
+	Clock func() v1.Clock
 	// PublicMetrics serves /metrics without a token, for scrapers that
 	// cannot send one. The default needs a reader token (Prometheus:
 	// authorization.credentials_file in the scrape config).
 	PublicMetrics bool
 	// Degraded, when set, lists the dependencies failing now (the
 	// engine's), for /readyz, GET /v1/summary and the page; nil: none.
-	Degraded func() []apiclient.Degraded
+	Degraded func() []v1.Degraded
 	// FIFO, when set, is the simulator demo's comparison with FIFO (nil:
 	// none yet), for GET /v1/summary.
-	FIFO func() *apiclient.FIFOComparison
+	FIFO func() *v1.FIFOComparison
 	// Replica, when set, is this replica of a replicated colocd: GET
 	// /v1/ha reports it and /readyz answers by its role (NewReplicated
 	// forwards to the leader what a follower does not answer). Nil: colocd
@@ -193,7 +193,7 @@ type server struct {
 	metrics Telemetry
 	auth    *authn
 	now     func() time.Time
-	clock   func() apiclient.Clock
+	clock   func() v1.Clock
 	maxBody int64
 	kinds   *kindGate
 	writes  WriteRecorder // nil: not reported
@@ -206,8 +206,8 @@ type server struct {
 	queues   QueueSource // nil: fairness reported off
 	cluster  ClusterView // nil: no nodes or applications listed
 	replica  Replica     // nil: colocd runs alone
-	degraded func() []apiclient.Degraded
-	fifo     func() *apiclient.FIFOComparison
+	degraded func() []v1.Degraded
+	fifo     func() *v1.FIFOComparison
 	// publicMetrics is Deps.PublicMetrics (WithIdentity builds the mux again).
 	publicMetrics bool
 
@@ -275,9 +275,9 @@ func New(d Deps) (http.Handler, error) {
 	s.clock = d.Clock
 	if s.clock == nil {
 		started := s.now()
-		s.clock = func() apiclient.Clock {
+		s.clock = func() v1.Clock {
 			now := s.now()
-			return apiclient.Clock{Now: now, WallNow: now, Speed: 1, Started: started, WallStarted: started}
+			return v1.Clock{Now: now, WallNow: now, Speed: 1, Started: started, WallStarted: started}
 		}
 	}
 	if s.maxBody == 0 {
@@ -367,7 +367,7 @@ func (s *server) caller(w http.ResponseWriter, r *http.Request) (principal, *htt
 		info.via = id.Method
 	}
 	p, he := s.auth.principalOf(id, doAsParam(r))
-	if p.RealUser != "" || (he != nil && he.Code == apiclient.CodeProxyRefused) {
+	if p.RealUser != "" || (he != nil && he.Code == v1.CodeProxyRefused) {
 		s.log.Info("proxy user", "real_user", id.User, "principal", id.Principal, "via", id.Method, "do_as", doAsParam(r),
 			"allowed", he == nil, "rule", cmpOr(p.ProxyRule, "none"), "method", r.Method, "path", r.URL.Path, "remote", id.Addr)
 	}
@@ -673,18 +673,18 @@ func (s *server) readyz(w http.ResponseWriter, r *http.Request, _ principal) err
 // readyBody is /readyz's answer when ready: what is degraded, if anything
 // (colocd serves on through a metrics store or KDC that is down).
 type readyBody struct {
-	Status   string               `json:"status"`
-	Role     string               `json:"role,omitempty"`
-	Degraded []apiclient.Degraded `json:"degraded,omitempty"`
+	Status   string        `json:"status"`
+	Role     string        `json:"role,omitempty"`
+	Degraded []v1.Degraded `json:"degraded,omitempty"`
 }
 
 // degradedNow is Deps.Degraded's answer, never nil.
-func (s *server) degradedNow() []apiclient.Degraded {
+func (s *server) degradedNow() []v1.Degraded {
 	if s.degraded == nil {
-		return []apiclient.Degraded{}
+		return []v1.Degraded{}
 	}
 	if d := s.degraded(); d != nil {
 		return d
 	}
-	return []apiclient.Degraded{}
+	return []v1.Degraded{}
 }

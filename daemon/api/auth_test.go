@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/colocd/colocd/apiclient"
+	v1 "github.com/colocd/colocd/api/v1"
 	"github.com/colocd/colocd/queue"
 )
 
@@ -162,7 +162,7 @@ func TestOnlyOwnerOrAdminCancels(t *testing.T) {
 		if r.Code != http.StatusOK {
 			t.Fatalf("DELETE %s: got %d: %s", tc.id, r.Code, r.Body)
 		}
-		var v apiclient.Job
+		var v v1.Job
 		r.decode(t, &v)
 		if v.State != "cancelled" {
 			t.Errorf("DELETE %s: state %s, want cancelled", tc.id, v.State)
@@ -235,11 +235,11 @@ func TestJobDetailsOnlyForOwnerAndAdmin(t *testing.T) {
 	if _, err := h.store.Finish(failed.ID, queue.StateFailed, diag); err != nil {
 		t.Fatal(err)
 	}
-	full := func(j apiclient.Job) bool {
+	full := func(j v1.Job) bool {
 		return j.IdempotencyKey != "" && j.Labels["team"] == label && (j.ID != pending.ID || len(j.Submit) > 0) &&
 			(j.ID != failed.ID || j.Diagnostics == diag) && !j.Redacted
 	}
-	hidden := func(j apiclient.Job) bool {
+	hidden := func(j v1.Job) bool {
 		return j.IdempotencyKey == "" && j.Labels == nil && len(j.Submit) == 0 && j.Diagnostics == "" && j.Redacted &&
 			j.Kind == "wordcount" && j.User == "sam" && j.State != ""
 	}
@@ -259,7 +259,7 @@ func TestJobDetailsOnlyForOwnerAndAdmin(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, id := range []string{pending.ID, failed.ID} {
 				r := h.do("GET", "/v1/jobs/"+id, tc.token, "")
-				var j apiclient.Job
+				var j v1.Job
 				r.decode(t, &j)
 				if r.Code != http.StatusOK || !sees(j) {
 					t.Errorf("GET /v1/jobs/%s: %d %s", id, r.Code, r.Body)
@@ -267,7 +267,7 @@ func TestJobDetailsOnlyForOwnerAndAdmin(t *testing.T) {
 			}
 			for _, path := range []string{"/v1/jobs?state=all", "/v1/jobs?state=all&estimate=1"} {
 				r := h.do("GET", path, tc.token, "")
-				var l apiclient.JobList
+				var l v1.JobList
 				r.decode(t, &l)
 				if r.Code != http.StatusOK || len(l.Jobs) != 2 {
 					t.Fatalf("GET %s: %d %s", path, r.Code, r.Body)

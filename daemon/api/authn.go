@@ -7,7 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/colocd/colocd/apiclient"
+	v1 "github.com/colocd/colocd/api/v1"
 	"net"
 	"net/http"
 	"net/netip"
@@ -132,28 +132,28 @@ func (a *authn) identify(w http.ResponseWriter, r *http.Request) (identity, bool
 	switch {
 	case strings.EqualFold(scheme, "Bearer"):
 		if a.tokens == nil {
-			return identity{}, false, a.unauthorized(apiclient.CodeUnauthenticated, "bearer tokens are not accepted here (api.auth is %s): send %s", a.mode, a.schemes())
+			return identity{}, false, a.unauthorized(v1.CodeUnauthenticated, "bearer tokens are not accepted here (api.auth is %s): send %s", a.mode, a.schemes())
 		}
 		t, ok, expired := a.tokens.check(cred, a.wallNow())
 		switch {
 		case expired:
-			return identity{}, false, a.unauthorized(apiclient.CodeTokenExpired, "the bearer token of user %q expired at %s (its expires in tokens or token_file)", t.User, t.Expires.UTC().Format(time.RFC3339))
+			return identity{}, false, a.unauthorized(v1.CodeTokenExpired, "the bearer token of user %q expired at %s (its expires in tokens or token_file)", t.User, t.Expires.UTC().Format(time.RFC3339))
 		case !ok:
-			return identity{}, false, a.unauthorized(apiclient.CodeUnauthenticated, "invalid bearer token: send %s", a.schemes())
+			return identity{}, false, a.unauthorized(v1.CodeUnauthenticated, "invalid bearer token: send %s", a.schemes())
 		}
 		return identity{User: t.User, Principal: "token:" + t.User, Method: MethodToken, TokenRole: t.Role, Addr: addr}, true, nil
 	case strings.EqualFold(scheme, "Negotiate"):
 		if a.krb == nil {
-			return identity{}, false, a.unauthorized(apiclient.CodeUnauthenticated, "Kerberos is not accepted here (api.auth is %s): send %s", a.mode, a.schemes())
+			return identity{}, false, a.unauthorized(v1.CodeUnauthenticated, "Kerberos is not accepted here (api.auth is %s): send %s", a.mode, a.schemes())
 		}
 		client, reply, err := a.krb.accept(cred, r.RemoteAddr)
 		if err != nil {
-			return identity{}, false, a.unauthorized(apiclient.CodeUnauthenticated, "%v", err)
+			return identity{}, false, a.unauthorized(v1.CodeUnauthenticated, "%v", err)
 		}
 		user, err := a.krb.AuthToLocal.Short(client)
 		if err != nil {
 			e := errorf(http.StatusForbidden, "", "principal %s is authenticated but maps to no user: %v", client, err)
-			e.Code, e.Rule = apiclient.CodeForbidden, "api.kerberos.auth_to_local"
+			e.Code, e.Rule = v1.CodeForbidden, "api.kerberos.auth_to_local"
 			return identity{}, false, e
 		}
 		if w != nil {
@@ -161,14 +161,14 @@ func (a *authn) identify(w http.ResponseWriter, r *http.Request) (identity, bool
 		}
 		return identity{User: user, Principal: client, Method: MethodKerberos, Addr: addr}, true, nil
 	case scheme != "":
-		return identity{}, false, a.unauthorized(apiclient.CodeUnauthenticated, "Authorization scheme %q is not accepted: send %s", scheme, a.schemes())
+		return identity{}, false, a.unauthorized(v1.CodeUnauthenticated, "Authorization scheme %q is not accepted: send %s", scheme, a.schemes())
 	}
 	if a.certs && r.TLS != nil && len(r.TLS.VerifiedChains) > 0 && len(r.TLS.VerifiedChains[0]) > 0 {
 		c := r.TLS.VerifiedChains[0][0]
 		user := c.Subject.CommonName
 		if user == "" || strings.ContainsAny(user, " \t@/,") {
 			e := errorf(http.StatusForbidden, "", "the client certificate's subject %q has no common name that is a user name", c.Subject.String())
-			e.Code, e.Rule = apiclient.CodeForbidden, "tls.client_ca_file"
+			e.Code, e.Rule = v1.CodeForbidden, "tls.client_ca_file"
 			return identity{}, false, e
 		}
 		return identity{User: user, Principal: c.Subject.String(), Method: MethodTLS, Addr: addr}, true, nil
@@ -183,7 +183,7 @@ func (a *authn) authenticate(w http.ResponseWriter, r *http.Request) (identity, 
 	case err != nil:
 		return identity{}, err
 	case !ok:
-		return identity{}, a.unauthorized(apiclient.CodeUnauthenticated, "authentication required: send %s", a.schemes())
+		return identity{}, a.unauthorized(v1.CodeUnauthenticated, "authentication required: send %s", a.schemes())
 	}
 	return id, nil
 }
@@ -201,7 +201,7 @@ func (a *authn) principalOf(id identity, doAs string) (principal, *httpError) {
 		rule, why := a.proxyFor(id.User, doAs, addr)
 		if rule == "" {
 			e := errorf(http.StatusForbidden, "doAs", "%s may not act for %s: %s", id.User, doAs, why)
-			e.Code, e.Rule = apiclient.CodeProxyRefused, "api.proxy_users"
+			e.Code, e.Rule = v1.CodeProxyRefused, "api.proxy_users"
 			return p, e
 		}
 		p.RealUser, p.ProxyRule, p.User = id.User, rule, doAs
@@ -217,7 +217,7 @@ func (a *authn) principalOf(id identity, doAs string) (principal, *httpError) {
 	if p.Role == 0 {
 		e := errorf(http.StatusForbidden, "", "user %s (groups %s) is authenticated but no role is granted to it: api.acl.reader, api.acl.submitter and api.acl.admin name neither it nor its groups",
 			p.User, listOrNone(p.Groups))
-		e.Code, e.Rule = apiclient.CodeForbidden, "api.acl.reader"
+		e.Code, e.Rule = v1.CodeForbidden, "api.acl.reader"
 		return p, e
 	}
 	return p, nil
@@ -292,7 +292,7 @@ var errForward = errors.New("forwarded identity refused")
 // forwarded checks a forwarded identity.
 func (a *authn) forwarded(r *http.Request, v string) (identity, *httpError) {
 	refuse := func(format string, args ...any) (identity, *httpError) {
-		return identity{}, a.unauthorized(apiclient.CodeUnauthenticated, "%v: %s", errForward, fmt.Sprintf(format, args...))
+		return identity{}, a.unauthorized(v1.CodeUnauthenticated, "%v: %s", errForward, fmt.Sprintf(format, args...))
 	}
 	if len(a.fwdKey) == 0 {
 		return refuse("this replica trusts no forwarded identity (ha.forward_key_file is not set)")

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/colocd/colocd/apiclient"
+	v1 "github.com/colocd/colocd/api/v1"
 )
 
 // certFor is a certificate for cn signed by ca (self-signed when ca is nil).
@@ -62,7 +62,7 @@ func TestClientCertificate(t *testing.T) {
 		t.Cleanup(tr.CloseIdleConnections)
 		return &http.Client{Transport: tr}
 	}
-	get := func(c *http.Client, token string) (int, apiclient.WhoAmI) {
+	get := func(c *http.Client, token string) (int, v1.WhoAmI) {
 		req, _ := http.NewRequest("GET", srv.URL+"/v1/whoami", nil)
 		if token != "" {
 			req.Header.Set("Authorization", "Bearer "+token)
@@ -72,7 +72,7 @@ func TestClientCertificate(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer res.Body.Close()
-		var w apiclient.WhoAmI
+		var w v1.WhoAmI
 		_ = json.NewDecoder(res.Body).Decode(&w)
 		return res.StatusCode, w
 	}

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/colocd/colocd/apiclient"
+	v1 "github.com/colocd/colocd/api/v1"
 	"github.com/colocd/colocd/cluster"
 	"github.com/colocd/colocd/goodness"
 	"github.com/colocd/colocd/journal"
@@ -45,7 +45,7 @@ const (
 	summaryFirstScan    = 64   // GET /v1/summary reads jobs in doubling batches from this
 )
 
-var goodnessScale = apiclient.GoodnessScale{Min: goodness.Min, Max: goodness.Max}
+var goodnessScale = v1.GoodnessScale{Min: goodness.Min, Max: goodness.Max}
 
 // goodnessWindowStart is the default start of a goodness window ending at
 // to (GET /v1/goodness and the console's): the last defaultGoodnessWindow,
@@ -88,15 +88,15 @@ func (s *server) getNodes(w http.ResponseWriter, r *http.Request, _ principal) e
 		return errorf(http.StatusBadRequest, "sort", "sort %q is not name or goodness", sortBy)
 	}
 	to := s.now()
-	out := apiclient.NodeList{Sort: sortBy, Offset: offset, Nodes: []apiclient.NodeStatus{}, Scale: goodnessScale,
+	out := v1.NodeList{Sort: sortBy, Offset: offset, Nodes: []v1.NodeStatus{}, Scale: goodnessScale,
 		GoodnessFrom: s.goodnessWindowStart(to), GoodnessTo: to}
 	st, at, ok := s.view()
-	out.Histogram = apiclient.GoodnessHistogram{Edges: histogramEdges(), Counts: make([]int, histogramBuckets)}
+	out.Histogram = v1.GoodnessHistogram{Edges: histogramEdges(), Counts: make([]int, histogramBuckets)}
 	if !ok {
 		writeJSON(w, http.StatusOK, out)
 		return nil
 	}
-	out.Available, out.ReadAt, out.Capacity, out.Free, out.Total = true, &at, st.Capacity, st.Free, len(st.Nodes)
+	out.Available, out.ReadAt, out.Capacity, out.Free, out.Total = true, &at, wireCapacity(st.Capacity), wireCapacity(st.Free), len(st.Nodes)
 	latest := s.latestGoodness(out.GoodnessFrom, to)
 	order := make([]int, len(st.Nodes))
 	for i := range order {
@@ -186,7 +186,7 @@ func histogramEdges() []float64 {
 }
 
 // histogram counts nodes into h by their latest goodness.
-func histogram(h *apiclient.GoodnessHistogram, nodes []cluster.Node, latest map[string]nodeG) {
+func histogram(h *v1.GoodnessHistogram, nodes []cluster.Node, latest map[string]nodeG) {
 	var sum float64
 	n := 0
 	for _, node := range nodes {
@@ -220,23 +220,24 @@ func appsByID(st cluster.State) map[string]*cluster.App {
 }
 
 // nodeStatus is one node of GET /v1/nodes.
-func nodeStatus(n cluster.Node, apps map[string]*cluster.App, latest map[string]nodeG) apiclient.NodeStatus {
-	ns := apiclient.NodeStatus{Name: n.Name, Capacity: n.Capacity, Free: n.Free, Apps: []apiclient.NodeApp{}}
+func nodeStatus(n cluster.Node, apps map[string]*cluster.App, latest map[string]nodeG) v1.NodeStatus {
+	ns := v1.NodeStatus{Name: n.Name, Capacity: wireCapacity(n.Capacity), Free: wireCapacity(n.Free), Apps: []v1.NodeApp{}}
 	for _, id := range n.Apps {
-		na := apiclient.NodeApp{AppID: id, Containers: 1}
+		na := v1.NodeApp{AppID: id, Containers: 1}
 		if a, ok := apps[id]; ok {
-			na = apiclient.NodeApp{AppID: id, JobID: a.JobID, Kind: a.Kind, User: a.User, Containers: a.ContainersOn(n.Name)}
+			na = v1.NodeApp{AppID: id, JobID: a.JobID, Kind: a.Kind, User: a.User, Containers: a.ContainersOn(n.Name)}
 		}
 		ns.Containers += na.Containers
 		ns.Apps = append(ns.Apps, na)
 	}
-	slices.SortStableFunc(ns.Apps, func(a, b apiclient.NodeApp) int {
+	slices.SortStableFunc(ns.Apps, func(a, b v1.NodeApp) int {
 		return cmp.Or(cmp.Compare(b.Containers, a.Containers), cmp.Compare(a.AppID, b.AppID))
 	})
 	ns.AppsTotal = len(ns.Apps)
-	ns.Apps = ns.Apps[:min(len(ns.Apps), apiclient.MaxNodeApps)]
+	ns.Apps = ns.Apps[:min(len(ns.Apps), v1.MaxNodeApps)]
 	if ng, ok := latest[n.Name]; ok {
-		ns.Goodness, ns.G = &ng.rec, &ng.g
+		rec := wireGoodness(ng.rec)
+		ns.Goodness, ns.G = &rec, &ng.g
 	}
 	return ns
 }
@@ -252,13 +253,13 @@ func (s *server) getCluster(w http.ResponseWriter, r *http.Request, _ principal)
 	if err != nil {
 		return err
 	}
-	out := apiclient.ClusterStatus{Offset: offset, Apps: []apiclient.ClusterApp{}}
+	out := v1.ClusterStatus{Offset: offset, Apps: []v1.ClusterApp{}}
 	st, at, ok := s.view()
 	if !ok {
 		writeJSON(w, http.StatusOK, out)
 		return nil
 	}
-	out.Available, out.ReadAt, out.Capacity, out.Free, out.Nodes = true, &at, st.Capacity, st.Free, len(st.Nodes)
+	out.Available, out.ReadAt, out.Capacity, out.Free, out.Nodes = true, &at, wireCapacity(st.Capacity), wireCapacity(st.Free), len(st.Nodes)
 	sel := make([]*cluster.App, 0, len(st.Apps))
 	for i := range st.Apps {
 		if a := &st.Apps[i]; jobs == nil || jobs[a.JobID] {
@@ -297,9 +298,9 @@ func parseJobFilter(v string) (map[string]bool, error) {
 }
 
 // clusterApp is one application of GET /v1/cluster.
-func clusterApp(a *cluster.App) apiclient.ClusterApp {
-	ca := apiclient.ClusterApp{AppID: a.ID, JobID: a.JobID, Kind: a.Kind, User: a.User, Queue: a.Queue,
-		Alloc: a.Alloc, Nodes: []apiclient.AppNode{}}
+func clusterApp(a *cluster.App) v1.ClusterApp {
+	ca := v1.ClusterApp{AppID: a.ID, JobID: a.JobID, Kind: a.Kind, User: a.User, Queue: a.Queue,
+		Alloc: wireCapacity(a.Alloc), Nodes: []v1.AppNode{}}
 	if !a.Starts.IsZero() {
 		t := a.Starts
 		ca.Starts = &t
@@ -307,13 +308,13 @@ func clusterApp(a *cluster.App) apiclient.ClusterApp {
 	for _, n := range a.Nodes {
 		c := a.ContainersOn(n)
 		ca.Containers += c
-		ca.Nodes = append(ca.Nodes, apiclient.AppNode{Node: n, Containers: c})
+		ca.Nodes = append(ca.Nodes, v1.AppNode{Node: n, Containers: c})
 	}
-	slices.SortStableFunc(ca.Nodes, func(x, y apiclient.AppNode) int {
+	slices.SortStableFunc(ca.Nodes, func(x, y v1.AppNode) int {
 		return cmp.Or(cmp.Compare(y.Containers, x.Containers), cmp.Compare(x.Node, y.Node))
 	})
 	ca.NodesTotal = len(ca.Nodes)
-	ca.Nodes = ca.Nodes[:min(len(ca.Nodes), apiclient.MaxAppNodes)]
+	ca.Nodes = ca.Nodes[:min(len(ca.Nodes), v1.MaxAppNodes)]
 	return ca
 }
 
@@ -369,8 +370,8 @@ func (s *server) getGoodnessTrend(w http.ResponseWriter, r *http.Request, _ prin
 	if width <= 0 {
 		width = 1
 	}
-	out := apiclient.GoodnessTrend{From: from, To: to, BucketSeconds: width.Seconds(), Scale: goodnessScale,
-		Buckets: make([]apiclient.TrendBucket, n)}
+	out := v1.GoodnessTrend{From: from, To: to, BucketSeconds: width.Seconds(), Scale: goodnessScale,
+		Buckets: make([]v1.TrendBucket, n)}
 	sum := make([]float64, n)
 	for i := range out.Buckets {
 		out.Buckets[i].From = from.Add(time.Duration(i) * width)
@@ -399,16 +400,17 @@ func (s *server) getGoodnessTrend(w http.ResponseWriter, r *http.Request, _ prin
 
 // getSummary: GET /v1/summary, the run since this daemon started. Bounded:
 // the store's counts are O(1); the jobs since the start are read newest
-// first, at most apiclient.MaxSummaryJobs; the decisions from the
-// journal's ring, at most apiclient.MaxSummaryDecisions; the goodness
+// first, at most v1.MaxSummaryJobs; the decisions from the
+// journal's ring, at most v1.MaxSummaryDecisions; the goodness
 // records are the journal's ring.
 func (s *server) getSummary(w http.ResponseWriter, _ *http.Request, _ principal) error {
 	c := s.clock()
-	out := apiclient.Summary{Now: c.Now, Since: c.Started}
-	var err error
-	if out.Counts, err = s.store.Counts(); err != nil {
+	out := v1.Summary{Now: c.Now, Since: c.Started}
+	counts, err := s.store.Counts()
+	if err != nil {
 		return storeError(err, "counting jobs")
 	}
+	out.Counts = wireCounts(counts)
 	if out.SubmittedEver, err = s.store.Submitted(); err != nil {
 		return storeError(err, "counting submissions")
 	}
@@ -420,7 +422,7 @@ func (s *server) getSummary(w http.ResponseWriter, _ *http.Request, _ principal)
 	if s.fifo != nil {
 		out.FIFO = s.fifo()
 	}
-	out.Goodness = apiclient.GoodnessStats{Scale: goodnessScale}
+	out.Goodness = v1.GoodnessStats{Scale: goodnessScale}
 	var sum float64
 	g := &out.Goodness
 	s.eachNodeG(c.Started, time.Time{}, func(_ journal.GoodnessRecord, v float64) {
@@ -451,16 +453,16 @@ func storeError(err error, doing string) error {
 
 // runJobs describes the jobs submitted since since. It reads the newest
 // jobs in batches that double, from summaryFirstScan up to
-// apiclient.MaxSummaryJobs, until one was submitted before since: the
+// v1.MaxSummaryJobs, until one was submitted before since: the
 // cost follows the run's jobs, not the store's.
-func (s *server) runJobs(since time.Time) (apiclient.RunJobs, error) {
+func (s *server) runJobs(since time.Time) (v1.RunJobs, error) {
 	n := summaryFirstScan
 	for {
 		jobs, err := s.store.Recent("", n)
 		if err != nil {
-			return apiclient.RunJobs{}, err
+			return v1.RunJobs{}, err
 		}
-		run := apiclient.RunJobs{States: map[queue.State]int{}}
+		run := v1.RunJobs{States: map[v1.State]int{}}
 		var wait, runtime float64
 		succeeded := 0
 		older := false
@@ -470,7 +472,7 @@ func (s *server) runJobs(since time.Time) (apiclient.RunJobs, error) {
 				break
 			}
 			run.Scanned++
-			run.States[j.State]++
+			run.States[v1.State(j.State)]++
 			if j.AdmittedAt != nil {
 				run.Admitted++
 				wait += j.AdmittedAt.Sub(j.CreatedAt).Seconds()
@@ -481,7 +483,7 @@ func (s *server) runJobs(since time.Time) (apiclient.RunJobs, error) {
 			}
 		}
 		run.Complete = older || len(jobs) < n
-		if run.Complete || n >= apiclient.MaxSummaryJobs {
+		if run.Complete || n >= v1.MaxSummaryJobs {
 			if run.Admitted > 0 {
 				m := wait / float64(run.Admitted)
 				run.MeanWaitSeconds = &m
@@ -492,19 +494,19 @@ func (s *server) runJobs(since time.Time) (apiclient.RunJobs, error) {
 			}
 			return run, nil
 		}
-		n = min(2*n, apiclient.MaxSummaryJobs)
+		n = min(2*n, v1.MaxSummaryJobs)
 	}
 }
 
 // admissions counts the journaled admissions since since. Forced
 // admissions are told apart as the engine's metrics do: the job holding
 // the reservation, or one passed over max_skips times.
-func (s *server) admissions(since time.Time) apiclient.AdmissionCounts {
-	out := apiclient.AdmissionCounts{Forced: map[string]int{}}
+func (s *server) admissions(since time.Time) v1.AdmissionCounts {
+	out := v1.AdmissionCounts{Forced: map[string]int{}}
 	if s.journal == nil {
 		return out
 	}
-	for _, d := range s.journal.Decisions(apiclient.MaxSummaryDecisions) {
+	for _, d := range s.journal.Decisions(v1.MaxSummaryDecisions) {
 		if d.At.Before(since) {
 			break
 		}

@@ -14,7 +14,7 @@ import (
 
 	gocmp "github.com/google/go-cmp/cmp"
 
-	"github.com/colocd/colocd/apiclient"
+	v1 "github.com/colocd/colocd/api/v1"
 	"github.com/colocd/colocd/cluster"
 	"github.com/colocd/colocd/goodness"
 	"github.com/colocd/colocd/journal"
@@ -45,7 +45,7 @@ func (f *fakeView) set(st cluster.State, at time.Time) {
 
 func withCluster(v ClusterView) harnessOpt { return func(c *harnessCfg) { c.Cluster = v } }
 
-func withClock(fn func() apiclient.Clock) harnessOpt { return func(c *harnessCfg) { c.Clock = fn } }
+func withClock(fn func() v1.Clock) harnessOpt { return func(c *harnessCfg) { c.Clock = fn } }
 
 func withLimits(lim goodness.Limits) harnessOpt { return func(c *harnessCfg) { c.Limits = lim } }
 
@@ -136,7 +136,7 @@ func TestNodesWithoutAView(t *testing.T) {
 	for name, opt := range map[string]harnessOpt{"no Deps.Cluster": func(*harnessCfg) {}, "not read yet": withCluster(&fakeView{})} {
 		t.Run(name, func(t *testing.T) {
 			h := newHarness(t, opt)
-			var nl apiclient.NodeList
+			var nl v1.NodeList
 			h.get("/v1/nodes", &nl)
 			if nl.Available || nl.ReadAt != nil || len(nl.Nodes) != 0 || nl.Nodes == nil || nl.Total != 0 {
 				t.Errorf("nodes without a view: %+v", nl)
@@ -144,7 +144,7 @@ func TestNodesWithoutAView(t *testing.T) {
 			if len(nl.Histogram.Edges) != histogramBuckets+1 || nl.Scale.Min != goodness.Min || nl.Scale.Max != goodness.Max {
 				t.Errorf("histogram edges %v, scale %+v", nl.Histogram.Edges, nl.Scale)
 			}
-			var cs apiclient.ClusterStatus
+			var cs v1.ClusterStatus
 			h.get("/v1/cluster", &cs)
 			if cs.Available || len(cs.Apps) != 0 || cs.Apps == nil {
 				t.Errorf("cluster without a view: %+v", cs)
@@ -179,9 +179,9 @@ func TestNodes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var nl apiclient.NodeList
+	var nl v1.NodeList
 	r := h.get("/v1/nodes", &nl)
-	if !nl.Available || nl.ReadAt == nil || !nl.ReadAt.Equal(readAt) || nl.Total != 4 || nl.Capacity != st.Capacity || nl.Free != st.Free ||
+	if !nl.Available || nl.ReadAt == nil || !nl.ReadAt.Equal(readAt) || nl.Total != 4 || nl.Capacity != wireCapacity(st.Capacity) || nl.Free != wireCapacity(st.Free) ||
 		r.Header.Get("X-Total-Count") != "4" || !nl.GoodnessTo.Equal(now) || !nl.GoodnessFrom.Equal(now.Add(-defaultGoodnessWindow)) {
 		t.Fatalf("header: %+v (X-Total-Count %q)", nl, r.Header.Get("X-Total-Count"))
 	}
@@ -193,11 +193,11 @@ func TestNodes(t *testing.T) {
 		t.Fatalf("nodes %v, want all four by name", names)
 	}
 	n1 := nl.Nodes[0]
-	wantApps := []apiclient.NodeApp{
+	wantApps := []v1.NodeApp{
 		{AppID: "application_1_0000", JobID: "job-0", Kind: testKinds[0], User: "sam", Containers: 3},
 		{AppID: "application_1_0001", JobID: "job-1", Kind: testKinds[1], User: "sam", Containers: 1},
 	}
-	if diff := gocmp.Diff(wantApps, n1.Apps); diff != "" || n1.Containers != 4 || n1.AppsTotal != 2 || n1.Free != st.Nodes[0].Free {
+	if diff := gocmp.Diff(wantApps, n1.Apps); diff != "" || n1.Containers != 4 || n1.AppsTotal != 2 || n1.Free != wireCapacity(st.Nodes[0].Free) {
 		t.Errorf("node-01: containers %d, apps total %d, free %+v; apps (-want +got):\n%s", n1.Containers, n1.AppsTotal, n1.Free, diff)
 	}
 	n3 := nl.Nodes[2]
@@ -267,21 +267,21 @@ func TestNodeAppsBounded(t *testing.T) {
 	view := &fakeView{}
 	h := newHarness(t, withCluster(view))
 	var place []map[int]int
-	for i := range apiclient.MaxNodeApps + 5 {
+	for i := range v1.MaxNodeApps + 5 {
 		place = append(place, map[int]int{0: 1 + i%3})
 	}
 	view.set(testCluster(1, place...), h.clock.Now())
-	var nl apiclient.NodeList
+	var nl v1.NodeList
 	h.get("/v1/nodes", &nl)
 	n := nl.Nodes[0]
-	if len(n.Apps) != apiclient.MaxNodeApps || n.AppsTotal != apiclient.MaxNodeApps+5 {
+	if len(n.Apps) != v1.MaxNodeApps || n.AppsTotal != v1.MaxNodeApps+5 {
 		t.Fatalf("%d apps listed of %d", len(n.Apps), n.AppsTotal)
 	}
 	total := 0
 	for _, p := range place {
 		total += p[0]
 	}
-	if n.Containers != total || !slices.IsSortedFunc(n.Apps, func(a, b apiclient.NodeApp) int { return cmp.Compare(b.Containers, a.Containers) }) {
+	if n.Containers != total || !slices.IsSortedFunc(n.Apps, func(a, b v1.NodeApp) int { return cmp.Compare(b.Containers, a.Containers) }) {
 		t.Errorf("containers %d (want %d), apps not most containers first: %+v", n.Containers, total, n.Apps)
 	}
 }
@@ -296,18 +296,18 @@ func TestClusterApps(t *testing.T) {
 	st.Apps = append(st.Apps, cluster.App{ID: "application_0_other", Nodes: []string{"node-02", "node-03"}, Alloc: queue.Capacity{VCores: 2, MemoryMB: 2048}})
 	at := h.clock.Now()
 	view.set(st, at)
-	var cs apiclient.ClusterStatus
+	var cs v1.ClusterStatus
 	r := h.get("/v1/cluster", &cs)
-	if !cs.Available || !cs.ReadAt.Equal(at) || cs.Nodes != 3 || cs.Total != 3 || cs.Capacity != st.Capacity || r.Header.Get("X-Total-Count") != "3" {
+	if !cs.Available || !cs.ReadAt.Equal(at) || cs.Nodes != 3 || cs.Total != 3 || cs.Capacity != wireCapacity(st.Capacity) || r.Header.Get("X-Total-Count") != "3" {
 		t.Fatalf("cluster: %+v", cs)
 	}
-	want := []apiclient.ClusterApp{
-		{AppID: "application_0_other", Alloc: st.Apps[2].Alloc, Containers: 2, NodesTotal: 2,
-			Nodes: []apiclient.AppNode{{Node: "node-02", Containers: 1}, {Node: "node-03", Containers: 1}}},
-		{AppID: "application_1_0000", JobID: "job-0", Kind: testKinds[0], User: "sam", Queue: "etl", Alloc: st.Apps[0].Alloc, Containers: 5, NodesTotal: 2,
-			Nodes: []apiclient.AppNode{{Node: "node-03", Containers: 4}, {Node: "node-01", Containers: 1}}},
-		{AppID: "application_1_0001", JobID: "job-1", Kind: testKinds[1], User: "sam", Queue: "etl", Alloc: st.Apps[1].Alloc, Containers: 2, NodesTotal: 1,
-			Nodes: []apiclient.AppNode{{Node: "node-02", Containers: 2}}},
+	want := []v1.ClusterApp{
+		{AppID: "application_0_other", Alloc: wireCapacity(st.Apps[2].Alloc), Containers: 2, NodesTotal: 2,
+			Nodes: []v1.AppNode{{Node: "node-02", Containers: 1}, {Node: "node-03", Containers: 1}}},
+		{AppID: "application_1_0000", JobID: "job-0", Kind: testKinds[0], User: "sam", Queue: "etl", Alloc: wireCapacity(st.Apps[0].Alloc), Containers: 5, NodesTotal: 2,
+			Nodes: []v1.AppNode{{Node: "node-03", Containers: 4}, {Node: "node-01", Containers: 1}}},
+		{AppID: "application_1_0001", JobID: "job-1", Kind: testKinds[1], User: "sam", Queue: "etl", Alloc: wireCapacity(st.Apps[1].Alloc), Containers: 2, NodesTotal: 1,
+			Nodes: []v1.AppNode{{Node: "node-02", Containers: 2}}},
 	}
 	if diff := gocmp.Diff(want, cs.Apps); diff != "" {
 		t.Errorf("apps (-want +got):\n%s", diff)
@@ -337,14 +337,14 @@ func TestClusterAppNodesBounded(t *testing.T) {
 	view := &fakeView{}
 	h := newHarness(t, withCluster(view))
 	place := map[int]int{}
-	for i := range apiclient.MaxAppNodes + 7 {
+	for i := range v1.MaxAppNodes + 7 {
 		place[i] = 1 + i%2
 	}
-	view.set(testCluster(apiclient.MaxAppNodes+7, place), h.clock.Now())
-	var cs apiclient.ClusterStatus
+	view.set(testCluster(v1.MaxAppNodes+7, place), h.clock.Now())
+	var cs v1.ClusterStatus
 	h.get("/v1/cluster", &cs)
 	a := cs.Apps[0]
-	if len(a.Nodes) != apiclient.MaxAppNodes || a.NodesTotal != apiclient.MaxAppNodes+7 || a.Containers != int(a.Alloc.VCores) {
+	if len(a.Nodes) != v1.MaxAppNodes || a.NodesTotal != v1.MaxAppNodes+7 || a.Containers != int(a.Alloc.VCores) {
 		t.Errorf("%d nodes listed of %d, %d containers of %d vcores", len(a.Nodes), a.NodesTotal, a.Containers, a.Alloc.VCores)
 	}
 }
@@ -354,7 +354,7 @@ func TestClusterAppNodesBounded(t *testing.T) {
 // the oldest record.
 func TestGoodnessTrend(t *testing.T) {
 	h := newHarness(t, withLimits(testLimits))
-	var empty apiclient.GoodnessTrend
+	var empty v1.GoodnessTrend
 	h.get("/v1/goodness/trend?buckets=4", &empty)
 	if empty.Total != 0 || len(empty.Buckets) != 4 || empty.Buckets[0].MeanG != nil || !empty.To.Equal(h.clock.Now()) {
 		t.Errorf("no records: %+v", empty)
@@ -378,7 +378,7 @@ func TestGoodnessTrend(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var tr apiclient.GoodnessTrend
+	var tr v1.GoodnessTrend
 	h.get("/v1/goodness/trend?buckets=6", &tr)
 	from := recs[0].At
 	width := now.Sub(from) / 6
@@ -433,11 +433,11 @@ func TestGoodnessWithoutLimits(t *testing.T) {
 	view.set(testCluster(1), h.clock.Now())
 	u, _ := usageG(0.5)
 	_ = h.journal.AddGoodness(journal.GoodnessRecord{At: h.clock.Now().Add(-time.Minute), Node: "node-01", G: 9, Usage: u})
-	var nl apiclient.NodeList
+	var nl v1.NodeList
 	h.get("/v1/nodes", &nl)
-	var tr apiclient.GoodnessTrend
+	var tr v1.GoodnessTrend
 	h.get("/v1/goodness/trend", &tr)
-	var s apiclient.Summary
+	var s v1.Summary
 	h.get("/v1/summary", &s)
 	if nl.Nodes[0].G != nil || nl.Histogram.NoRecord != 1 || tr.Total != 0 || s.Goodness.Count != 0 {
 		t.Errorf("without limits: node G %v (no record: %d), trend total %d, summary count %d; want none", nl.Nodes[0].G, nl.Histogram.NoRecord, tr.Total, s.Goodness.Count)
@@ -449,9 +449,9 @@ func TestGoodnessWithoutLimits(t *testing.T) {
 func TestSummary(t *testing.T) {
 	var hp *harness
 	var started time.Time
-	h := newHarness(t, withLimits(testLimits), withClock(func() apiclient.Clock {
+	h := newHarness(t, withLimits(testLimits), withClock(func() v1.Clock {
 		now := hp.clock.Now()
-		return apiclient.Clock{Now: now, WallNow: now, Speed: 1, Started: started, WallStarted: started}
+		return v1.Clock{Now: now, WallNow: now, Speed: 1, Started: started, WallStarted: started}
 	}))
 	hp = h
 	// An earlier run: one job done, one still pending.
@@ -491,19 +491,19 @@ func TestSummary(t *testing.T) {
 		_ = h.journal.AddGoodness(journal.GoodnessRecord{At: at, Node: fmt.Sprint("n", i), G: -1, Usage: u})
 	}
 
-	var s apiclient.Summary
+	var s v1.Summary
 	h.get("/v1/summary", &s)
 	counts, _ := h.store.Counts()
 	ever, _ := h.store.Submitted()
 	wait, runtime := 20.0, 100.0
 	mean, lo, hi := (g1+g2)/2, g1, g2
-	want := apiclient.Summary{
-		Now: h.clock.Now(), Since: started, Counts: counts, SubmittedEver: ever,
-		Run: apiclient.RunJobs{Scanned: 4, Complete: true, Admitted: 2, MeanWaitSeconds: &wait, MeanRuntimeSeconds: &runtime,
-			States: map[queue.State]int{queue.StateSucceeded: 1, queue.StateRunning: 1, queue.StateCancelled: 1, queue.StatePending: 1}},
-		Admissions: apiclient.AdmissionCounts{Scanned: 4, Oldest: &at, Chosen: 2, Shadow: 1, Forced: map[string]int{"max_skips": 1, "reservation": 1}},
-		Goodness:   apiclient.GoodnessStats{Count: 2, MeanG: &mean, MinG: &lo, MaxG: &hi, Scale: goodnessScale},
-		Degraded:   []apiclient.Degraded{},
+	want := v1.Summary{
+		Now: h.clock.Now(), Since: started, Counts: wireCounts(counts), SubmittedEver: ever,
+		Run: v1.RunJobs{Scanned: 4, Complete: true, Admitted: 2, MeanWaitSeconds: &wait, MeanRuntimeSeconds: &runtime,
+			States: map[v1.State]int{v1.StateSucceeded: 1, v1.StateRunning: 1, v1.StateCancelled: 1, v1.StatePending: 1}},
+		Admissions: v1.AdmissionCounts{Scanned: 4, Oldest: &at, Chosen: 2, Shadow: 1, Forced: map[string]int{"max_skips": 1, "reservation": 1}},
+		Goodness:   v1.GoodnessStats{Count: 2, MeanG: &mean, MinG: &lo, MaxG: &hi, Scale: goodnessScale},
+		Degraded:   []v1.Degraded{},
 	}
 	if diff := gocmp.Diff(want, s); diff != "" {
 		t.Errorf("summary (-want +got):\n%s", diff)
@@ -514,7 +514,7 @@ func TestSummary(t *testing.T) {
 }
 
 // TestSummaryBounded: the jobs of the run are read in doubling batches,
-// every one while there are fewer than apiclient.MaxSummaryJobs, the newest
+// every one while there are fewer than v1.MaxSummaryJobs, the newest
 // that many beyond (and the reply says so).
 func TestSummaryBounded(t *testing.T) {
 	if testing.Short() {
@@ -530,15 +530,15 @@ func TestSummaryBounded(t *testing.T) {
 		}
 	}
 	submit(summaryFirstScan*2 + 3) // three batches
-	var s apiclient.Summary
+	var s v1.Summary
 	h.get("/v1/summary", &s)
-	if s.Run.Scanned != summaryFirstScan*2+3 || !s.Run.Complete || s.Run.States[queue.StatePending] != s.Run.Scanned {
+	if s.Run.Scanned != summaryFirstScan*2+3 || !s.Run.Complete || s.Run.States[v1.StatePending] != s.Run.Scanned {
 		t.Errorf("run of %d jobs: %+v", summaryFirstScan*2+3, s.Run)
 	}
-	submit(apiclient.MaxSummaryJobs - s.Run.Scanned + 1)
+	submit(v1.MaxSummaryJobs - s.Run.Scanned + 1)
 	h.get("/v1/summary", &s)
-	if s.Run.Scanned != apiclient.MaxSummaryJobs || s.Run.Complete || s.Counts[queue.StatePending] != apiclient.MaxSummaryJobs+1 {
-		t.Errorf("run of %d jobs: scanned %d, complete %v", apiclient.MaxSummaryJobs+1, s.Run.Scanned, s.Run.Complete)
+	if s.Run.Scanned != v1.MaxSummaryJobs || s.Run.Complete || s.Counts[v1.StatePending] != v1.MaxSummaryJobs+1 {
+		t.Errorf("run of %d jobs: scanned %d, complete %v", v1.MaxSummaryJobs+1, s.Run.Scanned, s.Run.Complete)
 	}
 }
 
@@ -547,7 +547,7 @@ func TestSummaryBounded(t *testing.T) {
 // kinds' runtimes; without it the listing is as before.
 func TestListJobsEstimates(t *testing.T) {
 	h := newHarness(t)
-	var none apiclient.JobListEstimate
+	var none v1.JobListEstimate
 	h.get("/v1/jobs?estimate=1", &none)
 	if none.QueueWait != nil || len(none.KindRuntimes) != 0 {
 		t.Errorf("empty queue: queue wait %+v, runtimes %v", none.QueueWait, none.KindRuntimes)
@@ -575,7 +575,7 @@ func TestListJobsEstimates(t *testing.T) {
 	}
 	all /= 2 // two running
 
-	var l apiclient.JobListEstimate
+	var l v1.JobListEstimate
 	h.get("/v1/jobs?state=pending,running&estimate=1", &l)
 	if diff := gocmp.Diff(map[string]float64{"a": 100, "b": 300}, l.KindRuntimes); diff != "" {
 		t.Errorf("kind runtimes (-want +got):\n%s", diff)
@@ -585,13 +585,13 @@ func TestListJobsEstimates(t *testing.T) {
 	}
 	ahead := 0.0
 	for _, j := range l.Jobs {
-		if j.State != queue.StatePending {
+		if j.State != v1.StatePending {
 			if j.EstimatedWait != nil {
 				t.Errorf("running job %s has a wait estimate", j.ID)
 			}
 			continue
 		}
-		var one apiclient.Job
+		var one v1.Job
 		h.get("/v1/jobs/"+j.ID, &one)
 		if diff := gocmp.Diff(one.EstimatedWait, j.EstimatedWait); diff != "" {
 			t.Errorf("job %s at %d: listing's estimate differs from GET /v1/jobs/{id}'s (-get +list):\n%s", j.ID, *j.Position, diff)
@@ -602,13 +602,13 @@ func TestListJobsEstimates(t *testing.T) {
 		ahead += expect(j.Kind)
 	}
 	// The running jobs alone: their kinds' runtimes, no queue estimate.
-	var active apiclient.JobListEstimate
+	var active v1.JobListEstimate
 	h.get("/v1/jobs?state=running&estimate=1", &active)
 	if active.QueueWait != nil || active.KindRuntimes["a"] != 100 || len(active.Jobs) != 2 {
 		t.Errorf("state=running: %d jobs, queue wait %+v, runtimes %v; want 2, none, a: 100", len(active.Jobs), active.QueueWait, active.KindRuntimes)
 	}
 	// A shorter page: the queue's estimate still covers every pending job.
-	var page apiclient.JobListEstimate
+	var page v1.JobListEstimate
 	h.get("/v1/jobs?state=pending&limit=2&estimate=1", &page)
 	if len(page.Jobs) != 2 || gocmp.Diff(l.QueueWait, page.QueueWait) != "" || page.Jobs[1].EstimatedWait == nil {
 		t.Errorf("limit=2: %d jobs, queue wait %+v (want %+v)", len(page.Jobs), page.QueueWait, l.QueueWait)
@@ -634,7 +634,7 @@ func TestNodesAtScale(t *testing.T) {
 	for i := range 1000 { // the harness's journal keeps 1,000
 		_ = h.journal.AddGoodness(journal.GoodnessRecord{At: h.clock.Now().Add(-time.Minute), Node: st.Nodes[i*4].Name, Usage: u})
 	}
-	var nl apiclient.NodeList
+	var nl v1.NodeList
 	h.get("/v1/nodes", &nl)
 	sum := nl.Histogram.NoRecord
 	for _, c := range nl.Histogram.Counts {

@@ -48,7 +48,7 @@
 //	                                               per running kind (n: the pair observation counts);
 //	                                               in every CSV a name starting with =, +, -, @, tab
 //	                                               or CR gets a leading ' (no spreadsheet formula)
-//	       ?format=snapshot                        the bandit.Snapshot (what PUT takes), always whole
+//	       ?format=snapshot                        the v1.PreferencesSnapshot (what PUT takes), always whole
 //	       ?kinds=a,b (≤ 1,000 names)              rows and columns of those kinds, in that order
 //	       ?limit=n (0–10,000) &offset=m           a page of rows; "rows" labels them, "total",
 //	                                               "offset", "kinds_known" and X-Total-Count say how
@@ -59,7 +59,7 @@
 //	                                               each cell π and its observation count n, on a fixed
 //	                                               0–1 colour scale; a row never observed (the prior)
 //	                                               grey
-//	PUT    /v1/preferences              admin      import a bandit.Snapshot; persisted. 400 naming the
+//	PUT    /v1/preferences              admin      import a v1.PreferencesSnapshot; persisted. 400 naming the
 //	                                               field for counters over bandit.MaxCount (2^53), a
 //	                                               kind against the kind rule of jobs, or one under
 //	                                               learning.foreign.prefix unless the placement read
@@ -83,7 +83,7 @@
 //	                                               profiles' prediction with learning.pair_reward
 //	                                               residual); "chosen" is the queued kind started
 //	                                               beside "given", the running one
-//	GET    /v1/clock                    reader     apiclient.Clock {"simulated","now","wall_now","speed",
+//	GET    /v1/clock                    reader     v1.Clock {"simulated","now","wall_now","speed",
 //	                                               "started","wall_started","runs":[{"from","wall_from",
 //	                                               "speed"}]}: the daemon's clock, on which every
 //	                                               timestamp lies (the simulator's virtual clock under
@@ -125,9 +125,11 @@
 // Rows of every matrix are the running kind, columns the queued kind (the
 // goodness records' "given" and "chosen"). A job's "submit" spec is shown only to its owner and admins.
 //
-// The JSON bodies of /v1, read and written, are package apiclient's types
-// (apiclient.JobRequest, apiclient.Job, apiclient.Preferences, ...),
-// declared there once for this server and its clients.
+// The JSON bodies of /v1, read and written, are package api/v1's types
+// (v1.JobRequest, v1.Job, v1.Preferences, ...), declared there once for
+// this server and its clients; wire.go translates the store's, the
+// learner's and the journal's types into them, and testdata/golden holds
+// every endpoint's JSON over fixed data (TestGolden).
 //
 // A profile's demand and std are per container: "cpu" and "iowait" as
 // fractions of a node's CPU time, "disk_read_bps", "disk_write_bps",
@@ -216,7 +218,7 @@
 // profile model's per-container demand; the newest decisions with their
 // stages and the jobs passed over; the fairness queues. Every time shown
 // is wall-clock with date and the browser's zone, placed with GET
-// /v1/clock (apiclient.Clock.Wall); on the simulator the simulated clock
+// /v1/clock (v1.Clock.Wall); on the simulator the simulated clock
 // is shown apart and durations on it are marked "simulated". Ages are
 // measured on the daemon's clock, never the browser's.
 //
@@ -299,7 +301,7 @@
 // docs/ha.md).
 //
 // Every error is JSON {"error": "...", "code": "...", "field": "...",
-// "rule": "..."}: "code" is stable (apiclient.Code*: bad_request,
+// "rule": "..."}: "code" is stable (v1.Code*: bad_request,
 // unknown_parameter, unauthenticated, token_expired, forbidden,
 // proxy_refused, not_found, method_not_allowed, request_timeout, conflict,
 // idempotency_conflict, gone, payload_too_large, unsupported_media_type,

@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/colocd/colocd/apiclient"
+	v1 "github.com/colocd/colocd/api/v1"
 )
 
 // ErrConfig is wrapped by errors in Deps or tokens passed to New.
@@ -38,33 +38,33 @@ func publicReason(err error) string {
 func codeFor(status int) string {
 	switch status {
 	case http.StatusBadRequest:
-		return apiclient.CodeBadRequest
+		return v1.CodeBadRequest
 	case http.StatusUnauthorized:
-		return apiclient.CodeUnauthenticated
+		return v1.CodeUnauthenticated
 	case http.StatusForbidden:
-		return apiclient.CodeForbidden
+		return v1.CodeForbidden
 	case http.StatusNotFound:
-		return apiclient.CodeNotFound
+		return v1.CodeNotFound
 	case http.StatusMethodNotAllowed:
-		return apiclient.CodeMethodNotAllowed
+		return v1.CodeMethodNotAllowed
 	case http.StatusRequestTimeout:
-		return apiclient.CodeTimeout
+		return v1.CodeTimeout
 	case http.StatusConflict:
-		return apiclient.CodeConflict
+		return v1.CodeConflict
 	case http.StatusGone:
-		return apiclient.CodeGone
+		return v1.CodeGone
 	case http.StatusRequestEntityTooLarge:
-		return apiclient.CodeTooLarge
+		return v1.CodeTooLarge
 	case http.StatusUnsupportedMediaType:
-		return apiclient.CodeUnsupportedMediaType
+		return v1.CodeUnsupportedMediaType
 	case http.StatusUnprocessableEntity:
-		return apiclient.CodeRefused
+		return v1.CodeRefused
 	case http.StatusBadGateway:
-		return apiclient.CodeLeaderUnreachable
+		return v1.CodeLeaderUnreachable
 	case http.StatusServiceUnavailable:
-		return apiclient.CodeUnavailable
+		return v1.CodeUnavailable
 	}
-	return apiclient.CodeInternal
+	return v1.CodeInternal
 }
 
 // httpError is an error with the status and field it is reported with.
@@ -88,7 +88,7 @@ func errorf(status int, field, format string, args ...any) *httpError {
 // forbidden is a 403 naming the rule that refused it.
 func forbidden(rule, format string, args ...any) *httpError {
 	e := errorf(http.StatusForbidden, "", format, args...)
-	e.Code, e.Rule = apiclient.CodeForbidden, rule
+	e.Code, e.Rule = v1.CodeForbidden, rule
 	return e
 }
 
@@ -98,7 +98,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		status = http.StatusInternalServerError
-		b, _ = json.Marshal(apiclient.ErrorBody{Error: "encoding response: " + err.Error(), Code: apiclient.CodeInternal})
+		b, _ = json.Marshal(v1.ErrorBody{Error: "encoding response: " + err.Error(), Code: v1.CodeInternal})
 	}
 	h := w.Header()
 	h.Set("Content-Type", "application/json; charset=utf-8")
@@ -123,5 +123,5 @@ func writeError(w http.ResponseWriter, e *httpError) {
 	if code == "" {
 		code = codeFor(e.Status)
 	}
-	writeJSON(w, e.Status, apiclient.ErrorBody{Error: e.Msg, Code: code, Field: e.Field, Rule: e.Rule})
+	writeJSON(w, e.Status, v1.ErrorBody{Error: e.Msg, Code: code, Field: e.Field, Rule: e.Rule})
 }

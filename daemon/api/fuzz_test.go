@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/colocd/colocd/apiclient"
+	v1 "github.com/colocd/colocd/api/v1"
 )
 
 // decodeSeeds are bodies for the decoding fuzzers: valid, wrong types,
@@ -45,7 +45,7 @@ func FuzzSubmitBody(f *testing.F) {
 		case rec.Code >= 500:
 			t.Fatalf("body %q: %d %s", body, rec.Code, rec.Body)
 		case rec.Code >= 400:
-			var e apiclient.ErrorBody
+			var e v1.ErrorBody
 			if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Error == "" {
 				t.Fatalf("body %q: error response %q is not the JSON error shape", body, rec.Body)
 			}
@@ -70,14 +70,14 @@ func FuzzDecodeStrict(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, body string) {
-		var strict apiclient.JobRequest
+		var strict v1.JobRequest
 		if err := unmarshalStrict([]byte(body), &strict); err != nil {
 			if he, ok := err.(*httpError); !ok || he.Status != http.StatusBadRequest || he.Msg == "" {
 				t.Fatalf("body %q: error %#v, want a 400 *httpError", body, err)
 			}
 			return
 		}
-		var loose apiclient.JobRequest
+		var loose v1.JobRequest
 		if err := json.Unmarshal([]byte(body), &loose); err != nil {
 			t.Fatalf("body %q: strict accepted, encoding/json says %v", body, err)
 		}
@@ -89,8 +89,8 @@ func FuzzDecodeStrict(f *testing.F) {
 
 // looseKey is the first key of an accepted job body that encoding/json
 // alone would have let through: one repeated in its object, or one that is
-// not exactly a field name of apiclient.JobRequest or
-// apiclient.ResourcesRequest. "" if none.
+// not exactly a field name of v1.JobRequest or
+// v1.ResourcesRequest. "" if none.
 // It walks objects directly under the top level and "resources"; labels and
 // submit are checked for repeats only.
 func looseKey(body []byte) string {

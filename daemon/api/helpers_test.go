@@ -18,7 +18,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/colocd/colocd/apiclient"
+	v1 "github.com/colocd/colocd/api/v1"
 	"github.com/colocd/colocd/bandit"
 	"github.com/colocd/colocd/goodness"
 	"github.com/colocd/colocd/journal"
@@ -154,6 +154,8 @@ type harness struct {
 type harnessCfg struct {
 	Deps
 	durable bool // fsync every store commit (benchmarks of durable submits)
+	// entropy feeds the store's job ids (nil: crypto/rand).
+	entropy io.Reader
 	// deps, when set, changes the Deps last (after the test tokens).
 	deps func(*Deps)
 }
@@ -182,7 +184,7 @@ func newHarness(t testing.TB, opts ...harnessOpt) *harness {
 	}
 	dir := t.TempDir()
 	clock := newClock()
-	store, err := queue.Open(filepath.Join(dir, "queue.db"), queue.Options{NoSync: !cfg.durable, Now: clock.Now})
+	store, err := queue.Open(filepath.Join(dir, "queue.db"), queue.Options{NoSync: !cfg.durable, Now: clock.Now, Entropy: cfg.entropy})
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
@@ -257,9 +259,9 @@ type response struct {
 }
 
 // errBody decodes a JSON error body.
-func (r response) errBody(t testing.TB) apiclient.ErrorBody {
+func (r response) errBody(t testing.TB) v1.ErrorBody {
 	t.Helper()
-	var e apiclient.ErrorBody
+	var e v1.ErrorBody
 	if err := json.Unmarshal(r.Body, &e); err != nil {
 		t.Fatalf("error body is not JSON (%v): %s", err, r.Body)
 	}
@@ -310,13 +312,13 @@ func (h *harness) do(method, path, token, body string, headers ...string) respon
 }
 
 // submit posts a job body and requires the wanted status.
-func (h *harness) submit(token, body string, want int, headers ...string) apiclient.Job {
+func (h *harness) submit(token, body string, want int, headers ...string) v1.Job {
 	h.t.Helper()
 	r := h.do(http.MethodPost, "/v1/jobs", token, body, headers...)
 	if r.Code != want {
 		h.t.Fatalf("POST /v1/jobs %s: got %d, want %d: %s", body, r.Code, want, r.Body)
 	}
-	var v apiclient.Job
+	var v v1.Job
 	r.decode(h.t, &v)
 	return v
 }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/colocd/colocd/apiclient"
+	v1 "github.com/colocd/colocd/api/v1"
 )
 
 func TestAuthToLocal(t *testing.T) {
@@ -112,7 +112,7 @@ func TestProxyUsers(t *testing.T) {
 	}
 	for _, q := range []string{"?doAs=alice", "?doas=alice", "?DOAS=alice"} {
 		r := h.do("POST", "/v1/jobs"+q, airflowTok, jobBody("wordcount", `"user":"mallory"`))
-		var v apiclient.Job
+		var v v1.Job
 		r.decode(t, &v)
 		if r.Code != http.StatusCreated || v.User != "alice" {
 			t.Errorf("POST %s: %d, user %q; want 201 as alice", q, r.Code, v.User)
@@ -122,9 +122,9 @@ func TestProxyUsers(t *testing.T) {
 		t.Errorf("user %s", j.User)
 	}
 	r := h.do("GET", "/v1/whoami?doAs=ada", airflowTok, "")
-	var who apiclient.WhoAmI
+	var who v1.WhoAmI
 	r.decode(t, &who)
-	want := apiclient.WhoAmI{User: "ada", Role: "submitter", RoleRule: "api.acl.submitter", Groups: []string{"ops"}, Principal: "token:airflow",
+	want := v1.WhoAmI{User: "ada", Role: "submitter", RoleRule: "api.acl.submitter", Groups: []string{"ops"}, Principal: "token:airflow",
 		Method: "token", RealUser: "airflow", ProxyRule: "api.proxy_users[0]"}
 	if diff := cmp.Diff(want, who); diff != "" {
 		t.Errorf("whoami as ada through airflow (-want +got):\n%s", diff)
@@ -137,7 +137,7 @@ func TestProxyUsers(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := h.do("POST", "/v1/jobs"+tc.query, tc.token, jobBody("wordcount"))
 			e := r.errBody(t)
-			if r.Code != http.StatusForbidden || e.Code != apiclient.CodeProxyRefused || e.Rule != "api.proxy_users" || !strings.Contains(e.Error, tc.why) {
+			if r.Code != http.StatusForbidden || e.Code != v1.CodeProxyRefused || e.Rule != "api.proxy_users" || !strings.Contains(e.Error, tc.why) {
 				t.Errorf("got %d %+v; want 403 proxy_refused, rule api.proxy_users, %q", r.Code, e, tc.why)
 			}
 		})
@@ -180,7 +180,7 @@ func TestJobGroups(t *testing.T) {
 			})
 			j := h.submit(submitterTok, jobBody("wordcount", `"labels":{"team":"etl"}`), http.StatusCreated)
 			r := h.do("GET", "/v1/jobs/"+j.ID, submitter2Tok, "")
-			var v apiclient.Job
+			var v v1.Job
 			r.decode(t, &v)
 			if v.Redacted == shared || (len(v.Labels) > 0) != shared {
 				t.Errorf("sue reads sam's job: redacted %v, labels %v", v.Redacted, v.Labels)
@@ -192,7 +192,7 @@ func TestJobGroups(t *testing.T) {
 				}
 				return
 			}
-			if e := r.errBody(t); r.Code != http.StatusForbidden || e.Rule != "owner" || e.Code != apiclient.CodeForbidden {
+			if e := r.errBody(t); r.Code != http.StatusForbidden || e.Rule != "owner" || e.Code != v1.CodeForbidden {
 				t.Errorf("sue cancels sam's job: %d %+v; want 403 naming owner", r.Code, e)
 			}
 			r = h.do("DELETE", "/v1/jobs/"+j.ID, readerTok, "")
@@ -206,7 +206,7 @@ func TestJobGroups(t *testing.T) {
 func TestTokenExpiry(t *testing.T) {
 	h := identityHarness(t, nil)
 	r := h.do("GET", "/v1/jobs", expiredTok, "")
-	if e := r.errBody(t); r.Code != http.StatusUnauthorized || e.Code != apiclient.CodeTokenExpired || !strings.Contains(e.Error, "expired at") {
+	if e := r.errBody(t); r.Code != http.StatusUnauthorized || e.Code != v1.CodeTokenExpired || !strings.Contains(e.Error, "expired at") {
 		t.Errorf("an expired token: %d %+v", r.Code, e)
 	}
 	if got := r.Header.Get("WWW-Authenticate"); got != `Bearer realm="colocd"` {
@@ -220,7 +220,7 @@ func TestUnknownParameter(t *testing.T) {
 		{"/v1/jobs?offset=100", "offset"}, {"/v1/jobs?limit=5&usr=sam", "usr"}, {"/v1/jobs/J1?x=1", "x"}, {"/healthz?verbose=1", "verbose"},
 	} {
 		r := h.do("GET", tc.path, readerTok, "")
-		if e := r.errBody(t); r.Code != http.StatusBadRequest || e.Code != apiclient.CodeUnknownParameter || e.Field != tc.param {
+		if e := r.errBody(t); r.Code != http.StatusBadRequest || e.Code != v1.CodeUnknownParameter || e.Field != tc.param {
 			t.Errorf("GET %s: %d %+v; want 400 unknown_parameter on %s", tc.path, r.Code, e, tc.param)
 		}
 	}
@@ -249,13 +249,13 @@ func TestJobsCursor(t *testing.T) {
 	}
 	h.runJob(ids[1], time.Minute)
 	h.runJobStart(ids[2])
-	list := func(q string) apiclient.JobList {
+	list := func(q string) v1.JobList {
 		t.Helper()
 		r := h.do("GET", "/v1/jobs?"+q, adminTok, "")
 		if r.Code != http.StatusOK {
 			t.Fatalf("GET /v1/jobs?%s: %d %s", q, r.Code, r.Body)
 		}
-		var l apiclient.JobList
+		var l v1.JobList
 		r.decode(t, &l)
 		return l
 	}
@@ -305,10 +305,10 @@ func TestJobsCursor(t *testing.T) {
 // fakeReplica is a follower whose leader is at leader.
 type fakeReplica struct{ leader string }
 
-func (f fakeReplica) Leading() (bool, string)  { return false, f.leader }
-func (fakeReplica) Status() apiclient.HAStatus { return apiclient.HAStatus{Role: "follower"} }
-func (fakeReplica) Applied() uint64            { return 1 }
-func (fakeReplica) FollowerReady() error       { return nil }
+func (f fakeReplica) Leading() (bool, string) { return false, f.leader }
+func (fakeReplica) Status() v1.HAStatus       { return v1.HAStatus{Role: "follower"} }
+func (fakeReplica) Applied() uint64           { return 1 }
+func (fakeReplica) FollowerReady() error      { return nil }
 
 // TestForwardedIdentity: a follower authenticates a write itself and
 // forwards the identity, signed with the replicas' key, without the
@@ -342,7 +342,7 @@ func TestForwardedIdentity(t *testing.T) {
 		return response{Code: res.StatusCode, Header: res.Header, Body: []byte(b.String())}
 	}
 	r := post("/v1/jobs?doAs=alice", airflowTok)
-	var j apiclient.Job
+	var j v1.Job
 	r.decode(t, &j)
 	if r.Code != http.StatusCreated || j.User != "alice" {
 		t.Fatalf("through the follower as alice: %d %s", r.Code, r.Body)

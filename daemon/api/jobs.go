@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/colocd/colocd/apiclient"
+	v1 "github.com/colocd/colocd/api/v1"
 	"github.com/colocd/colocd/queue"
 )
 
@@ -30,14 +30,16 @@ const waitMethod = "sum of EWMA runtimes of the kinds of the jobs ahead (kinds w
 // diagnostics (the cluster's and the operators' notes, which may name paths,
 // hosts and users). Its owner and admins see the whole job; everyone else
 // sees that it exists, its kind, user, queue, resources, state and times,
-// which the queue's fairness makes everyone's business. apiclient.Job's
+// which the queue's fairness makes everyone's business. v1.Job's
 // Redacted says so.
-func (s *server) redact(j queue.Job, p principal) apiclient.Job {
+func (s *server) redact(j queue.Job, p principal) v1.Job {
 	if ok, _ := s.jobAccess(j, p); ok {
-		return apiclient.Job{Job: j}
+		return wireJob(j)
 	}
 	j.Submit, j.IdempotencyKey, j.Labels, j.Diagnostics = nil, "", nil, ""
-	return apiclient.Job{Job: j, Redacted: true}
+	v := wireJob(j)
+	v.Redacted = true
+	return v
 }
 
 // jobAccess reports whether p may see all of j and act on it (cancel,
@@ -66,7 +68,7 @@ func (s *server) jobAccess(j queue.Job, p principal) (bool, string) {
 
 // submitJob: POST /v1/jobs.
 func (s *server) submitJob(w http.ResponseWriter, r *http.Request, p principal) error {
-	var req apiclient.JobRequest
+	var req v1.JobRequest
 	if err := decodeJSON(w, r, s.maxBody, &req); err != nil {
 		return err
 	}
@@ -116,7 +118,7 @@ func (s *server) submitJob(w http.ResponseWriter, r *http.Request, p principal) 
 	}
 	if !created && !sameRequest(job, stored) {
 		e := errorf(http.StatusConflict, "Idempotency-Key", "Idempotency-Key %q was already used for job %s with a different request", job.IdempotencyKey, stored.ID)
-		e.Code = apiclient.CodeIdempotencyConflict
+		e.Code = v1.CodeIdempotencyConflict
 		return e
 	}
 	if created && p.RealUser != "" {
@@ -124,7 +126,7 @@ func (s *server) submitJob(w http.ResponseWriter, r *http.Request, p principal) 
 	}
 	// No position here: Store.Position walks the FIFO (O(position)), too
 	// dear on the submit path of a deep queue. GET /v1/jobs/{id} has it.
-	v := apiclient.Job{Job: stored}
+	v := wireJob(stored)
 	w.Header().Set("Location", "/v1/jobs/"+url.PathEscape(stored.ID))
 	if !created {
 		writeJSON(w, http.StatusOK, v)
@@ -300,7 +302,7 @@ func (m waitModel) add(sum *waitSum, kind string) {
 // estimate is the WaitEstimate of a job of kind behind the jobs ahead,
 // the first of pos pending jobs (when fewer, the mean of those stands in
 // for the rest).
-func (m waitModel) estimate(kind string, pos int, ahead []queue.Job) *apiclient.WaitEstimate {
+func (m waitModel) estimate(kind string, pos int, ahead []queue.Job) *v1.WaitEstimate {
 	var sum waitSum
 	for _, j := range ahead {
 		m.add(&sum, j.Kind)
@@ -309,8 +311,8 @@ func (m waitModel) estimate(kind string, pos int, ahead []queue.Job) *apiclient.
 }
 
 // estimateFrom is estimate with the jobs ahead summed.
-func (m waitModel) estimateFrom(kind string, pos int, sum waitSum) *apiclient.WaitEstimate {
-	est := &apiclient.WaitEstimate{JobsAhead: pos, Method: waitMethod, Concurrency: m.concurrency}
+func (m waitModel) estimateFrom(kind string, pos int, sum waitSum) *v1.WaitEstimate {
+	est := &v1.WaitEstimate{JobsAhead: pos, Method: waitMethod, Concurrency: m.concurrency}
 	if rt, ok := m.runtime(kind); ok {
 		est.RuntimeSeconds = &rt
 	}
@@ -327,9 +329,9 @@ func (m waitModel) estimateFrom(kind string, pos int, sum waitSum) *apiclient.Wa
 	return est
 }
 
-// estimateWait computes the documented apiclient.WaitEstimate for a job
+// estimateWait computes the documented v1.WaitEstimate for a job
 // of kind at queue position pos.
-func (s *server) estimateWait(kind string, pos int) (*apiclient.WaitEstimate, error) {
+func (s *server) estimateWait(kind string, pos int) (*v1.WaitEstimate, error) {
 	counts, err := s.store.Counts()
 	if err != nil {
 		return nil, err
@@ -351,10 +353,11 @@ func (s *server) estimateWait(kind string, pos int) (*apiclient.WaitEstimate, er
 // first from the head of the queue, get their wait estimates in one
 // pass; when the listing asked for pending jobs (queued), the queue's is
 // that of a job behind every pending one (reading up to maxWaitScan
-// pending jobs when l lists fewer than there are).
-func (s *server) estimateList(l apiclient.JobList, queued bool) (apiclient.JobListEstimate, error) {
-	out := apiclient.JobListEstimate{JobList: l, KindRuntimes: map[string]float64{}}
-	m, err := s.waitModel(l.Counts)
+// pending jobs when l lists fewer than there are). counts are the store's
+// jobs by state.
+func (s *server) estimateList(l v1.JobList, counts map[queue.State]int, queued bool) (v1.JobListEstimate, error) {
+	out := v1.JobListEstimate{JobList: l, KindRuntimes: map[string]float64{}}
+	m, err := s.waitModel(counts)
 	if err != nil {
 		return out, fmt.Errorf("estimating waits: %w", err)
 	}
@@ -364,13 +367,13 @@ func (s *server) estimateList(l apiclient.JobList, queued bool) (apiclient.JobLi
 		if rt, ok := m.runtime(j.Kind); ok {
 			out.KindRuntimes[j.Kind] = rt
 		}
-		if j.State != queue.StatePending || j.Position == nil || *j.Position != listed.n {
+		if j.State != v1.StatePending || j.Position == nil || *j.Position != listed.n {
 			continue
 		}
 		j.EstimatedWait = m.estimateFrom(j.Kind, listed.n, listed)
 		m.add(&listed, j.Kind)
 	}
-	pending := l.Counts[queue.StatePending]
+	pending := counts[queue.StatePending]
 	if pending == 0 || !queued {
 		return out, nil
 	}
@@ -414,7 +417,7 @@ func (s *server) deleteJob(w http.ResponseWriter, r *http.Request, p principal) 
 		s.storeWrite("cancel", err)
 		if err == nil {
 			s.log.Info("job cancelled", "job", id, "by", p.User, "real_user", p.RealUser)
-			writeJSON(w, http.StatusOK, apiclient.Job{Job: done})
+			writeJSON(w, http.StatusOK, wireJob(done))
 			return nil
 		}
 		if !errors.Is(err, queue.ErrIllegalTransition) {
@@ -438,7 +441,7 @@ func (s *server) deleteJob(w http.ResponseWriter, r *http.Request, p principal) 
 	switch {
 	case err == nil:
 		s.log.Info("job killed", "job", id, "by", p.User, "real_user", p.RealUser)
-		writeJSON(w, http.StatusOK, apiclient.Job{Job: killed})
+		writeJSON(w, http.StatusOK, wireJob(killed))
 		return nil
 	case errors.Is(err, queue.ErrIllegalTransition):
 		now, gerr := s.store.Get(id)
@@ -456,7 +459,7 @@ func (s *server) deleteJob(w http.ResponseWriter, r *http.Request, p principal) 
 // the operator found it: requeue, or record its final state.
 func (s *server) resolveJob(w http.ResponseWriter, r *http.Request, p principal) error {
 	id := r.PathValue("id")
-	var req apiclient.ResolveRequest
+	var req v1.ResolveRequest
 	if err := decodeJSON(w, r, s.maxBody, &req); err != nil {
 		return err
 	}

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/colocd/colocd/apiclient"
+	v1 "github.com/colocd/colocd/api/v1"
 	"github.com/colocd/colocd/queue"
 )
 
@@ -152,7 +152,7 @@ func (s *server) listJobs(w http.ResponseWriter, r *http.Request, p principal) e
 			return err
 		}
 	}
-	out := apiclient.JobList{Jobs: []apiclient.Job{}, Now: s.now()}
+	out := v1.JobList{Jobs: []v1.Job{}, Now: s.now()}
 	budget := maxListScan
 	for cur.State < len(f.states) {
 		st := f.states[cur.State]
@@ -191,15 +191,17 @@ func (s *server) listJobs(w http.ResponseWriter, r *http.Request, p principal) e
 	if cur.State < len(f.states) {
 		out.NextCursor = cur.encode()
 	}
-	if out.Counts, err = s.store.Counts(); err != nil {
+	counts, err := s.store.Counts()
+	if err != nil {
 		return fmt.Errorf("counting jobs: %w", err)
 	}
+	out.Counts = wireCounts(counts)
 	out.Count = len(out.Jobs)
 	if !estimate {
 		writeJSON(w, http.StatusOK, out)
 		return nil
 	}
-	est, err := s.estimateList(out, slices.Contains(f.states, queue.StatePending))
+	est, err := s.estimateList(out, counts, slices.Contains(f.states, queue.StatePending))
 	if err != nil {
 		return err
 	}

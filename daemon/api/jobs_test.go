@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/colocd/colocd/apiclient"
+	v1 "github.com/colocd/colocd/api/v1"
 	"github.com/colocd/colocd/queue"
 )
 
@@ -149,7 +149,7 @@ func TestSubmitShape(t *testing.T) {
 	if r.Code != http.StatusCreated {
 		t.Fatalf("got %d: %s", r.Code, r.Body)
 	}
-	var v apiclient.Job
+	var v v1.Job
 	r.decode(t, &v)
 	if got, want := r.Header.Get("Location"), "/v1/jobs/"+v.ID; got != want {
 		t.Errorf("Location = %q, want %q", got, want)
@@ -161,10 +161,10 @@ func TestSubmitShape(t *testing.T) {
 		Submit:    json.RawMessage(`{"application-name":"km"}`), Deadline: &deadline,
 		Labels: map[string]string{"team": "search"}, State: queue.StatePending, CreatedAt: h.clock.Now(),
 	}
-	if diff := cmp.Diff(want, v.Job); diff != "" {
+	if diff := cmp.Diff(wireJob(want), v); diff != "" {
 		t.Errorf("stored job (-want +got):\n%s", diff)
 	}
-	var got apiclient.Job
+	var got v1.Job
 	h.do("GET", "/v1/jobs/"+v.ID, readerTok, "").decode(t, &got)
 	if got.Position == nil || *got.Position != 0 {
 		t.Errorf("position = %v, want 0", got.Position)
@@ -201,7 +201,7 @@ func TestIdempotency(t *testing.T) {
 	h := newHarness(t)
 	first := h.submit(submitterTok, jobBody("wordcount"), http.StatusCreated, "Idempotency-Key", "k-1")
 	again := h.submit(submitterTok, jobBody("wordcount"), http.StatusOK, "Idempotency-Key", "k-1")
-	if diff := cmp.Diff(first.Job, again.Job); diff != "" {
+	if diff := cmp.Diff(first, again); diff != "" {
 		t.Errorf("repeat returned another job (-first +again):\n%s", diff)
 	}
 	// Same key, different request: a conflict, not a silent old job.
@@ -229,7 +229,7 @@ func TestIdempotencyConcurrent(t *testing.T) {
 		wg.Go(func() {
 			r := h.do("POST", "/v1/jobs", submitterTok, jobBody("wordcount"), "Idempotency-Key", "same")
 			codes[i] = r.Code
-			var v apiclient.Job
+			var v v1.Job
 			_ = json.Unmarshal(r.Body, &v)
 			ids[i] = v.ID
 		})
@@ -309,9 +309,9 @@ func TestCancelAdmitRace(t *testing.T) {
 		wg.Go(func() {
 			r := h.do("DELETE", "/v1/jobs/"+id, submitterTok, "")
 			out[i].code = r.Code
-			var v apiclient.Job
+			var v v1.Job
 			_ = json.Unmarshal(r.Body, &v)
-			out[i].state = v.State
+			out[i].state = queue.State(v.State)
 		})
 		wg.Go(func() {
 			// An HTTP round trip first, so the admission lands about when
@@ -359,7 +359,7 @@ func TestListJobs(t *testing.T) {
 	}
 	h.runJobStart(ids[1]) // b running
 	h.runJobStart(ids[3]) // d running (newer)
-	var l apiclient.JobList
+	var l v1.JobList
 	r := h.do("GET", "/v1/jobs", readerTok, "")
 	r.decode(t, &l)
 	type row struct {
@@ -378,7 +378,7 @@ func TestListJobs(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("default listing (-want +got):\n%s", diff)
 	}
-	if l.Counts[queue.StatePending] != 3 || l.Counts[queue.StateRunning] != 2 || l.Count != 5 {
+	if l.Counts[v1.StatePending] != 3 || l.Counts[v1.StateRunning] != 2 || l.Count != 5 {
 		t.Errorf("counts %v, count %d", l.Counts, l.Count)
 	}
 	// The listing carries the daemon's clock (virtual on the simulator) so the
@@ -415,19 +415,19 @@ func TestGetJobEstimatesWait(t *testing.T) {
 	h.submit(submitterTok, jobBody("x"), 201)
 	mine := h.submit(submitterTok, jobBody("b"), 201)
 
-	var v apiclient.Job
+	var v v1.Job
 	h.do("GET", "/v1/jobs/"+mine.ID, readerTok, "").decode(t, &v)
 	if v.Position == nil || *v.Position != 3 {
 		t.Fatalf("position = %v, want 3", v.Position)
 	}
 	secs, rt := (100.0+300+200)/2, 300.0
-	want := &apiclient.WaitEstimate{Seconds: &secs, JobsAhead: 3, WithHistory: 2, Concurrency: 2, RuntimeSeconds: &rt, Method: waitMethod}
+	want := &v1.WaitEstimate{Seconds: &secs, JobsAhead: 3, WithHistory: 2, Concurrency: 2, RuntimeSeconds: &rt, Method: waitMethod}
 	if diff := cmp.Diff(want, v.EstimatedWait); diff != "" {
 		t.Errorf("estimate (-want +got):\n%s", diff)
 	}
 	// A job that is not pending has neither.
 	done, _ := h.store.List(queue.StateSucceeded, 1)
-	var d apiclient.Job
+	var d v1.Job
 	h.do("GET", "/v1/jobs/"+done[0].ID, readerTok, "").decode(t, &d)
 	if d.Position != nil || d.EstimatedWait != nil {
 		t.Errorf("finished job has position %v, estimate %v", d.Position, d.EstimatedWait)

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/colocd/colocd/apiclient"
+	v1 "github.com/colocd/colocd/api/v1"
 	"github.com/colocd/colocd/journal"
 )
 
@@ -16,9 +16,11 @@ func (s *server) listDecisions(w http.ResponseWriter, r *http.Request, _ princip
 	if err != nil {
 		return err
 	}
-	out := apiclient.DecisionList{Decisions: []journal.DecisionRecord{}}
+	out := v1.DecisionList{Decisions: []v1.DecisionRecord{}}
 	if s.journal != nil {
-		out.Decisions = append(out.Decisions, s.journal.Decisions(limit)...)
+		for _, d := range s.journal.Decisions(limit) {
+			out.Decisions = append(out.Decisions, wireDecision(d))
+		}
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
@@ -60,10 +62,10 @@ func (s *server) listGoodness(w http.ResponseWriter, r *http.Request, _ principa
 	if !from.Before(to) {
 		return errorf(http.StatusBadRequest, "from", "from (%s) must be before to (%s)", from.Format(time.RFC3339), to.Format(time.RFC3339))
 	}
-	out := apiclient.GoodnessList{From: from, To: to, Records: []journal.GoodnessRecord{}, Pairs: []apiclient.PairSummary{}, Nodes: []apiclient.NodeSummary{}}
+	out := v1.GoodnessList{From: from, To: to, Records: []v1.GoodnessRecord{}, Pairs: []v1.PairSummary{}, Nodes: []v1.NodeSummary{}}
 	type pairKey struct{ chosen, given string }
-	pairs := map[pairKey]*apiclient.PairSummary{}
-	nodes := map[string]*apiclient.NodeSummary{}
+	pairs := map[pairKey]*v1.PairSummary{}
+	nodes := map[string]*v1.NodeSummary{}
 	// The newest limit records, in a ring; the summaries see them all.
 	tail := make([]journal.GoodnessRecord, 0, min(limit, 1024))
 	next := 0
@@ -78,7 +80,7 @@ func (s *server) listGoodness(w http.ResponseWriter, r *http.Request, _ principa
 		k := pairKey{rec.Chosen, rec.Given}
 		p := pairs[k]
 		if p == nil {
-			p = &apiclient.PairSummary{Chosen: rec.Chosen, Given: rec.Given, MinG: rec.G, MaxG: rec.G}
+			p = &v1.PairSummary{Chosen: rec.Chosen, Given: rec.Given, MinG: rec.G, MaxG: rec.G}
 			pairs[k] = p
 		}
 		p.Count++
@@ -86,7 +88,7 @@ func (s *server) listGoodness(w http.ResponseWriter, r *http.Request, _ principa
 		p.MinG, p.MaxG = min(p.MinG, rec.G), max(p.MaxG, rec.G)
 		n := nodes[rec.Node]
 		if n == nil {
-			n = &apiclient.NodeSummary{Node: rec.Node}
+			n = &v1.NodeSummary{Node: rec.Node}
 			nodes[rec.Node] = n
 		}
 		n.Count++
@@ -95,18 +97,19 @@ func (s *server) listGoodness(w http.ResponseWriter, r *http.Request, _ principa
 	if s.journal != nil {
 		s.journal.EachGoodness(from, to, summarise)
 	}
-	out.Records = append(out.Records, tail[next:]...)
-	out.Records = append(out.Records, tail[:next]...)
+	for _, rec := range slices.Concat(tail[next:], tail[:next]) {
+		out.Records = append(out.Records, wireGoodness(rec))
+	}
 	for _, p := range pairs {
 		out.Pairs = append(out.Pairs, *p)
 	}
-	slices.SortFunc(out.Pairs, func(a, b apiclient.PairSummary) int {
+	slices.SortFunc(out.Pairs, func(a, b v1.PairSummary) int {
 		return cmp.Or(cmp.Compare(a.Chosen, b.Chosen), cmp.Compare(a.Given, b.Given))
 	})
 	for _, n := range nodes {
 		out.Nodes = append(out.Nodes, *n)
 	}
-	slices.SortFunc(out.Nodes, func(a, b apiclient.NodeSummary) int { return cmp.Compare(a.Node, b.Node) })
+	slices.SortFunc(out.Nodes, func(a, b v1.NodeSummary) int { return cmp.Compare(a.Node, b.Node) })
 	writeJSON(w, http.StatusOK, out)
 	return nil
 }

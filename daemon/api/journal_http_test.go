@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/colocd/colocd/apiclient"
+	v1 "github.com/colocd/colocd/api/v1"
 	"github.com/colocd/colocd/goodness"
 	"github.com/colocd/colocd/journal"
 	"github.com/colocd/colocd/queue"
@@ -43,9 +43,9 @@ func TestDecisionsAndGoodnessEndpoints(t *testing.T) {
 		_ = h.journal.AddDecision(decision(i))
 		_ = h.journal.AddGoodness(good(i))
 	}
-	var dl apiclient.DecisionList
+	var dl v1.DecisionList
 	h.do("GET", "/v1/decisions?limit=2", readerTok, "").decode(t, &dl)
-	if diff := cmp.Diff([]journal.DecisionRecord{decision(4), decision(3)}, dl.Decisions); diff != "" {
+	if diff := cmp.Diff([]v1.DecisionRecord{wireDecision(decision(4)), wireDecision(decision(3))}, dl.Decisions); diff != "" {
 		t.Errorf("decisions (-want +got):\n%s", diff)
 	}
 	// Raw JSON shape: snake_case, the decision's fields inline.
@@ -56,18 +56,18 @@ func TestDecisionsAndGoodnessEndpoints(t *testing.T) {
 		}
 	}
 
-	var gl apiclient.GoodnessList
+	var gl v1.GoodnessList
 	q := "/v1/goodness?from=" + good(1).At.Format(time.RFC3339) + "&to=" + good(4).At.Format(time.RFC3339)
 	r := h.do("GET", q, readerTok, "")
 	r.decode(t, &gl)
-	if diff := cmp.Diff([]journal.GoodnessRecord{good(1), good(2), good(3)}, gl.Records); diff != "" {
+	if diff := cmp.Diff(wireGoodnessList([]journal.GoodnessRecord{good(1), good(2), good(3)}), gl.Records); diff != "" {
 		t.Errorf("records (-want +got):\n%s", diff)
 	}
-	wantPairs := []apiclient.PairSummary{{Chosen: "kmeans", Given: "terasort", Count: 3, MeanG: 12, MinG: 11, MaxG: 13}}
+	wantPairs := []v1.PairSummary{{Chosen: "kmeans", Given: "terasort", Count: 3, MeanG: 12, MinG: 11, MaxG: 13}}
 	if diff := cmp.Diff(wantPairs, gl.Pairs); diff != "" {
 		t.Errorf("pairs (-want +got):\n%s", diff)
 	}
-	wantNodes := []apiclient.NodeSummary{{Node: "node-0", Count: 1, MeanG: 13}, {Node: "node-1", Count: 1, MeanG: 11}, {Node: "node-2", Count: 1, MeanG: 12}}
+	wantNodes := []v1.NodeSummary{{Node: "node-0", Count: 1, MeanG: 13}, {Node: "node-1", Count: 1, MeanG: 11}, {Node: "node-2", Count: 1, MeanG: 12}}
 	if diff := cmp.Diff(wantNodes, gl.Nodes); diff != "" {
 		t.Errorf("nodes (-want +got):\n%s", diff)
 	}
@@ -91,7 +91,7 @@ func TestDecisionsAndGoodnessEndpoints(t *testing.T) {
 	}
 	// limit keeps the newest records; the summaries still cover them all.
 	h.do("GET", "/v1/goodness?limit=2", readerTok, "").decode(t, &gl)
-	if diff := cmp.Diff([]journal.GoodnessRecord{good(3), good(4)}, gl.Records); diff != "" || gl.Total != 5 || gl.Pairs[0].Count != 5 {
+	if diff := cmp.Diff(wireGoodnessList([]journal.GoodnessRecord{good(3), good(4)}), gl.Records); diff != "" || gl.Total != 5 || gl.Pairs[0].Count != 5 {
 		t.Errorf("limit=2: total %d, pairs %+v, records (-want +got):\n%s", gl.Total, gl.Pairs, diff)
 	}
 	for _, q := range []string{"limit=0", "limit=10001", "limit=many"} {

@@ -5,7 +5,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/colocd/colocd/apiclient"
+	v1 "github.com/colocd/colocd/api/v1"
 	"github.com/colocd/colocd/queue"
 )
 
@@ -34,7 +34,7 @@ func TestListJobsReadsOnlyWhatItReturns(t *testing.T) {
 		req.Header.Set("Authorization", "Bearer "+readerTok)
 		rec := httptest.NewRecorder()
 		handler.ServeHTTP(rec, req)
-		var l apiclient.JobList
+		var l v1.JobList
 		if err := json.Unmarshal(rec.Body.Bytes(), &l); err != nil || len(l.Jobs) != 1 || l.Jobs[0].ID != last {
 			t.Fatalf("listing: %v %s, want only the newest cancelled job %s", err, rec.Body, last)
 		}

@@ -10,7 +10,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/colocd/colocd/apiclient"
+	v1 "github.com/colocd/colocd/api/v1"
 )
 
 // openAPISource is the API's OpenAPI 3.1 description, written by hand
@@ -113,7 +113,7 @@ func checkParams(r *http.Request) *httpError {
 		}
 		e := errorf(http.StatusBadRequest, name, "unknown query parameter %q for %s %s (it takes: %s; /v1/openapi.json describes every endpoint)",
 			name, method, specPath(r.Pattern), strings.Join(append(slices.Clone(known), "doAs"), ", "))
-		e.Code = apiclient.CodeUnknownParameter
+		e.Code = v1.CodeUnknownParameter
 		return e
 	}
 	return nil
@@ -135,7 +135,7 @@ func whoami(w http.ResponseWriter, _ *http.Request, p principal) error {
 	if groups == nil {
 		groups = []string{}
 	}
-	writeJSON(w, http.StatusOK, apiclient.WhoAmI{User: p.User, Role: p.Role.String(), RoleRule: p.RoleRule, Groups: groups,
+	writeJSON(w, http.StatusOK, v1.WhoAmI{User: p.User, Role: p.Role.String(), RoleRule: p.RoleRule, Groups: groups,
 		Principal: p.Principal, Method: p.Method, RealUser: p.RealUser, ProxyRule: p.ProxyRule})
 	return nil
 }

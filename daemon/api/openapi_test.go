@@ -11,7 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-var update = flag.Bool("update", false, "rewrite docs/openapi.json from openapi.yaml")
+var update = flag.Bool("update", false, "rewrite docs/openapi.json from openapi.yaml (TestOpenAPIDocument) and testdata/golden/*.golden (TestGolden)")
 
 // TestOpenAPIRoutes: the description lists every route and method the
 // server serves (with /metrics, as the daemon runs it) and no other; the

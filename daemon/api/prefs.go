@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/colocd/colocd/apiclient"
+	v1 "github.com/colocd/colocd/api/v1"
 	"github.com/colocd/colocd/bandit"
 )
 
@@ -135,17 +135,17 @@ func unknownKinds(known, want []string) error {
 
 // prefsView is the body of GET, PUT and DELETE /v1/preferences: the part
 // of the matrices mq asks for.
-func (s *server) prefsView(mq matrixQuery) (apiclient.Preferences, error) {
+func (s *server) prefsView(mq matrixQuery) (v1.Preferences, error) {
 	cols, rows, total, err := s.selectMatrix(mq)
 	if err != nil {
-		return apiclient.Preferences{}, err
+		return v1.Preferences{}, err
 	}
 	m := s.sub(rows, cols)
-	v := apiclient.Preferences{
+	v := v1.Preferences{
 		Kinds: m.Cols, Rows: m.Rows, H: m.H, Pi: m.Pi, Baseline: m.Baseline,
 		RowBaseline: m.RowBaseline, Observations: m.Observations,
 		RowObservations: m.RowObservations, PairObservations: m.PairObservations,
-		Rejected: m.Rejected, Config: s.learner.Config(),
+		Rejected: m.Rejected, Config: wireLearnerConfig(s.learner.Config()),
 		Total: total, Offset: mq.offset, KindsKnown: m.Kinds,
 	}
 	return v, nil
@@ -154,7 +154,7 @@ func (s *server) prefsView(mq matrixQuery) (apiclient.Preferences, error) {
 // prefsReply is the body of PUT and DELETE: the whole view when it stays
 // within maxMatrixCells, else its page of no rows (the kinds and the
 // counters).
-func (s *server) prefsReply() apiclient.Preferences {
+func (s *server) prefsReply() v1.Preferences {
 	v, err := s.prefsView(everyRow)
 	if err != nil {
 		v, _ = s.prefsView(matrixQuery{limit: 0})
@@ -164,17 +164,17 @@ func (s *server) prefsReply() apiclient.Preferences {
 
 // getPreferences: GET /v1/preferences[?format=json|csv|snapshot][&matrix=pi|h|n]
 // [&kinds=a,b][&limit=n][&offset=m]. json (default) is
-// apiclient.Preferences; csv is one matrix (π, or H with matrix=h, or the
+// v1.Preferences; csv is one matrix (π, or H with matrix=h, or the
 // pair observation counts with matrix=n) with a header row
 // "running kind \ queued kind,<kind>,..." and one row per running kind; snapshot is
-// the learner's bandit.Snapshot, the format PUT accepts (always whole).
+// the learner's state as a v1.PreferencesSnapshot, the format PUT accepts (always whole).
 // kinds restricts rows and columns to those kinds (in that order), limit
 // and offset page the rows; X-Total-Count says how many rows there are.
 func (s *server) getPreferences(w http.ResponseWriter, r *http.Request, _ principal) error {
 	q := r.URL.Query()
 	f := q.Get("format")
 	if f == "snapshot" {
-		writeJSON(w, http.StatusOK, s.learner.Snapshot())
+		writeJSON(w, http.StatusOK, wireSnapshot(s.learner.Snapshot()))
 		return nil
 	}
 	if f != "" && f != "json" && f != "csv" {
@@ -280,12 +280,16 @@ func csvText(s string) string {
 	return s
 }
 
-// putPreferences: PUT /v1/preferences (admin) imports a bandit.Snapshot
+// putPreferences: PUT /v1/preferences (admin) imports a v1.PreferencesSnapshot
 // (as GET ?format=snapshot returns it); the engine persists it, or leaves
 // the preferences as they were. The reply is prefsReply.
 func (s *server) putPreferences(w http.ResponseWriter, r *http.Request, p principal) error {
-	var snap bandit.Snapshot
-	if err := decodeJSON(w, r, s.maxBody, &snap); err != nil {
+	var body v1.PreferencesSnapshot
+	if err := decodeJSON(w, r, s.maxBody, &body); err != nil {
+		return err
+	}
+	snap, err := snapshotOf(body)
+	if err != nil {
 		return err
 	}
 	if len(snap.Kinds) > s.kinds.max {

@@ -15,7 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/colocd/colocd/apiclient"
+	v1 "github.com/colocd/colocd/api/v1"
 	"github.com/colocd/colocd/bandit"
 )
 
@@ -42,7 +42,7 @@ func TestPreferencesRoundTrip(t *testing.T) {
 	if r.Code != 200 {
 		t.Fatalf("reset: %d %s", r.Code, r.Body)
 	}
-	var v apiclient.Preferences
+	var v v1.Preferences
 	r.decode(t, &v)
 	if len(v.Kinds) != 0 || v.Observations != 0 {
 		t.Errorf("after reset: %d kinds, %d observations", len(v.Kinds), v.Observations)
@@ -265,17 +265,17 @@ func TestHeatmapColours(t *testing.T) {
 func TestPreferencesKindsAndPages(t *testing.T) {
 	h := newHarness(t)
 	learn(h.learner, testKinds)
-	get := func(q string) (apiclient.Preferences, response) {
+	get := func(q string) (v1.Preferences, response) {
 		t.Helper()
 		r := h.do("GET", "/v1/preferences"+q, readerTok, "")
 		if r.Code != 200 {
 			t.Fatalf("GET %s: %d %s", q, r.Code, r.Body)
 		}
-		var v apiclient.Preferences
+		var v v1.Preferences
 		r.decode(t, &v)
 		return v, r
 	}
-	check := func(q string, v apiclient.Preferences, cols, rows []string, total, offset int) {
+	check := func(q string, v v1.Preferences, cols, rows []string, total, offset int) {
 		t.Helper()
 		if !slices.Equal(v.Kinds, cols) || !slices.Equal(v.Rows, rows) || v.Total != total || v.Offset != offset || v.KindsKnown != len(testKinds) {
 			t.Fatalf("%s: kinds %v rows %v total %d offset %d known %d; want %v, %v, %d, %d, %d", q, v.Kinds, v.Rows, v.Total, v.Offset, v.KindsKnown, cols, rows, total, offset, len(testKinds))
@@ -345,7 +345,7 @@ func TestPreferencesSizeLimit(t *testing.T) {
 	if r := h.do("GET", "/v1/preferences?limit=316", readerTok, ""); r.Code != 400 || r.errBody(t).Field != "limit" {
 		t.Errorf("316 rows of %d: %d %s", k, r.Code, r.Body)
 	}
-	var v apiclient.Preferences
+	var v v1.Preferences
 	if r := h.do("GET", "/v1/preferences?limit=315&offset=2", readerTok, ""); r.Code != 200 {
 		t.Fatalf("315 rows: %d %s", r.Code, r.Body)
 	} else if r.decode(t, &v); len(v.Rows) != 315 || v.Rows[0] != "k2" || v.Total != k {

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/colocd/colocd/apiclient"
+	v1 "github.com/colocd/colocd/api/v1"
 	"github.com/colocd/colocd/goodness"
 	"github.com/colocd/colocd/profile"
 )
@@ -48,7 +48,7 @@ const maxProfiles = 1000
 
 // ratesOf converts v with lim (profile.Vector.Rates), leaving out the
 // rates whose maximum is unknown.
-func ratesOf(v profile.Vector, lim goodness.Limits) apiclient.Rates {
+func ratesOf(v profile.Vector, lim goodness.Limits) v1.Rates {
 	u := v.Rates(lim)
 	rate := func(x, limit float64) *float64 {
 		if limit > 0 {
@@ -56,15 +56,15 @@ func ratesOf(v profile.Vector, lim goodness.Limits) apiclient.Rates {
 		}
 		return nil
 	}
-	return apiclient.Rates{
+	return v1.Rates{
 		CPU: u.CPU, IOWait: u.IOWait,
 		DiskReadBps: rate(u.DiskRead, lim.DiskRead), DiskWriteBps: rate(u.DiskWrite, lim.DiskWrite),
 		NetInBps: rate(u.NetRecv, lim.NetRecv), NetOutBps: rate(u.NetSent, lim.NetSent),
 	}
 }
 
-func utilOf(v profile.Vector) apiclient.Util {
-	return apiclient.Util{
+func utilOf(v profile.Vector) v1.Util {
+	return v1.Util{
 		CPU: v[profile.CPU], IOWait: v[profile.IOWait], DiskRead: v[profile.DiskRead],
 		DiskWrite: v[profile.DiskWrite], NetIn: v[profile.NetIn], NetOut: v[profile.NetOut],
 	}
@@ -80,8 +80,8 @@ func dominantName(p profile.Profile) string {
 	return r.String()
 }
 
-func (s *server) kindProfileView(p profile.Profile) apiclient.KindProfile {
-	return apiclient.KindProfile{
+func (s *server) kindProfileView(p profile.Profile) v1.KindProfile {
+	return v1.KindProfile{
 		Kind: p.Kind, Known: p.Known, Ticks: p.Ticks, Weight: p.Weight, Dominant: dominantName(p),
 		Demand: ratesOf(p.Demand, s.limits), Std: ratesOf(p.Std, s.limits), DemandUtil: utilOf(p.Demand),
 	}
@@ -91,7 +91,7 @@ func (s *server) kindProfileView(p profile.Profile) apiclient.KindProfile {
 // offset) of every kind it knows or those of mq.kinds (kinds it does not
 // know as their prior), sorted by kind. More than maxProfiles kinds
 // without a limit is a 400.
-func (s *server) profilesView(mq matrixQuery) (apiclient.Profiles, error) {
+func (s *server) profilesView(mq matrixQuery) (v1.Profiles, error) {
 	kinds := mq.kinds
 	if kinds == nil {
 		kinds = s.profiles.Kinds()
@@ -105,15 +105,15 @@ func (s *server) profilesView(mq matrixQuery) (apiclient.Profiles, error) {
 		to = min(from+mq.limit, total)
 	}
 	if to-from > maxProfiles {
-		return apiclient.Profiles{}, errorf(http.StatusBadRequest, "limit", "%d kinds, over the %d one reply holds: select kinds (?kinds=) or page them (?limit= at most %d, ?offset=)",
+		return v1.Profiles{}, errorf(http.StatusBadRequest, "limit", "%d kinds, over the %d one reply holds: select kinds (?kinds=) or page them (?limit= at most %d, ?offset=)",
 			to-from, maxProfiles, maxProfiles)
 	}
-	v := apiclient.Profiles{
-		Kinds:        make([]apiclient.KindProfile, 0, to-from),
+	v := v1.Profiles{
+		Kinds:        make([]v1.KindProfile, 0, to-from),
 		Baseline:     ratesOf(s.profiles.Baseline(), s.limits),
 		Sigma:        ratesOf(s.profiles.Sigma(), s.limits),
 		Observations: s.profiles.Observations(),
-		Limits: apiclient.Limits{
+		Limits: v1.Limits{
 			DiskReadBps: s.limits.DiskRead, DiskWriteBps: s.limits.DiskWrite,
 			NetInBps: s.limits.NetRecv, NetOutBps: s.limits.NetSent,
 		},
@@ -147,7 +147,7 @@ func parseKindFilter(q, field string) ([]string, error) {
 }
 
 // getProfiles: GET /v1/profiles[?kinds=a,b][&limit=n][&offset=m]
-// [&format=json|csv]. json (default) is apiclient.Profiles; csv is one row
+// [&format=json|csv]. json (default) is v1.Profiles; csv is one row
 // per kind with its demand in measured units, under the header
 // profilesCSVHeader. ?kind= is ?kinds= as it was first named. limit and
 // offset page the kinds (sorted); X-Total-Count says how many there are.
@@ -192,7 +192,7 @@ var profilesCSVHeader = []string{"kind", "known", "ticks", "weight", "dominant",
 // profilesCSV writes one row per kind: its demand in measured units. A
 // rate whose maximum is unknown is an empty cell. Values use the shortest
 // representation that parses back to the same float64.
-func profilesCSV(kinds []apiclient.KindProfile) ([]byte, error) {
+func profilesCSV(kinds []v1.KindProfile) ([]byte, error) {
 	num := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	opt := func(v *float64) string {
 		if v == nil {

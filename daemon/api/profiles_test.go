@@ -13,7 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/colocd/colocd/apiclient"
+	v1 "github.com/colocd/colocd/api/v1"
 	"github.com/colocd/colocd/goodness"
 	"github.com/colocd/colocd/profile"
 	"github.com/colocd/colocd/profile/profiletest"
@@ -170,7 +170,7 @@ func TestProfiles(t *testing.T) {
 				t.Fatalf("got %d, want %d: %s", r.Code, tc.code, r.Body)
 			}
 			if tc.code != 200 {
-				if diff := cmp.Diff(apiclient.ErrorBody{Error: tc.wantErr, Field: tc.wantField}, r.errBody(t), cmpopts.IgnoreFields(apiclient.ErrorBody{}, "Code")); diff != "" {
+				if diff := cmp.Diff(v1.ErrorBody{Error: tc.wantErr, Field: tc.wantField}, r.errBody(t), cmpopts.IgnoreFields(v1.ErrorBody{}, "Code")); diff != "" {
 					t.Errorf("error (-want +got):\n%s", diff)
 				}
 				if tc.code == 401 && !strings.HasPrefix(r.Header.Get("WWW-Authenticate"), "Bearer") {
@@ -288,7 +288,7 @@ func TestProfilesSizeLimit(t *testing.T) {
 		t.Errorf("every one of %d kinds: %d %s", maxProfiles+1, r.Code, r.Body)
 	}
 	r := h.do(http.MethodGet, "/v1/profiles?limit=2&offset=1000", readerTok, "")
-	var v apiclient.Profiles
+	var v v1.Profiles
 	if r.Code != 200 {
 		t.Fatalf("a page: %d %s", r.Code, r.Body)
 	}

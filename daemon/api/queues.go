@@ -21,6 +21,6 @@ func (s *server) getQueues(w http.ResponseWriter, _ *http.Request, _ principal) 
 	if s.queues != nil {
 		rep = s.queues.Queues()
 	}
-	writeJSON(w, http.StatusOK, rep)
+	writeJSON(w, http.StatusOK, wireQueues(rep))
 	return nil
 }

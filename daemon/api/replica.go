@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/colocd/colocd/apiclient"
+	v1 "github.com/colocd/colocd/api/v1"
 )
 
 // Replica is what the API needs of a replicated colocd (package ha,
@@ -23,7 +23,7 @@ type Replica interface {
 	// the URL of the one that does ("" while none is elected).
 	Leading() (leading bool, leader string)
 	// Status is this replica's view, for GET /v1/ha.
-	Status() apiclient.HAStatus
+	Status() v1.HAStatus
 	// Applied is the index of the last log entry applied to the store.
 	Applied() uint64
 	// FollowerReady reports whether a replica that does not lead serves

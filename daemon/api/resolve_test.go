@@ -5,8 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/colocd/colocd/apiclient"
-	"github.com/colocd/colocd/queue"
+	v1 "github.com/colocd/colocd/api/v1"
 )
 
 // TestResolveParkedJob: only an admin resolves a parked job, with a known
@@ -45,17 +44,17 @@ func TestResolveParkedJob(t *testing.T) {
 	}
 	kicks := h.ctl.kickCount()
 	r := h.do(http.MethodPost, path, adminTok, `{"outcome":"requeue","reason":"the history server says it never ran"}`)
-	var v apiclient.Job
+	var v v1.Job
 	r.decode(t, &v)
-	if r.Code != http.StatusOK || v.State != queue.StatePending || v.AppID != "" || !strings.Contains(v.Diagnostics, "resolved by ada") {
-		t.Errorf("requeue: %d %+v", r.Code, v.Job)
+	if r.Code != http.StatusOK || v.State != v1.StatePending || v.AppID != "" || !strings.Contains(v.Diagnostics, "resolved by ada") {
+		t.Errorf("requeue: %d %+v", r.Code, v)
 	}
 	if h.ctl.kickCount() == kicks {
 		t.Error("requeueing a job did not kick the engine")
 	}
 	r = h.do(http.MethodPost, "/v1/jobs/"+b.ID+"/resolve", adminTok, `{"outcome":"failed","reason":"its output is incomplete"}`)
-	if r.decode(t, &v); r.Code != http.StatusOK || v.State != queue.StateFailed || v.FinishedAt == nil {
-		t.Errorf("resolve as failed: %d %+v", r.Code, v.Job)
+	if r.decode(t, &v); r.Code != http.StatusOK || v.State != v1.StateFailed || v.FinishedAt == nil {
+		t.Errorf("resolve as failed: %d %+v", r.Code, v)
 	}
 	for _, id := range []string{b.ID, c.ID} {
 		if r := h.do(http.MethodPost, "/v1/jobs/"+id+"/resolve", adminTok, `{"outcome":"requeue","reason":"x"}`); r.Code != http.StatusConflict {

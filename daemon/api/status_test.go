@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/colocd/colocd/apiclient"
+	v1 "github.com/colocd/colocd/api/v1"
 	"github.com/colocd/colocd/goodness"
 	"github.com/colocd/colocd/journal"
 	"github.com/colocd/colocd/profile"
@@ -120,7 +120,7 @@ func consoleLines(stderr []byte) []string {
 // records and a profile model.
 type consoleWorld struct {
 	h        *harness
-	clock    func() apiclient.Clock
+	clock    func() v1.Clock
 	pending  []string // ids, queue order
 	running  []string
 	nodes    map[string]string // running job → a node it occupies, as "node×containers"
@@ -137,10 +137,10 @@ func newConsoleWorldWith(t *testing.T, more ...harnessOpt) *consoleWorld {
 	var started time.Time
 	wallStarted := time.Date(2026, 11, 24, 15, 0, 0, 0, time.UTC)
 	view := &fakeView{}
-	w.clock = func() apiclient.Clock {
+	w.clock = func() v1.Clock {
 		now := w.h.clock.Now()
-		return apiclient.Clock{Simulated: true, Now: now, WallNow: wallStarted.Add(now.Sub(started) / consoleSpeed), Speed: consoleSpeed,
-			Started: started, WallStarted: wallStarted, Runs: []apiclient.ClockRun{{From: started, WallFrom: wallStarted, Speed: consoleSpeed}}}
+		return v1.Clock{Simulated: true, Now: now, WallNow: wallStarted.Add(now.Sub(started) / consoleSpeed), Speed: consoleSpeed,
+			Started: started, WallStarted: wallStarted, Runs: []v1.ClockRun{{From: started, WallFrom: wallStarted, Speed: consoleSpeed}}}
 	}
 	w.h = newHarness(t, append([]harnessOpt{withClock(w.clock), withCluster(view), withProfiles(trainedModel(t), testLimits),
 		func(c *harnessCfg) { c.Queues = curvesSource(t) }}, more...)...)
@@ -338,7 +338,7 @@ func (w *consoleWorld) checkDOM(t *testing.T, dom string, loc *time.Location) {
 			t.Errorf("profiles table lacks kind %s", k)
 		}
 	}
-	var s apiclient.Summary
+	var s v1.Summary
 	h.get("/v1/summary", &s)
 	if got := between(dom, `data-term="submitted"`, "</dd>"); !strings.Contains(got, ">"+strconv.Itoa(s.Run.Scanned)) || s.Run.Scanned != 49 {
 		t.Errorf("summary's submitted: %q, want %d (49)", got, s.Run.Scanned)
@@ -357,7 +357,7 @@ func (w *consoleWorld) checkQueue(t *testing.T, dom string) {
 			t.Errorf("queued job %d (%s) is not listed", i, id)
 			continue
 		}
-		var j apiclient.Job
+		var j v1.Job
 		w.h.get("/v1/jobs/"+id, &j)
 		want := fmt.Sprintf(`data-seconds="%d"`, int(math.Round(*j.EstimatedWait.Seconds)))
 		if !strings.Contains(row, want) {
@@ -428,8 +428,8 @@ func TestStatusPageDegradedInChromium(t *testing.T) {
 	bin := chromium(t)
 	var since time.Time
 	w := newConsoleWorldWith(t, func(c *harnessCfg) {
-		c.Degraded = func() []apiclient.Degraded {
-			return []apiclient.Degraded{{Dependency: "metrics", Since: since, Op: "metrics", Error: "Get http://influx:8086/ping: connection refused"}}
+		c.Degraded = func() []v1.Degraded {
+			return []v1.Degraded{{Dependency: "metrics", Since: since, Op: "metrics", Error: "Get http://influx:8086/ping: connection refused"}}
 		}
 	})
 	since = time.Date(2026, 11, 24, 14, 0, 0, 0, time.UTC)

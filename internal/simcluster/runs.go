@@ -11,7 +11,7 @@ import (
 // Run is one start of the daemon on this simulator state: from then on the
 // virtual clock ran from From at Speed × the wall clock from WallFrom.
 // People read wall-clock times; the runs place any virtual timestamp of
-// the store on the wall clock (apiclient.Clock.Wall).
+// the store on the wall clock (v1.Clock.Wall).
 type Run struct {
 	From     time.Time `json:"from"`
 	WallFrom time.Time `json:"wall_from"`

@@ -1,10 +1,6 @@
-package apiclient
+package v1
 
-import (
-	"context"
-	"net/http"
-	"time"
-)
+import "time"
 
 // HAStatus is GET /v1/ha: a replica's view of the replicated colocd
 // (package ha). The replica that answers fills its own fields; Members
@@ -34,9 +30,4 @@ type HAMember struct {
 	Epoch     uint64    `json:"epoch"`
 	Applied   uint64    `json:"applied_index"`
 	UpdatedAt time.Time `json:"updated_at"`
-}
-
-// HA is GET /v1/ha (reader).
-func (c *Client) HA(ctx context.Context) (Reply[HAStatus], error) {
-	return call[HAStatus](ctx, c, request{method: http.MethodGet, path: "/v1/ha"})
 }

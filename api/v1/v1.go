@@ -1,17 +1,13 @@
-package apiclient
+package v1
 
 import (
 	"encoding/json"
 	"fmt"
 	"time"
-
-	"github.com/colocd/colocd/bandit"
-	"github.com/colocd/colocd/journal"
-	"github.com/colocd/colocd/queue"
 )
 
 // JobRequest is the body of POST /v1/jobs. Its shape is fixed here, not by
-// queue.Job, so the store's fields (id, state, ...) cannot be set by a
+// Job, so the store's fields (id, state, ...) cannot be set by a
 // client; the server rejects unknown fields. The omitempty options only
 // shorten what a client sends: the server reads an absent field as its
 // zero value.
@@ -53,11 +49,46 @@ type ResolveRequest struct {
 	Reason string `json:"reason"`
 }
 
-// Job is a job as the API returns it: the stored queue.Job (its "submit"
-// spec, idempotency key, labels and diagnostics only to its owner and
-// admins: Redacted) and, for a pending job, where it stands in the queue.
+// Job is a job as the API returns it: the stored job (its "submit" spec,
+// idempotency key, labels and diagnostics only to its owner and admins:
+// Redacted) and, for a pending job, where it stands in the queue.
 type Job struct {
-	queue.Job
+	ID  string `json:"id"`  // ULID, assigned at submission; sorts by creation time
+	Seq uint64 `json:"seq"` // submission sequence: the FIFO order
+
+	Kind     string `json:"kind"`
+	User     string `json:"user"`
+	Queue    string `json:"queue"`
+	Priority int    `json:"priority"`
+
+	Resources Resources       `json:"resources"`
+	Submit    json.RawMessage `json:"submit,omitempty"`   // backend-specific
+	Deadline  *time.Time      `json:"deadline,omitempty"` // drives the altruism stage
+
+	Labels         map[string]string `json:"labels,omitempty"`
+	IdempotencyKey string            `json:"idempotency_key,omitempty"`
+
+	State State `json:"state"`
+	Skips int   `json:"skips"` // times passed over by a decision
+	// Blocked counts the decisions that admitted a younger job while this
+	// one was the oldest window job that did not fit.
+	Blocked  int    `json:"blocked,omitempty"`
+	Requeues int    `json:"requeues"`         // times rolled back admitted → pending
+	AppID    string `json:"app_id,omitempty"` // the ResourceManager's application id
+	// AdmitEpoch is the epoch of the leader that admitted the job (0: colocd
+	// runs alone).
+	AdmitEpoch  uint64 `json:"admit_epoch,omitempty"`
+	Diagnostics string `json:"diagnostics,omitempty"`
+
+	CreatedAt  time.Time  `json:"created_at"`
+	AdmittedAt *time.Time `json:"admitted_at,omitempty"`
+	RunningAt  *time.Time `json:"running_at,omitempty"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+
+	// Decision is the DecisionRecord that admitted the job, as JSON
+	// (Job.DecisionRecord decodes it).
+	Decision json.RawMessage `json:"decision,omitempty"`
+
 	// Position is the number of pending jobs ahead of this one in FIFO
 	// order (0 = head of the queue); only for pending jobs, in listings
 	// and GET /v1/jobs/{id} (not in the POST response). The pipeline may
@@ -71,15 +102,43 @@ type Job struct {
 	Redacted bool `json:"redacted,omitempty"`
 }
 
+// Resources is a job's reservation: Containers containers, each of
+// MemoryMB megabytes and VCores virtual cores.
+type Resources struct {
+	Containers int   `json:"containers"`
+	MemoryMB   int64 `json:"memory_mb"`
+	VCores     int   `json:"vcores"`
+}
+
+// State is a job's state.
+type State string
+
+// The states.
+const (
+	StatePending   State = "pending"
+	StateAdmitted  State = "admitted"
+	StateRunning   State = "running"
+	StateParked    State = "parked"
+	StateSucceeded State = "succeeded"
+	StateFailed    State = "failed"
+	StateKilled    State = "killed"
+	StateCancelled State = "cancelled"
+)
+
+// States lists every state in life-cycle order.
+var States = []State{StatePending, StateAdmitted, StateRunning, StateParked, StateSucceeded, StateFailed, StateKilled, StateCancelled}
+
+func (s State) String() string { return string(s) }
+
 // DecisionRecord decodes the decision that admitted the job (its
 // "decision" field); nil when the job has none.
-func (j Job) DecisionRecord() (*journal.DecisionRecord, error) {
+func (j Job) DecisionRecord() (*DecisionRecord, error) {
 	if len(j.Decision) == 0 {
 		return nil, nil
 	}
-	var rec journal.DecisionRecord
+	var rec DecisionRecord
 	if err := json.Unmarshal(j.Decision, &rec); err != nil {
-		return nil, fmt.Errorf("%w: job %s's decision: %w", ErrDecode, j.ID, err)
+		return nil, fmt.Errorf("decoding job %s's decision: %w", j.ID, err)
 	}
 	return &rec, nil
 }
@@ -106,9 +165,9 @@ type WaitEstimate struct {
 
 // JobList is the body of GET /v1/jobs.
 type JobList struct {
-	Jobs   []Job               `json:"jobs"`
-	Count  int                 `json:"count"`
-	Counts map[queue.State]int `json:"counts"` // every job in the store by state
+	Jobs   []Job         `json:"jobs"`
+	Count  int           `json:"count"`
+	Counts map[State]int `json:"counts"` // every job in the store by state
 	// Now is the daemon's clock (virtual time on the simulator backend), so
 	// clients can age timestamps without comparing them to their own clock.
 	Now time.Time `json:"now"`
@@ -121,19 +180,19 @@ type JobList struct {
 
 // StateCount is the number of stored jobs in one state.
 type StateCount struct {
-	State queue.State
+	State State
 	N     int
 }
 
-// StateCounts returns Counts in life-cycle order (queue.States), leaving
+// StateCounts returns Counts in life-cycle order (States), leaving
 // out the states with no job.
 func (l JobList) StateCounts() []StateCount { return InStateOrder(l.Counts) }
 
-// InStateOrder returns counts in life-cycle order (queue.States), leaving
+// InStateOrder returns counts in life-cycle order (States), leaving
 // out the states with no job.
-func InStateOrder(counts map[queue.State]int) []StateCount {
+func InStateOrder(counts map[State]int) []StateCount {
 	var out []StateCount
-	for _, s := range queue.States {
+	for _, s := range States {
 		if n := counts[s]; n > 0 {
 			out = append(out, StateCount{State: s, N: n})
 		}
@@ -195,7 +254,7 @@ type Preferences struct {
 	RowObservations  []int64       `json:"row_observations"`
 	PairObservations [][]int64     `json:"pair_observations"`
 	Rejected         int64         `json:"rejected"`
-	Config           bandit.Config `json:"config"` // the learner's (step size, baseline mode, ...)
+	Config           LearnerConfig `json:"config"` // the learner's (step size, baseline mode, ...)
 	// Total is the number of rows selected (the kinds known, or those of
 	// ?kinds=) of which this reply holds Rows, from Offset on.
 	Total  int `json:"total"`
@@ -275,13 +334,9 @@ type Limits struct {
 	NetOutBps    float64 `json:"net_out_bps"`
 }
 
-// Queues is the body of GET /v1/queues: the fairness stage's queues as of
-// the last decision (queue.QueuesReport).
-type Queues = queue.QueuesReport
-
 // DecisionList is the body of GET /v1/decisions.
 type DecisionList struct {
-	Decisions []journal.DecisionRecord `json:"decisions"` // newest first
+	Decisions []DecisionRecord `json:"decisions"` // newest first
 }
 
 // GoodnessList is the body of GET /v1/goodness.
@@ -290,10 +345,10 @@ type GoodnessList struct {
 	To   time.Time `json:"to"`
 	// Total counts the records in the window; Records holds the newest
 	// limit of them, oldest first. Pairs and Nodes summarise all Total.
-	Total   int                      `json:"total"`
-	Records []journal.GoodnessRecord `json:"records"`
-	Pairs   []PairSummary            `json:"pairs"` // by (chosen, given)
-	Nodes   []NodeSummary            `json:"nodes"` // by node
+	Total   int              `json:"total"`
+	Records []GoodnessRecord `json:"records"`
+	Pairs   []PairSummary    `json:"pairs"` // by (chosen, given)
+	Nodes   []NodeSummary    `json:"nodes"` // by node
 }
 
 // PairSummary aggregates the goodness of kind Chosen started beside Given.
@@ -403,9 +458,9 @@ type NodeList struct {
 	// read yet, or none served): everything else is empty.
 	Available bool `json:"available"`
 	// ReadAt is when the engine read the cluster, on the daemon clock.
-	ReadAt   *time.Time     `json:"read_at,omitempty"`
-	Capacity queue.Capacity `json:"capacity"` // the whole cluster's
-	Free     queue.Capacity `json:"free"`
+	ReadAt   *time.Time `json:"read_at,omitempty"`
+	Capacity Capacity   `json:"capacity"` // the whole cluster's
+	Free     Capacity   `json:"free"`
 	// Total is the number of nodes; Nodes holds a page of them from
 	// Offset on, in Sort order ("name", or "goodness": lowest latest G
 	// first, nodes without a record last).
@@ -436,9 +491,9 @@ type GoodnessHistogram struct {
 
 // NodeStatus is one node of GET /v1/nodes.
 type NodeStatus struct {
-	Name     string         `json:"name"`
-	Capacity queue.Capacity `json:"capacity"`
-	Free     queue.Capacity `json:"free"`
+	Name     string   `json:"name"`
+	Capacity Capacity `json:"capacity"`
+	Free     Capacity `json:"free"`
 	// Containers counts every application's containers on the node.
 	Containers int `json:"containers"`
 	// Apps are the applications with containers on the node, most
@@ -452,8 +507,8 @@ type NodeStatus struct {
 	// learning.pair_reward residual is that goodness minus the profiles'
 	// prediction. G is null without a record or when the daemon knows no
 	// limits to score with.
-	Goodness *journal.GoodnessRecord `json:"goodness"`
-	G        *float64                `json:"g"`
+	Goodness *GoodnessRecord `json:"goodness"`
+	G        *float64        `json:"g"`
 }
 
 // MaxNodeApps bounds NodeStatus.Apps; MaxAppNodes bounds ClusterApp.Nodes.
@@ -475,11 +530,11 @@ type NodeApp struct {
 // its running applications (colocd's and others') with the nodes they
 // occupy, as the engine last read them.
 type ClusterStatus struct {
-	Available bool           `json:"available"` // as in NodeList
-	ReadAt    *time.Time     `json:"read_at,omitempty"`
-	Capacity  queue.Capacity `json:"capacity"`
-	Free      queue.Capacity `json:"free"`
-	Nodes     int            `json:"nodes"`
+	Available bool       `json:"available"` // as in NodeList
+	ReadAt    *time.Time `json:"read_at,omitempty"`
+	Capacity  Capacity   `json:"capacity"`
+	Free      Capacity   `json:"free"`
+	Nodes     int        `json:"nodes"`
 	// Total is the number of applications (or of those of ?jobs=); Apps
 	// holds a page of them from Offset on, by application id.
 	Total  int          `json:"total"`
@@ -489,14 +544,14 @@ type ClusterStatus struct {
 
 // ClusterApp is one running application of GET /v1/cluster.
 type ClusterApp struct {
-	AppID      string         `json:"app_id"`
-	JobID      string         `json:"job_id,omitempty"`
-	Kind       string         `json:"kind,omitempty"`
-	User       string         `json:"user,omitempty"`
-	Queue      string         `json:"queue,omitempty"`
-	Alloc      queue.Capacity `json:"alloc"`
-	Starts     *time.Time     `json:"starts,omitempty"`
-	Containers int            `json:"containers"`
+	AppID      string     `json:"app_id"`
+	JobID      string     `json:"job_id,omitempty"`
+	Kind       string     `json:"kind,omitempty"`
+	User       string     `json:"user,omitempty"`
+	Queue      string     `json:"queue,omitempty"`
+	Alloc      Capacity   `json:"alloc"`
+	Starts     *time.Time `json:"starts,omitempty"`
+	Containers int        `json:"containers"`
 	// Nodes are where its containers run, most first, at most MaxAppNodes
 	// (NodesTotal in all).
 	Nodes      []AppNode `json:"nodes"`
@@ -541,11 +596,11 @@ type Summary struct {
 	// Counts is every job in the store by state (all runs, until
 	// retention compacts finished jobs); SubmittedEver counts every job
 	// the store ever took (compaction does not lower it).
-	Counts        map[queue.State]int `json:"counts"`
-	SubmittedEver uint64              `json:"submitted_ever"`
-	Run           RunJobs             `json:"run"`
-	Admissions    AdmissionCounts     `json:"admissions"`
-	Goodness      GoodnessStats       `json:"goodness"`
+	Counts        map[State]int   `json:"counts"`
+	SubmittedEver uint64          `json:"submitted_ever"`
+	Run           RunJobs         `json:"run"`
+	Admissions    AdmissionCounts `json:"admissions"`
+	Goodness      GoodnessStats   `json:"goodness"`
 	// Degraded lists the dependencies failing now (empty: none).
 	Degraded []Degraded `json:"degraded"`
 	// FIFO, on the simulator, compares this run's jobs with the same jobs
@@ -589,7 +644,7 @@ type RunJobs struct {
 	Scanned  int  `json:"scanned"`
 	Complete bool `json:"complete"`
 	// States counts them by their state now.
-	States map[queue.State]int `json:"states"`
+	States map[State]int `json:"states"`
 	// Admitted counts those admitted at least once; MeanWaitSeconds is
 	// their mean wait from submission to (last) admission.
 	Admitted        int      `json:"admitted"`

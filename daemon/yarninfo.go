@@ -1,0 +1,79 @@
+package daemon
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/colocd/colocd/internal/yarncluster"
+	"github.com/colocd/colocd/yarnclient"
+	"github.com/colocd/colocd/yarnclient/kerberos"
+)
+
+// YarnInfo is what colocd yarn info shows of how colocd reaches YARN,
+// besides the ResourceManager's own answers: how the client authenticates
+// and whose applications colocd submits, with which delegation tokens.
+type YarnInfo struct {
+	Auth       YarnAuth
+	Submission YarnSubmission
+}
+
+// YarnAuth is how a ResourceManager client authenticates: simple auth's
+// user, or Kerberos' principal and TGT.
+type YarnAuth struct {
+	Mode           string    `json:"mode"`           // simple or kerberos
+	User           string    `json:"user,omitempty"` // simple: user.name, "" for none
+	Principal      string    `json:"principal,omitempty"`
+	Keytab         string    `json:"keytab,omitempty"`
+	TGTStart       time.Time `json:"tgtStart,omitzero"` // the KDC's times
+	TGTEnd         time.Time `json:"tgtEnd,omitzero"`
+	RenewAt        time.Time `json:"renewAt,omitzero"`
+	ServiceTickets []string  `json:"serviceTickets,omitempty"`
+}
+
+// YarnSubmission is whose applications colocd submits (yarn.submit_as)
+// and which delegation tokens it fetches at admission (yarn.tokens).
+type YarnSubmission struct {
+	SubmitAs string   `json:"submitAs"` // daemon or job_user
+	RMToken  bool     `json:"rmToken"`
+	HDFS     []string `json:"hdfsTokens,omitempty"` // each namespace's service (or first NameNode)
+	Renewer  string   `json:"renewer,omitempty"`
+}
+
+// ByJobUser reports whether each application is its job's user's
+// (yarn.submit_as job_user), not colocd's own user's.
+func (s YarnSubmission) ByJobUser() bool { return s.SubmitAs == string(yarncluster.SubmitAsJobUser) }
+
+// InspectYarn is the YarnInfo of c, the client YarnClient built from cfg.
+func InspectYarn(cfg Config, c *YarnRM) YarnInfo {
+	return YarnInfo{Auth: yarnAuthOf(c), Submission: submissionOf(cfg.Yarn)}
+}
+
+func submissionOf(y yarncluster.Config) YarnSubmission {
+	s := YarnSubmission{SubmitAs: string(y.SubmitAs), RMToken: y.Tokens.RM}
+	for _, h := range y.Tokens.HDFS {
+		name := h.Service
+		if name == "" && len(h.URLs) > 0 {
+			name = h.URLs[0]
+		}
+		s.HDFS = append(s.HDFS, name)
+	}
+	if s.RMToken || len(s.HDFS) > 0 {
+		s.Renewer = y.Tokens.Renewer
+	}
+	if s.SubmitAs == "" {
+		s.SubmitAs = string(yarncluster.SubmitAsDaemon)
+	}
+	return s
+}
+
+func yarnAuthOf(c *YarnRM) YarnAuth {
+	switch a := c.Auth().(type) {
+	case *kerberos.Auth:
+		st := a.Status()
+		return YarnAuth{Mode: "kerberos", Principal: st.Principal, Keytab: st.Keytab,
+			TGTStart: st.TGTStart, TGTEnd: st.TGTEnd, RenewAt: st.RenewAt, ServiceTickets: st.ServiceTickets}
+	case yarnclient.SimpleAuth:
+		return YarnAuth{Mode: "simple", User: a.User}
+	}
+	return YarnAuth{Mode: fmt.Sprintf("%T", c.Auth())}
+}
