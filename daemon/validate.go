@@ -11,6 +11,7 @@ import (
 
 	"github.com/colocd/colocd/daemon/api"
 	"github.com/colocd/colocd/engine"
+	"github.com/colocd/colocd/internal/authtolocal"
 	"github.com/colocd/colocd/internal/usage"
 )
 
@@ -307,8 +308,8 @@ func (c Config) validateAuth() error {
 		if strings.TrimSpace(a.Kerberos.Principal) == "" {
 			return cfgErr("api.kerberos.principal", "must be set: HTTP/_HOST (Hadoop's default), a comma-separated list, or *")
 		}
-		if _, err := api.ParseAuthToLocal(a.Kerberos.AuthToLocal, "REALM"); err != nil {
-			return cfgErr("api.kerberos.auth_to_local", "%v", errors.Unwrap(err))
+		if _, err := authtolocal.Parse(a.Kerberos.AuthToLocal, "REALM"); err != nil {
+			return cfgErr("api.kerberos.auth_to_local", "%v", err)
 		}
 		if a.Auth == api.AuthKerberos && len(c.Tokens) > 0 {
 			return cfgErr("tokens", "%d tokens with api.auth kerberos, which takes none: set api.auth both to keep them", len(c.Tokens))

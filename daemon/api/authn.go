@@ -152,7 +152,7 @@ func (a *authn) identify(w http.ResponseWriter, r *http.Request) (identity, bool
 		}
 		user, err := a.krb.AuthToLocal.Short(client)
 		if err != nil {
-			e := errorf(http.StatusForbidden, "", "principal %s is authenticated but maps to no user: %v", client, err)
+			e := errorf(http.StatusForbidden, "", "principal %s is authenticated but maps to no user by api.kerberos.auth_to_local: %v", client, err)
 			e.Code, e.Rule = v1.CodeForbidden, "api.kerberos.auth_to_local"
 			return identity{}, false, e
 		}

@@ -15,43 +15,6 @@ import (
 	v1 "github.com/colocd/colocd/api/v1"
 )
 
-func TestAuthToLocal(t *testing.T) {
-	a, err := ParseAuthToLocal([]string{
-		`RULE:[2:$1@$0](rm@.*EXAMPLE\.ORG)s/.*/yarn/`,
-		`RULE:[1:$1@$0](.*@PARTNER\.ORG)s/@.*//L`,
-		`RULE:[2:$1/$2@$0](airflow/.*@EXAMPLE\.ORG)s/^([a-z]+).*$/$1-svc/`,
-		"DEFAULT",
-	}, "EXAMPLE.ORG")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct{ principal, want, err string }{
-		{"alice@EXAMPLE.ORG", "alice", ""},
-		{"colocd/gw1.example.org@EXAMPLE.ORG", "colocd", ""},
-		{"rm/rm1.example.org@EXAMPLE.ORG", "yarn", ""},
-		{"Bob@PARTNER.ORG", "bob", ""},
-		{"airflow/worker3@EXAMPLE.ORG", "airflow-svc", ""},
-		{"eve@ELSEWHERE.ORG", "", "no rule"},
-		{"not-a-principal", "", "not a principal"},
-	} {
-		got, err := a.Short(tc.principal)
-		if tc.err != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.err) {
-				t.Errorf("Short(%s) = %q, %v; want an error with %q", tc.principal, got, err, tc.err)
-			}
-			continue
-		}
-		if err != nil || got != tc.want {
-			t.Errorf("Short(%s) = %q, %v; want %q", tc.principal, got, err, tc.want)
-		}
-	}
-	for _, bad := range []string{"RULE:[x:$1]", "RULE:[1:$1](a", "RULE:[1:$1]s/a/b", "MIT"} {
-		if _, err := ParseAuthToLocal([]string{bad}, "R"); err == nil {
-			t.Errorf("rule %q accepted", bad)
-		}
-	}
-}
-
 func TestParseACL(t *testing.T) {
 	for _, tc := range []struct {
 		in   string

@@ -21,6 +21,8 @@ import (
 	"github.com/jcmturner/gokrb5/v8/service"
 	"github.com/jcmturner/gokrb5/v8/spnego"
 	"github.com/jcmturner/gokrb5/v8/types"
+
+	"github.com/colocd/colocd/internal/authtolocal"
 )
 
 // Kerberos is the API's SPNEGO acceptor (api.auth kerberos or both): the
@@ -35,7 +37,7 @@ type Kerberos struct {
 	Principals []string
 	// AuthToLocal maps a client principal to its user; nil: DEFAULT for
 	// the realm of the first principal (or of the keytab's first entry).
-	AuthToLocal *AuthToLocal
+	AuthToLocal *authtolocal.Rules
 }
 
 // LoadKerberos reads keytabPath and checks that it holds every principal
@@ -77,8 +79,8 @@ func LoadKerberos(keytabPath, pattern, host string, rules []string) (*Kerberos, 
 		}
 		_, realm, _ = strings.Cut(k.Principals[0], "@")
 	}
-	if k.AuthToLocal, err = ParseAuthToLocal(rules, realm); err != nil {
-		return nil, err
+	if k.AuthToLocal, err = authtolocal.Parse(rules, realm); err != nil {
+		return nil, fmt.Errorf("%w: auth_to_local: %w", ErrConfig, err)
 	}
 	return k, nil
 }

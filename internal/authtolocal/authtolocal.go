@@ -1,4 +1,9 @@
-package api
+// Package authtolocal maps Kerberos principals to short user names by
+// rules in the shape of Hadoop's hadoop.security.auth_to_local
+// (org.apache.hadoop.security.authentication.util.KerberosName): the API's
+// callers (api.kerberos.auth_to_local) and colocd's own principal, the
+// name the RM gives its applications (the cluster's core-site.xml).
+package authtolocal
 
 import (
 	"errors"
@@ -8,12 +13,14 @@ import (
 	"strings"
 )
 
-// ErrNoRule is wrapped by AuthToLocal.Short's error for a principal that
-// no rule maps to a short name (Hadoop: "No rules applied to ..."): such
-// a caller is refused.
-var ErrNoRule = errors.New("api: no auth_to_local rule applies")
+// ErrNoRule is wrapped by Rules.Short's error for a principal that no
+// rule maps to a short name (Hadoop: "No rules applied to ...").
+var ErrNoRule = errors.New("no auth_to_local rule applies")
 
-// AuthToLocal maps Kerberos principals to short user names with rules in
+// ErrSyntax is wrapped by Parse's error for a rule it cannot read.
+var ErrSyntax = errors.New("auth_to_local: bad rule")
+
+// Rules maps Kerberos principals to short user names with rules in
 // the shape of Hadoop's hadoop.security.auth_to_local
 // (org.apache.hadoop.security.authentication.util.KerberosName), tried in
 // order, the first that applies wins:
@@ -29,7 +36,7 @@ var ErrNoRule = errors.New("api: no auth_to_local rule applies")
 //
 // As with Hadoop's "hadoop" mechanism, a result holding "@" or "/" is an
 // error rather than a user.
-type AuthToLocal struct {
+type Rules struct {
 	rules []a2lRule
 	realm string // DEFAULT's realm
 }
@@ -46,16 +53,16 @@ type a2lRule struct {
 	lower  bool
 }
 
-// ParseAuthToLocal parses rules (one per element; an element may also
-// hold several, one per line, as Hadoop's property does) for a service
+// Parse parses rules (one per element; an element may also hold several,
+// separated by white space, as Hadoop's property does) for a service
 // whose default realm is realm. No rule at all means DEFAULT.
-func ParseAuthToLocal(rules []string, realm string) (*AuthToLocal, error) {
-	a := &AuthToLocal{realm: realm}
+func Parse(rules []string, realm string) (*Rules, error) {
+	a := &Rules{realm: realm}
 	for i, r := range rules {
 		for line := range strings.FieldsSeq(r) {
 			rule, err := parseA2LRule(line)
 			if err != nil {
-				return nil, fmt.Errorf("%w: auth_to_local[%d] %q: %v", ErrConfig, i, line, err)
+				return nil, fmt.Errorf("%w: [%d] %q: %v", ErrSyntax, i, line, err)
 			}
 			a.rules = append(a.rules, rule)
 		}
@@ -117,7 +124,7 @@ var javaGroup = regexp.MustCompile(`\$(\d+)`)
 func javaReplacement(s string) string { return javaGroup.ReplaceAllString(s, "$${$1}") }
 
 // Short maps principal (name[/instance]@REALM) to a short user name.
-func (a *AuthToLocal) Short(principal string) (string, error) {
+func (a *Rules) Short(principal string) (string, error) {
 	name, realm, ok := strings.Cut(principal, "@")
 	if !ok || name == "" || realm == "" {
 		return "", fmt.Errorf("%w: %q is not a principal (name[/instance]@REALM)", ErrNoRule, principal)
@@ -133,7 +140,7 @@ func (a *AuthToLocal) Short(principal string) (string, error) {
 		}
 		return user, nil
 	}
-	return "", fmt.Errorf("%w: no rule of api.kerberos.auth_to_local maps %s to a user", ErrNoRule, principal)
+	return "", fmt.Errorf("%w: no rule maps %s to a user", ErrNoRule, principal)
 }
 
 func (r a2lRule) apply(comps []string, realm, defRealm string) (string, bool) {
