@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/colocd/colocd/internal/authtolocal"
 	"github.com/colocd/colocd/internal/hadoopconf"
 	"github.com/colocd/colocd/internal/yarncluster"
 )
@@ -64,9 +65,40 @@ func hadoopDefaults(cfg *Config, sources map[string]string, lookupEnv func(strin
 		y.Kerberos.ServicePrincipal = d.SPNEGOPrincipal.Value
 		take("yarn.kerberos.service_principal", d.SPNEGOPrincipal.Source())
 	}
+	// The cluster's services name a principal by its short name under
+	// hadoop.security.auth_to_local: the RM names colocd's applications so
+	// (yarn.app_user), and the tokens' renewer is the RM principal's.
+	var rules *authtolocal.Rules
+	if d.AuthToLocal.Exists {
+		if rules, err = authtolocal.Parse([]string{d.AuthToLocal.Value}, ""); err != nil {
+			return cfgErr("yarn.hadoop_conf_dir", "%s: %s: %v", y.HadoopConfDir, d.AuthToLocal.Source(), err)
+		}
+	}
+	short := func(principal string) (string, error) {
+		if rules == nil {
+			return firstComponent(principal), nil
+		}
+		return shortName(rules, principal)
+	}
 	if d.Renewer.Exists && unset("yarn.tokens.renewer") {
-		y.Tokens.Renewer = d.Renewer.Value
-		take("yarn.tokens.renewer", d.Renewer.Source())
+		r, err := short(d.Renewer.Value)
+		if err != nil {
+			return cfgErr("yarn.hadoop_conf_dir", "%s: the RM principal %s: %v (%s)", y.HadoopConfDir, d.Renewer.Value, err, d.AuthToLocal.Source())
+		}
+		y.Tokens.Renewer = r
+		from := d.Renewer.Source()
+		if rules != nil {
+			from += ", " + strings.Join(d.AuthToLocal.From, ", ")
+		}
+		take("yarn.tokens.renewer", from)
+	}
+	if rules != nil && y.Auth == yarncluster.AuthKerberos && y.Kerberos.Principal != "" && unset("yarn.app_user") {
+		u, err := shortName(rules, y.Kerberos.Principal)
+		if err != nil {
+			return cfgErr("yarn.app_user", "the cluster's auth_to_local (%s in %s) maps colocd's principal to no user: %v; the RM would refuse it too — fix the rules or set yarn.app_user", d.AuthToLocal.Source(), y.HadoopConfDir, err)
+		}
+		y.AppUser = u
+		take("yarn.app_user", d.AuthToLocal.Source())
 	}
 	if d.RMService.Exists && y.Tokens.RM && unset("yarn.tokens.rm_service") {
 		y.Tokens.RMService = d.RMService.Value
@@ -101,4 +133,22 @@ func loadLookupEnv(opts LoadOptions) func(string) (string, bool) {
 		return opts.LookupEnv
 	}
 	return os.LookupEnv
+}
+
+// firstComponent is a principal's first component: Hadoop's DEFAULT rule
+// for the default realm.
+func firstComponent(principal string) string {
+	name, _, _ := strings.Cut(principal, "@")
+	name, _, _ = strings.Cut(name, "/")
+	return name
+}
+
+// shortName maps principal by rules. DEFAULT takes the principal's own
+// realm for the default realm: a service that colocd can talk to at all
+// mapped colocd's principal by some rule, and DEFAULT is the one for the
+// default realm's principals. A principal with "_HOST" is mapped as it is
+// (rules match on the components they name).
+func shortName(rules *authtolocal.Rules, principal string) (string, error) {
+	_, realm, _ := strings.Cut(principal, "@")
+	return rules.InRealm(realm).Short(principal)
 }

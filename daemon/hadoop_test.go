@@ -3,6 +3,7 @@ package daemon
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,27 +53,49 @@ func TestConfigHadoopConfDir(t *testing.T) {
 		RMURLs                []string
 		Auth                  yarncluster.AuthMode
 		SPNEGO, Renewer, RMSv string
+		AppUser               string
 		HDFS                  []yarncluster.HDFSTokens
 	}
 	want := got{
 		RMURLs: []string{"https://rm1.example.org:8090", "https://rm2.example.org:8443"}, Auth: yarncluster.AuthKerberos,
 		SPNEGO: "HTTP/_HOST@EXAMPLE.ORG", Renewer: "mapred", RMSv: "rm1.example.org:8032,rm2.example.org:8032",
-		HDFS: []yarncluster.HDFSTokens{{URLs: []string{"https://nn1.example.org:9871", "https://nn2.example.org:9871"}, Service: "ha-hdfs:prod"}},
+		AppUser: "svc-colocd", // colocd/admit1.example.org@EXAMPLE.ORG under core-site's auth_to_local
+		HDFS:    []yarncluster.HDFSTokens{{URLs: []string{"https://nn1.example.org:9871", "https://nn2.example.org:9871"}, Service: "ha-hdfs:prod"}},
 	}
 	y := cfg.Yarn
-	if d := cmp.Diff(want, got{y.RMURLs, y.Auth, y.Kerberos.ServicePrincipal, y.Tokens.Renewer, y.Tokens.RMService, y.Tokens.HDFS}); d != "" {
+	if d := cmp.Diff(want, got{y.RMURLs, y.Auth, y.Kerberos.ServicePrincipal, y.Tokens.Renewer, y.Tokens.RMService, y.AppUser, y.Tokens.HDFS}); d != "" {
 		t.Errorf("yarn keys (-want,+got):\n%s", d)
 	}
 	for key, src := range map[string]string{
 		"yarn.hadoop_conf_dir": "env HADOOP_CONF_DIR",
 		"yarn.auth":            "hadoop core-site.xml: hadoop.security.authentication in " + dir,
 		"yarn.tokens.renewer":  "file " + file + ":7",
+		"yarn.app_user":        "hadoop core-site.xml: hadoop.security.auth_to_local in " + dir,
 		"yarn.rm_urls": "hadoop yarn-site.xml: yarn.http.policy, yarn-site.xml: yarn.resourcemanager.ha.enabled, yarn-site.xml: yarn.resourcemanager.ha.rm-ids, " +
 			"yarn-site.xml: yarn.resourcemanager.hostname.rm1, yarn-site.xml: yarn.resourcemanager.webapp.https.address.rm2 in " + dir,
 	} {
 		if sources[key] != src {
 			t.Errorf("source of %s = %q, want %q", key, sources[key], src)
 		}
+	}
+
+	// Without colocd's renewer key, the RM principal's short name under
+	// the same rules (yarn/_HOST@EXAMPLE.ORG → yarn-rm, not "yarn"); an
+	// explicit yarn.app_user wins over the rules.
+	body2 := strings.Replace(body, "renewer: mapred, ", "", 1) + "  app_user: colocd-svc\n"
+	if err := os.WriteFile(file, []byte(body2), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sources = map[string]string{}
+	cfg, err = Load(LoadOptions{File: file, LookupEnv: env(map[string]string{"HADOOP_CONF_DIR": dir}), Sources: sources})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Yarn.Tokens.Renewer != "yarn-rm" || cfg.Yarn.AppUser != "colocd-svc" {
+		t.Errorf("renewer %q, app_user %q; want yarn-rm and colocd-svc", cfg.Yarn.Tokens.Renewer, cfg.Yarn.AppUser)
+	}
+	if want := "hadoop yarn-site.xml: yarn.resourcemanager.principal, core-site.xml: hadoop.security.auth_to_local in " + dir; sources["yarn.tokens.renewer"] != want {
+		t.Errorf("source of yarn.tokens.renewer = %q, want %q", sources["yarn.tokens.renewer"], want)
 	}
 
 	// The simulator reads no Hadoop configuration from the environment.

@@ -37,6 +37,10 @@ type YarnSubmission struct {
 	RMToken  bool     `json:"rmToken"`
 	HDFS     []string `json:"hdfsTokens,omitempty"` // each namespace's service (or first NameNode)
 	Renewer  string   `json:"renewer,omitempty"`
+	// AppUser is the user the RM names colocd's applications by
+	// (yarn.app_user, or the principal's first component, or yarn.user);
+	// empty with submit_as job_user (each job's user's).
+	AppUser string `json:"appUser,omitempty"`
 }
 
 // ByJobUser reports whether each application is its job's user's
@@ -62,6 +66,9 @@ func submissionOf(y yarncluster.Config) YarnSubmission {
 	}
 	if s.SubmitAs == "" {
 		s.SubmitAs = string(yarncluster.SubmitAsDaemon)
+	}
+	if !s.ByJobUser() {
+		s.AppUser = y.DaemonUser()
 	}
 	return s
 }

@@ -278,7 +278,8 @@ func (e *Engine) park(j queue.Job, reason string, rep *SyncReport) error {
 // and again were the rule wrong.
 func (e *Engine) parkTaken(j queue.Job, s cluster.AppStatus, rep *SyncReport) error {
 	reason := fmt.Sprintf("application %s, under the id colocd recorded for this job, belongs to %s, not to %s: "+
-		"another user's application took the id, so this job's was not run under it", s.ID, s.User, strings.Join(e.owners(j), " or "))
+		"another user's application took the id, so this job's was not run under it (or, if the RM names colocd's own applications %s, "+
+		"colocd expects the wrong user: see yarn.app_user and `colocd yarn info`)", s.ID, s.User, strings.Join(e.owners(j), " or "), s.User)
 	if _, err := e.store.Park(j.ID, reason); err != nil {
 		return err
 	}

@@ -47,6 +47,9 @@ func printSubmission(tw io.Writer, s daemon.YarnSubmission) {
 		as = "each job's user (yarn.submit_as job_user: doAs with Kerberos, user.name with simple auth; the proxy-user rules decide)"
 	}
 	fmt.Fprintf(tw, "submit as\t%s\n", as)
+	if s.AppUser != "" {
+		fmt.Fprintf(tw, "applications' user\t%s (yarn.app_user: recovery parks a job whose application is another user's)\n", s.AppUser)
+	}
 	var toks []string
 	if s.RMToken {
 		toks = append(toks, "RM")

@@ -51,6 +51,9 @@ func TestYarnInfoKerberos(t *testing.T) {
 		t.Fatalf("yarn info: exit %d\n%s%s", code, out, errOut)
 	}
 	t.Logf("yarn info:\n%s", out)
+	if !strings.Contains(words, "applications' user colocd (yarn.app_user") {
+		t.Errorf("yarn info does not name the applications' user colocd (the principal's first component):\n%s", out)
+	}
 	code, out, errOut = runCmd(t, "yarn", "info", "--json", "--config", good)
 	if code != exitOK {
 		t.Fatalf("yarn info --json: exit %d: %s", code, errOut)

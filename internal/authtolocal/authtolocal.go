@@ -123,6 +123,13 @@ var javaGroup = regexp.MustCompile(`\$(\d+)`)
 
 func javaReplacement(s string) string { return javaGroup.ReplaceAllString(s, "$${$1}") }
 
+// InRealm is the same rules with realm as DEFAULT's realm.
+func (a *Rules) InRealm(realm string) *Rules {
+	c := *a
+	c.realm = realm
+	return &c
+}
+
 // Short maps principal (name[/instance]@REALM) to a short user name.
 func (a *Rules) Short(principal string) (string, error) {
 	name, realm, ok := strings.Cut(principal, "@")

@@ -35,8 +35,13 @@ type Derivation struct {
 	// SPNEGOPrincipal is the RM web's SPNEGO principal
 	// (yarn.resourcemanager.webapp.spnego-principal), e.g. HTTP/_HOST@REALM.
 	SPNEGOPrincipal Derived[string]
-	// Renewer is the RM principal's short name (yarn.resourcemanager.principal).
+	// Renewer is the RM principal (yarn.resourcemanager.principal), whose
+	// short name is the delegation tokens' renewer.
 	Renewer Derived[string]
+	// AuthToLocal is hadoop.security.auth_to_local: the rules by which
+	// the cluster's services map principals to users (package
+	// authtolocal), one per line.
+	AuthToLocal Derived[string]
 	// RMService is the RM token's service: each RM's RPC address,
 	// comma-separated (yarn.resourcemanager.address[.id]).
 	RMService Derived[string]
@@ -95,11 +100,10 @@ func (c *Conf) Derive() (Derivation, error) {
 		d.SPNEGOPrincipal = Derived[string]{Value: v, From: c.collect(nil, "yarn.resourcemanager.webapp.spnego-principal"), Exists: true}
 	}
 	if v := c.value("yarn.resourcemanager.principal"); v != "" {
-		short := v
-		if i := strings.IndexAny(short, "/@"); i >= 0 {
-			short = short[:i]
-		}
-		d.Renewer = Derived[string]{Value: short, From: c.collect(nil, "yarn.resourcemanager.principal"), Exists: true}
+		d.Renewer = Derived[string]{Value: v, From: c.collect(nil, "yarn.resourcemanager.principal"), Exists: true}
+	}
+	if v := c.value("hadoop.security.auth_to_local"); strings.TrimSpace(v) != "" {
+		d.AuthToLocal = Derived[string]{Value: v, From: c.collect(nil, "hadoop.security.auth_to_local"), Exists: true}
 	}
 	d.RMService = c.rmService()
 	if d.NameServices, err = c.nameServices(); err != nil {

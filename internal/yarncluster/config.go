@@ -31,10 +31,17 @@ type Config struct {
 	Auth     AuthMode       `mapstructure:"auth"`
 	User     string         `mapstructure:"user"` // simple auth user.name
 	Kerberos KerberosConfig `mapstructure:"kerberos"`
-	CAFile   string         `mapstructure:"ca_file"`
-	Timeout  time.Duration  `mapstructure:"timeout"`
-	Submit   SubmitMode     `mapstructure:"submit"` // rest|command
-	Command  CommandConfig  `mapstructure:"command"`
+	// AppUser is the user the RM names colocd's own applications by, with
+	// yarn.auth kerberos: the principal's short name under the cluster's
+	// hadoop.security.auth_to_local (the daemon derives it from
+	// core-site.xml when it is not set). Empty: the principal's first
+	// component (Hadoop's DEFAULT rule). Recovery checks a recorded
+	// application's user against it (AppOwners): a wrong one parks jobs.
+	AppUser string        `mapstructure:"app_user"`
+	CAFile  string        `mapstructure:"ca_file"`
+	Timeout time.Duration `mapstructure:"timeout"`
+	Submit  SubmitMode    `mapstructure:"submit"` // rest|command
+	Command CommandConfig `mapstructure:"command"`
 	// TimelineURL is the Timeline Server (application history), asked
 	// about an application the RM no longer knows before colocd decides
 	// whether it may submit its job again. Empty: none.
@@ -480,10 +487,32 @@ func (y Config) validateTokens() error {
 
 // validateAuth checks yarn.auth and, for kerberos, the kerberos section,
 // reading the keytab and krb5.conf (kerberos.New; no network).
+// DaemonUser is the user the RM knows colocd as: yarn.user; with
+// Kerberos yarn.app_user (the principal's short name under the cluster's
+// auth_to_local), else the principal's first component (Hadoop's DEFAULT
+// rule).
+func (y Config) DaemonUser() string {
+	if y.Auth != AuthKerberos {
+		return y.User
+	}
+	if y.AppUser != "" {
+		return y.AppUser
+	}
+	name, _, _ := strings.Cut(y.Kerberos.Principal, "@")
+	name, _, _ = strings.Cut(name, "/")
+	return name
+}
+
+// appUserRE is a user name as Hadoop's short names are.
+var appUserRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]*$`)
+
 func (y Config) validateAuth() error {
 	k := y.Kerberos
 	switch y.Auth {
 	case AuthSimple, "":
+		if y.AppUser != "" {
+			return fieldErr("app_user", "is for yarn.auth kerberos; with simple auth the RM names colocd's applications by yarn.user")
+		}
 		if k.Principal != "" || k.Keytab != "" {
 			return fieldErr("auth", "is simple, but kerberos.principal or kerberos.keytab is set: set auth to kerberos, or remove them")
 		}
@@ -493,7 +522,10 @@ func (y Config) validateAuth() error {
 		return fieldErr("auth", "must be simple or kerberos, got %q", y.Auth)
 	}
 	if y.User != "" {
-		return fieldErr("user", "must be empty when yarn.auth is kerberos (the RM's user is the principal's short name), got %q", y.User)
+		return fieldErr("user", "must be empty when yarn.auth is kerberos (the RM's user is the principal's short name; yarn.app_user names it when the cluster's auth_to_local maps it otherwise), got %q", y.User)
+	}
+	if y.AppUser != "" && !appUserRE.MatchString(y.AppUser) {
+		return fieldErr("app_user", "%q is not a user name (letters, digits, _ . -)", y.AppUser)
 	}
 	if k.Principal == "" {
 		return fieldErr("kerberos.principal", "required when yarn.auth is kerberos, e.g. colocd/%s@EXAMPLE.COM", "admit1.example.com")

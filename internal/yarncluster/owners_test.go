@@ -112,11 +112,12 @@ func TestAppOwners(t *testing.T) {
 		job  queue.Job
 		want []string
 	}{
-		"daemon, simple":     {func(y *yarncluster.Config) { y.User = "colocd" }, alice, []string{"colocd"}},
-		"daemon, kerberos":   {func(y *yarncluster.Config) { *y = kerb }, alice, []string{"colocd"}},
-		"job user":           {func(y *yarncluster.Config) { y.User, y.SubmitAs = "colocd", yarncluster.SubmitAsJobUser }, alice, []string{"alice"}},
-		"job user is colocd": {func(y *yarncluster.Config) { y.User, y.SubmitAs = "colocd", yarncluster.SubmitAsJobUser }, queue.Job{User: "colocd"}, []string{"colocd"}},
-		"anonymous":          {func(*yarncluster.Config) {}, alice, nil},
+		"daemon, simple":             {func(y *yarncluster.Config) { y.User = "colocd" }, alice, []string{"colocd"}},
+		"daemon, kerberos":           {func(y *yarncluster.Config) { *y = kerb }, alice, []string{"colocd"}},
+		"daemon, kerberos, app_user": {func(y *yarncluster.Config) { *y = kerb; y.AppUser = "svc-colocd" }, alice, []string{"svc-colocd"}},
+		"job user":                   {func(y *yarncluster.Config) { y.User, y.SubmitAs = "colocd", yarncluster.SubmitAsJobUser }, alice, []string{"alice"}},
+		"job user is colocd":         {func(y *yarncluster.Config) { y.User, y.SubmitAs = "colocd", yarncluster.SubmitAsJobUser }, queue.Job{User: "colocd"}, []string{"colocd"}},
+		"anonymous":                  {func(*yarncluster.Config) {}, alice, nil},
 		"command": {func(y *yarncluster.Config) {
 			y.User, y.Submit, y.Command.Argv = "colocd", yarncluster.SubmitCommand, []string{"spark-submit"}
 		}, alice, nil},

@@ -232,16 +232,8 @@ func (y *Cluster) submitUser(j queue.Job) (string, error) {
 	return j.User, nil
 }
 
-// daemonUser is the user the RM knows colocd as: yarn.user, or the short
-// name of the Kerberos principal (Hadoop's default auth_to_local rule).
-func (y *Cluster) daemonUser() string {
-	if y.cfg.Auth != AuthKerberos {
-		return y.cfg.User
-	}
-	name, _, _ := strings.Cut(y.cfg.Kerberos.Principal, "@")
-	name, _, _ = strings.Cut(name, "/")
-	return name
-}
+// daemonUser is the user the RM knows colocd as (Config.DaemonUser).
+func (y *Cluster) daemonUser() string { return y.cfg.DaemonUser() }
 
 // rejection wraps a refusal in cluster.ErrRejected; a refusal to act for
 // as (403 AuthorizationException) says which rules refused it.
