@@ -17,8 +17,8 @@ import (
 	v1 "github.com/colocd/colocd/api/v1"
 	"github.com/colocd/colocd/engine"
 	"github.com/colocd/colocd/goodness"
+	"github.com/colocd/colocd/internal/metricsource"
 	"github.com/colocd/colocd/internal/simcluster"
-	"github.com/colocd/colocd/internal/usage"
 	"github.com/colocd/colocd/internal/yarncluster"
 	"github.com/colocd/colocd/sim"
 	"github.com/colocd/colocd/telemetry"
@@ -42,7 +42,7 @@ type backend struct {
 	cluster    engine.Cluster
 	metrics    engine.UsageSource
 	placement  engine.PlacementSource // learning.placement influx; nil: the cluster syncs say
-	usage      *usage.Source          // the metrics read on YARN (its unmatched-host counts); nil on the simulator
+	usage      *metricsource.Source   // the metrics read on YARN (its unmatched-host counts); nil on the simulator
 	clock      engine.Clock
 	wake       <-chan struct{} // the cluster's events; nil: none
 	kinds      []string
@@ -182,7 +182,7 @@ func openYarnBackend(cfg Config, log *slog.Logger) (backend, error) {
 			closeSrc()
 			return backend{}, err
 		}
-		if placement, err = usage.NewPlacements(col, cfg.Metrics.Hosts); err != nil {
+		if placement, err = metricsource.NewPlacements(col, cfg.Metrics.Hosts); err != nil {
 			col.Close()
 			closeSrc()
 			return backend{}, cfgErr("metrics.hosts", "%v", err)

@@ -10,7 +10,7 @@ import (
 	"github.com/colocd/colocd/collector"
 	"github.com/colocd/colocd/daemon/api"
 	"github.com/colocd/colocd/engine"
-	"github.com/colocd/colocd/internal/usage"
+	"github.com/colocd/colocd/internal/metricsource"
 	"github.com/colocd/colocd/internal/yarncluster"
 	"github.com/colocd/colocd/profile"
 )
@@ -69,9 +69,9 @@ type MetricsConfig struct {
 	// node_exporter's metrics).
 	Source string `mapstructure:"source"`
 	// Hosts maps YARN's node names to the names the source knows the
-	// machines by (usage.HostsConfig), and how often the source's hosts are
+	// machines by (metricsource.HostsConfig), and how often the source's hosts are
 	// listed to report those YARN does not run.
-	Hosts usage.HostsConfig `mapstructure:"hosts"`
+	Hosts metricsource.HostsConfig `mapstructure:"hosts"`
 }
 
 // Metrics sources.
@@ -333,7 +333,7 @@ func DefaultConfig() Config {
 		},
 		Yarn:    yarncluster.DefaultConfig(),
 		HA:      defaultHA(),
-		Metrics: MetricsConfig{Source: SourceInfluxDB, Hosts: usage.DefaultHostsConfig()},
+		Metrics: MetricsConfig{Source: SourceInfluxDB, Hosts: metricsource.DefaultHostsConfig()},
 		Influx: InfluxSection{Config: collector.Config{
 			Language:       collector.LanguageInfluxQL,
 			Timeout:        10 * time.Second,

@@ -18,7 +18,7 @@ import (
 	"github.com/colocd/colocd/bandit"
 	"github.com/colocd/colocd/daemon/api"
 	"github.com/colocd/colocd/engine"
-	"github.com/colocd/colocd/internal/usage"
+	"github.com/colocd/colocd/internal/metricsource"
 	"github.com/colocd/colocd/internal/yarncluster"
 )
 
@@ -512,7 +512,7 @@ yarn:
 	want.Learning.Clip = 2.5
 	want.Learning.Baseline = bandit.Recency
 	want.Sim.Seed = 18446744073709551615
-	want.Metrics.Hosts.Mode = usage.HostsShort
+	want.Metrics.Hosts.Mode = metricsource.HostsShort
 	want.Metrics.Hosts.Map = map[string]string{"Spare7.DC.example.com": "spare-7"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)

@@ -1,7 +1,7 @@
 // Package daemon wires colocd together: the configuration (viper: defaults,
 // file, environment, flags; every key validated, unknown keys refused), the
 // backend chosen by it (the embedded simulator or YARN with InfluxDB,
-// adapted by internal/simcluster, internal/yarncluster, internal/usage),
+// adapted by internal/simcluster, internal/yarncluster, internal/metricsource),
 // the store, learner, profile model, journal and metrics, the engine and its
 // loop (package engine), and the HTTP server (daemon/api) — Serve.
 //

@@ -11,7 +11,7 @@ import (
 	"github.com/colocd/colocd/collector"
 	"github.com/colocd/colocd/engine"
 	"github.com/colocd/colocd/goodness"
-	"github.com/colocd/colocd/internal/usage"
+	"github.com/colocd/colocd/internal/metricsource"
 	"github.com/colocd/colocd/internal/yarncluster"
 	"github.com/colocd/colocd/queue"
 	"github.com/colocd/colocd/telemetry"
@@ -59,9 +59,9 @@ type (
 
 // openUsage is the metrics source metrics.source names, as the learning
 // tick reads it; close releases it.
-func openUsage(cfg Config, log *slog.Logger, obs *outboundMetrics) (src *usage.Source, close func(), err error) {
+func openUsage(cfg Config, log *slog.Logger, obs *outboundMetrics) (src *metricsource.Source, close func(), err error) {
 	var (
-		r        usage.Reader
+		r        metricsource.Reader
 		closeSrc func()
 	)
 	switch cfg.Metrics.Source {
@@ -80,10 +80,10 @@ func openUsage(cfg Config, log *slog.Logger, obs *outboundMetrics) (src *usage.S
 	default:
 		return nil, nil, cfgErr("metrics.source", "must be %s or %s, got %q", SourceInfluxDB, SourcePrometheus, cfg.Metrics.Source)
 	}
-	src, err = usage.New(r, usage.Options{Hosts: cfg.Metrics.Hosts, Logger: log})
+	src, err = metricsource.New(r, metricsource.Options{Hosts: cfg.Metrics.Hosts, Logger: log})
 	if err != nil {
 		closeSrc()
-		var fe *usage.FieldError
+		var fe *metricsource.FieldError
 		if errors.As(err, &fe) {
 			return nil, nil, cfgErr("metrics.hosts."+fe.Field, "%s", fe.Msg)
 		}

@@ -16,7 +16,7 @@ import (
 	"github.com/colocd/colocd/collector/influxtest"
 	"github.com/colocd/colocd/engine"
 	"github.com/colocd/colocd/goodness"
-	"github.com/colocd/colocd/internal/usage"
+	"github.com/colocd/colocd/internal/metricsource"
 	"github.com/colocd/colocd/queue"
 )
 
@@ -108,7 +108,7 @@ func TestPlacementWiring(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Backend, cfg.Yarn.RMURLs = BackendYarn, []string{"http://127.0.0.1:8088"}
 	cfg.Influx.URL, cfg.Influx.Bucket, cfg.Influx.Token = s.URL(), s.Bucket(), s.Token()
-	cfg.Metrics.Hosts = usage.HostsConfig{Mode: usage.HostsShort, Map: map[string]string{}}
+	cfg.Metrics.Hosts = metricsource.HostsConfig{Mode: metricsource.HostsShort, Map: map[string]string{}}
 	log := slog.New(slog.DiscardHandler)
 
 	be, err := openYarnBackend(cfg, log)

@@ -12,7 +12,7 @@ import (
 	"github.com/colocd/colocd/daemon/api"
 	"github.com/colocd/colocd/engine"
 	"github.com/colocd/colocd/internal/authtolocal"
-	"github.com/colocd/colocd/internal/usage"
+	"github.com/colocd/colocd/internal/metricsource"
 )
 
 // Validate reports the first key whose value is out of bounds, naming the
@@ -245,7 +245,7 @@ func (c *Config) validateLearning() error {
 // validate checks the metrics section's host mapping, naming the key.
 func (m MetricsConfig) validate() error {
 	if err := m.Hosts.Validate(); err != nil {
-		var fe *usage.FieldError
+		var fe *metricsource.FieldError
 		if errors.As(err, &fe) {
 			return cfgErr("metrics.hosts."+fe.Field, "%s", fe.Msg)
 		}

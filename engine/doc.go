@@ -14,7 +14,7 @@
 // PlacementSource for which applications ran where (learning.placement:
 // influx, read through Options.Placement, a Placer), Clock,
 // Journal and Telemetry. The adapters live in internal/simcluster,
-// internal/yarncluster and internal/usage; daemon wires them.
+// internal/yarncluster and internal/metricsource; daemon wires them.
 //
 // The learning tick learns from what ran on each node: by default the
 // presence its syncs record of colocd's own jobs; with a Placer, the

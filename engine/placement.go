@@ -21,7 +21,7 @@ import (
 // PlacementSource is where the learning tick reads which applications held
 // containers on which node, when the cluster syncs are not to say it
 // (learning.placement: influx: the yarn_containers points of the
-// colocd-telegraf-yarn plugin, internal/usage.Placements). Unlike the
+// colocd-telegraf-yarn plugin, internal/metricsource.Placements). Unlike the
 // syncs, which follow colocd's own applications, it sees every
 // application, colocd's and other tenants'.
 type PlacementSource interface {

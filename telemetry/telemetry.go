@@ -274,7 +274,7 @@ func (m *Metrics) StaleHosts(n int) {
 }
 
 // UnmatchedHosts sets how many hosts are seen on one side only (side
-// "yarn" or "metrics"; internal/usage.Options.Unmatched).
+// "yarn" or "metrics"; internal/metricsource.Options.Unmatched).
 func (m *Metrics) UnmatchedHosts(side string, n int) {
 	if m != nil {
 		m.unmatched.WithLabelValues(side).Set(float64(n))

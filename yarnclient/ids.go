@@ -160,7 +160,7 @@ func tagOf(prefix, v string) string {
 // address, is dropped). The RM's node list, application attempts'
 // containers and the NodeManagers all report the node id, so every part of
 // colocd names a node the same way. The metrics source's name for the same
-// machine is derived from it by metrics.hosts (internal/usage).
+// machine is derived from it by metrics.hosts (internal/metricsource).
 func NodeHost(nodeID string) string {
 	s := nodeID
 	if i := strings.Index(s, "://"); i >= 0 {

@@ -14,7 +14,7 @@ import (
 	"github.com/colocd/colocd/collector/telegrafplugin/nmtest"
 	"github.com/colocd/colocd/engine"
 	"github.com/colocd/colocd/goodness"
-	"github.com/colocd/colocd/internal/usage"
+	"github.com/colocd/colocd/internal/metricsource"
 	"github.com/colocd/colocd/queue"
 )
 
@@ -41,8 +41,8 @@ func (oneNode) Kill(context.Context, string) error { return errNoAdmission }
 // Telegraf runs the plugin against a NodeManager holding a colocd job
 // (terasort) and another tenant's Spark application in queue etl, and
 // writes its samples and this machine's usage into the real InfluxDB; one
-// learning tick of the engine then reads placement (internal/usage
-// Placements over collector.Placements) and usage (usage.Source) from that
+// learning tick of the engine then reads placement (internal/metricsource
+// Placements over collector.Placements) and usage (metricsource.Source) from that
 // InfluxDB. Its report shows terasort and the foreign kind
 // foreign.spark.etl co-located on the node, terasort's application
 // admitted first, and the learner learns terasort given the foreign kind.
@@ -57,11 +57,11 @@ func TestLearningFromPlugin(t *testing.T) {
 	fake.SetAppInfo("application_1700000000000_0002", nmtest.App{Name: "nightly etl", Queue: "etl", Type: "SPARK"})
 	c := telegrafToInfluxDB(t, fake)
 
-	placements, err := usage.NewPlacements(c, usage.HostsConfig{})
+	placements, err := metricsource.NewPlacements(c, metricsource.HostsConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := usage.New(c, usage.Options{})
+	src, err := metricsource.New(c, metricsource.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func newEngine(t *testing.T, metrics engine.UsageSource, placer *engine.Placer) 
 // seconds that both applications' samples cover within tol of each edge
 // (Telegraf started moments ago, and flushes every second), and returns
 // it. The window ends in the past, so what InfluxDB holds of it is final.
-func coveredWindow(t *testing.T, ctx context.Context, p *usage.Placements, tol time.Duration) (from, to time.Time) {
+func coveredWindow(t *testing.T, ctx context.Context, p *metricsource.Placements, tol time.Duration) (from, to time.Time) {
 	t.Helper()
 	deadline := time.Now().Add(90 * time.Second)
 	for {
@@ -160,4 +160,4 @@ func coveredWindow(t *testing.T, ctx context.Context, p *usage.Placements, tol t
 
 var _ engine.Cluster = oneNode{}
 
-var _ usage.PlacementReader = (*collector.Collector)(nil)
+var _ metricsource.PlacementReader = (*collector.Collector)(nil)

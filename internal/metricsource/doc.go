@@ -1,7 +1,7 @@
-// Package usage adapts the collector's node-usage readers (InfluxDB with
+// Package metricsource adapts the collector's node-usage readers (InfluxDB with
 // Flux or InfluxQL, Prometheus with node_exporter) to the engine's
 // UsageSource, under YARN's host names (HostsConfig: metrics.hosts), lists
 // the hosts a store has data for, and adapts the collector's placement read
 // (the yarn_containers measurement) to the engine's PlacementSource with
 // the same host-name mapping.
-package usage
+package metricsource
