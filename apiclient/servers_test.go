@@ -10,7 +10,7 @@ import (
 	v1 "github.com/colocd/colocd/api/v1"
 	"github.com/colocd/colocd/apiclient"
 	"github.com/colocd/colocd/apiclient/apiclienttest"
-	"github.com/colocd/colocd/internal/deadaddr"
+	"github.com/colocd/colocd/internal/testing/deadaddr"
 )
 
 // With a list of servers (the replicas of a replicated colocd), a server

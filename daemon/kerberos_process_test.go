@@ -14,7 +14,7 @@ import (
 
 	v1 "github.com/colocd/colocd/api/v1"
 	"github.com/colocd/colocd/apiclient"
-	"github.com/colocd/colocd/internal/kdctest"
+	"github.com/colocd/colocd/internal/testing/kdctest"
 	"github.com/colocd/colocd/yarnclient"
 	"github.com/colocd/colocd/yarnclient/kerberos"
 	"github.com/colocd/colocd/yarnclient/yarntest"

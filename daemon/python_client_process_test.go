@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/colocd/colocd/internal/kdctest"
+	"github.com/colocd/colocd/internal/testing/kdctest"
 	"github.com/colocd/colocd/yarnclient"
 	"github.com/colocd/colocd/yarnclient/yarntest"
 )

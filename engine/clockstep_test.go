@@ -10,8 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/colocd/colocd/goodness"
-	"github.com/colocd/colocd/internal/logtest"
 	"github.com/colocd/colocd/internal/simcluster"
+	"github.com/colocd/colocd/internal/testing/logtest"
 )
 
 // TestLoopWallClockSteps steps the wall clock under the loop (the

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/colocd/colocd/internal/logtest"
+	"github.com/colocd/colocd/internal/testing/logtest"
 	"github.com/colocd/colocd/journal"
 
 	"github.com/google/go-cmp/cmp"

@@ -17,8 +17,8 @@ import (
 
 	"github.com/colocd/colocd/cluster"
 	"github.com/colocd/colocd/goodness"
-	"github.com/colocd/colocd/internal/logtest"
 	"github.com/colocd/colocd/internal/simcluster"
+	"github.com/colocd/colocd/internal/testing/logtest"
 	"github.com/colocd/colocd/profile"
 	"github.com/colocd/colocd/queue"
 )

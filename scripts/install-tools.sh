@@ -15,7 +15,7 @@
 #             When it cannot be installed, make verify-unit is skipped and says so.
 #   krb5kdc, kdb5_util, kadmin.local, kinit  Debian's MIT Kerberos 1.20
 #             (krb5-kdc, krb5-admin-server, krb5-user), for the Kerberos/SPNEGO
-#             tests (internal/kdctest starts its own KDC in a temporary
+#             tests (internal/testing/kdctest starts its own KDC in a temporary
 #             directory; the packages' services are not started)
 #   faketime  Debian's libfaketime, so a test can run that KDC with its
 #             clock an hour ahead (the clock-skew errors)

@@ -13,7 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/colocd/colocd/internal/deadaddr"
+	"github.com/colocd/colocd/internal/testing/deadaddr"
 	"github.com/colocd/colocd/yarnclient"
 )
 

@@ -14,7 +14,7 @@ import (
 	v1 "github.com/colocd/colocd/api/v1"
 	"github.com/colocd/colocd/apiclient/apiclienttest"
 	"github.com/colocd/colocd/daemon/api"
-	"github.com/colocd/colocd/internal/kdctest"
+	"github.com/colocd/colocd/internal/testing/kdctest"
 )
 
 // TestCLIKerberosTicketCache: the CLI authenticates with the person's

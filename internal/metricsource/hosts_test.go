@@ -11,7 +11,7 @@ import (
 
 	"github.com/colocd/colocd/collector"
 	"github.com/colocd/colocd/goodness"
-	"github.com/colocd/colocd/internal/logtest"
+	"github.com/colocd/colocd/internal/testing/logtest"
 )
 
 // fakeReader has data for the hosts of data (by the source's names); it

@@ -12,8 +12,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/colocd/colocd/cluster"
-	"github.com/colocd/colocd/internal/deadaddr"
-	"github.com/colocd/colocd/internal/kdctest"
+	"github.com/colocd/colocd/internal/testing/deadaddr"
+	"github.com/colocd/colocd/internal/testing/kdctest"
 	"github.com/colocd/colocd/internal/yarncluster"
 	"github.com/colocd/colocd/queue"
 	"github.com/colocd/colocd/queue/queuetest"

@@ -19,7 +19,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/colocd/colocd/internal/kdctest"
+	"github.com/colocd/colocd/internal/testing/kdctest"
 	"github.com/colocd/colocd/yarnclient"
 	"github.com/colocd/colocd/yarnclient/kerberos"
 	"github.com/colocd/colocd/yarnclient/yarntest"

@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/colocd/colocd/internal/kdctest"
+	"github.com/colocd/colocd/internal/testing/kdctest"
 	"github.com/colocd/colocd/yarnclient"
 	"github.com/colocd/colocd/yarnclient/kerberos"
 	"github.com/colocd/colocd/yarnclient/yarntest"

@@ -16,7 +16,7 @@ import (
 	"github.com/influxdata/telegraf/testutil"
 
 	"github.com/colocd/colocd/collector/telegrafplugin/nmtest"
-	"github.com/colocd/colocd/internal/deadaddr"
+	"github.com/colocd/colocd/internal/testing/deadaddr"
 )
 
 var gatherTime = time.Date(2024, 3, 1, 12, 0, 0, 0, time.UTC)

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/colocd/colocd/internal/kdctest"
+	"github.com/colocd/colocd/internal/testing/kdctest"
 )
 
 // kinit runs MIT's kinit with the keytab against krb5conf, with its own
