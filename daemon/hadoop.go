@@ -65,40 +65,8 @@ func hadoopDefaults(cfg *Config, sources map[string]string, lookupEnv func(strin
 		y.Kerberos.ServicePrincipal = d.SPNEGOPrincipal.Value
 		take("yarn.kerberos.service_principal", d.SPNEGOPrincipal.Source())
 	}
-	// The cluster's services name a principal by its short name under
-	// hadoop.security.auth_to_local: the RM names colocd's applications so
-	// (yarn.app_user), and the tokens' renewer is the RM principal's.
-	var rules *authtolocal.Rules
-	if d.AuthToLocal.Exists {
-		if rules, err = authtolocal.Parse([]string{d.AuthToLocal.Value}, ""); err != nil {
-			return cfgErr("yarn.hadoop_conf_dir", "%s: %s: %v", y.HadoopConfDir, d.AuthToLocal.Source(), err)
-		}
-	}
-	short := func(principal string) (string, error) {
-		if rules == nil {
-			return firstComponent(principal), nil
-		}
-		return shortName(rules, principal)
-	}
-	if d.Renewer.Exists && unset("yarn.tokens.renewer") {
-		r, err := short(d.Renewer.Value)
-		if err != nil {
-			return cfgErr("yarn.hadoop_conf_dir", "%s: the RM principal %s: %v (%s)", y.HadoopConfDir, d.Renewer.Value, err, d.AuthToLocal.Source())
-		}
-		y.Tokens.Renewer = r
-		from := d.Renewer.Source()
-		if rules != nil {
-			from += ", " + strings.Join(d.AuthToLocal.From, ", ")
-		}
-		take("yarn.tokens.renewer", from)
-	}
-	if rules != nil && y.Auth == yarncluster.AuthKerberos && y.Kerberos.Principal != "" && unset("yarn.app_user") {
-		u, err := shortName(rules, y.Kerberos.Principal)
-		if err != nil {
-			return cfgErr("yarn.app_user", "the cluster's auth_to_local (%s in %s) maps colocd's principal to no user: %v; the RM would refuse it too — fix the rules or set yarn.app_user", d.AuthToLocal.Source(), y.HadoopConfDir, err)
-		}
-		y.AppUser = u
-		take("yarn.app_user", d.AuthToLocal.Source())
+	if err := hadoopNames(y, d, unset, take); err != nil {
+		return err
 	}
 	if d.RMService.Exists && y.Tokens.RM && unset("yarn.tokens.rm_service") {
 		y.Tokens.RMService = d.RMService.Value
@@ -133,6 +101,41 @@ func loadLookupEnv(opts LoadOptions) func(string) (string, bool) {
 		return opts.LookupEnv
 	}
 	return os.LookupEnv
+}
+
+// hadoopNames takes the names the cluster's services give principals
+// (their short names under hadoop.security.auth_to_local): the RM names
+// colocd's applications by colocd's principal's (yarn.app_user), and the
+// tokens' renewer is the RM principal's.
+func hadoopNames(y *yarncluster.Config, d hadoopconf.Derivation, unset func(string) bool, take func(key, source string)) error {
+	var rules *authtolocal.Rules
+	if d.AuthToLocal.Exists {
+		var err error
+		if rules, err = authtolocal.Parse([]string{d.AuthToLocal.Value}, ""); err != nil {
+			return cfgErr("yarn.hadoop_conf_dir", "%s: %s: %v", y.HadoopConfDir, d.AuthToLocal.Source(), err)
+		}
+	}
+	if d.Renewer.Exists && unset("yarn.tokens.renewer") {
+		r, from := firstComponent(d.Renewer.Value), d.Renewer.Source()
+		if rules != nil {
+			var err error
+			if r, err = shortName(rules, d.Renewer.Value); err != nil {
+				return cfgErr("yarn.hadoop_conf_dir", "%s: the RM principal %s: %v (%s)", y.HadoopConfDir, d.Renewer.Value, err, d.AuthToLocal.Source())
+			}
+			from += ", " + strings.Join(d.AuthToLocal.From, ", ")
+		}
+		y.Tokens.Renewer = r
+		take("yarn.tokens.renewer", from)
+	}
+	if rules != nil && y.Auth == yarncluster.AuthKerberos && y.Kerberos.Principal != "" && unset("yarn.app_user") {
+		u, err := shortName(rules, y.Kerberos.Principal)
+		if err != nil {
+			return cfgErr("yarn.app_user", "the cluster's auth_to_local (%s in %s) maps colocd's principal to no user: %v; the RM would refuse it too — fix the rules or set yarn.app_user", d.AuthToLocal.Source(), y.HadoopConfDir, err)
+		}
+		y.AppUser = u
+		take("yarn.app_user", d.AuthToLocal.Source())
+	}
+	return nil
 }
 
 // firstComponent is a principal's first component: Hadoop's DEFAULT rule

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -96,6 +97,32 @@ func TestConfigHadoopConfDir(t *testing.T) {
 	}
 	if want := "hadoop yarn-site.xml: yarn.resourcemanager.principal, core-site.xml: hadoop.security.auth_to_local in " + dir; sources["yarn.tokens.renewer"] != want {
 		t.Errorf("source of yarn.tokens.renewer = %q, want %q", sources["yarn.tokens.renewer"], want)
+	}
+
+	// Rules that map colocd's principal to nobody: the RM would refuse
+	// it; colocd says so at start, naming yarn.app_user.
+	strict := t.TempDir()
+	for _, name := range []string{"yarn-site.xml", "hdfs-site.xml"} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(strict, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	core := `<configuration><property><name>hadoop.security.authentication</name><value>kerberos</value></property>` +
+		`<property><name>hadoop.security.auth_to_local</name><value>RULE:[2:$1@$0](yarn@EXAMPLE.ORG)s/.*/yarn-rm/</value></property></configuration>`
+	if err := os.WriteFile(filepath.Join(strict, "core-site.xml"), []byte(core), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Load(LoadOptions{File: file, LookupEnv: env(map[string]string{"HADOOP_CONF_DIR": strict})})
+	var ce *ConfigError
+	if !errors.As(err, &ce) || ce.Key != "yarn.app_user" || !strings.Contains(err.Error(), "colocd/admit1.example.org@EXAMPLE.ORG") {
+		t.Errorf("rules that map colocd to nobody: %v; want a config error of yarn.app_user naming the principal", err)
 	}
 
 	// The simulator reads no Hadoop configuration from the environment.
