@@ -140,6 +140,7 @@ func (e *Engine) Learn(ctx context.Context, from, to time.Time) (rep LearnReport
 	if len(obs) > 0 {
 		rep.Profile = e.profiles.Observe(obs)
 	}
+	e.creditRuntimes(comps, from, to)
 	sort.Strings(rep.Stale)
 	if e.mx != nil {
 		e.mx.StaleHosts(len(rep.Stale))
