@@ -1,7 +1,8 @@
 # colocd build and test entry points.
 #   make demo   run colocd on the embedded simulator (configs/demo.yaml)
 #   make test   install test tools if missing, vet, verify the systemd unit,
-#               then every test with -race
+#               check the packages, then every test with -race
+#   make package  the .deb and .rpm (nfpm) into dist/
 SHELL := /bin/bash
 GO ?= go
 TOOLS ?= $(or $(COLOCD_TOOLS),$(HOME)/.cache/colocd/tools)
@@ -13,7 +14,7 @@ export COLOCD_TELEGRAF := $(TOOLS)/bin/telegraf
 # Integration tests fail (instead of skipping) when a tool is missing.
 export COLOCD_REQUIRE_TOOLS := 1
 
-.PHONY: all build test tools vet fmt-check verify-unit unit bench demo clean
+.PHONY: all build test tools vet fmt-check verify-unit check-prometheus package check-package unit bench demo clean
 
 all: build
 
@@ -36,7 +37,7 @@ vet: fmt-check
 	cd $(PLUGIN) && $(TOOLS)/bin/staticcheck ./...
 
 # systemd-analyze verify fails when ExecStart's binary does not exist (here:
-# /usr/local/bin/colocd), so it checks a copy of configs/colocd.service, in a
+# /usr/bin/colocd), so it checks a copy of configs/colocd.service, in a
 # temporary directory, whose ExecStart runs a colocd built there (the daemon
 # only: the Telegraf plugin is not needed). It exits 0 after warning about a
 # value it ignores, so any output fails too. systemd-analyze comes with
@@ -49,9 +50,9 @@ verify-unit:
 	fi; \
 	tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
 	$(GO) build -o "$$tmp/colocd" ./cmd/colocd && \
-	sed "s|^ExecStart=/usr/local/bin/colocd |ExecStart=$$tmp/colocd |" configs/colocd.service >"$$tmp/colocd.service" && \
+	sed "s|^ExecStart=/usr/bin/colocd |ExecStart=$$tmp/colocd |" configs/colocd.service >"$$tmp/colocd.service" && \
 	if ! grep -q "^ExecStart=$$tmp/colocd " "$$tmp/colocd.service"; then \
-	  echo "verify-unit: configs/colocd.service has no ExecStart=/usr/local/bin/colocd line to point at the built colocd"; exit 1; \
+	  echo "verify-unit: configs/colocd.service has no ExecStart=/usr/bin/colocd line to point at the built colocd"; exit 1; \
 	fi; \
 	out=$$(systemd-analyze verify "$$tmp/colocd.service" 2>&1); rc=$$?; \
 	if [ $$rc -ne 0 ] || [ -n "$$out" ]; then \
@@ -59,7 +60,23 @@ verify-unit:
 	fi; \
 	echo "verify-unit: systemd-analyze verify configs/colocd.service: clean"
 
-test: tools vet verify-unit
+# The .deb and .rpm, built by nfpm from packaging/nfpm.yaml.
+package:
+	NFPM=$(TOOLS)/bin/nfpm ./scripts/package.sh dist
+
+# lintian, the .deb installed into a scratch root, systemd-analyze verify
+# and security on what it installed, the JVM drop-in, the .rpm's files
+# (scripts/check-package.sh says each step).
+check-package:
+	NFPM=$(TOOLS)/bin/nfpm ./scripts/check-package.sh
+
+# The alert rules: promtool checks them and runs their unit tests
+# (configs/prometheus-rules.test.yml).
+check-prometheus:
+	$(TOOLS)/bin/promtool check rules configs/prometheus-rules.yml
+	cd configs && $(TOOLS)/bin/promtool test rules prometheus-rules.test.yml
+
+test: tools vet verify-unit check-prometheus check-package
 	$(GO) test -race -count=1 -timeout 30m ./...
 	cd $(PLUGIN) && $(GO) test -race -count=1 -timeout 10m ./...
 
@@ -83,4 +100,4 @@ demo:
 	./bin/colocd serve --config configs/demo.yaml
 
 clean:
-	rm -rf bin
+	rm -rf bin dist

@@ -546,6 +546,40 @@ type Summary struct {
 	Run           RunJobs             `json:"run"`
 	Admissions    AdmissionCounts     `json:"admissions"`
 	Goodness      GoodnessStats       `json:"goodness"`
+	// Degraded lists the dependencies failing now (empty: none).
+	Degraded []Degraded `json:"degraded"`
+	// FIFO, on the simulator, compares this run's jobs with the same jobs
+	// under first-in-first-out admission, from the last time the queue
+	// drained; absent before that, and on YARN.
+	FIFO *FIFOComparison `json:"fifo,omitempty"`
+}
+
+// FIFOComparison is the simulator demo's point: the jobs that succeeded
+// since the daemon started, against the same jobs simulated again from
+// the same arrivals under FIFO admission (simulated seconds). A gain is
+// the share of FIFO's figure that colocd saved (negative: it lost).
+type FIFOComparison struct {
+	Jobs                int     `json:"jobs"`
+	MeanJCTSeconds      float64 `json:"mean_jct_seconds"` // completion time: arrival to finish
+	FIFOMeanJCTSeconds  float64 `json:"fifo_mean_jct_seconds"`
+	JCTGainPercent      float64 `json:"jct_gain_percent"`
+	MakespanSeconds     float64 `json:"makespan_seconds"` // the first arrival to the last finish
+	FIFOMakespanSeconds float64 `json:"fifo_makespan_seconds"`
+	MakespanGainPercent float64 `json:"makespan_gain_percent"`
+}
+
+// Degraded is a dependency colocd cannot reach or use, served by
+// /readyz, GET /v1/summary and the status page's banner.
+type Degraded struct {
+	// Dependency is cluster (the ResourceManager), metrics (the metrics
+	// store), kdc (the Kerberos KDC) or disk (data_dir below its reserve).
+	Dependency string `json:"dependency"`
+	// Since is when its current run of failures began (wall time).
+	Since time.Time `json:"since"`
+	// Op is the call that failed last (sync, submit, metrics, space…).
+	Op string `json:"op"`
+	// Error is that call's error; only to an authenticated caller.
+	Error string `json:"error,omitempty"`
 }
 
 // RunJobs describes the jobs submitted since Summary.Since: read newest

@@ -146,8 +146,10 @@ type Config struct {
 	Pressure bool `mapstructure:"pressure"`
 	// Language is the query language: LanguageFlux (the v2 /api/v2/query
 	// API) or LanguageInfluxQL (the v1 /query API, on 1.x, 2.x and 3.x).
-	// Empty means flux. Both read the same rows and share one arithmetic,
-	// so they give the same usage.
+	// Empty means influxql, which every InfluxDB answers (1.x with or
+	// without Flux, 2.x through a DBRP mapping, 3.x, which has no Flux).
+	// Both read the same rows and share one arithmetic, so they give the
+	// same usage.
 	Language string `mapstructure:"language"`
 	// Timeout bounds each call (query, ping) including reading the result.
 	Timeout time.Duration `mapstructure:"timeout"`
@@ -228,7 +230,7 @@ func (c Config) compile() (compiled, error) {
 	}
 	switch c.Language {
 	case "":
-		out.Language = LanguageFlux
+		out.Language = LanguageInfluxQL
 	case LanguageFlux, LanguageInfluxQL:
 	default:
 		return out, invalid("language", "must be %s or %s, got %q", LanguageFlux, LanguageInfluxQL, c.Language)

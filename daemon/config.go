@@ -28,7 +28,7 @@ type Config struct {
 	// and /readyz fails; 0: no reserve (queue.Options.Reserve).
 	DataDirReserveBytes int64  `mapstructure:"data_dir_reserve_bytes"`
 	LogLevel            string `mapstructure:"log_level"`  // debug|info|warn|error
-	LogFormat           string `mapstructure:"log_format"` // text|json
+	LogFormat           string `mapstructure:"log_format"` // auto|text|json|journal (NewLogger)
 
 	TLS       TLSConfig     `mapstructure:"tls"`
 	Tokens    []TokenConfig `mapstructure:"tokens"`
@@ -36,12 +36,12 @@ type Config struct {
 	API       APIConfig     `mapstructure:"api"`
 	Journal   JournalConfig `mapstructure:"journal"`
 
-	Backend    Backend                    `mapstructure:"backend"` // sim|yarn
-	Sim        SimConfig                  `mapstructure:"sim"`
-	Yarn       yarncluster.Config         `mapstructure:"yarn"`
-	Metrics    MetricsConfig              `mapstructure:"metrics"`
-	Influx     collector.Config           `mapstructure:"influx"`
-	Prometheus collector.PrometheusConfig `mapstructure:"prometheus"`
+	Backend    Backend            `mapstructure:"backend"` // sim|yarn
+	Sim        SimConfig          `mapstructure:"sim"`
+	Yarn       yarncluster.Config `mapstructure:"yarn"`
+	Metrics    MetricsConfig      `mapstructure:"metrics"`
+	Influx     InfluxSection      `mapstructure:"influx"`
+	Prometheus PrometheusSection  `mapstructure:"prometheus"`
 
 	Goodness  GoodnessConfig  `mapstructure:"goodness"`
 	Learning  LearningConfig  `mapstructure:"learning"`
@@ -317,7 +317,7 @@ func DefaultConfig() Config {
 		// store file's free pages.
 		DataDirReserveBytes: 64 << 20,
 		LogLevel:            "info",
-		LogFormat:           "text",
+		LogFormat:           LogAuto,
 		TLS:                 TLSConfig{ClientAuth: ClientAuthNone},
 		API: APIConfig{MaxBodyBytes: 1 << 20, ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second,
 			MaxConnections: 1024, MaxKinds: 1000, Auth: api.AuthTokens,
@@ -334,14 +334,14 @@ func DefaultConfig() Config {
 		Yarn:    yarncluster.DefaultConfig(),
 		HA:      defaultHA(),
 		Metrics: MetricsConfig{Source: SourceInfluxDB, Hosts: usage.DefaultHostsConfig()},
-		Influx: collector.Config{
-			Language:       collector.LanguageFlux,
+		Influx: InfluxSection{Config: collector.Config{
+			Language:       collector.LanguageInfluxQL,
 			Timeout:        10 * time.Second,
 			StaleAfter:     30 * time.Second,
 			MaxAnswerBytes: collector.DefaultMaxAnswerBytes,
 			Schema:         defaultSchema(),
-		},
-		Prometheus: defaultPrometheus(),
+		}, Headers: map[string]string{}},
+		Prometheus: PrometheusSection{PrometheusConfig: defaultPrometheus(), Headers: map[string]string{}},
 		Learning: LearningConfig{
 			Schedule:        "@every 60s",
 			Config:          bandit.Config{StepSize: DefaultStepSize, Baseline: bandit.GlobalMean, RecencyAlpha: 0.1, SelfPrior: 1},

@@ -2,19 +2,24 @@ package daemon
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptrace"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/go-zookeeper/zk"
 
 	"github.com/colocd/colocd/internal/testing/zktest"
 	"github.com/colocd/colocd/yarnclient"
@@ -669,4 +674,88 @@ func TestHAChaos(t *testing.T) {
 	}
 	lead := c.waitDone(s.acked, 180*time.Second)
 	c.checkExactlyOnce(lead, s.acked)
+}
+
+// TestHAKillLeaderAroundTheAppend: the leader is killed with a
+// submission in flight — once after ZooKeeper took its append (its
+// answers were dropped: it never heard), once before (its traffic to
+// ZooKeeper was dropped). The client retries with its key through the new
+// leader: after the append it gets the job the log holds (200), before
+// it the job is created then (201); either way one job, run once.
+func TestHAKillLeaderAroundTheAppend(t *testing.T) {
+	for _, after := range []bool{true, false} {
+		name := map[bool]string{true: "after", false: "before"}[after]
+		t.Run(name, func(t *testing.T) {
+			c, proxies := startHA(t, haOptions{replicas: 3, proxies: true, finish: true})
+			lead := c.leader(60 * time.Second)
+			zc, _, err := zk.Connect(c.zk.Addrs(), 5*time.Second, zk.WithLogInfo(false))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer zc.Close()
+			entries := func() int {
+				names, _, err := zc.Children("/colocd/test/log")
+				if err != nil {
+					return -1
+				}
+				return len(names)
+			}
+			before := entries()
+			proxy := proxies[slices.Index(c.reps, lead)]
+			if after {
+				proxy.Deafen()
+			} else {
+				proxy.Partition()
+			}
+			key := "around-" + name
+			wrote := make(chan struct{})
+			go func() { // its answer never comes: the leader dies first
+				body, _ := json.Marshal(yarnJob)
+				trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { close(wrote) }}
+				req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace),
+					http.MethodPost, lead.p.base+"/v1/jobs", bytes.NewReader(body))
+				req.Header.Set("Authorization", "Bearer "+yarnTestToken)
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Idempotency-Key", key)
+				if resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req); err == nil {
+					resp.Body.Close()
+				}
+			}()
+			select {
+			case <-wrote:
+			case <-time.After(30 * time.Second):
+				t.Fatal("the submission never reached the leader")
+			}
+			if after {
+				poll(t, "ZooKeeper to take the leader's append", 30*time.Second, func() bool { return entries() > before })
+			} else if n := entries(); n != before {
+				t.Fatalf("the log grew from %d to %d entries through the partition", before, n)
+			}
+			lead.p.kill()
+			proxy.Heal()
+			next := c.leader(60 * time.Second)
+			var code int
+			var j apiJob
+			poll(t, "the retry to be answered", 30*time.Second, func() bool {
+				body, _ := json.Marshal(yarnJob)
+				req, _ := http.NewRequest(http.MethodPost, next.p.base+"/v1/jobs", bytes.NewReader(body))
+				req.Header.Set("Authorization", "Bearer "+yarnTestToken)
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Idempotency-Key", key)
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					return false
+				}
+				defer resp.Body.Close()
+				code = resp.StatusCode
+				return (code == http.StatusOK || code == http.StatusCreated) && json.NewDecoder(resp.Body).Decode(&j) == nil
+			})
+			if want := map[bool]int{true: http.StatusOK, false: http.StatusCreated}[after]; code != want {
+				t.Errorf("the retry through the new leader: %d, want %d (the append was %s the kill)", code, want, name)
+			}
+			c.start(lead)
+			poll(t, "the job to succeed", 60*time.Second, func() bool { return next.p.job(j.ID).State == "succeeded" })
+			c.checkExactlyOnce(next, map[string]string{key: j.ID})
+		})
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/colocd/colocd/internal/usage"
 	"github.com/colocd/colocd/internal/yarncluster"
 	"github.com/colocd/colocd/queue"
+	"github.com/colocd/colocd/telemetry"
 	"github.com/colocd/colocd/yarnclient"
 )
 
@@ -58,22 +59,22 @@ type (
 
 // openUsage is the metrics source metrics.source names, as the learning
 // tick reads it; close releases it.
-func openUsage(cfg Config, log *slog.Logger) (src *usage.Source, close func(), err error) {
+func openUsage(cfg Config, log *slog.Logger, obs *outboundMetrics) (src *usage.Source, close func(), err error) {
 	var (
 		r        usage.Reader
 		closeSrc func()
 	)
 	switch cfg.Metrics.Source {
 	case SourcePrometheus:
-		p, err := collector.NewPrometheus(cfg.Prometheus)
+		p, err := openPrometheus(cfg.Prometheus, obs)
 		if err != nil {
-			return nil, nil, sectionErr("prometheus", err)
+			return nil, nil, err
 		}
 		r, closeSrc = p, p.Close
 	case SourceInfluxDB:
-		col, err := collector.New(cfg.Influx)
+		col, err := openInflux(cfg.Influx, obs)
 		if err != nil {
-			return nil, nil, sectionErr("influx", err)
+			return nil, nil, err
 		}
 		r, closeSrc = col, col.Close
 	default:
@@ -89,6 +90,46 @@ func openUsage(cfg Config, log *slog.Logger) (src *usage.Source, close func(), e
 		return nil, nil, err
 	}
 	return src, closeSrc, nil
+}
+
+// openPrometheus is the Prometheus reader of the section, over a client
+// built from its connection keys (PrometheusSection).
+func openPrometheus(s PrometheusSection, obs *outboundMetrics) (*collector.Prometheus, error) {
+	hc, err := s.httpClientConfig()
+	if err != nil {
+		var ce *ConfigError
+		if errors.As(err, &ce) {
+			return nil, err
+		}
+		return nil, cfgErr("prometheus", "%v", err)
+	}
+	c, err := outboundClient("prometheus", hc, telemetry.ServicePrometheus, obs)
+	if err != nil {
+		return nil, err
+	}
+	pc := s.PrometheusConfig
+	pc.CAFile, pc.BearerToken, pc.HTTPClient = "", "", c // in the client now
+	p, err := collector.NewPrometheus(pc)
+	if err != nil {
+		return nil, sectionErr("prometheus", err)
+	}
+	return p, nil
+}
+
+// openInflux is the InfluxDB reader of the section, over a client with
+// its TLS and headers.
+func openInflux(s InfluxSection, obs *outboundMetrics) (*collector.Collector, error) {
+	c, err := outboundClient("influx", s.httpClientConfig(), telemetry.ServiceInfluxDB, obs)
+	if err != nil {
+		return nil, err
+	}
+	ic := s.Config
+	ic.HTTPClient = c
+	col, err := collector.New(ic)
+	if err != nil {
+		return nil, sectionErr("influx", err)
+	}
+	return col, nil
 }
 
 // ReadMetrics reads what the learning tick would read over [from, to):
@@ -110,7 +151,7 @@ func ReadMetrics(ctx context.Context, cfg Config, hosts []string, from, to time.
 	if err := lim.Validate(); err != nil {
 		return nil, nil, cfgErr("goodness", "set goodness.disk_read_mbps, disk_write_mbps, net_recv_mbps and net_sent_mbps (> 0): %v", err)
 	}
-	src, closeSrc, err := openUsage(cfg, slog.New(slog.DiscardHandler))
+	src, closeSrc, err := openUsage(cfg, slog.New(slog.DiscardHandler), nil)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -43,6 +43,10 @@ type LoadOptions struct {
 	// SkipTokenFile leaves token_file unread (commands other than serve
 	// need no API tokens, and may run as a user who cannot read them).
 	SkipTokenFile bool
+	// Sources, when not nil, receives where each key's value came from:
+	// "default", "file PATH:LINE", "env COLOCD_…", "flag --…" (colocd
+	// config check prints them).
+	Sources map[string]string
 }
 
 // envNotKeys are the COLOCD_* environment variables that are not config
@@ -138,11 +142,18 @@ func Load(opts LoadOptions) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
-	cfg, err := decodeConfig(v, flagSet, envVals, fileNodes)
+	sources := opts.Sources
+	if sources == nil {
+		sources = map[string]string{}
+	}
+	cfg, err := decodeConfig(v, flagSet, envVals, fileNodes, opts.File, sources)
 	if err != nil {
 		return Config{}, err
 	}
 	cfg.normalize()
+	if err := hadoopDefaults(&cfg, sources, loadLookupEnv(opts)); err != nil {
+		return Config{}, err
+	}
 	if cfg.TokenFile != "" && !opts.SkipTokenFile {
 		toks, err := readTokenFile(cfg.TokenFile)
 		if err != nil {
@@ -187,7 +198,13 @@ func readFile(v *viper.Viper, file string) (map[string]*yaml.Node, error) {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%w: config file %s does not exist", ErrConfig, file)
 		}
-		return nil, fmt.Errorf("read config: %w", err)
+		// Unreadable is a configuration error too (exit status 2, which
+		// the unit's RestartPreventExitStatus= does not restart): a
+		// restart cannot make the file readable.
+		if errors.Is(err, fs.ErrPermission) {
+			return nil, fmt.Errorf("%w: read config: %w (colocd runs as uid %d: the file, and every directory above it, must be readable by it)", ErrConfig, err, os.Getuid())
+		}
+		return nil, fmt.Errorf("%w: read config: %w", ErrConfig, err)
 	}
 	fileNodes, err := fileValues(file, b)
 	if err != nil {
@@ -250,17 +267,22 @@ func bindFlags(v *viper.Viper, opts LoadOptions) (map[string]*pflag.Flag, error)
 
 // decodeConfig converts each key's value, from the source that won, to
 // its field's type; then mapstructure only assigns.
-func decodeConfig(v *viper.Viper, flagSet map[string]*pflag.Flag, envVals map[string]*string, fileNodes map[string]*yaml.Node) (Config, error) {
+func decodeConfig(v *viper.Viper, flagSet map[string]*pflag.Flag, envVals map[string]*string, fileNodes map[string]*yaml.Node,
+	file string, sources map[string]string) (Config, error) {
 	values := map[string]any{}
 	for _, lf := range leafFields(reflect.TypeOf(Config{}), "") {
 		var src source
+		from := "default"
 		switch f, s, n := flagSet[lf.key], envVals[lf.key], fileNodes[lf.key]; {
 		case f != nil:
-			src = source{set: true, text: f.Value.String()}
+			src, from = source{set: true, text: f.Value.String()}, "flag --"+f.Name
 		case s != nil:
-			src = source{set: true, text: *s, env: envName(lf.key)}
+			src, from = source{set: true, text: *s, env: envName(lf.key)}, "env "+envName(lf.key)
 		case n != nil:
-			src = source{set: true, node: n}
+			src, from = source{set: true, node: n}, fmt.Sprintf("file %s:%d", file, n.Line)
+		}
+		if sources != nil {
+			sources[lf.key] = from
 		}
 		val, err := decodeValue(lf.key, lf.typ, v.Get(lf.key), src)
 		if err != nil {

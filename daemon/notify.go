@@ -17,12 +17,17 @@ import (
 // Systemd tells the service manager how Serve is doing, over the sd_notify
 // protocol (configs/colocd.service is Type=notify):
 //
-//   - READY=1 with STATUS=ready the first time Engine.Ready succeeds — the
-//     answer /readyz gives: the store is open and answers, the loop has
-//     reconciled with the cluster and its last sync succeeded, and the HTTP
-//     listener was bound before the loop started;
-//   - STATUS= on every change of that answer afterwards ("degraded: " and
-//     the reason /readyz names without a token, or "ready" again);
+//   - READY=1 with the first reading, once the API serves: the store is
+//     open, the HTTP listener is bound and served, the loop has started.
+//     What the cluster answers never holds start-up: an RM that is down at
+//     boot leaves colocd started, serving its API, and saying so in
+//     STATUS= and /readyz (a start that waits for the RM would block
+//     `systemctl start`, then be killed and restarted in a loop);
+//   - STATUS= with that reading and on every change of it afterwards:
+//     "ready", "starting: " while the loop has not reconciled with the
+//     cluster yet, or "degraded: ", with the reason /readyz names without
+//     a token; then "; degraded: " and the dependencies that are failing,
+//     each with the time its failures began (/readyz's degraded list);
 //   - WATCHDOG=1 every half of WATCHDOG_USEC while the admission loop is
 //     moving: a stalled loop (engine.ErrStalled, the bound /readyz uses)
 //     stops the pings, so that systemd restarts the daemon;
@@ -32,13 +37,13 @@ import (
 type Systemd struct {
 	send      func(state string) error
 	watchdog  time.Duration // WATCHDOG_USEC; 0: no watchdog
-	startPoll time.Duration // how often readiness is read until READY=1
+	startPoll time.Duration // how often readiness is read until it is first ready
 	poll      time.Duration // and afterwards, for STATUS= lines
 }
 
-// Readiness is read every systemdStartPoll until the daemon is ready (the
-// READY=1 that ends `systemctl start` comes that late at most), then every
-// systemdPoll. A reading is cheap: Engine.Ready takes a mutex and reads
+// Readiness is read every systemdStartPoll until the daemon is ready (so
+// that STATUS= says "ready" soon after it is), then every systemdPoll. A
+// reading is cheap: Engine.Ready takes a mutex and reads
 // the store's counts in one bbolt read transaction.
 const (
 	systemdStartPoll = 100 * time.Millisecond
@@ -69,25 +74,31 @@ func sdNotify(state string) error {
 
 // notifyState is what the service manager was last told.
 type notifyState struct {
-	ready  bool   // READY=1 was sent
+	sent   bool   // READY=1 was sent (with the first reading)
+	ready  bool   // a reading succeeded once: later failures are "degraded"
 	status string // the last STATUS= value
 }
 
 // notifyTransition is the state after a readiness reading (err: what
-// Engine.Ready returned) and the message that tells it, "" when the
-// service manager knows it already. addr is the API's address.
-func notifyTransition(prev notifyState, err error, addr string) (notifyState, string) {
+// Engine.Ready returned; degraded: the dependencies failing, "" none) and
+// the message that tells it, "" when the service manager knows it
+// already. addr is the API's address.
+func notifyTransition(prev notifyState, err error, degraded, addr string) (notifyState, string) {
 	next := prev
+	next.sent = true
 	switch {
 	case err == nil:
 		next.ready, next.status = true, "ready: serving on "+addr
 	case !prev.ready:
-		next.status = "starting: " + notReadyReason(err)
+		next.status = "starting: serving on " + addr + "; " + notReadyReason(err)
 	default:
-		next.status = "degraded: " + notReadyReason(err)
+		next.status = "degraded: serving on " + addr + "; " + notReadyReason(err)
+	}
+	if degraded != "" {
+		next.status += "; degraded: " + degraded
 	}
 	switch {
-	case next.ready && !prev.ready:
+	case !prev.sent:
 		return next, sd.SdNotifyReady + "\nSTATUS=" + next.status
 	case next.status != prev.status:
 		return next, "STATUS=" + next.status
@@ -119,7 +130,7 @@ func watchdogOK(err error) bool {
 
 // watch reads readiness until ctx is done and tells the service manager
 // (the type's comment). A reading that never returns stops the pings too.
-func (s *Systemd) watch(ctx context.Context, ready func(context.Context) error, addr string, log *slog.Logger) {
+func (s *Systemd) watch(ctx context.Context, ready func(context.Context) error, degraded func() string, addr string, log *slog.Logger) {
 	if s == nil {
 		return
 	}
@@ -132,7 +143,11 @@ func (s *Systemd) watch(ctx context.Context, ready func(context.Context) error, 
 	var st notifyState
 	read := func() error {
 		err := ready(ctx)
-		next, msg := notifyTransition(st, err, addr)
+		var deg string
+		if degraded != nil {
+			deg = degraded()
+		}
+		next, msg := notifyTransition(st, err, deg, addr)
 		if msg != "" {
 			s.notify(msg, log)
 			if err != nil {

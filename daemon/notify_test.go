@@ -78,7 +78,8 @@ func has(msg, kv string) bool {
 	return false
 }
 
-// TestNotifyTransition: READY=1 once, with the first successful reading;
+// TestNotifyTransition: READY=1 once, with the first reading whatever it
+// says (the API serves: an RM down at boot must not hold start-up);
 // STATUS= only when the reading changes, naming the public reason.
 func TestNotifyTransition(t *testing.T) {
 	stalled := fmt.Errorf("%w: no loop iteration completed for 2m0s (the bound is 1m0s)", engine.ErrStalled)
@@ -86,6 +87,7 @@ func TestNotifyTransition(t *testing.T) {
 	starting := fmt.Errorf("%w: %w: not reconciled with the cluster yet", engine.ErrStarting, engine.ErrNotReady)
 	type step struct {
 		err  error
+		deg  string // the degraded dependencies
 		want string // the message; "" none
 	}
 	for _, tc := range []struct {
@@ -93,22 +95,28 @@ func TestNotifyTransition(t *testing.T) {
 		steps []step
 	}{
 		{"start then ready", []step{
-			{starting, "STATUS=starting: reconciling with the cluster"},
-			{starting, ""},
-			{nil, "READY=1\nSTATUS=ready: serving on 127.0.0.1:8080"},
-			{nil, ""},
+			{starting, "", "READY=1\nSTATUS=starting: serving on 127.0.0.1:8080; reconciling with the cluster"},
+			{starting, "", ""},
+			{nil, "", "STATUS=ready: serving on 127.0.0.1:8080"},
+			{nil, "", ""},
 		}},
 		{"degraded and back", []step{
-			{nil, "READY=1\nSTATUS=ready: serving on 127.0.0.1:8080"},
-			{syncing, "STATUS=degraded: cannot sync with the cluster"},
-			{syncing, ""},
-			{stalled, "STATUS=degraded: admission loop stalled"},
-			{nil, "STATUS=ready: serving on 127.0.0.1:8080"},
+			{nil, "", "READY=1\nSTATUS=ready: serving on 127.0.0.1:8080"},
+			{syncing, "", "STATUS=degraded: serving on 127.0.0.1:8080; cannot sync with the cluster"},
+			{syncing, "", ""},
+			{stalled, "", "STATUS=degraded: serving on 127.0.0.1:8080; admission loop stalled"},
+			{nil, "", "STATUS=ready: serving on 127.0.0.1:8080"},
 		}},
-		{"not ready before ready", []step{
-			{syncing, "STATUS=starting: cannot sync with the cluster"},
-			{errors.New("something else"), "STATUS=starting: not ready"},
-			{nil, "READY=1\nSTATUS=ready: serving on 127.0.0.1:8080"},
+		{"metrics store down: ready, degraded", []step{
+			{nil, "", "READY=1\nSTATUS=ready: serving on 127.0.0.1:8080"},
+			{nil, "metrics since 2026-11-28 10:00:00 UTC", "STATUS=ready: serving on 127.0.0.1:8080; degraded: metrics since 2026-11-28 10:00:00 UTC"},
+			{nil, "metrics since 2026-11-28 10:00:00 UTC", ""},
+			{nil, "", "STATUS=ready: serving on 127.0.0.1:8080"},
+		}},
+		{"RM down at boot", []step{
+			{syncing, "", "READY=1\nSTATUS=starting: serving on 127.0.0.1:8080; cannot sync with the cluster"},
+			{errors.New("something else"), "", "STATUS=starting: serving on 127.0.0.1:8080; not ready"},
+			{nil, "", "STATUS=ready: serving on 127.0.0.1:8080"},
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -116,7 +124,7 @@ func TestNotifyTransition(t *testing.T) {
 			var got, want []string
 			for _, s := range tc.steps {
 				var msg string
-				st, msg = notifyTransition(st, s.err, "127.0.0.1:8080")
+				st, msg = notifyTransition(st, s.err, s.deg, "127.0.0.1:8080")
 				got, want = append(got, msg), append(want, s.want)
 			}
 			if d := cmp.Diff(want, got); d != "" {
@@ -191,7 +199,7 @@ func TestNotifyWatchdogStalled(t *testing.T) {
 		watchdog: 20 * time.Millisecond, startPoll: time.Hour, poll: time.Hour,
 	}
 	done := make(chan struct{})
-	go func() { defer close(done); s.watch(ctx, ready, "127.0.0.1:8080", slog.New(slog.DiscardHandler)) }()
+	go func() { defer close(done); s.watch(ctx, ready, nil, "127.0.0.1:8080", slog.New(slog.DiscardHandler)) }()
 	select {
 	case <-done:
 	case <-time.After(30 * time.Second):
@@ -205,7 +213,7 @@ func TestNotifyWatchdogStalled(t *testing.T) {
 	want := []string{
 		ok, readyMsg, // the first reading, at once
 		ok, ping, ok, ping,
-		bad, "STATUS=degraded: admission loop stalled",
+		bad, "STATUS=degraded: serving on 127.0.0.1:8080; admission loop stalled",
 		bad, bad, bad, bad, bad, // no pings: systemd restarts the daemon
 		ok, "STATUS=ready: serving on 127.0.0.1:8080", ping,
 		ok, ping, ok, ping,
@@ -252,7 +260,7 @@ func TestSystemdFromEnv(t *testing.T) {
 					t.Fatalf("SystemdFromEnv = %+v, want nil", s)
 				}
 				// A nil notifier sends nothing and returns at once.
-				s.watch(context.Background(), func(context.Context) error { return nil }, "", slog.New(slog.DiscardHandler))
+				s.watch(context.Background(), func(context.Context) error { return nil }, nil, "", slog.New(slog.DiscardHandler))
 				s.stopping(slog.New(slog.DiscardHandler))
 				return
 			}
@@ -265,8 +273,8 @@ func TestSystemdFromEnv(t *testing.T) {
 
 // TestServeNotifiesSystemd runs Serve on the simulator under a fake service
 // manager with a 200 ms watchdog: READY=1 comes once the API answers
-// /healthz and /readyz, WATCHDOG=1 repeatedly while the loop moves,
-// STOPPING=1 at shutdown and nothing after it.
+// /healthz, STATUS=ready when /readyz does, WATCHDOG=1 repeatedly while
+// the loop moves, STOPPING=1 at shutdown and nothing after it.
 func TestServeNotifiesSystemd(t *testing.T) {
 	sock := listenNotify(t)
 	t.Setenv("NOTIFY_SOCKET", sock.path)
@@ -295,25 +303,30 @@ func TestServeNotifiesSystemd(t *testing.T) {
 		done <- Serve(ctx, cfg, ServeOptions{Listener: ln, Systemd: systemd, Logger: slog.New(slog.DiscardHandler)})
 	}()
 
-	// Up to READY=1: status lines only.
-	var msg string
-	for msg = sock.next(t, "READY=1", 30*time.Second); !has(msg, "READY=1"); msg = sock.next(t, "READY=1", 30*time.Second) {
-		if !strings.HasPrefix(msg, "STATUS=starting: ") && msg != "WATCHDOG=1" {
-			t.Fatalf("before READY=1: %q", msg)
-		}
-	}
-	if !has(msg, "STATUS=ready: serving on "+addr) {
-		t.Errorf("READY=1 datagram %q: want STATUS=ready: serving on %s", msg, addr)
+	// READY=1 first, with the API served; then STATUS= up to ready.
+	msg := sock.next(t, "READY=1", 30*time.Second)
+	if !has(msg, "READY=1") {
+		t.Fatalf("first datagram %q: want READY=1", msg)
 	}
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	if res, err := client.Get("http://" + addr + "/healthz"); err != nil {
+		t.Fatalf("GET /healthz after READY=1: %v", err)
+	} else {
+		res.Body.Close()
+	}
+	for ; !has(msg, "STATUS=ready: serving on "+addr); msg = sock.next(t, "STATUS=ready", 30*time.Second) {
+		if !strings.HasPrefix(msg, "READY=1\nSTATUS=starting: ") && !strings.HasPrefix(msg, "STATUS=starting: ") && msg != "WATCHDOG=1" {
+			t.Fatalf("before STATUS=ready: %q", msg)
+		}
+	}
 	for _, path := range []string{"/healthz", "/readyz"} {
 		res, err := client.Get("http://" + addr + path)
 		if err != nil {
-			t.Fatalf("GET %s after READY=1: %v", path, err)
+			t.Fatalf("GET %s after STATUS=ready: %v", path, err)
 		}
 		res.Body.Close()
 		if res.StatusCode != http.StatusOK {
-			t.Errorf("GET %s after READY=1: %d, want 200", path, res.StatusCode)
+			t.Errorf("GET %s after STATUS=ready: %d, want 200", path, res.StatusCode)
 		}
 	}
 

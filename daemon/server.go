@@ -23,7 +23,6 @@ import (
 
 	"github.com/colocd/colocd/apiclient"
 	"github.com/colocd/colocd/bandit"
-	"github.com/colocd/colocd/collector"
 	"github.com/colocd/colocd/daemon/api"
 	"github.com/colocd/colocd/engine"
 	"github.com/colocd/colocd/goodness"
@@ -37,6 +36,7 @@ import (
 	"github.com/colocd/colocd/sim"
 	"github.com/colocd/colocd/telemetry"
 	"github.com/colocd/colocd/yarnclient"
+	"github.com/colocd/colocd/yarnclient/kerberos"
 )
 
 // ServeOptions are Serve's inputs besides the configuration.
@@ -58,6 +58,20 @@ type ServeOptions struct {
 	// Systemd, when set, is told of readiness, status, shutdown and the
 	// loop's liveness (SystemdFromEnv; nil: nothing is sent).
 	Systemd *Systemd
+	// Reloaded, with Reload, asks for a reload at each receive (SIGHUP,
+	// the unit's ExecReload): Reload loads the configuration again, and
+	// what a reload can change (reloadedConfig: the log level, tokens and
+	// token_file, TLS certificates and client CAs, the API's identity
+	// settings) is applied without a restart; the other keys that changed
+	// are logged as needing one.
+	Reloaded <-chan struct{}
+	Reload   func() (Config, error)
+	// LogLevel, when set, is the level of Logger's handler, set again at
+	// each reload from log_level.
+	LogLevel *slog.LevelVar
+
+	reloadDone func(error) // tests: called after each reload
+	fifoDone   func()      // tests: called after each FIFO comparison
 }
 
 // build is o.Build with its empty fields filled from the binary.
@@ -138,15 +152,28 @@ func Serve(ctx context.Context, cfg Config, opts ServeOptions) (err error) {
 	}
 	c.prom.Build(opts.build())
 	repl.watch(c.prom)
-	srv, ln, err := newHTTPServer(cfg, opts.Listener, c, store, b, repl, log)
+	if b.replayFIFO != nil && b.clockInfo != nil {
+		c.fifo = &fifoReport{store: store, started: func() time.Time { return b.clockInfo().Started }, replay: b.replayFIFO,
+			log: log.With("component", "demo"), done: opts.fifoDone}
+	}
+	srv, ln, sv, err := newHTTPServer(cfg, opts.Listener, c, store, b, repl, log)
 	if err != nil {
 		return err
+	}
+	if opts.Reload != nil && opts.Reloaded != nil {
+		r := &reloader{running: cfg, load: opts.Reload, level: opts.LogLevel, srv: sv, log: log.With("component", "reload"),
+			build: func(cfg Config) (http.Handler, http.Handler, *tls.Config, error) {
+				return buildServed(cfg, c, store, b, repl, log, *sv.api.Load())
+			}, done: opts.reloadDone}
+		rctx, stopReload := context.WithCancel(ctx)
+		defer stopReload()
+		go r.run(rctx, opts.Reloaded)
 	}
 	log.Info("colocd serving", "version", opts.Version, "addr", ln.Addr().String(), "tls", cfg.TLS.CertFile != "",
 		"backend", cfg.Backend, "seed", b.seed, "data_dir", cfg.DataDir, "mode", cfg.Admission.Mode,
 		"preferences_restored", c.restored, "profiles_restored", c.profilesRestored, "kinds", len(c.learner.Kinds()), "limits", c.limits,
 		"replicated", repl != nil)
-	return run(ctx, cfg, b, c.eng, srv, ln, opts.Systemd, repl, log)
+	return run(ctx, cfg, b, c, srv, ln, opts.Systemd, repl, log)
 }
 
 // openBackend opens the configured cluster side.
@@ -205,6 +232,7 @@ type core struct {
 	prom                       *telemetry.Metrics
 	limits                     goodness.Limits
 	eng                        *engine.Engine
+	fifo                       *fifoReport // the simulator demo's comparison with FIFO; nil on YARN
 }
 
 // openCore builds the core; the journal, when set, must be closed even on
@@ -251,12 +279,18 @@ func openCore(cfg Config, b backend, store *queue.Store, repl *replication, log 
 	eo.BackoffRand = mrand.New(mrand.NewPCG(b.seed^0x9e3779b97f4a7c15, b.seed))
 	eo.Logger, eo.Limits, eo.StallAfter = log.With("component", "engine"), c.limits, stallBound(cfg)
 	eo.SimulatedClock = b.clockInfo != nil
+	eo.DependencyOf = dependencyOf
 	if repl != nil {
 		eo.Fence = repl
 	}
 	c.eng, err = engine.New(eo)
 	if err == nil {
-		c.prom.WatchQueues(c.eng) // colocd_queue_* at scrape time
+		c.prom.WatchQueues(c.eng)                  // colocd_queue_* at scrape time
+		c.prom.WatchDegraded(degradedSince(c.eng)) // colocd_dependency_degraded*
+		c.prom.WatchPending(store)                 // colocd_pending_jobs{queue,kind}, the oldest's age
+		c.prom.WatchDataDir(dataDirSpace(cfg))     // colocd_data_dir_{free,reserve}_bytes
+		c.prom.WatchTicket(b.ticketEnd)            // colocd_kerberos_ticket_expiry_timestamp_seconds
+		b.outbound.set(c.prom)                     // colocd_outbound_request_duration_seconds
 	}
 	return c, err
 }
@@ -299,44 +333,22 @@ func restoreOrQuarantine(store *queue.Store, prom *telemetry.Metrics, repl *repl
 // are open, the idle ones (keep-alive connections between requests, and
 // connections silent for 5 s) are closed to make room: clients that only
 // hold a connection cannot keep others out.
-func newHTTPServer(cfg Config, ln net.Listener, c core, store *queue.Store, b backend, repl *replication, log *slog.Logger) (*http.Server, net.Listener, error) {
-	deps := api.Deps{
-		Store: store, Learner: c.learner, Journal: c.journal, Controller: c.eng, Tokens: apiTokens(cfg.Tokens),
-		Profiles: c.eng.Profiles(), Queues: c.eng, Cluster: c.eng, Limits: c.limits, MaxKinds: cfg.API.MaxKinds, Writes: c.eng,
-		Metrics: c.prom, Now: b.clock.Now, MaxBodyBytes: cfg.API.MaxBodyBytes, Logger: log.With("component", "api"),
-		PublicMetrics: cfg.API.PublicMetrics, Clock: b.clockInfo,
-	}
-	if err := identityDeps(cfg, &deps, log); err != nil {
-		return nil, nil, err
-	}
-	if repl != nil {
-		deps.Replica = repl
-	}
-	handler, err := api.New(deps)
+func newHTTPServer(cfg Config, ln net.Listener, c core, store *queue.Store, b backend, repl *replication, log *slog.Logger) (*http.Server, net.Listener, *served, error) {
+	srv0 := &served{}
+	apiH, h, tlsCfg, err := buildServed(cfg, c, store, b, repl, log, nil)
 	if err != nil {
-		return nil, nil, fmt.Errorf("build API: %w", err)
+		return nil, nil, nil, err
 	}
-	if repl != nil {
-		t, err := forwardTransport(cfg)
-		if err != nil {
-			return nil, nil, err
-		}
-		handler = api.NewReplicated(handler, repl, repl.id, t, cfg.API.MaxBodyBytes)
-	}
-	var tlsCfg *tls.Config
-	if cfg.TLS.CertFile != "" {
-		cert, err := tls.LoadX509KeyPair(cfg.TLS.CertFile, cfg.TLS.KeyFile)
-		if err != nil {
-			return nil, nil, cfgErr("tls.cert_file", "load the certificate and key: %v", err)
-		}
-		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-		if err := clientCerts(cfg.TLS, tlsCfg); err != nil {
-			return nil, nil, err
-		}
+	srv0.handler.Store(&h)
+	srv0.api.Store(&apiH)
+	var serverTLS *tls.Config
+	if tlsCfg != nil {
+		srv0.tls.Store(tlsCfg)
+		serverTLS = srv0.serverTLS()
 	}
 	if ln == nil {
 		if ln, err = net.Listen("tcp", cfg.Listen); err != nil {
-			return nil, nil, fmt.Errorf("listen on %s: %w", cfg.Listen, err)
+			return nil, nil, nil, fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 		}
 	}
 	var srv *http.Server
@@ -345,23 +357,66 @@ func newHTTPServer(cfg Config, ln net.Listener, c core, store *queue.Store, b ba
 		srv.SetKeepAlivesEnabled(true)
 	})
 	srv = &http.Server{
-		Handler:           handler,
-		TLSConfig:         tlsCfg,
+		Handler:           srv0,
+		TLSConfig:         serverTLS,
 		ReadHeaderTimeout: min(10*time.Second, cfg.API.ReadTimeout),
 		ReadTimeout:       cfg.API.ReadTimeout,
 		WriteTimeout:      cfg.API.WriteTimeout,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	return srv, ln, nil
+	return srv, ln, srv0, nil
+}
+
+// buildServed builds the API's handler (apiH: api.New's; h: what is
+// served, apiH behind the replica's forwarding when replicated) and the
+// server's TLS configuration (nil: plain HTTP) from cfg: at start, and
+// again at each reload, when base is the API handler serving until then
+// (api.WithIdentity: only its identity settings are new).
+func buildServed(cfg Config, c core, store *queue.Store, b backend, repl *replication, log *slog.Logger, base http.Handler) (apiH, h http.Handler, _ *tls.Config, _ error) {
+	deps := api.Deps{
+		Store: store, Learner: c.learner, Journal: c.journal, Controller: c.eng, Tokens: apiTokens(cfg.Tokens),
+		Profiles: c.eng.Profiles(), Queues: c.eng, Cluster: c.eng, Limits: c.limits, MaxKinds: cfg.API.MaxKinds, Writes: c.eng,
+		Metrics: c.prom, Now: b.clock.Now, MaxBodyBytes: cfg.API.MaxBodyBytes, Logger: log.With("component", "api"),
+		PublicMetrics: cfg.API.PublicMetrics, Clock: b.clockInfo, Degraded: wireDegraded(c.eng), FIFO: c.fifo.current,
+	}
+	if err := identityDeps(cfg, &deps, log); err != nil {
+		return nil, nil, nil, err
+	}
+	if repl != nil {
+		deps.Replica = repl
+	}
+	var err error
+	if base != nil {
+		apiH, err = api.WithIdentity(base, deps)
+	} else {
+		apiH, err = api.New(deps)
+	}
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("build API: %w", err)
+	}
+	h = apiH
+	if repl != nil {
+		t, err := forwardTransport(cfg)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		h = api.NewReplicated(apiH, repl, repl.id, t, cfg.API.MaxBodyBytes)
+	}
+	tlsCfg, err := loadServerTLS(cfg.TLS)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return apiH, h, tlsCfg, nil
 }
 
 // run serves HTTP on ln and runs the loop (replicated: the replica, and
 // the loop in each term it leads) until ctx is cancelled or either fails,
 // then shuts both down within cfg.ShutdownTimeout. systemd watches the
 // readiness from when both started until shutdown begins.
-func run(ctx context.Context, cfg Config, b backend, eng *engine.Engine, srv *http.Server, ln net.Listener,
+func run(ctx context.Context, cfg Config, b backend, c core, srv *http.Server, ln net.Listener,
 	systemd *Systemd, repl *replication, log *slog.Logger) error {
+	eng := c.eng
 	srvErr := make(chan error, 1)
 	go func() {
 		var err error
@@ -401,10 +456,21 @@ func run(ctx context.Context, cfg Config, b backend, eng *engine.Engine, srv *ht
 	}
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
-	watched := make(chan struct{})
+	watched, probed := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(watched)
-		systemd.watch(watchCtx, ready, ln.Addr().String(), log.With("component", "systemd"))
+		systemd.watch(watchCtx, ready, degradedText(eng), ln.Addr().String(), log.With("component", "systemd"))
+	}()
+	go func() {
+		defer close(probed)
+		probeAtStart(watchCtx, eng, b, cfg.Yarn.Timeout, log.With("component", "probe"))
+	}()
+	demoDone := make(chan struct{})
+	go func() {
+		defer close(demoDone)
+		if c.fifo != nil {
+			c.fifo.run(watchCtx)
+		}
 	}()
 
 	var runErr error
@@ -419,6 +485,8 @@ func run(ctx context.Context, cfg Config, b backend, eng *engine.Engine, srv *ht
 	}
 	stopWatch() // no READY=1 or WATCHDOG=1 after STOPPING=1
 	<-watched
+	<-probed
+	<-demoDone
 	systemd.stopping(log)
 	shCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
 	defer cancel()
@@ -477,6 +545,15 @@ type backend struct {
 	// clockInfo describes a simulated clock for GET /v1/clock; nil: the
 	// wall clock.
 	clockInfo func() apiclient.Clock
+	// replayFIFO simulates arrivals again under FIFO on a fresh simulator
+	// of the workload and seed (the demo's comparison); nil on YARN.
+	replayFIFO func(start time.Time, arrivals []sim.Arrival) (sim.FIFOResult, error)
+	// outbound times the backend's requests once the metrics exist; nil
+	// on the simulator.
+	outbound *outboundMetrics
+	// ticketEnd is when colocd's Kerberos TGT for YARN expires; nil
+	// without Kerberos.
+	ticketEnd func() (time.Time, bool)
 }
 
 func openSimBackend(cfg Config, log *slog.Logger, wallNow func() time.Time) (backend, error) {
@@ -531,6 +608,13 @@ func openSimBackend(cfg Config, log *slog.Logger, wallNow func() time.Time) (bac
 	return backend{
 		cluster: c, metrics: c, clock: rt, wake: wake, kinds: kinds, limits: c.Limits(), seed: state.Seed,
 		checkpoint: c.Checkpoint, sim: state, clockInfo: clockInfo,
+		replayFIFO: func(start time.Time, arrivals []sim.Arrival) (sim.FIFOResult, error) {
+			s, err := newSim(state.Seed, start)
+			if err != nil {
+				return sim.FIFOResult{}, err
+			}
+			return sim.ReplayFIFO(s, arrivals)
+		},
 		close: func() error {
 			rt.Stop()
 			cancel()
@@ -562,11 +646,21 @@ func simClock(state *simcluster.State, rt *sim.Realtime, speed float64, wallNow 
 const simRetention = 24 * time.Hour
 
 func openYarnBackend(cfg Config, log *slog.Logger) (backend, error) {
-	yc, err := yarnclient.New(cfg.Yarn.ClientConfig(log))
+	obs := &outboundMetrics{}
+	ycfg := cfg.Yarn.ClientConfig(log)
+	ycfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return obs.wrap(telemetry.ServiceYARN, rt) }
+	yc, err := yarnclient.New(ycfg)
 	if err != nil {
 		return backend{}, cfgErr("yarn", "%v", err)
 	}
-	src, closeSrc, err := openUsage(cfg, log.With("component", "metrics"))
+	var ticketEnd func() (time.Time, bool)
+	if k, ok := yc.Auth().(*kerberos.Auth); ok {
+		ticketEnd = func() (time.Time, bool) {
+			st := k.Status()
+			return st.TGTEnd, st.LoggedIn
+		}
+	}
+	src, closeSrc, err := openUsage(cfg, log.With("component", "metrics"), obs)
 	if err != nil {
 		return backend{}, err
 	}
@@ -574,10 +668,10 @@ func openYarnBackend(cfg Config, log *slog.Logger) (backend, error) {
 	if cfg.Learning.Placement == PlacementInflux {
 		// Its own reader of the influx section, whatever metrics.source
 		// reads usage from; host names mapped as the usage source maps them.
-		col, err := collector.New(cfg.Influx)
+		col, err := openInflux(cfg.Influx, obs)
 		if err != nil {
 			closeSrc()
-			return backend{}, sectionErr("influx", err)
+			return backend{}, err
 		}
 		if placement, err = usage.NewPlacements(col, cfg.Metrics.Hosts); err != nil {
 			col.Close()
@@ -602,6 +696,7 @@ func openYarnBackend(cfg Config, log *slog.Logger) (backend, error) {
 	seed := randomSeed()
 	return backend{
 		cluster: c, metrics: src, usage: src, placement: placement, clock: engine.WallClock{}, seed: seed,
+		outbound: obs, ticketEnd: ticketEnd,
 		checkpoint: func() error { return nil },
 		close:      func() error { closeSrc(); return nil },
 	}, nil

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -160,8 +161,17 @@ func TestEndToEndSim(t *testing.T) {
 	checkLearned(t, p)
 
 	code, body := p.do(http.MethodGet, "/metrics", nil)
-	if code != http.StatusOK || !strings.Contains(string(body), fmt.Sprintf("colocd_admissions_total %d", demoJobs)) {
-		t.Errorf("/metrics: %d, admissions line missing:\n%.2000s", code, body)
+	admitted := 0.0 // over the queue and kind labels
+	for l := range strings.Lines(string(body)) {
+		if rest, ok := strings.CutPrefix(l, "colocd_admissions_total{"); ok {
+			if _, v, ok := strings.Cut(rest, "} "); ok {
+				n, _ := strconv.ParseFloat(strings.TrimSpace(v), 64)
+				admitted += n
+			}
+		}
+	}
+	if code != http.StatusOK || admitted != demoJobs || !strings.Contains(string(body), `colocd_admissions_total{kind="kmeans",queue="default"}`) {
+		t.Errorf("/metrics: %d, colocd_admissions_total sums to %v over queues and kinds, want %d:\n%.2000s", code, admitted, demoJobs, body)
 	}
 	resp, err := http.Get(p.base + "/")
 	if err != nil {

@@ -16,6 +16,7 @@ type tcpProxy struct {
 	tb   testing.TB
 	mu   sync.Mutex
 	drop bool
+	deaf bool // drop only what the servers send back
 	lns  []net.Listener
 	held []net.Conn
 }
@@ -65,19 +66,20 @@ func (p *tcpProxy) serve(ln net.Listener, up string) {
 		p.mu.Lock()
 		p.held = append(p.held, u)
 		p.mu.Unlock()
-		go p.pipe(c, u)
-		go p.pipe(u, c)
+		go p.pipe(c, u, true)
+		go p.pipe(u, c, false)
 	}
 }
 
-// pipe copies from src to dst, discarding while partitioned.
-func (p *tcpProxy) pipe(dst, src net.Conn) {
+// pipe copies from src to dst, discarding while partitioned (and, for
+// what a server sends back, while deaf).
+func (p *tcpProxy) pipe(dst, src net.Conn, back bool) {
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
 			p.mu.Lock()
-			drop := p.drop
+			drop := p.drop || (back && p.deaf)
 			p.mu.Unlock()
 			if !drop {
 				if _, werr := dst.Write(buf[:n]); werr != nil {
@@ -99,11 +101,19 @@ func (p *tcpProxy) Partition() {
 	p.mu.Unlock()
 }
 
+// Deafen drops what the servers send back and passes what the client
+// sends: its requests are carried out, and it never hears of them.
+func (p *tcpProxy) Deafen() {
+	p.mu.Lock()
+	p.deaf = true
+	p.mu.Unlock()
+}
+
 // Heal closes the connections held through the partition and forwards
 // new ones again.
 func (p *tcpProxy) Heal() {
 	p.mu.Lock()
-	p.drop = false
+	p.drop, p.deaf = false, false
 	held := p.held
 	p.held = nil
 	p.mu.Unlock()

@@ -29,8 +29,8 @@ func (c Config) Validate() error {
 	if !oneOf(c.LogLevel, "debug", "info", "warn", "error") {
 		return cfgErr("log_level", "must be one of debug|info|warn|error, got %q", c.LogLevel)
 	}
-	if !oneOf(c.LogFormat, "text", "json") {
-		return cfgErr("log_format", "must be text or json, got %q", c.LogFormat)
+	if !oneOf(c.LogFormat, LogAuto, LogText, LogJSON, LogJournal) {
+		return cfgErr("log_format", "must be auto, text, json or journal, got %q", c.LogFormat)
 	}
 	if (c.TLS.CertFile == "") != (c.TLS.KeyFile == "") {
 		if c.TLS.CertFile == "" {

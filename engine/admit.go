@@ -99,7 +99,7 @@ func (e *Engine) passShares(ctx context.Context, v *passView) {
 	st, err := e.cluster.State(ctx)
 	e.called(callRead, err)
 	if err != nil {
-		e.backendError("state")
+		e.backendError("state", err)
 		e.log.Debug("dominant shares: cluster state unavailable", "err", err)
 		return
 	}
@@ -160,7 +160,7 @@ func (e *Engine) admitOne(ctx context.Context, rep *AdmitReport, v *passView) (d
 	appID, err := e.cluster.Reserve(ctx)
 	if err != nil {
 		e.called(callSubmit, err) // a success proves nothing yet: the submission tells
-		e.backendError("reserve")
+		e.backendError("reserve", err)
 		return true, fmt.Errorf("admit job %s: reserve application: %w", admit.Chosen, err)
 	}
 	e.backendOK(backendCluster)
@@ -198,7 +198,7 @@ func (e *Engine) submitted(rep *AdmitReport, v *passView, job queue.Job, appID s
 		rep.Admitted = append(rep.Admitted, job.ID)
 		e.backendOK(backendCluster)
 		if e.mx != nil {
-			e.mx.Admitted(e.clock.Now().Sub(job.CreatedAt), forcedBy(admit))
+			e.mx.Admitted(e.clock.Now().Sub(job.CreatedAt), forcedBy(admit), job.Queue, job.Kind)
 		}
 		log.Info("job admitted", "app", appID, "state", queue.StateAdmitted, "forced", learned.Forced, "shadow", shadow,
 			"learned_choice", learned.Chosen, "passed", len(admit.Passed))
@@ -238,7 +238,7 @@ func (e *Engine) submitted(rep *AdmitReport, v *passView, job queue.Job, appID s
 	default:
 		e.called(callSubmit, err)
 		e.jobFailed(job.ID, err)
-		e.backendError("submit")
+		e.backendError("submit", err)
 		log.Warn("submission outcome unknown; left admitted for reconcile", "app", appID, "err", err)
 		rep.Ambiguous = append(rep.Ambiguous, job.ID)
 		rep.Stopped = "ambiguous"
@@ -281,7 +281,7 @@ func (e *Engine) openView(ctx context.Context, v *passView) error {
 		st, err := e.cluster.State(ctx)
 		e.called(callRead, err)
 		if err != nil {
-			e.backendError("state")
+			e.backendError("state", err)
 			return fmt.Errorf("admit: cluster state: %w", err)
 		}
 		e.backendOK(backendCluster)

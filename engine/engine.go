@@ -76,6 +76,7 @@ type Engine struct {
 	limits       goodness.Limits
 	nodes        []string // the cluster's nodes at the last sync
 	stallAfter   time.Duration
+	dependencyOf func(error) string // Options.DependencyOf
 
 	kick   chan struct{}
 	health health
@@ -187,6 +188,10 @@ type Options struct {
 	// for longer than this, in Wall time; zero never does (no loop drives
 	// the engine, as in benchmarks).
 	StallAfter time.Duration
+	// DependencyOf, when set, names the dependency a failed call's error
+	// is about when it is not the one called (DepKDC for a Kerberos
+	// failure on a call to the RM); "" leaves it to the call.
+	DependencyOf func(error) string
 	// Backoff is how calls to a failing cluster back off (BackoffConfig);
 	// zero: they do not. BackoffRand draws its jitter; nil: seeded with
 	// (3, 4). It is a source of its own, so that a backoff never changes
@@ -267,6 +272,7 @@ func New(o Options) (*Engine, error) {
 		pairReward:   o.PairReward,
 		limits:       o.Limits,
 		stallAfter:   o.StallAfter,
+		dependencyOf: o.DependencyOf,
 		kick:         make(chan struct{}, 1),
 		presence:     map[string]map[string]*presence{},
 		runtimes:     newRuntimes(),
@@ -441,7 +447,7 @@ func (e *Engine) Kill(ctx context.Context, id string) (queue.Job, error) {
 			return j, fmt.Errorf("kill job %s: %w", id, err)
 		}
 		if err != nil && !errors.Is(err, cluster.ErrUnknownApp) {
-			e.backendError("kill")
+			e.backendError("kill", err)
 			return j, fmt.Errorf("kill job %s application %s: %w", id, j.AppID, err)
 		}
 	}
@@ -535,6 +541,8 @@ type healthState struct {
 	// publishBackoff last copied them.
 	backoff        [numCallKinds]backoff
 	jobsBackingOff int
+	// deps are the dependencies failing now (degraded.go).
+	deps map[string]depFail
 }
 
 // writeFail is a failed store write: its error and wall time.
@@ -662,11 +670,16 @@ func (e *Engine) Profiles() *profile.Model { return e.profiles }
 // backendError counts a failed call to a backend, by operation, and marks
 // that backend down: op "metrics" is the usage source, any other the
 // cluster.
-func (e *Engine) backendError(op string) {
+func (e *Engine) backendError(op string, err error) {
 	if e.mx != nil {
 		e.mx.BackendErrors(op)
 		e.mx.BackendUp(backendOf(op), false)
 	}
+	dep := DepCluster
+	if backendOf(op) == backendMetrics {
+		dep = DepMetrics
+	}
+	e.dependencyDown(dep, op, err)
 }
 
 // backendOK marks backend (backendCluster, backendMetrics) up: a call to
@@ -674,6 +687,11 @@ func (e *Engine) backendError(op string) {
 func (e *Engine) backendOK(backend string) {
 	if e.mx != nil {
 		e.mx.BackendUp(backend, true)
+	}
+	if backend == backendMetrics {
+		e.dependencyUp(DepMetrics)
+	} else {
+		e.dependencyUp(DepCluster)
 	}
 }
 
@@ -718,7 +736,7 @@ type Telemetry interface {
 	// Admitted counts an admission: how long the job waited pending
 	// (CreatedAt to the engine clock's now) and the hard rule that chose
 	// it ("max_skips", "reservation"; "" when none did).
-	Admitted(wait time.Duration, forced string)
+	Admitted(wait time.Duration, forced, queue, kind string)
 	AdmissionFailed()
 	LearningUpdates(n int)
 	// LearningTick records a learning tick that returned no error, at the

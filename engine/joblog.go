@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"time"
@@ -61,7 +62,15 @@ func (e *Engine) logTick(rep LearnReport, took time.Duration) {
 			kinds[k] = true
 		}
 	}
-	e.log.Info("learning tick", e.clockKey("from"), rep.From, e.clockKey("to"), rep.To,
+	// A tick that learned nothing new (no co-located kind, no update, no
+	// new kind, no host skipped) is at DEBUG: at the demo's 60× that is
+	// most ticks, one a wall second, and they buried the lines that say
+	// something. The tick's time is in colocd_learning_last_tick_* all the same.
+	level := slog.LevelInfo
+	if len(kinds) == 0 && rep.Updates == 0 && rep.Profile.NewKinds == 0 && len(rep.Stale) == 0 && len(rep.Invalid) == 0 {
+		level = slog.LevelDebug
+	}
+	e.log.Log(context.Background(), level, "learning tick", e.clockKey("from"), rep.From, e.clockKey("to"), rep.To,
 		"kinds", len(kinds), "updates", rep.Updates,
 		"hosts_observed", rep.Observed, "hosts_profiled", rep.Profile.Observations,
 		"hosts_stale", len(rep.Stale), "hosts_invalid", len(rep.Invalid),

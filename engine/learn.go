@@ -95,7 +95,7 @@ func (e *Engine) Learn(ctx context.Context, from, to time.Time) (rep LearnReport
 	colos, comps, unplaced, err := e.whatRan(ctx, from, to)
 	e.prune(from)
 	if err != nil {
-		e.backendError("metrics")
+		e.backendError("metrics", err)
 		return rep, fmt.Errorf("learn [%s, %s]: %w: placement: %w", from.Format(time.RFC3339), to.Format(time.RFC3339), ErrMetrics, err)
 	}
 	rep.Colocations, rep.Unplaced = len(colos), unplaced
@@ -121,7 +121,7 @@ func (e *Engine) Learn(ctx context.Context, from, to time.Time) (rep LearnReport
 	slices.Sort(hosts)
 	readings, _, err := ReadUsage(ctx, e.metrics, hosts, from, to, e.limits)
 	if err != nil {
-		e.backendError("metrics")
+		e.backendError("metrics", err)
 		return rep, fmt.Errorf("learn [%s, %s]: %w: %w", from.Format(time.RFC3339), to.Format(time.RFC3339), ErrMetrics, err)
 	}
 	e.backendOK(backendMetrics)

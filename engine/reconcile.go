@@ -51,7 +51,7 @@ func (e *Engine) Reconcile(ctx context.Context) (SyncReport, error) {
 		st, err := e.cluster.App(ctx, j.AppID)
 		if err != nil && !errors.Is(err, cluster.ErrUnknownApp) {
 			e.called(callRead, err)
-			e.backendError("app")
+			e.backendError("app", err)
 			return rep, fmt.Errorf("reconcile job %s (application %s): %w", j.ID, j.AppID, err)
 		}
 		e.called(callRead, nil)
@@ -61,6 +61,12 @@ func (e *Engine) Reconcile(ctx context.Context) (SyncReport, error) {
 		}
 	}
 	e.reconciled = true
+	if len(jobs) == 0 {
+		// Nothing was asked of the cluster: its first sync says whether
+		// it answers.
+		e.log.Info("reconciled: no admitted or running job to look up in the cluster")
+		return rep, nil
+	}
 	e.log.Info("reconciled with the cluster", "jobs", len(jobs), "started", len(rep.Started),
 		"finished", len(rep.Finished), "resubmitted", len(rep.Resubmitted), "requeued", len(rep.Requeued), "rejected", len(rep.Rejected),
 		"parked", len(rep.Parked))
@@ -100,7 +106,7 @@ func (e *Engine) syncLocked(ctx context.Context) (SyncReport, *cluster.State, er
 	st, err := e.cluster.State(ctx)
 	e.called(callRead, err)
 	if err != nil {
-		e.backendError("state")
+		e.backendError("state", err)
 		return rep, nil, fmt.Errorf("sync: cluster state: %w", err)
 	}
 	e.backendOK(backendCluster)
@@ -133,7 +139,7 @@ func (e *Engine) syncLocked(ctx context.Context) (SyncReport, *cluster.State, er
 		s, err := e.cluster.App(ctx, j.AppID)
 		if err != nil && !errors.Is(err, cluster.ErrUnknownApp) {
 			e.jobFailed(j.ID, err)
-			e.backendError("app")
+			e.backendError("app", err)
 			e.jobLog(j).Warn("sync: application status unavailable", "err", err)
 			continue
 		}
@@ -204,7 +210,7 @@ func (e *Engine) unknownApp(ctx context.Context, j queue.Job, rep *SyncReport) e
 		got, err := f.Forgotten(ctx, j.AppID, recorded)
 		if err != nil {
 			e.jobFailed(j.ID, err)
-			e.backendError("app")
+			e.backendError("app", err)
 			log.Warn("application unknown to the cluster and nothing can be proven now; will check again", "err", err)
 			return nil
 		}
@@ -332,7 +338,7 @@ func (e *Engine) resubmit(ctx context.Context, j queue.Job, rep *SyncReport) err
 		rep.Requeued = append(rep.Requeued, j.ID)
 	default:
 		e.jobFailed(j.ID, err)
-		e.backendError("submit")
+		e.backendError("submit", err)
 		log.Warn("resubmission outcome unknown; will check again once its backoff ends", "err", err)
 	}
 	return nil

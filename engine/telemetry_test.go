@@ -30,7 +30,7 @@ func (r *recorder) ClusterBackoff(calls string, wait time.Duration) {
 }
 func (r *recorder) CallsBackedOff(calls string) { r.add("held %s", calls) }
 func (r *recorder) JobsBackingOff(n int)        { r.add("jobs backing off %d", n) }
-func (r *recorder) Admitted(wait time.Duration, forced string) {
+func (r *recorder) Admitted(wait time.Duration, forced, _, _ string) {
 	r.add("admitted after %v forced %q", wait, forced)
 }
 

@@ -2,9 +2,11 @@ package ha_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sync"
@@ -285,5 +287,118 @@ func TestDigestACL(t *testing.T) {
 	}
 	if _, _, err := c.Get("/colocd/test/cluster"); err != nil {
 		t.Errorf("get with the credentials: %v", err)
+	}
+}
+
+// An entry larger than a znode holds (a learned state of many kinds, in
+// incompressible numbers) goes out of line, in chunks under blobs/, and
+// a follower reads it back whole.
+func TestLargeEntry(t *testing.T) {
+	e := zktest.Start(t, zktest.Options{Servers: 1})
+	a := start(t, testConfig(e, "a"), t.TempDir())
+	eventually(t, "a leads", 30*time.Second, a.rep.IsLeader)
+	b := start(t, testConfig(e, "b"), t.TempDir())
+	rng := rand.New(rand.NewPCG(5, 5))
+	st := queue.Learned{Meta: json.RawMessage(`{"v":1}`)}
+	for i := range 400 {
+		st.Names = append(st.Names, fmt.Sprintf("k%d", i))
+		row := queue.LearnedRow{Index: i, Floats: make([]float64, 400)}
+		for j := range row.Floats {
+			row.Floats[j] = rng.NormFloat64()
+		}
+		st.Rows = append(st.Rows, row)
+	}
+	if err := a.store.SaveLearned(queue.LearnedSave{Section: queue.SectionPreferences, State: st, Full: true}); err != nil {
+		t.Fatal(err)
+	}
+	c, _, err := zkConn(t, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	blobs, _, err := c.Children("/colocd/test/blobs")
+	if err != nil || len(blobs) == 0 {
+		t.Fatalf("no entry went out of line (blobs %v, %v): the test's entry is too small", blobs, err)
+	}
+	sameStores(t, a, b)
+	got, ok, err := b.store.LoadLearned(queue.SectionPreferences)
+	if err != nil || !ok || len(got.Rows) != 400 || got.Rows[399].Floats[399] != st.Rows[399].Floats[399] {
+		t.Fatalf("the follower's learned state: %d rows, %v, %v", len(got.Rows), ok, err)
+	}
+}
+
+// A store that ran alone (without ha) seeds an empty cluster: its history
+// is the cluster's first snapshot, which a new replica installs. A second
+// store with a history of its own cannot join a cluster that has one.
+func TestSeedAndRefuseAnotherHistory(t *testing.T) {
+	e := zktest.Start(t, zktest.Options{Servers: 1})
+	dir := t.TempDir()
+	alone, err := queue.Open(filepath.Join(dir, "queue.db"), queue.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := submit(t, &node{id: "alone", store: alone}, 5)
+	alone.Close()
+	a := start(t, testConfig(e, "a"), dir) // the same file, now replicated
+	eventually(t, "a leads", 30*time.Second, a.rep.IsLeader)
+	b := start(t, testConfig(e, "b"), t.TempDir())
+	sameStores(t, a, b)
+	for _, id := range ids {
+		if _, err := b.store.Get(id); err != nil {
+			t.Errorf("job %s of the seed missing on the new replica: %v", id, err)
+		}
+	}
+	submit(t, a, 3)
+	sameStores(t, a, b)
+
+	other := t.TempDir()
+	s, err := queue.Open(filepath.Join(other, "queue.db"), queue.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	submit(t, &node{id: "other", store: s}, 1)
+	s.Close()
+	c := start(t, testConfig(e, "c"), other)
+	select {
+	case err := <-c.done:
+		c.done <- err
+		if !errors.Is(err, ha.ErrOtherCluster) {
+			t.Errorf("a store with another history: %v, want ErrOtherCluster", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a store with another history joined the cluster")
+	}
+}
+
+// The fence: the leader may act within its lease (a context with a
+// deadline no later than it), a follower may not; a job admitted in an
+// earlier epoch gets a new application id only after the grace period.
+func TestFence(t *testing.T) {
+	e := zktest.Start(t, zktest.Options{Servers: 1})
+	a := start(t, testConfig(e, "a"), t.TempDir())
+	eventually(t, "a leads", 30*time.Second, a.rep.IsLeader)
+	b := start(t, testConfig(e, "b"), t.TempDir())
+	ctx, cancel, err := a.rep.Act(context.Background())
+	if err != nil {
+		t.Fatalf("the leader may not act: %v", err)
+	}
+	deadline, ok := ctx.Deadline()
+	if !ok || time.Until(deadline) > 2*time.Second {
+		t.Errorf("the leader's act deadline %v (set %v), want within its session timeout", time.Until(deadline), ok)
+	}
+	cancel()
+	var nl *ha.NotLeaderError
+	if _, _, err := b.rep.Act(context.Background()); !errors.As(err, &nl) {
+		t.Errorf("a follower may act: %v", err)
+	}
+	epoch := a.rep.Status(false).Epoch
+	if !a.rep.Reassignable(epoch, time.Second) {
+		t.Error("a job this term admitted is not reassignable")
+	}
+	if a.rep.Reassignable(epoch-1, time.Second) {
+		t.Error("a job an earlier term admitted is reassignable at once")
+	}
+	if b.rep.Reassignable(epoch, 0) {
+		t.Error("a follower says a job is reassignable")
 	}
 }

@@ -105,6 +105,7 @@ type Replica struct {
 
 	leaderApplied atomic.Uint64
 	wins          atomic.Uint64
+	memberList    atomic.Pointer[[]Member] // as publish last read them
 }
 
 var _ queue.Log = (*Replica)(nil)

@@ -89,7 +89,8 @@ type Member struct {
 }
 
 // Status reads this replica's state; with members, also every replica's
-// as published (one ZooKeeper read each).
+// as published, as the publish loop last read them (it never waits on
+// ZooKeeper).
 func (r *Replica) Status(members bool) Status {
 	r.mu.Lock()
 	st := Status{ID: r.cfg.ID, URL: r.cfg.Advertise, Role: r.role, Epoch: r.epoch, Leader: r.leader, Root: r.cfg.Root}
@@ -107,8 +108,10 @@ func (r *Replica) Status(members bool) Status {
 	if s != nil {
 		st.Session = fmt.Sprintf("0x%x", s.conn.SessionID())
 		st.SessionTimeout = s.Timeout()
-		if members {
-			st.Members = r.members(s)
+	}
+	if members {
+		if m := r.memberList.Load(); m != nil {
+			st.Members = *m
 		}
 	}
 	return st
@@ -132,8 +135,9 @@ func (r *Replica) members(s *session) []Member {
 }
 
 // publish keeps this replica's member znode (ephemeral) up to date, every
-// sixth of the session timeout, and reads the leader's applied index for
-// the lag.
+// sixth of the session timeout, reads the leader's applied index for the
+// lag, and every replica's member znode for Status (so that a status
+// request never waits on ZooKeeper).
 func (r *Replica) publish(ctx context.Context, s *session) {
 	t := time.NewTicker(max(s.Timeout()/6, 200*time.Millisecond))
 	defer t.Stop()
@@ -147,12 +151,11 @@ func (r *Replica) publish(ctx context.Context, s *session) {
 				r.log.Debug("member znode held by another session (a restart within the session timeout, or a second replica with this id)", "path", path)
 			}
 		}
-		if st.Role != RoleLeader && st.Leader.ID != "" {
-			if lb, _, err := s.conn.Get(r.p.member(st.Leader.ID)); err == nil {
-				var m Member
-				if json.Unmarshal(lb, &m) == nil && m.Role == RoleLeader {
-					r.leaderApplied.Store(m.Applied)
-				}
+		members := r.members(s)
+		r.memberList.Store(&members)
+		for _, m := range members {
+			if m.Role == RoleLeader && m.ID == st.Leader.ID && st.Role != RoleLeader {
+				r.leaderApplied.Store(m.Applied)
 			}
 		}
 		select {

@@ -22,6 +22,11 @@
 #   python3-requests, python3-requests-kerberos  Debian's, for the Python
 #             client example's test (examples/python/colocd_submit.py
 #             against the real daemon and KDC; run by /usr/bin/python3)
+#   nfpm     github.com/goreleaser/nfpm v2.45.2, for make package (the .deb
+#             and .rpm)
+#   lintian, rpm, procps  Debian's, for make check-package (lintian on the
+#             .deb, rpm -qlp on the .rpm; procps's /bin/kill is the unit's
+#             ExecReload=, which systemd-analyze verify checks)
 #   zookeeper Debian's zookeeper 3.8 (a JVM: default-jre comes with it),
 #             for the high-availability tests (internal/testing/zktest
 #             starts its own servers; the package's service is not started)
@@ -63,6 +68,21 @@ fi
 if [ ! -x "$GOBIN/staticcheck" ]; then
   log "building staticcheck 2026.2.2 (v0.8.2)"
   (cd "$TOOLS" && go install honnef.co/go/tools/cmd/staticcheck@v0.8.2)
+fi
+
+if [ ! -x "$GOBIN/nfpm" ]; then
+  log "building nfpm v2.45.2"
+  (cd "$TOOLS" && go install github.com/goreleaser/nfpm/v2/cmd/nfpm@v2.45.2)
+fi
+
+if ! command -v lintian >/dev/null 2>&1 || ! command -v rpm >/dev/null 2>&1 || [ ! -x /bin/kill ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    log "installing Debian lintian, rpm and procps"
+    apt_install_no_start lintian rpm procps
+  else
+    log "lintian, rpm or /bin/kill (procps) is missing and cannot be installed (not root or no apt-get)"
+    exit 1
+  fi
 fi
 
 if ! command -v chromium >/dev/null 2>&1; then

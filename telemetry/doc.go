@@ -3,8 +3,12 @@
 // learning ticks and updates, stale hosts, dominant shares, backend errors
 // and whether each backend is up), what the HTTP API counts (requests by
 // route and code), the build, the job counts by state and the quarantined
-// records read from the store at scrape time, and the Go and process
-// collectors, on one registry that is never the global one.
+// records read from the store at scrape time, what operators alert on
+// (the dependencies degraded, pending jobs by queue and kind and the
+// oldest one's age, data_dir's free space, the Kerberos ticket's expiry,
+// the duration of each request to the RM and the metrics store:
+// ops.go, degraded.go; configs/prometheus-rules.yml), and the Go and
+// process collectors, on one registry that is never the global one.
 //
 // # What it owns
 //
@@ -15,7 +19,9 @@
 //
 // # What it must not do
 //
-// It keeps no state of its own beyond the series, reads no clock (the
+// It keeps no state of its own beyond the series and the label values it
+// has handed out (labels.go: the queue and kind labels are bounded, the
+// first ones seen kept, later ones "other"), reads no clock (the
 // engine passes its times in) and no build globals (the daemon passes
 // BuildInfo), and imports nothing of colocd but queue (the counts it reads
 // at scrape time).
@@ -34,5 +40,13 @@
 // colocd_build_info, colocd_job_wait_duration_seconds,
 // colocd_forced_admissions_total{reason}, colocd_learning_ticks_total,
 // colocd_learning_last_tick_timestamp_seconds and
-// colocd_backend_up{backend}.
+// colocd_backend_up{backend}. Later: colocd_admissions_total and
+// colocd_job_wait_duration_seconds gained the queue and kind labels (sum
+// them away where one series was read); new are colocd_pending_jobs,
+// colocd_oldest_pending_job_created_timestamp_seconds,
+// colocd_pending_jobs_scan_truncated, colocd_dependency_degraded,
+// colocd_dependency_degraded_since_timestamp_seconds,
+// colocd_data_dir_free_bytes, colocd_data_dir_reserve_bytes,
+// colocd_kerberos_ticket_expiry_timestamp_seconds and
+// colocd_outbound_request_duration_seconds.
 package telemetry

@@ -26,9 +26,11 @@ type Metrics struct {
 
 	reg *prometheus.Registry
 
-	admissions  prometheus.Counter
+	admissions  *prometheus.CounterVec
 	failures    prometheus.Counter
-	wait        prometheus.Histogram
+	wait        *prometheus.HistogramVec
+	labels      *labeler // bounded queue and kind label values
+	outbound    *prometheus.HistogramVec
 	forced      *prometheus.CounterVec
 	decision    prometheus.Histogram
 	learning    prometheus.Counter
@@ -79,17 +81,20 @@ const (
 func New(reg *prometheus.Registry, store *queue.Store) *Metrics {
 	m := &Metrics{
 		reg: reg,
-		admissions: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "colocd_admissions_total", Help: "Jobs admitted to the cluster.",
-		}),
+		admissions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "colocd_admissions_total", Help: "Jobs admitted to the cluster, by YARN queue and job kind (the first " +
+				"MaxQueueLabels queues and MaxKindLabels kinds seen; later ones are \"other\").",
+		}, []string{"queue", "kind"}),
 		failures: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "colocd_admission_failures_total", Help: "Admissions that failed and were rolled back.",
 		}),
-		wait: prometheus.NewHistogram(prometheus.HistogramOpts{
+		wait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "colocd_job_wait_duration_seconds",
-			Help:    "Time an admitted job waited pending, from its submission to its admission (engine clock).",
+			Help:    "Time an admitted job waited pending, from its submission to its admission (engine clock), by YARN queue and job kind (bounded as colocd_admissions_total's).",
 			Buckets: prometheus.ExponentialBuckets(0.1, 4, 10), // 100ms .. ~7h
-		}),
+		}, []string{"queue", "kind"}),
+		labels:   newLabeler(),
+		outbound: newOutbound(),
 		forced: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "colocd_forced_admissions_total", Help: "Admissions a hard rule chose rather than the learned distribution, by reason (max_skips, reservation).",
 		}, []string{"reason"}),
@@ -148,7 +153,7 @@ func New(reg *prometheus.Registry, store *queue.Store) *Metrics {
 			Help: "Learned state (section: preferences, profiles) that did not restore at start and was quarantined; that model started fresh (colocd store check lists it).",
 		}, []string{"section"}),
 	}
-	reg.MustRegister(m.admissions, m.failures, m.wait, m.forced, m.decision, m.learning,
+	reg.MustRegister(m.outbound, m.admissions, m.failures, m.wait, m.forced, m.decision, m.learning,
 		m.ticks, m.lastTick, m.stale, m.unmatched, m.dominant, m.backendErrs, m.backendUp, m.backoff, m.backedOff, m.jobsBackoff, m.requests, m.reqSeconds, m.quarantined,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -219,12 +224,13 @@ func (m *Metrics) ObserveDecision(d time.Duration) {
 // Admitted counts one admitted job that waited wait pending (submission
 // to admission, on the engine's clock), and, when forced is not "", the
 // hard rule that chose it (ForcedMaxSkips, ForcedReservation).
-func (m *Metrics) Admitted(wait time.Duration, forced string) {
+func (m *Metrics) Admitted(wait time.Duration, forced, queue, kind string) {
 	if m == nil {
 		return
 	}
-	m.admissions.Inc()
-	m.wait.Observe(max(wait, 0).Seconds())
+	q, k := m.labels.queue(queue), m.labels.kind(kind)
+	m.admissions.WithLabelValues(q, k).Inc()
+	m.wait.WithLabelValues(q, k).Observe(max(wait, 0).Seconds())
 	if forced != "" {
 		m.forced.WithLabelValues(forced).Inc()
 	}

@@ -28,7 +28,7 @@ func TestMetricsLint(t *testing.T) {
 
 func TestNilMetricsIsSafe(t *testing.T) {
 	var m *Metrics
-	m.Admitted(time.Second, ForcedMaxSkips)
+	m.Admitted(time.Second, ForcedMaxSkips, "", "k")
 	m.AdmissionFailed()
 	m.ObserveDecision(time.Second)
 	m.LearningUpdates(1)
@@ -54,9 +54,9 @@ func TestAdditions(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	m := New(reg, nil)
 	m.Build(BuildInfo{Version: "v1.2.3", Revision: "abc123", GoVersion: "go1.26"})
-	m.Admitted(90*time.Second, "")
-	m.Admitted(30*time.Second, ForcedReservation)
-	m.Admitted(-time.Second, "") // a clock step back counts as no wait
+	m.Admitted(90*time.Second, "", "", "k")
+	m.Admitted(30*time.Second, ForcedReservation, "", "k")
+	m.Admitted(-time.Second, "", "", "k") // a clock step back counts as no wait
 	m.LearningTick(time.Unix(1700000000, 500e6))
 	m.LearningTick(time.Unix(1700000300, 0))
 	m.BackendUp(BackendCluster, true)

@@ -59,6 +59,9 @@ type Config struct {
 	// CAFile is a PEM bundle of the CAs to trust for https RM and NM URLs.
 	// Only when HTTPClient is nil.
 	CAFile string
+	// WrapTransport, when set, wraps the client's transport (the one built
+	// or HTTPClient's): the daemon times every request with it.
+	WrapTransport func(http.RoundTripper) http.RoundTripper
 	// Timeout bounds one HTTP exchange (when HTTPClient has no timeout).
 	Timeout time.Duration
 	// Retries is how many times an idempotent GET is retried after a 5xx or
@@ -260,6 +263,9 @@ func newHTTPClient(cfg Config) (*http.Client, error) {
 		if cp.Timeout == 0 {
 			cp.Timeout = timeout
 		}
+		if cfg.WrapTransport != nil {
+			cp.Transport = cfg.WrapTransport(cp.Transport)
+		}
 		return &cp, nil
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
@@ -274,7 +280,11 @@ func newHTTPClient(cfg Config) (*http.Client, error) {
 		}
 		tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	}
-	return &http.Client{Transport: tr, Timeout: timeout, CheckRedirect: noRedirect}, nil
+	var rt http.RoundTripper = tr
+	if cfg.WrapTransport != nil {
+		rt = cfg.WrapTransport(rt)
+	}
+	return &http.Client{Transport: rt, Timeout: timeout, CheckRedirect: noRedirect}, nil
 }
 
 // CloseIdleConnections closes the idle keep-alive connections of the

@@ -88,15 +88,16 @@ var serverFlags = []string{"config", "listen", "data-dir", "log-level"}
 // naming the commands that take it.
 func TestServerFlagsWhereRead(t *testing.T) {
 	want := map[string][]string{
-		"colocd serve":       {"config", "data-dir", "listen", "log-level"},
-		"colocd store check": {"config", "data-dir"},
-		"colocd metrics":     {"config"},
-		"colocd sim":         {"config"},
-		"colocd yarn":        {"config"}, // and each yarn subcommand, inherited
-		"colocd yarn info":   {"config"},
-		"colocd yarn nodes":  {"config"},
-		"colocd yarn apps":   {"config"},
-		"colocd yarn app":    {"config"},
+		"colocd serve":        {"config", "data-dir", "listen", "log-level"},
+		"colocd store check":  {"config", "data-dir"},
+		"colocd metrics":      {"config"},
+		"colocd sim":          {"config"},
+		"colocd yarn":         {"config"}, // and each yarn subcommand, inherited
+		"colocd yarn info":    {"config"},
+		"colocd config check": {"config"},
+		"colocd yarn nodes":   {"config"},
+		"colocd yarn apps":    {"config"},
+		"colocd yarn app":     {"config"},
 	}
 	got := map[string][]string{}
 	walk(fullTree(t), func(c *cobra.Command) {

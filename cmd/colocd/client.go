@@ -763,7 +763,8 @@ column per queued kind, as everywhere in colocd (status page, CSV, plots);
 each cell is π(queued kind | running kind) with, in brackets, how many times
 that pair was observed, and each row is a probability distribution (over every
 kind the daemon knows: a row restricted by --kinds sums to at most 1). A row
-never observed is still the prior (uniform), marked "prior". --matrix h shows
+never observed is still the prior, marked "prior": uniform, but for the kind's
+own cell when learning.self_prior lowers it (H(a|a) = −self_prior). --matrix h shows
 the raw preference scores H instead (the API's matrix=h; --h is its old,
 deprecated name), --matrix n the observation counts alone. --kinds shows only those kinds, as rows and
 columns, in that order; --limit and --offset show a page of the rows. The
@@ -850,11 +851,27 @@ func prefsRow(p apiclient.Preferences, i int, running string, m apiclient.Matrix
 	return append(r, strconv.FormatInt(obs, 10))
 }
 
+// priorText describes a row before any observation: uniform, but for
+// the kind's own cell, which learning.self_prior lowers — a prior, not
+// something learned.
+func priorText(p apiclient.Preferences) string {
+	k, sp := len(p.Kinds), p.Config.SelfPrior
+	if p.KindsKnown > k {
+		k = p.KindsKnown
+	}
+	if sp <= 0 || k < 2 {
+		return "uniform"
+	}
+	self := math.Exp(-sp)
+	z := self + float64(k-1)
+	return fmt.Sprintf("uniform but for each kind's own cell, lowered by learning.self_prior %g: π(a|a) = %.2f against %.2f with %d kinds", sp, self/z, 1/z, k)
+}
+
 // prefsFooter says how many observations there are and what the baseline
 // goodness is, or that there is none yet.
 func prefsFooter(p apiclient.Preferences) string {
 	if p.Observations == 0 {
-		return "no observation yet: every row is the prior (uniform); no baseline goodness yet"
+		return "no observation yet: every row is the prior (" + priorText(p) + "); no baseline goodness yet"
 	}
 	return fmt.Sprintf("%d observations; baseline goodness Ḡ = %.3f (the mean G the preferences are measured against)", p.Observations, p.Baseline)
 }

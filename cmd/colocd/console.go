@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -43,6 +44,13 @@ func printSummary(w io.Writer, s apiclient.Summary, cv clockView) error {
 		fmt.Fprintln(&b, h)
 	}
 	fmt.Fprintf(&b, "since %s: %s ago\n", cv.at(s.Since), cv.dur(s.Now.Sub(s.Since)))
+	for _, d := range s.Degraded {
+		fmt.Fprintf(&b, "DEGRADED: %s since %s (wall clock; the last %s call failed", d.Dependency, d.Since.Local().Format("2006-01-02 15:04:05 MST"), d.Op)
+		if d.Error != "" {
+			fmt.Fprintf(&b, ": %s", d.Error)
+		}
+		b.WriteString(")\n")
+	}
 	fmt.Fprintf(&b, "store: %s; %d ever submitted\n", countsText(s.Counts), s.SubmittedEver)
 	run := s.Run
 	scanned := strconv.Itoa(run.Scanned)
@@ -66,8 +74,23 @@ func printSummary(w io.Writer, s apiclient.Summary, cv clockView) error {
 		fmt.Fprintf(&b, "goodness G over %d node observations: mean %s, min %s, max %s (range %s to %s)\n",
 			g.Count, fixed(*g.MeanG, 2), fixed(deref(g.MinG), 2), fixed(deref(g.MaxG), 2), fixed(g.Scale.Min, 2), fixed(g.Scale.Max, 2))
 	}
+	if f := s.FIFO; f != nil {
+		fmt.Fprintf(&b, "against FIFO (the %d jobs that succeeded, simulated again from the same arrivals): mean completion %s vs %s (%s), makespan %s vs %s (%s)\n",
+			f.Jobs, cv.dur(secsDur(f.MeanJCTSeconds)), cv.dur(secsDur(f.FIFOMeanJCTSeconds)), gainText(f.JCTGainPercent),
+			cv.dur(secsDur(f.MakespanSeconds)), cv.dur(secsDur(f.FIFOMakespanSeconds)), gainText(f.MakespanGainPercent))
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+func secsDur(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// gainText is a gain as a change: "−12.3 %" (shorter than FIFO), "+4.0 %".
+func gainText(pct float64) string {
+	if pct >= 0 {
+		return fmt.Sprintf("−%.1f %%", pct)
+	}
+	return fmt.Sprintf("+%.1f %%", -pct)
 }
 
 // countsText is "pending 3, running 2", or "no jobs".

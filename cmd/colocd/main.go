@@ -72,6 +72,9 @@ func exitCode(err error) int {
 // commands read no configuration and take none of them.
 type configFlags struct {
 	file string
+	// explicitOnly: no default path (colocd sim: a node's production
+	// config must not change what a simulation plays).
+	explicitOnly bool
 }
 
 // Environment variables the command line reads itself.
@@ -96,15 +99,29 @@ func addConfigFlags(set *pflag.FlagSet, keys ...string) *configFlags {
 	return cf
 }
 
-// path is the config file: --config, else COLOCD_CONFIG. A file that
-// COLOCD_CONFIG names and that does not exist is a usage error naming the
-// variable, since --config appears nowhere on the command line.
+// defaultConfigPath is the config file of the packages and the unit,
+// read when neither --config nor COLOCD_CONFIG names one and it exists.
+var defaultConfigPath = "/etc/colocd/colocd.yaml"
+
+// path is the config file: --config, else COLOCD_CONFIG, else
+// defaultConfigPath when it exists (a file that exists but cannot be read
+// is then an error, as with --config). A file that COLOCD_CONFIG names and
+// that does not exist is a usage error naming the variable, since
+// --config appears nowhere on the command line.
 func (cf *configFlags) path() (string, error) {
 	if cf.file != "" {
 		return cf.file, nil
 	}
 	file := os.Getenv(envConfig)
+	if file == "" && cf.explicitOnly {
+		return "", nil
+	}
 	if file == "" {
+		// Only a file that is not there is skipped: one that cannot be
+		// read (its directory's permissions) is read, and refused.
+		if _, err := os.Lstat(defaultConfigPath); !errors.Is(err, fs.ErrNotExist) {
+			return defaultConfigPath, nil
+		}
 		return "", nil
 	}
 	if _, err := os.Stat(file); errors.Is(err, fs.ErrNotExist) {
@@ -126,8 +143,9 @@ jobs stressing different resources run side by side. It learns which pairs of
 recurring job kinds co-locate well from node metrics (Telegraf → InfluxDB).
 
 The daemon and its ops tools (serve, store check, metrics, yarn, sim) read the
-configuration: --config FILE (YAML, env COLOCD_CONFIG), COLOCD_* environment
-variables, then their flags. The client commands (submit, queue, job, cancel,
+configuration: --config FILE (YAML, env COLOCD_CONFIG; by default
+/etc/colocd/colocd.yaml when it exists, but for sim), COLOCD_* environment variables, then
+their flags; colocd config check validates it and shows each value's source. The client commands (submit, queue, job, cancel,
 resolve, prefs, profiles, queues) talk to a running daemon: --server (env
 COLOCD_SERVER) and --token (env COLOCD_TOKEN).
 
@@ -148,8 +166,9 @@ Shell completion: colocd completion bash|zsh|fish|powershell --help.`,
 		newVersionCmd(),
 		newMetricsCmd(),
 		newYarnCmd(),
-		newStoreCmd(), // colocd store check (cmd/colocd/store.go)
-		newHACmd(),    // colocd ha status (cmd/colocd/ha.go)
+		newStoreCmd(),  // colocd store check (cmd/colocd/store.go)
+		newConfigCmd(), // colocd config check (cmd/colocd/config.go)
+		newHACmd(),     // colocd ha status (cmd/colocd/ha.go)
 		// The bench helper's `colocd sim` (cmd/colocd/sim.go).
 		newSimCmd(),
 	)
@@ -174,7 +193,7 @@ func flagError(cmd *cobra.Command, err error) error {
 
 // flagOwners are the commands that take each server flag.
 var flagOwners = map[string]string{
-	"config":    "serve, store check, metrics, yarn and sim",
+	"config":    "serve, config check, store check, metrics, yarn and sim",
 	"listen":    "serve",
 	"data-dir":  "serve and store check",
 	"log-level": "serve",
@@ -226,15 +245,15 @@ func loadConfig(cmd *cobra.Command, cf *configFlags, extra map[string]string) (d
 	return daemon.Load(daemon.LoadOptions{File: file, Flags: cmd.Flags(), FlagKeys: extra, SkipTokenFile: cmd.Name() != "serve"})
 }
 
-// newLogger builds the slog logger of the config.
-func newLogger(w io.Writer, level, format string) *slog.Logger {
+// newLogger builds the slog logger of the config (daemon.NewLogger: the
+// journal's fields and priorities when stderr is the journal); its level
+// is the LevelVar returned, which a reload sets again.
+func newLogger(w io.Writer, level, format string) (*slog.Logger, *slog.LevelVar) {
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(level)); err != nil {
 		lv = slog.LevelInfo
 	}
-	opts := &slog.HandlerOptions{Level: lv, ReplaceAttr: daemon.ReplaceLogAttr} // durations as "1.5s", not nanoseconds
-	if format == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
-	}
-	return slog.New(slog.NewTextHandler(w, opts))
+	v := new(slog.LevelVar)
+	v.Set(lv)
+	return daemon.NewLogger(w, v, format), v
 }

@@ -36,6 +36,10 @@ func runCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
 
 // isolate clears the COLOCD_* config variables of the developer's shell.
 func isolate(t *testing.T) {
+	// The default config file of this machine, if any, is not read.
+	old := defaultConfigPath
+	defaultConfigPath = filepath.Join(t.TempDir(), "no-default.yaml")
+	t.Cleanup(func() { defaultConfigPath = old })
 	for _, kv := range os.Environ() {
 		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "COLOCD_") && k != "COLOCD_INFLUXD" && k != "COLOCD_REQUIRE_TOOLS" {
 			t.Setenv(k, "")
@@ -125,6 +129,9 @@ func TestYarnCommands(t *testing.T) {
 	}
 	if got := info["clusterMetrics"]["activeNodes"]; got != float64(2) {
 		t.Errorf("clusterMetrics.activeNodes = %v, want 2", got)
+	}
+	if got, _ := info["config"]["yarn.rm_urls"].(map[string]any); got["source"] != "flag --rm" {
+		t.Errorf("config.yarn.rm_urls = %v, want the source flag --rm", info["config"]["yarn.rm_urls"])
 	}
 	var nodes []map[string]any
 	if err := json.Unmarshal([]byte(yarn("nodes", "--json")), &nodes); err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"os/signal"
 	"syscall"
 
@@ -30,7 +31,7 @@ requests, finish the admission pass in flight, close the store, exit 0.
 			if err != nil {
 				return err
 			}
-			log := newLogger(cmd.ErrOrStderr(), cfg.LogLevel, cfg.LogFormat)
+			log, level := newLogger(cmd.ErrOrStderr(), cfg.LogLevel, cfg.LogFormat)
 			// Under systemd (Type=notify): readiness, status, watchdog.
 			systemd, err := daemon.SystemdFromEnv()
 			if err != nil {
@@ -40,12 +41,33 @@ requests, finish the admission pass in flight, close the store, exit 0.
 			defer stop()
 			// After the first signal, a second one kills at once.
 			go func() { <-ctx.Done(); stop() }()
+			// SIGHUP (systemctl reload): the tokens, TLS certificates, log
+			// level and the API's identity settings, read again.
+			hup := make(chan os.Signal, 1)
+			signal.Notify(hup, syscall.SIGHUP)
+			defer signal.Stop(hup)
+			reloaded := make(chan struct{}, 1)
+			go func() {
+				for {
+					select {
+					case <-ctx.Done():
+						return
+					case <-hup:
+						select {
+						case reloaded <- struct{}{}:
+						default: // one is pending already
+						}
+					}
+				}
+			}()
 			rev, modified := buildInfo()
 			if modified {
 				rev += "-dirty"
 			}
 			return daemon.Serve(ctx, cfg, daemon.ServeOptions{Logger: log, Version: versionString(), AcceptStoreRollback: rollback,
-				Systemd: systemd, Build: telemetry.BuildInfo{Version: version, Revision: rev}})
+				Systemd: systemd, Build: telemetry.BuildInfo{Version: version, Revision: rev},
+				Reloaded: reloaded, LogLevel: level,
+				Reload: func() (daemon.Config, error) { return loadConfig(cmd, cf, nil) }})
 		},
 	}
 	cf = addConfigFlags(cmd.Flags(), "listen", "data-dir", "log-level")

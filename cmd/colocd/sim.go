@@ -115,6 +115,7 @@ range, whiskers at the table's min and max and a circle at its mean.
 	}
 	fl := cmd.Flags()
 	cf = addConfigFlags(fl)
+	cf.explicitOnly = true // never the default path: a node's config would change what is played
 	fl.StringArrayVar(&f.workloads, "workload", nil, "workload YAML file (required); with --compare, repeat it to compare on several workloads (a table each, one compare.png)")
 	fl.StringVar(&f.policy, "policy", "ra", "policy: fifo|random|paper|ra|ra-psi|ra-plan|ra-warm|ra-profile-true|packfit|alternate|tetris|drf|curves|ra-curves|pairwise|oracle|rollout|rollout-foresight|bound")
 	fl.Uint64Var(&f.seed, "seed", 1, "first seed")

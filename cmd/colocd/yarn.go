@@ -20,15 +20,22 @@ import (
 
 // yarnFlags are the flags every yarn subcommand takes.
 type yarnFlags struct {
-	cf     *configFlags
-	asJSON bool
-	cfg    daemon.Config // as client loaded it
+	cf      *configFlags
+	asJSON  bool
+	cfg     daemon.Config     // as client loaded it
+	sources map[string]string // where each of its keys came from
 }
 
 // client is the ResourceManager client colocd serve would build from the
 // configuration and --rm/--user.
 func (yf *yarnFlags) client(cmd *cobra.Command) (*daemon.YarnRM, error) {
-	cfg, err := loadConfig(cmd, yf.cf, map[string]string{"rm": "yarn.rm_urls", "user": "yarn.user"})
+	file, err := yf.cf.path()
+	if err != nil {
+		return nil, err
+	}
+	yf.sources = map[string]string{}
+	cfg, err := daemon.Load(daemon.LoadOptions{File: file, Flags: cmd.Flags(), SkipTokenFile: true, Sources: yf.sources,
+		FlagKeys: map[string]string{"rm": "yarn.rm_urls", "user": "yarn.user"}})
 	if err != nil {
 		return nil, err
 	}
@@ -155,7 +162,10 @@ func newYarnInfoCmd(yf *yarnFlags) *cobra.Command {
 		Long: `Print the active ResourceManager, how colocd authenticates to it (simple
 auth's user.name, or the Kerberos principal and its TGT's expiry), whose
 applications it submits (yarn.submit_as) and which delegation tokens it
-fetches at admission (yarn.tokens), its
+fetches at admission (yarn.tokens), the yarn keys a Hadoop configuration
+can supply with where each value came from (yarn.hadoop_conf_dir, default
+$HADOOP_CONF_DIR: "hadoop yarn-site.xml: …", or the file, a variable, a
+flag, the default), its
 cluster info (id, state, HA state, Hadoop version) and cluster metrics
 (nodes, memory, vcores, applications).`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -172,13 +182,21 @@ cluster info (id, state, HA state, Hadoop version) and cluster metrics
 				return err
 			}
 			auth, sub := authOf(c), submissionOf(yf.cfg.Yarn)
+			keys := yarnKeySources(yf.cfg, yf.sources)
 			if yf.asJSON {
-				return printJSON(cmd.OutOrStdout(), map[string]any{"clusterInfo": ci, "clusterMetrics": cm, "auth": auth, "submission": sub})
+				byKey := map[string]daemon.EffectiveValue{}
+				for _, k := range keys {
+					byKey[k.Key] = k
+				}
+				return printJSON(cmd.OutOrStdout(), map[string]any{"clusterInfo": ci, "clusterMetrics": cm, "auth": auth, "submission": sub, "config": byKey})
 			}
 			tw := table(cmd.OutOrStdout())
 			fmt.Fprintf(tw, "ResourceManager\t%s\n", c.ActiveRM())
 			auth.print(tw)
 			sub.print(tw)
+			for _, k := range keys {
+				fmt.Fprintf(tw, "%s\t%s\t(%s)\n", k.Key, k.Value, k.Source)
+			}
 			fmt.Fprintf(tw, "cluster id\t%d\n", ci.ID)
 			fmt.Fprintf(tw, "state / HA state\t%s / %s\n", ci.State, ci.HAState)
 			fmt.Fprintf(tw, "Hadoop\t%s\n", ci.HadoopVersion)
@@ -191,6 +209,23 @@ cluster info (id, state, HA state, Hadoop version) and cluster metrics
 			return tw.Flush()
 		},
 	}
+}
+
+// yarnInfoKeys are the keys yarn info shows with their source: those a
+// Hadoop configuration can supply (yarn.hadoop_conf_dir), and the
+// directory itself.
+var yarnInfoKeys = []string{"yarn.hadoop_conf_dir", "yarn.rm_urls", "yarn.auth", "yarn.kerberos.service_principal",
+	"yarn.tokens.renewer", "yarn.tokens.rm_service", "yarn.tokens.hdfs"}
+
+// yarnKeySources is each of yarnInfoKeys with its value and source.
+func yarnKeySources(cfg daemon.Config, sources map[string]string) []daemon.EffectiveValue {
+	var out []daemon.EffectiveValue
+	for _, v := range daemon.Effective(cfg, sources) {
+		if slices.Contains(yarnInfoKeys, v.Key) {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 func newYarnNodesCmd(yf *yarnFlags) *cobra.Command {

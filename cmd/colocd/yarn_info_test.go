@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,5 +42,41 @@ func TestYarnInfoSubmission(t *testing.T) {
 	want := yarnSubmission{SubmitAs: "job_user", HDFS: []string{"ha-hdfs:ns1"}, Renewer: "yarn"}
 	if diff := cmp.Diff(want, info.Submission); diff != "" {
 		t.Errorf("yarn info --json submission (-want +got):\n%s", diff)
+	}
+}
+
+// TestYarnInfoHadoopConfDir: with HADOOP_CONF_DIR naming a Hadoop
+// client's configuration, yarn info finds the RM from yarn-site.xml and
+// says so beside each value it took.
+func TestYarnInfoHadoopConfDir(t *testing.T) {
+	isolate(t)
+	rm := yarntest.NewFakeRM(t, yarntest.AutoStart())
+	u, err := url.Parse(rm.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := t.TempDir()
+	site := `<configuration><property><name>yarn.resourcemanager.webapp.address</name><value>` + u.Host + `</value></property></configuration>`
+	if err := os.WriteFile(filepath.Join(conf, "yarn-site.xml"), []byte(site), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(t.TempDir(), "colocd.yaml")
+	if err := os.WriteFile(cfg, []byte("backend: yarn\ninflux: {url: \"http://127.0.0.1:1\", bucket: telegraf/autogen}\n"+
+		"goodness: {disk_read_mbps: 500, disk_write_mbps: 500, net_recv_mbps: 125, net_sent_mbps: 125}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HADOOP_CONF_DIR", conf)
+	code, out, errOut := runCmd(t, "yarn", "info", "--config", cfg)
+	if code != 0 {
+		t.Fatalf("yarn info: exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{
+		"yarn.hadoop_conf_dir  " + conf + "  (env HADOOP_CONF_DIR)",
+		"yarn.rm_urls  [\"" + rm.URL() + "\"]  (hadoop yarn-site.xml: yarn.resourcemanager.webapp.address in " + conf + ")",
+		"yarn.auth  simple  (default)",
+	} {
+		if !strings.Contains(strings.Join(strings.Fields(out), "  "), strings.Join(strings.Fields(want), "  ")) {
+			t.Errorf("yarn info lacks %q:\n%s", want, out)
+		}
 	}
 }

@@ -160,6 +160,12 @@ type Deps struct {
 	// cannot send one. The default needs a reader token (Prometheus:
 	// authorization.credentials_file in the scrape config).
 	PublicMetrics bool
+	// Degraded, when set, lists the dependencies failing now (the
+	// engine's), for /readyz, GET /v1/summary and the page; nil: none.
+	Degraded func() []apiclient.Degraded
+	// FIFO, when set, is the simulator demo's comparison with FIFO (nil:
+	// none yet), for GET /v1/summary.
+	FIFO func() *apiclient.FIFOComparison
 	// Replica, when set, is this replica of a replicated colocd: GET
 	// /v1/ha reports it and /readyz answers by its role (NewReplicated
 	// forwards to the leader what a follower does not answer). Nil: colocd
@@ -200,6 +206,10 @@ type server struct {
 	queues   QueueSource // nil: fairness reported off
 	cluster  ClusterView // nil: no nodes or applications listed
 	replica  Replica     // nil: colocd runs alone
+	degraded func() []apiclient.Degraded
+	fifo     func() *apiclient.FIFOComparison
+	// publicMetrics is Deps.PublicMetrics (WithIdentity builds the mux again).
+	publicMetrics bool
 
 	// routes are the methods served on each path (as the OpenAPI
 	// description names it), for the test that checks they match.
@@ -257,7 +267,7 @@ func New(d Deps) (http.Handler, error) {
 		store: d.Store, learner: d.Learner, journal: d.Journal, ctl: d.Controller,
 		metrics: d.Metrics, auth: auth, now: d.Now, maxBody: d.MaxBodyBytes, log: d.Logger,
 		profiles: d.Profiles, limits: d.Limits, writes: d.Writes, queues: d.Queues, cluster: d.Cluster,
-		kinds: newKindGate(d.Learner, d.Controller, d.MaxKinds), replica: d.Replica,
+		kinds: newKindGate(d.Learner, d.Controller, d.MaxKinds), replica: d.Replica, degraded: d.Degraded, fifo: d.FIFO, publicMetrics: d.PublicMetrics,
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -650,10 +660,31 @@ func (s *server) readyz(w http.ResponseWriter, r *http.Request, _ principal) err
 		}
 		return errorf(http.StatusServiceUnavailable, "", "not ready (send a token for details)")
 	}
-	if role != "" {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ready", "role": role})
-		return nil
+	out := readyBody{Status: "ready", Role: role, Degraded: s.degradedNow()}
+	if _, ok, _ := s.auth.identify(nil, r); !ok {
+		for i := range out.Degraded {
+			out.Degraded[i].Error = "" // the error's details only with a token
+		}
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	writeJSON(w, http.StatusOK, out)
 	return nil
+}
+
+// readyBody is /readyz's answer when ready: what is degraded, if anything
+// (colocd serves on through a metrics store or KDC that is down).
+type readyBody struct {
+	Status   string               `json:"status"`
+	Role     string               `json:"role,omitempty"`
+	Degraded []apiclient.Degraded `json:"degraded,omitempty"`
+}
+
+// degradedNow is Deps.Degraded's answer, never nil.
+func (s *server) degradedNow() []apiclient.Degraded {
+	if s.degraded == nil {
+		return []apiclient.Degraded{}
+	}
+	if d := s.degraded(); d != nil {
+		return d
+	}
+	return []apiclient.Degraded{}
 }

@@ -416,6 +416,10 @@ func (s *server) getSummary(w http.ResponseWriter, _ *http.Request, _ principal)
 		return storeError(err, "reading the run's jobs")
 	}
 	out.Admissions = s.admissions(c.Started)
+	out.Degraded = s.degradedNow()
+	if s.fifo != nil {
+		out.FIFO = s.fifo()
+	}
 	out.Goodness = apiclient.GoodnessStats{Scale: goodnessScale}
 	var sum float64
 	g := &out.Goodness

@@ -503,6 +503,7 @@ func TestSummary(t *testing.T) {
 			States: map[queue.State]int{queue.StateSucceeded: 1, queue.StateRunning: 1, queue.StateCancelled: 1, queue.StatePending: 1}},
 		Admissions: apiclient.AdmissionCounts{Scanned: 4, Oldest: &at, Chosen: 2, Shadow: 1, Forced: map[string]int{"max_skips": 1, "reservation": 1}},
 		Goodness:   apiclient.GoodnessStats{Count: 2, MeanG: &mean, MinG: &lo, MaxG: &hi, Scale: goodnessScale},
+		Degraded:   []apiclient.Degraded{},
 	}
 	if diff := gocmp.Diff(want, s); diff != "" {
 		t.Errorf("summary (-want +got):\n%s", diff)

@@ -17,8 +17,8 @@ func TestMetricsEndpoint(t *testing.T) {
 	h.do("GET", "/nope", "", "")    // the catch-all 404
 
 	m := h.metrics
-	m.Admitted(time.Minute, "")
-	m.Admitted(time.Hour, "max_skips")
+	m.Admitted(time.Minute, "", "", "k")
+	m.Admitted(time.Hour, "max_skips", "", "k")
 	m.AdmissionFailed()
 	m.ObserveDecision(3 * time.Millisecond)
 	m.LearningUpdates(7)
@@ -37,10 +37,10 @@ func TestMetricsEndpoint(t *testing.T) {
 		`colocd_jobs{state="cancelled"} 0`,
 		`colocd_jobs{state="parked"} 0`,
 		`colocd_store_quarantined_records 0`,
-		`colocd_admissions_total 2`,
+		`colocd_admissions_total{kind="k",queue="default"} 2`,
 		`colocd_admission_failures_total 1`,
 		`colocd_decision_duration_seconds_count 1`,
-		`colocd_job_wait_duration_seconds_count 2`,
+		`colocd_job_wait_duration_seconds_count{kind="k",queue="default"} 2`,
 		`colocd_forced_admissions_total{reason="max_skips"} 1`,
 		`colocd_learning_updates_total 7`,
 		`colocd_stale_hosts 2`,

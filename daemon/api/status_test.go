@@ -129,7 +129,10 @@ type consoleWorld struct {
 
 const consoleSpeed = 600
 
-func newConsoleWorld(t *testing.T) *consoleWorld {
+func newConsoleWorld(t *testing.T) *consoleWorld { return newConsoleWorldWith(t) }
+
+// newConsoleWorldWith is newConsoleWorld with more harness options.
+func newConsoleWorldWith(t *testing.T, more ...harnessOpt) *consoleWorld {
 	w := &consoleWorld{nodes: map[string]string{}}
 	var started time.Time
 	wallStarted := time.Date(2026, 11, 24, 15, 0, 0, 0, time.UTC)
@@ -139,8 +142,8 @@ func newConsoleWorld(t *testing.T) *consoleWorld {
 		return apiclient.Clock{Simulated: true, Now: now, WallNow: wallStarted.Add(now.Sub(started) / consoleSpeed), Speed: consoleSpeed,
 			Started: started, WallStarted: wallStarted, Runs: []apiclient.ClockRun{{From: started, WallFrom: wallStarted, Speed: consoleSpeed}}}
 	}
-	w.h = newHarness(t, withClock(w.clock), withCluster(view), withProfiles(trainedModel(t), testLimits),
-		func(c *harnessCfg) { c.Queues = curvesSource(t) })
+	w.h = newHarness(t, append([]harnessOpt{withClock(w.clock), withCluster(view), withProfiles(trainedModel(t), testLimits),
+		func(c *harnessCfg) { c.Queues = curvesSource(t) }}, more...)...)
 	h := w.h
 	started = h.clock.Now()
 	learn(h.learner, testKinds)
@@ -270,7 +273,7 @@ func TestStatusPageEmptyInChromium(t *testing.T) {
 	for _, want := range []string{
 		"updated " + h.clock.Now().UTC().Format("Mon 2 Jan 2006 15:04:05") + " UTC", `id="sim-clock" class="sim-clock" hidden`,
 		">waiting<", "Nothing is waiting.", "the queue is empty", "nothing admitted or running",
-		"No view of the cluster yet", "no kinds learned yet", "No observation yet: every row is still the uniform prior",
+		"No view of the cluster yet", "no kinds learned yet", "No observation yet: every row is still the prior (grey), uniform over the kinds.",
 		"No goodness observation in the window yet.", "no kind profiled yet", "no decisions yet", "(fairness is off)",
 		"no observation yet", // the summary's goodness
 	} {
@@ -412,4 +415,62 @@ func between(s, from, to string) string {
 		return s[:j]
 	}
 	return s
+}
+
+// TestStatusPageDegradedInChromium: with the metrics store failing, the
+// page shows a banner naming it and since when (its error as a tooltip),
+// and a node whose last goodness record is 30 minutes old has a grey
+// tile saying how old it is; one with a fresh record keeps its colour.
+func TestStatusPageDegradedInChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a browser")
+	}
+	bin := chromium(t)
+	var since time.Time
+	w := newConsoleWorldWith(t, func(c *harnessCfg) {
+		c.Degraded = func() []apiclient.Degraded {
+			return []apiclient.Degraded{{Dependency: "metrics", Since: since, Op: "metrics", Error: "Get http://influx:8086/ping: connection refused"}}
+		}
+	})
+	since = time.Date(2026, 11, 24, 14, 0, 0, 0, time.UTC)
+	// node-11 busy, then 30 minutes without a record (a drain); node-01
+	// has a fresh one.
+	if err := w.h.journal.AddGoodness(journal.GoodnessRecord{At: w.h.clock.Now(), Node: "node-11", Chosen: "kmeans", Given: "pagerank",
+		G: 30, Usage: goodness.Usage{CPU: 0.98, IOWait: 0.02}}); err != nil {
+		t.Fatal(err)
+	}
+	w.h.clock.Advance(30 * time.Minute)
+	if err := w.h.journal.AddGoodness(journal.GoodnessRecord{At: w.h.clock.Now().Add(-time.Minute), Node: "node-01", Chosen: "kmeans", Given: "pagerank",
+		G: 20, Usage: goodness.Usage{CPU: 0.5, IOWait: 0.02}}); err != nil {
+		t.Fatal(err)
+	}
+	shot := filepath.Join(t.TempDir(), "degraded.png")
+	out, stderr := runChromium(t, bin, []string{"TZ=UTC"}, "--dump-dom", "--screenshot="+shot, "--hide-scrollbars",
+		"--window-size=1280,1600", w.h.srv.URL+"/?token="+readerTok)
+	dom := string(out)
+	if lines := consoleLines(stderr); len(lines) > 0 {
+		t.Errorf("console messages:\n%s", strings.Join(lines, "\n"))
+	}
+	if dir := os.Getenv("COLOCD_SCREENSHOT_DIR"); dir != "" {
+		if b, err := os.ReadFile(shot); err == nil {
+			_ = os.WriteFile(filepath.Join(dir, "status-degraded.png"), b, 0o644)
+		}
+	}
+	banner := between(dom, `id="degraded"`, "</p>")
+	for _, want := range []string{"Degraded: ", `data-dependency="metrics"`, "the metrics store: no learning", "since Tue 24 Nov 2026 14:00:00 UTC",
+		"the last metrics call failed", `title="Get http://influx:8086/ping: connection refused"`} {
+		if !strings.Contains(banner, want) {
+			t.Errorf("the banner lacks %q: %s", want, banner)
+		}
+	}
+	stale := between(dom, `data-node="node-11"`, "</div>")
+	if !strings.Contains(dom, `class="node stale" role="listitem" data-node="node-11"`) || !strings.Contains(stale, "cpu 98 % · 30 min old") {
+		t.Errorf("node-11's tile is not grey with its age: %s", stale)
+	}
+	if fresh := between(dom, `data-node="node-01"`, "</div>"); strings.Contains(dom, `class="node stale" role="listitem" data-node="node-01"`) || !strings.Contains(fresh, "cpu 50 % · 60 s old") {
+		t.Errorf("node-01's tile: %s, want coloured, with its age", fresh)
+	}
+	if t.Failed() {
+		t.Logf("DOM:\n%s", dom)
+	}
 }

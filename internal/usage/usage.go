@@ -204,3 +204,12 @@ func (s *Source) Hosts(ctx context.Context, from, to time.Time) ([]string, error
 	slices.Sort(hosts)
 	return slices.Compact(hosts), nil
 }
+
+// Ping asks the reader whether it answers, when it can be asked (the
+// InfluxDB and Prometheus readers can); nil when it cannot.
+func (s *Source) Ping(ctx context.Context) error {
+	if p, ok := s.r.(interface{ Ping(context.Context) error }); ok {
+		return p.Ping(ctx)
+	}
+	return nil
+}

@@ -19,7 +19,12 @@ import (
 // Config is the config file's yarn section: where the ResourceManager is
 // and how jobs reach it.
 type Config struct {
-	RMURLs []string `mapstructure:"rm_urls"` // HA: tried in order
+	// HadoopConfDir is a Hadoop client's configuration directory
+	// (core-site.xml, yarn-site.xml, hdfs-site.xml; default
+	// $HADOOP_CONF_DIR): the daemon derives from it the keys of this
+	// section that are not set (internal/hadoopconf).
+	HadoopConfDir string   `mapstructure:"hadoop_conf_dir"`
+	RMURLs        []string `mapstructure:"rm_urls"` // HA: tried in order
 	// Auth is how colocd authenticates to the RMs and NodeManagers:
 	// simple (User as user.name; also "") or kerberos (SPNEGO, section
 	// Kerberos).

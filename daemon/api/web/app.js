@@ -10,6 +10,10 @@
   const REFRESH_MS = 5000;
   const QUEUE_ROWS = 20; // queued jobs listed; the rest are counted
   const NODE_TILES = 400; // node tiles drawn; the histogram counts every node
+  // A node's goodness record older than this, on the daemon's clock, is stale:
+  // its tile goes grey (ten learning ticks at the default "@every 60s"; a
+  // drained node gets no new record, and its last one would still read busy).
+  const STALE_RECORD_SECONDS = 600;
   const HEATMAP_KINDS = 15;
   const SVGNS = 'http://www.w3.org/2000/svg';
   const $ = (id) => document.getElementById(id);
@@ -234,7 +238,31 @@
 
   // ---- sections ----
 
+  // DEPENDENCIES names what each degraded dependency is, for the banner.
+  const DEPENDENCIES = {
+    cluster: 'the cluster (ResourceManager): no admission until it answers',
+    metrics: 'the metrics store: no learning, node goodness is not updated',
+    kdc: 'the Kerberos KDC: calls that need a ticket fail',
+    disk: 'data_dir\'s disk, below its reserve: submissions are refused',
+  };
+
+  // renderDegraded shows the banner of what colocd cannot reach or use.
+  function renderDegraded(list) {
+    const p = $('degraded');
+    if (!list || !list.length) { p.hidden = true; p.replaceChildren(); return; }
+    p.replaceChildren(el('strong', 'Degraded: '));
+    list.forEach((d, i) => {
+      const span = el('span', (i ? '; ' : '') + (DEPENDENCIES[d.dependency] || d.dependency) + ', since ' + fmtWall(Date.parse(d.since)) +
+        ' (the last ' + d.op + ' call failed)');
+      span.dataset.dependency = d.dependency;
+      if (d.error) span.title = d.error;
+      p.append(span);
+    });
+    p.hidden = false;
+  }
+
   function renderSummary(s) {
+    renderDegraded(s.degraded);
     const dl = $('summary');
     dl.replaceChildren();
     const runFor = (Date.parse(s.now) - Date.parse(s.since)) / 1000;
@@ -254,6 +282,12 @@
     item('in flight', (st.pending || 0) + ' pending · ' + ((st.admitted || 0) + (st.running || 0)) + ' admitted or running' + (st.parked ? ' · ' + st.parked + ' parked' : ''));
     item('mean wait', dur(run.mean_wait_seconds), 'submission to admission, over the ' + run.admitted + ' jobs of this run admitted');
     item('mean runtime', dur(run.mean_runtime_seconds), 'running to finished, over this run\'s succeeded jobs');
+    if (s.fifo) {
+      const f = s.fifo, pct1 = (x) => (x >= 0 ? '−' : '+') + Math.abs(x).toFixed(1) + ' %';
+      item('against FIFO', 'mean completion ' + dur(f.mean_jct_seconds) + ' vs ' + dur(f.fifo_mean_jct_seconds) + ' (' + pct1(f.jct_gain_percent) + ')' +
+        ' · makespan ' + dur(f.makespan_seconds) + ' vs ' + dur(f.fifo_makespan_seconds) + ' (' + pct1(f.makespan_gain_percent) + ')',
+        'the ' + f.jobs + ' jobs that succeeded since the start, against the same jobs simulated again from the same arrivals under first-in-first-out admission, when the queue last drained');
+    }
     const a = s.admissions;
     const forced = Object.entries(a.forced || {}).map(([k, v]) => v + ' ' + k.replace('_', ' ')).join(', ');
     item('admissions', a.chosen + ' chosen by the policy' + (forced ? ' · forced: ' + forced : ' · none forced') + (a.shadow ? ' · ' + a.shadow + ' in shadow mode' : ''),
@@ -475,10 +509,13 @@
     tile.setAttribute('role', 'listitem');
     tile.dataset.node = n.name;
     const g = n.goodness;
+    const recAge = g ? age(g.at) : null;
+    const stale = recAge !== null && recAge > STALE_RECORD_SECONDS;
     if (g && n.g !== null && n.g !== undefined) {
       const c = viridis(gT(n.g));
       tile.style.backgroundColor = rgb(c);
       tile.style.color = ink(c);
+      if (stale) tile.classList.add('stale');
     } else {
       tile.classList.add('no-record');
     }
@@ -490,14 +527,16 @@
     meter.max = n.capacity.vcores || 1;
     meter.value = Math.max(0, usedV);
     tile.append(meter);
-    tile.append(el('span', (n.g !== null && n.g !== undefined ? 'G ' + g2(n.g) : 'no G') + (g ? ' · cpu ' + pct(g.usage.cpu) : ''), 'node-g'));
+    const ageText = recAge !== null ? ' · ' + fmtDur(Math.max(0, recAge)) + ' old' : '';
+    tile.append(el('span', (n.g !== null && n.g !== undefined ? 'G ' + g2(n.g) : (g ? 'no G' : 'no record')) + (g ? ' · cpu ' + pct(g.usage.cpu) + ageText : ''), 'node-g'));
     const lines = [n.name,
       'vcores ' + usedV + ' of ' + n.capacity.vcores + ' allocated, memory ' + gib(usedM) + ' of ' + gib(n.capacity.memory_mb) + ' GiB',
       n.containers + ' containers: ' + (n.apps.map((a) => (a.kind || a.app_id) + (a.job_id ? ' (' + a.job_id + ')' : '') + ' ×' + a.containers).join(', ') || 'none') +
         (n.apps_total > n.apps.length ? ', … ' + (n.apps_total - n.apps.length) + ' more' : '')];
     if (g) {
       const u = g.usage;
-      lines.push('G ' + g2(n.g) + ' at ' + wallOf(g.at) + ' (' + g.chosen + ' beside ' + g.given + '; reward credited ' + g2(g.g) + ')',
+      lines.push('G ' + g2(n.g) + ' at ' + wallOf(g.at) + ', ' + dur(recAge) + ' ago' + (stale ? ' (stale: grey)' : '') +
+        ' (' + g.chosen + ' beside ' + g.given + '; reward credited ' + g2(g.g) + ')',
         'CPU ' + pct(u.cpu) + ', I/O wait ' + pct(u.iowait) + ', disk ' + mbps(u.disk_read) + '/' + mbps(u.disk_write) +
         ' MB/s r/w, net ' + mbps(u.net_recv) + '/' + mbps(u.net_sent) + ' MB/s in/out');
     } else {
@@ -531,13 +570,23 @@
     more.textContent = 'Showing ' + data.nodes.length + ' of ' + data.total + ' nodes (by name); the bar above counts every node.';
   }
 
+  // priorText describes a row before any observation: uniform but for the
+  // kind's own cell, lowered by learning.self_prior — a prior, not learned.
+  function priorText(prefs) {
+    const k = prefs.kinds_known, sp = (prefs.config && prefs.config.self_prior) || 0;
+    if (!sp || k < 2) return 'uniform over the kinds';
+    const self = Math.exp(-sp), z = self + k - 1;
+    return 'uniform over the other kinds, each kind\'s own cell lowered by learning.self_prior = ' + sp +
+      ' (π(a | a) = ' + (self / z).toFixed(2) + ' against ' + (1 / z).toFixed(2) + ' with ' + k + ' kinds): a prior, not learned';
+  }
+
   function renderHeatmap(svgText, prefs) {
     const doc = new DOMParser().parseFromString(svgText, 'image/svg+xml');
     if (doc.getElementsByTagName('parsererror').length > 0) throw new Error('heatmap: the server sent an SVG that does not parse');
     $('heatmap-container').replaceChildren(document.importNode(doc.documentElement, true));
     let s = prefs.kinds_known + ' kinds. ';
     if (!prefs.observations) {
-      s += 'No observation yet: every row is still the uniform prior (grey).';
+      s += 'No observation yet: every row is still the prior (grey), ' + priorText(prefs) + '.';
     } else {
       s += prefs.observations + ' observations; baseline Ḡ = ' + Number(prefs.baseline).toFixed(2) + ' (' + prefs.config.baseline +
         ' mode: the mean reward so far, which each new reward is compared with).';

@@ -1,0 +1,226 @@
+package daemon
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"io"
+	"log"
+	"math/big"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/colocd/colocd/telemetry"
+)
+
+// testPKI is a CA, a server certificate for 127.0.0.1 and a client
+// certificate it signed, written as PEM files.
+type testPKI struct {
+	dir                       string
+	caFile, certFile, keyFile string // the client's
+	serverCert                tls.Certificate
+	pool                      *x509.CertPool
+}
+
+func newTestPKI(tb testing.TB) testPKI {
+	tb.Helper()
+	p := testPKI{dir: tb.TempDir(), pool: x509.NewCertPool()}
+	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"}, IsCA: true, BasicConstraintsValid: true,
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), KeyUsage: x509.KeyUsageCertSign}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ca, _ := x509.ParseCertificate(caDER)
+	p.pool.AddCert(ca)
+	write := func(name string, blocks ...*pem.Block) string {
+		path := filepath.Join(p.dir, name)
+		var b []byte
+		for _, bl := range blocks {
+			b = append(b, pem.EncodeToMemory(bl)...)
+		}
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			tb.Fatal(err)
+		}
+		return path
+	}
+	leaf := func(serial int64, cn string, usage x509.ExtKeyUsage) ([]byte, *ecdsa.PrivateKey) {
+		k, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		tmpl := &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: cn},
+			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), KeyUsage: x509.KeyUsageDigitalSignature,
+			ExtKeyUsage: []x509.ExtKeyUsage{usage}, IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}}
+		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &k.PublicKey, caKey)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return der, k
+	}
+	p.caFile = write("ca.pem", &pem.Block{Type: "CERTIFICATE", Bytes: caDER})
+	sDER, sKey := leaf(2, "server", x509.ExtKeyUsageServerAuth)
+	p.serverCert = tls.Certificate{Certificate: [][]byte{sDER}, PrivateKey: sKey}
+	cDER, cKey := leaf(3, "colocd", x509.ExtKeyUsageClientAuth)
+	kb, _ := x509.MarshalECPrivateKey(cKey)
+	p.certFile = write("client.pem", &pem.Block{Type: "CERTIFICATE", Bytes: cDER})
+	p.keyFile = write("client-key.pem", &pem.Block{Type: "EC PRIVATE KEY", Bytes: kb})
+	return p
+}
+
+// mtlsServer answers 200 to a request with a client certificate from
+// pki's CA and the wanted headers; it records what each request sent.
+func mtlsServer(tb testing.TB, pki testPKI, want map[string]string) (*httptest.Server, func() []string) {
+	tb.Helper()
+	var mu sync.Mutex
+	var seen []string
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.URL.Path+" cert="+r.TLS.PeerCertificates[0].Subject.CommonName+" auth="+r.Header.Get("Authorization")+
+			" org="+r.Header.Get("X-Scope-OrgID"))
+		mu.Unlock()
+		for k, v := range want {
+			if r.Header.Get(k) != v {
+				http.Error(w, "missing "+k, http.StatusUnauthorized)
+				return
+			}
+		}
+		w.Header().Set("X-Influxdb-Version", "1.8.10")
+		w.WriteHeader(http.StatusOK)
+		if strings.HasPrefix(r.URL.Path, "/-/ready") {
+			w.Write([]byte("Prometheus Server is Ready.\n"))
+		}
+	}))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake's line
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{pki.serverCert}, ClientCAs: pki.pool, ClientAuth: tls.RequireAndVerifyClientCert}
+	srv.StartTLS()
+	tb.Cleanup(srv.Close)
+	return srv, func() []string { mu.Lock(); defer mu.Unlock(); return append([]string(nil), seen...) }
+}
+
+// TestOutboundPrometheusClient: the prometheus section's basic auth (its
+// password from a file), TLS with a client certificate and a tenant
+// header reach a server that requires all three, and each request is
+// timed in colocd_outbound_request_duration_seconds; without the client
+// certificate the handshake fails.
+func TestOutboundPrometheusClient(t *testing.T) {
+	pki := newTestPKI(t)
+	srv, seen := mtlsServer(t, pki, map[string]string{"Authorization": "Basic b3BzOnMzY3JldA==", "X-Scope-OrgID": "hadoop"})
+	pw := filepath.Join(t.TempDir(), "password")
+	if err := os.WriteFile(pw, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := PrometheusSection{PrometheusConfig: defaultPrometheus()}
+	s.URL, s.Timeout = srv.URL, 5*time.Second
+	s.BasicAuth = BasicAuthKeys{Username: "ops", PasswordFile: pw}
+	s.TLS = TLSClientKeys{CAFile: pki.caFile, CertFile: pki.certFile, KeyFile: pki.keyFile}
+	s.Headers = map[string]string{"X-Scope-OrgID": "hadoop"}
+	reg := prometheus.NewRegistry()
+	m := telemetry.New(reg, nil)
+	obs := &outboundMetrics{}
+	obs.set(m)
+	p, err := openPrometheus(s, obs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if err := p.Ping(context.Background()); err != nil {
+		t.Fatalf("Ping with basic auth, a client certificate and the tenant header: %v (server saw %v)", err, seen())
+	}
+	if got := seen(); len(got) != 1 || got[0] != "/-/ready cert=colocd auth=Basic b3BzOnMzY3JldA== org=hadoop" {
+		t.Errorf("server saw %v", got)
+	}
+	mfs, _ := reg.Gather()
+	var timed bool
+	for _, mf := range mfs {
+		if mf.GetName() == "colocd_outbound_request_duration_seconds" {
+			for _, mt := range mf.GetMetric() {
+				l := map[string]string{}
+				for _, lp := range mt.GetLabel() {
+					l[lp.GetName()] = lp.GetValue()
+				}
+				timed = timed || l["service"] == "prometheus" && l["call"] == "/-/ready" && l["outcome"] == "2xx" && mt.GetHistogram().GetSampleCount() == 1
+			}
+		}
+	}
+	if !timed {
+		t.Error(`no colocd_outbound_request_duration_seconds{service="prometheus",call="/-/ready",outcome="2xx"} sample`)
+	}
+
+	s.TLS.CertFile, s.TLS.KeyFile = "", ""
+	p2, err := openPrometheus(s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p2.Close()
+	if err := p2.Ping(context.Background()); err == nil {
+		t.Error("Ping without the client certificate succeeded")
+	}
+}
+
+// TestOutboundInfluxClient: the influx section's tls_config (CA and client
+// certificate) reaches an InfluxDB behind mutual TLS.
+func TestOutboundInfluxClient(t *testing.T) {
+	pki := newTestPKI(t)
+	srv, seen := mtlsServer(t, pki, nil)
+	s := DefaultConfig().Influx
+	s.URL, s.Bucket = srv.URL, "telegraf/autogen"
+	s.TLS = TLSClientKeys{CAFile: pki.caFile, CertFile: pki.certFile, KeyFile: pki.keyFile}
+	col, err := openInflux(s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer col.Close()
+	if err := col.Ping(context.Background()); err != nil {
+		t.Fatalf("Ping over mutual TLS: %v (server saw %v)", err, seen())
+	}
+	if got := seen(); len(got) == 0 || !strings.Contains(got[0], "cert=colocd") {
+		t.Errorf("server saw %v", got)
+	}
+}
+
+// TestOutboundConfigErrors: connection settings that cannot work are
+// configuration errors naming the key.
+func TestOutboundConfigErrors(t *testing.T) {
+	base := PrometheusSection{PrometheusConfig: defaultPrometheus()}
+	base.URL = "https://prometheus.example.org:9090"
+	for _, tc := range []struct {
+		name string
+		edit func(*PrometheusSection)
+		key  string
+	}{
+		{"two CAs", func(s *PrometheusSection) { s.CAFile, s.TLS.CAFile = "a.pem", "b.pem" }, "prometheus.ca_file"},
+		{"token and basic auth", func(s *PrometheusSection) {
+			s.BearerToken, s.BasicAuth = "t0ken", BasicAuthKeys{Username: "u", Password: "p"}
+		}, "prometheus.bearer_token"},
+		{"basic auth without a user", func(s *PrometheusSection) { s.BasicAuth.Password = "p" }, "prometheus.basic_auth.username"},
+		{"missing client certificate", func(s *PrometheusSection) {
+			s.TLS.CertFile, s.TLS.KeyFile = "/nonexistent/cert.pem", "/nonexistent/key.pem"
+		}, "prometheus.tls_config.cert_file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := base
+			tc.edit(&s)
+			_, err := openPrometheus(s, nil)
+			var ce *ConfigError
+			if !asConfigError(err, &ce) || ce.Key != tc.key {
+				t.Errorf("err = %v, want a *ConfigError naming %s", err, tc.key)
+			}
+		})
+	}
+}
+
+func asConfigError(err error, ce **ConfigError) bool { return errors.As(err, ce) }
