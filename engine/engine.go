@@ -85,7 +85,7 @@ type Engine struct {
 	mu         sync.Mutex // serialises passes and guards the fields below
 	reconciled bool
 	presence   map[string]map[string]*presence // node → job id → presence
-	runtimes   *runtimes                       // solo runtimes from predicted speeds (runtimes.go)
+	runtimes   *runtimes                       // solo runtimes from predicted speeds (runtimes.go); nil: lookahead off
 	observed   uint64                          // observations of presence so far (observe)
 	shareUsers map[string]bool                 // users with a dominant-share gauge
 	// journalLow: the journal's disk writes are stopped, the data
@@ -275,12 +275,12 @@ func New(o Options) (*Engine, error) {
 		dependencyOf: o.DependencyOf,
 		kick:         make(chan struct{}, 1),
 		presence:     map[string]map[string]*presence{},
-		runtimes:     newRuntimes(),
 		shareUsers:   map[string]bool{},
 		bo:           backoffPolicy{cfg: o.Backoff, rng: o.BackoffRand},
 		jobBackoff:   map[string]*backoff{},
 	}
 	if mp != nil {
+		e.runtimes = newRuntimes() // only the lookahead reads them
 		mp.runtimes = e.runtimes
 	}
 	e.foreignPrefix = o.ForeignPrefix

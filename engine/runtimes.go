@@ -102,11 +102,14 @@ func (r *runtimes) done(id string) (float64, time.Time, bool) {
 	return j.solo, j.at, true
 }
 
-// tick credits every job present in [from, to] on e.presence with its
+// creditRuntimes credits every job present in [from, to] on e.presence with its
 // predicted speed: on each node, from the kinds that ran there (comps,
 // time-weighted), at the profiles' means; the job's speed is its slowest
 // node's; its time, the part of the window it was present.
 func (e *Engine) creditRuntimes(comps map[string][]profile.KindCount, from, to time.Time) {
+	if e.runtimes == nil {
+		return
+	}
 	type acc struct {
 		kind  string
 		speed float64
@@ -159,7 +162,11 @@ func (e *Engine) creditRuntimes(comps map[string][]profile.KindCount, from, to t
 
 // finishRuntime folds finished job j into its kind's solo runtime when it
 // succeeded (the runtime history counts those only), and forgets it.
+// Without the lookahead there are no runtimes to keep.
 func (e *Engine) finishRuntime(j queue.Job) {
+	if e.runtimes == nil {
+		return
+	}
 	if j.State != queue.StateSucceeded {
 		e.runtimes.drop(j.ID)
 		return
