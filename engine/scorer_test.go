@@ -136,9 +136,9 @@ func modelSnapshot(rng *rand.Rand, kinds []string, n int) queue.Snapshot {
 // BenchmarkDecideLookahead is one admission decision with the lookahead
 // (pipeline.lookahead at its defaults, as ra-plan runs it: the top 3
 // candidates, 4 sampled futures each, the flow objective to a 3-hour
-// horizon, at most 256 nodes simulated) over a window of 64 pending jobs of 20 kinds, on 16 and on
-// 10,000 nodes half full with 3 running kinds, the profiles learned and
-// every kind's runtime known.
+// horizon, at most 128 nodes simulated) over a window of 64 pending jobs
+// of 20 kinds, on 16 and on 10,000 nodes half full with 3 running kinds,
+// the profiles learned and every kind's runtime known.
 func BenchmarkDecideLookahead(b *testing.B) {
 	rng := rand.New(rand.NewPCG(9, 9))
 	m := profile.New(profile.Config{})

@@ -28,14 +28,17 @@ const (
 	DefaultSamples = 4
 	// DefaultHorizon and DefaultObjective: on the shipped workloads (20
 	// seeds, bench/README.md "Model-predictive admission") the flow
-	// objective to 3 hours does better than the work done in 20 minutes,
-	// which trailed ra on every workload measured.
+	// objective to 3 hours beats ra on five of eight and trails it on two;
+	// the work done in 20 minutes beats it on four and trails on four, at
+	// about half the cost per decision at 16 nodes.
 	DefaultHorizon   = 3 * time.Hour
 	DefaultObjective = ObjectiveFlow
 	// DefaultMaxNodes bounds the nodes a rollout simulates: past it, the
 	// nodes with the most room are kept (where the candidates and the
 	// jobs after them land), with the jobs running there.
-	DefaultMaxNodes = 256
+	// 128 keeps a decision within 500 ms at 10,000 nodes (256: about
+	// 580 ms; BenchmarkDecideLookahead).
+	DefaultMaxNodes = 128
 )
 
 // Config bounds a rollout: Samples futures × Horizon of simulated time per
