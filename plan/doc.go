@@ -16,8 +16,10 @@
 //     its profile's uncertainty and a fresh placement stream (the same
 //     draws for every candidate), the candidate admitted, then the
 //     one-step rule (profile.Scorer with the mean profiles) admitting what
-//     fits at every completion until Horizon; the value is the solo work
-//     done (container-seconds), its mean and standard error over samples.
+//     fits at every completion until Horizon; one value per sample, by
+//     Objective: minus the mean time until each job of the model finishes
+//     (flow, the default), minus the time until all do (drain), or the
+//     solo work done by the horizon (work).
 //
 // # What it must not do
 //
