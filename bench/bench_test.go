@@ -602,3 +602,17 @@ func TestShippedWorkloadReproducible(t *testing.T) {
 		}
 	}
 }
+
+// ra-plan is ra with the lookahead on: on queue A (the same seed, the
+// same learning) the lookahead replaces some of ra's one-step choices.
+func TestRAPlanLooksAhead(t *testing.T) {
+	w := queueA(t)
+	ra := run(t, RunConfig{Workload: w, Policy: RA, Seed: 1})
+	pl := run(t, RunConfig{Workload: w, Policy: RAPlan, Seed: 1})
+	if pl.Jobs != ra.Jobs || pl.Decisions != ra.Decisions {
+		t.Fatalf("ra-plan: %d jobs in %d decisions, ra %d in %d", pl.Jobs, pl.Decisions, ra.Jobs, ra.Decisions)
+	}
+	if slices.Equal(kinds(ra), kinds(pl)) {
+		t.Error("ra-plan admitted the kinds in ra's order: the lookahead changed no choice")
+	}
+}

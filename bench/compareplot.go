@@ -176,7 +176,7 @@ func quantile(sorted []float64, p float64) float64 {
 func policyColor(p Policy) color.RGBA {
 	hex := map[Policy]uint32{
 		FIFO: 0x7f7f7f, Random: 0xbcbd22, Paper: 0xff7f0e,
-		RA: 0xd62728, RAPressure: 0xff9896, RAWarm: 0x9467bd, RAProfileTrue: 0xc5b0d5,
+		RA: 0xd62728, RAPressure: 0xff9896, RAPlan: 0x8b0000, RAWarm: 0x9467bd, RAProfileTrue: 0xc5b0d5,
 		PackFit: 0x1f77b4, Alternate: 0x17becf, Tetris: 0x2ca02c,
 		DRF: 0x8c564b, Curves: 0xc49c94, RACurves: 0xe377c2,
 		Pairwise: 0x98df8a, Oracle: 0x393939, Rollout: 0xa0a0a0, RolloutForesight: 0x6b4f3a, Bound: 0xdbdb8d,

@@ -37,6 +37,13 @@ const (
 	// the profile model fits a saturated node at the demand its CPU and
 	// I/O stalls say was not met instead of censoring it.
 	RAPressure Policy = "ra-psi"
+	// RAPlan is RA with model-predictive admission (the lookahead stage,
+	// pipeline.lookahead): the top candidates of the one-step rule are
+	// rolled out on a simulator built only from what colocd learned
+	// (profiles and their uncertainty, runtimes from the predicted speeds,
+	// the running jobs and the pending window), and one predicted better
+	// by the stage's margin replaces the one-step choice.
+	RAPlan Policy = "ra-plan"
 	// RAWarm is RA starting from the preferences learned in a previous run
 	// of the same workload (the paper's RA*): RunConfig.Warm, or, when it is
 	// nil, the final preferences of an RA run with RunConfig.WarmSeed.
@@ -104,7 +111,7 @@ const (
 
 // Policies lists every policy, in the order of the comparison table.
 func Policies() []Policy {
-	return []Policy{FIFO, Random, Paper, RA, RAPressure, RAWarm, RAProfileTrue, PackFit, Alternate, Tetris, DRF, Curves, RACurves, Pairwise, Oracle, Rollout, RolloutForesight, Bound}
+	return []Policy{FIFO, Random, Paper, RA, RAPressure, RAPlan, RAWarm, RAProfileTrue, PackFit, Alternate, Tetris, DRF, Curves, RACurves, Pairwise, Oracle, Rollout, RolloutForesight, Bound}
 }
 
 // ParsePolicy parses a policy name.
@@ -347,6 +354,8 @@ func Run(ctx context.Context, rc RunConfig) (Result, error) {
 		res, err = runEngine(ctx, rc, PaperConfig(cfg), jobs, nil, nil, nil)
 	case RAProfileTrue:
 		res, err = runEngine(ctx, rc, cfg, jobs, nil, nil, TrueProfiles(rc.Workload))
+	case RAPlan:
+		res, err = runEngine(ctx, rc, PlanConfig(cfg), jobs, nil, nil, nil)
 	case DRF, Curves, RACurves:
 		res, err = runEngine(ctx, rc, FairnessConfig(rc.Policy, cfg, rc.Workload), jobs, nil, nil, nil)
 	default:
@@ -375,6 +384,13 @@ func PaperConfig(cfg daemon.Config) daemon.Config {
 	cfg.Learning.SelfPrior = 0
 	cfg.Learning.PairReward = engine.RewardGoodness
 	cfg.Learning.StepSize = bandit.DefaultStepSize
+	return cfg
+}
+
+// PlanConfig is cfg with the lookahead stage on (ra-plan), its bounds as
+// configured (pipeline.lookahead).
+func PlanConfig(cfg daemon.Config) daemon.Config {
+	cfg.Pipeline.Lookahead.Enabled = true
 	return cfg
 }
 
@@ -486,7 +502,7 @@ func (rc RunConfig) simOptions() sim.Options {
 // daemonPolicy reports whether rc's policy runs the daemon's engine.
 func (rc RunConfig) daemonPolicy() bool {
 	switch rc.Policy {
-	case Paper, RA, RAPressure, RAWarm, RAProfileTrue, DRF, Curves, RACurves:
+	case Paper, RA, RAPressure, RAPlan, RAWarm, RAProfileTrue, DRF, Curves, RACurves:
 		return true
 	}
 	return false

@@ -21,6 +21,7 @@ func (c Config) EngineOptions() (engine.Options, error) {
 	return engine.Options{
 		Queue:           q,
 		Scorer:          c.Pipeline.Preference.ScorerConfig,
+		Planner:         c.Pipeline.Lookahead.Config,
 		Profile:         pc,
 		MaxRunning:      c.Admission.MaxRunning,
 		Mode:            c.Admission.Mode,

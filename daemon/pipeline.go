@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"github.com/colocd/colocd/engine"
+	"github.com/colocd/colocd/plan"
 	"github.com/colocd/colocd/queue"
 )
 
@@ -17,6 +18,7 @@ type PipelineConfig struct {
 	Starvation  queue.StarvationConfig  `mapstructure:"starvation"`
 	Reservation queue.ReservationConfig `mapstructure:"reservation"`
 	Tail        queue.TailConfig        `mapstructure:"tail"`
+	Lookahead   LookaheadConfig         `mapstructure:"lookahead"`
 	Select      queue.SelectConfig      `mapstructure:"select"`
 	MaxRecorded int                     `mapstructure:"max_recorded"`
 }
@@ -27,6 +29,14 @@ type PipelineConfig struct {
 type PreferenceConfig struct {
 	queue.PreferenceConfig `mapstructure:",squash"`
 	engine.ScorerConfig    `mapstructure:",squash"`
+}
+
+// LookaheadConfig is pipeline.lookahead: the stage's own settings
+// (queue.LookaheadConfig) and the rollouts' bounds (plan.Config), side by
+// side under one key.
+type LookaheadConfig struct {
+	queue.LookaheadConfig `mapstructure:",squash"`
+	plan.Config           `mapstructure:",squash"`
 }
 
 // DefaultPipelineConfig is queue.DefaultConfig with colocd's choice: the
@@ -46,6 +56,7 @@ func DefaultPipelineConfig() PipelineConfig {
 		Starvation:  q.Starvation,
 		Reservation: q.Reservation,
 		Tail:        q.Tail,
+		Lookahead:   LookaheadConfig{LookaheadConfig: q.Lookahead, Config: plan.Config{}.WithDefaults()},
 		Select:      q.Select,
 		MaxRecorded: q.MaxRecorded,
 	}
@@ -57,7 +68,8 @@ func DefaultPipelineConfig() PipelineConfig {
 func (p PipelineConfig) QueueConfig() (queue.Config, error) {
 	q := queue.Config{
 		Window: p.Window, Fit: p.Fit, Fairness: p.Fairness, Altruism: p.Altruism,
-		Preference: p.Preference.PreferenceConfig, Starvation: p.Starvation, Reservation: p.Reservation, Tail: p.Tail, Select: p.Select,
+		Preference: p.Preference.PreferenceConfig, Starvation: p.Starvation, Reservation: p.Reservation, Tail: p.Tail,
+		Lookahead: p.Lookahead.LookaheadConfig, Select: p.Select,
 		MaxRecorded: p.MaxRecorded,
 	}
 	if err := q.Validate(); err != nil {
@@ -66,6 +78,11 @@ func (p PipelineConfig) QueueConfig() (queue.Config, error) {
 	if pr := p.Preference; pr.Enabled && pr.Mode == queue.PreferenceModel {
 		if err := pr.ScorerConfig.Validate(); err != nil {
 			return q, sectionErr("pipeline.preference", err)
+		}
+	}
+	if la := p.Lookahead; la.Enabled {
+		if err := la.Config.Validate(); err != nil {
+			return q, cfgErr("pipeline.lookahead", "%v", err)
 		}
 	}
 	return q, nil

@@ -362,7 +362,7 @@ func (e *Engine) snapshot(v *passView) (queue.Snapshot, error) {
 	}
 	running := make([]queue.Running, 0, len(st.Apps))
 	for i, a := range st.Apps {
-		ru := queue.Running{JobID: a.JobID, Kind: a.Kind, User: a.User, Queue: a.Queue, Alloc: a.Alloc}
+		ru := queue.Running{JobID: a.JobID, Kind: a.Kind, User: a.User, Queue: a.Queue, Alloc: a.Alloc, Started: a.Starts}
 		if k, ok := e.foreign.kind[a.ID]; ok && a.JobID == "" {
 			ru.Kind = k // another tenant's, as the learner knows it
 		}

@@ -62,5 +62,6 @@ func fifoConfig(q queue.Config) queue.Config {
 	q.Preference.Enabled = false
 	q.Starvation.Enabled = false
 	q.Select.Enabled = false
+	q.Lookahead.Enabled = false
 	return q
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/colocd/colocd/cluster"
 	"github.com/colocd/colocd/goodness"
 	"github.com/colocd/colocd/journal"
+	"github.com/colocd/colocd/plan"
 	"github.com/colocd/colocd/profile"
 	"github.com/colocd/colocd/queue"
 )
@@ -87,6 +88,7 @@ type Engine struct {
 	mu         sync.Mutex // serialises passes and guards the fields below
 	reconciled bool
 	presence   map[string]map[string]*presence // node → job id → presence
+	runtimes   *runtimes                       // solo runtimes from predicted speeds (runtimes.go); nil: lookahead off
 	observed   uint64                          // observations of presence so far (observe)
 	shareUsers map[string]bool                 // users with a dominant-share gauge
 	// journalLow: the journal's disk writes are stopped, the data
@@ -167,6 +169,9 @@ type Options struct {
 	// Scorer is the co-location model's scorer, used when Queue's
 	// preference stage is in mode model.
 	Scorer ScorerConfig
+	// Planner bounds the lookahead's rollouts, used when Queue's lookahead
+	// stage is on.
+	Planner plan.Config
 	// Profile configures the model New makes when Profiles is nil.
 	Profile profile.Config
 	// MaxRunning caps admitted plus running jobs; 0: no cap.
@@ -230,12 +235,20 @@ func New(o Options) (*Engine, error) {
 		src = o.Profiles
 	}
 	var popts []queue.Option
+	var mp *modelPlanner
 	if qc.Preference.Enabled && qc.Preference.Mode == queue.PreferenceModel {
 		sc, err := newModelScorer(o.Scorer, src, o.Learner)
 		if err != nil {
 			return nil, err
 		}
 		popts = append(popts, queue.WithScorer(sc))
+	}
+	if qc.Lookahead.Enabled {
+		if err := o.Planner.Validate(); err != nil {
+			return nil, fmt.Errorf("new engine: lookahead: %w", err)
+		}
+		mp = &modelPlanner{cfg: o.Planner, profiles: src}
+		popts = append(popts, queue.WithPlanner(mp))
 	}
 	p, err := queue.NewPipeline(qc, o.Learner, popts...)
 	if err != nil {
@@ -268,6 +281,10 @@ func New(o Options) (*Engine, error) {
 		shareUsers:   map[string]bool{},
 		bo:           backoffPolicy{cfg: o.Backoff, rng: o.BackoffRand},
 		jobBackoff:   map[string]*backoff{},
+	}
+	if mp != nil {
+		e.runtimes = newRuntimes() // only the lookahead reads them
+		mp.runtimes = e.runtimes
 	}
 	e.foreignPrefix = o.ForeignPrefix
 	if o.Placement != nil {

@@ -202,6 +202,7 @@ func (e *Engine) applyTick(in tickInputs, from, to time.Time, rep *LearnReport) 
 	if len(obs) > 0 {
 		rep.Profile = e.profiles.Observe(obs)
 	}
+	e.creditRuntimes(in.comps, from, to)
 	sort.Strings(rep.Stale)
 	if e.mx != nil {
 		e.mx.StaleHosts(len(rep.Stale))

@@ -182,6 +182,7 @@ func (e *Engine) applyStatus(ctx context.Context, j queue.Job, s cluster.AppStat
 		if err != nil {
 			return err
 		}
+		e.finishRuntime(jf)
 		e.logFinished(jf, "outcome_from", "the cluster")
 		rep.Finished = append(rep.Finished, j.ID)
 	}
@@ -236,6 +237,7 @@ func (e *Engine) unknownApp(ctx context.Context, j queue.Job, rep *SyncReport) e
 		if err != nil {
 			return err
 		}
+		e.finishRuntime(jf)
 		e.logFinished(jf, "outcome_from", "the application history (the cluster forgot the application)")
 		rep.Finished = append(rep.Finished, j.ID)
 		return nil

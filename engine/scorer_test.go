@@ -3,6 +3,8 @@ package engine
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/colocd/colocd/bandit"
+	"github.com/colocd/colocd/plan"
 	"github.com/colocd/colocd/profile"
 	"github.com/colocd/colocd/queue"
 )
@@ -127,5 +130,101 @@ func modelSnapshot(rng *rand.Rand, kinds []string, n int) queue.Snapshot {
 			Resources: queue.Resources{Containers: 1 + rng.IntN(40), MemoryMB: int64(1024 * (1 + rng.IntN(4))), VCores: 1 + rng.IntN(2)}}
 		snap.Pending = append(snap.Pending, j)
 	}
+	return snap
+}
+
+// BenchmarkDecideLookahead is one admission decision with the lookahead
+// (pipeline.lookahead at its defaults, as ra-plan runs it: the top 3
+// candidates, 4 sampled futures each, the flow objective to a 3-hour
+// horizon, at most 128 nodes simulated) over a window of 64 pending jobs
+// of 20 kinds, on 16 and on 10,000 nodes half full with 3 running kinds,
+// the profiles learned and every kind's runtime known.
+func BenchmarkDecideLookahead(b *testing.B) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	m := profile.New(profile.Config{})
+	kinds := make([]string, 20)
+	for k := range kinds {
+		kinds[k] = fmt.Sprintf("kind-%02d", k)
+	}
+	for range 50 {
+		var obs []profile.Observation
+		for range 16 {
+			a, c := kinds[rng.IntN(20)], kinds[rng.IntN(20)]
+			obs = append(obs, profile.Observation{Usage: profile.Vector{0.2 + 0.6*rng.Float64(), 0.01, 0.3 * rng.Float64(), 0.1, 0.2, 0.2},
+				Containers: []profile.KindCount{{Kind: a, Containers: 3}, {Kind: c, Containers: 3}}})
+		}
+		m.Observe(obs)
+	}
+	learner := bandit.New(bandit.Config{})
+	for _, nodes := range []int{16, 10000} {
+		b.Run(fmt.Sprintf("nodes=%d/window=64", nodes), func(b *testing.B) {
+			qc := testQueueConfig()
+			qc.Window.Size = 64
+			qc.Lookahead = queue.LookaheadConfig{Enabled: true, TopK: queue.DefaultLookaheadTopK, Margin: queue.DefaultLookaheadMargin}
+			sc, err := newModelScorer(DefaultScorerConfig(), m, learner)
+			if err != nil {
+				b.Fatal(err)
+			}
+			mp := &modelPlanner{cfg: plan.Config{}.WithDefaults(), profiles: m, runtimes: newRuntimes()}
+			p, err := queue.NewPipeline(qc, learner, queue.WithScorer(sc), queue.WithPlanner(mp))
+			if err != nil {
+				b.Fatal(err)
+			}
+			snap := lookaheadSnapshot(rng, kinds, nodes, 64)
+			d := p.Decide(snap, rng)
+			if d.Chosen == "" || len(d.Lookahead) != queue.DefaultLookaheadTopK {
+				b.Fatalf("no lookahead decision: %s; lookahead %+v; stages %+v", d.Note, d.Lookahead, d.Stages)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				d = p.Decide(snap, rng)
+			}
+			b.StopTimer()
+			if d.Chosen == "" {
+				b.Fatal("no decision")
+			}
+		})
+	}
+}
+
+// lookaheadSnapshot is n nodes of 32 vcores and 128 GB, each half full
+// with 8 containers of two of 3 running kinds (a job per kind and 256
+// nodes), started 5 minutes ago, and a window of w pending jobs of the
+// kinds, each kind's runtime 10 minutes.
+func lookaheadSnapshot(rng *rand.Rand, kinds []string, n, w int) queue.Snapshot {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	capa := queue.Capacity{MemoryMB: 128 * 1024, VCores: 32}
+	snap := queue.Snapshot{Now: now, Capacity: queue.Capacity{MemoryMB: int64(n) * capa.MemoryMB, VCores: int64(n) * capa.VCores},
+		Free: queue.Capacity{MemoryMB: int64(n) * capa.MemoryMB / 2, VCores: int64(n) * capa.VCores / 2}, History: map[string]queue.KindHistory{}}
+	for _, k := range kinds {
+		snap.History[k] = queue.KindHistory{Kind: k, Runs: 3, EWMARuntime: 10 * time.Minute}
+	}
+	alloc := map[string]int{}
+	for i := range n {
+		nf := queue.NodeFree{Name: fmt.Sprintf("node-%05d", i), Capacity: capa,
+			Free: queue.Capacity{MemoryMB: capa.MemoryMB / 2, VCores: capa.VCores / 2}}
+		for r := range 2 {
+			k := (i + r) % 3
+			id := fmt.Sprintf("r%d-%d", k, i/256)
+			nf.Jobs = append(nf.Jobs, queue.NodeJob{JobID: id, Kind: kinds[k], Containers: 8})
+			alloc[id] += 8
+		}
+		snap.Nodes = append(snap.Nodes, nf)
+	}
+	for id, c := range alloc {
+		var k int
+		fmt.Sscanf(id, "r%d-", &k)
+		snap.Running = append(snap.Running, queue.Running{JobID: id, Kind: kinds[k], User: "alice",
+			Alloc: queue.Capacity{MemoryMB: int64(c) * 2048, VCores: int64(c)}, Weight: 1, Started: now.Add(-5 * time.Minute)})
+	}
+	slices.SortFunc(snap.Running, func(a, b queue.Running) int { return strings.Compare(a.JobID, b.JobID) })
+	for i := range w {
+		j := queue.Job{ID: fmt.Sprintf("01J%023d", i), Seq: uint64(i + 1), Kind: kinds[rng.IntN(len(kinds))], User: "bob",
+			State: queue.StatePending, CreatedAt: now.Add(-time.Hour),
+			Resources: queue.Resources{Containers: 1 + rng.IntN(40), MemoryMB: int64(1024 * (1 + rng.IntN(4))), VCores: 1 + rng.IntN(2)}}
+		snap.Pending = append(snap.Pending, j)
+	}
+	snap.PendingTotal = w
 	return snap
 }

@@ -284,6 +284,9 @@ type View struct {
 	// optimism), so profiles come from demandProfile where the Profiles
 	// have it.
 	demandOnly bool
+	// fixed: the Profiles are Fixed, every covariance 0: no load variance
+	// to compute.
+	fixed bool
 }
 
 // demandProfiler is a Profiles that gives a kind's profile without a known
@@ -294,6 +297,7 @@ type demandProfiler interface{ demandProfile(kind string) Profile }
 // in use).
 func (sc *Scorer) NewView(nodes []Node) *View {
 	v := &View{sc: sc, nodes: nodes, prof: map[string]Profile{}, obj: sc.Objective, group: sc.Group}
+	_, v.fixed = sc.Profiles.(Fixed)
 	if v.obj == "" {
 		v.obj = ObjectiveRate
 	}
@@ -543,7 +547,7 @@ func (v *View) node(jobs []KindCount, extra string, add float64, optimistic bool
 	// allows, and the load's expectation does not depend on it (no Risk),
 	// it changes nothing and is not computed.
 	var q float64
-	if v.sc.Risk != 0 || v.mayCross(list, base, mean) {
+	if !v.fixed && (v.sc.Risk != 0 || v.mayCross(list, base, mean)) {
 		q = v.loadVariance(list)
 	}
 	for r := range ncap {
@@ -763,4 +767,32 @@ func (pr *Predictor) Prepare(comps ...[]KindCount) {
 		}
 	}
 	m.solveColumns(kinds)
+}
+
+// Speeds puts in out[i] the progress rate (solo seconds of work per second)
+// the mean profiles predict for the containers of jobs[i] on a node
+// running jobs: each capacity's load is the baseline plus the containers'
+// demands, a capacity asked beyond 1 is shared in proportion to demand,
+// and a container runs at the pace of its most overcommitted resource (as
+// the scorer's rate objective, at the means).
+func Speeds(p Profiles, jobs []KindCount, out []float64) []float64 {
+	out = out[:0]
+	b := p.Baseline()
+	load := [ncap]float64{b[CPU], b[DiskRead] + b[DiskWrite], b[NetIn], b[NetOut]}
+	needs := make([][ncap]float64, len(jobs))
+	for i, j := range jobs {
+		d := p.Profile(j.Kind).Demand
+		needs[i] = [ncap]float64{d[CPU], d[DiskRead] + d[DiskWrite], d[NetIn], d[NetOut]}
+		for r := range ncap {
+			load[r] += j.Containers * needs[i][r]
+		}
+	}
+	var over [ncap]float64
+	for r := range ncap {
+		over[r] = max(1, load[r])
+	}
+	for i := range jobs {
+		out = append(out, speed(needs[i], over))
+	}
+	return out
 }

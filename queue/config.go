@@ -19,8 +19,11 @@ type Config struct {
 	// Reservation runs right after the window: see ReservationConfig.
 	Reservation ReservationConfig `json:"reservation" yaml:"reservation" mapstructure:"reservation"`
 	// Tail runs after reservation, before preference: see TailConfig.
-	Tail   TailConfig   `json:"tail" yaml:"tail" mapstructure:"tail"`
-	Select SelectConfig `json:"select" yaml:"select" mapstructure:"select"`
+	Tail TailConfig `json:"tail" yaml:"tail" mapstructure:"tail"`
+	// Lookahead runs after preference, before starvation: see
+	// LookaheadConfig.
+	Lookahead LookaheadConfig `json:"lookahead" yaml:"lookahead" mapstructure:"lookahead"`
+	Select    SelectConfig    `json:"select" yaml:"select" mapstructure:"select"`
 	// MaxRecorded caps the dropped jobs recorded per stage and the
 	// candidates and groups recorded per decision (the rest are counted).
 	// Zero: 32.
@@ -92,6 +95,14 @@ type FairnessConfig struct {
 	// BurstPeriod is the draft's T: the look-back window of the service
 	// curves (curves mode).
 	BurstPeriod time.Duration `json:"burst_period" yaml:"burst_period" mapstructure:"burst_period"`
+	// KeepRoom (curves mode): while a guaranteed queue holds less than its
+	// burst rate α, an elastic group's job goes only if it takes no more
+	// vcores and memory than the group's oldest job that fits, the one
+	// FIFO within the group would admit. The learned order may then
+	// reorder the elastic jobs but not fill the room a guaranteed queue's
+	// next burst needs faster than FIFO would: its jobs wait for room no
+	// longer than under the curves alone (bench/README.md, "Guarantees").
+	KeepRoom bool `json:"keep_room" yaml:"keep_room" mapstructure:"keep_room"`
 	// Slot is the accounting time slot of the service curves (the draft's
 	// unit of t); BurstPeriod/Slot slots are kept per queue.
 	Slot time.Duration `json:"slot" yaml:"slot" mapstructure:"slot"`
@@ -170,6 +181,12 @@ type Shape string
 const (
 	ShapeLinear      Shape = "linear"      // 1 + a·skips
 	ShapeExponential Shape = "exponential" // (1 + a)^skips
+	// ShapeNear weighs a job only once it has used half its bound: 1 + a·
+	// (skips − max_skips/2) past half of max_skips, or the same share of
+	// max_wait past half of it, whichever is more; 1 before. A job far from
+	// its bound does not override the co-location choice; one near it is
+	// pulled toward a good moment before the cap forces it at any moment.
+	ShapeNear Shape = "near"
 )
 
 // StarvationConfig: paper §4.3, last paragraph — weight by times skipped,
@@ -179,6 +196,10 @@ type StarvationConfig struct {
 	Shape    Shape   `json:"shape" yaml:"shape" mapstructure:"shape"`
 	A        float64 `json:"a" yaml:"a" mapstructure:"a"`
 	MaxSkips int     `json:"max_skips" yaml:"max_skips" mapstructure:"max_skips"`
+	// MaxWait bounds waiting in time: a job that fits and was submitted
+	// longer ago than this goes, as one passed over max_skips times does;
+	// 0: no bound in time.
+	MaxWait time.Duration `json:"max_wait" yaml:"max_wait" mapstructure:"max_wait"`
 }
 
 // ReservationConfig: no job starves for not fitting. Starvation's
@@ -217,6 +238,31 @@ type TailConfig struct {
 // co-location choice. Chosen on the tuning seeds and the generated
 // workloads (bench/README.md, "The queue's tail").
 const DefaultTailMargin = 1.25
+
+// LookaheadConfig: model-predictive admission. The TopK candidates the
+// preference stage ranks first are rolled out on a model of the cluster
+// (a Planner, WithPlanner), each admitted now and the one-step rule after
+// it, over sampled futures; the candidate predicted best goes instead of
+// the one-step choice only when it beats it by Margin standard errors of
+// their paired difference. Where the model cannot tell (a kind without a
+// runtime estimate), the one-step choice stands. Not in the paper.
+type LookaheadConfig struct {
+	Enabled bool    `json:"enabled" yaml:"enabled" mapstructure:"enabled"`
+	TopK    int     `json:"top_k" yaml:"top_k" mapstructure:"top_k"`
+	Margin  float64 `json:"margin" yaml:"margin" mapstructure:"margin"`
+	// MinGain is the smallest predicted gain, as a share of the one-step
+	// choice's predicted value, that replaces it: the model's own bias
+	// (mean profiles, estimated runtimes) is not noise that more samples
+	// average out.
+	MinGain float64 `json:"min_gain" yaml:"min_gain" mapstructure:"min_gain"`
+}
+
+// Defaults of LookaheadConfig.
+const (
+	DefaultLookaheadTopK   = 3
+	DefaultLookaheadMargin = 1.0
+	MaxLookaheadTopK       = 16
+)
 
 // SelectMode is how the final distribution becomes one job.
 type SelectMode string
@@ -271,6 +317,7 @@ func DefaultConfig() Config {
 		Starvation:  StarvationConfig{Enabled: true, Shape: ShapeLinear, A: 0.5, MaxSkips: 8},
 		Reservation: ReservationConfig{Enabled: true, AfterBlocked: 8},
 		Tail:        TailConfig{Enabled: false, Margin: DefaultTailMargin},
+		Lookahead:   LookaheadConfig{Enabled: false, TopK: DefaultLookaheadTopK, Margin: DefaultLookaheadMargin},
 		Select:      SelectConfig{Enabled: true, Mode: SelectAnneal, ExploreObservations: DefaultExploreObservations},
 		MaxRecorded: 32,
 	}
@@ -342,14 +389,31 @@ func (c Config) Validate() error {
 	if r := c.Reservation; r.Enabled && (r.AfterBlocked < 1 || r.AfterBlocked > 1<<20) {
 		return fieldErr("reservation.after_blocked", "%d outside [1, %d]", r.AfterBlocked, 1<<20)
 	}
+	if l := c.Lookahead; l.Enabled {
+		if l.TopK < 2 || l.TopK > MaxLookaheadTopK {
+			return fieldErr("lookahead.top_k", "%d outside [2, %d]", l.TopK, MaxLookaheadTopK)
+		}
+		if !(l.Margin >= 0 && l.Margin <= 10) {
+			return fieldErr("lookahead.margin", "%v outside [0, 10]", l.Margin)
+		}
+		if !(l.MinGain >= 0 && l.MinGain <= 1) {
+			return fieldErr("lookahead.min_gain", "%v outside [0, 1]", l.MinGain)
+		}
+		if !c.Preference.Enabled || c.Preference.Mode != PreferenceModel {
+			return fieldErr("lookahead.enabled", "needs preference mode model (the one-step rule it looks ahead of)")
+		}
+	}
 	if t := c.Tail; t.Enabled && !(t.Margin > 0 && t.Margin <= 100) {
 		return fieldErr("tail.margin", "%v outside (0, 100]", t.Margin)
 	}
 	if s := c.Starvation; s.Enabled {
 		switch s.Shape {
-		case ShapeLinear, ShapeExponential:
+		case ShapeLinear, ShapeExponential, ShapeNear:
 		default:
-			return fieldErr("starvation.shape", "%q is not linear or exponential", s.Shape)
+			return fieldErr("starvation.shape", "%q is not linear, exponential or near", s.Shape)
+		}
+		if s.MaxWait < 0 {
+			return fieldErr("starvation.max_wait", "%v is negative", s.MaxWait)
 		}
 		if !(s.A >= 0) || math.IsInf(s.A, 0) {
 			return fieldErr("starvation.a", "%v is not a finite number ≥ 0", s.A)

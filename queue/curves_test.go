@@ -288,3 +288,53 @@ func TestStorePendingHeads(t *testing.T) {
 		}
 	}
 }
+
+// TestCurvesKeepRoom: the learned order (here: a model scoring the big
+// kind first) may reorder what the curves keep, but while a guaranteed queue
+// may still burst it takes no job larger than its group's oldest, which
+// FIFO would admit: the room a burst needs fills no faster than under the
+// curves alone, and an owed queue's older jobs do not wait for a bigger
+// one of its own.
+func TestCurvesKeepRoom(t *testing.T) {
+	pipeline := func(keep bool) *queue.Pipeline {
+		c := only("fit", "fairness", "preference")
+		c.Fit.PerNode = false
+		c.Fairness.Mode = queue.FairnessCurves
+		c.Fairness.GroupBy = queue.GroupByQueue
+		c.Fairness.KeepRoom = keep
+		c.Fairness.Queues = []queue.ServiceQueue{
+			{Name: "ls", Level: 1, Alpha: queue.Rate{VCores: 0.4, Memory: 0.4}, Beta: queue.Rate{VCores: 0.1, Memory: 0.1}, Burst: 10 * time.Minute},
+		}
+		c.Preference.Mode = queue.PreferenceModel
+		p, err := queue.NewPipeline(c, nil, queue.WithScorer(kindScorer{"big": 1, "a": 0}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		name string
+		keep bool
+		jobs []queue.Job
+		want string
+	}{
+		{"elastic, room kept", true, []queue.Job{pj(1, "a", inQueue("adhoc")), pj(2, "big", inQueue("adhoc"), containers(3))}, "j01"},
+		{"elastic, off", false, []queue.Job{pj(1, "a", inQueue("adhoc")), pj(2, "big", inQueue("adhoc"), containers(3))}, "j02"},
+		{"owed queue, room kept", true, []queue.Job{pj(1, "a", inQueue("ls")), pj(2, "big", inQueue("ls"), containers(3))}, "j01"},
+		{"owed queue, off", false, []queue.Job{pj(1, "a", inQueue("ls")), pj(2, "big", inQueue("ls"), containers(3))}, "j02"},
+		{"no larger than the head: reordered", true, []queue.Job{pj(1, "a", inQueue("adhoc"), containers(3)), pj(2, "big", inQueue("adhoc"), containers(2))}, "j02"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := pipeline(tc.keep).Decide(curvesSnap(0, nil, tc.jobs...), nil)
+			if d.Chosen != tc.want {
+				t.Errorf("chose %q, want %s; fairness %+v", d.Chosen, tc.want, stage(d, "fairness"))
+			}
+		})
+	}
+	// Once ls holds its burst rate, nothing is at stake: the learned order
+	// takes the bigger elastic job.
+	d := pipeline(true).Decide(curvesSnap(0, []queue.Running{run("ls", 4)}, pj(1, "a", inQueue("adhoc")), pj(2, "big", inQueue("adhoc"), containers(3))), nil)
+	if d.Chosen != "j02" {
+		t.Errorf("ls at α: chose %q, want j02", d.Chosen)
+	}
+}

@@ -36,6 +36,8 @@ type Running struct {
 	User  string   `json:"user"`
 	Queue string   `json:"queue"`
 	Alloc Capacity `json:"alloc"`
+	// Started is when its application started (zero: unknown).
+	Started time.Time `json:"started,omitzero"`
 	// Weight of this job in the preference context: how likely the next
 	// job's containers land beside it (the daemon: its nodes' share of the
 	// free slots left once empty nodes are filled). 0 everywhere: no context.
@@ -73,6 +75,24 @@ type Preferences interface {
 // the pair preferences.
 type Scorer interface {
 	Score(snap *Snapshot, kinds []string, res []Resources, out []Score)
+}
+
+// Planner is the lookahead (LookaheadConfig): for each candidate (a job
+// id of the snapshot's pending window) it predicts the value of admitting
+// it now and deciding by the one-step rule after it, on a model of the
+// cluster built from the snapshot and what was learned: one value per
+// sampled future, the same futures for every candidate, higher is better.
+// seed draws the futures. An error means the model cannot tell (the
+// one-step choice stands).
+type Planner interface {
+	Plan(snap *Snapshot, cands []string, seed uint64) ([]PlanOutcome, error)
+}
+
+// PlanOutcome is one candidate's predicted values, one per sampled
+// future; Fits is false when it found no room in the model.
+type PlanOutcome struct {
+	Values []float64
+	Fits   bool
 }
 
 // Score is one candidate kind's model score and its explanation.
@@ -129,6 +149,21 @@ type Decision struct {
 	// Queues are the service queues (fairness mode curves): what each
 	// was entitled to, held and was owed at this decision.
 	Queues []QueueRecord `json:"queues,omitempty"`
+	// Lookahead is the lookahead's prediction for each candidate it rolled
+	// out, the one-step choice first.
+	Lookahead []LookaheadRecord `json:"lookahead,omitempty"`
+}
+
+// LookaheadRecord is one rolled-out candidate: the mean of its predicted
+// values and, against the one-step choice, the mean paired difference and
+// its standard error.
+type LookaheadRecord struct {
+	JobID  string  `json:"job_id"`
+	Kind   string  `json:"kind"`
+	Value  float64 `json:"value"`
+	Diff   float64 `json:"diff"`
+	StdErr float64 `json:"std_err"`
+	Fits   bool    `json:"fits"`
 }
 
 // ContextKind is one running kind in the preference context.
@@ -179,11 +214,12 @@ type GroupRecord struct {
 // Pipeline runs the ordering stages. It keeps the fairness counters between
 // decisions and scratch buffers; Decide is serialised by a mutex.
 type Pipeline struct {
-	cfg    Config
-	prefs  Preferences
-	scorer Scorer
-	stages []stage
-	fair   *fairnessStage // nil when fairness is off
+	cfg     Config
+	prefs   Preferences
+	scorer  Scorer
+	planner Planner
+	stages  []stage
+	fair    *fairnessStage // nil when fairness is off
 
 	mu      sync.Mutex
 	scratch scratch
@@ -220,6 +256,9 @@ func NewPipeline(cfg Config, prefs Preferences, opts ...Option) (*Pipeline, erro
 	if cfg.Preference.Enabled && cfg.Preference.Mode == PreferenceModel && p.scorer == nil {
 		return nil, fieldErr("preference.mode", "model needs a scorer (WithScorer)")
 	}
+	if cfg.Lookahead.Enabled && p.planner == nil {
+		return nil, fieldErr("lookahead.enabled", "needs a planner (WithPlanner)")
+	}
 	p.stages = p.stack()
 	return p, nil
 }
@@ -230,6 +269,9 @@ type Option func(*Pipeline)
 // WithScorer gives the pipeline its co-location model (preference mode
 // "model").
 func WithScorer(s Scorer) Option { return func(p *Pipeline) { p.scorer = s } }
+
+// WithPlanner gives the pipeline its lookahead's model (LookaheadConfig).
+func WithPlanner(pl Planner) Option { return func(p *Pipeline) { p.planner = pl } }
 
 // stack composes the stages, in order. This is the one place the pipeline
 // is wired (like nomad's scheduler/stack.go).
@@ -267,7 +309,7 @@ func (p *Pipeline) stack() []stage {
 	if c.Tail.Enabled {
 		t := tailStage{margin: c.Tail.Margin}
 		if c.Starvation.Enabled {
-			t.maxSkips = c.Starvation.MaxSkips
+			t.maxSkips, t.maxWait = c.Starvation.MaxSkips, c.Starvation.MaxWait
 		}
 		s = append(s, t)
 	}
@@ -284,6 +326,12 @@ func (p *Pipeline) stack() []stage {
 		s = append(s, preferenceStage{prefs: p.prefs})
 	default:
 		s = append(s, fifoStage{})
+	}
+	// 5b. Lookahead: the top candidates rolled out on a model of the
+	//     cluster; one predicted better than the one-step choice by a
+	//     margin takes its place.
+	if c.Lookahead.Enabled && c.Preference.Enabled && c.Preference.Mode == PreferenceModel {
+		s = append(s, lookaheadStage{planner: p.planner, topK: c.Lookahead.TopK, margin: c.Lookahead.Margin, minGain: c.Lookahead.MinGain})
 	}
 	// 6. Starvation: weight by skips and renormalise (paper §4.3); past
 	//    max_skips the oldest such job is forced through.

@@ -44,6 +44,7 @@ type curvesRule struct {
 	// per decision
 	held           map[string][2]float64 // the configured queues' allocations
 	entitled, owed [][2]float64          // by queue index
+	keepRoom       bool                  // FairnessConfig.KeepRoom
 }
 
 func newCurvesRule(c FairnessConfig) *curvesRule {
@@ -53,6 +54,7 @@ func newCurvesRule(c FairnessConfig) *curvesRule {
 		order: sortedQueues(c.Queues), index: map[string]int{}, member: map[string]string{},
 		book: newCurveBook(c.BurstPeriod, c.Slot), held: map[string][2]float64{},
 		entitled: make([][2]float64, len(c.Queues)), owed: make([][2]float64, len(c.Queues)),
+		keepRoom: c.KeepRoom,
 	}
 	for i, q := range c.Queues {
 		r.index[q.Name] = i
@@ -131,6 +133,9 @@ func (r *curvesRule) serveOwed(x *run, pending map[string]int, rec *StageRecord)
 		if slices.ContainsFunc(x.live, in) {
 			rec.Note = fmt.Sprintf("level %d owed by its curve: %s; only its jobs stay", level, why)
 			x.keepIf(in, rec, fmt.Sprintf("level %d is owed first (%s)", level, strings.Join(owed, ", ")))
+			if r.keepRoom {
+				r.keepNoLarger(x, rec, "larger than its queue's oldest job: the learned order does not make the queue's older jobs wait for a bigger one")
+			}
 			return true
 		}
 		if hard && len(x.snap.Running) > 0 && r.fitsIdle(x, in) {
@@ -166,7 +171,9 @@ func (r *curvesRule) owedText(names []string) string {
 }
 
 // keepElastic is step 2's filter: when an elastic group has a live job,
-// only elastic jobs stay and it reports true.
+// only elastic jobs stay and it reports true. With keepRoom, while a
+// guaranteed queue could still burst (it holds less than α), an elastic
+// job stays only if it is no larger than its group's oldest live job.
 func (r *curvesRule) keepElastic(x *run, rec *StageRecord) bool {
 	elastic := func(c *cand) bool { return !r.guaranteed(c.group) }
 	if !slices.ContainsFunc(x.live, elastic) {
@@ -175,7 +182,44 @@ func (r *curvesRule) keepElastic(x *run, rec *StageRecord) bool {
 	if slices.ContainsFunc(x.live, func(c *cand) bool { return !elastic(c) }) {
 		x.keepIf(elastic, rec, "its queue has received its curve: the leftover goes to elastic groups by DRF")
 	}
+	if r.keepRoom && r.roomAtStake() {
+		r.keepNoLarger(x, rec, "larger than its group's oldest job while a guaranteed queue may burst: room kept as FIFO would keep it")
+	}
 	return true
+}
+
+// keepNoLarger keeps the live jobs that take no more vcores and memory
+// than their group's oldest live job (the one FIFO within the group
+// admits, which always stays).
+func (r *curvesRule) keepNoLarger(x *run, rec *StageRecord, reason string) {
+	head := map[string]*cand{} // each group's oldest live job: x.live is in FIFO order
+	for _, c := range x.live {
+		if _, ok := head[c.group]; !ok {
+			head[c.group] = c
+		}
+	}
+	noLarger := func(c *cand) bool {
+		h := head[c.group]
+		return c.res.TotalVCores() <= h.res.TotalVCores() && c.res.TotalMemoryMB() <= h.res.TotalMemoryMB()
+	}
+	if slices.ContainsFunc(x.live, func(c *cand) bool { return !noLarger(c) }) {
+		x.keepIf(noLarger, rec, reason)
+	}
+}
+
+// roomAtStake reports whether a guaranteed queue holds less than its burst
+// rate α of some resource: its next burst needs room.
+func (r *curvesRule) roomAtStake() bool {
+	for i, q := range r.queues {
+		if r.adm[i].Guarantee == GuaranteeElastic {
+			continue
+		}
+		h := r.held[q.Name]
+		if h[0] < q.Alpha.Memory-owedEpsilon || h[1] < q.Alpha.VCores-owedEpsilon {
+			return true
+		}
+	}
+	return false
 }
 
 // strictPriority is step 3: the live jobs of the highest level.

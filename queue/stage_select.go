@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"time"
 )
 
 // starvationStage guards against starvation (paper §4.3, last paragraph:
@@ -19,12 +20,28 @@ type starvationStage struct{ c StarvationConfig }
 
 func (starvationStage) name() string { return "starvation" }
 
-func (s starvationStage) w(skips int) float64 {
+func (s starvationStage) w(skips int, waited time.Duration) float64 {
 	k := float64(max(skips, 0))
-	if s.c.Shape == ShapeExponential {
+	switch s.c.Shape {
+	case ShapeExponential:
 		return math.Pow(1+s.c.A, k)
+	case ShapeNear:
+		half := float64(s.c.MaxSkips) / 2
+		past := max(0, k-half)
+		if s.c.MaxWait > 0 {
+			// The same share of the time bound, in skips.
+			u := waited.Seconds() / s.c.MaxWait.Seconds()
+			past = max(past, (u-0.5)*float64(s.c.MaxSkips))
+		}
+		return 1 + s.c.A*past
 	}
 	return 1 + s.c.A*k
+}
+
+// overdue reports whether c reached a bound: max_skips passes, or
+// max_wait since it was submitted.
+func (s starvationStage) overdue(c *cand, now time.Time) bool {
+	return c.skips >= s.c.MaxSkips || s.c.MaxWait > 0 && !c.job.CreatedAt.IsZero() && now.Sub(c.job.CreatedAt) >= s.c.MaxWait
 }
 
 func (s starvationStage) run(r *run, rec *StageRecord) {
@@ -36,21 +53,25 @@ func (s starvationStage) run(r *run, rec *StageRecord) {
 		if r.cut != nil && c.idx > r.cut.idx {
 			break
 		}
-		if c.skips >= s.c.MaxSkips {
-			c.weight, c.prob = s.w(c.skips), 1
+		if s.overdue(c, r.snap.Now) {
+			c.weight, c.prob = s.w(c.skips, r.snap.Now.Sub(c.job.CreatedAt)), 1
 			if !slices.Contains(r.cands, c) {
 				c.pref = 0
 			}
 			r.cands = append(r.sc.kindHeads[:0], c)
 			r.sc.kindHeads = r.cands
-			r.dec.Forced = fmt.Sprintf("job %s was passed over %d times (max_skips %d)", c.job.ID, c.skips, s.c.MaxSkips)
+			if c.skips >= s.c.MaxSkips {
+				r.dec.Forced = fmt.Sprintf("job %s was passed over %d times (max_skips %d)", c.job.ID, c.skips, s.c.MaxSkips)
+			} else {
+				r.dec.Forced = fmt.Sprintf("job %s waited %v (max_wait %v)", c.job.ID, r.snap.Now.Sub(c.job.CreatedAt).Round(time.Second), s.c.MaxWait)
+			}
 			rec.Note = "forced: " + r.dec.Forced
 			return
 		}
 	}
 	var sum, wsum float64
 	for _, c := range r.cands {
-		c.weight = s.w(c.skips)
+		c.weight = s.w(c.skips, r.snap.Now.Sub(c.job.CreatedAt))
 		c.prob = c.pref * c.weight
 		sum += c.prob
 		wsum += c.weight

@@ -25,11 +25,12 @@ import (
 //     remaining work is not counted, so the estimate errs towards acting).
 //
 // When a candidate is critical, only the candidates of the longest
-// critical runtime stay (and any at the starvation cap); the preference
+// critical runtime stay (and any at a starvation cap); the preference
 // stage then chooses among them. Not in the paper.
 type tailStage struct {
 	margin   float64
-	maxSkips int // starvation's cap; 0: starvation off
+	maxSkips int           // starvation's cap; 0: starvation off
+	maxWait  time.Duration // starvation's cap in time; 0: none
 }
 
 func (tailStage) name() string { return "tail" }
@@ -71,7 +72,8 @@ func (s tailStage) run(r *run, rec *StageRecord) {
 	rec.Note = fmt.Sprintf("the queue is draining: a job expected to run %v, longer than the rest of the queue needs, goes first", longest.Round(time.Second))
 	kept := r.beginFilter()
 	for _, c := range r.live {
-		if d, _ := runtime(c.kind); d == longest || (s.maxSkips > 0 && c.skips >= s.maxSkips) {
+		overdue := s.maxSkips > 0 && c.skips >= s.maxSkips || s.maxWait > 0 && snap.Now.Sub(c.job.CreatedAt) >= s.maxWait
+		if d, _ := runtime(c.kind); d == longest || overdue {
 			kept = append(kept, c)
 			continue
 		}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"time"
 )
 
 // App describes an application that was submitted.
@@ -33,6 +34,8 @@ type AppProgress struct {
 	Containers int
 	// Progress is AppInfo.Progress: the fraction of its solo work done.
 	Progress float64
+	// Finished is AppInfo.Finished: zero while it runs.
+	Finished time.Time
 }
 
 // Progresses appends every submitted application's progress to out[:0],
@@ -46,6 +49,9 @@ func (s *Sim) Progresses(out []AppProgress) []AppProgress {
 		p := AppProgress{ID: a.id, Kind: a.spec.Kind, State: a.state, Containers: a.containers, Progress: 1}
 		if a.state != AppFinished {
 			p.Progress = s.progress(a)
+		}
+		if a.state != AppRunning {
+			p.Finished = s.at(a.finished)
 		}
 		out = append(out, p)
 	}
@@ -127,6 +133,44 @@ func (s *Sim) Nodes() []NodeInfo {
 		nd := &s.nodes[i]
 		out[i] = NodeInfo{Name: nd.name, Cores: s.cluster.Node.Cores, VCores: s.cluster.Node.VCores,
 			MemoryMB: s.cluster.Node.MemoryMB, UsedMemoryMB: nd.usedMem, UsedVCores: nd.usedVC, Apps: slices.Clone(nd.apps)}
+	}
+	return out
+}
+
+// NodeUse is what Occupancy reports of one node: its free placement room
+// and the containers of each running application on it.
+type NodeUse struct {
+	FreeVCores   int
+	FreeMemoryMB int64
+	Apps         []AppCount // in placement order
+}
+
+// AppCount is one application's containers on a node, with its kind.
+type AppCount struct {
+	ID, Kind   string
+	Containers int
+}
+
+// Occupancy fills out (grown to one entry per node, in name order, its
+// Apps slices reused) with each node's free room and running containers:
+// what a scheduler sees of the cluster, without the copies Nodes and Apps
+// make.
+func (s *Sim) Occupancy(out []NodeUse) []NodeUse {
+	if cap(out) < len(s.nodes) {
+		out = append(out[:cap(out)], make([]NodeUse, len(s.nodes)-cap(out))...)
+	}
+	out = out[:len(s.nodes)]
+	for i := range s.nodes {
+		nd := &s.nodes[i]
+		u := &out[i]
+		u.FreeVCores = s.cluster.Node.VCores - nd.usedVC
+		u.FreeMemoryMB = s.cluster.Node.MemoryMB - nd.usedMem
+		u.Apps = u.Apps[:0]
+		for _, gi := range nd.groups {
+			g := &s.groups[gi]
+			a := &s.apps[g.app]
+			u.Apps = append(u.Apps, AppCount{ID: a.id, Kind: a.spec.Kind, Containers: int(g.count)})
+		}
 	}
 	return out
 }

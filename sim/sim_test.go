@@ -857,3 +857,46 @@ func TestFitsAgreesWithSubmit(t *testing.T) {
 		t.Error("Fits of an unknown kind")
 	}
 }
+
+// A resumed job sits where it was placed, reports the progress it resumed
+// at, and finishes after the rest of its solo work.
+func TestResume(t *testing.T) {
+	w := load(t, queueA)
+	s := newSim(t, w, sim.Options{Seed: 1})
+	k, _ := s.Kind("kmeans")
+	id := s.NewApplication()
+	place := map[string]int{}
+	for i := range 8 {
+		place[fmt.Sprintf("node%02d", i+1)] = 3
+	}
+	if err := s.Resume(id, sim.AppSpec{Kind: "kmeans"}, place, 0.6); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := s.App(id)
+	if diff := cmp.Diff(place, a.Placement); diff != "" {
+		t.Errorf("placement (-want +got):\n%s", diff)
+	}
+	if math.Abs(a.Progress-0.6) > 1e-9 {
+		t.Errorf("progress %v, want 0.6", a.Progress)
+	}
+	s.RunUntilIdle()
+	a, _ = s.App(id)
+	if want := 0.4 * k.SoloDuration().Seconds(); math.Abs(a.Finished.Sub(a.Started).Seconds()-want) > 1e-6 {
+		t.Errorf("ran %v, want the remaining 40 %% of its solo duration, %.1f s", a.Finished.Sub(a.Started), want)
+	}
+	for _, tc := range []struct {
+		name  string
+		place map[string]int
+		done  float64
+		err   error
+	}{
+		{"unknown node", map[string]int{"node99": 24}, 0, sim.ErrInvalid},
+		{"too few containers", map[string]int{"node01": 3}, 0, sim.ErrInvalid},
+		{"done", place, 1, sim.ErrInvalid},
+		{"no room", map[string]int{"node01": 24}, 0, sim.ErrNoFit},
+	} {
+		if err := s.Resume(s.NewApplication(), sim.AppSpec{Kind: "kmeans"}, tc.place, tc.done); !errors.Is(err, tc.err) {
+			t.Errorf("%s: err = %v, want %v", tc.name, err, tc.err)
+		}
+	}
+}

@@ -245,3 +245,59 @@ func (s *Sim) end(ai int32, state AppState) {
 	}
 	s.running--
 }
+
+// Resume starts a job of kind a.Kind under a reserved id with the given
+// placement (containers per node name) and with done of its solo work,
+// a fraction in [0, 1), already behind it: the phases that fit in done
+// are complete, and every group of the current phase has the rest of it
+// to do. It models a job that was already running when the simulation
+// began (a model of the cluster built from what a scheduler observed).
+// Errors are Submit's, ErrNoFit when a node lacks the room, and ErrInvalid
+// for an unknown node, a placement of another number of containers than
+// the kind's, or done outside [0, 1).
+func (s *Sim) Resume(appID string, a AppSpec, placement map[string]int, done float64) error {
+	if err := s.CheckSubmit(appID, a); err != nil {
+		return err
+	}
+	k := s.kinds[a.Kind]
+	if !(done >= 0 && done < 1) {
+		return fmt.Errorf("resume %s: done %v outside [0, 1): %w", appID, done, ErrInvalid)
+	}
+	counts := make([]int, len(s.nodes))
+	total := 0
+	for name, c := range placement {
+		i, ok := s.nodeIdx[name]
+		if !ok || c < 0 {
+			return fmt.Errorf("resume %s: node %q, %d containers: %w", appID, name, c, ErrInvalid)
+		}
+		counts[i] += c
+		total += c
+	}
+	if total != k.spec.Containers {
+		return fmt.Errorf("resume %s: %d containers placed, the kind has %d: %w", appID, total, k.spec.Containers, ErrInvalid)
+	}
+	for i, c := range counts {
+		if c > 0 && s.roomOf(&s.nodes[i], k) < int64(c) {
+			return fmt.Errorf("resume %s: %d containers on %s: %w", appID, c, s.nodes[i].name, ErrNoFit)
+		}
+	}
+	s.start1(appID, a, k, counts)
+	ai := s.byID[appID]
+	ap := &s.apps[ai]
+	left := done * k.solo
+	for ap.phase+1 < k.total && k.phase(ap.phase).seconds <= left {
+		left -= k.phase(ap.phase).seconds
+		ap.doneSolo += k.phase(ap.phase).seconds
+		ap.phase++
+	}
+	sec := k.phase(ap.phase).seconds
+	rest := max(sec-left, 1e-9) / sec
+	ap.phaseWork = 0
+	for _, gi := range ap.groups {
+		g := &s.groups[gi]
+		w := s.work(sec)
+		g.remaining = w * rest
+		ap.phaseWork = max(ap.phaseWork, w) // progress counts the phase's part done
+	}
+	return nil
+}

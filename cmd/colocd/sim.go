@@ -52,6 +52,8 @@ and mean resource usage. Policies:
   ra-psi           ra on a cluster whose metrics carry I/O and CPU pressure stall
                    information (the goodness counts I/O stalls that busy CPUs hide from
                    iowait; the profiles fit saturated nodes at the demand the stalls imply)
+  ra-plan          ra with model-predictive admission (pipeline.lookahead): the top
+                   candidates rolled out on a simulator built from what was learned
   ra-warm          ra starting from what a previous ra run learned (seed + 1000000)
   ra-profile-true  ra scoring with every kind's true mean solo profile (a reference:
                    decision quality without estimation error)
@@ -125,7 +127,7 @@ func newSimCmd() *cobra.Command {
 // register adds the flags to fl.
 func (f *simFlags) register(fl *pflag.FlagSet) {
 	fl.StringArrayVar(&f.workloads, "workload", nil, "workload YAML file (required); with --compare, repeat it to compare on several workloads (a table each, one compare.png)")
-	fl.StringVar(&f.policy, "policy", "ra", "policy: fifo|random|paper|ra|ra-psi|ra-warm|ra-profile-true|packfit|alternate|tetris|drf|curves|ra-curves|pairwise|oracle|rollout|rollout-foresight|bound")
+	fl.StringVar(&f.policy, "policy", "ra", "policy: fifo|random|paper|ra|ra-psi|ra-plan|ra-warm|ra-profile-true|packfit|alternate|tetris|drf|curves|ra-curves|pairwise|oracle|rollout|rollout-foresight|bound")
 	fl.Uint64Var(&f.seed, "seed", 1, "first seed")
 	fl.IntVar(&f.runs, "runs", 1, "number of seeds (seed, seed+1, ...)")
 	fl.BoolVar(&f.json, "json", false, "print one JSON object per run, one per line")
