@@ -130,14 +130,23 @@ func TestLoopWallClockSteps(t *testing.T) {
 func (h *loopHarness) exactly(t *testing.T, at time.Time) Iteration {
 	t.Helper()
 	timeout := time.After(10 * time.Second)
+	var seen []string
 	for {
 		select {
 		case it := <-h.its:
 			if it.At.Equal(at) {
 				return it
 			}
+			seen = append(seen, it.At.Format("15:04:05.000"))
 		case <-timeout:
-			t.Fatalf("no loop iteration at %v", at)
+			h.clock.mu.Lock()
+			var timers []time.Duration
+			for _, tm := range h.clock.timers {
+				timers = append(timers, tm.at)
+			}
+			mono := h.clock.mono
+			h.clock.mu.Unlock()
+			t.Fatalf("no loop iteration at %v (iterations seen meanwhile at %v; clock mono %v, timers at %v)", at, seen, mono, timers)
 		}
 	}
 }
@@ -261,5 +270,30 @@ func TestLearnSkipsAnEmptyOrInvertedWindow(t *testing.T) {
 				t.Errorf("%d INFO lines of a skipped tick, want 1", infos)
 			}
 		})
+	}
+}
+
+// TestLoopStepDuringSync: the wall clock steps an hour forward between
+// the loop's reading of the clock and the sync's, within one iteration.
+// The iteration keeps the monotonic clock's reading, so the next one is
+// due a tick later, not an hour later (admission stalled for the hour, but
+// for kicks), and the step is seen there, once.
+func TestLoopStepDuringSync(t *testing.T) {
+	const tick = 5 * time.Second
+	h := newLoopHarness(t, "@every 1h", tick)
+	h.start(t)
+	t0 := h.exactly(t, h.clock.Now()).At
+	// The loop reads the clock as an iteration begins and as its Step
+	// begins; the sync reads it next.
+	h.clock.StepAfterReads(2, time.Hour)
+	h.clock.Advance(tick)
+	it := h.exactly(t, t0.Add(tick+time.Hour)) // the sync's time
+	if want := it.At.Add(tick); !it.Due.Equal(want) {
+		t.Errorf("after a step during its sync, the iteration at %v is due again at %v, want %v (a tick later)", it.At, it.Due, want)
+	}
+	h.clock.Advance(tick)
+	it = h.exactly(t, t0.Add(2*tick+time.Hour))
+	if it.ClockStep != time.Hour {
+		t.Errorf("the next iteration saw a step of %v, want 1h", it.ClockStep)
 	}
 }

@@ -215,9 +215,9 @@ func (l *Loop) Step(ctx context.Context) (Iteration, error) {
 	if err != nil {
 		l.warn("sync", err)
 	} else {
-		// The sync's time; its monotonic reading is derived (a step during
-		// the sync is seen at the next iteration).
-		mono += rep.At.Sub(now)
+		// The sync's time, and its monotonic reading (a step during the
+		// sync is seen at the next iteration).
+		mono = l.syncMono(mono, rep.At.Sub(now))
 		now = rep.At
 	}
 	if mono >= l.nextLearn && err == nil {
@@ -271,6 +271,21 @@ func (l *Loop) Step(ctx context.Context) (Iteration, error) {
 	it.Due = now.Add(l.due - mono)
 	l.e.passDone(syncErr)
 	return it, nil
+}
+
+// syncMono is the monotonic reading of a sync that began at mono and read
+// the wall clock d after the loop did: mono + d, kept within [mono, the
+// clock's monotonic reading now] on a clock whose wall reading can step.
+// A step of the wall clock while the sync ran would otherwise move the
+// monotonic reading by the step: an hour forward set the next iteration an
+// hour away (admission stalled until a kick), an hour back made every
+// iteration due at once.
+func (l *Loop) syncMono(mono, d time.Duration) time.Duration {
+	m, ok := l.clock.(Monotonic)
+	if !ok {
+		return mono + d
+	}
+	return min(max(mono+d, mono), m.Monotonic())
 }
 
 // warn logs a pass's error: at DEBUG when the pass did not call the

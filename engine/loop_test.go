@@ -26,6 +26,10 @@ type fakeClock struct {
 	now    time.Time
 	mono   time.Duration
 	timers []fakeTimer
+	// stepAfter steps the wall reading by stepBy right after the
+	// stepAfter-th next Now (StepAfterReads).
+	stepAfter int
+	stepBy    time.Duration
 }
 
 type fakeTimer struct {
@@ -38,7 +42,21 @@ var _ Monotonic = (*fakeClock)(nil)
 func (c *fakeClock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.now
+	now := c.now
+	if c.stepAfter > 0 {
+		if c.stepAfter--; c.stepAfter == 0 {
+			c.now = c.now.Add(c.stepBy)
+		}
+	}
+	return now
+}
+
+// StepAfterReads steps the wall reading by d right after the next n
+// readings of Now: a step between two readings of one iteration.
+func (c *fakeClock) StepAfterReads(n int, d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stepAfter, c.stepBy = n, d
 }
 
 func (c *fakeClock) Monotonic() time.Duration {
@@ -108,6 +126,7 @@ func newLoopHarness(t *testing.T, schedule string, tick time.Duration, mut ...fu
 	}
 	clk := &fakeClock{now: s.Now()}
 	var mu sync.Mutex
+	h := &loopHarness{clock: clk}
 	exec := func(f func(*sim.Sim)) { // like sim.Realtime.Do: catch up, then run
 		mu.Lock()
 		defer mu.Unlock()
@@ -143,7 +162,8 @@ func newLoopHarness(t *testing.T, schedule string, tick time.Duration, mut ...fu
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &loopHarness{clock: clk, store: store, e: e, l: l, its: make(chan Iteration, 100), stop: make(chan struct{}), done: make(chan error, 1)}
+	h.store, h.e, h.l = store, e, l
+	h.its, h.stop, h.done = make(chan Iteration, 100), make(chan struct{}), make(chan error, 1)
 	l.log = e.log
 	l.hook = func(it Iteration) { h.its <- it }
 	return h
