@@ -336,31 +336,7 @@ func (c Config) Validate() error {
 		return fieldErr("window.size", "%d outside [1, %d]", w.Size, MaxWindow)
 	}
 	if f := c.Fairness; f.Enabled {
-		switch f.GroupBy {
-		case GroupByUser, GroupByQueue:
-		default:
-			return fieldErr("fairness.group_by", "%q is not user or queue", f.GroupBy)
-		}
-		if !(f.Kappa > 0 && f.Kappa <= 1) {
-			return fieldErr("fairness.kappa", "%v outside (0, 1]", f.Kappa)
-		}
-		switch f.Metric {
-		case ShareDominant, ShareSum:
-		default:
-			return fieldErr("fairness.metric", "%q is not dominant or sum", f.Metric)
-		}
-		if f.HalfLife < 0 {
-			return fieldErr("fairness.half_life", "%v is negative", f.HalfLife)
-		}
-		if f.Scan < 0 || f.Scan > MaxWindow {
-			return fieldErr("fairness.scan", "%d outside [0, %d]", f.Scan, MaxWindow)
-		}
-		for g, w := range f.Weights {
-			if !(w > 0) || math.IsInf(w, 0) {
-				return fieldErr(fmt.Sprintf("fairness.weights[%s]", g), "%v is not a positive finite weight", w)
-			}
-		}
-		if err := f.validateCurves(); err != nil {
+		if err := f.validate(); err != nil {
 			return err
 		}
 	}
@@ -372,57 +348,21 @@ func (c Config) Validate() error {
 			return fieldErr("altruism.default_runtime", "%v is negative", a.DefaultRuntime)
 		}
 	}
-	if p := c.Preference; p.Enabled {
-		switch p.Mode {
-		case PreferenceModel:
-			if !(p.Temperature > 0) || math.IsInf(p.Temperature, 0) {
-				return fieldErr("preference.temperature", "%v is not a positive finite number", p.Temperature)
-			}
-			if p.ObserveWait < 0 {
-				return fieldErr("preference.observe_wait", "%v is negative", p.ObserveWait)
-			}
-		case PreferenceBandit:
-		default:
-			return fieldErr("preference.mode", "%q is not model or bandit", p.Mode)
-		}
+	if err := c.validatePreference(); err != nil {
+		return err
 	}
 	if r := c.Reservation; r.Enabled && (r.AfterBlocked < 1 || r.AfterBlocked > 1<<20) {
 		return fieldErr("reservation.after_blocked", "%d outside [1, %d]", r.AfterBlocked, 1<<20)
 	}
-	if l := c.Lookahead; l.Enabled {
-		if l.TopK < 2 || l.TopK > MaxLookaheadTopK {
-			return fieldErr("lookahead.top_k", "%d outside [2, %d]", l.TopK, MaxLookaheadTopK)
-		}
-		if !(l.Margin >= 0 && l.Margin <= 10) {
-			return fieldErr("lookahead.margin", "%v outside [0, 10]", l.Margin)
-		}
-		if !(l.MinGain >= 0 && l.MinGain <= 1) {
-			return fieldErr("lookahead.min_gain", "%v outside [0, 1]", l.MinGain)
-		}
-		if !c.Preference.Enabled || c.Preference.Mode != PreferenceModel {
-			return fieldErr("lookahead.enabled", "needs preference mode model (the one-step rule it looks ahead of)")
-		}
+	if err := c.validateLookahead(); err != nil {
+		return err
 	}
 	if t := c.Tail; t.Enabled && !(t.Margin > 0 && t.Margin <= 100) {
 		return fieldErr("tail.margin", "%v outside (0, 100]", t.Margin)
 	}
 	if s := c.Starvation; s.Enabled {
-		switch s.Shape {
-		case ShapeLinear, ShapeExponential, ShapeNear:
-		default:
-			return fieldErr("starvation.shape", "%q is not linear, exponential or near", s.Shape)
-		}
-		if s.MaxWait < 0 {
-			return fieldErr("starvation.max_wait", "%v is negative", s.MaxWait)
-		}
-		if !(s.A >= 0) || math.IsInf(s.A, 0) {
-			return fieldErr("starvation.a", "%v is not a finite number ≥ 0", s.A)
-		}
-		if s.MaxSkips < 1 || s.MaxSkips > 1<<20 {
-			return fieldErr("starvation.max_skips", "%d outside [1, %d]", s.MaxSkips, 1<<20)
-		}
-		if s.Shape == ShapeExponential && math.IsInf(math.Pow(1+s.A, float64(s.MaxSkips)), 0) {
-			return fieldErr("starvation.a", "(1+%v)^%d overflows", s.A, s.MaxSkips)
+		if err := s.validate(); err != nil {
+			return err
 		}
 	}
 	if s := c.Select; s.Enabled {
@@ -434,6 +374,99 @@ func (c Config) Validate() error {
 		if s.ExploreObservations < 0 {
 			return fieldErr("select.explore_observations", "%d is negative", s.ExploreObservations)
 		}
+	}
+	return nil
+}
+
+// validate checks the fairness stage's settings (when it is enabled).
+func (f FairnessConfig) validate() error {
+	switch f.GroupBy {
+	case GroupByUser, GroupByQueue:
+	default:
+		return fieldErr("fairness.group_by", "%q is not user or queue", f.GroupBy)
+	}
+	if !(f.Kappa > 0 && f.Kappa <= 1) {
+		return fieldErr("fairness.kappa", "%v outside (0, 1]", f.Kappa)
+	}
+	switch f.Metric {
+	case ShareDominant, ShareSum:
+	default:
+		return fieldErr("fairness.metric", "%q is not dominant or sum", f.Metric)
+	}
+	if f.HalfLife < 0 {
+		return fieldErr("fairness.half_life", "%v is negative", f.HalfLife)
+	}
+	if f.Scan < 0 || f.Scan > MaxWindow {
+		return fieldErr("fairness.scan", "%d outside [0, %d]", f.Scan, MaxWindow)
+	}
+	for g, w := range f.Weights {
+		if !(w > 0) || math.IsInf(w, 0) {
+			return fieldErr(fmt.Sprintf("fairness.weights[%s]", g), "%v is not a positive finite weight", w)
+		}
+	}
+	return f.validateCurves()
+}
+
+// validatePreference checks the co-location score's settings.
+func (c Config) validatePreference() error {
+	p := c.Preference
+	if !p.Enabled {
+		return nil
+	}
+	switch p.Mode {
+	case PreferenceModel:
+		if !(p.Temperature > 0) || math.IsInf(p.Temperature, 0) {
+			return fieldErr("preference.temperature", "%v is not a positive finite number", p.Temperature)
+		}
+		if p.ObserveWait < 0 {
+			return fieldErr("preference.observe_wait", "%v is negative", p.ObserveWait)
+		}
+	case PreferenceBandit:
+	default:
+		return fieldErr("preference.mode", "%q is not model or bandit", p.Mode)
+	}
+	return nil
+}
+
+// validateLookahead checks the lookahead's settings.
+func (c Config) validateLookahead() error {
+	l := c.Lookahead
+	if !l.Enabled {
+		return nil
+	}
+	if l.TopK < 2 || l.TopK > MaxLookaheadTopK {
+		return fieldErr("lookahead.top_k", "%d outside [2, %d]", l.TopK, MaxLookaheadTopK)
+	}
+	if !(l.Margin >= 0 && l.Margin <= 10) {
+		return fieldErr("lookahead.margin", "%v outside [0, 10]", l.Margin)
+	}
+	if !(l.MinGain >= 0 && l.MinGain <= 1) {
+		return fieldErr("lookahead.min_gain", "%v outside [0, 1]", l.MinGain)
+	}
+	if !c.Preference.Enabled || c.Preference.Mode != PreferenceModel {
+		return fieldErr("lookahead.enabled", "needs preference mode model (the one-step rule it looks ahead of)")
+	}
+	return nil
+}
+
+// validate checks the starvation guard's settings (when it is enabled).
+func (s StarvationConfig) validate() error {
+	switch s.Shape {
+	case ShapeLinear, ShapeExponential, ShapeNear:
+	default:
+		return fieldErr("starvation.shape", "%q is not linear, exponential or near", s.Shape)
+	}
+	if s.MaxWait < 0 {
+		return fieldErr("starvation.max_wait", "%v is negative", s.MaxWait)
+	}
+	if !(s.A >= 0) || math.IsInf(s.A, 0) {
+		return fieldErr("starvation.a", "%v is not a finite number ≥ 0", s.A)
+	}
+	if s.MaxSkips < 1 || s.MaxSkips > 1<<20 {
+		return fieldErr("starvation.max_skips", "%d outside [1, %d]", s.MaxSkips, 1<<20)
+	}
+	if s.Shape == ShapeExponential && math.IsInf(math.Pow(1+s.A, float64(s.MaxSkips)), 0) {
+		return fieldErr("starvation.a", "(1+%v)^%d overflows", s.A, s.MaxSkips)
 	}
 	return nil
 }
