@@ -66,6 +66,17 @@ type AppOwners interface {
 	AppOwners(j queue.Job) []string
 }
 
+// PendingApps is implemented by clusters that can report, in one call,
+// the applications among ids that are waiting to run (accepted, not yet
+// running): a sync reads the status of every admitted job that is not
+// running, and one read per job per sync is a request per accepted
+// application per second to the RM. Ids it does not report (finished,
+// unknown, or not its kind of id) are read one by one with App; an error
+// falls back to that for all.
+type PendingApps interface {
+	PendingApps(ctx context.Context, ids []string) (map[string]cluster.AppStatus, error)
+}
+
 // JobPreparer is implemented by clusters that fill backend defaults into a
 // job before it is queued and reject what they cannot run.
 type JobPreparer interface {

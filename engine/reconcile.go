@@ -120,6 +120,7 @@ func (e *Engine) syncLocked(ctx context.Context) (SyncReport, *cluster.State, er
 	for _, j := range byApp {
 		running[j.ID] = true
 	}
+	pending := e.pendingApps(ctx, jobs, running)
 	for _, j := range jobs {
 		if running[j.ID] {
 			e.jobSettled(j.ID) // the cluster runs its application
@@ -136,7 +137,11 @@ func (e *Engine) syncLocked(ctx context.Context) (SyncReport, *cluster.State, er
 		if e.jobHeld(j.ID) {
 			continue // checked again once its own backoff ends
 		}
-		s, err := e.cluster.App(ctx, j.AppID)
+		s, ok := pending[j.AppID]
+		var err error
+		if !ok {
+			s, err = e.cluster.App(ctx, j.AppID)
+		}
 		if err != nil && !errors.Is(err, cluster.ErrUnknownApp) {
 			e.jobFailed(j.ID, err)
 			e.backendError("app", err)
@@ -157,6 +162,32 @@ func (e *Engine) syncLocked(ctx context.Context) (SyncReport, *cluster.State, er
 		e.Kick()
 	}
 	return rep, &st, nil
+}
+
+// pendingApps is, when the cluster reads them in one call (PendingApps),
+// the waiting applications among those of jobs that are not running and
+// not held; nil otherwise, or when the call fails (each is then read on
+// its own).
+func (e *Engine) pendingApps(ctx context.Context, jobs []queue.Job, running map[string]bool) map[string]cluster.AppStatus {
+	pa, ok := e.cluster.(PendingApps)
+	if !ok {
+		return nil
+	}
+	var ids []string
+	for _, j := range jobs {
+		if !running[j.ID] && !e.jobHeld(j.ID) && j.AppID != "" {
+			ids = append(ids, j.AppID)
+		}
+	}
+	if len(ids) < 2 { // one is as cheap read on its own
+		return nil
+	}
+	out, err := pa.PendingApps(ctx, ids)
+	if err != nil {
+		e.log.Debug("sync: waiting applications unread in one call; reading each", "err", err)
+		return nil
+	}
+	return out
 }
 
 // applyStatus moves job j according to what the cluster said about its

@@ -30,6 +30,43 @@ func (y *Cluster) App(ctx context.Context, appID string) (cluster.AppStatus, err
 	return st, nil
 }
 
+// pendingStates are the RM's states of an application that waits to run.
+var pendingStates = []string{"NEW", "NEW_SAVING", "SUBMITTED", "ACCEPTED"}
+
+// PendingApps reports, in one call to the RM (GET apps?states=NEW,
+// NEW_SAVING,SUBMITTED,ACCEPTED, colocd's user's with yarn.submit_as
+// daemon), those of ids that wait to run (engine.PendingApps). Command
+// tokens are not application ids: they are left to App.
+func (y *Cluster) PendingApps(ctx context.Context, ids []string) (map[string]cluster.AppStatus, error) {
+	want := map[string]bool{}
+	for _, id := range ids {
+		if !strings.HasPrefix(id, commandTokenPrefix) {
+			want[id] = true
+		}
+	}
+	if len(want) == 0 {
+		return nil, nil
+	}
+	f := yarnclient.AppsFilter{States: pendingStates}
+	if y.cfg.SubmitAs != SubmitAsJobUser {
+		f.User = y.daemonUser()
+	}
+	apps, err := y.c.Apps(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]cluster.AppStatus{}
+	for _, a := range apps {
+		if !want[a.ID] {
+			continue
+		}
+		st := appStatus(a.ID, a.State, a.FinalStatus, a.Diagnostics, a.StartedTime, a.FinishedTime)
+		st.User = a.User
+		out[a.ID] = st
+	}
+	return out, nil
+}
+
 // appStatus is an application's status from what the RM and the Timeline
 // Server both report (times in ms since the epoch, 0 for none). Its JobID
 // stays empty: tags say nothing about who submitted an application.
