@@ -44,6 +44,8 @@ func TestRESTPrepareOneQueueNoColocdTags(t *testing.T) {
 		"both the same":              {restJob("prod", `,"queue":"prod"`), "prod", "", ""},
 		"neither":                    {restJob("", ""), "", "", ""},
 		"both, different":            {restJob("batch", `,"queue":"prod"`), "", "submit.queue", `differs from the job's queue "batch"`},
+		"one by its path from root":  {restJob("prod", `,"queue":"root.prod"`), "prod", "", ""},
+		"a different path":           {restJob("prod", `,"queue":"root.batch.prod"`), "", "submit.queue", `differs from the job's queue "prod"`},
 		"a tag of ours":              {restJob("", `,"application-tags":{"tag":["team-a","colocd-job-01JOBBOB"]}`), "", "submit.application-tags[1]", "colocd's own"},
 		"in capitals":                {restJob("", `,"application-tags":{"tag":["COLOCD-APP-cmd-1-x"]}`), "", "submit.application-tags[0]", "colocd's own"},
 		"hidden behind a comma":      {restJob("", `,"application-tags":["team-a, colocd-kind-etl"]`), "", "submit.application-tags[0]", "colocd's own"},

@@ -74,11 +74,20 @@ func checkContext(j queue.Job, sc yarnclient.SubmissionContext) error {
 				"with which it marks the applications it submits", t, yarnclient.ReservedTagPrefix)
 		}
 	}
-	if sc.Queue != "" && sc.Queue != j.Queue {
+	if sc.Queue != "" && !sameQueue(sc.Queue, j.Queue) {
 		return refusedField("submit.queue", "%q differs from the job's queue %q: a job runs in one queue, the one colocd accounts it to; "+
 			"set queue (submit.queue is filled from it), or both to the same queue", sc.Queue, j.Queue)
 	}
 	return nil
+}
+
+// sameQueue reports whether two queue names name one YARN queue: equal,
+// or equal but for a leading "root." (both schedulers take a queue by its
+// path from root and the Capacity Scheduler by its leaf name too, so
+// "root.default" and "default" are one queue; "root.a.b" and "b" are not
+// compared, as a leaf name need not be unique to the Fair Scheduler).
+func sameQueue(a, b string) bool {
+	return a == b || strings.TrimPrefix(a, "root.") == strings.TrimPrefix(b, "root.")
 }
 
 // argvHas reports whether an argument of yarn.command.argv holds
