@@ -58,21 +58,7 @@ func TestModelScorerTranslatesTheSnapshot(t *testing.T) {
 // model over a window of 8 and of 10,000 pending jobs of 20 kinds on 16
 // nodes running 3 kinds, the profiles learned.
 func BenchmarkDecideModel(b *testing.B) {
-	rng := rand.New(rand.NewPCG(9, 9))
-	m := profile.New(profile.Config{})
-	kinds := make([]string, 20)
-	for k := range kinds {
-		kinds[k] = fmt.Sprintf("kind-%02d", k)
-	}
-	for range 50 {
-		var obs []profile.Observation
-		for range 16 {
-			a, c := kinds[rng.IntN(20)], kinds[rng.IntN(20)]
-			obs = append(obs, profile.Observation{Usage: profile.Vector{0.2 + 0.6*rng.Float64(), 0.01, 0.3 * rng.Float64(), 0.1, 0.2, 0.2},
-				Containers: []profile.KindCount{{Kind: a, Containers: 3}, {Kind: c, Containers: 3}}})
-		}
-		m.Observe(obs)
-	}
+	rng, m, kinds := benchProfiles()
 	learner := bandit.New(bandit.Config{})
 	for _, window := range []int{8, 10000} {
 		b.Run(fmt.Sprintf("window=%d", window), func(b *testing.B) {
@@ -102,6 +88,28 @@ func BenchmarkDecideModel(b *testing.B) {
 			}
 		})
 	}
+}
+
+// benchProfiles is a profile model of 20 kinds learned from 50 ticks of 16
+// nodes each running two of them, with the random source that drew them
+// (the benchmarks go on drawing from it).
+func benchProfiles() (*rand.Rand, *profile.Model, []string) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	m := profile.New(profile.Config{})
+	kinds := make([]string, 20)
+	for k := range kinds {
+		kinds[k] = fmt.Sprintf("kind-%02d", k)
+	}
+	for range 50 {
+		var obs []profile.Observation
+		for range 16 {
+			a, c := kinds[rng.IntN(20)], kinds[rng.IntN(20)]
+			obs = append(obs, profile.Observation{Usage: profile.Vector{0.2 + 0.6*rng.Float64(), 0.01, 0.3 * rng.Float64(), 0.1, 0.2, 0.2},
+				Containers: []profile.KindCount{{Kind: a, Containers: 3}, {Kind: c, Containers: 3}}})
+		}
+		m.Observe(obs)
+	}
+	return rng, m, kinds
 }
 
 // modelSnapshot is 16 nodes of 32 vcores and 128 GB, each half full with
@@ -140,21 +148,7 @@ func modelSnapshot(rng *rand.Rand, kinds []string, n int) queue.Snapshot {
 // of 20 kinds, on 16 and on 10,000 nodes half full with 3 running kinds,
 // the profiles learned and every kind's runtime known.
 func BenchmarkDecideLookahead(b *testing.B) {
-	rng := rand.New(rand.NewPCG(9, 9))
-	m := profile.New(profile.Config{})
-	kinds := make([]string, 20)
-	for k := range kinds {
-		kinds[k] = fmt.Sprintf("kind-%02d", k)
-	}
-	for range 50 {
-		var obs []profile.Observation
-		for range 16 {
-			a, c := kinds[rng.IntN(20)], kinds[rng.IntN(20)]
-			obs = append(obs, profile.Observation{Usage: profile.Vector{0.2 + 0.6*rng.Float64(), 0.01, 0.3 * rng.Float64(), 0.1, 0.2, 0.2},
-				Containers: []profile.KindCount{{Kind: a, Containers: 3}, {Kind: c, Containers: 3}}})
-		}
-		m.Observe(obs)
-	}
+	rng, m, kinds := benchProfiles()
 	learner := bandit.New(bandit.Config{})
 	for _, nodes := range []int{16, 10000} {
 		b.Run(fmt.Sprintf("nodes=%d/window=64", nodes), func(b *testing.B) {
