@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"time"
 
 	"github.com/colocd/colocd/sim"
@@ -26,11 +27,18 @@ type BoundDetail struct {
 // interference, so no policy can beat it; how far a policy is from it
 // bounds what any scheduler could still gain.
 func LowerBound(w *sim.Workload, jobs []sim.JobSpec) BoundDetail {
-	n := float64(w.Cluster.Nodes)
-	node := w.Cluster.Node
-	vcores := node.VCores
-	if vcores <= 0 {
-		vcores = int(node.Cores)
+	var capa struct{ cores, disk, net, vcores, mem float64 } // the cluster's: Σ over nodes
+	for _, g := range w.Cluster.NodeGroups() {
+		n, node := float64(g.Nodes), g.Node
+		vcores := node.VCores
+		if vcores <= 0 {
+			vcores = int(node.Cores)
+		}
+		capa.cores += n * node.Cores
+		capa.disk += n * node.DiskMBps
+		capa.net += n * node.NetMBps
+		capa.vcores += n * float64(vcores)
+		capa.mem += n * float64(node.MemoryMB)
 	}
 	var cpu, disk, in, out, vcs, mem float64 // core-s, MB, MB, MB, vcore-s, MB-s
 	var b BoundDetail
@@ -39,7 +47,8 @@ func LowerBound(w *sim.Workload, jobs []sim.JobSpec) BoundDetail {
 		if !ok {
 			continue
 		}
-		c := float64(k.Containers)
+		// containers × work scale: the work is what a scale multiplies.
+		c := float64(cmp.Or(j.Containers, k.Containers)) * cmp.Or(j.Scale, 1)
 		add := func(ps []sim.Phase, times float64) {
 			for _, p := range ps {
 				cpu += times * c * p.Seconds * p.CPU
@@ -51,20 +60,28 @@ func LowerBound(w *sim.Workload, jobs []sim.JobSpec) BoundDetail {
 		add(k.Setup, 1)
 		add(k.Phases, float64(max(k.Repeat, 1)))
 		add(k.Teardown, 1)
-		solo := k.SoloDuration()
-		vcs += c * float64(k.Container.VCores) * solo.Seconds()
-		mem += c * float64(k.Container.MemoryMB) * solo.Seconds()
+		solo := jobSolo(k, j)
+		vcs += c * float64(k.Container.VCores) * k.SoloDuration().Seconds()
+		mem += c * float64(k.Container.MemoryMB) * k.SoloDuration().Seconds()
 		b.Longest = max(b.Longest, j.Arrival+solo)
 	}
 	sec := func(x float64) time.Duration { return time.Duration(x * float64(time.Second)) }
-	b.CPU = sec(cpu / (n * node.Cores))
-	b.Disk = sec(disk / (n * node.DiskMBps))
-	b.NetIn = sec(in / (n * node.NetMBps))
-	b.NetOut = sec(out / (n * node.NetMBps))
-	b.VCores = sec(vcs / (n * float64(vcores)))
-	b.Memory = sec(mem / (n * float64(node.MemoryMB)))
+	b.CPU = sec(cpu / capa.cores)
+	b.Disk = sec(disk / capa.disk)
+	b.NetIn = sec(in / capa.net)
+	b.NetOut = sec(out / capa.net)
+	b.VCores = sec(vcs / capa.vcores)
+	b.Memory = sec(mem / capa.mem)
 	b.Makespan = max(b.CPU, b.Disk, b.NetIn, b.NetOut, b.VCores, b.Memory, b.Longest)
 	return b
+}
+
+// jobSolo is job j's solo duration: its kind's, times its work scale.
+func jobSolo(k sim.KindSpec, j sim.JobSpec) time.Duration {
+	if j.Scale == 0 {
+		return k.SoloDuration()
+	}
+	return time.Duration(float64(k.SoloDuration()) * j.Scale)
 }
 
 // boundResult is the bound as a Result: the makespan bound, the mean solo
@@ -78,7 +95,7 @@ func boundResult(w *sim.Workload, jobs []sim.JobSpec) Result {
 		var solo float64
 		for _, j := range jobs {
 			if k, ok := w.Kind(j.Kind); ok {
-				solo += k.SoloDuration().Seconds()
+				solo += jobSolo(k, j).Seconds()
 			}
 		}
 		res.MeanJCTS = solo / float64(len(jobs))

@@ -92,8 +92,13 @@ func classStats(w *sim.Workload, s *sim.Sim, jobs []sim.JobSpec, adm []Admission
 		c.jct += (app.Finished.Sub(sim.DefaultStart) - jobs[i].Arrival).Seconds()
 		c.n++
 	}
-	capVC := float64(w.Cluster.Nodes*w.Cluster.Node.VCores) * contended
-	capMem := float64(int64(w.Cluster.Nodes)*w.Cluster.Node.MemoryMB) * contended
+	var vcores, memMB int64
+	for _, g := range w.Cluster.NodeGroups() {
+		vcores += int64(g.Nodes * g.Node.VCores)
+		memMB += int64(g.Nodes) * g.Node.MemoryMB
+	}
+	capVC := float64(vcores) * contended
+	capMem := float64(memMB) * contended
 	var total float64
 	for name := range by {
 		total += elasticWeight(w, name)

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,8 +18,20 @@ import (
 
 // pendingJob is a job waiting in a direct policy's queue.
 type pendingJob struct {
-	seq  int
-	kind sim.KindSpec
+	seq        int
+	kind       sim.KindSpec
+	containers int     // what it asks for: its entry's, else its kind's
+	scale      float64 // its entry's hidden work scale; 0 means 1
+}
+
+// pending is job j of kind k waiting.
+func pending(j sim.JobSpec, k sim.KindSpec) pendingJob {
+	return pendingJob{seq: j.Seq, kind: k, containers: cmp.Or(j.Containers, k.Containers), scale: j.Scale}
+}
+
+// app is the job's submission under job id.
+func (j pendingJob) app(id string) sim.AppSpec {
+	return sim.AppSpec{JobID: id, Kind: j.kind.Name, Containers: j.containers, Scale: j.scale}
 }
 
 // picker chooses the index in window of the job to admit next, or −1 to
@@ -33,7 +46,7 @@ func runDirect(ctx context.Context, rc RunConfig, cfg daemon.Config, jobs []sim.
 	switch rc.Policy {
 	case FIFO:
 		pick = func(d *driver, window []pendingJob) int {
-			if d.s.Fits(window[0].kind.Name) {
+			if d.s.FitsApp(window[0].app("")) {
 				return 0
 			}
 			return -1
@@ -43,7 +56,7 @@ func runDirect(ctx context.Context, rc RunConfig, cfg daemon.Config, jobs []sim.
 		pick = func(d *driver, window []pendingJob) int {
 			var idx []int
 			for i, j := range window {
-				if d.s.Fits(j.kind.Name) {
+				if d.s.FitsApp(j.app("")) {
 					idx = append(idx, i)
 				}
 			}
@@ -145,7 +158,7 @@ func (d *driver) run(ctx context.Context, pick picker, admitted func(at time.Dur
 		}
 		now := s.Now()
 		for d.next < len(d.jobs) && !d.start.Add(d.jobs[d.next].Arrival).After(now) {
-			d.pending = append(d.pending, pendingJob{seq: d.jobs[d.next].Seq, kind: d.kinds[d.jobs[d.next].Kind]})
+			d.pending = append(d.pending, pending(d.jobs[d.next], d.kinds[d.jobs[d.next].Kind]))
 			d.next++
 		}
 		for len(d.pending) > 0 {
@@ -154,7 +167,9 @@ func (d *driver) run(ctx context.Context, pick picker, admitted func(at time.Dur
 				break
 			}
 			j := d.pending[i]
-			err := s.Submit(s.NewApplication(), sim.AppSpec{JobID: strconv.Itoa(j.seq), Kind: j.kind.Name, User: "bench", Queue: "default"})
+			spec := j.app(strconv.Itoa(j.seq))
+			spec.User, spec.Queue = "bench", "default"
+			err := s.Submit(s.NewApplication(), spec)
 			if errors.Is(err, sim.ErrNoFit) {
 				break
 			}
@@ -209,7 +224,7 @@ func rolloutPick(ctx context.Context, rc RunConfig, complete picker, samples int
 		best, bestCost := -1, math.Inf(1)
 		seen := map[string]bool{}
 		for i, j := range window {
-			if seen[j.kind.Name] || !d.s.Fits(j.kind.Name) {
+			if seen[j.kind.Name] || !d.s.FitsApp(j.app("")) {
 				continue
 			}
 			seen[j.kind.Name] = true
@@ -220,7 +235,7 @@ func rolloutPick(ctx context.Context, rc RunConfig, complete picker, samples int
 				if samples > 0 {
 					c.forget(rc, sampleSeed(rc.Seed, calls, uint64(k)))
 				}
-				if err := c.s.Submit(c.s.NewApplication(), sim.AppSpec{JobID: strconv.Itoa(j.seq), Kind: j.kind.Name}); err != nil {
+				if err := c.s.Submit(c.s.NewApplication(), j.app(strconv.Itoa(j.seq))); err != nil {
 					ok = false
 					break
 				}
@@ -300,7 +315,7 @@ func oraclePick(s *sim.Sim, window []pendingJob, horizon time.Duration) int {
 	best, bestScore := -1, math.Inf(-1)
 	seen := map[string]bool{}
 	for i, j := range window {
-		if seen[j.kind.Name] || !s.Fits(j.kind.Name) {
+		if seen[j.kind.Name] || !s.FitsApp(j.app("")) {
 			continue
 		}
 		seen[j.kind.Name] = true
@@ -320,7 +335,7 @@ func oraclePick(s *sim.Sim, window []pendingJob, horizon time.Duration) int {
 func whatIf(s *sim.Sim, j pendingJob, horizon time.Duration) float64 {
 	c := s.Clone()
 	c.DiscardMetrics()
-	if err := c.Submit(c.NewApplication(), sim.AppSpec{JobID: "what-if", Kind: j.kind.Name}); err != nil {
+	if err := c.Submit(c.NewApplication(), j.app("what-if")); err != nil {
 		return math.Inf(-1)
 	}
 	if horizon <= 0 {
@@ -341,7 +356,7 @@ func whatIf(s *sim.Sim, j pendingJob, horizon time.Duration) float64 {
 			continue
 		}
 		k, _ := c.Kind(a0.Kind)
-		work += (after[i].Progress - a0.Progress) * k.SoloDuration().Seconds() * float64(a0.Containers)
+		work += (after[i].Progress - a0.Progress) * k.SoloDuration().Seconds() * float64(a0.Containers) * a0.Scale
 	}
 	return work
 }
@@ -386,11 +401,11 @@ func pairwisePick(s *sim.Sim, window []pendingJob, gain map[[2]string]float64) i
 	best, bestScore := -1, math.Inf(-1)
 	seen := map[string]bool{}
 	for i, j := range window {
-		if seen[j.kind.Name] || !s.Fits(j.kind.Name) {
+		if seen[j.kind.Name] || !s.FitsApp(j.app("")) {
 			continue
 		}
 		seen[j.kind.Name] = true
-		need := j.kind.Containers
+		need := j.containers
 		for _, n := range nodes {
 			if n.UsedVCores == 0 && n.UsedMemoryMB == 0 {
 				need -= min(profile.DefaultGroup, need)

@@ -3,6 +3,7 @@ package bench
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -177,7 +178,10 @@ func drive(ctx context.Context, rc RunConfig, s *sim.Sim, store *queue.Store, es
 		}
 		now := s.Now()
 		for next < len(jobs) && !start.Add(jobs[next].Arrival).After(now) { // the API
-			j := queue.Job{Kind: jobs[next].Kind, User: cmp.Or(jobs[next].User, sim.DefaultUser), Queue: cmp.Or(jobs[next].Queue, sim.DefaultQueue)}
+			j, err := submission(rc.Workload, jobs[next])
+			if err != nil {
+				return nil, fmt.Errorf("run %s: job %d: %w", rc.Policy, next, err)
+			}
 			if err := e.Prepare(&j); err != nil {
 				return nil, fmt.Errorf("run %s: job %d: %w", rc.Policy, next, err)
 			}
@@ -227,6 +231,26 @@ func drive(ctx context.Context, rc RunConfig, s *sim.Sim, store *queue.Store, es
 		advanceUntil(s, until) // stops early at a finish, which kicks the loop in serve
 	}
 	return seqOf, nil
+}
+
+// submission is job js as the API receives it: its kind, user and queue;
+// its resources when it asks for another container count than its kind's
+// (what YARN would see); and its input's scale in the simulator's
+// submission spec (simcluster.SubmitSpec), which the engine never reads.
+func submission(w *sim.Workload, js sim.JobSpec) (queue.Job, error) {
+	j := queue.Job{Kind: js.Kind, User: cmp.Or(js.User, sim.DefaultUser), Queue: cmp.Or(js.Queue, sim.DefaultQueue)}
+	if js.Containers > 0 {
+		k, _ := w.Kind(js.Kind)
+		j.Resources = queue.Resources{Containers: js.Containers, MemoryMB: k.Container.MemoryMB, VCores: k.Container.VCores}
+	}
+	if js.Scale > 0 {
+		b, err := json.Marshal(simcluster.SubmitSpec{Scale: js.Scale})
+		if err != nil {
+			return queue.Job{}, err
+		}
+		j.Submit = b
+	}
+	return j, nil
 }
 
 func earliest(a, b time.Time) time.Time {

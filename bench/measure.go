@@ -75,11 +75,14 @@ func measure(res *Result, w *sim.Workload, s *sim.Sim, jobs []sim.JobSpec, seqOf
 // (sim.Sim.SampleRuns), without expanding them: a run of a node adds its
 // usage to each interval it covers (nothing for an idle one) and counts the
 // node there. Each interval sums its nodes in node order, as a walk over
-// the expanded samples would.
+// the expanded samples would. Disk and network are fractions of each
+// node's own bandwidth.
 func usageSeries(s *sim.Sim, until time.Duration) []UsagePoint {
-	cl := s.Cluster()
-	disk := cl.Node.DiskMBps * 1e6
-	net := 2 * cl.Node.NetMBps * 1e6
+	type bw struct{ disk, net float64 }
+	caps := map[string]bw{}
+	for _, nd := range s.Nodes() {
+		caps[nd.Name] = bw{nd.DiskMBps * 1e6, 2 * nd.NetMBps * 1e6}
+	}
 	step := s.MetricsInterval()
 	n := int((until + step - 1) / step) // intervals starting before until
 	if n <= 0 {
@@ -96,6 +99,7 @@ func usageSeries(s *sim.Sim, until time.Duration) []UsagePoint {
 		nodes[k0]++
 		nodes[k1]--
 		u := r.Usage
+		disk, net := caps[r.Node].disk, caps[r.Node].net
 		cpu, iowait, dsk, nt := u.CPU, u.IOWait, (u.DiskRead+u.DiskWrite)/disk, (u.NetRecv+u.NetSent)/net
 		if cpu == 0 && iowait == 0 && dsk == 0 && nt == 0 {
 			continue // adding zeros changes no sum

@@ -74,8 +74,9 @@ func clusterView(s *sim.Sim) []profile.Node {
 	return nodes
 }
 
-func shapeOf(k sim.KindSpec) profile.Shape {
-	return profile.Shape{Containers: k.Containers,
+// shapeOf is the shape of a job of k with containers containers.
+func shapeOf(k sim.KindSpec, containers int) profile.Shape {
+	return profile.Shape{Containers: containers,
 		Each: profile.Room{VCores: int64(k.Container.VCores), MemoryMB: k.Container.MemoryMB}}
 }
 
@@ -128,8 +129,8 @@ func peerPick(value func(nodes []profile.Node, land []profile.Landing, k sim.Kin
 			}
 			seen[j.kind.Name] = true
 			var ok bool
-			land, ok = profile.Place(nodes, shapeOf(j.kind), profile.DefaultGroup, land)
-			if !ok || !s.Fits(j.kind.Name) {
+			land, ok = profile.Place(nodes, shapeOf(j.kind, j.containers), profile.DefaultGroup, land)
+			if !ok || !s.FitsApp(j.app("")) {
 				continue
 			}
 			if v := value(nodes, land, j.kind); v > bestScore+1e-12 {

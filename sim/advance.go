@@ -119,7 +119,7 @@ func (s *Sim) nextPhase(ai int32, evs []Event) []Event {
 	a.phaseWork = 0
 	for _, gi := range a.groups {
 		g := &s.groups[gi]
-		g.remaining, g.at, g.rate = s.work(sec), s.now, 0
+		g.remaining, g.at, g.rate = s.work(sec)*a.scale, s.now, 0
 		a.phaseWork = max(a.phaseWork, g.remaining)
 		s.markDirty(g.node)
 	}

@@ -112,12 +112,16 @@ func (tw *twin) admit() {
 		}
 		j := tw.jobs[tw.next]
 		for _, k := range tw.s.kindList {
-			if got, want := tw.s.Fits(k.Name), tw.r.fits(k.Name); got != want {
+			if got, want := tw.s.Fits(k.Name), tw.r.fits(k.Name, 0); got != want {
 				tw.fatalf("Fits(%s) = %v, reference %v", k.Name, got, want)
 			}
 		}
-		err := tw.s.Submit(id, AppSpec{JobID: fmt.Sprint(j.Seq), Kind: j.Kind})
-		rerr := tw.r.submit(rid, j.Kind)
+		spec := AppSpec{JobID: fmt.Sprint(j.Seq), Kind: j.Kind, Containers: j.Containers, Scale: j.Scale}
+		if got, want := tw.s.FitsApp(spec), tw.r.fits(j.Kind, j.Containers); got != want {
+			tw.fatalf("FitsApp(%+v) = %v, reference %v", spec, got, want)
+		}
+		err := tw.s.Submit(id, spec)
+		rerr := tw.r.submit(rid, j.Kind, j.Containers, j.Scale)
 		if (err == nil) != (rerr == nil) || (err != nil && !errors.Is(err, ErrNoFit)) {
 			tw.fatalf("submit job %d: %v vs reference %v", j.Seq, err, rerr)
 		}

@@ -32,6 +32,9 @@ type AppProgress struct {
 	ID, Kind   string
 	State      AppState
 	Containers int
+	// Scale is its AppSpec.Scale (1 when not set): its solo work is the
+	// kind's times Scale.
+	Scale float64
 	// Progress is AppInfo.Progress: the fraction of its solo work done.
 	Progress float64
 	// Finished is AppInfo.Finished: zero while it runs.
@@ -46,7 +49,7 @@ func (s *Sim) Progresses(out []AppProgress) []AppProgress {
 	out = out[:0]
 	for i := range s.apps {
 		a := &s.apps[i]
-		p := AppProgress{ID: a.id, Kind: a.spec.Kind, State: a.state, Containers: a.containers, Progress: 1}
+		p := AppProgress{ID: a.id, Kind: a.spec.Kind, State: a.state, Containers: a.containers, Scale: a.scale, Progress: 1}
 		if a.state != AppFinished {
 			p.Progress = s.progress(a)
 		}
@@ -131,8 +134,10 @@ func (s *Sim) Nodes() []NodeInfo {
 	out := make([]NodeInfo, len(s.nodes))
 	for i := range s.nodes {
 		nd := &s.nodes[i]
-		out[i] = NodeInfo{Name: nd.name, Cores: s.cluster.Node.Cores, VCores: s.cluster.Node.VCores,
-			MemoryMB: s.cluster.Node.MemoryMB, UsedMemoryMB: nd.usedMem, UsedVCores: nd.usedVC, Apps: slices.Clone(nd.apps)}
+		spec := s.spec(nd)
+		out[i] = NodeInfo{Name: nd.name, Cores: spec.Cores, VCores: spec.VCores, MemoryMB: spec.MemoryMB,
+			DiskMBps: spec.DiskMBps, NetMBps: spec.NetMBps, Group: s.groupName(nd),
+			UsedMemoryMB: nd.usedMem, UsedVCores: nd.usedVC, Apps: slices.Clone(nd.apps)}
 	}
 	return out
 }
@@ -163,8 +168,9 @@ func (s *Sim) Occupancy(out []NodeUse) []NodeUse {
 	for i := range s.nodes {
 		nd := &s.nodes[i]
 		u := &out[i]
-		u.FreeVCores = s.cluster.Node.VCores - nd.usedVC
-		u.FreeMemoryMB = s.cluster.Node.MemoryMB - nd.usedMem
+		spec := s.spec(nd)
+		u.FreeVCores = spec.VCores - nd.usedVC
+		u.FreeMemoryMB = spec.MemoryMB - nd.usedMem
 		u.Apps = u.Apps[:0]
 		for _, gi := range nd.groups {
 			g := &s.groups[gi]

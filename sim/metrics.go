@@ -219,16 +219,15 @@ func (s *Sim) appendRun(nd *node, k int64, acc usage, apps []string) {
 	if s.noMetrics {
 		return
 	}
-	u := s.mean(acc)
+	u := s.mean(acc, s.spec(nd).Cores)
 	if n := len(nd.runs); n > 0 && nd.runs[n-1].u == u && slices.Equal(nd.runs[n-1].apps, apps) {
 		return
 	}
 	nd.runs = append(nd.runs, run{k: k, u: u, apps: apps})
 }
 
-// mean is the usage of an interval from its integral.
-func (s *Sim) mean(a usage) goodness.Usage {
-	cores := s.cluster.Node.Cores
+// mean is the usage of an interval from its integral on a node of cores.
+func (s *Sim) mean(a usage, cores float64) goodness.Usage {
 	f := 1 / s.interval
 	u := goodness.Usage{
 		CPU: clamp01(a.cpu * f / cores), IOWait: clamp01(a.iowait * f / cores),

@@ -22,6 +22,13 @@ type rawWorkload struct {
 }
 
 type rawCluster struct {
+	Nodes  *int       `yaml:"nodes"`
+	Node   *rawNode   `yaml:"node"`
+	Groups []rawGroup `yaml:"groups"`
+}
+
+type rawGroup struct {
+	Name  *string  `yaml:"name"`
 	Nodes *int     `yaml:"nodes"`
 	Node  *rawNode `yaml:"node"`
 }
@@ -74,6 +81,9 @@ type rawQueue struct {
 	At     *rawDuration `yaml:"at"`
 	Every  *rawDuration `yaml:"every"`
 	Bursts *int         `yaml:"bursts"`
+
+	Containers *int     `yaml:"containers"`
+	Scale      *float64 `yaml:"scale"`
 }
 
 type rawClass struct {
@@ -239,6 +249,14 @@ func (rq rawQueue) entry(p string) (QueueEntry, error) {
 	if q.Bursts, err = positive(p+".bursts", rq.Bursts); err != nil {
 		return QueueEntry{}, err
 	}
+	if q.Containers, err = positive(p+".containers", rq.Containers); err != nil {
+		return QueueEntry{}, err
+	}
+	if rq.Scale != nil {
+		if q.Scale = *rq.Scale; q.Scale == 0 {
+			return QueueEntry{}, scaleErr(p+".scale", 0)
+		}
+	}
 	return q, nil
 }
 
@@ -272,34 +290,66 @@ func (rc rawClass) class(p string) (ClassSpec, error) {
 	return c, nil
 }
 
-// cluster converts the cluster section, reporting missing required keys.
+// cluster converts the cluster section, reporting missing required keys:
+// nodes and node, or groups, not both.
 func (c *rawCluster) cluster() (ClusterSpec, error) {
-	var cs ClusterSpec
+	if c.Groups != nil {
+		if c.Nodes != nil || c.Node != nil {
+			return ClusterSpec{}, &FieldError{Path: "cluster.groups", Reason: "give nodes and node, or groups, not both"}
+		}
+		if len(c.Groups) == 0 {
+			return ClusterSpec{}, &FieldError{Path: "cluster.groups", Reason: "must list at least one group"}
+		}
+		var cs ClusterSpec
+		for i, g := range c.Groups {
+			p := fmt.Sprintf("cluster.groups[%d]", i)
+			switch {
+			case g.Name == nil:
+				return ClusterSpec{}, required(p + ".name")
+			case g.Nodes == nil:
+				return ClusterSpec{}, required(p + ".nodes")
+			}
+			n, err := g.Node.node(p + ".node")
+			if err != nil {
+				return ClusterSpec{}, err
+			}
+			cs.Groups = append(cs.Groups, NodeGroup{Name: *g.Name, Nodes: *g.Nodes, Node: n})
+		}
+		return cs, nil
+	}
 	if c.Nodes == nil {
 		return ClusterSpec{}, required("cluster.nodes")
 	}
-	cs.Nodes = *c.Nodes
-	n := c.Node
+	n, err := c.Node.node("cluster.node")
+	if err != nil {
+		return ClusterSpec{}, err
+	}
+	return ClusterSpec{Nodes: *c.Nodes, Node: n}, nil
+}
+
+// node converts the node type at path p ("cluster.node"), reporting
+// missing required keys.
+func (n *rawNode) node(p string) (NodeSpec, error) {
 	if n == nil {
-		return ClusterSpec{}, required("cluster.node")
+		return NodeSpec{}, required(p)
 	}
 	for _, f := range []struct {
 		key string
 		ok  bool
 	}{{"cores", n.Cores != nil}, {"memory_mb", n.MemoryMB != nil}, {"disk_mbps", n.DiskMBps != nil}, {"net_mbps", n.NetMBps != nil}} {
 		if !f.ok {
-			return ClusterSpec{}, required("cluster.node." + f.key)
+			return NodeSpec{}, required(p + "." + f.key)
 		}
 	}
-	cs.Node = NodeSpec{Cores: *n.Cores, MemoryMB: *n.MemoryMB, DiskMBps: *n.DiskMBps, NetMBps: *n.NetMBps}
+	ns := NodeSpec{Cores: *n.Cores, MemoryMB: *n.MemoryMB, DiskMBps: *n.DiskMBps, NetMBps: *n.NetMBps}
 	if i := n.Interference; i != nil {
-		cs.Node.Interference = Interference{DiskStreams: i.DiskStreams, CPUCache: i.CPUCache}
+		ns.Interference = Interference{DiskStreams: i.DiskStreams, CPUCache: i.CPUCache}
 	}
 	var err error
-	if cs.Node.VCores, err = positive("cluster.node.vcores", n.VCores); err != nil {
-		return ClusterSpec{}, err
+	if ns.VCores, err = positive(p+".vcores", n.VCores); err != nil {
+		return NodeSpec{}, err
 	}
-	return cs, nil
+	return ns, nil
 }
 
 // kind converts the kind at path p ("kinds[2]"), reporting missing required

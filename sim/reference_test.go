@@ -37,6 +37,7 @@ type refApp struct {
 	groups            []*refGroup
 	placement         []int
 	containers        int
+	scale             float64
 }
 
 type refSample struct {
@@ -47,6 +48,7 @@ type refSample struct {
 
 type refNode struct {
 	name    string
+	spec    NodeSpec // its group's node type
 	usedMem int64
 	usedVC  int
 	groups  []*refGroup
@@ -83,7 +85,8 @@ func newRef(s *Sim) *refSim {
 		rng: rand.New(rand.NewPCG(s.opts.Seed, s.opts.Seed^0x9e3779b97f4a7c15)), nodeIdx: map[string]int{}, byID: map[string]*refApp{}}
 	for i := range s.nodes {
 		r.nodeIdx[s.nodes[i].name] = i
-		r.nodes = append(r.nodes, &refNode{name: s.nodes[i].name})
+		spec, _ := s.cluster.NodeAt(i)
+		r.nodes = append(r.nodes, &refNode{name: s.nodes[i].name, spec: spec})
 	}
 	return r
 }
@@ -186,7 +189,7 @@ func (s *refSim) step(t float64, event bool, evs ...Event) []Event {
 		}
 		sec := a.kind.phase(a.phase).seconds
 		for _, g := range a.groups {
-			g.remaining = s.work(sec)
+			g.remaining = s.work(sec) * a.scale
 			s.nodes[g.node].dirty = true
 		}
 		a.phaseWork = refMaxRemaining(a)
@@ -198,10 +201,10 @@ func (s *refSim) step(t float64, event bool, evs ...Event) []Event {
 }
 
 func (s *refSim) sample() {
-	cores := s.cluster.Node.Cores
 	f := 1 / s.interval
 	k := s.tick
 	for _, nd := range s.nodes {
+		cores := nd.spec.Cores
 		a := nd.acc
 		u := goodness.Usage{
 			CPU: clamp01(a.cpu * f / cores), IOWait: clamp01(a.iowait * f / cores),
@@ -231,15 +234,18 @@ func (s *refSim) sample() {
 	}
 }
 
-// fits is Sim.Fits.
-func (s *refSim) fits(kind string) bool {
+// fits is Sim.FitsApp for containers of kind (0: the kind's).
+func (s *refSim) fits(kind string, containers int) bool {
 	k := s.kinds[kind]
+	if containers == 0 {
+		containers = k.spec.Containers
+	}
 	room := 0
 	for _, nd := range s.nodes {
-		vc := int64(s.cluster.Node.VCores-nd.usedVC) / k.vcores
-		mem := (s.cluster.Node.MemoryMB - nd.usedMem) / k.memMB
+		vc := int64(nd.spec.VCores-nd.usedVC) / k.vcores
+		mem := (nd.spec.MemoryMB - nd.usedMem) / k.memMB
 		room += int(max(min(vc, mem), 0))
-		if room >= k.spec.Containers {
+		if room >= containers {
 			return true
 		}
 	}
@@ -247,23 +253,30 @@ func (s *refSim) fits(kind string) bool {
 }
 
 // submit is Sim.Submit for an id from newApplication: nil, or ErrNoFit.
-func (s *refSim) submit(appID string, kind string) error {
+// containers 0 is the kind's, scale 0 is 1.
+func (s *refSim) submit(appID string, kind string, containers int, scale float64) error {
 	k := s.kinds[kind]
-	counts, ok := s.place(k)
+	if containers == 0 {
+		containers = k.spec.Containers
+	}
+	if scale == 0 {
+		scale = 1
+	}
+	counts, ok := s.place(k, containers)
 	if !ok {
 		return ErrNoFit
 	}
-	s.start1(appID, k, counts)
+	s.start1(appID, k, counts, containers, scale)
 	return nil
 }
 
-func (s *refSim) place(k *kindRT) ([]int, bool) {
+func (s *refSim) place(k *kindRT, containers int) ([]int, bool) {
 	n := len(s.nodes)
 	freeVC := make([]int64, n)
 	freeMem := make([]int64, n)
 	for i, nd := range s.nodes {
-		freeVC[i] = int64(s.cluster.Node.VCores - nd.usedVC)
-		freeMem[i] = s.cluster.Node.MemoryMB - nd.usedMem
+		freeVC[i] = int64(nd.spec.VCores - nd.usedVC)
+		freeMem[i] = nd.spec.MemoryMB - nd.usedMem
 	}
 	room := func(i int) int64 { return min(freeVC[i]/k.vcores, freeMem[i]/k.memMB) }
 	counts := make([]int, n)
@@ -272,7 +285,7 @@ func (s *refSim) place(k *kindRT) ([]int, bool) {
 		freeVC[i] -= int64(c) * k.vcores
 		freeMem[i] -= int64(c) * k.memMB
 	}
-	left := k.spec.Containers
+	left := containers
 	g := s.opts.GroupSize
 	var cand []int
 	for i, nd := range s.nodes {
@@ -317,14 +330,14 @@ func (s *refSim) place(k *kindRT) ([]int, bool) {
 	return counts, left == 0
 }
 
-func (s *refSim) start1(appID string, k *kindRT, counts []int) {
-	a := &refApp{id: appID, kind: k, state: AppRunning, started: s.now, placement: counts, containers: k.spec.Containers}
+func (s *refSim) start1(appID string, k *kindRT, counts []int, containers int, scale float64) {
+	a := &refApp{id: appID, kind: k, state: AppRunning, started: s.now, placement: counts, containers: containers, scale: scale}
 	first := k.phase(0)
 	for i, c := range counts {
 		if c == 0 {
 			continue
 		}
-		g := &refGroup{app: a, node: i, count: c, remaining: s.work(first.seconds), rate: 1, bound: -1}
+		g := &refGroup{app: a, node: i, count: c, remaining: s.work(first.seconds) * scale, rate: 1, bound: -1}
 		a.groups = append(a.groups, g)
 		nd := s.nodes[i]
 		nd.usedVC += c * int(k.vcores)
@@ -374,7 +387,7 @@ func (s *refSim) end(a *refApp, state AppState) {
 
 func (s *refSim) share(nd *refNode) {
 	nd.dirty = false
-	node := s.cluster.Node
+	node := nd.spec
 	inf := node.Interference
 	interfere := inf.DiskStreams > 0 || inf.CPUCache > 0
 	caps := [nres]float64{node.Cores, node.DiskMBps, node.NetMBps, node.NetMBps}

@@ -11,10 +11,11 @@ import (
 // jobs, for measuring how runs scale (`colocd sim --scale`):
 //
 //   - The cluster has nodes nodes, each as before.
-//   - Every kind's Containers is multiplied by m = round(sqrt(nodes /
-//     w.Cluster.Nodes)), at least 1, and capped at what the scaled cluster
-//     holds of its containers (and at MaxContainers): jobs grow with the
-//     square root of the cluster, so that more of them run at once too.
+//   - Every kind's Containers, and every queue entry's when set, is
+//     multiplied by m = round(sqrt(nodes / w.Cluster.Nodes)), at least 1,
+//     and capped at what the scaled cluster holds of its containers (and at
+//     MaxContainers): jobs grow with the square root of the cluster, so
+//     that more of them run at once too.
 //   - Every queue entry's Count is scaled to its share of jobs. An entry
 //     stands for Count × its multiplicity jobs (Repeat for an untimed
 //     entry, Bursts for a timed one), T jobs in all; its share is q =
@@ -32,11 +33,15 @@ import (
 //
 // Scaled(w.Cluster.Nodes, T) returns a copy of w. It refuses, with a
 // *FieldError, a cluster outside [1, MaxNodes] nodes ("cluster.nodes"), a
+// cluster of node groups ("cluster.groups"), a
 // jobs that cannot be scaled to (below one job per entry, or above MaxJobs:
 // "queue"), and a result that does not validate.
 func (w *Workload) Scaled(nodes, jobs int) (*Workload, error) {
 	if nodes < 1 || nodes > MaxNodes {
 		return nil, &FieldError{Path: "cluster.nodes", Reason: fmt.Sprintf("cannot scale to %d nodes (1 to %d)", nodes, MaxNodes)}
+	}
+	if len(w.Cluster.Groups) > 0 {
+		return nil, &FieldError{Path: "cluster.groups", Reason: "a cluster of node groups is not scaled (which groups would grow is a choice of the study)"}
 	}
 	c := w.clone()
 	c.Cluster.Nodes = nodes
@@ -45,6 +50,12 @@ func (w *Workload) Scaled(nodes, jobs int) (*Workload, error) {
 		k := &c.Kinds[i]
 		holds := int64(nodes) * k.Container.perNode(c.Cluster.Node)
 		k.Containers = int(min(int64(k.Containers)*m, holds, MaxContainers))
+	}
+	for i := range c.Queue {
+		if q := &c.Queue[i]; q.Containers > 0 {
+			k, _ := c.Kind(q.Kind)
+			q.Containers = int(min(int64(q.Containers)*m, int64(nodes)*k.Container.perNode(c.Cluster.Node), MaxContainers))
+		}
 	}
 	total, err := c.scaleQueue(jobs)
 	if err != nil {
@@ -67,6 +78,7 @@ func (w *Workload) clone() *Workload {
 		k := &c.Kinds[i]
 		k.Setup, k.Phases, k.Teardown = slices.Clone(k.Setup), slices.Clone(k.Phases), slices.Clone(k.Teardown)
 	}
+	c.Cluster.Groups = slices.Clone(w.Cluster.Groups)
 	c.Queue = slices.Clone(w.Queue)
 	c.Classes = slices.Clone(w.Classes)
 	return &c

@@ -77,7 +77,7 @@ type slot struct {
 func (s *Sim) share(i int32) {
 	nd := &s.nodes[i]
 	nd.dirty = false
-	node := s.cluster.Node
+	node := s.spec(nd)
 	inf := node.Interference
 	var buf [16]slot
 	act := buf[:0]

@@ -71,6 +71,43 @@ var shippedChecks = map[string]func(t *testing.T, w *sim.Workload, r shippedRun)
 			t.Errorf("first half kinds %v, second half %v (unseen before: %v); want 3, then those 3 and 3 new", old, later, unseen)
 		}
 	},
+	"hetero-sizes.yaml": func(t *testing.T, w *sim.Workload, r shippedRun) {
+		types := map[sim.NodeSpec]bool{}
+		for _, g := range w.Cluster.NodeGroups() {
+			types[g.Node] = true
+		}
+		if len(types) < 2 {
+			t.Errorf("%d node types, want a heterogeneous cluster (>= 2)", len(types))
+		}
+		containers, scales := map[string]map[int]bool{}, map[string]map[float64]bool{}
+		for _, j := range r.jobs {
+			if containers[j.Kind] == nil {
+				containers[j.Kind], scales[j.Kind] = map[int]bool{}, map[float64]bool{}
+			}
+			containers[j.Kind][j.Containers] = true
+			scales[j.Kind][j.Scale] = true
+		}
+		for _, k := range w.Kinds {
+			if len(containers[k.Name]) < 3 || len(scales[k.Name]) < 3 {
+				t.Errorf("kind %s: container counts %v, scales %v; want >= 3 of each within the kind", k.Name, containers[k.Name], scales[k.Name])
+			}
+		}
+		// The scales reach the jobs: within a kind, runtimes differ.
+		runtime := map[string][2]time.Duration{}
+		for _, a := range r.s.Apps() {
+			d := a.Finished.Sub(a.Started)
+			mm, ok := runtime[a.Kind]
+			if !ok {
+				mm = [2]time.Duration{d, d}
+			}
+			runtime[a.Kind] = [2]time.Duration{min(mm[0], d), max(mm[1], d)}
+		}
+		for k, mm := range runtime {
+			if mm[1] < 3*mm[0] {
+				t.Errorf("kind %s: runtimes %v to %v, want the longest >= 3x the shortest (scales 0.5-2.5)", k, mm[0], mm[1])
+			}
+		}
+	},
 	"noisy.yaml": func(t *testing.T, w *sim.Workload, r shippedRun) {
 		inf := w.Cluster.Node.Interference
 		if w.Variability.Jitter <= 0 || inf.DiskStreams <= 0 || inf.CPUCache <= 0 {
@@ -154,7 +191,8 @@ func replayFIFO(tb testing.TB, w *sim.Workload, seed uint64) shippedRun {
 			if id == "" {
 				id = s.NewApplication()
 			}
-			err := s.Submit(id, sim.AppSpec{JobID: strconv.Itoa(jobs[next].Seq), Kind: jobs[next].Kind})
+			err := s.Submit(id, sim.AppSpec{JobID: strconv.Itoa(jobs[next].Seq), Kind: jobs[next].Kind,
+				Containers: jobs[next].Containers, Scale: jobs[next].Scale})
 			if errors.Is(err, sim.ErrNoFit) {
 				break
 			}

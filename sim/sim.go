@@ -47,6 +47,12 @@ type Options struct {
 type AppSpec struct {
 	JobID, Kind, User, Queue string
 	Tags                     []string
+	// Containers is how many containers the job runs (a YARN
+	// application's container requests): 0 means its kind's.
+	Containers int
+	// Scale multiplies every container's work in every phase, as a larger
+	// input would: 0 means 1. Only the job's runtime and progress show it.
+	Scale float64
 }
 
 // AppState is an application's state.
@@ -91,9 +97,12 @@ type AppInfo struct {
 // NodeInfo describes a node's reservations.
 type NodeInfo struct {
 	Name         string
+	Group        string  // its NodeGroup's name; "" in a cluster of one type
 	Cores        float64 // physical cores (shared at run time)
 	VCores       int     // advertised vcores (the placement capacity)
 	MemoryMB     int64
+	DiskMBps     float64 // disk bandwidth, reads + writes
+	NetMBps      float64 // NIC bandwidth per direction
 	UsedMemoryMB int64
 	UsedVCores   int
 	Apps         []string // running apps with containers here, in submission order
@@ -138,12 +147,12 @@ type phaseRT struct {
 }
 
 type kindRT struct {
-	spec                   KindSpec
-	setup, body, teardown  []phaseRT
-	repeat, total          int
-	solo                   float64
-	vcores, memMB, perNode int64
-	idx                    int // in Sim.kindRTs and Sim.room
+	spec                  KindSpec
+	setup, body, teardown []phaseRT
+	repeat, total         int
+	solo                  float64
+	vcores, memMB         int64
+	idx                   int // in Sim.kindRTs and Sim.room
 }
 
 func (k *kindRT) phase(i int) *phaseRT {
@@ -197,6 +206,7 @@ type app struct {
 	groups            []int32 // indices into Sim.groups, in node order; never changed after start
 	working           int     // groups that have not finished the current phase
 	containers        int
+	scale             float64 // AppSpec.Scale, 1 when not set
 }
 
 // usage is a node's consumption: CPU and iowait in cores, I/O and CPU
@@ -236,6 +246,7 @@ type node struct {
 	groups  []int32  // groups of running apps, in placement order; replaced, never changed in place
 	apps    []string // ids of running apps here, immutable (replaced on change)
 	dirty   bool     // its set of working groups changed: share it again
+	spec    int32    // its type: an index into Sim.specs
 	rate    usage    // current rates, since at
 	at      float64  // acc integrates rate up to here
 	open    int64    // the metrics interval acc and present belong to
@@ -254,6 +265,7 @@ type node struct {
 // groups that complete, their apps and their nodes.
 type Sim struct {
 	cluster   ClusterSpec
+	specs     []NodeSpec // node types, one per group of the cluster; never written after New
 	kindList  []KindSpec
 	kinds     map[string]*kindRT
 	kindRTs   []*kindRT // in the order of kindList
@@ -285,7 +297,7 @@ func New(cluster ClusterSpec, kinds []KindSpec, opts Options) (*Sim, error) {
 	if err := cluster.validate("cluster"); err != nil {
 		return nil, err
 	}
-	cluster.Node.VCores = cluster.Node.vcores()
+	cluster.fill()
 	if err := validateKinds(kinds, cluster); err != nil {
 		return nil, err
 	}
@@ -324,18 +336,22 @@ func New(cluster ClusterSpec, kinds []KindSpec, opts Options) (*Sim, error) {
 		k.Setup, k.Phases, k.Teardown = slices.Clone(k.Setup), slices.Clone(k.Phases), slices.Clone(k.Teardown)
 		rt := &kindRT{spec: k, setup: compile(k.Setup), body: compile(k.Phases), teardown: compile(k.Teardown),
 			repeat: k.Repeat, solo: k.soloSeconds(), vcores: int64(k.Container.VCores), memMB: k.Container.MemoryMB,
-			perNode: k.Container.perNode(cluster.Node), idx: len(s.kindRTs)}
+			idx: len(s.kindRTs)}
 		rt.total = len(rt.setup) + rt.repeat*len(rt.body) + len(rt.teardown)
 		s.kinds[k.Name] = rt
 		s.kindRTs = append(s.kindRTs, rt)
 		s.kindList = append(s.kindList, k)
-		s.room = append(s.room, int64(cluster.Nodes)*rt.perNode)
+		s.room = append(s.room, cluster.holds(k.Container))
 	}
 	width := max(2, len(strconv.Itoa(cluster.Nodes)))
-	for i := range cluster.Nodes {
-		name := fmt.Sprintf("node%0*d", width, i+1)
-		s.nodeIdx[name] = i
-		s.nodes = append(s.nodes, node{name: name})
+	for gi, g := range cluster.NodeGroups() {
+		s.specs = append(s.specs, g.Node)
+		for range g.Nodes {
+			i := len(s.nodes)
+			name := fmt.Sprintf("node%0*d", width, i+1)
+			s.nodeIdx[name] = i
+			s.nodes = append(s.nodes, node{name: name, spec: int32(gi)})
+		}
 	}
 	return s, nil
 }
@@ -358,6 +374,17 @@ func (s *Sim) Kind(name string) (KindSpec, bool) {
 	return k.spec, true
 }
 
+// spec is node nd's type.
+func (s *Sim) spec(nd *node) *NodeSpec { return &s.specs[nd.spec] }
+
+// groupName is the name of node nd's group.
+func (s *Sim) groupName(nd *node) string {
+	if len(s.cluster.Groups) == 0 {
+		return ""
+	}
+	return s.cluster.Groups[nd.spec].Name
+}
+
 func (s *Sim) at(x float64) time.Time { return s.start.Add(seconds(x)) }
 
 func (s *Sim) secs(t time.Time) float64 { return t.Sub(s.start).Seconds() }
@@ -374,7 +401,7 @@ func (s *Sim) Clone() *Sim {
 	c.rng = rand.New(c.pcg)
 	c.byID = maps.Clone(s.byID)
 	c.reserved = maps.Clone(s.reserved)
-	c.nodeIdx = s.nodeIdx // never written after New
+	c.nodeIdx = s.nodeIdx // never written after New (nor specs)
 	c.apps = slices.Clone(s.apps)
 	c.groups = slices.Clone(s.groups)
 	c.events = slices.Clone(s.events)

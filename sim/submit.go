@@ -36,7 +36,22 @@ func (s *Sim) CheckSubmit(appID string, a AppSpec) error {
 	if _, ok := s.kinds[a.Kind]; !ok {
 		return fmt.Errorf("submit %s: kind %q: %w", appID, a.Kind, ErrUnknownKind)
 	}
+	if a.Containers < 0 || a.Containers > MaxContainers || a.Scale != 0 && !(a.Scale > 0 && a.Scale <= MaxScale) {
+		return fmt.Errorf("submit %s: %d containers at scale %v: %w", appID, a.Containers, a.Scale, ErrInvalid)
+	}
 	return nil
+}
+
+// size is the containers and the work scale of a job of k submitted as a.
+func size(k *kindRT, a AppSpec) (int, float64) {
+	c, scale := a.Containers, a.Scale
+	if c == 0 {
+		c = k.spec.Containers
+	}
+	if scale == 0 {
+		scale = 1
+	}
+	return c, scale
 }
 
 // Fits reports whether a job of kind would fit the free resources now, i.e.
@@ -51,10 +66,22 @@ func (s *Sim) Fits(kind string) bool {
 	return ok && s.room[k.idx] >= int64(k.spec.Containers)
 }
 
+// FitsApp is Fits for a job submitted as a: its kind with a.Containers
+// containers when set.
+func (s *Sim) FitsApp(a AppSpec) bool {
+	k, ok := s.kinds[a.Kind]
+	if !ok {
+		return false
+	}
+	c, _ := size(k, a)
+	return s.room[k.idx] >= int64(c)
+}
+
 // roomOf is how many containers of k nd's free resources hold.
 func (s *Sim) roomOf(nd *node, k *kindRT) int64 {
-	vc := int64(s.cluster.Node.VCores-nd.usedVC) / k.vcores
-	mem := (s.cluster.Node.MemoryMB - nd.usedMem) / k.memMB
+	spec := s.spec(nd)
+	vc := int64(spec.VCores-nd.usedVC) / k.vcores
+	mem := (spec.MemoryMB - nd.usedMem) / k.memMB
 	return max(min(vc, mem), 0)
 }
 
@@ -86,27 +113,28 @@ func (s *Sim) Submit(appID string, a AppSpec) error {
 		return err
 	}
 	k := s.kinds[a.Kind]
-	counts, ok := s.place(k)
+	c, _ := size(k, a)
+	counts, ok := s.place(k, c)
 	if !ok {
-		return fmt.Errorf("submit %s: %d containers of %d vcores, %d MB: %w", appID, k.spec.Containers, k.vcores, k.memMB, ErrNoFit)
+		return fmt.Errorf("submit %s: %d containers of %d vcores, %d MB: %w", appID, c, k.vcores, k.memMB, ErrNoFit)
 	}
 	s.start1(appID, a, k, counts)
 	return nil
 }
 
-// place computes a placement without changing anything; counts[i] is the
-// number of containers on node i.
-func (s *Sim) place(k *kindRT) ([]int, bool) {
+// place computes a placement of want containers of k without changing
+// anything; counts[i] is the number of containers on node i.
+func (s *Sim) place(k *kindRT, want int) ([]int, bool) {
 	n := len(s.nodes)
 	counts := make([]int, n)
-	vcores, memMB := int64(s.cluster.Node.VCores), s.cluster.Node.MemoryMB
 	room := func(i int) int64 {
 		nd := &s.nodes[i]
-		freeVC := vcores - int64(nd.usedVC) - int64(counts[i])*k.vcores
-		freeMem := memMB - nd.usedMem - int64(counts[i])*k.memMB
+		spec := s.spec(nd)
+		freeVC := int64(spec.VCores) - int64(nd.usedVC) - int64(counts[i])*k.vcores
+		freeMem := spec.MemoryMB - nd.usedMem - int64(counts[i])*k.memMB
 		return min(freeVC/k.vcores, freeMem/k.memMB)
 	}
-	left := k.spec.Containers
+	left := want
 	g := s.opts.GroupSize
 	// 1. One group per empty node, empty nodes in random order.
 	var cand []int
@@ -161,15 +189,15 @@ func (s *Sim) start1(appID string, spec AppSpec, k *kindRT, counts []int) {
 	delete(s.reserved, appID)
 	spec.Tags = slices.Clone(spec.Tags)
 	ai := int32(len(s.apps))
-	a := app{id: appID, seq: s.seqOf(appID), spec: spec, kind: k, state: AppRunning, started: s.now,
-		containers: k.spec.Containers}
+	a := app{id: appID, seq: s.seqOf(appID), spec: spec, kind: k, state: AppRunning, started: s.now}
+	a.containers, a.scale = size(k, spec)
 	first := k.phase(0)
 	for i, c := range counts {
 		if c == 0 {
 			continue
 		}
 		gi := int32(len(s.groups))
-		s.groups = append(s.groups, group{app: ai, node: int32(i), count: int32(c), remaining: s.work(first.seconds), at: s.now})
+		s.groups = append(s.groups, group{app: ai, node: int32(i), count: int32(c), remaining: s.work(first.seconds) * a.scale, at: s.now})
 		a.groups = append(a.groups, gi)
 		a.phaseWork = max(a.phaseWork, s.groups[gi].remaining)
 		nd := &s.nodes[i]
@@ -273,8 +301,8 @@ func (s *Sim) Resume(appID string, a AppSpec, placement map[string]int, done flo
 		counts[i] += c
 		total += c
 	}
-	if total != k.spec.Containers {
-		return fmt.Errorf("resume %s: %d containers placed, the kind has %d: %w", appID, total, k.spec.Containers, ErrInvalid)
+	if c, _ := size(k, a); total != c {
+		return fmt.Errorf("resume %s: %d containers placed, the job has %d: %w", appID, total, c, ErrInvalid)
 	}
 	for i, c := range counts {
 		if c > 0 && s.roomOf(&s.nodes[i], k) < int64(c) {
@@ -295,7 +323,7 @@ func (s *Sim) Resume(appID string, a AppSpec, placement map[string]int, done flo
 	ap.phaseWork = 0
 	for _, gi := range ap.groups {
 		g := &s.groups[gi]
-		w := s.work(sec)
+		w := s.work(sec) * ap.scale
 		g.remaining = w * rest
 		ap.phaseWork = max(ap.phaseWork, w) // progress counts the phase's part done
 	}

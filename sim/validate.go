@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"time"
 )
 
@@ -21,7 +22,7 @@ func (w *Workload) Validate() error {
 	if err := w.Cluster.validate("cluster"); err != nil {
 		return err
 	}
-	w.Cluster.Node.VCores = w.Cluster.Node.vcores()
+	w.Cluster.fill()
 	if err := validateKinds(w.Kinds, w.Cluster); err != nil {
 		return err
 	}
@@ -88,8 +89,12 @@ func (w *Workload) validateQueue() error {
 // validate checks the entry at path p ("queue[2]") and fills its defaults:
 // user, queue and class names, Timed, and one burst.
 func (q *QueueEntry) validate(p string, w *Workload) error {
-	if _, ok := w.Kind(q.Kind); !ok {
+	k, ok := w.Kind(q.Kind)
+	if !ok {
 		return &FieldError{Path: p + ".kind", Reason: fmt.Sprintf("unknown kind %q (not in kinds)", q.Kind)}
+	}
+	if err := q.validateSize(p, k, w.Cluster); err != nil {
+		return err
 	}
 	if q.Count <= 0 {
 		return &FieldError{Path: p + ".count", Reason: "must be > 0"}
@@ -113,6 +118,32 @@ func (q *QueueEntry) validate(p string, w *Workload) error {
 		return nil
 	}
 	return q.validateTimes(p)
+}
+
+// MaxScale bounds QueueEntry.Scale.
+const MaxScale = 100
+
+// validateSize checks the entry's job size at path p: Containers of kind
+// k's containers fit the idle cluster, Scale is in (0, MaxScale].
+func (q *QueueEntry) validateSize(p string, k KindSpec, c ClusterSpec) error {
+	switch {
+	case q.Containers < 0:
+		return &FieldError{Path: p + ".containers", Reason: "must be > 0"}
+	case q.Containers > MaxContainers:
+		return &FieldError{Path: p + ".containers", Reason: fmt.Sprintf("must be <= %d", MaxContainers)}
+	}
+	if fit := c.holds(k.Container); int64(q.Containers) > fit {
+		return &FieldError{Path: p + ".containers", Reason: fmt.Sprintf("%d containers of kind %s never fit the cluster (at most %d of %d vcores, %d MB on %d nodes)",
+			q.Containers, k.Name, fit, k.Container.VCores, k.Container.MemoryMB, c.Nodes)}
+	}
+	if q.Scale != 0 && !(q.Scale > 0 && q.Scale <= MaxScale) {
+		return scaleErr(p+".scale", q.Scale)
+	}
+	return nil
+}
+
+func scaleErr(p string, v float64) *FieldError {
+	return &FieldError{Path: p, Reason: fmt.Sprintf("must be a number in (0, %d] (got %v)", MaxScale, v)}
 }
 
 // validateTimes checks a timed entry's offsets and bursts; the last burst
@@ -229,33 +260,83 @@ func (r Rate) validate(p string) error {
 func (c ClusterSpec) Validate() error { return c.validate("cluster") }
 
 func (c ClusterSpec) validate(p string) error {
+	if len(c.Groups) > 0 {
+		return c.validateGroups(p)
+	}
 	if c.Nodes <= 0 {
 		return &FieldError{Path: p + ".nodes", Reason: "must be > 0"}
 	}
 	if c.Nodes > MaxNodes {
 		return &FieldError{Path: p + ".nodes", Reason: fmt.Sprintf("must be <= %d", MaxNodes)}
 	}
-	n := c.Node
+	return c.Node.validate(p + ".node")
+}
+
+// validateGroups checks a grouped cluster at path p: unique names, nodes
+// in each group, at most MaxNodes in all, and each group's node type.
+func (c ClusterSpec) validateGroups(p string) error {
+	seen := map[string]int{}
+	total := 0
+	for i, g := range c.Groups {
+		gp := fmt.Sprintf("%s.groups[%d]", p, i)
+		if !validName.MatchString(g.Name) {
+			return badName(gp+".name", g.Name)
+		}
+		if j, dup := seen[g.Name]; dup {
+			return &FieldError{Path: gp + ".name", Reason: fmt.Sprintf("%q already names groups[%d]", g.Name, j)}
+		}
+		seen[g.Name] = i
+		if g.Nodes <= 0 {
+			return &FieldError{Path: gp + ".nodes", Reason: "must be > 0"}
+		}
+		if total += g.Nodes; g.Nodes > MaxNodes || total > MaxNodes {
+			return &FieldError{Path: gp + ".nodes", Reason: fmt.Sprintf("the groups must hold <= %d nodes in all", MaxNodes)}
+		}
+		if err := g.Node.validate(gp + ".node"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fill sets the defaults of a validated cluster: each node type's vcores,
+// and with groups, Nodes (their total) and Node (the first group's type).
+func (c *ClusterSpec) fill() {
+	if len(c.Groups) == 0 {
+		c.Node.VCores = c.Node.vcores()
+		return
+	}
+	c.Groups = slices.Clone(c.Groups)
+	c.Nodes = 0
+	for i := range c.Groups {
+		c.Groups[i].Node.VCores = c.Groups[i].Node.vcores()
+		c.Nodes += c.Groups[i].Nodes
+	}
+	c.Node = c.Groups[0].Node
+}
+
+// validate checks the node type at path p ("cluster.node").
+func (n NodeSpec) validate(p string) error {
 	for _, f := range []struct {
 		key string
 		v   float64
 	}{{"cores", n.Cores}, {"memory_mb", float64(n.MemoryMB)}, {"disk_mbps", n.DiskMBps}, {"net_mbps", n.NetMBps}} {
 		if !(f.v > 0) || math.IsInf(f.v, 0) {
-			return &FieldError{Path: p + ".node." + f.key, Reason: "must be > 0"}
+			return &FieldError{Path: p + "." + f.key, Reason: "must be > 0"}
 		}
 	}
 	if n.VCores < 0 {
-		return &FieldError{Path: p + ".node.vcores", Reason: "must be > 0"}
+		return &FieldError{Path: p + ".vcores", Reason: "must be > 0"}
 	}
 	if n.vcores() <= 0 {
-		return &FieldError{Path: p + ".node.vcores", Reason: fmt.Sprintf("must be > 0 (the default, floor(cores), is %d)", n.vcores())}
+		return &FieldError{Path: p + ".vcores", Reason: fmt.Sprintf("must be > 0 (the default, floor(cores), is %d)", n.vcores())}
 	}
 	for _, f := range []struct {
 		key string
 		v   float64
 	}{{"disk_streams", n.Interference.DiskStreams}, {"cpu_cache", n.Interference.CPUCache}} {
 		if !(f.v >= 0 && f.v <= MaxInterference) {
-			return &FieldError{Path: p + ".node.interference." + f.key, Reason: fmt.Sprintf("must be a number in [0, %d] (got %v)", MaxInterference, f.v)}
+			return &FieldError{Path: p + ".interference." + f.key, Reason: fmt.Sprintf("must be a number in [0, %d] (got %v)", MaxInterference, f.v)}
 		}
 	}
 	return nil
@@ -300,6 +381,9 @@ func validateKinds(kinds []KindSpec, c ClusterSpec) error {
 	return nil
 }
 
+// validate checks the kind at path p against cluster c: its containers fit
+// some node and the cluster, and each of its phases, one container alone,
+// runs at full speed on every node that can hold one.
 func (k KindSpec) validate(p string, c ClusterSpec) error {
 	node := c.Node
 	if k.Container.VCores <= 0 {
@@ -308,7 +392,11 @@ func (k KindSpec) validate(p string, c ClusterSpec) error {
 	if k.Container.MemoryMB <= 0 {
 		return &FieldError{Path: p + ".container.memory_mb", Reason: "must be > 0"}
 	}
-	if k.Container.VCores > node.vcores() {
+	if len(c.Groups) > 0 {
+		if c.holds(k.Container) == 0 {
+			return &FieldError{Path: p + ".container", Reason: fmt.Sprintf("%d vcores, %d MB fit no node group: no container can ever be placed", k.Container.VCores, k.Container.MemoryMB)}
+		}
+	} else if k.Container.VCores > node.vcores() {
 		return &FieldError{Path: p + ".container.vcores", Reason: fmt.Sprintf("%d is more than a node's %d vcores: no container can ever be placed", k.Container.VCores, node.vcores())}
 	}
 	if k.Container.MemoryMB > node.MemoryMB {
@@ -320,7 +408,7 @@ func (k KindSpec) validate(p string, c ClusterSpec) error {
 	if k.Containers > MaxContainers {
 		return &FieldError{Path: p + ".containers", Reason: fmt.Sprintf("must be <= %d", MaxContainers)}
 	}
-	if fit := int64(c.Nodes) * k.Container.perNode(node); int64(k.Containers) > fit {
+	if fit := c.holds(k.Container); int64(k.Containers) > fit {
 		return &FieldError{Path: p + ".containers", Reason: fmt.Sprintf("%d containers never fit the cluster (at most %d of %d vcores, %d MB on %d nodes)",
 			k.Containers, fit, k.Container.VCores, k.Container.MemoryMB, c.Nodes)}
 	}
@@ -341,12 +429,26 @@ func (k KindSpec) validate(p string, c ClusterSpec) error {
 			return &FieldError{Path: p + "." + l.key, Reason: fmt.Sprintf("must list at most %d phases", MaxPhases)}
 		}
 		for j, ph := range l.phases {
-			if err := ph.validate(fmt.Sprintf("%s.%s[%d]", p, l.key, j), node); err != nil {
-				return err
+			for _, g := range c.NodeGroups() {
+				if k.Container.perNode(g.Node) == 0 {
+					continue
+				}
+				if err := ph.validate(fmt.Sprintf("%s.%s[%d]", p, l.key, j), g.Node); err != nil {
+					return err
+				}
 			}
 		}
 	}
 	return nil
+}
+
+// holds is how many containers of c the idle cluster holds.
+func (cl ClusterSpec) holds(c ContainerSpec) int64 {
+	var n int64
+	for _, g := range cl.NodeGroups() {
+		n += int64(g.Nodes) * c.perNode(g.Node)
+	}
+	return n
 }
 
 func (c ContainerSpec) perNode(n NodeSpec) int64 {

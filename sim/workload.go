@@ -52,10 +52,47 @@ type Variability struct {
 	Jitter float64
 }
 
-// ClusterSpec is a homogeneous cluster of worker nodes.
+// ClusterSpec is a cluster of worker nodes: Nodes nodes of one type, or,
+// when Groups is set, node groups of different types (a heterogeneous
+// cluster).
 type ClusterSpec struct {
+	// Nodes is the number of worker nodes; with Groups, Validate sets it to
+	// their total.
+	Nodes int
+	// Node is every node's type; with Groups, Validate sets it to the first
+	// group's: the reference node of Limits and of Pairwise.
+	Node NodeSpec
+	// Groups are the node groups, in order: nodes are numbered through the
+	// first group's, then the second's, and so on. nil: one type, Node.
+	Groups []NodeGroup
+}
+
+// NodeGroup is Nodes worker nodes of one type.
+type NodeGroup struct {
+	Name  string // unique within the cluster; a label for reports
 	Nodes int
 	Node  NodeSpec
+}
+
+// NodeGroups are the cluster's groups: Groups, or one unnamed group of
+// Nodes nodes of type Node.
+func (c ClusterSpec) NodeGroups() []NodeGroup {
+	if len(c.Groups) > 0 {
+		return c.Groups
+	}
+	return []NodeGroup{{Nodes: c.Nodes, Node: c.Node}}
+}
+
+// NodeAt is the type of node i (0-based, in the order of NodeGroups) and
+// the index of its group.
+func (c ClusterSpec) NodeAt(i int) (NodeSpec, int) {
+	for g, ng := range c.NodeGroups() {
+		if i < ng.Nodes {
+			return ng.Node, g
+		}
+		i -= ng.Nodes
+	}
+	return NodeSpec{}, -1
 }
 
 // NodeSpec describes one worker node.
@@ -133,6 +170,12 @@ type Phase struct {
 
 // QueueEntry is Count jobs of Kind, submitted in a row by User to Queue.
 //
+// Its jobs may differ in size from the kind's: Containers, when set,
+// replaces the kind's container count (the job asks for it: the scheduler
+// sees it in the job's resources), and Scale, when set, multiplies every
+// container's work in every phase (the job's input grew or shrank: only its
+// runtime shows it, as with a recurring job on a growing table).
+//
 // An untimed entry's jobs arrive as Workload.Arrivals says. A timed entry
 // (Timed, or At or Every non-zero) submits its Count jobs at offset At, then
 // again at At+Every, At+2·Every, …: Bursts bursts in all.
@@ -142,6 +185,9 @@ type QueueEntry struct {
 	User  string // "" means DefaultUser
 	Queue string // "" means Class, or DefaultQueue when Class is "" too
 	Class string // a label for reports; "" means Queue
+
+	Containers int     // containers per job; 0 means the kind's
+	Scale      float64 // work per container, as a multiple of the kind's; 0 means 1
 
 	Timed  bool          // set by the parser for at or every, by Validate for At or Every ≠ 0
 	At     time.Duration // timed: offset of the first burst
@@ -201,6 +247,11 @@ type JobSpec struct {
 	Kind               string
 	User, Queue, Class string        // of its QueueEntry
 	Arrival            time.Duration // offset from the start of the run
+	// Containers and Scale are its QueueEntry's: 0 means the kind's
+	// containers and its work (scale 1). Containers is declared to the
+	// scheduler with the job; Scale is not.
+	Containers int
+	Scale      float64
 }
 
 // LoadWorkload reads and parses a workload file.
@@ -330,7 +381,8 @@ func (w *Workload) Jobs(rng *rand.Rand) []JobSpec {
 
 // job is one job of the entry, numbered by Jobs.
 func (q QueueEntry) job(arrival time.Duration) JobSpec {
-	return JobSpec{Kind: q.Kind, User: q.User, Queue: q.Queue, Class: q.Class, Arrival: arrival}
+	return JobSpec{Kind: q.Kind, User: q.User, Queue: q.Queue, Class: q.Class, Arrival: arrival,
+		Containers: q.Containers, Scale: q.Scale}
 }
 
 // NewSim is New(w.Cluster, w.Kinds, opts), with opts.Jitter set to the
@@ -343,12 +395,17 @@ func (w *Workload) NewSim(opts Options) (*Sim, error) {
 	return New(w.Cluster, w.Kinds, opts)
 }
 
+// Limits are the reference node's maxima in bytes/s for goodness.Score
+// (Node's: in a grouped cluster, the first group's); NodeSpec.Limits gives
+// each node's.
+func (c ClusterSpec) Limits() goodness.Limits { return c.Node.Limits() }
+
 // Limits are the node's maxima in bytes/s for goodness.Score: reads and
 // writes each bounded by the shared disk bandwidth, each network direction
 // by the NIC bandwidth.
-func (c ClusterSpec) Limits() goodness.Limits {
-	d, n := c.Node.DiskMBps*mb, c.Node.NetMBps*mb
-	return goodness.Limits{DiskRead: d, DiskWrite: d, NetRecv: n, NetSent: n}
+func (n NodeSpec) Limits() goodness.Limits {
+	d, nm := n.DiskMBps*mb, n.NetMBps*mb
+	return goodness.Limits{DiskRead: d, DiskWrite: d, NetRecv: nm, NetSent: nm}
 }
 
 // SoloDuration is how long a job of this kind takes when nothing it uses

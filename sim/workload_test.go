@@ -559,7 +559,8 @@ func legacyJobs(w *sim.Workload, rng *rand.Rand) []sim.JobSpec {
 					}
 					arrival = time.Duration(math.Round(at * 1e9))
 				}
-				out = append(out, sim.JobSpec{Seq: len(out), Kind: q.Kind, User: q.User, Queue: q.Queue, Class: q.Class, Arrival: arrival})
+				out = append(out, sim.JobSpec{Seq: len(out), Kind: q.Kind, User: q.User, Queue: q.Queue, Class: q.Class, Arrival: arrival,
+					Containers: q.Containers, Scale: q.Scale})
 			}
 		}
 	}
@@ -709,6 +710,7 @@ func FuzzParseWorkload(f *testing.F) {
 	}
 	f.Add([]byte(base))
 	f.Add([]byte(tenants))
+	f.Add([]byte(hetero))
 	f.Add([]byte(simtest.TinyYAML))
 	f.Add([]byte(strings.Replace(base, "net_mbps: 100}", "net_mbps: 100, interference: {disk_streams: 0.15, cpu_cache: 0.05}}", 1) +
 		"variability: {jitter: 0.1}\n"))
@@ -735,7 +737,7 @@ func FuzzParseWorkload(f *testing.F) {
 		if err != nil {
 			t.Fatalf("accepted workload fails New: %v", err)
 		}
-		if err := s.Submit(s.NewApplication(), sim.AppSpec{Kind: jobs[0].Kind}); err != nil {
+		if err := s.Submit(s.NewApplication(), sim.AppSpec{Kind: jobs[0].Kind, Containers: jobs[0].Containers, Scale: jobs[0].Scale}); err != nil {
 			t.Fatalf("first job does not fit an empty cluster: %v", err)
 		}
 	})

@@ -1,7 +1,9 @@
 package simcluster
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -76,16 +78,57 @@ func (c *Cluster) Prepare(j *queue.Job) error {
 		slices.Sort(names)
 		return &queue.FieldError{Field: "kind", Reason: fmt.Sprintf("%q is not a kind of the simulated workload (%v)", j.Kind, names)}
 	}
+	if _, err := submitSpec(j.Submit); err != nil {
+		return err
+	}
 	want := queue.Resources{Containers: k.Containers, MemoryMB: k.Container.MemoryMB, VCores: k.Container.VCores}
 	if j.Resources == (queue.Resources{}) {
 		j.Resources = want
 		return nil
 	}
-	if j.Resources != want {
-		return &queue.FieldError{Field: "resources", Reason: fmt.Sprintf("kind %s runs %d containers of %d MB and %d vcores on the simulator; leave resources out or match it",
-			j.Kind, want.Containers, want.MemoryMB, want.VCores)}
+	if j.Resources.MemoryMB != want.MemoryMB || j.Resources.VCores != want.VCores || j.Resources.Containers <= 0 {
+		return &queue.FieldError{Field: "resources", Reason: fmt.Sprintf("kind %s runs containers of %d MB and %d vcores on the simulator (%d of them unless the job asks for another count); leave resources out or match it",
+			j.Kind, want.MemoryMB, want.VCores, want.Containers)}
 	}
 	return nil
+}
+
+// SubmitSpec is a job's submission spec (queue.Job.Submit) on the
+// simulator: the size of its input, which only its runtime shows.
+type SubmitSpec struct {
+	// Scale multiplies every container's work (sim.AppSpec.Scale); 0 or
+	// absent means 1.
+	Scale float64 `json:"scale,omitempty"`
+}
+
+// submitSpec decodes and checks a job's submission spec: empty, or a
+// SubmitSpec with no other keys.
+func submitSpec(raw json.RawMessage) (SubmitSpec, error) {
+	var sp SubmitSpec
+	if len(raw) == 0 {
+		return sp, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&sp); err != nil {
+		return sp, &queue.FieldError{Field: "submit", Reason: "the simulator takes {\"scale\": x}: " + err.Error()}
+	}
+	if sp.Scale != 0 && !(sp.Scale > 0 && sp.Scale <= sim.MaxScale) {
+		return sp, &queue.FieldError{Field: "submit", Reason: fmt.Sprintf("scale must be in (0, %d] (got %v)", sim.MaxScale, sp.Scale)}
+	}
+	return sp, nil
+}
+
+// appSpec is the simulator's submission of job j: its declared container
+// count when it is not its kind's, and the scale of its submission spec.
+func (c *Cluster) appSpec(j queue.Job) (sim.AppSpec, error) {
+	spec := sim.AppSpec{JobID: j.ID, Kind: j.Kind, User: j.User, Queue: j.Queue, Tags: jobTags(j.ID, j.Kind)}
+	if k, ok := c.kinds[j.Kind]; ok && j.Resources.Containers > 0 && j.Resources.Containers != k.Containers {
+		spec.Containers = j.Resources.Containers
+	}
+	sp, err := submitSpec(j.Submit)
+	spec.Scale = sp.Scale
+	return spec, err
 }
 
 // State reports nodes (advertised vcores and memory) and running apps,
@@ -148,12 +191,11 @@ func (c *Cluster) State(ctx context.Context) (cluster.State, error) {
 func (c *Cluster) startWaiting(s *sim.Sim) error {
 	kept := c.waiting[:0]
 	for i, w := range c.waiting {
-		if !s.Fits(w.spec.Kind) {
+		if !s.FitsApp(w.spec) {
 			kept = append(kept, w)
 			continue
 		}
-		if err := c.log(LogEntry{Op: OpSubmit, AppID: w.appID, JobID: w.jobID, Kind: w.spec.Kind, User: w.spec.User,
-			Queue: w.spec.Queue, At: s.Now()}); err != nil {
+		if err := c.log(submitEntry(w.appID, w.spec, s.Now())); err != nil {
 			c.waiting = append(kept, c.waiting[i:]...)
 			return fmt.Errorf("start waiting application %s: %w", w.appID, err)
 		}
@@ -213,7 +255,11 @@ func (c *Cluster) Submit(ctx context.Context, appID string, j queue.Job) error {
 			}
 			return
 		}
-		spec := sim.AppSpec{JobID: j.ID, Kind: j.Kind, User: j.User, Queue: j.Queue, Tags: jobTags(j.ID, j.Kind)}
+		var spec sim.AppSpec
+		if spec, err = c.appSpec(j); err != nil {
+			err = fmt.Errorf("%w: %w", cluster.ErrRejected, err)
+			return
+		}
 		if err = s.CheckSubmit(appID, spec); err != nil {
 			switch {
 			case errors.Is(err, sim.ErrUnknownKind):
@@ -226,16 +272,22 @@ func (c *Cluster) Submit(ctx context.Context, appID string, j queue.Job) error {
 		// A job that does not fit now waits, before anything is logged or
 		// placed: sim.Submit would draw random numbers even to fail, and a
 		// refusal the log does not hold must not change the simulator.
-		if !s.Fits(j.Kind) {
+		if !s.FitsApp(spec) {
 			c.waiting = append(c.waiting, waitingApp{appID: appID, jobID: j.ID, spec: spec})
 			return
 		}
-		if err = c.log(LogEntry{Op: OpSubmit, AppID: appID, JobID: j.ID, Kind: j.Kind, User: j.User, Queue: j.Queue, At: s.Now()}); err != nil {
+		if err = c.log(submitEntry(appID, spec, s.Now())); err != nil {
 			return
 		}
 		err = s.Submit(appID, spec)
 	})
 	return err
+}
+
+// submitEntry is the log entry of submitting spec under appID at.
+func submitEntry(appID string, spec sim.AppSpec, at time.Time) LogEntry {
+	return LogEntry{Op: OpSubmit, AppID: appID, JobID: spec.JobID, Kind: spec.Kind, User: spec.User, Queue: spec.Queue,
+		Containers: spec.Containers, Scale: spec.Scale, At: at}
 }
 
 // App reports an application.

@@ -61,13 +61,17 @@ import (
 
 // LogEntry is one line of submissions.jsonl.
 type LogEntry struct {
-	Op    string    `json:"op"` // reserve | submit | kill
-	AppID string    `json:"app_id"`
-	JobID string    `json:"job_id,omitempty"`
-	Kind  string    `json:"kind,omitempty"`
-	User  string    `json:"user,omitempty"`
-	Queue string    `json:"queue,omitempty"`
-	At    time.Time `json:"at"`
+	Op    string `json:"op"` // reserve | submit | kill
+	AppID string `json:"app_id"`
+	JobID string `json:"job_id,omitempty"`
+	Kind  string `json:"kind,omitempty"`
+	User  string `json:"user,omitempty"`
+	Queue string `json:"queue,omitempty"`
+	// Containers and Scale are the submission's sim.AppSpec fields: 0, the
+	// kind's containers and work.
+	Containers int       `json:"containers,omitempty"`
+	Scale      float64   `json:"scale,omitempty"`
+	At         time.Time `json:"at"`
 }
 
 // Sim log operations.
@@ -219,7 +223,8 @@ func apply(s *sim.Sim, e LogEntry) error {
 		}
 		return nil
 	case OpSubmit:
-		return s.Submit(e.AppID, sim.AppSpec{JobID: e.JobID, Kind: e.Kind, User: e.User, Queue: e.Queue, Tags: jobTags(e.JobID, e.Kind)})
+		return s.Submit(e.AppID, sim.AppSpec{JobID: e.JobID, Kind: e.Kind, User: e.User, Queue: e.Queue, Tags: jobTags(e.JobID, e.Kind),
+			Containers: e.Containers, Scale: e.Scale})
 	case OpKill:
 		return s.Kill(e.AppID)
 	}
