@@ -17,8 +17,10 @@ import (
 // TrueProfiles is every kind's mean solo demand per container, in
 // profile's utilisation units: each phase's demand weighted by its solo
 // seconds over the kind's solo duration (what running the job alone and
-// averaging its usage would measure), as a fraction of a node's cores,
-// disk bandwidth (reads and writes each) and NIC bandwidth per direction.
+// averaging its usage would measure), as a fraction of the reference
+// node's cores, disk bandwidth (reads and writes each) and NIC bandwidth
+// per direction (the workload's node; in a cluster of node groups, the
+// first group's: clusterView gives the others their Size).
 func TrueProfiles(w *sim.Workload) profile.Fixed {
 	out := profile.Fixed{}
 	n := w.Cluster.Node
@@ -47,14 +49,21 @@ func TrueProfiles(w *sim.Workload) profile.Fixed {
 }
 
 // clusterView is the simulator's nodes as profile.Nodes: placement room
-// and the running containers by kind, as the RM would report them.
+// and the running containers by kind, as the RM would report them, and
+// each node's size against the reference node (TrueProfiles' unit), from
+// its hardware, which offline profiling knows.
 func clusterView(s *sim.Sim) []profile.Node {
 	infos := s.Nodes()
 	nodes := make([]profile.Node, len(infos))
+	ref := s.Cluster().Node
 	for i, n := range infos {
 		capa := profile.Room{VCores: int64(n.VCores), MemoryMB: n.MemoryMB}
 		pn := profile.Node{Capacity: capa,
 			Free: profile.Room{VCores: int64(n.VCores - n.UsedVCores), MemoryMB: n.MemoryMB - n.UsedMemoryMB}}
+		if n.Cores != ref.Cores || n.DiskMBps != ref.DiskMBps || n.NetMBps != ref.NetMBps {
+			c, d, nt := n.Cores/ref.Cores, n.DiskMBps/ref.DiskMBps, n.NetMBps/ref.NetMBps
+			pn.Size = profile.Vector{c, c, d, d, nt, nt}
+		}
 		for _, id := range n.Apps {
 			a, _ := s.App(id)
 			c := float64(a.Placement[n.Name])
@@ -80,10 +89,22 @@ func shapeOf(k sim.KindSpec, containers int) profile.Shape {
 		Each: profile.Room{VCores: int64(k.Container.VCores), MemoryMB: k.Container.MemoryMB}}
 }
 
-// capLoads is a node's load of the four capacities (CPU, disk reads plus
+// capLoads is node n's load of the four capacities (CPU, disk reads plus
 // writes, network in, network out) from the profiles of its jobs plus add
-// containers of kind extra.
-func capLoads(p profile.Fixed, jobs []profile.KindCount, extra string, add float64) [4]float64 {
+// containers of kind extra, as fractions of its own capacity (its Size).
+func capLoads(p profile.Fixed, n profile.Node, extra string, add float64) [4]float64 {
+	l := refLoads(p, n.Jobs, extra, add)
+	if sz := n.Size; sz != (profile.Vector{}) {
+		l[0] /= sz[profile.CPU]
+		l[1] /= sz[profile.DiskRead]
+		l[2] /= sz[profile.NetIn]
+		l[3] /= sz[profile.NetOut]
+	}
+	return l
+}
+
+// refLoads is capLoads on the reference node.
+func refLoads(p profile.Fixed, jobs []profile.KindCount, extra string, add float64) [4]float64 {
 	var l [4]float64
 	put := func(kind string, c float64) {
 		d := p.Profile(kind).Demand
@@ -103,7 +124,7 @@ func capLoads(p profile.Fixed, jobs []profile.KindCount, extra string, add float
 
 // dominant is the index of a kind's largest capacity demand.
 func dominant(p profile.Fixed, kind string) int {
-	l := capLoads(p, nil, kind, 1)
+	l := refLoads(p, nil, kind, 1)
 	best := 0
 	for r := 1; r < 4; r++ {
 		if l[r] > l[best] {
@@ -149,8 +170,7 @@ func packfitPick(p profile.Fixed) picker {
 		var worse float64
 		for _, l := range land {
 			g := float64(max(l.Group, 1))
-			jobs := nodes[l.Node].Jobs
-			before, after := capLoads(p, jobs, "", 0), capLoads(p, jobs, k.Name, g)
+			before, after := capLoads(p, nodes[l.Node], "", 0), capLoads(p, nodes[l.Node], k.Name, g)
 			for r := range 4 {
 				worse += l.Containers / g * (max(0, after[r]-1) - max(0, before[r]-1))
 			}
@@ -191,8 +211,8 @@ func tetrisPick(p profile.Fixed) picker {
 		var align, over float64
 		for _, l := range land {
 			g := float64(max(l.Group, 1))
-			load := capLoads(p, nodes[l.Node].Jobs, "", 0)
-			need := capLoads(p, nil, k.Name, g)
+			load := capLoads(p, nodes[l.Node], "", 0)
+			need := capLoads(p, profile.Node{Size: nodes[l.Node].Size}, k.Name, g)
 			var dot float64
 			for r := range 4 {
 				dot += need[r] * max(0, 1-load[r])

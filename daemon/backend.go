@@ -39,14 +39,19 @@ func openBackend(cfg Config, log *slog.Logger) (backend, error) {
 
 // backend is the cluster side of the daemon, built from the config.
 type backend struct {
-	cluster    engine.Cluster
-	metrics    engine.UsageSource
-	placement  engine.PlacementSource // learning.placement influx; nil: the cluster syncs say
-	usage      *metricsource.Source   // the metrics read on YARN (its unmatched-host counts); nil on the simulator
-	clock      engine.Clock
-	wake       <-chan struct{} // the cluster's events; nil: none
-	kinds      []string
-	limits     goodness.Limits // the backend's own (sim: the workload node); zero: none
+	cluster   engine.Cluster
+	metrics   engine.UsageSource
+	placement engine.PlacementSource // learning.placement influx; nil: the cluster syncs say
+	usage     *metricsource.Source   // the metrics read on YARN (its unmatched-host counts); nil on the simulator
+	clock     engine.Clock
+	wake      <-chan struct{} // the cluster's events; nil: none
+	kinds     []string
+	limits    goodness.Limits // the backend's own (sim: the workload node); zero: none
+	// refVCores and nodeLimits describe nodes of other hardware than the
+	// reference's (engine.Options.ReferenceVCores and NodeLimits; sim: the
+	// workload's node groups); zero and nil: one node type.
+	refVCores  int64
+	nodeLimits map[string]goodness.Limits
 	seed       uint64
 	checkpoint func() error
 	close      func() error
@@ -116,6 +121,7 @@ func openSimBackend(cfg Config, log *slog.Logger, wallNow func() time.Time) (bac
 	}
 	return backend{
 		cluster: c, metrics: c, clock: rt, wake: wake, kinds: kinds, limits: c.Limits(), seed: state.Seed,
+		refVCores: c.ReferenceVCores(), nodeLimits: c.NodeLimits(),
 		checkpoint: c.Checkpoint, sim: state, clockInfo: clockInfo,
 		replayFIFO: func(start time.Time, arrivals []sim.Arrival) (sim.FIFOResult, error) {
 			s, err := newSim(state.Seed, start)

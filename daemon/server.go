@@ -255,6 +255,7 @@ func openCore(cfg Config, b backend, store *queue.Store, repl *replication, log 
 	// that a backoff never shifts the admission sampler's draws.
 	eo.BackoffRand = mrand.New(mrand.NewPCG(b.seed^0x9e3779b97f4a7c15, b.seed))
 	eo.Logger, eo.Limits, eo.StallAfter = log.With("component", "engine"), c.limits, stallBound(cfg)
+	eo.ReferenceVCores, eo.NodeLimits = b.refVCores, b.nodeLimits
 	eo.SimulatedClock = b.clockInfo != nil
 	eo.DependencyOf = dependencyOf
 	if repl != nil {

@@ -24,6 +24,14 @@
 // applications the last read saw on a node there, with their kinds, while
 // the cluster still runs them (foreignView).
 //
+// Nodes of different hardware: the profiles' amounts are fractions of a
+// reference node (Options.Limits and ReferenceVCores), and every node the
+// syncs see gets its size against it (sizes.go): CPU from the vcores the
+// resource manager reports for it, disk and network from its configured
+// maxima (Options.NodeLimits). The learning tick reads each node's usage
+// and goodness against its own maxima and gives the profiles its size;
+// the scorer and the runtime credit read demands on it at its size.
+//
 // It must not: order the queue (queue's pipeline does), compute goodness,
 // preferences or profiles (goodness, bandit, profile), speak HTTP
 // (daemon/api), read configuration files (daemon decodes them into

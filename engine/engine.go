@@ -73,7 +73,9 @@ type Engine struct {
 	maxKinds     int
 	pairReward   PairReward
 	limits       goodness.Limits
-	nodes        []string // the cluster's nodes at the last sync
+	sizes        nodeSizes                 // how each node compares with the reference node
+	nodeSize     map[string]profile.Vector // each node's size at the last sync (zero entries absent)
+	nodes        []string                  // the cluster's nodes at the last sync
 	stallAfter   time.Duration
 	dependencyOf func(error) string // Options.DependencyOf
 

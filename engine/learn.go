@@ -174,7 +174,7 @@ func (e *Engine) gather(ctx context.Context, from, to time.Time) (tickInputs, er
 		return in, nil
 	}
 	slices.Sort(hosts)
-	readings, _, err := ReadUsage(ctx, e.metrics, hosts, from, to, e.limits)
+	readings, _, err := readUsage(ctx, e.metrics, hosts, from, to, e.sizes.limitsOf)
 	if err != nil {
 		e.backendError("metrics", err)
 		return in, fmt.Errorf("learn [%s, %s]: %w: %w", from.Format(time.RFC3339), to.Format(time.RFC3339), ErrMetrics, err)
@@ -195,8 +195,8 @@ func (e *Engine) applyTick(in tickInputs, from, to time.Time, rep *LearnReport) 
 		if !ok || r.Usage.Validate() != nil || slices.Contains(in.unplaced, h) {
 			continue // stale and invalid hosts are reported for co-locations below
 		}
-		obs = append(obs, profile.Observation{Node: h, Usage: profile.Usage(r.Usage, e.limits), Containers: in.comps[h],
-			Stall: profile.Stall{Known: r.Usage.Pressure, CPU: r.Usage.CPUPressure, IO: r.Usage.IOPressure}})
+		obs = append(obs, profile.Observation{Node: h, Usage: profile.Usage(r.Usage, e.sizes.limitsOf(h)), Containers: in.comps[h],
+			Stall: profile.Stall{Known: r.Usage.Pressure, CPU: r.Usage.CPUPressure, IO: r.Usage.IOPressure}, Size: e.nodeSize[h]})
 	}
 	e.learnPairs(in.colos, in.comps, in.readings, from, to, rep)
 	if len(obs) > 0 {
@@ -249,7 +249,7 @@ func (e *Engine) learnPairs(colos []colocation, comps map[string][]profile.KindC
 		rep.Observed++
 		// The residual: what the profiles did not predict. Prediction before
 		// this tick is folded in, so it is out of sample.
-		pred := predict.Goodness(comps[c.node])
+		pred := predict.GoodnessOn(comps[c.node], e.nodeSize[c.node])
 		rep.Goodness = append(rep.Goodness, GoodnessCheck{Node: c.node, Kinds: c.kinds, Observed: g, Predicted: pred})
 		if e.pairReward == RewardResidual {
 			g -= pred

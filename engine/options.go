@@ -81,7 +81,17 @@ type Options struct {
 	Aggregate       Aggregate
 	MaxKindsPerNode int
 	PairReward      PairReward
-	Limits          goodness.Limits
+	// Limits are the reference node's disk and network maxima in bytes/s:
+	// the node profile amounts are fractions of (with ReferenceVCores).
+	Limits goodness.Limits
+	// ReferenceVCores is the reference node's advertised vcores: a node
+	// advertising twice as many has twice its CPU. Zero: every node's CPU
+	// is the reference's.
+	ReferenceVCores int64
+	// NodeLimits are the disk and network maxima of nodes whose hardware
+	// differs from the reference's, by node name (the resource manager
+	// does not report them); a node not listed has Limits.
+	NodeLimits map[string]goodness.Limits
 	// StallAfter makes Ready fail once the loop has completed no iteration
 	// for longer than this, in Wall time; zero never does (no loop drives
 	// the engine, as in benchmarks).
@@ -149,6 +159,8 @@ func New(o Options) (*Engine, error) {
 		maxKinds:     o.MaxKindsPerNode,
 		pairReward:   o.PairReward,
 		limits:       o.Limits,
+		sizes:        nodeSizes{refVCores: o.ReferenceVCores, ref: o.Limits, limits: o.NodeLimits},
+		nodeSize:     map[string]profile.Vector{},
 		stallAfter:   o.StallAfter,
 		dependencyOf: o.DependencyOf,
 		kick:         make(chan struct{}, 1),
@@ -190,6 +202,9 @@ func newPipelines(o Options, src profile.Profiles) (p, fifo *queue.Pipeline, mp 
 	var popts []queue.Option
 	if qc.Preference.Enabled && qc.Preference.Mode == queue.PreferenceModel {
 		sc, err := newModelScorer(o.Scorer, src, o.Learner)
+		if sc != nil {
+			sc.size = nodeSizes{refVCores: o.ReferenceVCores, ref: o.Limits, limits: o.NodeLimits}.size
+		}
 		if err != nil {
 			return nil, nil, nil, err
 		}

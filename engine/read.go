@@ -24,6 +24,11 @@ type Reading struct {
 // source's failure (no reading then). `colocd metrics` prints what it
 // returns.
 func ReadUsage(ctx context.Context, src UsageSource, hosts []string, from, to time.Time, lim goodness.Limits) (readings map[string]Reading, stale []string, err error) {
+	return readUsage(ctx, src, hosts, from, to, func(string) goodness.Limits { return lim })
+}
+
+// readUsage is ReadUsage with each host's own limits.
+func readUsage(ctx context.Context, src UsageSource, hosts []string, from, to time.Time, limOf func(host string) goodness.Limits) (readings map[string]Reading, stale []string, err error) {
 	usage, stale, err := src.Usage(ctx, hosts, from, to)
 	if err != nil {
 		return nil, nil, err
@@ -38,7 +43,7 @@ func ReadUsage(ctx context.Context, src UsageSource, hosts []string, from, to ti
 		if staleSet[h] {
 			continue
 		}
-		g, err := goodness.Checked(u, lim)
+		g, err := goodness.Checked(u, limOf(h))
 		readings[h] = Reading{Usage: u, Goodness: g, Err: err}
 	}
 	for _, h := range hosts {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/colocd/colocd/cluster"
+	"github.com/colocd/colocd/profile"
 	"github.com/colocd/colocd/queue"
 )
 
@@ -477,8 +478,12 @@ func (e *Engine) observe(st cluster.State, byApp map[string]queue.Job, now time.
 		apps[st.Apps[i].ID] = &st.Apps[i]
 	}
 	e.nodes = e.nodes[:0]
+	clear(e.nodeSize)
 	for _, n := range st.Nodes {
 		e.nodes = append(e.nodes, n.Name)
+		if sz := e.sizes.size(n.Name, n.Capacity.VCores); sz != (profile.Vector{}) {
+			e.nodeSize[n.Name] = sz
+		}
 		for _, appID := range n.Apps {
 			j, ok := byApp[appID]
 			if !ok {

@@ -123,7 +123,7 @@ func (e *Engine) creditRuntimes(comps map[string][]profile.KindCount, from, to t
 		if len(kc) == 0 {
 			continue
 		}
-		buf = profile.Speeds(e.scoreSrc, kc, buf)
+		buf = profile.SpeedsOn(e.scoreSrc, kc, e.nodeSize[node], buf)
 		for id, p := range m {
 			start, end := p.since, to
 			if start.Before(from) {

@@ -13,6 +13,9 @@ import (
 // the kinds' resource profiles, corrected by the pair preferences.
 type modelScorer struct {
 	sc profile.Scorer
+	// size is a node's size from its name and advertised vcores
+	// (nodeSizes.size); nil: every node is the reference.
+	size func(node string, vcores int64) profile.Vector
 }
 
 var _ queue.Scorer = (*modelScorer)(nil)
@@ -88,6 +91,9 @@ func (m *modelScorer) Score(snap *queue.Snapshot, kinds []string, res []queue.Re
 		pn := profile.Node{
 			Capacity: profile.Room{VCores: n.Capacity.VCores, MemoryMB: n.Capacity.MemoryMB},
 			Free:     profile.Room{VCores: n.Free.VCores, MemoryMB: n.Free.MemoryMB},
+		}
+		if m.size != nil {
+			pn.Size = m.size(n.Name, n.Capacity.VCores)
 		}
 		for _, j := range n.Jobs {
 			if j.Containers <= 0 {

@@ -22,9 +22,19 @@
 //     variance over its effective observations, discounting what it shared
 //     with the kinds it always ran beside (a kind seen only beside one
 //     other cannot be told apart from it).
-//   - The units: every amount is a fraction of one node's capacity of the
-//     resource (CPU time, disk read and write bandwidth, network in and
-//     out), per container (units.go). Usage converts a node's measured usage.
+//   - The units: every amount is a fraction of the reference node's
+//     capacity of the resource (CPU time, disk read and write bandwidth,
+//     network in and out), per container (units.go). Usage converts a
+//     node's measured usage into fractions of that node; a node of other
+//     hardware carries its Size, its capacity per resource as a multiple of
+//     the reference's (Observation.Size, Node.Size), so a container's
+//     demand is node-independent: the fit counts the containers' part of a
+//     node's usage (above the idle baseline) times its Size, saturation is
+//     judged against the node's own capacity, and the scorer, Speeds and
+//     the goodness prediction divide each demand by the Size of the node
+//     it lands on. Zero Size is the reference node. Where the sizes come
+//     from is the caller's (the engine: vcores from the resource manager,
+//     disk and network from configuration).
 //   - Prediction and scoring (score.go): where a candidate job's containers
 //     will land (the cluster's placement rule: a group on each empty node,
 //     then the nodes with room in proportion to it), each affected node's

@@ -72,13 +72,13 @@ func (m *Model) Observe(obs []Observation) TickReport {
 			m.foldIdle(o.Usage, rho)
 			continue
 		}
-		y, cs := o.Usage, o.Containers
-		censored := m.saturated(y)
+		y, cs := m.inRef(o), o.Containers
+		censored := m.saturated(o.Usage) // saturation is of the node's own capacity
 		if o.Stall.Known {
 			if cs = m.effective(o); o.Stall.CPU > 0 || o.Stall.IO > 0 {
 				rep.Unstalled++
 			}
-			censored = m.netSaturated(y)
+			censored = m.netSaturated(o.Usage)
 		}
 		eff[i] = cs
 		if censored {
@@ -100,6 +100,24 @@ func (m *Model) Observe(obs []Observation) TickReport {
 	m.dropCov()
 	m.residuals(obs, eff, &rep)
 	return rep
+}
+
+// inRef is o's usage with its containers' part in reference-node units:
+// the baseline (an idle node's, a fraction of whichever node) plus the
+// excess over it times the node's Size, so that the containers of a node
+// twice the reference's size count twice their share of it. A node of
+// zero Size is the reference: its usage as measured.
+func (m *Model) inRef(o Observation) Vector {
+	y := o.Usage
+	if o.Size == (Vector{}) {
+		return y
+	}
+	for r := range NumResources {
+		if s := o.Size[r]; s > 0 {
+			y[r] = m.base[r] + (y[r]-m.base[r])*s
+		}
+	}
+	return y
 }
 
 // minPace bounds the pace Stall implies from below: a container stalled
@@ -231,7 +249,7 @@ func (m *Model) fold(t *tick, containers []KindCount, y Vector) (added int) {
 // their variance into sigma2. A censored observation is a lower bound,
 // not a residual.
 func (m *Model) residuals(obs []Observation, eff [][]KindCount, rep *TickReport) {
-	mean, ok := meanUsage(obs)
+	mean, ok := m.meanUsage(obs)
 	if !ok {
 		return
 	}
@@ -256,10 +274,11 @@ func (m *Model) residuals(obs []Observation, eff [][]KindCount, rep *TickReport)
 				}
 			}
 		}
+		y := m.inRef(o)
 		for r := range NumResources {
-			e := o.Usage[r] - pred[r]
+			e := y[r] - pred[r]
 			sse[r] += e * e
-			d := o.Usage[r] - mean[r]
+			d := y[r] - mean[r]
 			sst[r] += d * d
 		}
 		n++
@@ -282,16 +301,18 @@ func (m *Model) residuals(obs []Observation, eff [][]KindCount, rep *TickReport)
 	}
 }
 
-// meanUsage is the mean usage of the valid observations; false if none is.
-func meanUsage(obs []Observation) (Vector, bool) {
+// meanUsage is the mean usage (inRef) of the valid observations; false
+// if none is.
+func (m *Model) meanUsage(obs []Observation) (Vector, bool) {
 	var mean Vector
 	var n float64
 	for _, o := range obs {
 		if !validObservation(o) {
 			continue
 		}
+		y := m.inRef(o)
 		for r := range NumResources {
-			mean[r] += o.Usage[r]
+			mean[r] += y[r]
 		}
 		n++
 	}
@@ -318,6 +339,11 @@ func validObservation(o Observation) bool {
 	some := false
 	for _, v := range o.Usage {
 		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v > 1e3 {
+			return false
+		}
+	}
+	for _, v := range o.Size {
+		if math.IsNaN(v) || v < 0 || v > 1e6 {
 			return false
 		}
 	}

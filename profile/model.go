@@ -15,13 +15,18 @@ type KindCount struct {
 }
 
 // Observation is one node over one learning interval: its mean usage (in
-// utilisation units, see Usage), the containers that ran there and, when
-// its metrics carry them, its pressure stalls.
+// utilisation units of that node, see Usage), the containers that ran
+// there, when its metrics carry them its pressure stalls, and its size.
 type Observation struct {
 	Node       string
 	Usage      Vector
 	Containers []KindCount
 	Stall      Stall
+	// Size is the node's capacity of each resource as a multiple of the
+	// reference node's (the node profile amounts are fractions of); zero
+	// means 1 for every resource: the node is the reference. A resource's
+	// zero entry also means 1.
+	Size Vector
 }
 
 // Stall is a node's pressure stall information over an interval (Linux
@@ -37,7 +42,8 @@ type Stall struct {
 type Profile struct {
 	Kind string `json:"kind"`
 	// Demand is the estimated use of one container, per resource, as a
-	// fraction of a node's capacity.
+	// fraction of the reference node's capacity (on a node of Size s, a
+	// fraction d/s of that node's).
 	Demand Vector `json:"demand"`
 	// Std is the standard deviation of each estimate.
 	Std Vector `json:"std"`

@@ -15,11 +15,13 @@ type Shape struct {
 	Each       Room
 }
 
-// Node is one node as the scorer sees it: its placement room and the
-// containers running on it, by kind (a kind appears once).
+// Node is one node as the scorer sees it: its placement room, the
+// containers running on it, by kind (a kind appears once), and its size
+// (Observation.Size: zero is the reference node).
 type Node struct {
 	Capacity, Free Room
 	Jobs           []KindCount
+	Size           Vector
 }
 
 func (n *Node) empty() bool { return len(n.Jobs) == 0 && n.Free == n.Capacity }

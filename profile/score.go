@@ -155,6 +155,7 @@ type View struct {
 	prof  map[string]Profile
 	cov   map[[2]string]float64
 	sig2  [ncap]float64 // residual variance per capacity
+	sg    Vector        // residual standard deviation per resource
 	base  Vector
 	land  []Landing
 	obj   Objective
@@ -190,6 +191,7 @@ func (sc *Scorer) NewView(nodes []Node) *View {
 	if sc.Profiles != nil {
 		v.base = sc.Profiles.Baseline()
 		sg := sc.Profiles.Sigma()
+		v.sg = sg
 		v.sig2 = [ncap]float64{sg[CPU] * sg[CPU], sg[DiskRead]*sg[DiskRead] + sg[DiskWrite]*sg[DiskWrite], sg[NetIn] * sg[NetIn], sg[NetOut] * sg[NetOut]}
 	}
 	v.cov = map[[2]string]float64{}
@@ -252,7 +254,7 @@ func (v *View) Score(kind string, s Shape) Score {
 		n := &v.nodes[l.Node]
 		g := float64(max(l.Group, 1))
 		before := v.nodeBefore(l.Node)
-		after := v.node(n.Jobs, kind, g, optimistic)
+		after := v.node(n.Jobs, kind, g, optimistic, n.Size)
 		out.Model += l.Containers / g * (after - before)
 		share := l.Containers / total
 		if n.empty() {
@@ -293,7 +295,7 @@ func (v *View) nodeBefore(i int) float64 {
 		}
 	}
 	if math.IsNaN(v.before[i]) {
-		v.before[i] = v.node(v.nodes[i].Jobs, "", 0, false)
+		v.before[i] = v.node(v.nodes[i].Jobs, "", 0, false, v.nodes[i].Size)
 	}
 	return v.before[i]
 }
@@ -392,9 +394,11 @@ const (
 // of a node) that ties a container's speed to that resource.
 const speedFloor = 0.005
 
-// node is the objective's value of a node running jobs plus add
-// containers of kind extra.
-func (v *View) node(jobs []KindCount, extra string, add float64, optimistic bool) float64 {
+// node is the objective's value of a node of size running jobs plus add
+// containers of kind extra. On a node of another size than the
+// reference's, each demand and its spread count as fractions of that
+// node: divided by its size.
+func (v *View) node(jobs []KindCount, extra string, add float64, optimistic bool, size Vector) float64 {
 	var items [8]item
 	list := items[:0]
 	var mean, variance [ncap]float64
@@ -404,6 +408,14 @@ func (v *View) node(jobs []KindCount, extra string, add float64, optimistic bool
 		if opt {
 			for r := range NumResources {
 				d[r] = max(0, d[r]-v.sc.Explore*p.Std[r])
+			}
+		}
+		if size != (Vector{}) {
+			for r := range NumResources {
+				if s := size[r]; s > 0 {
+					d[r] /= s
+					p.Std[r] /= s
+				}
 			}
 		}
 		need := [ncap]float64{d[CPU], d[DiskRead] + d[DiskWrite], d[NetIn], d[NetOut]}
@@ -429,12 +441,13 @@ func (v *View) node(jobs []KindCount, extra string, add float64, optimistic bool
 	// can come near a capacity even at the largest variance the model
 	// allows, and the load's expectation does not depend on it (no Risk),
 	// it changes nothing and is not computed.
+	sig2 := v.sig2On(size)
 	var q float64
-	if !v.fixed && (v.sc.Risk != 0 || v.mayCross(list, base, mean)) {
+	if !v.fixed && (v.sc.Risk != 0 || v.mayCross(list, base, mean, sig2)) {
 		q = v.loadVariance(list)
 	}
 	for r := range ncap {
-		variance[r] = v.sig2[r] * q
+		variance[r] = sig2[r] * q
 		for _, it := range list { // kinds never observed: the spread of kinds
 			if !it.fixed && !it.known {
 				variance[r] += it.c * it.c * it.std[r] * it.std[r]
@@ -487,6 +500,24 @@ func (v *View) node(jobs []KindCount, extra string, add float64, optimistic bool
 	return expect
 }
 
+// sig2On is the residual variance per capacity on a node of size: the
+// reference's over the square of its size (reads and writes each over
+// theirs).
+func (v *View) sig2On(size Vector) [ncap]float64 {
+	if size == (Vector{}) {
+		return v.sig2
+	}
+	sg := v.sg
+	one := func(r Resource) float64 {
+		if size[r] > 0 {
+			return sg[r] / size[r]
+		}
+		return sg[r]
+	}
+	c, dr, dw, in, out := one(CPU), one(DiskRead), one(DiskWrite), one(NetIn), one(NetOut)
+	return [ncap]float64{c * c, dr*dr + dw*dw, in * in, out * out}
+}
+
 // loadVariance is Σ_ab c_a c_b C_ab over the known kinds of list that are
 // not at an optimistic bound (at least 0).
 func (v *View) loadVariance(list []item) float64 {
@@ -516,7 +547,7 @@ type covBounder interface{ covarianceBound() float64 }
 // with c the containers of each known kind (a kind listed twice counts
 // once, with both counts), plus the spread of the kinds never observed.
 // True when the Profiles give no bound.
-func (v *View) mayCross(list []item, base, mean [ncap]float64) bool {
+func (v *View) mayCross(list []item, base, mean, sig2 [ncap]float64) bool {
 	b, ok := v.sc.Profiles.(covBounder)
 	if !ok {
 		return true
@@ -536,7 +567,7 @@ func (v *View) mayCross(list []item, base, mean [ncap]float64) bool {
 	}
 	q := norm2 * b.covarianceBound() * 1.01 // 1 %: the columns' own rounding
 	for r := range ncap {
-		variance := v.sig2[r] * q
+		variance := sig2[r] * q
 		for _, it := range list {
 			if !it.fixed && !it.known {
 				variance += it.c * it.c * it.std[r] * it.std[r]
@@ -603,79 +634,4 @@ func speed(need [ncap]float64, over [ncap]float64) float64 {
 		}
 	}
 	return 1 / o
-}
-
-// PredictGoodness is the goodness (Eq. 1) of the usage p predicts for a
-// node running jobs: mean demands, a saturated resource shared in
-// proportion to demand, CPU starved by a saturated disk as I/O wait.
-//
-// On a Model it reads a known kind's covariances only for a node whose
-// load could come near a capacity at the largest variance the model
-// allows: elsewhere they do not change the prediction (the learning tick
-// predicts every co-located node, and a column of the covariance costs a
-// solve over the kind's component of the co-location graph).
-func PredictGoodness(p Profiles, jobs []KindCount) float64 {
-	return NewPredictor(p).Goodness(jobs)
-}
-
-// Predictor is PredictGoodness for many nodes over one state of the
-// Profiles: each kind's profile and each pair's covariance is read once.
-// It must not outlive that state (a Model's next Observe).
-type Predictor struct{ v *View }
-
-// NewPredictor returns a Predictor over p.
-func NewPredictor(p Profiles) *Predictor {
-	sc := &Scorer{Profiles: p, Objective: ObjectiveGoodness}
-	v := sc.NewView(nil)
-	v.demandOnly = true
-	return &Predictor{v: v}
-}
-
-// Goodness is PredictGoodness of jobs.
-func (pr *Predictor) Goodness(jobs []KindCount) float64 { return pr.v.node(jobs, "", 0, false) }
-
-// Prepare reads ahead what predicting these compositions needs, so that
-// Goodness finds it: over a *Model, the covariance columns of their kinds,
-// solved in parallel (Model.solveColumns; the same numbers Goodness would
-// compute one at a time). Optional.
-func (pr *Predictor) Prepare(comps ...[]KindCount) {
-	m, ok := pr.v.sc.Profiles.(*Model)
-	if !ok {
-		return
-	}
-	var kinds []string
-	for _, jobs := range comps {
-		for _, j := range jobs {
-			kinds = append(kinds, j.Kind)
-		}
-	}
-	m.solveColumns(kinds)
-}
-
-// Speeds puts in out[i] the progress rate (solo seconds of work per second)
-// the mean profiles predict for the containers of jobs[i] on a node
-// running jobs: each capacity's load is the baseline plus the containers'
-// demands, a capacity asked beyond 1 is shared in proportion to demand,
-// and a container runs at the pace of its most overcommitted resource (as
-// the scorer's rate objective, at the means).
-func Speeds(p Profiles, jobs []KindCount, out []float64) []float64 {
-	out = out[:0]
-	b := p.Baseline()
-	load := [ncap]float64{b[CPU], b[DiskRead] + b[DiskWrite], b[NetIn], b[NetOut]}
-	needs := make([][ncap]float64, len(jobs))
-	for i, j := range jobs {
-		d := p.Profile(j.Kind).Demand
-		needs[i] = [ncap]float64{d[CPU], d[DiskRead] + d[DiskWrite], d[NetIn], d[NetOut]}
-		for r := range ncap {
-			load[r] += j.Containers * needs[i][r]
-		}
-	}
-	var over [ncap]float64
-	for r := range ncap {
-		over[r] = max(1, load[r])
-	}
-	for i := range jobs {
-		out = append(out, speed(needs[i], over))
-	}
-	return out
 }

@@ -9,9 +9,10 @@ import (
 // Resource indexes a Vector.
 type Resource int
 
-// The resources of a profile. Every amount is a fraction of one node's
-// capacity: CPU and IOWait of its CPU time, the others of its maximum
-// rates (goodness.Limits).
+// The resources of a profile. Every amount is a fraction of a node's
+// capacity (a profile's, of the reference node's: see Observation.Size):
+// CPU and IOWait of its CPU time, the others of its maximum rates
+// (goodness.Limits).
 const (
 	CPU Resource = iota
 	IOWait

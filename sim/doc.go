@@ -4,8 +4,11 @@
 //
 // # What it owns
 //
-//   - The workload format (ParseWorkload, LoadWorkload): a homogeneous
-//     cluster, job kinds with per-container reservations and phase
+//   - The workload format (ParseWorkload, LoadWorkload): a cluster of one
+//     node type (cluster.nodes and cluster.node) or of node groups
+//     (cluster.groups[]: name, nodes, node; a heterogeneous cluster, whose
+//     first group's node is the reference node of ClusterSpec.Limits and
+//     Pairwise), job kinds with per-container reservations and phase
 //     profiles, a queue and its arrivals. Decoding is strict: unknown keys,
 //     missing kinds, non-positive sizes and kinds that can never fit a
 //     node or the cluster are *FieldError naming the key path
@@ -23,6 +26,11 @@
 //     times; durations as "10m" or seconds) instead of following
 //     arrivals; and classes[], the service contract of a queue (name,
 //     level, alpha and beta as {vcores, memory} shares, burst, weight).
+//     Optional keys of a job's size: queue[].containers (its jobs' container
+//     count instead of the kind's: declared, AppSpec.Containers, as a YARN
+//     application's requests) and queue[].scale (every container's work
+//     times scale, in (0, MaxScale]: hidden, AppSpec.Scale, only runtimes
+//     and progress show it), copied to each JobSpec.
 //   - Workload.Scaled: a workload on another number of nodes with another
 //     number of jobs (`colocd sim --scale NODES:JOBS`). The cluster gets
 //     the nodes; every kind's containers are multiplied by
@@ -32,7 +40,8 @@
 //     is exactly the jobs when repeat and bursts allow); timed entries keep
 //     their times, Poisson arrivals scale their rate with the jobs. It
 //     refuses with a *FieldError what cannot be scaled (fewer jobs than
-//     entries, nodes or jobs out of bounds). Scaled(original nodes,
+//     entries, nodes or jobs out of bounds, a cluster of node groups);
+//     entries' container counts scale as their kinds'. Scaled(original nodes,
 //     original jobs) is a copy of the workload.
 //   - The simulator (Sim): placement, progress, the sharing model, metrics
 //     samples, application ids and states, Clone for what-if questions.
@@ -45,7 +54,9 @@
 //
 // A node has physical cores, advertised vcores and memory (placement
 // capacity, YARN-style), a disk bandwidth shared by reads and writes, and a
-// full-duplex NIC. A job of a kind has Containers containers of one size.
+// full-duplex NIC: its group's type (NodeInfo reports it). A job of a kind
+// has Containers containers of one size (AppSpec.Containers, when set) and
+// does Scale times the kind's work in each of them.
 // Submit places all of them or none (ErrNoFit): one group of GroupSize
 // (3) containers on each empty node, then whole groups on random nodes with
 // room, then single containers on random nodes with room (paper §6.1).

@@ -368,6 +368,33 @@ func (c *Cluster) Limits() goodness.Limits {
 	return l
 }
 
+// ReferenceVCores is the reference node's advertised vcores (the
+// workload's node; in a cluster of node groups, the first group's): with
+// Limits, the node the profiles' amounts are fractions of.
+func (c *Cluster) ReferenceVCores() int64 {
+	var v int64
+	c.exec(func(s *sim.Sim) { v = int64(s.Cluster().Node.VCores) })
+	return v
+}
+
+// NodeLimits are the maxima of the nodes whose disk or network differ from
+// the reference node's, by name: the figures an operator configures for
+// hardware the resource manager does not report. Empty for a cluster of
+// one node type.
+func (c *Cluster) NodeLimits() map[string]goodness.Limits {
+	out := map[string]goodness.Limits{}
+	c.exec(func(s *sim.Sim) {
+		ref := s.Cluster().Limits()
+		for _, n := range s.Nodes() {
+			l := sim.NodeSpec{DiskMBps: n.DiskMBps, NetMBps: n.NetMBps}.Limits()
+			if l != ref {
+				out[n.Name] = l
+			}
+		}
+	})
+	return out
+}
+
 // Checkpoint records the simulator's virtual time in its durable state.
 func (c *Cluster) Checkpoint() error {
 	if c.state == nil {
