@@ -159,7 +159,7 @@ func New(o Options) (*Engine, error) {
 		maxKinds:     o.MaxKindsPerNode,
 		pairReward:   o.PairReward,
 		limits:       o.Limits,
-		sizes:        nodeSizes{refVCores: o.ReferenceVCores, ref: o.Limits, limits: o.NodeLimits},
+		sizes:        o.nodeSizes(),
 		nodeSize:     map[string]profile.Vector{},
 		stallAfter:   o.StallAfter,
 		dependencyOf: o.DependencyOf,
@@ -202,19 +202,17 @@ func newPipelines(o Options, src profile.Profiles) (p, fifo *queue.Pipeline, mp 
 	var popts []queue.Option
 	if qc.Preference.Enabled && qc.Preference.Mode == queue.PreferenceModel {
 		sc, err := newModelScorer(o.Scorer, src, o.Learner)
-		if sc != nil {
-			sc.size = nodeSizes{refVCores: o.ReferenceVCores, ref: o.Limits, limits: o.NodeLimits}.size
-		}
 		if err != nil {
 			return nil, nil, nil, err
 		}
+		sc.size = o.nodeSizes().size
 		popts = append(popts, queue.WithScorer(sc))
 	}
 	if qc.Lookahead.Enabled {
 		if err := o.Planner.Validate(); err != nil {
 			return nil, nil, nil, fmt.Errorf("new engine: lookahead: %w", err)
 		}
-		mp = &modelPlanner{cfg: o.Planner, profiles: src}
+		mp = &modelPlanner{cfg: o.Planner, profiles: src, size: o.nodeSizes().size}
 		popts = append(popts, queue.WithPlanner(mp))
 	}
 	if p, err = queue.NewPipeline(qc, o.Learner, popts...); err != nil {

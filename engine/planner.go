@@ -18,6 +18,9 @@ type modelPlanner struct {
 	cfg      plan.Config
 	profiles profile.Profiles
 	runtimes *runtimes // the engine's; read under its lock, as Decide runs
+	// size is a node's size (nodeSizes.size); nil: every node is the
+	// reference.
+	size func(node string, vcores int64) profile.Vector
 }
 
 var _ queue.Planner = (*modelPlanner)(nil)
@@ -60,7 +63,11 @@ func (m *modelPlanner) model(snap *queue.Snapshot, cands []string) (*plan.Model,
 		started[ru.JobID] = ru
 	}
 	for i, n := range snap.Nodes {
-		model.Nodes = append(model.Nodes, plan.Node{VCores: int(n.Capacity.VCores), MemoryMB: n.Capacity.MemoryMB})
+		pn := plan.Node{VCores: int(n.Capacity.VCores), MemoryMB: n.Capacity.MemoryMB}
+		if m.size != nil {
+			pn.Size = m.size(n.Name, n.Capacity.VCores)
+		}
+		model.Nodes = append(model.Nodes, pn)
 		for _, j := range n.Jobs {
 			if _, ok := started[j.JobID]; j.JobID == "" || !ok || j.Containers <= 0 {
 				continue // another tenant's: its room is taken, it is not modelled

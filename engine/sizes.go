@@ -20,6 +20,11 @@ type nodeSizes struct {
 	limits    map[string]goodness.Limits
 }
 
+// nodeSizes is the options' node sizes.
+func (o Options) nodeSizes() nodeSizes {
+	return nodeSizes{refVCores: o.ReferenceVCores, ref: o.Limits, limits: o.NodeLimits}
+}
+
 // limitsOf is node's maxima in bytes/s: its own, else the reference's.
 func (s nodeSizes) limitsOf(node string) goodness.Limits {
 	if l, ok := s.limits[node]; ok {

@@ -8,9 +8,13 @@
 //
 // # What it owns
 //
-//   - Model: the cluster as colocd sees it (nodes' room, running jobs and
-//     where they run, the pending window) and what it has learned of each
-//     kind (Kind).
+//   - Model: the cluster as colocd sees it (nodes' room and size, running
+//     jobs and where they run, the pending window) and what it has learned
+//     of each kind (Kind). Nodes of one size are simulated as one node
+//     type, the largest room; nodes of different sizes (profile.Node.Size)
+//     as node groups whose capacities are their sizes in the profiles'
+//     units, with each sampled demand capped at what the smallest node
+//     holds of one container.
 //   - Config and Evaluate: per candidate, Samples futures, each a
 //     simulator built from the model with every kind's demand drawn from
 //     its profile's uncertainty and a fresh placement stream (the same

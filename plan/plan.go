@@ -131,10 +131,13 @@ type Running struct {
 	Done      float64
 }
 
-// Node is a node's placement capacity.
+// Node is a node's placement capacity and its size (profile.Node.Size:
+// its capacity per resource over the reference node's; zero, the
+// reference's).
 type Node struct {
 	VCores   int
 	MemoryMB int64
+	Size     profile.Vector
 }
 
 // Model is the cluster as colocd sees it, and what it knows of the kinds.
@@ -217,6 +220,53 @@ type builder struct {
 	nodeKinds  [][]int
 	nodeCounts [][]float64
 	before     []float64 // per node, its rate before the candidate (NaN: not yet)
+	// caps are the simulated nodes' capacities in reference-node units,
+	// and least each capacity's smallest, when the nodes differ in size
+	// (nil and zero: every node is the reference).
+	caps  []need
+	least need
+}
+
+// sizedCluster is the kept nodes of m (indices in keep) as node groups:
+// each run of consecutive nodes of one placement capacity and size a
+// group, its node's cores, disk and network its size in reference-node
+// units (so a demand of the profiles' units is the same share of it as of
+// the real node). It returns each simulated node's capacities and the
+// smallest of each.
+func sizedCluster(m *Model, keep []int) (sim.ClusterSpec, []need, need) {
+	one := func(x float64) float64 {
+		if x > 0 {
+			return x
+		}
+		return 1
+	}
+	var c sim.ClusterSpec
+	caps := make([]need, 0, len(keep))
+	least := need{math.Inf(1), math.Inf(1), math.Inf(1), math.Inf(1)}
+	for k, i := range keep {
+		n := m.Nodes[i]
+		spec := sim.NodeSpec{VCores: n.VCores, MemoryMB: n.MemoryMB, Cores: one(n.Size[profile.CPU]),
+			DiskMBps: one(n.Size[profile.DiskRead]), NetMBps: one(n.Size[profile.NetIn])}
+		if k == 0 || c.Groups[len(c.Groups)-1].Node != spec {
+			c.Groups = append(c.Groups, sim.NodeGroup{Name: "g" + strconv.Itoa(len(c.Groups)+1), Node: spec})
+		}
+		c.Groups[len(c.Groups)-1].Nodes++
+		nd := need{spec.Cores, spec.DiskMBps, spec.NetMBps, spec.NetMBps}
+		caps = append(caps, nd)
+		for r := range least {
+			least[r] = min(least[r], nd[r])
+		}
+	}
+	return c, caps, least
+}
+
+// capOf is simulated node i's capacities; nil when every node is the
+// reference.
+func (b *builder) capOf(i int) *need {
+	if b.caps == nil {
+		return nil
+	}
+	return &b.caps[i]
 }
 
 func shapeKey(j Job) string {
@@ -255,15 +305,20 @@ func newBuilder(m *Model, cfg Config) (*builder, error) {
 		b.nodeOf[i] = -1
 	}
 	var spec sim.NodeSpec
+	sized := false
 	for k, i := range keep {
 		b.nodeOf[i] = k
 		spec.VCores = max(spec.VCores, m.Nodes[i].VCores)
 		spec.MemoryMB = max(spec.MemoryMB, m.Nodes[i].MemoryMB)
+		sized = sized || m.Nodes[i].Size != (profile.Vector{})
 	}
-	// Profile units are fractions of a node: one core, one unit of disk
-	// and of network per direction.
+	// Profile units are fractions of the reference node: one core, one
+	// unit of disk and of network per direction.
 	spec.Cores, spec.DiskMBps, spec.NetMBps = 1, 1, 1
 	b.cluster = sim.ClusterSpec{Nodes: len(keep), Node: spec}
+	if sized {
+		b.cluster, b.caps, b.least = sizedCluster(m, keep)
+	}
 	width := max(2, len(strconv.Itoa(len(keep))))
 	for k := range keep {
 		b.names = append(b.names, fmt.Sprintf("node%0*d", width, k+1))
@@ -331,6 +386,13 @@ func (b *builder) world(rng *rand.Rand) (*sim.Sim, error) {
 		var d profile.Vector
 		for r := range profile.NumResources {
 			d[r] = max(0, kd.Demand[r]+kd.Std[r]*rng.NormFloat64())
+		}
+		if b.caps != nil { // one container alone must fit the smallest node
+			d[profile.CPU] = min(d[profile.CPU], b.least[0])
+			if io := d[profile.DiskRead] + d[profile.DiskWrite]; io > b.least[1] {
+				d[profile.DiskRead], d[profile.DiskWrite] = d[profile.DiskRead]*b.least[1]/io, d[profile.DiskWrite]*b.least[1]/io
+			}
+			d[profile.NetIn], d[profile.NetOut] = min(d[profile.NetIn], b.least[2]), min(d[profile.NetOut], b.least[3])
 		}
 		kinds[i].Phases = []sim.Phase{{Seconds: b.solo[i], CPU: d[profile.CPU],
 			DiskReadMBps: d[profile.DiskRead], DiskWriteMBps: d[profile.DiskWrite],
@@ -426,6 +488,12 @@ func (b *builder) rollout(w *sim.Sim, c int) (float64, bool) {
 		}
 	}
 	vcores := float64(b.cluster.Nodes * b.cluster.Node.VCores)
+	if len(b.cluster.Groups) > 0 {
+		vcores = 0
+		for _, g := range b.cluster.Groups {
+			vcores += float64(g.Nodes * g.Node.VCores)
+		}
+	}
 	switch b.cfg.Objective {
 	case ObjectiveDrain:
 		if rest > 1e-9 {
@@ -463,8 +531,9 @@ func needOf(d profile.Vector) need {
 // containers cs of kinds ks (indices into needs), plus add containers of
 // kind extra: a capacity asked beyond 1 is shared in proportion to
 // demand, a container runs at the pace of its most overcommitted
-// resource — the scorer's rate objective at the mean profiles.
-func rate(needs []need, ks []int, cs []float64, extra int, add float64) float64 {
+// resource — the scorer's rate objective at the mean profiles. size is
+// the node's capacity of each in reference-node units; nil: 1.
+func rate(needs []need, ks []int, cs []float64, extra int, add float64, size *need) float64 {
 	var load [4]float64
 	for i, k := range ks {
 		for r := range 4 {
@@ -474,6 +543,11 @@ func rate(needs []need, ks []int, cs []float64, extra int, add float64) float64 
 	if add > 0 {
 		for r := range 4 {
 			load[r] += add * needs[extra][r]
+		}
+	}
+	if size != nil {
+		for r := range 4 {
+			load[r] /= size[r]
 		}
 	}
 	var v float64
@@ -512,8 +586,11 @@ func (b *builder) choose(w *sim.Sim, left []bool) int {
 		b.nodeCounts = make([][]float64, n)
 	}
 	b.pnodes = b.pnodes[:n]
-	spec := b.cluster.Node
 	for i, u := range b.scratch {
+		spec := b.cluster.Node
+		if len(b.cluster.Groups) > 0 {
+			spec, _ = b.cluster.NodeAt(i)
+		}
 		pn := &b.pnodes[i]
 		pn.Capacity = profile.Room{VCores: int64(spec.VCores), MemoryMB: spec.MemoryMB}
 		pn.Free = profile.Room{VCores: int64(u.FreeVCores), MemoryMB: u.FreeMemoryMB}
@@ -560,10 +637,11 @@ func (b *builder) choose(w *sim.Sim, left []bool) int {
 		var v float64
 		for _, l := range b.land {
 			g := float64(max(l.Group, 1))
+			size := b.capOf(l.Node)
 			if math.IsNaN(b.before[l.Node]) {
-				b.before[l.Node] = rate(b.needs, b.nodeKinds[l.Node], b.nodeCounts[l.Node], 0, 0)
+				b.before[l.Node] = rate(b.needs, b.nodeKinds[l.Node], b.nodeCounts[l.Node], 0, 0, size)
 			}
-			after := rate(b.needs, b.nodeKinds[l.Node], b.nodeCounts[l.Node], k, g)
+			after := rate(b.needs, b.nodeKinds[l.Node], b.nodeCounts[l.Node], k, g, size)
 			v += l.Containers / g * (after - b.before[l.Node])
 		}
 		v /= float64(ks.Containers)

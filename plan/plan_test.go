@@ -113,3 +113,30 @@ func TestEvaluateBoundsNodes(t *testing.T) {
 		t.Errorf("on empty nodes the candidates differ by %v, want 0: %+v", d, got)
 	}
 }
+
+// On nodes of twice the reference's CPU (Node.Size), the two CPU-bound
+// jobs of model() fit together (1.8 cores of demand on 2): the CPU
+// candidate's work over a short horizon is what the disk candidate's is,
+// where on reference nodes it is far below it.
+func TestEvaluateNodeSizes(t *testing.T) {
+	m := model()
+	for i := range m.Nodes {
+		m.Nodes[i].Size = profile.Vector{2, 2, 1, 1, 1, 1}
+	}
+	cfg := plan.Config{Samples: 2, Horizon: 5 * time.Minute, Objective: plan.ObjectiveWork}
+	got, err := plan.Evaluate(m, []int{0, 1}, cfg, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := mean(got[1].Values) / mean(got[0].Values); r > 1.05 {
+		t.Errorf("work done on 2x nodes, disk over cpu candidate: %.2f, want ≈ 1 (nothing saturates)", r)
+	}
+	// Mixed sizes: half the nodes large; the model is a cluster of node
+	// groups and still evaluates both candidates.
+	m = model()
+	m.Nodes[2].Size = profile.Vector{2, 2, 2, 2, 10, 10}
+	m.Nodes[3].Size = m.Nodes[2].Size
+	if got, err = plan.Evaluate(m, []int{0, 1}, cfg, 1); err != nil || !got[0].Fits || !got[1].Fits {
+		t.Errorf("mixed sizes: %+v, %v; want both evaluated", got, err)
+	}
+}
