@@ -15,7 +15,6 @@ import (
 
 	"github.com/colocd/colocd/bandit"
 	"github.com/colocd/colocd/cluster"
-	"github.com/colocd/colocd/goodness"
 	"github.com/colocd/colocd/journal"
 	"github.com/colocd/colocd/profile"
 	"github.com/colocd/colocd/queue"
@@ -72,7 +71,6 @@ type Engine struct {
 	aggregate    Aggregate
 	maxKinds     int
 	pairReward   PairReward
-	limits       goodness.Limits
 	sizes        nodeSizes                 // how each node compares with the reference node
 	nodeSize     map[string]profile.Vector // each node's size at the last sync (zero entries absent)
 	nodes        []string                  // the cluster's nodes at the last sync

@@ -482,6 +482,9 @@ func (e *Engine) observe(st cluster.State, byApp map[string]queue.Job, now time.
 	for _, n := range st.Nodes {
 		e.nodes = append(e.nodes, n.Name)
 		if sz := e.sizes.size(n.Name, n.Capacity.VCores); sz != (profile.Vector{}) {
+			if e.nodeSize == nil {
+				e.nodeSize = map[string]profile.Vector{}
+			}
 			e.nodeSize[n.Name] = sz
 		}
 		for _, appID := range n.Apps {

@@ -227,6 +227,30 @@ type builder struct {
 	least need
 }
 
+// simulate sets the simulated cluster: the nodes of m at indices keep.
+func (b *builder) simulate(keep []int) {
+	m := b.m
+	b.nodeOf = make([]int, len(m.Nodes))
+	for i := range b.nodeOf {
+		b.nodeOf[i] = -1
+	}
+	var spec sim.NodeSpec
+	sized := false
+	for k, i := range keep {
+		b.nodeOf[i] = k
+		spec.VCores = max(spec.VCores, m.Nodes[i].VCores)
+		spec.MemoryMB = max(spec.MemoryMB, m.Nodes[i].MemoryMB)
+		sized = sized || m.Nodes[i].Size != (profile.Vector{})
+	}
+	// Profile units are fractions of the reference node: one core, one
+	// unit of disk and of network per direction.
+	spec.Cores, spec.DiskMBps, spec.NetMBps = 1, 1, 1
+	b.cluster = sim.ClusterSpec{Nodes: len(keep), Node: spec}
+	if sized {
+		b.cluster, b.caps, b.least = sizedCluster(m, keep)
+	}
+}
+
 // sizedCluster is the kept nodes of m (indices in keep) as node groups:
 // each run of consecutive nodes of one placement capacity and size a
 // group, its node's cores, disk and network its size in reference-node
@@ -273,14 +297,10 @@ func shapeKey(j Job) string {
 	return j.Kind + "\x00" + strconv.Itoa(j.Containers) + "\x00" + strconv.Itoa(j.VCores) + "\x00" + strconv.FormatInt(j.MemoryMB, 10)
 }
 
-func newBuilder(m *Model, cfg Config) (*builder, error) {
-	if len(m.Nodes) == 0 {
-		return nil, fmt.Errorf("%w: no nodes", ErrInvalid)
-	}
-	b := &builder{m: m, cfg: cfg, shape: map[string]int{}, kindIdx: map[string]int{}}
-	// The simulated nodes: all of them, or past MaxNodes those with the
-	// most free room (ties: the lower index), which is where the jobs
-	// decided next land.
+// keptNodes are the indices of the simulated nodes of m: all of them, or
+// past cfg.MaxNodes those with the most free room (ties: the lower index),
+// which is where the jobs decided next land.
+func keptNodes(m *Model, cfg Config) []int {
 	keep := make([]int, len(m.Nodes))
 	for i := range keep {
 		keep[i] = i
@@ -300,25 +320,16 @@ func newBuilder(m *Model, cfg Config) (*builder, error) {
 		keep = keep[:cfg.MaxNodes]
 		slices.Sort(keep)
 	}
-	b.nodeOf = make([]int, len(m.Nodes))
-	for i := range b.nodeOf {
-		b.nodeOf[i] = -1
+	return keep
+}
+
+func newBuilder(m *Model, cfg Config) (*builder, error) {
+	if len(m.Nodes) == 0 {
+		return nil, fmt.Errorf("%w: no nodes", ErrInvalid)
 	}
-	var spec sim.NodeSpec
-	sized := false
-	for k, i := range keep {
-		b.nodeOf[i] = k
-		spec.VCores = max(spec.VCores, m.Nodes[i].VCores)
-		spec.MemoryMB = max(spec.MemoryMB, m.Nodes[i].MemoryMB)
-		sized = sized || m.Nodes[i].Size != (profile.Vector{})
-	}
-	// Profile units are fractions of the reference node: one core, one
-	// unit of disk and of network per direction.
-	spec.Cores, spec.DiskMBps, spec.NetMBps = 1, 1, 1
-	b.cluster = sim.ClusterSpec{Nodes: len(keep), Node: spec}
-	if sized {
-		b.cluster, b.caps, b.least = sizedCluster(m, keep)
-	}
+	b := &builder{m: m, cfg: cfg, shape: map[string]int{}, kindIdx: map[string]int{}}
+	keep := keptNodes(m, cfg)
+	b.simulate(keep)
 	width := max(2, len(strconv.Itoa(len(keep))))
 	for k := range keep {
 		b.names = append(b.names, fmt.Sprintf("node%0*d", width, k+1))

@@ -73,13 +73,8 @@ func SpeedsOn(p Profiles, jobs []KindCount, size Vector, out []float64) []float6
 	needs := make([][ncap]float64, len(jobs))
 	for i, j := range jobs {
 		d := p.Profile(j.Kind).Demand
-		if size != (Vector{}) {
-			for r := range NumResources {
-				if s := size[r]; s > 0 {
-					d[r] /= s
-				}
-			}
-		}
+		var std Vector
+		onSize(&d, &std, size)
 		needs[i] = [ncap]float64{d[CPU], d[DiskRead] + d[DiskWrite], d[NetIn], d[NetOut]}
 		for r := range ncap {
 			load[r] += j.Containers * needs[i][r]

@@ -410,14 +410,7 @@ func (v *View) node(jobs []KindCount, extra string, add float64, optimistic bool
 				d[r] = max(0, d[r]-v.sc.Explore*p.Std[r])
 			}
 		}
-		if size != (Vector{}) {
-			for r := range NumResources {
-				if s := size[r]; s > 0 {
-					d[r] /= s
-					p.Std[r] /= s
-				}
-			}
-		}
+		onSize(&d, &p.Std, size)
 		need := [ncap]float64{d[CPU], d[DiskRead] + d[DiskWrite], d[NetIn], d[NetOut]}
 		for r := range ncap {
 			mean[r] += c * need[r]
@@ -454,11 +447,31 @@ func (v *View) node(jobs []KindCount, extra string, add float64, optimistic bool
 			}
 		}
 	}
-	// The expectation over the profiles' uncertainty: each capacity's load
-	// is normal, with containers of one kind moving together (c² var) and
-	// kinds independently. Only loads that may cross the capacity matter;
-	// their expectation is taken on a three-point Gauss–Hermite grid per
-	// such capacity (μ and μ ± √3σ, weights 2/3 and 1/6).
+	return v.expect(list, base, mean, variance)
+}
+
+// onSize turns a demand d and its spread std, in reference-node units, into
+// fractions of a node of size (zero: the reference node).
+func onSize(d, std *Vector, size Vector) {
+	if size == (Vector{}) {
+		return
+	}
+	for r := range NumResources {
+		if s := size[r]; s > 0 {
+			d[r] /= s
+			std[r] /= s
+		}
+	}
+}
+
+// expect is the objective's expectation over the profiles' uncertainty
+// for a node's list, each capacity's load of mean base + mean and of
+// variance variance: each capacity's load is normal, with containers of
+// one kind moving together (c² var) and kinds independently. Only loads
+// that may cross the capacity matter; their expectation is taken on a
+// three-point Gauss–Hermite grid per such capacity (μ and μ ± √3σ, weights
+// 2/3 and 1/6).
+func (v *View) expect(list []item, base, mean, variance [ncap]float64) float64 {
 	var mu, sd [ncap]float64
 	var uncertain [ncap]int
 	nu := 0
