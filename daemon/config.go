@@ -227,11 +227,17 @@ type SimConfig struct {
 
 // GoodnessConfig holds a node's hardware maxima in MB/s (10^6 bytes/s), the
 // paper's r_max and w_max. On the simulator, zero means "the workload's node".
+// That node is the reference node the profiles' amounts are fractions of;
+// ReferenceVCores is its advertised vcores, so that a node the resource
+// manager reports with k times as many counts k times its CPU
+// (engine.Options.ReferenceVCores); zero: every node's CPU counts alike (on
+// the simulator: the workload's reference node's vcores).
 type GoodnessConfig struct {
-	DiskReadMBps  float64 `mapstructure:"disk_read_mbps"`
-	DiskWriteMBps float64 `mapstructure:"disk_write_mbps"`
-	NetRecvMBps   float64 `mapstructure:"net_recv_mbps"`
-	NetSentMBps   float64 `mapstructure:"net_sent_mbps"`
+	DiskReadMBps    float64 `mapstructure:"disk_read_mbps"`
+	DiskWriteMBps   float64 `mapstructure:"disk_write_mbps"`
+	NetRecvMBps     float64 `mapstructure:"net_recv_mbps"`
+	NetSentMBps     float64 `mapstructure:"net_sent_mbps"`
+	ReferenceVCores int64   `mapstructure:"reference_vcores"`
 }
 
 // LearningConfig configures the learning tick and the bandit.

@@ -192,7 +192,7 @@ func TestConfigBad(t *testing.T) {
 		"yarn-submit": "yarn.submit", "yarn-command": "yarn.command.argv", "influx-url": "influx.url",
 		"yarn-command-var": "yarn.command.argv[5]", "yarn-command-param": "yarn.command.argv[1]",
 		"yarn-command-pattern": "yarn.command.params[0].pattern", "yarn-command-env": "yarn.command.env[0]",
-		"goodness-yarn": "goodness.net_recv_mbps", "goodness-neg": "goodness.disk_read_mbps",
+		"goodness-yarn": "goodness.net_recv_mbps", "goodness-neg": "goodness.disk_read_mbps", "reference-vcores": "goodness.reference_vcores",
 		"schedule": "learning.schedule", "step": "learning.step_size", "baseline": "learning.baseline",
 		"alpha": "learning.recency_alpha", "self-prior": "learning.self_prior", "credit": "learning.credit", "aggregate": "learning.aggregate", "kinds": "learning.max_kinds_per_node",
 		"tick": "admission.tick", "max-running": "admission.max_running", "mode": "admission.mode", "backoff": "admission.backoff.max",
@@ -631,5 +631,25 @@ yarn:
 	var ce *ConfigError
 	if !errors.As(err, &ce) || ce.Key != "yarn.command.params" {
 		t.Errorf("params from the environment: %v, want an error naming yarn.command.params", err)
+	}
+}
+
+// goodness.reference_vcores reaches the engine's reference node: the
+// configured value, else the backend's (the simulator's workload node).
+func TestReferenceVCores(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "c.yaml")
+	if err := os.WriteFile(file, []byte("goodness: {reference_vcores: 24}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(LoadOptions{File: file})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.Goodness.referenceVCores(12); got != 24 {
+		t.Errorf("configured 24, backend 12: %d, want 24", got)
+	}
+	if got := DefaultConfig().Goodness.referenceVCores(12); got != 12 {
+		t.Errorf("not configured, backend 12: %d, want the backend's 12", got)
 	}
 }

@@ -255,7 +255,7 @@ func openCore(cfg Config, b backend, store *queue.Store, repl *replication, log 
 	// that a backoff never shifts the admission sampler's draws.
 	eo.BackoffRand = mrand.New(mrand.NewPCG(b.seed^0x9e3779b97f4a7c15, b.seed))
 	eo.Logger, eo.Limits, eo.StallAfter = log.With("component", "engine"), c.limits, stallBound(cfg)
-	eo.ReferenceVCores, eo.NodeLimits = b.refVCores, b.nodeLimits
+	eo.ReferenceVCores, eo.NodeLimits = cfg.Goodness.referenceVCores(b.refVCores), b.nodeLimits
 	eo.SimulatedClock = b.clockInfo != nil
 	eo.DependencyOf = dependencyOf
 	if repl != nil {
@@ -523,6 +523,15 @@ func stallBound(cfg Config) time.Duration {
 		tick = time.Duration(float64(tick) / cfg.Sim.Speed)
 	}
 	return 3*tick + cfg.ShutdownTimeout
+}
+
+// referenceVCores is the configured reference node's vcores, falling back
+// to the backend's own (sim: the workload's reference node) at zero.
+func (g GoodnessConfig) referenceVCores(def int64) int64 {
+	if g.ReferenceVCores > 0 {
+		return g.ReferenceVCores
+	}
+	return def
 }
 
 // limits is the configured goodness maxima in bytes/s, each falling back

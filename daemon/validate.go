@@ -157,8 +157,14 @@ func (g GoodnessConfig) validate(required bool) error {
 			return cfgErr(f.key, "must be > 0 on the yarn backend (the node's hardware maximum)")
 		}
 	}
+	if g.ReferenceVCores < 0 || g.ReferenceVCores > maxReferenceVCores {
+		return cfgErr("goodness.reference_vcores", "must be in [0, %d], got %d", maxReferenceVCores, g.ReferenceVCores)
+	}
 	return nil
 }
+
+// maxReferenceVCores bounds goodness.reference_vcores: far above any node.
+const maxReferenceVCores = 1 << 20
 
 func (l LearningConfig) validate() error {
 	if _, err := cron.ParseStandard(l.Schedule); err != nil {
