@@ -11,8 +11,8 @@ import (
 	"github.com/colocd/colocd/bandit"
 	"github.com/colocd/colocd/daemon"
 	"github.com/colocd/colocd/engine"
+	"github.com/colocd/colocd/pipeline"
 	"github.com/colocd/colocd/profile"
-	"github.com/colocd/colocd/queue"
 	"github.com/colocd/colocd/sim"
 )
 
@@ -379,8 +379,8 @@ func Run(ctx context.Context, rc RunConfig) (Result, error) {
 func PaperConfig(cfg daemon.Config) daemon.Config {
 	cfg.Pipeline.Reservation.Enabled = false
 	cfg.Pipeline.Tail.Enabled = false
-	cfg.Pipeline.Preference.Mode = queue.PreferenceBandit
-	cfg.Pipeline.Select.Mode = queue.SelectSample
+	cfg.Pipeline.Preference.Mode = pipeline.PreferenceBandit
+	cfg.Pipeline.Select.Mode = pipeline.SelectSample
 	cfg.Learning.SelfPrior = 0
 	cfg.Learning.PairReward = engine.RewardGoodness
 	cfg.Learning.StepSize = bandit.DefaultStepSize
@@ -402,8 +402,8 @@ func PlanConfig(cfg daemon.Config) daemon.Config {
 // studies measure this learner.
 func PairConfig(cfg daemon.Config) daemon.Config {
 	cfg.Pipeline.Tail.Enabled = false
-	cfg.Pipeline.Preference.Mode = queue.PreferenceBandit
-	cfg.Pipeline.Select.Mode = queue.SelectAnneal
+	cfg.Pipeline.Preference.Mode = pipeline.PreferenceBandit
+	cfg.Pipeline.Select.Mode = pipeline.SelectAnneal
 	cfg.Learning.PairReward = engine.RewardGoodness
 	cfg.Learning.StepSize = bandit.DefaultStepSize
 	return cfg

@@ -2,54 +2,54 @@ package daemon
 
 import (
 	"github.com/colocd/colocd/engine"
+	"github.com/colocd/colocd/pipeline"
 	"github.com/colocd/colocd/plan"
-	"github.com/colocd/colocd/queue"
 )
 
 // PipelineConfig is the config file's pipeline section: the ordering
 // pipeline's stages, each decoded into its owner's type (queue), and the
 // preference stage's scorer (engine).
 type PipelineConfig struct {
-	Window      queue.WindowConfig      `mapstructure:"window"`
-	Fit         queue.FitConfig         `mapstructure:"fit"`
-	Fairness    queue.FairnessConfig    `mapstructure:"fairness"`
-	Altruism    queue.AltruismConfig    `mapstructure:"altruism"`
-	Preference  PreferenceConfig        `mapstructure:"preference"`
-	Starvation  queue.StarvationConfig  `mapstructure:"starvation"`
-	Reservation queue.ReservationConfig `mapstructure:"reservation"`
-	Tail        queue.TailConfig        `mapstructure:"tail"`
-	Lookahead   LookaheadConfig         `mapstructure:"lookahead"`
-	Select      queue.SelectConfig      `mapstructure:"select"`
-	MaxRecorded int                     `mapstructure:"max_recorded"`
+	Window      pipeline.WindowConfig      `mapstructure:"window"`
+	Fit         pipeline.FitConfig         `mapstructure:"fit"`
+	Fairness    pipeline.FairnessConfig    `mapstructure:"fairness"`
+	Altruism    pipeline.AltruismConfig    `mapstructure:"altruism"`
+	Preference  PreferenceConfig           `mapstructure:"preference"`
+	Starvation  pipeline.StarvationConfig  `mapstructure:"starvation"`
+	Reservation pipeline.ReservationConfig `mapstructure:"reservation"`
+	Tail        pipeline.TailConfig        `mapstructure:"tail"`
+	Lookahead   LookaheadConfig            `mapstructure:"lookahead"`
+	Select      pipeline.SelectConfig      `mapstructure:"select"`
+	MaxRecorded int                        `mapstructure:"max_recorded"`
 }
 
 // PreferenceConfig is pipeline.preference: the stage's own settings
-// (queue.PreferenceConfig) and, in mode model, the co-location model's
+// (pipeline.PreferenceConfig) and, in mode model, the co-location model's
 // scorer (engine.ScorerConfig), side by side under one key.
 type PreferenceConfig struct {
-	queue.PreferenceConfig `mapstructure:",squash"`
-	engine.ScorerConfig    `mapstructure:",squash"`
+	pipeline.PreferenceConfig `mapstructure:",squash"`
+	engine.ScorerConfig       `mapstructure:",squash"`
 }
 
 // LookaheadConfig is pipeline.lookahead: the stage's own settings
-// (queue.LookaheadConfig) and the rollouts' bounds (plan.Config), side by
+// (pipeline.LookaheadConfig) and the rollouts' bounds (plan.Config), side by
 // side under one key.
 type LookaheadConfig struct {
-	queue.LookaheadConfig `mapstructure:",squash"`
-	plan.Config           `mapstructure:",squash"`
+	pipeline.LookaheadConfig `mapstructure:",squash"`
+	plan.Config              `mapstructure:",squash"`
 }
 
-// DefaultPipelineConfig is queue.DefaultConfig with colocd's choice: the
+// DefaultPipelineConfig is pipeline.DefaultConfig with colocd's choice: the
 // profile model scores (mode model, engine.DefaultScorerConfig), the best
 // score goes (select mode argmax) and a draining queue's straggler goes
 // first (tail on).
 func DefaultPipelineConfig() PipelineConfig {
-	q := queue.DefaultConfig()
-	q.Preference.Mode = queue.PreferenceModel
-	q.Select.Mode = queue.SelectArgmax
+	q := pipeline.DefaultConfig()
+	q.Preference.Mode = pipeline.PreferenceModel
+	q.Select.Mode = pipeline.SelectArgmax
 	q.Tail.Enabled = true
 	q.Fairness.Weights = map[string]float64{}
-	q.Fairness.Queues = []queue.ServiceQueue{}
+	q.Fairness.Queues = []pipeline.ServiceQueue{}
 	return PipelineConfig{
 		Window: q.Window, Fit: q.Fit, Fairness: q.Fairness, Altruism: q.Altruism,
 		Preference:  PreferenceConfig{PreferenceConfig: q.Preference, ScorerConfig: engine.DefaultScorerConfig()},
@@ -62,11 +62,11 @@ func DefaultPipelineConfig() PipelineConfig {
 	}
 }
 
-// QueueConfig is the section as a queue.Config, validated by the queue
+// QueueConfig is the section as a pipeline.Config, validated by the queue
 // (and, in mode model, the scorer by the engine); errors name the key
 // under "pipeline.".
-func (p PipelineConfig) QueueConfig() (queue.Config, error) {
-	q := queue.Config{
+func (p PipelineConfig) QueueConfig() (pipeline.Config, error) {
+	q := pipeline.Config{
 		Window: p.Window, Fit: p.Fit, Fairness: p.Fairness, Altruism: p.Altruism,
 		Preference: p.Preference.PreferenceConfig, Starvation: p.Starvation, Reservation: p.Reservation, Tail: p.Tail,
 		Lookahead: p.Lookahead.LookaheadConfig, Select: p.Select,
@@ -75,7 +75,7 @@ func (p PipelineConfig) QueueConfig() (queue.Config, error) {
 	if err := q.Validate(); err != nil {
 		return q, sectionErr("pipeline", err)
 	}
-	if pr := p.Preference; pr.Enabled && pr.Mode == queue.PreferenceModel {
+	if pr := p.Preference; pr.Enabled && pr.Mode == pipeline.PreferenceModel {
 		if err := pr.ScorerConfig.Validate(); err != nil {
 			return q, sectionErr("pipeline.preference", err)
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/colocd/colocd/engine"
 	"github.com/colocd/colocd/goodness"
 	"github.com/colocd/colocd/internal/metricsource"
+	"github.com/colocd/colocd/pipeline"
 	"github.com/colocd/colocd/queue"
 )
 
@@ -148,7 +149,7 @@ func TestPlacementWiring(t *testing.T) {
 type oneNodeCluster struct{ engine.Cluster }
 
 func (oneNodeCluster) State(context.Context) (cluster.State, error) {
-	c := queue.Capacity{MemoryMB: 8192, VCores: 8}
+	c := pipeline.Capacity{MemoryMB: 8192, VCores: 8}
 	return cluster.State{Capacity: c, Free: c, Nodes: []cluster.Node{{Name: "n1", Capacity: c, Free: c}}}, nil
 }
 

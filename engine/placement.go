@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/colocd/colocd/cluster"
+	"github.com/colocd/colocd/pipeline"
 	"github.com/colocd/colocd/profile"
-	"github.com/colocd/colocd/queue"
 )
 
 // PlacementSource is where the learning tick reads which applications held
@@ -461,11 +461,11 @@ func foreignAtEnd(pls []Placement, kinds []string, foreign map[string]bool, to t
 // nodeJobs are the foreign applications the last placement read saw on
 // node that the cluster still runs (apps: its running applications by id,
 // none of them colocd's), as the admission pass's node jobs.
-func (v foreignView) nodeJobs(node string, apps map[string]*cluster.App) []queue.NodeJob {
-	var out []queue.NodeJob
+func (v foreignView) nodeJobs(node string, apps map[string]*cluster.App) []pipeline.NodeJob {
+	var out []pipeline.NodeJob
 	for _, fa := range v.on[node] {
 		if a, ok := apps[fa.app]; ok && a.JobID == "" {
-			out = append(out, queue.NodeJob{Kind: fa.kind, Containers: fa.containers})
+			out = append(out, pipeline.NodeJob{Kind: fa.kind, Containers: fa.containers})
 		}
 	}
 	return out

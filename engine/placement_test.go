@@ -19,6 +19,7 @@ import (
 	"github.com/colocd/colocd/goodness"
 	"github.com/colocd/colocd/internal/simcluster"
 	"github.com/colocd/colocd/internal/testing/logtest"
+	"github.com/colocd/colocd/pipeline"
 	"github.com/colocd/colocd/profile"
 	"github.com/colocd/colocd/queue"
 )
@@ -528,7 +529,7 @@ func TestAdmissionSeesForeignKinds(t *testing.T) {
 	src := &fakePlacement{pls: []Placement{spark, early}}
 	running := []cluster.App{{ID: spark.App, User: "bob", Queue: "root.ETL"}, {ID: early.App, User: "eve", Queue: "adhoc"}}
 	h := placedHarness(t, src, nil, harnessOpts{cluster: func(sc *simcluster.Cluster) Cluster { return withApps{sc, &running} }})
-	on := func(snap queue.Snapshot) []queue.NodeJob {
+	on := func(snap pipeline.Snapshot) []pipeline.NodeJob {
 		for _, n := range snap.Nodes {
 			if n.Name == "node01" {
 				return n.Jobs
@@ -537,7 +538,7 @@ func TestAdmissionSeesForeignKinds(t *testing.T) {
 		t.Fatalf("no node01 in %+v", snap.Nodes)
 		return nil
 	}
-	runningKind := func(snap queue.Snapshot, user string) string {
+	runningKind := func(snap pipeline.Snapshot, user string) string {
 		for _, r := range snap.Running {
 			if r.User == user {
 				return r.Kind
@@ -552,7 +553,7 @@ func TestAdmissionSeesForeignKinds(t *testing.T) {
 		t.Fatal(err)
 	}
 	snap := h.passSnapshot()
-	if diff := cmp.Diff([]queue.NodeJob{{Kind: foreign, Containers: 2}}, on(snap)); diff != "" {
+	if diff := cmp.Diff([]pipeline.NodeJob{{Kind: foreign, Containers: 2}}, on(snap)); diff != "" {
 		t.Errorf("node01's jobs after the read (-want +got; the adhoc application left 50 s before the window's end):\n%s", diff)
 	}
 	if k := runningKind(snap, "bob"); k != foreign {

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/colocd/colocd/goodness"
-	"github.com/colocd/colocd/queue"
+	"github.com/colocd/colocd/pipeline"
 )
 
 // Journal file names inside the journal directory.
@@ -29,7 +29,7 @@ const maxJournalLine = 8 << 20
 // DecisionRecord is one admission decision as the API explains it: the
 // pipeline's decision plus what the daemon did with it.
 type DecisionRecord struct {
-	queue.Decision
+	pipeline.Decision
 	// Shadow is set when the daemon ran in shadow mode: Chosen is what
 	// colocd would have admitted, FIFOChoice what it did admit.
 	Shadow     bool   `json:"shadow"`

@@ -1,13 +1,13 @@
-// Package queue is colocd's durable job queue and its ordering pipeline.
+// Package queue is colocd's durable job queue: the job model and the store.
 //
 // # What it owns
 //
 // The job model (Job, Resources, State and the state machine, validation
 // with errors that name the field), the Store — one bbolt file holding every
 // job, the FIFO of pending jobs, the per-kind run history and the learned
-// state (the pair preferences' and the profile model's snapshots) — and the
-// Pipeline that decides which pending job goes to the
-// cluster next.
+// state (the pair preferences' and the profile model's snapshots). Package
+// pipeline, which decides which pending job goes to the cluster next,
+// imports it for the job type.
 //
 // # The store
 //
@@ -67,41 +67,10 @@
 // A later schema adds a step to the migration table (store.go); Open runs all
 // needed steps in one transaction.
 //
-// # The pipeline
-//
-// Decide takes a Snapshot (the FIFO head, free and total capacity, nodes and
-// the jobs on them, running applications, kind histories, the time) and a
-// random source, runs the stages — Window, Fit, Fairness, Altruism,
-// Reservation, Tail, Preference, Starvation, Select, wired in
-// Pipeline.stack —
-// and returns a Decision: the chosen job, what each stage kept and dropped
-// and why, the final probabilities, each candidate's co-location score,
-// and the jobs passed over and blocked (hand them to Store.Admit so their
-// skip and block counts grow). The Preference stage scores with a Scorer (mode model: the daemon's profile
-// model, which may also hold every job back for one learning tick to observe a
-// never-observed kind) or with the paper's pair preferences (mode bandit,
-// learning-efficient-co-locations §4–5); the hooks follow Graphene §5.1
-// (deficit counters, bound κ), Carbyne §3.4.2 (P(altruism)) and X-Flex
-// (fairness over time).
-//
-// Guarantees, with the stages on: no job that fits is passed over more than
-// Starvation.MaxSkips times; no job that does not fit is overtaken more
-// than Reservation.AfterBlocked times (it then holds a reservation and goes
-// once it fits, unless it would not fit even the idle cluster); with
-// Altruism.P = 0 no deadline job that fits is ever passed over; Fairness
-// keeps the largest deficit near κ — whatever the Scorer says (property
-// tests in both modes; the starvation cap also with the tail stage, whose
-// longest-first at a draining queue's end keeps every job at the cap).
-// Where they collide, a reservation comes first,
-// then the altruism cut (a deadline job that will not yield), then the
-// starvation cap, then the out-of-slack rule and fairness.
-//
 // # What it must not do
 //
 // No network I/O, no clock reads and no global randomness in logic: the
-// store takes Options.Now and Options.Entropy, the pipeline reads only its
-// Snapshot, its fairness counters and the *rand.Rand it is given. It imports
-// no other colocd package (bandit.Learner satisfies Preferences, and the
-// daemon's scorer Scorer, without queue knowing them). It does not talk to YARN, submit anything, or log
-// decisions: the daemon does, from the Decision it gets back.
+// store takes Options.Now and Options.Entropy, and commands carry their time
+// and ids. It imports no other colocd package. It does not talk to YARN,
+// submit anything, or decide what goes next.
 package queue

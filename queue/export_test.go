@@ -109,21 +109,6 @@ func (s *Store) CheckInvariants() error {
 	})
 }
 
-// Deficits returns a copy of the fairness deficit per group (nil when
-// fairness is off), for tests.
-func (p *Pipeline) Deficits() map[string]float64 {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.fair == nil {
-		return nil
-	}
-	out := make(map[string]float64, len(p.fair.deficit))
-	for g, d := range p.fair.deficit {
-		out[g] = d
-	}
-	return out
-}
-
 // Content lists the store's logical content as Digest reads it, one line
 // per key ("path key value" quoted), for a diff.
 func (s *Store) Content() ([]string, error) {

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"gopkg.in/yaml.v3"
 
+	"github.com/colocd/colocd/pipeline"
 	"github.com/colocd/colocd/queue"
 	"github.com/colocd/colocd/queue/queuetest"
 )
@@ -33,7 +34,7 @@ func exercise(m *Metrics) {
 	m.CallsBackedOff(BackoffJob)
 	m.JobsBackingOff(1)
 	m.APIRequest("/v1/jobs", 200, time.Millisecond)
-	m.WatchQueues(fixedQueues{queue.QueuesReport{Enabled: true, Queues: []queue.QueueStatus{{Name: "q", Class: "batch", Guarantee: queue.GuaranteeElastic}}}})
+	m.WatchQueues(fixedQueues{pipeline.QueuesReport{Enabled: true, Queues: []pipeline.QueueStatus{{Name: "q", Class: "batch", Guarantee: pipeline.GuaranteeElastic}}}})
 	m.WatchDegraded(func() map[string]time.Time { return map[string]time.Time{"metrics": time.Unix(1, 0)} })
 	m.WatchPending(fixedPending{{ID: "j1", Kind: "wordcount", Queue: "etl", CreatedAt: time.Unix(1, 0)}})
 	m.WatchDataDir(func() (uint64, uint64, bool) { return 1 << 30, 64 << 20, true })

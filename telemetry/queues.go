@@ -5,12 +5,12 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/colocd/colocd/queue"
+	"github.com/colocd/colocd/pipeline"
 )
 
 // QueueSource reports the fairness stage's queues (engine.Engine does).
 type QueueSource interface {
-	Queues() queue.QueuesReport
+	Queues() pipeline.QueuesReport
 }
 
 // WatchQueues registers the per-queue series, read from src at scrape
@@ -53,7 +53,7 @@ func (c *queuesCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
-	rates := func(d *prometheus.Desc, q string, r *queue.Rate) {
+	rates := func(d *prometheus.Desc, q string, r *pipeline.Rate) {
 		if r != nil {
 			gauge(d, r.VCores, q, "vcores")
 			gauge(d, r.Memory, q, "memory")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/colocd/colocd/cluster"
 	"github.com/colocd/colocd/goodness"
+	"github.com/colocd/colocd/pipeline"
 	"github.com/colocd/colocd/queue"
 	"github.com/colocd/colocd/sim"
 	"github.com/colocd/colocd/yarnclient"
@@ -103,8 +104,8 @@ func (c *Cluster) State(ctx context.Context) (cluster.State, error) {
 		var ids []string
 		seen := map[string]bool{}
 		for _, n := range s.Nodes() {
-			capa := queue.Capacity{MemoryMB: n.MemoryMB, VCores: int64(n.VCores)}
-			free := queue.Capacity{MemoryMB: n.MemoryMB - n.UsedMemoryMB, VCores: int64(n.VCores - n.UsedVCores)}
+			capa := pipeline.Capacity{MemoryMB: n.MemoryMB, VCores: int64(n.VCores)}
+			free := pipeline.Capacity{MemoryMB: n.MemoryMB - n.UsedMemoryMB, VCores: int64(n.VCores - n.UsedVCores)}
 			st.Nodes = append(st.Nodes, cluster.Node{Name: n.Name, Capacity: capa, Free: free, Apps: n.Apps})
 			st.Capacity.MemoryMB += capa.MemoryMB
 			st.Capacity.VCores += capa.VCores
@@ -128,7 +129,7 @@ func (c *Cluster) State(ctx context.Context) (cluster.State, error) {
 					continue
 				}
 				a = cluster.App{ID: info.ID, JobID: info.JobID, Kind: info.Kind, User: info.User, Queue: info.Queue,
-					Alloc: queue.Capacity{MemoryMB: info.Alloc.MemoryMB, VCores: info.Alloc.VCores},
+					Alloc: pipeline.Capacity{MemoryMB: info.Alloc.MemoryMB, VCores: info.Alloc.VCores},
 					Nodes: info.Nodes, Placement: info.Placement, Starts: info.Started}
 				c.running[id] = a
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/colocd/colocd/engine"
 	"github.com/colocd/colocd/goodness"
 	"github.com/colocd/colocd/internal/metricsource"
+	"github.com/colocd/colocd/pipeline"
 	"github.com/colocd/colocd/queue"
 )
 
@@ -24,7 +25,7 @@ import (
 type oneNode struct{}
 
 func (oneNode) State(context.Context) (cluster.State, error) {
-	capa := queue.Capacity{MemoryMB: 8192, VCores: 8}
+	capa := pipeline.Capacity{MemoryMB: 8192, VCores: 8}
 	return cluster.State{Capacity: capa, Free: capa, Nodes: []cluster.Node{{Name: host, Capacity: capa, Free: capa}}}, nil
 }
 
@@ -116,7 +117,7 @@ func newEngine(t *testing.T, metrics engine.UsageSource, placer *engine.Placer) 
 	learner := bandit.New(bandit.Config{StepSize: 0.1})
 	e, err := engine.New(engine.Options{
 		Store: store, Learner: learner, Cluster: oneNode{}, Metrics: metrics, Placement: placer, Clock: engine.WallClock{},
-		Queue: queue.DefaultConfig(), Scorer: engine.DefaultScorerConfig(),
+		Queue: pipeline.DefaultConfig(), Scorer: engine.DefaultScorerConfig(),
 		Limits: goodness.Limits{DiskRead: 500e6, DiskWrite: 500e6, NetRecv: 1250e6, NetSent: 1250e6},
 	})
 	if err != nil {

@@ -1,4 +1,4 @@
-package queue_test
+package pipeline_test
 
 import (
 	"math/rand/v2"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/colocd/colocd/pipeline"
 	"github.com/colocd/colocd/queue"
 	"github.com/colocd/colocd/queue/queuetest"
 )
@@ -24,12 +25,12 @@ func (p countedPrefs) RowObservations(given string) int64 { return p.rows[given]
 func TestSelectAnneal(t *testing.T) {
 	score := map[string]float64{"a": 1, "b": 3}
 	pending := []queue.Job{pj(1, "a"), pj(2, "b")}
-	running := []queue.Running{
+	running := []pipeline.Running{
 		{JobID: "r1", Kind: "x", Weight: 3},
 		{JobID: "r2", Kind: "y", Weight: 1},
 	}
 	tests := map[string]struct {
-		prefs   queue.Preferences
+		prefs   pipeline.Preferences
 		explore int64
 		want    map[string]bool // kinds chosen over the seeds
 		note    string
@@ -48,7 +49,7 @@ func TestSelectAnneal(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			cfg := only("preference")
-			cfg.Select = queue.SelectConfig{Enabled: true, Mode: queue.SelectAnneal, ExploreObservations: tc.explore}
+			cfg.Select = pipeline.SelectConfig{Enabled: true, Mode: pipeline.SelectAnneal, ExploreObservations: tc.explore}
 			p := mustPipeline(t, cfg, tc.prefs)
 			got := map[string]bool{}
 			for seed := range uint64(64) {
@@ -73,7 +74,7 @@ func TestContextWithoutWeightIsFIFO(t *testing.T) {
 	prefs := &queuetest.Prefs{Score: map[string]float64{"a": 1, "b": 100}}
 	p := mustPipeline(t, only("preference"), prefs)
 	snap := snapshot(pj(1, "a"), pj(2, "b"))
-	snap.Running = []queue.Running{{JobID: "r1", Kind: "x", Weight: 0}}
+	snap.Running = []pipeline.Running{{JobID: "r1", Kind: "x", Weight: 0}}
 	d := p.Decide(snap, rand.New(rand.NewPCG(1, 1)))
 	if d.Chosen != "j01" || len(d.Context) != 0 || len(prefs.Calls()) != 0 {
 		t.Errorf("chose %s with context %v and %d Mix calls, want the FIFO head j01, no context, no call",

@@ -1,4 +1,4 @@
-package queue_test
+package pipeline_test
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/colocd/colocd/pipeline"
 	"github.com/colocd/colocd/queue"
 )
 
@@ -17,8 +18,8 @@ import (
 // does through Store.Admit).
 type queueSim struct {
 	rng       *rand.Rand
-	p         *queue.Pipeline
-	capa      queue.Capacity
+	p         *pipeline.Pipeline
+	capa      pipeline.Capacity
 	pending   []queue.Job
 	seq       uint64
 	now       time.Time
@@ -32,7 +33,7 @@ type queueSim struct {
 	history  map[string]queue.KindHistory
 	countAll bool
 
-	running []queue.Running
+	running []pipeline.Running
 	over    []queue.Job
 }
 
@@ -54,34 +55,34 @@ type skewScorer struct {
 	confound float64
 }
 
-func (s skewScorer) Score(_ *queue.Snapshot, kinds []string, _ []queue.Resources, out []queue.Score) {
+func (s skewScorer) Score(_ *pipeline.Snapshot, kinds []string, _ []queue.Resources, out []pipeline.Score) {
 	for i, k := range kinds {
-		out[i] = queue.Score{Value: s.score[k], Model: s.score[k], Known: true, Confounds: s.rng.Float64() < s.confound}
+		out[i] = pipeline.Score{Value: s.score[k], Model: s.score[k], Known: true, Confounds: s.rng.Float64() < s.confound}
 	}
 }
 
 // modes are the two ways the preference stage scores: the paper's pair
 // preferences, and a co-location model.
-var modes = []queue.PreferenceMode{queue.PreferenceBandit, queue.PreferenceModel}
+var modes = []pipeline.PreferenceMode{pipeline.PreferenceBandit, pipeline.PreferenceModel}
 
-func newQueueSim(tb testing.TB, cfg queue.Config, seed uint64) *queueSim {
+func newQueueSim(tb testing.TB, cfg pipeline.Config, seed uint64) *queueSim {
 	tb.Helper()
 	rng := rand.New(rand.NewPCG(seed, 99))
 	// Strong, skewed preferences so that some kinds are passed over a lot.
 	prefs := fixedPrefs{"k0": 1000, "k1": 30, "k2": 1, "k3": 0.01, "k4": 0.0001}
-	var opts []queue.Option
-	if cfg.Preference.Mode == queue.PreferenceModel {
+	var opts []pipeline.Option
+	if cfg.Preference.Mode == pipeline.PreferenceModel {
 		sc := skewScorer{rng: rand.New(rand.NewPCG(seed, 7)), confound: 0.3,
 			score: map[string]float64{"k0": 1, "k1": 0.8, "k2": 0.5, "k3": 0.2, "k4": -0.5}}
-		opts = append(opts, queue.WithScorer(sc))
+		opts = append(opts, pipeline.WithScorer(sc))
 	}
-	p, err := queue.NewPipeline(cfg, prefs, opts...)
+	p, err := pipeline.New(cfg, prefs, opts...)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	return &queueSim{
 		rng: rng, p: p,
-		capa:  queue.Capacity{MemoryMB: 64 * 1024, VCores: 64},
+		capa:  pipeline.Capacity{MemoryMB: 64 * 1024, VCores: 64},
 		now:   t0,
 		users: []string{"alice", "bob", "carol"}, kinds: []string{"k0", "k1", "k2", "k3", "k4"},
 		maxMemMB: 8 * 1024,
@@ -105,7 +106,7 @@ func (s *queueSim) arrive() {
 
 // step runs one decision and applies it. It returns the decision and the
 // jobs passed over.
-func (s *queueSim) step() (queue.Decision, []queue.Job) {
+func (s *queueSim) step() (pipeline.Decision, []queue.Job) {
 	s.arrivals()
 	return s.decide()
 }
@@ -118,19 +119,19 @@ func (s *queueSim) arrivals() {
 }
 
 // decide runs one decision on the current queue and applies it.
-func (s *queueSim) decide() (queue.Decision, []queue.Job) {
+func (s *queueSim) decide() (pipeline.Decision, []queue.Job) {
 	s.now = s.now.Add(time.Duration(s.rng.Int64N(int64(time.Minute))))
 	free := s.capa
 	if !s.alwaysFit {
-		free = queue.Capacity{MemoryMB: s.rng.Int64N(s.capa.MemoryMB), VCores: s.rng.Int64N(s.capa.VCores)}
+		free = pipeline.Capacity{MemoryMB: s.rng.Int64N(s.capa.MemoryMB), VCores: s.rng.Int64N(s.capa.VCores)}
 	}
 	running := s.running[:0]
 	for i := 0; i < 1+s.rng.IntN(3); i++ {
-		running = append(running, queue.Running{JobID: fmt.Sprintf("r%d", i), Kind: s.kinds[s.rng.IntN(len(s.kinds))],
-			User: s.users[s.rng.IntN(len(s.users))], Alloc: queue.Capacity{MemoryMB: 1024, VCores: 1}, Weight: s.rng.Float64()})
+		running = append(running, pipeline.Running{JobID: fmt.Sprintf("r%d", i), Kind: s.kinds[s.rng.IntN(len(s.kinds))],
+			User: s.users[s.rng.IntN(len(s.users))], Alloc: pipeline.Capacity{MemoryMB: 1024, VCores: 1}, Weight: s.rng.Float64()})
 	}
 	s.running = running
-	snap := queue.Snapshot{Now: s.now, Capacity: s.capa, Free: free, Running: running, Pending: s.pending, History: s.history}
+	snap := pipeline.Snapshot{Now: s.now, Capacity: s.capa, Free: free, Running: running, Pending: s.pending, History: s.history}
 	if s.countAll {
 		snap.PendingTotal = len(s.pending)
 	}
@@ -180,8 +181,8 @@ func TestPropertyStarvationBound(t *testing.T) {
 	}
 }
 
-func propertyStarvationBound(t *testing.T, mode queue.PreferenceMode) {
-	cfg := queue.DefaultConfig()
+func propertyStarvationBound(t *testing.T, mode pipeline.PreferenceMode) {
+	cfg := pipeline.DefaultConfig()
 	cfg.Preference.Mode = mode
 	cfg.Window.Size = 6
 	s := newQueueSim(t, cfg, propertySeed(t))
@@ -216,8 +217,8 @@ func TestPropertyNoAltruism(t *testing.T) {
 	}
 }
 
-func propertyNoAltruism(t *testing.T, mode queue.PreferenceMode) {
-	cfg := queue.DefaultConfig()
+func propertyNoAltruism(t *testing.T, mode pipeline.PreferenceMode) {
+	cfg := pipeline.DefaultConfig()
 	cfg.Preference.Mode = mode
 	cfg.Window.Size = 6
 	cfg.Altruism.P = 0
@@ -247,8 +248,8 @@ func TestPropertyFairnessBound(t *testing.T) {
 	}
 }
 
-func propertyFairnessBound(t *testing.T, mode queue.PreferenceMode) {
-	cfg := queue.DefaultConfig()
+func propertyFairnessBound(t *testing.T, mode pipeline.PreferenceMode) {
+	cfg := pipeline.DefaultConfig()
 	cfg.Preference.Mode = mode
 	cfg.Window.Size = 6
 	cfg.Fairness.Enabled = true
@@ -256,7 +257,7 @@ func propertyFairnessBound(t *testing.T, mode queue.PreferenceMode) {
 	cfg.Starvation.Enabled = false // its forced admissions may overrule fairness
 	cfg.Altruism.Enabled = false   // so may deadline jobs
 	s := newQueueSim(t, cfg, propertySeed(t))
-	s.capa = queue.Capacity{MemoryMB: 256 * 1024, VCores: 256}
+	s.capa = pipeline.Capacity{MemoryMB: 256 * 1024, VCores: 256}
 	// The largest charge one admission can make (4 containers × max memory,
 	// memory being dominant): counters cross κ by at most about one charge,
 	// and groups leaving the window hand their balance to the others (at
@@ -287,8 +288,8 @@ func propertyFairnessBound(t *testing.T, mode queue.PreferenceMode) {
 // job over.
 func TestPropertyObserveWaitBounded(t *testing.T) {
 	t.Parallel()
-	cfg := queue.DefaultConfig()
-	cfg.Preference.Mode = queue.PreferenceModel
+	cfg := pipeline.DefaultConfig()
+	cfg.Preference.Mode = pipeline.PreferenceModel
 	cfg.Window.Size = 6
 	cfg.Preference.ObserveWait = 10 * time.Minute
 	s := newQueueSim(t, cfg, propertySeed(t))

@@ -1,4 +1,4 @@
-package queue_test
+package pipeline_test
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/colocd/colocd/pipeline"
 	"github.com/colocd/colocd/queue"
 )
 
@@ -18,9 +19,9 @@ import (
 // while small ones keep arriving: the case a reservation is for.
 type clusterSim struct {
 	rng     *rand.Rand
-	p       *queue.Pipeline
-	capa    queue.Capacity
-	free    queue.Capacity
+	p       *pipeline.Pipeline
+	capa    pipeline.Capacity
+	free    pipeline.Capacity
 	now     time.Time
 	seq     uint64
 	pending []queue.Job
@@ -54,7 +55,7 @@ func (c *clusterSim) arrive() {
 
 // step advances time, frees finished jobs, lets jobs arrive, decides and
 // applies the decision as the engine does through Store.Admit.
-func (c *clusterSim) step() queue.Decision {
+func (c *clusterSim) step() pipeline.Decision {
 	c.now = c.now.Add(time.Duration(1 + c.rng.Int64N(int64(20*time.Second))))
 	kept := c.running[:0]
 	for _, h := range c.running {
@@ -69,12 +70,12 @@ func (c *clusterSim) step() queue.Decision {
 	for len(c.pending) < 4 || (len(c.pending) < 40 && c.rng.Float64() < 0.6) {
 		c.arrive()
 	}
-	run := make([]queue.Running, len(c.running))
+	run := make([]pipeline.Running, len(c.running))
 	for i, h := range c.running {
-		run[i] = queue.Running{JobID: h.job.ID, Kind: h.job.Kind, User: h.job.User,
-			Alloc: queue.Capacity{MemoryMB: h.job.Resources.TotalMemoryMB(), VCores: h.job.Resources.TotalVCores()}}
+		run[i] = pipeline.Running{JobID: h.job.ID, Kind: h.job.Kind, User: h.job.User,
+			Alloc: pipeline.Capacity{MemoryMB: h.job.Resources.TotalMemoryMB(), VCores: h.job.Resources.TotalVCores()}}
 	}
-	d := c.p.Decide(queue.Snapshot{Now: c.now, Capacity: c.capa, Free: c.free, Running: run, Pending: c.pending}, c.rng)
+	d := c.p.Decide(pipeline.Snapshot{Now: c.now, Capacity: c.capa, Free: c.free, Running: run, Pending: c.pending}, c.rng)
 	if d.Chosen == "" {
 		return d
 	}
@@ -111,14 +112,14 @@ func TestPropertyReservationBound(t *testing.T) {
 	}
 	t.Run("jobs larger than the cluster", func(t *testing.T) {
 		t.Parallel()
-		propertyReservationBound(t, queue.PreferenceBandit, func(c *clusterSim, _ *queue.Config) { c.huge = true })
+		propertyReservationBound(t, pipeline.PreferenceBandit, func(c *clusterSim, _ *pipeline.Config) { c.huge = true })
 	})
 	// Fairness drops every group but the most owed one; the reservation
 	// must still go through, or the queue stalls (instantaneous deficits
 	// move only when something is admitted).
 	t.Run("fairness", func(t *testing.T) {
 		t.Parallel()
-		propertyReservationBound(t, queue.PreferenceModel, func(_ *clusterSim, cfg *queue.Config) {
+		propertyReservationBound(t, pipeline.PreferenceModel, func(_ *clusterSim, cfg *pipeline.Config) {
 			cfg.Fairness.Enabled, cfg.Fairness.Kappa = true, 0.05
 		})
 	})
@@ -126,10 +127,10 @@ func TestPropertyReservationBound(t *testing.T) {
 	// without bound, which is what the reservation is for.
 	t.Run("off", func(t *testing.T) {
 		t.Parallel()
-		cfg := queue.DefaultConfig()
+		cfg := pipeline.DefaultConfig()
 		cfg.Fit.PerNode, cfg.Reservation.Enabled = false, false
 		qs := newQueueSim(t, cfg, propertySeed(t))
-		capa := queue.Capacity{MemoryMB: 64 * 1024, VCores: 64}
+		capa := pipeline.Capacity{MemoryMB: 64 * 1024, VCores: 64}
 		c := &clusterSim{rng: qs.rng, p: qs.p, capa: capa, free: capa, now: t0, maxRun: 10 * time.Minute}
 		maxBlocked := 0
 		for range propertyDecisions / 4 {
@@ -145,11 +146,11 @@ func TestPropertyReservationBound(t *testing.T) {
 	})
 }
 
-func propertyReservationBound(t *testing.T, mode queue.PreferenceMode, mod func(*clusterSim, *queue.Config)) {
-	cfg := queue.DefaultConfig()
+func propertyReservationBound(t *testing.T, mode pipeline.PreferenceMode, mod func(*clusterSim, *pipeline.Config)) {
+	cfg := pipeline.DefaultConfig()
 	cfg.Preference.Mode = mode
 	cfg.Fit.PerNode = false // the model holds no nodes: the total decides
-	capa := queue.Capacity{MemoryMB: 64 * 1024, VCores: 64}
+	capa := pipeline.Capacity{MemoryMB: 64 * 1024, VCores: 64}
 	c := &clusterSim{capa: capa, free: capa, now: t0, maxRun: 10 * time.Minute}
 	if mod != nil {
 		mod(c, &cfg)
@@ -203,7 +204,7 @@ func propertyReservationBound(t *testing.T, mode queue.PreferenceMode, mod func(
 }
 
 // stagesOf is a decision's stages, one line each, for failure messages.
-func stagesOf(d queue.Decision) string {
+func stagesOf(d pipeline.Decision) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "chosen %s, reserved %s, forced %q, blocked %v\n", d.Chosen, d.Reserved, d.Forced, d.Blocked)
 	for _, s := range d.Stages {

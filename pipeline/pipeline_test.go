@@ -1,4 +1,4 @@
-package queue_test
+package pipeline_test
 
 import (
 	"encoding/json"
@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/colocd/colocd/pipeline"
 	"github.com/colocd/colocd/queue"
 	"github.com/colocd/colocd/queue/queuetest"
 )
@@ -41,18 +42,18 @@ func deadline(d time.Duration) func(*queue.Job) {
 }
 
 // big is a cluster with room for everything.
-var big = queue.Capacity{MemoryMB: 1 << 20, VCores: 1 << 10}
+var big = pipeline.Capacity{MemoryMB: 1 << 20, VCores: 1 << 10}
 
-func snapshot(pending ...queue.Job) queue.Snapshot {
-	return queue.Snapshot{Now: t0, Capacity: big, Free: big, Pending: pending,
-		Running: []queue.Running{{JobID: "r1", Kind: "ctx", User: "carol", Weight: 1}}}
+func snapshot(pending ...queue.Job) pipeline.Snapshot {
+	return pipeline.Snapshot{Now: t0, Capacity: big, Free: big, Pending: pending,
+		Running: []pipeline.Running{{JobID: "r1", Kind: "ctx", User: "carol", Weight: 1}}}
 }
 
 // only returns a config with every stage off but the named ones, which get
 // their defaults, and argmax selection.
-func only(stages ...string) queue.Config {
-	d := queue.DefaultConfig()
-	c := queue.Config{MaxRecorded: 32, Select: queue.SelectConfig{Enabled: true, Mode: queue.SelectArgmax}}
+func only(stages ...string) pipeline.Config {
+	d := pipeline.DefaultConfig()
+	c := pipeline.Config{MaxRecorded: 32, Select: pipeline.SelectConfig{Enabled: true, Mode: pipeline.SelectArgmax}}
 	for _, s := range stages {
 		switch s {
 		case "window":
@@ -69,31 +70,31 @@ func only(stages ...string) queue.Config {
 		case "starvation":
 			c.Starvation = d.Starvation
 		case "tail":
-			c.Tail = queue.TailConfig{Enabled: true, Margin: queue.DefaultTailMargin}
+			c.Tail = pipeline.TailConfig{Enabled: true, Margin: pipeline.DefaultTailMargin}
 		}
 	}
 	return c
 }
 
-func mustPipeline(tb testing.TB, cfg queue.Config, prefs queue.Preferences) *queue.Pipeline {
+func mustPipeline(tb testing.TB, cfg pipeline.Config, prefs pipeline.Preferences) *pipeline.Pipeline {
 	tb.Helper()
-	p, err := queue.NewPipeline(cfg, prefs)
+	p, err := pipeline.New(cfg, prefs)
 	if err != nil {
-		tb.Fatalf("NewPipeline: %v", err)
+		tb.Fatalf("New: %v", err)
 	}
 	return p
 }
 
-func stage(d queue.Decision, name string) queue.StageRecord {
+func stage(d pipeline.Decision, name string) pipeline.StageRecord {
 	for _, s := range d.Stages {
 		if s.Name == name {
 			return s
 		}
 	}
-	return queue.StageRecord{Name: "missing " + name}
+	return pipeline.StageRecord{Name: "missing " + name}
 }
 
-func dropped(s queue.StageRecord) []string {
+func dropped(s pipeline.StageRecord) []string {
 	var out []string
 	for _, d := range s.Dropped {
 		out = append(out, d.JobID)
@@ -102,60 +103,60 @@ func dropped(s queue.StageRecord) []string {
 }
 
 func TestConfigValidate(t *testing.T) {
-	if err := queue.DefaultConfig().Validate(); err != nil {
+	if err := pipeline.DefaultConfig().Validate(); err != nil {
 		t.Fatalf("DefaultConfig invalid: %v", err)
 	}
-	if err := (queue.Config{}).Validate(); err != nil {
+	if err := (pipeline.Config{}).Validate(); err != nil {
 		t.Fatalf("zero Config invalid: %v", err)
 	}
 	tests := map[string]struct {
-		mut   func(c *queue.Config)
+		mut   func(c *pipeline.Config)
 		field string
 	}{
-		"window zero":        {func(c *queue.Config) { c.Window.Size = 0 }, "window.size"},
-		"window huge":        {func(c *queue.Config) { c.Window.Size = 1 << 30 }, "window.size"},
-		"group by":           {func(c *queue.Config) { c.Fairness.Enabled = true; c.Fairness.GroupBy = "team" }, "fairness.group_by"},
-		"kappa zero":         {func(c *queue.Config) { c.Fairness.Enabled = true; c.Fairness.Kappa = 0 }, "fairness.kappa"},
-		"kappa above one":    {func(c *queue.Config) { c.Fairness.Enabled = true; c.Fairness.Kappa = 1.5 }, "fairness.kappa"},
-		"kappa NaN":          {func(c *queue.Config) { c.Fairness.Enabled = true; c.Fairness.Kappa = math.NaN() }, "fairness.kappa"},
-		"metric":             {func(c *queue.Config) { c.Fairness.Enabled = true; c.Fairness.Metric = "max" }, "fairness.metric"},
-		"half-life negative": {func(c *queue.Config) { c.Fairness.Enabled = true; c.Fairness.HalfLife = -time.Second }, "fairness.half_life"},
-		"weight zero": {func(c *queue.Config) {
+		"window zero":        {func(c *pipeline.Config) { c.Window.Size = 0 }, "window.size"},
+		"window huge":        {func(c *pipeline.Config) { c.Window.Size = 1 << 30 }, "window.size"},
+		"group by":           {func(c *pipeline.Config) { c.Fairness.Enabled = true; c.Fairness.GroupBy = "team" }, "fairness.group_by"},
+		"kappa zero":         {func(c *pipeline.Config) { c.Fairness.Enabled = true; c.Fairness.Kappa = 0 }, "fairness.kappa"},
+		"kappa above one":    {func(c *pipeline.Config) { c.Fairness.Enabled = true; c.Fairness.Kappa = 1.5 }, "fairness.kappa"},
+		"kappa NaN":          {func(c *pipeline.Config) { c.Fairness.Enabled = true; c.Fairness.Kappa = math.NaN() }, "fairness.kappa"},
+		"metric":             {func(c *pipeline.Config) { c.Fairness.Enabled = true; c.Fairness.Metric = "max" }, "fairness.metric"},
+		"half-life negative": {func(c *pipeline.Config) { c.Fairness.Enabled = true; c.Fairness.HalfLife = -time.Second }, "fairness.half_life"},
+		"weight zero": {func(c *pipeline.Config) {
 			c.Fairness.Enabled = true
 			c.Fairness.Weights = map[string]float64{"bob": 0}
 		}, "fairness.weights[bob]"},
-		"p above one":      {func(c *queue.Config) { c.Altruism.P = 1.01 }, "altruism.p"},
-		"p negative":       {func(c *queue.Config) { c.Altruism.P = -0.1 }, "altruism.p"},
-		"runtime negative": {func(c *queue.Config) { c.Altruism.DefaultRuntime = -time.Minute }, "altruism.default_runtime"},
-		"shape":            {func(c *queue.Config) { c.Starvation.Shape = "cubic" }, "starvation.shape"},
-		"a negative":       {func(c *queue.Config) { c.Starvation.A = -1 }, "starvation.a"},
-		"a infinite":       {func(c *queue.Config) { c.Starvation.A = math.Inf(1) }, "starvation.a"},
-		"exp overflow": {func(c *queue.Config) {
-			c.Starvation.Shape = queue.ShapeExponential
+		"p above one":      {func(c *pipeline.Config) { c.Altruism.P = 1.01 }, "altruism.p"},
+		"p negative":       {func(c *pipeline.Config) { c.Altruism.P = -0.1 }, "altruism.p"},
+		"runtime negative": {func(c *pipeline.Config) { c.Altruism.DefaultRuntime = -time.Minute }, "altruism.default_runtime"},
+		"shape":            {func(c *pipeline.Config) { c.Starvation.Shape = "cubic" }, "starvation.shape"},
+		"a negative":       {func(c *pipeline.Config) { c.Starvation.A = -1 }, "starvation.a"},
+		"a infinite":       {func(c *pipeline.Config) { c.Starvation.A = math.Inf(1) }, "starvation.a"},
+		"exp overflow": {func(c *pipeline.Config) {
+			c.Starvation.Shape = pipeline.ShapeExponential
 			c.Starvation.A = 1e10
 			c.Starvation.MaxSkips = 1000
 		}, "starvation.a"},
-		"max skips zero":   {func(c *queue.Config) { c.Starvation.MaxSkips = 0 }, "starvation.max_skips"},
-		"select mode":      {func(c *queue.Config) { c.Select.Mode = "best" }, "select.mode"},
-		"explore negative": {func(c *queue.Config) { c.Select.ExploreObservations = -1 }, "select.explore_observations"},
-		"max recorded < 0": {func(c *queue.Config) { c.MaxRecorded = -1 }, "max_recorded"},
+		"max skips zero":   {func(c *pipeline.Config) { c.Starvation.MaxSkips = 0 }, "starvation.max_skips"},
+		"select mode":      {func(c *pipeline.Config) { c.Select.Mode = "best" }, "select.mode"},
+		"explore negative": {func(c *pipeline.Config) { c.Select.ExploreObservations = -1 }, "select.explore_observations"},
+		"max recorded < 0": {func(c *pipeline.Config) { c.MaxRecorded = -1 }, "max_recorded"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			c := queue.DefaultConfig()
+			c := pipeline.DefaultConfig()
 			tc.mut(&c)
 			err := c.Validate()
 			var fe *queue.FieldError
 			if !errors.As(err, &fe) || fe.Field != tc.field || !errors.Is(err, queue.ErrInvalid) {
 				t.Fatalf("Validate() = %v, want FieldError on %s", err, tc.field)
 			}
-			if _, err := queue.NewPipeline(c, nil); err == nil {
-				t.Error("NewPipeline accepted the config")
+			if _, err := pipeline.New(c, nil); err == nil {
+				t.Error("New accepted the config")
 			}
 		})
 	}
 	// A disabled stage's parameters are not checked.
-	c := queue.DefaultConfig()
+	c := pipeline.DefaultConfig()
 	c.Starvation.Enabled, c.Starvation.MaxSkips = false, 0
 	if err := c.Validate(); err != nil {
 		t.Errorf("disabled stage validated: %v", err)
@@ -163,10 +164,10 @@ func TestConfigValidate(t *testing.T) {
 }
 
 func TestDefaultConfig(t *testing.T) {
-	c := queue.DefaultConfig()
+	c := pipeline.DefaultConfig()
 	got := []any{c.Window.Enabled, c.Window.Size, c.Fit.Enabled, c.Fairness.Enabled, c.Altruism.Enabled, c.Altruism.P,
 		c.Preference.Enabled, c.Starvation.Enabled, c.Starvation.Shape, c.Starvation.A, c.Starvation.MaxSkips, c.Select.Enabled, c.Select.Mode, c.Select.ExploreObservations}
-	want := []any{true, 8, true, false, true, 0.5, true, true, queue.ShapeLinear, 0.5, 8, true, queue.SelectAnneal, int64(10)}
+	want := []any{true, 8, true, false, true, 0.5, true, true, pipeline.ShapeLinear, 0.5, 8, true, pipeline.SelectAnneal, int64(10)}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
 	}
@@ -197,8 +198,8 @@ func TestWindowStage(t *testing.T) {
 }
 
 func TestFitStage(t *testing.T) {
-	nodes := []queue.NodeFree{{Name: "n1", Free: queue.Capacity{MemoryMB: 4096, VCores: 4}}, {Name: "n2", Free: queue.Capacity{MemoryMB: 4096, VCores: 4}}}
-	free := queue.Capacity{MemoryMB: 8192, VCores: 8}
+	nodes := []pipeline.NodeFree{{Name: "n1", Free: pipeline.Capacity{MemoryMB: 4096, VCores: 4}}, {Name: "n2", Free: pipeline.Capacity{MemoryMB: 4096, VCores: 4}}}
+	free := pipeline.Capacity{MemoryMB: 8192, VCores: 8}
 	pend := []queue.Job{
 		pj(1, "a", mem(9000)),                // too much memory in total
 		pj(2, "b", containers(9)),            // too many vcores in total
@@ -208,7 +209,7 @@ func TestFitStage(t *testing.T) {
 	}
 	tests := map[string]struct {
 		perNode bool
-		nodes   []queue.NodeFree
+		nodes   []pipeline.NodeFree
 		drop    []string
 	}{
 		"per node":          {true, nodes, []string{"j01", "j02", "j03"}},
@@ -236,7 +237,7 @@ func TestFitStage(t *testing.T) {
 	t.Run("nothing fits", func(t *testing.T) {
 		snap := snapshot(pend[:2]...)
 		snap.Free = free
-		d := mustPipeline(t, queue.DefaultConfig(), nil).Decide(snap, rand.New(rand.NewPCG(1, 1)))
+		d := mustPipeline(t, pipeline.DefaultConfig(), nil).Decide(snap, rand.New(rand.NewPCG(1, 1)))
 		if d.Chosen != "" || !strings.Contains(d.Note, "fit") {
 			t.Errorf("chosen %q note %q", d.Chosen, d.Note)
 		}
@@ -247,7 +248,7 @@ func TestPreferenceStage(t *testing.T) {
 	pend := []queue.Job{pj(1, "a"), pj(2, "b"), pj(3, "a"), pj(4, "c"), pj(5, "b")}
 	prefs := &queuetest.Prefs{Score: map[string]float64{"a": 1, "b": 3, "c": 4}}
 	snap := snapshot(pend...)
-	snap.Running = []queue.Running{
+	snap.Running = []pipeline.Running{
 		{JobID: "r1", Kind: "z", Weight: 0.25}, {JobID: "r2", Kind: "y", Weight: 0.5}, {JobID: "r3", Kind: "z", Weight: 0.25},
 	}
 	cfg := only("preference")
@@ -260,7 +261,7 @@ func TestPreferenceStage(t *testing.T) {
 	if diff := cmp.Diff(want, calls[0]); diff != "" {
 		t.Errorf("Mix call (-want +got):\n%s", diff)
 	}
-	wantCands := []queue.Candidate{
+	wantCands := []pipeline.Candidate{
 		{JobID: "j01", Kind: "a", Prob: 0.125, Pref: 0.125, Weight: 1},
 		{JobID: "j02", Kind: "b", Prob: 0.375, Pref: 0.375, Weight: 1},
 		{JobID: "j04", Kind: "c", Prob: 0.5, Pref: 0.5, Weight: 1},
@@ -271,7 +272,7 @@ func TestPreferenceStage(t *testing.T) {
 	if d.Chosen != "j04" || strings.Join(d.Passed, ",") != "j01,j02,j03" {
 		t.Errorf("chosen %s passed %v", d.Chosen, d.Passed)
 	}
-	if diff := cmp.Diff([]queue.ContextKind{{"y", 0.5}, {"z", 0.5}}, d.Context); diff != "" {
+	if diff := cmp.Diff([]pipeline.ContextKind{{"y", 0.5}, {"z", 0.5}}, d.Context); diff != "" {
 		t.Errorf("context (-want +got):\n%s", diff)
 	}
 
@@ -314,11 +315,11 @@ func TestPreferenceStage(t *testing.T) {
 func TestStarvationStage(t *testing.T) {
 	pend := []queue.Job{pj(1, "a", skips(2)), pj(2, "b")}
 	tests := map[string]struct {
-		shape queue.Shape
+		shape pipeline.Shape
 		wantA float64 // probability of j01 (pref 1/2 each)
 	}{
-		"linear":      {queue.ShapeLinear, 2.0 / 3},          // weights 1+0.5·2 = 2 and 1
-		"exponential": {queue.ShapeExponential, 2.25 / 3.25}, // 1.5² and 1
+		"linear":      {pipeline.ShapeLinear, 2.0 / 3},          // weights 1+0.5·2 = 2 and 1
+		"exponential": {pipeline.ShapeExponential, 2.25 / 3.25}, // 1.5² and 1
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -393,7 +394,7 @@ func TestAltruismStage(t *testing.T) {
 func TestFairnessStage(t *testing.T) {
 	// Jobs take 1/8 of the memory (the dominant resource); alice's kind is
 	// preferred, so only the deficit bound lets bob in.
-	capa := queue.Capacity{MemoryMB: 8192, VCores: 1024}
+	capa := pipeline.Capacity{MemoryMB: 8192, VCores: 1024}
 	prefs := &queuetest.Prefs{Score: map[string]float64{"a": 1000, "b": 1}}
 	cfg := only("fairness", "preference")
 	cfg.Fairness.Kappa = 0.1
@@ -430,7 +431,7 @@ func TestFairnessStage(t *testing.T) {
 	})
 	t.Run("waits for the owed group", func(t *testing.T) {
 		cfg := cfg
-		cfg.Fit = queue.DefaultConfig().Fit
+		cfg.Fit = pipeline.DefaultConfig().Fit
 		p := mustPipeline(t, cfg, prefs)
 		for i := 0; i < 2; i++ {
 			snap := snapshot(pj(uint64(10+i), "a"), pj(uint64(20+i), "b", user("bob")))
@@ -438,7 +439,7 @@ func TestFairnessStage(t *testing.T) {
 			p.Decide(snap, nil)
 		}
 		snap := snapshot(pj(12, "a"), pj(22, "b", user("bob"), mem(4096)))
-		snap.Capacity, snap.Free = capa, queue.Capacity{MemoryMB: 2048, VCores: 10}
+		snap.Capacity, snap.Free = capa, pipeline.Capacity{MemoryMB: 2048, VCores: 10}
 		if d := p.Decide(snap, nil); d.Chosen != "" {
 			t.Errorf("chosen %s; want none (bob is owed and his job needs room)", d.Chosen)
 		}
@@ -454,7 +455,7 @@ func TestFairnessStage(t *testing.T) {
 		p := mustPipeline(t, cfg, prefs)
 		snap := snapshot(pj(1, "a"), pj(2, "b", user("bob")))
 		snap.Capacity, snap.Free = capa, capa
-		snap.Running = []queue.Running{{JobID: "r", Kind: "a", User: "alice", Alloc: queue.Capacity{MemoryMB: 4096}, Weight: 1}}
+		snap.Running = []pipeline.Running{{JobID: "r", Kind: "a", User: "alice", Alloc: pipeline.Capacity{MemoryMB: 4096}, Weight: 1}}
 		if d := p.Decide(snap, nil); d.Chosen != "j01" {
 			t.Errorf("first decision: %s, want j01 (no history yet)", d.Chosen)
 		}
@@ -480,7 +481,7 @@ func TestSelectStage(t *testing.T) {
 	})
 	t.Run("sample follows the distribution", func(t *testing.T) {
 		cfg := only("preference")
-		cfg.Select.Mode = queue.SelectSample
+		cfg.Select.Mode = pipeline.SelectSample
 		p := mustPipeline(t, cfg, prefs)
 		rng := rand.New(rand.NewPCG(7, 7))
 		const n = 20000
@@ -505,7 +506,7 @@ func TestSelectStage(t *testing.T) {
 }
 
 func TestDecisionJSON(t *testing.T) {
-	p := mustPipeline(t, queue.DefaultConfig(), &queuetest.Prefs{})
+	p := mustPipeline(t, pipeline.DefaultConfig(), &queuetest.Prefs{})
 	snap := snapshot(pj(1, "a"), pj(2, "b", deadline(time.Hour)), pj(3, "c", mem(1<<30)))
 	d := p.Decide(snap, rand.New(rand.NewPCG(1, 1)))
 	b, err := json.Marshal(d)
@@ -517,7 +518,7 @@ func TestDecisionJSON(t *testing.T) {
 			t.Errorf("decision JSON lacks %s: %s", key, b)
 		}
 	}
-	var back queue.Decision
+	var back pipeline.Decision
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatal(err)
 	}
@@ -534,7 +535,7 @@ func TestDecisionJSON(t *testing.T) {
 }
 
 func TestDecideEmptyAndUnsorted(t *testing.T) {
-	p := mustPipeline(t, queue.DefaultConfig(), nil)
+	p := mustPipeline(t, pipeline.DefaultConfig(), nil)
 	if d := p.Decide(snapshot(), rand.New(rand.NewPCG(1, 1))); d.Chosen != "" || d.Note != "queue empty" {
 		t.Errorf("empty queue: %+v", d)
 	}

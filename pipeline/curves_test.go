@@ -1,7 +1,6 @@
-package queue_test
+package pipeline_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -10,12 +9,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/colocd/colocd/pipeline"
 	"github.com/colocd/colocd/queue"
 )
 
 func TestAdmitQueues(t *testing.T) {
-	r := func(v float64) queue.Rate { return queue.Rate{VCores: v, Memory: v} }
-	qs := []queue.ServiceQueue{
+	r := func(v float64) pipeline.Rate { return pipeline.Rate{VCores: v, Memory: v} }
+	qs := []pipeline.ServiceQueue{
 		{Name: "ls", Level: 1, Alpha: r(0.5), Beta: r(0.2), Burst: 10 * time.Minute},
 		{Name: "ls2", Level: 1, Alpha: r(0.6), Beta: r(0.1), Burst: 10 * time.Minute}, // Σα = 1.1
 		{Name: "etl", Level: 2, Alpha: r(0.3)},                                        // α = β
@@ -23,18 +23,18 @@ func TestAdmitQueues(t *testing.T) {
 		{Name: "etl3", Level: 2, Alpha: r(0.3)},                                       // 0.3 ≤ min(0.7, 1/2)
 		{Name: "adhoc", Level: 3},
 	}
-	got := queue.AdmitQueues(qs, time.Hour)
+	got := pipeline.AdmitQueues(qs, time.Hour)
 	want := []struct {
-		g      queue.Guarantee
+		g      pipeline.Guarantee
 		class  string
 		reason string
 	}{
-		{queue.GuaranteeHard, "latency-sensitive", "conditions hold"},
-		{queue.GuaranteeElastic, "latency-sensitive", "resource condition fails on memory"},
-		{queue.GuaranteeSoft, "batch", "conditions hold"},
-		{queue.GuaranteeElastic, "batch", "fairness condition fails on memory"},
-		{queue.GuaranteeSoft, "batch", "conditions hold at level 2 (2 guaranteed there)"},
-		{queue.GuaranteeElastic, "batch", "no service curve"},
+		{pipeline.GuaranteeHard, "latency-sensitive", "conditions hold"},
+		{pipeline.GuaranteeElastic, "latency-sensitive", "resource condition fails on memory"},
+		{pipeline.GuaranteeSoft, "batch", "conditions hold"},
+		{pipeline.GuaranteeElastic, "batch", "fairness condition fails on memory"},
+		{pipeline.GuaranteeSoft, "batch", "conditions hold at level 2 (2 guaranteed there)"},
+		{pipeline.GuaranteeElastic, "batch", "no service curve"},
 	}
 	for i, w := range want {
 		g := got[i]
@@ -45,34 +45,34 @@ func TestAdmitQueues(t *testing.T) {
 }
 
 func TestCurvesConfigValidate(t *testing.T) {
-	base := func() queue.Config {
+	base := func() pipeline.Config {
 		c := only("fairness")
-		c.Fairness.Mode = queue.FairnessCurves
-		c.Fairness.GroupBy = queue.GroupByQueue
-		c.Fairness.Queues = []queue.ServiceQueue{{Name: "ls", Level: 1, Alpha: queue.Rate{VCores: 0.5}, Burst: time.Minute}}
+		c.Fairness.Mode = pipeline.FairnessCurves
+		c.Fairness.GroupBy = pipeline.GroupByQueue
+		c.Fairness.Queues = []pipeline.ServiceQueue{{Name: "ls", Level: 1, Alpha: pipeline.Rate{VCores: 0.5}, Burst: time.Minute}}
 		return c
 	}
 	for _, tc := range []struct {
 		name, field string
-		mod         func(*queue.Config)
+		mod         func(*pipeline.Config)
 	}{
-		{"mode", "fairness.mode", func(c *queue.Config) { c.Fairness.Mode = "wfq" }},
-		{"queues in deficit mode", "fairness.queues", func(c *queue.Config) { c.Fairness.Mode = queue.FairnessDeficit }},
-		{"slot", "fairness.slot", func(c *queue.Config) { c.Fairness.Slot = 0 }},
-		{"period below slot", "fairness.burst_period", func(c *queue.Config) { c.Fairness.BurstPeriod = time.Second }},
-		{"level", "fairness.queues[0].level", func(c *queue.Config) { c.Fairness.Queues[0].Level = 0 }},
-		{"rate", "fairness.queues[0].alpha.vcores", func(c *queue.Config) { c.Fairness.Queues[0].Alpha.VCores = 1.5 }},
-		{"beta above alpha", "fairness.queues[0].beta", func(c *queue.Config) { c.Fairness.Queues[0].Beta.Memory = 0.1 }},
-		{"burst missing", "fairness.queues[0].burst", func(c *queue.Config) {
+		{"mode", "fairness.mode", func(c *pipeline.Config) { c.Fairness.Mode = "wfq" }},
+		{"queues in deficit mode", "fairness.queues", func(c *pipeline.Config) { c.Fairness.Mode = pipeline.FairnessDeficit }},
+		{"slot", "fairness.slot", func(c *pipeline.Config) { c.Fairness.Slot = 0 }},
+		{"period below slot", "fairness.burst_period", func(c *pipeline.Config) { c.Fairness.BurstPeriod = time.Second }},
+		{"level", "fairness.queues[0].level", func(c *pipeline.Config) { c.Fairness.Queues[0].Level = 0 }},
+		{"rate", "fairness.queues[0].alpha.vcores", func(c *pipeline.Config) { c.Fairness.Queues[0].Alpha.VCores = 1.5 }},
+		{"beta above alpha", "fairness.queues[0].beta", func(c *pipeline.Config) { c.Fairness.Queues[0].Beta.Memory = 0.1 }},
+		{"burst missing", "fairness.queues[0].burst", func(c *pipeline.Config) {
 			c.Fairness.Queues[0].Beta.VCores = 0.1
 			c.Fairness.Queues[0].Burst = 0
 		}},
-		{"burst over period", "fairness.queues[0].burst", func(c *queue.Config) { c.Fairness.Queues[0].Burst = 2 * time.Hour }},
-		{"name", "fairness.queues[1].name", func(c *queue.Config) {
-			c.Fairness.Queues = append(c.Fairness.Queues, queue.ServiceQueue{Level: 1})
+		{"burst over period", "fairness.queues[0].burst", func(c *pipeline.Config) { c.Fairness.Queues[0].Burst = 2 * time.Hour }},
+		{"name", "fairness.queues[1].name", func(c *pipeline.Config) {
+			c.Fairness.Queues = append(c.Fairness.Queues, pipeline.ServiceQueue{Level: 1})
 		}},
-		{"member twice", "fairness.queues[1]", func(c *queue.Config) {
-			c.Fairness.Queues = append(c.Fairness.Queues, queue.ServiceQueue{Name: "b", Level: 2, Members: []string{"ls"}})
+		{"member twice", "fairness.queues[1]", func(c *pipeline.Config) {
+			c.Fairness.Queues = append(c.Fairness.Queues, pipeline.ServiceQueue{Name: "b", Level: 2, Members: []string{"ls"}})
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -93,33 +93,33 @@ func TestCurvesConfigValidate(t *testing.T) {
 // curvesPipeline: a 10-vcore, 10 GB cluster; queue ls (level 1, hard)
 // with α 0.4 for 10 min then β 0.1, queue etl (level 2, α = β = 0.2),
 // everything else elastic; jobs take 1 vcore and 1 GB per container.
-func curvesPipeline(t *testing.T) *queue.Pipeline {
+func curvesPipeline(t *testing.T) *pipeline.Pipeline {
 	c := only("fit", "fairness")
 	c.Fit.PerNode = false
-	c.Fairness.Mode = queue.FairnessCurves
-	c.Fairness.GroupBy = queue.GroupByQueue
-	c.Fairness.Queues = []queue.ServiceQueue{
-		{Name: "ls", Level: 1, Alpha: queue.Rate{VCores: 0.4, Memory: 0.4}, Beta: queue.Rate{VCores: 0.1, Memory: 0.1}, Burst: 10 * time.Minute},
-		{Name: "etl", Level: 2, Alpha: queue.Rate{VCores: 0.2, Memory: 0.2}, Members: []string{"etl-nightly"}},
+	c.Fairness.Mode = pipeline.FairnessCurves
+	c.Fairness.GroupBy = pipeline.GroupByQueue
+	c.Fairness.Queues = []pipeline.ServiceQueue{
+		{Name: "ls", Level: 1, Alpha: pipeline.Rate{VCores: 0.4, Memory: 0.4}, Beta: pipeline.Rate{VCores: 0.1, Memory: 0.1}, Burst: 10 * time.Minute},
+		{Name: "etl", Level: 2, Alpha: pipeline.Rate{VCores: 0.2, Memory: 0.2}, Members: []string{"etl-nightly"}},
 	}
 	return mustPipeline(t, c, nil)
 }
 
-var small = queue.Capacity{MemoryMB: 10240, VCores: 10}
+var small = pipeline.Capacity{MemoryMB: 10240, VCores: 10}
 
 func inQueue(q string) func(*queue.Job) { return func(j *queue.Job) { j.Queue = q } }
 
-func run(q string, n int64) queue.Running {
-	return queue.Running{JobID: "r-" + q, Kind: "x", User: "u", Queue: q, Alloc: queue.Capacity{MemoryMB: 1024 * n, VCores: n}}
+func run(q string, n int64) pipeline.Running {
+	return pipeline.Running{JobID: "r-" + q, Kind: "x", User: "u", Queue: q, Alloc: pipeline.Capacity{MemoryMB: 1024 * n, VCores: n}}
 }
 
-func curvesSnap(now time.Duration, running []queue.Running, pending ...queue.Job) queue.Snapshot {
+func curvesSnap(now time.Duration, running []pipeline.Running, pending ...queue.Job) pipeline.Snapshot {
 	free := small
 	for _, r := range running {
 		free.MemoryMB -= r.Alloc.MemoryMB
 		free.VCores -= r.Alloc.VCores
 	}
-	return queue.Snapshot{Now: t0.Add(now), Capacity: small, Free: free, Running: running, Pending: pending}
+	return pipeline.Snapshot{Now: t0.Add(now), Capacity: small, Free: free, Running: running, Pending: pending}
 }
 
 func TestCurvesOrder(t *testing.T) {
@@ -140,9 +140,9 @@ func TestCurvesOrder(t *testing.T) {
 		p := curvesPipeline(t)
 		// ls holds 6 vcores (0.6 > α) for 20 minutes.
 		for m := time.Duration(0); m <= 20*time.Minute; m += time.Minute {
-			p.Decide(curvesSnap(m, []queue.Running{run("ls", 6)}), nil)
+			p.Decide(curvesSnap(m, []pipeline.Running{run("ls", 6)}), nil)
 		}
-		d := p.Decide(curvesSnap(21*time.Minute, []queue.Running{run("ls", 6)}, pj(1, "b", inQueue("ls")), pj(2, "a", inQueue("adhoc"))), nil)
+		d := p.Decide(curvesSnap(21*time.Minute, []pipeline.Running{run("ls", 6)}, pj(1, "b", inQueue("ls")), pj(2, "a", inQueue("adhoc"))), nil)
 		if d.Chosen != "j02" {
 			t.Fatalf("chose %q, want the elastic job j02: ls has had more than its curve", d.Chosen)
 		}
@@ -157,7 +157,7 @@ func TestCurvesOrder(t *testing.T) {
 	t.Run("strict priority when no elastic job fits", func(t *testing.T) {
 		p := curvesPipeline(t)
 		// Both guaranteed queues past their curves: ls at 0.6, etl at 0.3.
-		running := []queue.Running{run("ls", 6), run("etl", 3)}
+		running := []pipeline.Running{run("ls", 6), run("etl", 3)}
 		for m := time.Duration(0); m <= 20*time.Minute; m += time.Minute {
 			p.Decide(curvesSnap(m, running), nil)
 		}
@@ -169,7 +169,7 @@ func TestCurvesOrder(t *testing.T) {
 	})
 	t.Run("an owed hard queue holds the cluster", func(t *testing.T) {
 		p := curvesPipeline(t)
-		running := []queue.Running{run("adhoc", 8)}
+		running := []pipeline.Running{run("adhoc", 8)}
 		d := p.Decide(curvesSnap(0, running, pj(1, "a", inQueue("adhoc")), pj(2, "b", inQueue("ls"), containers(3))), nil)
 		if d.Chosen != "" || !strings.Contains(d.Note, "hard queue owed") {
 			t.Fatalf("chose %q (note %q), want nothing while ls's job waits for room", d.Chosen, d.Note)
@@ -177,7 +177,7 @@ func TestCurvesOrder(t *testing.T) {
 	})
 	t.Run("an owed soft queue holds nothing", func(t *testing.T) {
 		p := curvesPipeline(t)
-		running := []queue.Running{run("adhoc", 8)}
+		running := []pipeline.Running{run("adhoc", 8)}
 		d := p.Decide(curvesSnap(0, running, pj(1, "a", inQueue("adhoc")), pj(2, "b", inQueue("etl"), containers(3))), nil)
 		if d.Chosen != "j01" {
 			t.Fatalf("chose %q (note %q), want the elastic j01: a soft queue holds no room", d.Chosen, d.Note)
@@ -186,10 +186,10 @@ func TestCurvesOrder(t *testing.T) {
 }
 
 func TestFairnessStateRoundTrip(t *testing.T) {
-	drive := func(p *queue.Pipeline, from, to time.Duration) []string {
+	drive := func(p *pipeline.Pipeline, from, to time.Duration) []string {
 		var chosen []string
 		for m := from; m < to; m += time.Minute {
-			running := []queue.Running{run("ls", int64(m/time.Minute)%5), run("adhoc", 2)}
+			running := []pipeline.Running{run("ls", int64(m/time.Minute)%5), run("adhoc", 2)}
 			d := p.Decide(curvesSnap(m, running, pj(uint64(m/time.Minute)*2, "a", inQueue("adhoc")), pj(uint64(m/time.Minute)*2+1, "b", inQueue("ls"))), nil)
 			chosen = append(chosen, d.Chosen)
 		}
@@ -205,7 +205,7 @@ func TestFairnessStateRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var back queue.FairnessState
+	var back pipeline.FairnessState
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +234,7 @@ func TestFairWindow(t *testing.T) {
 	c.Fairness.Kappa = 0.01
 	p := mustPipeline(t, c, nil)
 	pend := []queue.Job{pj(1, "a"), pj(2, "a"), pj(3, "a"), pj(4, "a"), pj(5, "b", user("bob"))}
-	snap := func(jobs ...queue.Job) queue.Snapshot {
+	snap := func(jobs ...queue.Job) pipeline.Snapshot {
 		s := snapshot(jobs...)
 		s.Capacity, s.Free = small, small
 		return s
@@ -255,40 +255,6 @@ func TestFairWindow(t *testing.T) {
 	}
 }
 
-func TestStorePendingHeads(t *testing.T) {
-	s, _ := openStore(t, queue.Options{})
-	for i, u := range []string{"ana", "ana", "ana", "bob", "ana", "bob", "cy"} {
-		j := queue.Job{Kind: "k", User: u, Queue: []string{"etl", "adhoc"}[i%2], Resources: queue.Resources{Containers: 1, MemoryMB: 1, VCores: 1}}
-		if _, _, err := s.Submit(context.Background(), j); err != nil {
-			t.Fatal(err)
-		}
-	}
-	users := func(js []queue.Job) []string {
-		var out []string
-		for _, j := range js {
-			out = append(out, j.User+"/"+j.Queue)
-		}
-		return out
-	}
-	for _, tc := range []struct {
-		n, scan int
-		by      queue.GroupBy
-		want    []string
-	}{
-		{2, 0, queue.GroupByUser, []string{"ana/etl", "ana/adhoc", "bob/adhoc", "bob/adhoc", "cy/etl"}},
-		{1, 0, queue.GroupByQueue, []string{"ana/etl", "ana/adhoc"}},
-		{2, 4, queue.GroupByUser, []string{"ana/etl", "ana/adhoc", "bob/adhoc"}},
-	} {
-		got, err := s.PendingHeads(tc.n, tc.by, tc.scan)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if diff := cmp.Diff(tc.want, users(got)); diff != "" {
-			t.Errorf("PendingHeads(%d, %s, %d) (-want +got):\n%s", tc.n, tc.by, tc.scan, diff)
-		}
-	}
-}
-
 // TestCurvesKeepRoom: the learned order (here: a model scoring the big
 // kind first) may reorder what the curves keep, but while a guaranteed queue
 // may still burst it takes no job larger than its group's oldest, which
@@ -296,17 +262,17 @@ func TestStorePendingHeads(t *testing.T) {
 // curves alone, and an owed queue's older jobs do not wait for a bigger
 // one of its own.
 func TestCurvesKeepRoom(t *testing.T) {
-	pipeline := func(keep bool) *queue.Pipeline {
+	newPipe := func(keep bool) *pipeline.Pipeline {
 		c := only("fit", "fairness", "preference")
 		c.Fit.PerNode = false
-		c.Fairness.Mode = queue.FairnessCurves
-		c.Fairness.GroupBy = queue.GroupByQueue
+		c.Fairness.Mode = pipeline.FairnessCurves
+		c.Fairness.GroupBy = pipeline.GroupByQueue
 		c.Fairness.KeepRoom = keep
-		c.Fairness.Queues = []queue.ServiceQueue{
-			{Name: "ls", Level: 1, Alpha: queue.Rate{VCores: 0.4, Memory: 0.4}, Beta: queue.Rate{VCores: 0.1, Memory: 0.1}, Burst: 10 * time.Minute},
+		c.Fairness.Queues = []pipeline.ServiceQueue{
+			{Name: "ls", Level: 1, Alpha: pipeline.Rate{VCores: 0.4, Memory: 0.4}, Beta: pipeline.Rate{VCores: 0.1, Memory: 0.1}, Burst: 10 * time.Minute},
 		}
-		c.Preference.Mode = queue.PreferenceModel
-		p, err := queue.NewPipeline(c, nil, queue.WithScorer(kindScorer{"big": 1, "a": 0}))
+		c.Preference.Mode = pipeline.PreferenceModel
+		p, err := pipeline.New(c, nil, pipeline.WithScorer(kindScorer{"big": 1, "a": 0}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -325,7 +291,7 @@ func TestCurvesKeepRoom(t *testing.T) {
 		{"no larger than the head: reordered", true, []queue.Job{pj(1, "a", inQueue("adhoc"), containers(3)), pj(2, "big", inQueue("adhoc"), containers(2))}, "j02"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := pipeline(tc.keep).Decide(curvesSnap(0, nil, tc.jobs...), nil)
+			d := newPipe(tc.keep).Decide(curvesSnap(0, nil, tc.jobs...), nil)
 			if d.Chosen != tc.want {
 				t.Errorf("chose %q, want %s; fairness %+v", d.Chosen, tc.want, stage(d, "fairness"))
 			}
@@ -333,7 +299,7 @@ func TestCurvesKeepRoom(t *testing.T) {
 	}
 	// Once ls holds its burst rate, nothing is at stake: the learned order
 	// takes the bigger elastic job.
-	d := pipeline(true).Decide(curvesSnap(0, []queue.Running{run("ls", 4)}, pj(1, "a", inQueue("adhoc")), pj(2, "big", inQueue("adhoc"), containers(3))), nil)
+	d := newPipe(true).Decide(curvesSnap(0, []pipeline.Running{run("ls", 4)}, pj(1, "a", inQueue("adhoc")), pj(2, "big", inQueue("adhoc"), containers(3))), nil)
 	if d.Chosen != "j02" {
 		t.Errorf("ls at α: chose %q, want j02", d.Chosen)
 	}

@@ -1,9 +1,11 @@
-package queue
+package pipeline
 
 import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/colocd/colocd/queue"
 )
 
 // Config drives the ordering pipeline. Every stage can be switched off;
@@ -506,4 +508,10 @@ func (f FairnessConfig) validateCurves() error {
 		}
 	}
 	return nil
+}
+
+// fieldErr is a queue.FieldError: the daemon names the configuration key
+// from its Field.
+func fieldErr(field, format string, args ...any) error {
+	return &queue.FieldError{Field: field, Reason: fmt.Sprintf(format, args...)}
 }

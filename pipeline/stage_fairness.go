@@ -1,10 +1,12 @@
-package queue
+package pipeline
 
 import (
 	"fmt"
 	"math"
 	"slices"
 	"time"
+
+	"github.com/colocd/colocd/queue"
 )
 
 // fairnessStage bounds unfairness between groups (users or YARN queues).
@@ -332,9 +334,9 @@ func (f *fairnessStage) charge(r *run) {
 // another's backlog would never be seen, and fairness could not act for it
 // (Capacity Scheduler and Kueue keep a queue per tenant for the same
 // reason).
-func (f *fairnessStage) windows(pend []Job, size int) []Job {
+func (f *fairnessStage) windows(pend []queue.Job, size int) []queue.Job {
 	n := map[string]int{}
-	out := make([]Job, 0, min(len(pend), 4*size))
+	out := make([]queue.Job, 0, min(len(pend), 4*size))
 	for i := range pend {
 		g := f.group(pend[i].User, pend[i].Queue)
 		if n[g] < size {

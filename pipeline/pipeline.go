@@ -1,10 +1,12 @@
-package queue
+package pipeline
 
 import (
 	"math/rand/v2"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/colocd/colocd/queue"
 )
 
 // Capacity is an amount of cluster resources.
@@ -53,11 +55,11 @@ type Snapshot struct {
 	Nodes    []NodeFree
 	Running  []Running
 	// Pending is the FIFO head (Store.Pending(window)), oldest first.
-	Pending []Job
+	Pending []queue.Job
 	// PendingTotal is how many jobs are pending in all, window or not (0:
 	// unknown; the tail stage then does nothing).
 	PendingTotal int
-	History      map[string]KindHistory
+	History      map[string]queue.KindHistory
 }
 
 // Preferences gives the co-location preference distribution: out[i] is the
@@ -74,7 +76,7 @@ type Preferences interface {
 // they do to those nodes from the learned resource profiles, corrected by
 // the pair preferences.
 type Scorer interface {
-	Score(snap *Snapshot, kinds []string, res []Resources, out []Score)
+	Score(snap *Snapshot, kinds []string, res []queue.Resources, out []Score)
 }
 
 // Planner is the lookahead (LookaheadConfig): for each candidate (a job
@@ -232,10 +234,10 @@ type stage interface {
 	run(r *run, rec *StageRecord)
 }
 
-// NewPipeline validates cfg and wires the stages. A nil prefs acts as an
+// New validates cfg and wires the stages. A nil prefs acts as an
 // untrained learner: every kind equally likely. Preference mode "model"
 // needs a Scorer: give it with WithScorer.
-func NewPipeline(cfg Config, prefs Preferences, opts ...Option) (*Pipeline, error) {
+func New(cfg Config, prefs Preferences, opts ...Option) (*Pipeline, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -348,11 +350,11 @@ func (p *Pipeline) stack() []stage {
 
 // cand is one job moving through a decision.
 type cand struct {
-	job *Job
+	job *queue.Job
 	idx int // FIFO position in the window
 	// Copied from the job, so that stages scan small structs.
 	kind     string
-	res      Resources
+	res      queue.Resources
 	deadline *time.Time
 	skips    int
 
@@ -546,14 +548,14 @@ func (r *run) fits(c *cand) bool {
 }
 
 // sortedFIFO returns a sorted copy of jobs.
-func sortedFIFO(jobs []Job) []Job {
+func sortedFIFO(jobs []queue.Job) []queue.Job {
 	jobs = slices.Clone(jobs)
-	slices.SortStableFunc(jobs, func(a, b Job) int { return jobOrder(&a, &b) })
+	slices.SortStableFunc(jobs, func(a, b queue.Job) int { return jobOrder(&a, &b) })
 	return jobs
 }
 
 // fifoOrdered reports whether jobs are in FIFO order (by Seq, then ID).
-func fifoOrdered(jobs []Job) bool {
+func fifoOrdered(jobs []queue.Job) bool {
 	for i := 1; i < len(jobs); i++ {
 		if jobOrder(&jobs[i-1], &jobs[i]) > 0 {
 			return false
@@ -562,7 +564,7 @@ func fifoOrdered(jobs []Job) bool {
 	return true
 }
 
-func jobOrder(a, b *Job) int {
+func jobOrder(a, b *queue.Job) int {
 	switch {
 	case a.Seq < b.Seq:
 		return -1

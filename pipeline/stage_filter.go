@@ -1,8 +1,10 @@
-package queue
+package pipeline
 
 import (
 	"fmt"
 	"math"
+
+	"github.com/colocd/colocd/queue"
 )
 
 // windowStage keeps the first size pending jobs (paper §4.1: "the scheduler
@@ -79,14 +81,14 @@ func (r *run) fitNodes(perNode bool) []NodeFree {
 // whole capacity and, given nodes, their whole capacity container by
 // container (their Free is ignored); why says what is short. A job that
 // does not can never run, and is never given a reservation.
-func FitsCluster(res Resources, capa Capacity, nodes []NodeFree) (fits bool, why string) {
+func FitsCluster(res queue.Resources, capa Capacity, nodes []NodeFree) (fits bool, why string) {
 	return fitsIn(res, capa, nodes, true, nil, true)
 }
 
 // fitsIn reports whether res fits within avail and, given nodes, can be
 // placed container by container on their free room (idle: on their whole
 // capacity); memo may be nil. With explain it says why not.
-func fitsIn(res Resources, avail Capacity, nodes []NodeFree, idle bool, memo *shapeMemo, explain bool) (bool, string) {
+func fitsIn(res queue.Resources, avail Capacity, nodes []NodeFree, idle bool, memo *shapeMemo, explain bool) (bool, string) {
 	mem, vc := res.TotalMemoryMB(), res.TotalVCores()
 	short := mem > avail.MemoryMB || vc > avail.VCores
 	var n int64
@@ -126,9 +128,9 @@ type shapeSlot struct {
 // placeable is how many containers of res's shape the nodes can hold in
 // their free room (idle: in their whole capacity). memo, when not nil,
 // caches the answer per shape.
-func placeable(memo *shapeMemo, nodes []NodeFree, res Resources, idle bool) int64 {
+func placeable(memo *shapeMemo, nodes []NodeFree, res queue.Resources, idle bool) int64 {
 	// Valid shapes (memory ≤ 2^20, vcores ≤ 2^10) pack into one word.
-	memoise := memo != nil && res.MemoryMB >= 0 && res.MemoryMB <= MaxMemoryMB && res.VCores >= 0 && res.VCores <= MaxVCores
+	memoise := memo != nil && res.MemoryMB >= 0 && res.MemoryMB <= queue.MaxMemoryMB && res.VCores >= 0 && res.VCores <= queue.MaxVCores
 	key := (uint64(res.MemoryMB)<<11 | uint64(res.VCores)) + 1
 	var slot *shapeSlot
 	if memoise {
@@ -148,7 +150,7 @@ func placeable(memo *shapeMemo, nodes []NodeFree, res Resources, idle bool) int6
 				continue
 			}
 			n += min(room.MemoryMB/res.MemoryMB, room.VCores/int64(res.VCores))
-			if n > MaxContainers {
+			if n > queue.MaxContainers {
 				break // enough for any valid job
 			}
 		}

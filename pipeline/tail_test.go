@@ -1,4 +1,4 @@
-package queue_test
+package pipeline_test
 
 import (
 	"slices"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/colocd/colocd/pipeline"
 	"github.com/colocd/colocd/queue"
 )
 
@@ -13,8 +14,8 @@ import (
 // the last submission: one long job (kind "long", 60 min, 10 vcores) behind
 // short ones (kind "short", 5 min, 10 vcores each): the others drain in
 // n·5·10/100 minutes.
-func tailCase(shorts int) queue.Snapshot {
-	capa := queue.Capacity{MemoryMB: 1 << 20, VCores: 100}
+func tailCase(shorts int) pipeline.Snapshot {
+	capa := pipeline.Capacity{MemoryMB: 1 << 20, VCores: 100}
 	var pending []queue.Job
 	for i := range shorts {
 		pending = append(pending, pj(uint64(i+1), "short", containers(10)))
@@ -23,7 +24,7 @@ func tailCase(shorts int) queue.Snapshot {
 	for i := range pending {
 		pending[i].CreatedAt = t0.Add(-2 * time.Hour)
 	}
-	return queue.Snapshot{
+	return pipeline.Snapshot{
 		Now: t0, Capacity: capa, Free: capa, Pending: pending, PendingTotal: len(pending),
 		History: map[string]queue.KindHistory{
 			"short": {Kind: "short", Runs: 3, EWMARuntime: 5 * time.Minute},
@@ -55,17 +56,17 @@ func TestTailLongestFirst(t *testing.T) {
 // the long job's runtime, when a kind has no runtime history, when a job
 // has a deadline; and a job at the starvation cap is never held back.
 func TestTailLeavesTheQueueAlone(t *testing.T) {
-	tests := map[string]func(*queue.Snapshot){
-		"the rest drains slower": func(s *queue.Snapshot) { // 100 shorts: 50 min ≥ 60/1.25
+	tests := map[string]func(*pipeline.Snapshot){
+		"the rest drains slower": func(s *pipeline.Snapshot) { // 100 shorts: 50 min ≥ 60/1.25
 			*s = tailCase(100)
 		},
-		"more pending":  func(s *queue.Snapshot) { s.PendingTotal++ },
-		"count unknown": func(s *queue.Snapshot) { s.PendingTotal = 0 },
-		"recent arrival": func(s *queue.Snapshot) {
+		"more pending":  func(s *pipeline.Snapshot) { s.PendingTotal++ },
+		"count unknown": func(s *pipeline.Snapshot) { s.PendingTotal = 0 },
+		"recent arrival": func(s *pipeline.Snapshot) {
 			s.Pending[1].CreatedAt = t0.Add(-30 * time.Minute)
 		},
-		"no history": func(s *queue.Snapshot) { delete(s.History, "short") },
-		"deadline":   func(s *queue.Snapshot) { s.Pending[2].Deadline = new(t0.Add(24 * time.Hour)) },
+		"no history": func(s *pipeline.Snapshot) { delete(s.History, "short") },
+		"deadline":   func(s *pipeline.Snapshot) { s.Pending[2].Deadline = new(t0.Add(24 * time.Hour)) },
 	}
 	for name, mod := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -102,17 +103,17 @@ func TestTailLeavesTheQueueAlone(t *testing.T) {
 // TestTailConfig: the margin is checked only when the stage is on, and
 // the paper's scheduler (DefaultConfig) has no tail stage.
 func TestTailConfig(t *testing.T) {
-	if queue.DefaultConfig().Tail.Enabled {
+	if pipeline.DefaultConfig().Tail.Enabled {
 		t.Error("DefaultConfig (the paper's scheduler) has the tail stage on")
 	}
 	for _, m := range []float64{0, -1, 101} {
 		cfg := only("tail")
 		cfg.Tail.Margin = m
-		if _, err := queue.NewPipeline(cfg, nil); err == nil || !strings.Contains(err.Error(), "tail.margin") {
+		if _, err := pipeline.New(cfg, nil); err == nil || !strings.Contains(err.Error(), "tail.margin") {
 			t.Errorf("margin %v: %v, want an error naming tail.margin", m, err)
 		}
 		cfg.Tail.Enabled = false
-		if _, err := queue.NewPipeline(cfg, nil); err != nil {
+		if _, err := pipeline.New(cfg, nil); err != nil {
 			t.Errorf("margin %v with the stage off: %v", m, err)
 		}
 	}
@@ -127,10 +128,10 @@ func TestPropertyTailStarvationBound(t *testing.T) {
 	for _, mode := range modes {
 		t.Run(string(mode), func(t *testing.T) {
 			t.Parallel()
-			cfg := queue.DefaultConfig()
+			cfg := pipeline.DefaultConfig()
 			cfg.Preference.Mode = mode
 			cfg.Window.Size = 16
-			cfg.Tail = queue.TailConfig{Enabled: true, Margin: queue.DefaultTailMargin}
+			cfg.Tail = pipeline.TailConfig{Enabled: true, Margin: pipeline.DefaultTailMargin}
 			s := newQueueSim(t, cfg, propertySeed(t))
 			s.countAll = true
 			s.history = map[string]queue.KindHistory{}

@@ -1,4 +1,4 @@
-package queue_test
+package pipeline_test
 
 import (
 	"errors"
@@ -7,15 +7,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/colocd/colocd/pipeline"
 	"github.com/colocd/colocd/queue"
 )
 
 // kindScorer scores each kind by a fixed value: the one-step rule.
 type kindScorer map[string]float64
 
-func (k kindScorer) Score(_ *queue.Snapshot, kinds []string, _ []queue.Resources, out []queue.Score) {
+func (k kindScorer) Score(_ *pipeline.Snapshot, kinds []string, _ []queue.Resources, out []pipeline.Score) {
 	for i, kd := range kinds {
-		out[i] = queue.Score{Value: k[kd], Model: k[kd], Known: true}
+		out[i] = pipeline.Score{Value: k[kd], Model: k[kd], Known: true}
 	}
 }
 
@@ -28,17 +29,17 @@ type fakePlanner struct {
 	asked  [][]string
 }
 
-func (f *fakePlanner) Plan(_ *queue.Snapshot, cands []string, _ uint64) ([]queue.PlanOutcome, error) {
+func (f *fakePlanner) Plan(_ *pipeline.Snapshot, cands []string, _ uint64) ([]pipeline.PlanOutcome, error) {
 	f.asked = append(f.asked, cands)
 	if f.err != nil {
 		return nil, f.err
 	}
-	out := make([]queue.PlanOutcome, len(cands))
+	out := make([]pipeline.PlanOutcome, len(cands))
 	for i, id := range cands {
 		m := f.mean[id]
 		// The same four futures for every candidate, shifted by its mean;
 		// the spread moves the candidates apart from the first one.
-		out[i] = queue.PlanOutcome{Fits: true, Values: []float64{m - 3, m - 1, m + 1, m + 3}}
+		out[i] = pipeline.PlanOutcome{Fits: true, Values: []float64{m - 3, m - 1, m + 1, m + 3}}
 		if i > 0 {
 			for s := range out[i].Values {
 				out[i].Values[s] += f.spread * float64(s%2*2-1)
@@ -48,15 +49,15 @@ func (f *fakePlanner) Plan(_ *queue.Snapshot, cands []string, _ uint64) ([]queue
 	return out, nil
 }
 
-func lookaheadPipeline(t *testing.T, pl queue.Planner, mod func(*queue.LookaheadConfig)) *queue.Pipeline {
+func lookaheadPipeline(t *testing.T, pl pipeline.Planner, mod func(*pipeline.LookaheadConfig)) *pipeline.Pipeline {
 	t.Helper()
 	cfg := only("preference")
-	cfg.Preference.Mode = queue.PreferenceModel
-	cfg.Lookahead = queue.LookaheadConfig{Enabled: true, TopK: 3, Margin: 1}
+	cfg.Preference.Mode = pipeline.PreferenceModel
+	cfg.Lookahead = pipeline.LookaheadConfig{Enabled: true, TopK: 3, Margin: 1}
 	if mod != nil {
 		mod(&cfg.Lookahead)
 	}
-	p, err := queue.NewPipeline(cfg, nil, queue.WithScorer(kindScorer{"a": 1, "b": 0.9, "c": 0.8, "d": 0.1}), queue.WithPlanner(pl))
+	p, err := pipeline.New(cfg, nil, pipeline.WithScorer(kindScorer{"a": 1, "b": 0.9, "c": 0.8, "d": 0.1}), pipeline.WithPlanner(pl))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +70,7 @@ func TestLookaheadStage(t *testing.T) {
 	pend := []queue.Job{pj(1, "a"), pj(2, "b"), pj(3, "c"), pj(4, "d")}
 	for name, tc := range map[string]struct {
 		pl      *fakePlanner
-		mod     func(*queue.LookaheadConfig)
+		mod     func(*pipeline.LookaheadConfig)
 		want    string
 		note    string
 		records int
@@ -79,11 +80,11 @@ func TestLookaheadStage(t *testing.T) {
 		"within the noise: the one-step choice stands": {pl: &fakePlanner{mean: map[string]float64{"j01": 100, "j02": 101}, spread: 5},
 			want: "j01", note: "stands", records: 3},
 		"below min_gain: it stands": {pl: &fakePlanner{mean: map[string]float64{"j01": 100, "j02": 101}},
-			mod: func(l *queue.LookaheadConfig) { l.MinGain = 0.02 }, want: "j01", note: "stands", records: 3},
+			mod: func(l *pipeline.LookaheadConfig) { l.MinGain = 0.02 }, want: "j01", note: "stands", records: 3},
 		"the model cannot tell": {pl: &fakePlanner{err: errors.New("plan: model too uncertain")},
 			want: "j01", note: "too uncertain"},
 		"top_k 2 rolls out two": {pl: &fakePlanner{mean: map[string]float64{"j01": 100, "j02": 90, "j03": 200}},
-			mod: func(l *queue.LookaheadConfig) { l.TopK = 2 }, want: "j01", note: "stands", records: 2},
+			mod: func(l *pipeline.LookaheadConfig) { l.TopK = 2 }, want: "j01", note: "stands", records: 2},
 	} {
 		t.Run(name, func(t *testing.T) {
 			d := lookaheadPipeline(t, tc.pl, tc.mod).Decide(snapshot(pend...), nil)
@@ -97,12 +98,12 @@ func TestLookaheadStage(t *testing.T) {
 	}
 	t.Run("needs a planner and the model", func(t *testing.T) {
 		cfg := only("preference")
-		cfg.Preference.Mode = queue.PreferenceModel
-		cfg.Lookahead = queue.LookaheadConfig{Enabled: true, TopK: 3, Margin: 1}
-		if _, err := queue.NewPipeline(cfg, nil, queue.WithScorer(kindScorer{})); !errors.Is(err, queue.ErrInvalid) {
+		cfg.Preference.Mode = pipeline.PreferenceModel
+		cfg.Lookahead = pipeline.LookaheadConfig{Enabled: true, TopK: 3, Margin: 1}
+		if _, err := pipeline.New(cfg, nil, pipeline.WithScorer(kindScorer{})); !errors.Is(err, queue.ErrInvalid) {
 			t.Errorf("without a planner: err = %v", err)
 		}
-		cfg.Preference.Mode = queue.PreferenceBandit
+		cfg.Preference.Mode = pipeline.PreferenceBandit
 		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "lookahead.enabled") {
 			t.Errorf("in bandit mode: err = %v", err)
 		}
@@ -113,7 +114,7 @@ func TestLookaheadStage(t *testing.T) {
 // it past half the bound; max_wait forces a job that waited that long.
 func TestStarvationNearAndMaxWait(t *testing.T) {
 	cfg := only("preference", "starvation")
-	cfg.Starvation = queue.StarvationConfig{Enabled: true, Shape: queue.ShapeNear, A: 0.5, MaxSkips: 16, MaxWait: time.Hour}
+	cfg.Starvation = pipeline.StarvationConfig{Enabled: true, Shape: pipeline.ShapeNear, A: 0.5, MaxSkips: 16, MaxWait: time.Hour}
 	for name, tc := range map[string]struct {
 		job    queue.Job
 		weight float64
@@ -142,7 +143,7 @@ func TestStarvationNearAndMaxWait(t *testing.T) {
 			t.Errorf("chosen %s forced %q; want j02 forced by max_wait", d.Chosen, d.Forced)
 		}
 	})
-	if err := (queue.Config{Starvation: queue.StarvationConfig{Enabled: true, Shape: queue.ShapeNear, MaxSkips: 1, MaxWait: -1}}).Validate(); err == nil {
+	if err := (pipeline.Config{Starvation: pipeline.StarvationConfig{Enabled: true, Shape: pipeline.ShapeNear, MaxSkips: 1, MaxWait: -1}}).Validate(); err == nil {
 		t.Error("a negative max_wait validated")
 	}
 }

@@ -1,10 +1,12 @@
-package queue
+package pipeline
 
 import (
 	"fmt"
 	"math"
 	"slices"
 	"time"
+
+	"github.com/colocd/colocd/queue"
 )
 
 // preferenceStage scores the survivors with the learned preferences (paper
@@ -152,7 +154,7 @@ func (s modelStage) run(r *run, rec *StageRecord) {
 		return
 	}
 	heads, kinds := r.kindHeads()
-	res := make([]Resources, len(heads))
+	res := make([]queue.Resources, len(heads))
 	for i, c := range heads {
 		res[i] = c.res
 	}
