@@ -264,7 +264,16 @@ type LearningConfig struct {
 	PlacementTolerance time.Duration `mapstructure:"placement_tolerance"`
 	// Foreign names other tenants' applications as kinds, with placement
 	// influx.
-	Foreign engine.ForeignConfig `mapstructure:"foreign"`
+	Foreign ForeignSection `mapstructure:"foreign"`
+}
+
+// ForeignSection is learning.foreign: how the placement read names other
+// tenants' applications as kinds (metricsource.ForeignConfig: kind,
+// prefix, names) and how many of those kinds the engine learns
+// (max_kinds, engine.PlacementConfig.MaxForeignKinds).
+type ForeignSection struct {
+	metricsource.ForeignConfig `mapstructure:",squash"`
+	MaxKinds                   int `mapstructure:"max_kinds"`
 }
 
 // Placement sources (learning.placement).
@@ -276,7 +285,8 @@ const (
 // PlacementConfig is the engine's placement read, from
 // learning.placement_tolerance and learning.foreign.
 func (l LearningConfig) PlacementConfig() engine.PlacementConfig {
-	return engine.PlacementConfig{Tolerance: l.PlacementTolerance, Foreign: l.Foreign}
+	return engine.PlacementConfig{Tolerance: l.PlacementTolerance, ForeignKinds: l.Foreign.NamesAny(),
+		ForeignPrefix: l.Foreign.Prefix, MaxForeignKinds: l.Foreign.MaxKinds}
 }
 
 // AdmissionConfig configures the admission loop.
@@ -354,7 +364,7 @@ func ownerDefaults() Config {
 				Saturation: profile.DefaultSaturation},
 			Placement:          PlacementRM,
 			PlacementTolerance: engine.DefaultPlacementTolerance,
-			Foreign:            engine.DefaultForeignConfig(),
+			Foreign:            ForeignSection{ForeignConfig: metricsource.DefaultForeignConfig(), MaxKinds: engine.DefaultForeignMaxKinds},
 		},
 		Admission: AdmissionConfig{Tick: 10 * time.Second, KickGap: 100 * time.Millisecond, Mode: engine.ModeActive, Backoff: engine.DefaultBackoffConfig()},
 		Pipeline:  PipelineConfig{Config: pc, Scorer: engine.DefaultScorerConfig(), Plan: plan.Config{}.WithDefaults()},

@@ -230,6 +230,9 @@ func (c *Config) validateLearning() error {
 	default:
 		return cfgErr("learning.placement", "must be %s or %s, got %q", PlacementRM, PlacementInflux, l.Placement)
 	}
+	if err := sectionErr("learning.foreign", l.Foreign.ForeignConfig.Validate()); err != nil {
+		return err
+	}
 	if err := sectionErr("learning", l.PlacementConfig().Validate()); err != nil {
 		return err
 	}
