@@ -190,9 +190,9 @@ func (e *Engine) Kick() {
 // It changes nothing else: a kind becomes known to the learner once a job
 // of it is stored (AddKind).
 func (e *Engine) Prepare(j *queue.Job) error {
-	if pl := e.placer; pl != nil && strings.HasPrefix(j.Kind, pl.cfg.Foreign.Prefix) {
+	if pl := e.placer; pl != nil && strings.HasPrefix(j.Kind, pl.cfg.ForeignPrefix) {
 		return &queue.FieldError{Field: "kind", Reason: fmt.Sprintf("%q starts with %q, which names other tenants' applications (learning.foreign.prefix)",
-			j.Kind, pl.cfg.Foreign.Prefix)}
+			j.Kind, pl.cfg.ForeignPrefix)}
 	}
 	if p, ok := e.cluster.(JobPreparer); ok {
 		if err := p.Prepare(j); err != nil {

@@ -164,7 +164,7 @@ func New(o Options) (*Engine, error) {
 	}
 	e.foreignPrefix = o.ForeignPrefix
 	if o.Placement != nil {
-		e.foreignPrefix = o.Placement.cfg.Foreign.Prefix
+		e.foreignPrefix = o.Placement.cfg.ForeignPrefix
 	}
 	if e.foreignPrefix == "" {
 		e.foreignPrefix = DefaultForeignPrefix

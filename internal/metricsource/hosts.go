@@ -56,6 +56,9 @@ type FieldError struct {
 
 func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
 
+// FieldReason is the field and why, for the daemon to name the key.
+func (e *FieldError) FieldReason() (field, reason string) { return e.Field, e.Msg }
+
 // Validate reports the first mistake as a *FieldError.
 func (c HostsConfig) Validate() error {
 	switch c.Mode {

@@ -58,7 +58,7 @@ func TestLearningFromPlugin(t *testing.T) {
 	fake.SetAppInfo("application_1700000000000_0002", nmtest.App{Name: "nightly etl", Queue: "etl", Type: "SPARK"})
 	c := telegrafToInfluxDB(t, fake)
 
-	placements, err := metricsource.NewPlacements(c, metricsource.HostsConfig{})
+	placements, err := metricsource.NewPlacements(c, metricsource.HostsConfig{}, metricsource.DefaultForeignConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestLearningFromPlugin(t *testing.T) {
 	}
 	// Telegraf samples every second and flushes every second: a sample
 	// within 2 s of each edge of the window covers it.
-	pc := engine.PlacementConfig{Tolerance: 2 * time.Second, Foreign: engine.DefaultForeignConfig()}
+	pc := engine.PlacementConfig{Tolerance: 2 * time.Second, ForeignKinds: true, ForeignPrefix: engine.DefaultForeignPrefix, MaxForeignKinds: engine.DefaultForeignMaxKinds}
 	placer, err := engine.NewPlacer(placements, pc)
 	if err != nil {
 		t.Fatal(err)
@@ -139,7 +139,7 @@ func coveredWindow(t *testing.T, ctx context.Context, p *metricsource.Placements
 		pls, err := p.Placements(ctx, []string{host}, from, to)
 		covered := 0
 		for _, pl := range pls {
-			if pl.Kind != "" || pl.Type != "" { // the plugin had the RM's answer
+			if !pl.Unknown { // the plugin had the RM's answer
 				if pl.First.Sub(from) <= tol && to.Sub(pl.Last) <= tol {
 					covered++
 				}
