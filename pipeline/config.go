@@ -46,26 +46,26 @@ type FitConfig struct {
 	PerNode bool `json:"per_node" yaml:"per_node" mapstructure:"per_node"`
 }
 
-// GroupBy names what fairness groups jobs by.
-type GroupBy string
+// groupBy names what fairness groups jobs by.
+type groupBy string
 
 // Fairness groupings.
 const (
-	GroupByUser  GroupBy = "user"
-	GroupByQueue GroupBy = "queue"
+	GroupByUser  groupBy = "user"
+	GroupByQueue groupBy = "queue"
 )
 
-// ShareMetric is how a multi-resource amount becomes one share.
-type ShareMetric string
+// shareMetric is how a multi-resource amount becomes one share.
+type shareMetric string
 
 // Share metrics.
 const (
-	// ShareDominant is DRF's dominant share: the largest of the normalised
+	// shareDominant is DRF's dominant share: the largest of the normalised
 	// resource shares.
-	ShareDominant ShareMetric = "dominant"
-	// ShareSum is X-Flex's instantaneous charge, Σ_d r_d/R_d, divided by
+	shareDominant shareMetric = "dominant"
+	// shareSum is X-Flex's instantaneous charge, Σ_d r_d/R_d, divided by
 	// the number of resources so that the whole cluster is 1.
-	ShareSum ShareMetric = "sum"
+	shareSum shareMetric = "sum"
 )
 
 // FairnessConfig: bounded unfairness between users or YARN queues (DRF shares,
@@ -73,7 +73,7 @@ const (
 // fairnessStage for the rules.
 type FairnessConfig struct {
 	Enabled bool    `json:"enabled" yaml:"enabled" mapstructure:"enabled"`
-	GroupBy GroupBy `json:"group_by" yaml:"group_by" mapstructure:"group_by"`
+	GroupBy groupBy `json:"group_by" yaml:"group_by" mapstructure:"group_by"`
 	// Kappa is Graphene's κ: when the most-starved group's deficit reaches
 	// κ·C (C, the cluster capacity, is 1 in share units) only its jobs stay.
 	// In (0, 1].
@@ -81,7 +81,7 @@ type FairnessConfig struct {
 	// Weights per group (default 1): a group's fair share is its weight over
 	// the sum of the weights of the groups with pending jobs.
 	Weights map[string]float64 `json:"weights,omitempty" yaml:"weights,omitempty" mapstructure:"weights"`
-	Metric  ShareMetric        `json:"metric" yaml:"metric" mapstructure:"metric"`
+	Metric  shareMetric        `json:"metric" yaml:"metric" mapstructure:"metric"`
 	// HalfLife > 0 selects long-term fairness (X-Flex): the deficit is the
 	// group's shortfall from its fair share of the running allocation,
 	// averaged over time with this half-life. Zero: Graphene's counters,
@@ -90,7 +90,7 @@ type FairnessConfig struct {
 	// Mode is deficit (DRF deficit counters alone) or curves: the Queues'
 	// service curves first, then DRF deficits among the elastic groups,
 	// then strict priority (see curvesRule). "" means deficit.
-	Mode FairnessMode `json:"mode" yaml:"mode" mapstructure:"mode"`
+	Mode fairnessMode `json:"mode" yaml:"mode" mapstructure:"mode"`
 	// Queues are the curves mode's service queues, in the order admission
 	// control considers them. Groups in no queue are elastic.
 	Queues []ServiceQueue `json:"queues,omitempty" yaml:"queues,omitempty" mapstructure:"queues"`
@@ -121,9 +121,9 @@ const DefaultFairScan = 2000
 
 // Curve accounting defaults and bounds.
 const (
-	DefaultBurstPeriod = time.Hour
-	DefaultSlot        = time.Minute
-	MaxCurveSlots      = 10000
+	defaultBurstPeriod = time.Hour
+	defaultSlot        = time.Minute
+	maxCurveSlots      = 10000
 )
 
 // AltruismConfig: Carbyne §3.4.2 — deadline jobs may yield to others while
@@ -137,32 +137,32 @@ type AltruismConfig struct {
 	DefaultRuntime time.Duration `json:"default_runtime" yaml:"default_runtime" mapstructure:"default_runtime"`
 }
 
-// PreferenceMode is how the preference stage scores candidates.
-type PreferenceMode string
+// preferenceMode is how the preference stage scores candidates.
+type preferenceMode string
 
 // Preference modes.
 const (
 	// PreferenceModel scores each candidate kind with the co-location model
 	// (a Scorer: learned resource profiles corrected by pair preferences)
 	// and takes the softmax of the scores over Temperature.
-	PreferenceModel PreferenceMode = "model"
+	PreferenceModel preferenceMode = "model"
 	// PreferenceBandit is the paper's: π(kind | running kinds) from the
 	// gradient-bandit pair preferences alone.
-	PreferenceBandit PreferenceMode = "bandit"
+	PreferenceBandit preferenceMode = "bandit"
 )
 
-// DefaultTemperature is preference.temperature's default, in score units
+// defaultTemperature is preference.temperature's default, in score units
 // (the model's rate score is a job's predicted mean speed net of the
 // slowdown it causes, in [−1, 1]): a score 0.05 higher is e times more
 // likely before starvation weights, so a job passed over twice (weight 2
 // at a = 0.5) outweighs a 0.035 lead.
-const DefaultTemperature = 0.05
+const defaultTemperature = 0.05
 
 // PreferenceConfig: score candidates by co-location. Disabled: the oldest
 // survivor goes first.
 type PreferenceConfig struct {
 	Enabled bool           `json:"enabled" yaml:"enabled" mapstructure:"enabled"`
-	Mode    PreferenceMode `json:"mode" yaml:"mode" mapstructure:"mode"`
+	Mode    preferenceMode `json:"mode" yaml:"mode" mapstructure:"mode"`
 	// Temperature (mode model) turns scores into probabilities:
 	// π ∝ exp(score / Temperature). > 0.
 	Temperature float64 `json:"temperature" yaml:"temperature" mapstructure:"temperature"`
@@ -172,30 +172,30 @@ type PreferenceConfig struct {
 	ObserveWait time.Duration `json:"observe_wait" yaml:"observe_wait" mapstructure:"observe_wait"`
 }
 
-// DefaultObserveWait is preference.observe_wait's default: two learning
+// defaultObserveWait is preference.observe_wait's default: two learning
 // ticks at the default 60 s schedule.
-const DefaultObserveWait = 2 * time.Minute
+const defaultObserveWait = 2 * time.Minute
 
-// Shape is how the starvation weight grows with skips.
-type Shape string
+// shape is how the starvation weight grows with skips.
+type shape string
 
 // Starvation weight shapes.
 const (
-	ShapeLinear      Shape = "linear"      // 1 + a·skips
-	ShapeExponential Shape = "exponential" // (1 + a)^skips
-	// ShapeNear weighs a job only once it has used half its bound: 1 + a·
+	shapeLinear      shape = "linear"      // 1 + a·skips
+	shapeExponential shape = "exponential" // (1 + a)^skips
+	// shapeNear weighs a job only once it has used half its bound: 1 + a·
 	// (skips − max_skips/2) past half of max_skips, or the same share of
 	// max_wait past half of it, whichever is more; 1 before. A job far from
 	// its bound does not override the co-location choice; one near it is
 	// pulled toward a good moment before the cap forces it at any moment.
-	ShapeNear Shape = "near"
+	shapeNear shape = "near"
 )
 
 // StarvationConfig: paper §4.3, last paragraph — weight by times skipped,
 // renormalise; a hard cap forces a job through.
 type StarvationConfig struct {
 	Enabled  bool    `json:"enabled" yaml:"enabled" mapstructure:"enabled"`
-	Shape    Shape   `json:"shape" yaml:"shape" mapstructure:"shape"`
+	Shape    shape   `json:"shape" yaml:"shape" mapstructure:"shape"`
 	A        float64 `json:"a" yaml:"a" mapstructure:"a"`
 	MaxSkips int     `json:"max_skips" yaml:"max_skips" mapstructure:"max_skips"`
 	// MaxWait bounds waiting in time: a job that fits and was submitted
@@ -234,12 +234,12 @@ type TailConfig struct {
 	Margin  float64 `json:"margin" yaml:"margin" mapstructure:"margin"`
 }
 
-// DefaultTailMargin is TailConfig.Margin's default: a job must be a
+// defaultTailMargin is TailConfig.Margin's default: a job must be a
 // quarter longer than the rest of the queue's drain time, so that noise in
 // the runtime estimates (runs under contention) does not override the
 // co-location choice. Chosen on the tuning seeds and the generated
 // workloads (bench/README.md, "The queue's tail").
-const DefaultTailMargin = 1.25
+const defaultTailMargin = 1.25
 
 // LookaheadConfig: model-predictive admission. The TopK candidates the
 // preference stage ranks first are rolled out on a model of the cluster
@@ -263,29 +263,29 @@ type LookaheadConfig struct {
 const (
 	DefaultLookaheadTopK   = 3
 	DefaultLookaheadMargin = 1.0
-	MaxLookaheadTopK       = 16
+	maxLookaheadTopK       = 16
 )
 
-// SelectMode is how the final distribution becomes one job.
-type SelectMode string
+// selectMode is how the final distribution becomes one job.
+type selectMode string
 
 // Select modes.
 const (
-	SelectSample SelectMode = "sample" // draw from the distribution (the paper)
-	SelectArgmax SelectMode = "argmax" // most probable; ties → oldest
+	SelectSample selectMode = "sample" // draw from the distribution (the paper)
+	SelectArgmax selectMode = "argmax" // most probable; ties → oldest
 	// SelectAnneal samples while the context's preference rows have seen
 	// fewer than ExploreObservations observations (weighted by the context
 	// weights), then takes the argmax: explore first, exploit what was learned.
-	SelectAnneal SelectMode = "anneal"
+	SelectAnneal selectMode = "anneal"
 )
 
-// DefaultExploreObservations is select.explore_observations' default.
-const DefaultExploreObservations = 10
+// defaultExploreObservations is select.explore_observations' default.
+const defaultExploreObservations = 10
 
 // SelectConfig: draw the job. Disabled: the oldest candidate.
 type SelectConfig struct {
 	Enabled bool       `json:"enabled" yaml:"enabled" mapstructure:"enabled"`
-	Mode    SelectMode `json:"mode" yaml:"mode" mapstructure:"mode"`
+	Mode    selectMode `json:"mode" yaml:"mode" mapstructure:"mode"`
 	// ExploreObservations (anneal): observations of the context's rows
 	// below which the job is sampled; at or above, the argmax.
 	ExploreObservations int64 `json:"explore_observations" yaml:"explore_observations" mapstructure:"explore_observations"`
@@ -311,22 +311,22 @@ func DefaultConfig() Config {
 		Window: WindowConfig{Enabled: true, Size: DefaultWindow},
 		Fit:    FitConfig{Enabled: true, PerNode: true},
 		Fairness: FairnessConfig{
-			Enabled: false, GroupBy: GroupByUser, Kappa: 0.1, Metric: ShareDominant,
-			Mode: FairnessDeficit, BurstPeriod: DefaultBurstPeriod, Slot: DefaultSlot, Scan: DefaultFairScan,
+			Enabled: false, GroupBy: GroupByUser, Kappa: 0.1, Metric: shareDominant,
+			Mode: FairnessDeficit, BurstPeriod: defaultBurstPeriod, Slot: defaultSlot, Scan: DefaultFairScan,
 		},
 		Altruism:    AltruismConfig{Enabled: true, P: 0.5, DefaultRuntime: 10 * time.Minute},
-		Preference:  PreferenceConfig{Enabled: true, Mode: PreferenceBandit, Temperature: DefaultTemperature, ObserveWait: DefaultObserveWait},
-		Starvation:  StarvationConfig{Enabled: true, Shape: ShapeLinear, A: 0.5, MaxSkips: 8},
+		Preference:  PreferenceConfig{Enabled: true, Mode: PreferenceBandit, Temperature: defaultTemperature, ObserveWait: defaultObserveWait},
+		Starvation:  StarvationConfig{Enabled: true, Shape: shapeLinear, A: 0.5, MaxSkips: 8},
 		Reservation: ReservationConfig{Enabled: true, AfterBlocked: 8},
-		Tail:        TailConfig{Enabled: false, Margin: DefaultTailMargin},
+		Tail:        TailConfig{Enabled: false, Margin: defaultTailMargin},
 		Lookahead:   LookaheadConfig{Enabled: false, TopK: DefaultLookaheadTopK, Margin: DefaultLookaheadMargin},
-		Select:      SelectConfig{Enabled: true, Mode: SelectAnneal, ExploreObservations: DefaultExploreObservations},
+		Select:      SelectConfig{Enabled: true, Mode: SelectAnneal, ExploreObservations: defaultExploreObservations},
 		MaxRecorded: 32,
 	}
 }
 
-// MaxWindow bounds Window.Size.
-const MaxWindow = 1 << 20
+// maxWindow bounds Window.Size.
+const maxWindow = 1 << 20
 
 // Validate reports the first bad field as a *FieldError (wrapping
 // ErrInvalid) named like "starvation.max_skips", with the bound it broke.
@@ -334,8 +334,8 @@ func (c Config) Validate() error {
 	if c.MaxRecorded < 0 {
 		return fieldErr("max_recorded", "%d is negative", c.MaxRecorded)
 	}
-	if w := c.Window; w.Enabled && (w.Size < 1 || w.Size > MaxWindow) {
-		return fieldErr("window.size", "%d outside [1, %d]", w.Size, MaxWindow)
+	if w := c.Window; w.Enabled && (w.Size < 1 || w.Size > maxWindow) {
+		return fieldErr("window.size", "%d outside [1, %d]", w.Size, maxWindow)
 	}
 	if f := c.Fairness; f.Enabled {
 		if err := f.validate(); err != nil {
@@ -391,15 +391,15 @@ func (f FairnessConfig) validate() error {
 		return fieldErr("fairness.kappa", "%v outside (0, 1]", f.Kappa)
 	}
 	switch f.Metric {
-	case ShareDominant, ShareSum:
+	case shareDominant, shareSum:
 	default:
 		return fieldErr("fairness.metric", "%q is not dominant or sum", f.Metric)
 	}
 	if f.HalfLife < 0 {
 		return fieldErr("fairness.half_life", "%v is negative", f.HalfLife)
 	}
-	if f.Scan < 0 || f.Scan > MaxWindow {
-		return fieldErr("fairness.scan", "%d outside [0, %d]", f.Scan, MaxWindow)
+	if f.Scan < 0 || f.Scan > maxWindow {
+		return fieldErr("fairness.scan", "%d outside [0, %d]", f.Scan, maxWindow)
 	}
 	for g, w := range f.Weights {
 		if !(w > 0) || math.IsInf(w, 0) {
@@ -436,8 +436,8 @@ func (c Config) validateLookahead() error {
 	if !l.Enabled {
 		return nil
 	}
-	if l.TopK < 2 || l.TopK > MaxLookaheadTopK {
-		return fieldErr("lookahead.top_k", "%d outside [2, %d]", l.TopK, MaxLookaheadTopK)
+	if l.TopK < 2 || l.TopK > maxLookaheadTopK {
+		return fieldErr("lookahead.top_k", "%d outside [2, %d]", l.TopK, maxLookaheadTopK)
 	}
 	if !(l.Margin >= 0 && l.Margin <= 10) {
 		return fieldErr("lookahead.margin", "%v outside [0, 10]", l.Margin)
@@ -454,7 +454,7 @@ func (c Config) validateLookahead() error {
 // validate checks the starvation guard's settings (when it is enabled).
 func (s StarvationConfig) validate() error {
 	switch s.Shape {
-	case ShapeLinear, ShapeExponential, ShapeNear:
+	case shapeLinear, shapeExponential, shapeNear:
 	default:
 		return fieldErr("starvation.shape", "%q is not linear, exponential or near", s.Shape)
 	}
@@ -467,7 +467,7 @@ func (s StarvationConfig) validate() error {
 	if s.MaxSkips < 1 || s.MaxSkips > 1<<20 {
 		return fieldErr("starvation.max_skips", "%d outside [1, %d]", s.MaxSkips, 1<<20)
 	}
-	if s.Shape == ShapeExponential && math.IsInf(math.Pow(1+s.A, float64(s.MaxSkips)), 0) {
+	if s.Shape == shapeExponential && math.IsInf(math.Pow(1+s.A, float64(s.MaxSkips)), 0) {
 		return fieldErr("starvation.a", "(1+%v)^%d overflows", s.A, s.MaxSkips)
 	}
 	return nil
@@ -488,8 +488,8 @@ func (f FairnessConfig) validateCurves() error {
 	if f.Slot <= 0 {
 		return fieldErr("fairness.slot", "%v is not positive", f.Slot)
 	}
-	if f.BurstPeriod < f.Slot || f.BurstPeriod/f.Slot > MaxCurveSlots {
-		return fieldErr("fairness.burst_period", "%v must be between one slot (%v) and %d slots", f.BurstPeriod, f.Slot, MaxCurveSlots)
+	if f.BurstPeriod < f.Slot || f.BurstPeriod/f.Slot > maxCurveSlots {
+		return fieldErr("fairness.burst_period", "%v must be between one slot (%v) and %d slots", f.BurstPeriod, f.Slot, maxCurveSlots)
 	}
 	seen := map[string]string{}
 	for i, q := range f.Queues {

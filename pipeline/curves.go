@@ -13,19 +13,19 @@ import (
 // (memory, vcores), so the capacity C is 1 and service over time is in
 // capacity·seconds.
 
-// FairnessMode is how the fairness stage shares the cluster.
-type FairnessMode string
+// fairnessMode is how the fairness stage shares the cluster.
+type fairnessMode string
 
 // Fairness modes.
 const (
 	// FairnessDeficit bounds unfairness between groups with DRF deficit
 	// counters (Graphene §5.1, or X-Flex's long-term deficits with a
 	// half-life): see fairnessStage.
-	FairnessDeficit FairnessMode = "deficit"
+	FairnessDeficit fairnessMode = "deficit"
 	// FairnessCurves serves configured queues by their service curves
 	// first, the rest by DRF deficits, then by strict priority: see
 	// curvesRule.
-	FairnessCurves FairnessMode = "curves"
+	FairnessCurves fairnessMode = "curves"
 )
 
 // Rate is an amount per resource as a share of the cluster's capacity.
@@ -61,8 +61,8 @@ type ServiceQueue struct {
 	Burst time.Duration `json:"burst" yaml:"burst" mapstructure:"burst"`
 }
 
-// MaxLevel bounds ServiceQueue.Level.
-const MaxLevel = 16
+// maxLevel bounds ServiceQueue.Level.
+const maxLevel = 16
 
 // beta is Beta with zero meaning Alpha.
 func (q ServiceQueue) beta() Rate {
@@ -96,8 +96,8 @@ func (q ServiceQueue) validate(field string) error {
 	if q.Name == "" {
 		return fieldErr(field+".name", "required")
 	}
-	if q.Level < 1 || q.Level > MaxLevel {
-		return fieldErr(field+".level", "%d outside [1, %d]", q.Level, MaxLevel)
+	if q.Level < 1 || q.Level > maxLevel {
+		return fieldErr(field+".level", "%d outside [1, %d]", q.Level, maxLevel)
 	}
 	for _, r := range []struct {
 		key string
@@ -120,32 +120,32 @@ func (q ServiceQueue) validate(field string) error {
 	return nil
 }
 
-// Guarantee is what admission control granted a queue.
-type Guarantee string
+// guarantee is what admission control granted a queue.
+type guarantee string
 
 // Guarantees (draft §3, "Admission Control").
 const (
 	// GuaranteeHard: admitted at the top level (1); owed service goes first
 	// and the cluster holds room for it.
-	GuaranteeHard Guarantee = "hard"
+	GuaranteeHard guarantee = "hard"
 	// GuaranteeSoft: admitted below the top level; owed service goes first
 	// among the jobs that fit now, but the cluster holds no room for it.
-	GuaranteeSoft Guarantee = "soft"
+	GuaranteeSoft guarantee = "soft"
 	// GuaranteeElastic: best effort, shared by DRF.
-	GuaranteeElastic Guarantee = "elastic"
+	GuaranteeElastic guarantee = "elastic"
 )
 
-// QueueAdmission is admission control's outcome for one queue.
-type QueueAdmission struct {
+// queueAdmission is admission control's outcome for one queue.
+type queueAdmission struct {
 	Name      string    `json:"name"`
 	Class     string    `json:"class"`
 	Level     int       `json:"level"`
-	Guarantee Guarantee `json:"guarantee"`
+	Guarantee guarantee `json:"guarantee"`
 	// Reason says why, with the numbers of the condition that decided.
 	Reason string `json:"reason"`
 }
 
-// AdmitQueues is the draft's admission control over the configured queues,
+// admitQueues is the draft's admission control over the configured queues,
 // in their order (the order they arrived in): a queue with a curve is
 // guaranteed when, with the queues already guaranteed at its level,
 //
@@ -155,12 +155,12 @@ type QueueAdmission struct {
 // where n counts those queues (the draft's note: n+1, the queue itself
 // included). Guaranteed at level 1 is hard, below soft; a queue failing
 // either condition, or with no curve, is elastic.
-func AdmitQueues(qs []ServiceQueue, period time.Duration) []QueueAdmission {
+func admitQueues(qs []ServiceQueue, period time.Duration) []queueAdmission {
 	T := period.Seconds()
 	levels := map[int]*levelSum{}
-	out := make([]QueueAdmission, 0, len(qs))
+	out := make([]queueAdmission, 0, len(qs))
 	for _, q := range qs {
-		a := QueueAdmission{Name: q.Name, Class: q.Class(), Level: q.Level, Guarantee: GuaranteeElastic}
+		a := queueAdmission{Name: q.Name, Class: q.Class(), Level: q.Level, Guarantee: GuaranteeElastic}
 		out = append(out, admitOne(q, T, levels, &a))
 	}
 	return out
@@ -173,7 +173,7 @@ type levelSum struct {
 	n         int
 }
 
-func admitOne(q ServiceQueue, T float64, levels map[int]*levelSum, a *QueueAdmission) QueueAdmission {
+func admitOne(q ServiceQueue, T float64, levels map[int]*levelSum, a *queueAdmission) queueAdmission {
 	if q.Alpha == (Rate{}) {
 		a.Reason = "no service curve: best effort"
 		return *a
@@ -351,8 +351,8 @@ func (b *curveBook) received(q string) [2]float64 {
 	return [2]float64{w[0] / span, w[1] / span}
 }
 
-// CurveState is the service-curve accounting, for persistence.
-type CurveState struct {
+// curveState is the service-curve accounting, for persistence.
+type curveState struct {
 	Slot   time.Duration `json:"slot"`
 	Slots  int           `json:"slots"`
 	Cur    int64         `json:"cur"`
@@ -362,8 +362,8 @@ type CurveState struct {
 	Received map[string][]Rate `json:"received"`
 }
 
-func (b *curveBook) state() CurveState {
-	s := CurveState{Slot: b.slot, Slots: b.n, Cur: b.cur, LastAt: b.lastAt, Held: map[string]Rate{}, Received: map[string][]Rate{}}
+func (b *curveBook) state() curveState {
+	s := curveState{Slot: b.slot, Slots: b.n, Cur: b.cur, LastAt: b.lastAt, Held: map[string]Rate{}, Received: map[string][]Rate{}}
 	for q, h := range b.held {
 		s.Held[q] = rateOf(h)
 	}
@@ -379,7 +379,7 @@ func (b *curveBook) state() CurveState {
 
 // restore loads s when it was kept with the same slot and window; it
 // reports whether it did.
-func (b *curveBook) restore(s CurveState) bool {
+func (b *curveBook) restore(s curveState) bool {
 	if s.Slot != b.slot || s.Slots != b.n {
 		return false
 	}

@@ -14,3 +14,23 @@ func (p *Pipeline) Deficits() map[string]float64 {
 	}
 	return out
 }
+
+// The external tests' names for unexported constants.
+const (
+	DefaultTailMargin = defaultTailMargin
+	ShapeExponential  = shapeExponential
+	ShapeLinear       = shapeLinear
+	ShapeNear         = shapeNear
+)
+
+// The external tests' names for unexported variables and functions.
+var (
+	AdmitQueues = admitQueues
+)
+
+// The external tests' names for unexported types.
+type (
+	Guarantee      = guarantee
+	PreferenceMode = preferenceMode
+	Shape          = shape
+)

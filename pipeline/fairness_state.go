@@ -13,7 +13,7 @@ import (
 type FairnessState struct {
 	Deficits map[string]float64 `json:"deficits,omitempty"`
 	LastAt   time.Time          `json:"last_at"`
-	Curves   *CurveState        `json:"curves,omitempty"`
+	Curves   *curveState        `json:"curves,omitempty"`
 }
 
 // FairnessState returns the fairness stage's memory; ok is false when
@@ -59,8 +59,8 @@ func (p *Pipeline) RestoreFairness(s FairnessState) (dropped string) {
 // decision, for operators (GET /v1/queues).
 type QueuesReport struct {
 	Enabled bool         `json:"enabled"`
-	Mode    FairnessMode `json:"mode,omitempty"`
-	GroupBy GroupBy      `json:"group_by,omitempty"`
+	Mode    fairnessMode `json:"mode,omitempty"`
+	GroupBy groupBy      `json:"group_by,omitempty"`
 	// At is the last decision's time; zero before the first.
 	At            time.Time     `json:"at"`
 	BurstPeriodNS int64         `json:"burst_period_ns,omitempty"`
@@ -75,7 +75,7 @@ type QueueStatus struct {
 	Members   []string  `json:"members,omitempty"`
 	Class     string    `json:"class"`
 	Level     int       `json:"level,omitempty"`
-	Guarantee Guarantee `json:"guarantee"`
+	Guarantee guarantee `json:"guarantee"`
 	Reason    string    `json:"reason,omitempty"`
 	Alpha     *Rate     `json:"alpha,omitempty"`
 	Beta      *Rate     `json:"beta,omitempty"`

@@ -116,12 +116,12 @@ type Score struct {
 	Confounds bool `json:"confounds,omitempty"`
 }
 
-// ObservationCounter is optionally implemented by Preferences (bandit.Learner
+// observationCounter is optionally implemented by Preferences (bandit.Learner
 // does): how many observations have updated the preferences given a running
 // kind. Select's anneal mode samples while the context's rows have fewer
 // than select.explore_observations and takes the argmax after; preferences
 // without it count as never observed (anneal always samples).
-type ObservationCounter interface {
+type observationCounter interface {
 	RowObservations(given string) int64
 }
 
@@ -153,13 +153,13 @@ type Decision struct {
 	Queues []QueueRecord `json:"queues,omitempty"`
 	// Lookahead is the lookahead's prediction for each candidate it rolled
 	// out, the one-step choice first.
-	Lookahead []LookaheadRecord `json:"lookahead,omitempty"`
+	Lookahead []lookaheadRecord `json:"lookahead,omitempty"`
 }
 
-// LookaheadRecord is one rolled-out candidate: the mean of its predicted
+// lookaheadRecord is one rolled-out candidate: the mean of its predicted
 // values and, against the one-step choice, the mean paired difference and
 // its standard error.
-type LookaheadRecord struct {
+type lookaheadRecord struct {
 	JobID  string  `json:"job_id"`
 	Kind   string  `json:"kind"`
 	Value  float64 `json:"value"`

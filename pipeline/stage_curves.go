@@ -35,7 +35,7 @@ import (
 type curvesRule struct {
 	period time.Duration
 	queues []ServiceQueue
-	adm    []QueueAdmission
+	adm    []queueAdmission
 	order  []int             // queue indexes by level, then configuration order
 	index  map[string]int    // queue name → index
 	member map[string]string // group → queue name
@@ -50,7 +50,7 @@ type curvesRule struct {
 func newCurvesRule(c FairnessConfig) *curvesRule {
 	r := &curvesRule{
 		period: c.BurstPeriod, queues: slices.Clone(c.Queues),
-		adm:   AdmitQueues(c.Queues, c.BurstPeriod),
+		adm:   admitQueues(c.Queues, c.BurstPeriod),
 		order: sortedQueues(c.Queues), index: map[string]int{}, member: map[string]string{},
 		book: newCurveBook(c.BurstPeriod, c.Slot), held: map[string][2]float64{},
 		entitled: make([][2]float64, len(c.Queues)), owed: make([][2]float64, len(c.Queues)),
@@ -224,11 +224,11 @@ func (r *curvesRule) roomAtStake() bool {
 
 // strictPriority is step 3: the live jobs of the highest level.
 func (r *curvesRule) strictPriority(x *run, rec *StageRecord) {
-	best := MaxLevel + 1
+	best := maxLevel + 1
 	for _, c := range x.live {
 		best = min(best, r.queues[r.index[c.group]].Level)
 	}
-	if best > MaxLevel {
+	if best > maxLevel {
 		return
 	}
 	rec.Note = fmt.Sprintf("no elastic job fits: the guaranteed queues' leftover by strict priority, level %d", best)
@@ -254,7 +254,7 @@ func (r *run) keepIf(in func(*cand) bool, rec *StageRecord, reason string) {
 type QueueRecord struct {
 	Queue     string    `json:"queue"`
 	Level     int       `json:"level"`
-	Guarantee Guarantee `json:"guarantee"`
+	Guarantee guarantee `json:"guarantee"`
 	Entitled  Rate      `json:"entitled"`
 	Held      Rate      `json:"held"`
 	Owed      Rate      `json:"owed"`

@@ -103,7 +103,7 @@ func norm(mem, vc int64, capa Capacity) [2]float64 {
 
 // reduce turns normalised per-resource amounts into one share.
 func (f *fairnessStage) reduce(s [2]float64, capa Capacity) float64 {
-	if f.c.Metric == ShareSum {
+	if f.c.Metric == shareSum {
 		n := 0
 		if capa.MemoryMB > 0 {
 			n++
@@ -303,7 +303,7 @@ func (f *fairnessStage) charge(r *run) {
 	res := c.res
 	need := norm(res.TotalMemoryMB(), res.TotalVCores(), r.snap.Capacity)
 	var factor float64
-	if f.c.Metric == ShareSum {
+	if f.c.Metric == shareSum {
 		factor = f.reduce(need, r.snap.Capacity)
 	} else {
 		// DRF: the job's demand of its group's dominant resource (the

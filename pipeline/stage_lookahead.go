@@ -60,7 +60,7 @@ func (s lookaheadStage) run(r *run, rec *StageRecord) {
 	floor := s.minGain * math.Abs(baseMean)
 	for i, o := range outs {
 		mean, diff, se := stats(o.Values, base)
-		r.dec.Lookahead = append(r.dec.Lookahead, LookaheadRecord{JobID: top[i].job.ID, Kind: top[i].kind, Value: mean, Diff: diff, StdErr: se, Fits: o.Fits})
+		r.dec.Lookahead = append(r.dec.Lookahead, lookaheadRecord{JobID: top[i].job.ID, Kind: top[i].kind, Value: mean, Diff: diff, StdErr: se, Fits: o.Fits})
 		if i == 0 || !o.Fits {
 			continue
 		}

@@ -23,9 +23,9 @@ func (starvationStage) name() string { return "starvation" }
 func (s starvationStage) w(skips int, waited time.Duration) float64 {
 	k := float64(max(skips, 0))
 	switch s.c.Shape {
-	case ShapeExponential:
+	case shapeExponential:
 		return math.Pow(1+s.c.A, k)
-	case ShapeNear:
+	case shapeNear:
 		half := float64(s.c.MaxSkips) / 2
 		past := max(0, k-half)
 		if s.c.MaxWait > 0 {
@@ -97,9 +97,9 @@ type selectStage struct {
 func (selectStage) name() string { return "select" }
 
 // observed is the context-weighted mean of the observations of the
-// context's preference rows; 0 without an ObservationCounter or context.
+// context's preference rows; 0 without an observationCounter or context.
 func (s selectStage) observed(ctx []ContextKind) float64 {
-	oc, ok := s.prefs.(ObservationCounter)
+	oc, ok := s.prefs.(observationCounter)
 	if !ok {
 		return 0
 	}

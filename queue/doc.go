@@ -13,8 +13,8 @@
 //
 // Every write is a Command (command.go): a value of a closed set —
 // CmdSubmit (a group of new jobs with the ids their proposer minted and
-// their idempotency keys), CmdAdmit (with the application id), CmdStart,
-// CmdFinish, CmdRequeue, CmdCancel, CmdPark, CmdResolve, CmdCompact, the
+// their idempotency keys), cmdAdmit (with the application id), cmdStart,
+// cmdFinish, cmdRequeue, cmdCancel, cmdPark, cmdResolve, cmdCompact, the
 // learned state's and the fairness state's saves — that carries its time
 // and every id it creates. Store.Apply applies a log Entry of commands in
 // one transaction and records the entry's index in it; the same entries
@@ -32,12 +32,12 @@
 // is for tests). Submissions are group-committed by a single writer, so
 // concurrent submitters share an fsync; an idempotency key (scoped per user)
 // makes a retried submission return the first job. Open tells a foreign file
-// (ErrForeign), a damaged one (ErrCorrupt; *MetaError for a damaged bbolt
-// meta page, *TruncatedError for an empty or short file), a newer schema
-// (ErrSchema) and a held lock (ErrLocked) apart, and never panics on a bad
+// (errForeign), a damaged one (ErrCorrupt; *MetaError for a damaged bbolt
+// meta page, *truncatedError for an empty or short file), a newer schema
+// (errSchema) and a held lock (errLocked) apart, and never panics on a bad
 // file. A damaged job record or kind history does not stop the store: it
 // is quarantined (Store.Quarantined lists it; the job answers
-// ErrQuarantined) and the indexes are rebuilt from the records when they
+// errQuarantined) and the indexes are rebuilt from the records when they
 // disagree. Check is the read-only version for ops (`colocd store check`).
 // README.md says what the store promises on corruption and how it is tested.
 //
@@ -60,7 +60,7 @@
 //	         earlier builds) migrate into the rows when first read.
 //	counts   state → uint64 BE              O(1) Counts
 //	blocks   seq>>12 (uint64 BE) → count    pending jobs per 4096 seqs, for Position
-//	quarantine "jobs/"id or "kinds/"kind → Quarantined as JSON
+//	quarantine "jobs/"id or "kinds/"kind → quarantined as JSON
 //	         (damaged records; created by the first quarantine, so a
 //	         file without it is schema 1 too)
 //

@@ -10,7 +10,7 @@ import (
 
 // Get returns the job with id, or an error wrapping ErrNotFound, or, for a
 // job whose record was damaged, a *QuarantinedError (wrapping
-// ErrQuarantined).
+// errQuarantined).
 func (s *Store) Get(id string) (Job, error) {
 	var j Job
 	err := s.read(func(tx *bolt.Tx) (err error) {
