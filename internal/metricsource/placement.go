@@ -26,10 +26,10 @@ type Placements struct {
 var _ engine.PlacementSource = (*Placements)(nil)
 
 // NewPlacements adapts r, with the host names of hosts (the zero value is
-// HostsSame).
+// hostsSame).
 func NewPlacements(r PlacementReader, hosts HostsConfig) (*Placements, error) {
 	if hosts.Mode == "" {
-		hosts.Mode = HostsSame
+		hosts.Mode = hostsSame
 	}
 	if err := hosts.Validate(); err != nil {
 		return nil, err
