@@ -66,7 +66,7 @@ type Config struct {
 	Tokens TokensConfig `mapstructure:"tokens"`
 	// MaxAnswerBytes caps one answer of an RM, NodeManager, NameNode or
 	// the Timeline Server (yarnclient.Config.MaxAnswerBytes): a bigger
-	// one fails the call with yarnclient.ErrTooLarge.
+	// one fails the call (yarnclient: "answer over its size cap").
 	MaxAnswerBytes int64 `mapstructure:"max_answer_bytes"`
 }
 
