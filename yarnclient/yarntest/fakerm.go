@@ -83,9 +83,9 @@ func OnSubmit(f func(yarnclient.SubmissionContext)) Option {
 // 404 for them. Default 1000, Hadoop 3's default (Hadoop 2: 10000).
 func MaxCompletedApps(n int) Option { return func(o *options) { o.maxCompleted = n } }
 
-// maxResourceCapability sets new-application's maximum-resource-capability
+// MaxResourceCapability sets new-application's maximum-resource-capability
 // (default 8192 MB, 32 vcores, the documented example).
-func maxResourceCapability(memoryMB, vcores int64) Option {
+func MaxResourceCapability(memoryMB, vcores int64) Option {
 	return func(o *options) { o.maxMemory, o.maxVCores = memoryMB, vcores }
 }
 
