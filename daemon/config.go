@@ -425,7 +425,7 @@ func cfgErr(key, format string, args ...any) error {
 }
 
 // fieldError is a section owner's validation error (queue.FieldError,
-// yarncluster.FieldError): the key under the section, and why.
+// yarncluster's fieldError): the key under the section, and why.
 type fieldError interface {
 	error
 	FieldReason() (field, reason string)

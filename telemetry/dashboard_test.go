@@ -21,7 +21,7 @@ import (
 // so that every vector has a child to gather.
 func exercise(m *Metrics) {
 	m.Build(BuildInfo{Version: "v0", Revision: "r0"})
-	m.Admitted(time.Minute, ForcedMaxSkips, "etl", "wordcount")
+	m.Admitted(time.Minute, forcedMaxSkips, "etl", "wordcount")
 	m.AdmissionFailed()
 	m.ObserveDecision(time.Millisecond)
 	m.LearningUpdates(1)
@@ -29,9 +29,9 @@ func exercise(m *Metrics) {
 	m.StaleHosts(1)
 	m.DominantShare("g", 0.5)
 	m.BackendErrors("state")
-	m.BackendUp(BackendCluster, true)
-	m.ClusterBackoff(BackoffRead, 2*time.Second)
-	m.CallsBackedOff(BackoffJob)
+	m.BackendUp(backendCluster, true)
+	m.ClusterBackoff(backoffRead, 2*time.Second)
+	m.CallsBackedOff(backoffJob)
 	m.JobsBackingOff(1)
 	m.APIRequest("/v1/jobs", 200, time.Millisecond)
 	m.WatchQueues(fixedQueues{pipeline.QueuesReport{Enabled: true, Queues: []pipeline.QueueStatus{{Name: "q", Class: "batch", Guarantee: pipeline.GuaranteeElastic}}}})
@@ -44,7 +44,7 @@ func exercise(m *Metrics) {
 	m.ObserveOutbound(ServiceYARN, "/ws/v1/cluster/apps/application_1_0001", 200, time.Millisecond)
 }
 
-// fixedPending is a PendingSource of fixed jobs.
+// fixedPending is a pendingSource of fixed jobs.
 type fixedPending []queue.Job
 
 func (f fixedPending) Pending(int) ([]queue.Job, error) { return f, nil }

@@ -8,8 +8,8 @@ import (
 	"github.com/colocd/colocd/pipeline"
 )
 
-// QueueSource reports the fairness stage's queues (engine.Engine does).
-type QueueSource interface {
+// queueSource reports the fairness stage's queues (engine.Engine does).
+type queueSource interface {
 	Queues() pipeline.QueuesReport
 }
 
@@ -19,7 +19,7 @@ type QueueSource interface {
 // _received{queue, resource} (shares of the cluster; entitled and owed for
 // guaranteed queues only, received for configured queues), and
 // colocd_queue_deficit and colocd_queue_pending{queue}. Call it once.
-func (m *Metrics) WatchQueues(src QueueSource) {
+func (m *Metrics) WatchQueues(src queueSource) {
 	if m == nil || src == nil {
 		return
 	}
@@ -39,7 +39,7 @@ func (m *Metrics) WatchQueues(src QueueSource) {
 }
 
 type queuesCollector struct {
-	src                                                    QueueSource
+	src                                                    queueSource
 	info, entitled, owed, held, received, deficit, pending *prometheus.Desc
 }
 

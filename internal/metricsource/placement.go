@@ -29,11 +29,11 @@ type Placements struct {
 var _ engine.PlacementSource = (*Placements)(nil)
 
 // NewPlacements adapts r, with the host names of hosts (the zero value is
-// HostsSame) and the foreign kinds of foreign. A bad setting is a
+// hostsSame) and the foreign kinds of foreign. A bad setting is a
 // *FieldError; a foreign one's Field starts with "foreign.".
 func NewPlacements(r PlacementReader, hosts HostsConfig, foreign ForeignConfig) (*Placements, error) {
 	if hosts.Mode == "" {
-		hosts.Mode = HostsSame
+		hosts.Mode = hostsSame
 	}
 	if err := hosts.Validate(); err != nil {
 		return nil, err

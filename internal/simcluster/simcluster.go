@@ -153,7 +153,7 @@ func (c *Cluster) startWaiting(s *sim.Sim) error {
 			kept = append(kept, w)
 			continue
 		}
-		if err := c.log(LogEntry{Op: OpSubmit, AppID: w.appID, JobID: w.jobID, Kind: w.spec.Kind, User: w.spec.User,
+		if err := c.log(logEntry{Op: OpSubmit, AppID: w.appID, JobID: w.jobID, Kind: w.spec.Kind, User: w.spec.User,
 			Queue: w.spec.Queue, At: s.Now()}); err != nil {
 			c.waiting = append(kept, c.waiting[i:]...)
 			return fmt.Errorf("start waiting application %s: %w", w.appID, err)
@@ -184,11 +184,11 @@ func (c *Cluster) Reserve(ctx context.Context) (string, error) {
 	var err error
 	c.exec(func(s *sim.Sim) {
 		next := s.NextApplicationID()
-		if err = c.log(LogEntry{Op: OpReserve, AppID: next, At: s.Now()}); err != nil {
+		if err = c.log(logEntry{Op: opReserve, AppID: next, At: s.Now()}); err != nil {
 			return
 		}
 		if id = s.NewApplication(); id != next {
-			err = fmt.Errorf("%w: reserved %s, logged %s", ErrSimState, id, next)
+			err = fmt.Errorf("%w: reserved %s, logged %s", errSimState, id, next)
 		}
 	})
 	return id, err
@@ -231,7 +231,7 @@ func (c *Cluster) Submit(ctx context.Context, appID string, j queue.Job) error {
 			c.waiting = append(c.waiting, waitingApp{appID: appID, jobID: j.ID, spec: spec})
 			return
 		}
-		if err = c.log(LogEntry{Op: OpSubmit, AppID: appID, JobID: j.ID, Kind: j.Kind, User: j.User, Queue: j.Queue, At: s.Now()}); err != nil {
+		if err = c.log(logEntry{Op: OpSubmit, AppID: appID, JobID: j.ID, Kind: j.Kind, User: j.User, Queue: j.Queue, At: s.Now()}); err != nil {
 			return
 		}
 		err = s.Submit(appID, spec)
@@ -286,7 +286,7 @@ func (c *Cluster) Kill(ctx context.Context, appID string) error {
 		if a.State != sim.AppRunning {
 			return // nothing to change, nothing to log
 		}
-		if err = c.log(LogEntry{Op: OpKill, AppID: appID, At: s.Now()}); err != nil {
+		if err = c.log(logEntry{Op: opKill, AppID: appID, At: s.Now()}); err != nil {
 			return
 		}
 		err = s.Kill(appID)
@@ -327,7 +327,7 @@ func (c *Cluster) Checkpoint() error {
 	return c.state.Checkpoint(at)
 }
 
-func (c *Cluster) log(e LogEntry) error {
+func (c *Cluster) log(e logEntry) error {
 	if c.state == nil {
 		return nil
 	}
