@@ -40,9 +40,42 @@ func (s preferenceStage) run(r *run, rec *StageRecord) {
 	}
 	heads, kinds := r.kindHeads()
 
-	// The context: running kinds, weights summed per kind, sorted by kind.
+	ctx := runningContext(r.snap.Running)
+	r.dec.Context = ctx
+	given, weights := sc.ctxKinds[:0], sc.ctxWeights[:0]
+	for _, k := range ctx {
+		given = append(given, k.Kind)
+		weights = append(weights, k.Weight)
+	}
+	sc.ctxKinds, sc.ctxWeights = given, weights
+
+	out := slices.Grow(sc.out[:0], len(kinds))[:len(kinds)]
+	sc.out = out
+	for i := range out {
+		out[i] = 0
+	}
+	if s.prefs != nil {
+		s.prefs.Mix(kinds, given, weights, out)
+	}
+	sum := scaleMix(out)
+	for i, c := range heads {
+		if sum > 0 {
+			c.pref = out[i] / sum
+		} else {
+			c.pref = 1 / float64(len(heads)) // no information: uniform
+		}
+		c.prob, c.weight = c.pref, 1
+	}
+	r.cands = heads
+	rec.Note = fmt.Sprintf("%d kinds among %d jobs; context of %d running kinds", len(heads), len(r.live), len(ctx))
+}
+
+// runningContext is the context of a decision: the running kinds, their
+// weights (a non-positive or infinite one counts 0) summed per kind,
+// sorted by kind.
+func runningContext(running []Running) []ContextKind {
 	ctx := make([]ContextKind, 0, 4)
-	for _, ru := range r.snap.Running {
+	for _, ru := range running {
 		w := ru.Weight
 		if !(w > 0) || math.IsInf(w, 0) {
 			w = 0
@@ -63,23 +96,14 @@ func (s preferenceStage) run(r *run, rec *StageRecord) {
 		}
 		return 0
 	})
-	r.dec.Context = ctx
-	given, weights := sc.ctxKinds[:0], sc.ctxWeights[:0]
-	for _, k := range ctx {
-		given = append(given, k.Kind)
-		weights = append(weights, k.Weight)
-	}
-	sc.ctxKinds, sc.ctxWeights = given, weights
+	return ctx
+}
 
-	out := slices.Grow(sc.out[:0], len(kinds))[:len(kinds)]
-	sc.out = out
-	for i := range out {
-		out[i] = 0
-	}
-	if s.prefs != nil {
-		s.prefs.Mix(kinds, given, weights, out)
-	}
-	var top, sum float64
+// scaleMix makes the preferences Mix returned usable: a non-positive or
+// infinite one counts 0, and all are divided by the largest (first, so
+// that their sum cannot overflow); it returns their sum.
+func scaleMix(out []float64) (sum float64) {
+	var top float64
 	for i, p := range out {
 		if !(p > 0) || math.IsInf(p, 0) {
 			out[i] = 0
@@ -87,19 +111,10 @@ func (s preferenceStage) run(r *run, rec *StageRecord) {
 		top = max(top, out[i])
 	}
 	for i := range out {
-		out[i] /= max(top, math.SmallestNonzeroFloat64) // scale first: the sum cannot overflow
+		out[i] /= max(top, math.SmallestNonzeroFloat64)
 		sum += out[i]
 	}
-	for i, c := range heads {
-		if sum > 0 {
-			c.pref = out[i] / sum
-		} else {
-			c.pref = 1 / float64(len(heads)) // no information: uniform
-		}
-		c.prob, c.weight = c.pref, 1
-	}
-	r.cands = heads
-	rec.Note = fmt.Sprintf("%d kinds among %d jobs; context of %d running kinds", len(heads), len(r.live), len(ctx))
+	return sum
 }
 
 // contextWeighted reports whether any running job has a positive weight:
@@ -188,13 +203,23 @@ func (s modelStage) run(r *run, rec *StageRecord) {
 	}
 	r.cands = heads
 	r.dec.Context = append(r.dec.Context[:0], scores[0].Beside...)
-	// Observe before pairing: running a never-observed kind beside another
-	// kind hides both kinds' usage in their sum. When the best candidate
-	// would, and no candidate that would not is as good, wait for the next
-	// learning tick to profile what runs —
-	// for at most ObserveWait after the candidate was submitted. Nothing is
-	// passed over by waiting; starvation's hard cap still forces a job, and
-	// an out-of-slack deadline job never waits.
+	if s.observeFirst(r, rec, heads, scores) {
+		return
+	}
+	rec.Note = fmt.Sprintf("%d kinds among %d jobs scored by the co-location model (head: %.0f%% alone, beside %d kinds)",
+		len(heads), len(r.live), 100*scores[0].Alone, len(scores[0].Beside))
+}
+
+// observeFirst is the model stage's rule to observe before pairing:
+// running a never-observed kind beside another kind hides both kinds'
+// usage in their sum. When the best candidate would, and no candidate that
+// would not is as good, the pass waits for the next learning tick to
+// profile what runs — for at most ObserveWait after the candidate was
+// submitted — and observeFirst reports true (no candidate left); when a
+// clean candidate is as good, only the clean ones stay. Nothing is passed
+// over by waiting; starvation's hard cap still forces a job, and an
+// out-of-slack deadline job never waits.
+func (s modelStage) observeFirst(r *run, rec *StageRecord, heads []*cand, scores []Score) (wait bool) {
 	if w := s.observeWait; w > 0 && len(r.snap.Running) > 0 {
 		best, clean := -1, -1
 		for i, c := range heads {
@@ -229,12 +254,11 @@ func (s modelStage) run(r *run, rec *StageRecord) {
 				r.note = fmt.Sprintf("waiting to observe: %s (kind %s) would run a never-observed kind beside another, and no other candidate is as good",
 					heads[best].job.ID, heads[best].kind)
 				rec.Note = r.note
-				return
+				return true
 			}
 		}
 	}
-	rec.Note = fmt.Sprintf("%d kinds among %d jobs scored by the co-location model (head: %.0f%% alone, beside %d kinds)",
-		len(heads), len(r.live), 100*scores[0].Alone, len(scores[0].Beside))
+	return false
 }
 
 // kindHeads collects the oldest live job of each kind, in FIFO order, and
