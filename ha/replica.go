@@ -187,9 +187,17 @@ func (r *Replica) runSession(ctx context.Context, s *session) error {
 	go s.heartbeat(sctx, r.p.root)
 	go r.publish(sctx, s)
 	fctx, stopFollow := context.WithCancel(sctx)
-	followed := make(chan error, 1)
-	go func() { followed <- r.follow(fctx, s) }()
-	epoch, err := r.campaign(sctx, s, followed)
+	// followed is closed when the follower has returned, with its error in
+	// followErr: the campaign and this function both wait for it, so it
+	// must be a close, not a value only one receiver gets (a shutdown that
+	// ended both at once could otherwise leave this wait forever).
+	var followErr error
+	followed := make(chan struct{})
+	go func() {
+		followErr = r.follow(fctx, s)
+		close(followed)
+	}()
+	epoch, err := r.campaign(sctx, s, followed, func() error { return followErr })
 	stopFollow()
 	<-followed
 	if err != nil {
@@ -300,8 +308,9 @@ func (r *Replica) setLeader(l leader, epoch uint64) {
 
 // campaign competes for the leader's znode until this replica holds it,
 // and returns the epoch it bumped; meanwhile it keeps track of who leads.
-// followed reports the follower's end (an error it cannot go on from).
-func (r *Replica) campaign(ctx context.Context, s *session, followed <-chan error) (uint64, error) {
+// followed is closed at the follower's end, and followErr then says why
+// (an error it cannot go on from; nil when the session's context ended).
+func (r *Replica) campaign(ctx context.Context, s *session, followed <-chan struct{}, followErr func() error) (uint64, error) {
 	me, _ := json.Marshal(leader{ID: r.cfg.ID, URL: r.cfg.Advertise})
 	for {
 		ok, st, ch, err := s.conn.ExistsW(r.p.leader())
@@ -313,8 +322,12 @@ func (r *Replica) campaign(ctx context.Context, s *session, followed <-chan erro
 				return 0, s.Err()
 			case <-ctx.Done():
 				return 0, context.Cause(ctx)
-			case err := <-followed:
-				return 0, err
+			case <-followed:
+				if err := followErr(); err != nil {
+					return 0, err
+				}
+				return 0, context.Cause(ctx) // the follower stops only when ctx ends
+
 			}
 			continue
 		}
