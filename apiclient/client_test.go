@@ -19,8 +19,8 @@ import (
 	"github.com/colocd/colocd/apiclient"
 	"github.com/colocd/colocd/apiclient/apiclienttest"
 	"github.com/colocd/colocd/journal"
+	"github.com/colocd/colocd/pipeline"
 	"github.com/colocd/colocd/profile"
-	"github.com/colocd/colocd/queue"
 )
 
 // newClient returns a client of s with token; its connections are closed
@@ -467,7 +467,7 @@ func TestDecisionsGoodness(t *testing.T) {
 	ctx := t.Context()
 	at := time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
 	for i, kind := range []string{"kmeans", "terasort", "wordcount"} {
-		rec := journal.DecisionRecord{Decision: queue.Decision{At: at.Add(time.Duration(i) * time.Minute), Chosen: "job" + kind, ChosenKind: kind}}
+		rec := journal.DecisionRecord{Decision: pipeline.Decision{At: at.Add(time.Duration(i) * time.Minute), Chosen: "job" + kind, ChosenKind: kind}}
 		if err := s.Journal.AddDecision(rec); err != nil {
 			t.Fatal(err)
 		}

@@ -11,7 +11,7 @@ import (
 	"github.com/colocd/colocd/cluster"
 	"github.com/colocd/colocd/goodness"
 	"github.com/colocd/colocd/journal"
-	"github.com/colocd/colocd/queue"
+	"github.com/colocd/colocd/pipeline"
 )
 
 // TestConsole: the console's endpoints through the client, against the
@@ -20,9 +20,9 @@ import (
 // buckets, the run summary; and a bad parameter is an *Error naming it.
 func TestConsole(t *testing.T) {
 	at := apiclienttest.Epoch
-	cpu := queue.Capacity{MemoryMB: 8192, VCores: 8}
+	cpu := pipeline.Capacity{MemoryMB: 8192, VCores: 8}
 	view := apiclienttest.FixedCluster{At: at.Add(-time.Minute), State: cluster.State{
-		Capacity: queue.Capacity{MemoryMB: 16384, VCores: 16}, Free: queue.Capacity{MemoryMB: 4096, VCores: 4},
+		Capacity: pipeline.Capacity{MemoryMB: 16384, VCores: 16}, Free: pipeline.Capacity{MemoryMB: 4096, VCores: 4},
 		Nodes: []cluster.Node{{Name: "n1", Capacity: cpu, Apps: []string{"application_1_0001"}}, {Name: "n2", Capacity: cpu, Apps: []string{"application_1_0002"}}},
 		Apps: []cluster.App{
 			{ID: "application_1_0001", JobID: "J1", Kind: "cc", Nodes: []string{"n1"}, Placement: map[string]int{"n1": 3}},

@@ -8,20 +8,20 @@ import (
 )
 
 // Errors. Config.Validate and Restore return a *FieldError naming the bad
-// field and wrapping ErrInvalidConfig or ErrInvalidSnapshot;
-// ParseBaselineMode wraps ErrUnknownBaselineMode.
+// field and wrapping errInvalidConfig or ErrInvalidSnapshot;
+// ParseBaselineMode wraps errUnknownBaselineMode.
 var (
-	// ErrInvalidConfig: Config.Validate found a field out of its domain.
-	ErrInvalidConfig = errors.New("bandit: invalid config")
+	// errInvalidConfig: Config.Validate found a field out of its domain.
+	errInvalidConfig = errors.New("bandit: invalid config")
 	// ErrInvalidSnapshot: Restore refused a snapshot (the learner is unchanged).
 	ErrInvalidSnapshot = errors.New("bandit: invalid snapshot")
-	// ErrUnknownBaselineMode: ParseBaselineMode or UnmarshalText got a name it does not know.
-	ErrUnknownBaselineMode = errors.New("bandit: unknown baseline mode")
+	// errUnknownBaselineMode: ParseBaselineMode or UnmarshalText got a name it does not know.
+	errUnknownBaselineMode = errors.New("bandit: unknown baseline mode")
 )
 
 // FieldError names the field of a Config or Snapshot that is wrong. Field
 // uses the JSON names ("step_size", "h[2][0]", "kinds[1]"). It unwraps to
-// ErrInvalidConfig or ErrInvalidSnapshot.
+// errInvalidConfig or ErrInvalidSnapshot.
 type FieldError struct {
 	Field  string
 	Reason string
@@ -38,7 +38,7 @@ func (e *FieldError) FieldReason() (field, reason string) { return e.Field, e.Re
 func (e *FieldError) Unwrap() error { return e.Err }
 
 func configErr(field, format string, args ...any) error {
-	return &FieldError{Field: field, Reason: fmt.Sprintf(format, args...), Err: ErrInvalidConfig}
+	return &FieldError{Field: field, Reason: fmt.Sprintf(format, args...), Err: errInvalidConfig}
 }
 
 func snapErr(field, format string, args ...any) error {
@@ -87,13 +87,13 @@ func ParseBaselineMode(s string) (BaselineMode, error) {
 	case "recency":
 		return Recency, nil
 	}
-	return 0, fmt.Errorf("%w %q (want global, row or recency)", ErrUnknownBaselineMode, s)
+	return 0, fmt.Errorf("%w %q (want global, row or recency)", errUnknownBaselineMode, s)
 }
 
 // MarshalText writes the mode's name, so JSON and YAML carry "global", not 0.
 func (m BaselineMode) MarshalText() ([]byte, error) {
 	if m < 0 || int(m) >= len(baselineNames) {
-		return nil, fmt.Errorf("%w %d", ErrUnknownBaselineMode, int(m))
+		return nil, fmt.Errorf("%w %d", errUnknownBaselineMode, int(m))
 	}
 	return []byte(m.String()), nil
 }
@@ -126,13 +126,13 @@ func (m *BaselineMode) UnmarshalText(b []byte) error {
 // 8–15, σ=3) γ = 0.05 still never failed: median 66, at most 405 updates.
 const DefaultStepSize = 0.05
 
-// MaxSelfPrior bounds Config.SelfPrior: e^−50 is already a probability no
+// maxSelfPrior bounds Config.SelfPrior: e^−50 is already a probability no
 // sample would ever draw.
-const MaxSelfPrior = 50
+const maxSelfPrior = 50
 
-// DefaultRecencyAlpha is α for the Recency baseline when Config.RecencyAlpha
+// defaultRecencyAlpha is α for the Recency baseline when Config.RecencyAlpha
 // is zero: an effective memory of about 1/α = 10 observations.
-const DefaultRecencyAlpha = 0.1
+const defaultRecencyAlpha = 0.1
 
 // Config configures a Learner. The zero value is valid: every zero field
 // takes its default (the paper's choices where the paper makes one).
@@ -142,7 +142,7 @@ type Config struct {
 	// Baseline selects Ḡ; the zero value is GlobalMean, the paper's.
 	Baseline BaselineMode `json:"baseline" mapstructure:"baseline"`
 	// RecencyAlpha is α for the Recency baseline, in (0, 1]; 0 means
-	// DefaultRecencyAlpha. Ignored by the other modes.
+	// defaultRecencyAlpha. Ignored by the other modes.
 	RecencyAlpha float64 `json:"recency_alpha,omitempty" mapstructure:"recency_alpha"`
 	// Clip, when positive, clamps every preference to [−Clip, Clip] after
 	// each update, bounding how certain the learner can become: the largest
@@ -164,11 +164,11 @@ type Config struct {
 // DefaultConfig returns the configuration New uses for a zero Config, with
 // every default filled in.
 func DefaultConfig() Config {
-	return Config{StepSize: DefaultStepSize, Baseline: GlobalMean, RecencyAlpha: DefaultRecencyAlpha}
+	return Config{StepSize: DefaultStepSize, Baseline: GlobalMean, RecencyAlpha: defaultRecencyAlpha}
 }
 
 // Validate reports the first field outside its domain, as a *FieldError
-// wrapping ErrInvalidConfig. Zero fields are valid (they mean "default").
+// wrapping errInvalidConfig. Zero fields are valid (they mean "default").
 func (c Config) Validate() error {
 	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 	switch {
@@ -177,11 +177,11 @@ func (c Config) Validate() error {
 	case c.Baseline < 0 || int(c.Baseline) >= len(baselineNames):
 		return configErr("baseline", "is %d, want global (0), row (1) or recency (2)", int(c.Baseline))
 	case !finite(c.RecencyAlpha) || c.RecencyAlpha < 0 || c.RecencyAlpha > 1:
-		return configErr("recency_alpha", "is %v, want a number in (0, 1] (0 = default %v)", c.RecencyAlpha, DefaultRecencyAlpha)
+		return configErr("recency_alpha", "is %v, want a number in (0, 1] (0 = default %v)", c.RecencyAlpha, defaultRecencyAlpha)
 	case !finite(c.Clip) || c.Clip < 0:
 		return configErr("clip", "is %v, want a finite number >= 0 (0 = no clipping)", c.Clip)
-	case !finite(c.SelfPrior) || c.SelfPrior < 0 || c.SelfPrior > MaxSelfPrior:
-		return configErr("self_prior", "is %v, want a number in [0, %v] (0 = none)", c.SelfPrior, MaxSelfPrior)
+	case !finite(c.SelfPrior) || c.SelfPrior < 0 || c.SelfPrior > maxSelfPrior:
+		return configErr("self_prior", "is %v, want a number in [0, %v] (0 = none)", c.SelfPrior, maxSelfPrior)
 	}
 	return nil
 }
@@ -192,7 +192,7 @@ func (c Config) withDefaults() Config {
 		c.StepSize = DefaultStepSize
 	}
 	if c.RecencyAlpha == 0 {
-		c.RecencyAlpha = DefaultRecencyAlpha
+		c.RecencyAlpha = defaultRecencyAlpha
 	}
 	return c
 }

@@ -83,7 +83,7 @@ func (l *Learner) Changes() (Delta, bool) {
 		return Delta{}, false
 	}
 	d := Delta{
-		Full: c.full, Version: SnapshotVersion, Config: l.cfg, Kinds: slices.Clone(l.kinds),
+		Full: c.full, Version: snapshotVersion, Config: l.cfg, Kinds: slices.Clone(l.kinds),
 		Baseline: l.base, Observations: l.obs, Rejected: l.reject,
 	}
 	if c.full {

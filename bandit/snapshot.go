@@ -6,8 +6,8 @@ import (
 	"slices"
 )
 
-// SnapshotVersion is the Snapshot.Version this package writes and reads.
-const SnapshotVersion = 1
+// snapshotVersion is the Snapshot.Version this package writes and reads.
+const snapshotVersion = 1
 
 // MaxCount bounds every counter of a learner's state: Observations,
 // Rejected, each row's and each pair's. It is 2^53, the largest count a
@@ -64,7 +64,7 @@ func (l *Learner) Snapshot() Snapshot {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	s := Snapshot{
-		Version:          SnapshotVersion,
+		Version:          snapshotVersion,
 		Config:           l.cfg,
 		Kinds:            slices.Clone(l.kinds),
 		H:                make([][]float64, len(l.h)),
@@ -136,8 +136,8 @@ func (l *Learner) Restore(s Snapshot) error {
 }
 
 func (s *Snapshot) validate() error {
-	if s.Version != SnapshotVersion {
-		return snapErr("version", "is %d, this build reads version %d", s.Version, SnapshotVersion)
+	if s.Version != snapshotVersion {
+		return snapErr("version", "is %d, this build reads version %d", s.Version, snapshotVersion)
 	}
 	if err := s.Config.Validate(); err != nil {
 		var fe *FieldError

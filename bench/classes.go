@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/colocd/colocd/daemon"
-	"github.com/colocd/colocd/queue"
+	"github.com/colocd/colocd/pipeline"
 	"github.com/colocd/colocd/sim"
 )
 
@@ -156,7 +156,7 @@ func FairnessConfig(p Policy, cfg daemon.Config, w *sim.Workload) daemon.Config 
 		return cfg
 	}
 	f := &cfg.Pipeline.Fairness
-	f.Enabled, f.GroupBy, f.Mode = true, queue.GroupByQueue, queue.FairnessDeficit
+	f.Enabled, f.GroupBy, f.Mode = true, pipeline.GroupByQueue, pipeline.FairnessDeficit
 	f.Weights = map[string]float64{}
 	f.Queues = nil
 	for _, c := range w.Classes {
@@ -168,12 +168,12 @@ func FairnessConfig(p Policy, cfg daemon.Config, w *sim.Workload) daemon.Config 
 		cfg.Pipeline.Preference.Enabled = false
 	}
 	if p == Curves || p == RACurves {
-		f.Mode = queue.FairnessCurves
+		f.Mode = pipeline.FairnessCurves
 		for _, c := range w.Classes {
-			f.Queues = append(f.Queues, queue.ServiceQueue{
+			f.Queues = append(f.Queues, pipeline.ServiceQueue{
 				Name: c.Name, Level: max(c.Level, 1),
-				Alpha: queue.Rate{VCores: c.Alpha.VCores, Memory: c.Alpha.Memory},
-				Beta:  queue.Rate{VCores: c.Beta.VCores, Memory: c.Beta.Memory},
+				Alpha: pipeline.Rate{VCores: c.Alpha.VCores, Memory: c.Alpha.Memory},
+				Beta:  pipeline.Rate{VCores: c.Beta.VCores, Memory: c.Beta.Memory},
 				Burst: c.Burst,
 			})
 		}

@@ -50,18 +50,10 @@ func TestPeersFindThePairing(t *testing.T) {
 	}
 }
 
-// The paper's method is the pair bandit alone: no profile model scores it,
-// and it samples.
-func TestPaperConfig(t *testing.T) {
+// The paper's method (daemon.PresetPaper) is the pair bandit alone: it
+// learns pair preferences.
+func TestPaperPolicy(t *testing.T) {
 	w := small(t, 1)
-	base := RunConfig{Workload: w}.daemonConfig()
-	c := PaperConfig(base)
-	if c.Pipeline.Preference.Mode != "bandit" || c.Pipeline.Select.Mode != "sample" || c.Learning.SelfPrior != 0 || c.Learning.PairReward != "goodness" {
-		t.Errorf("paper config %+v / %+v", c.Pipeline.Preference, c.Learning)
-	}
-	if base.Pipeline.Preference.Mode != "model" {
-		t.Errorf("PaperConfig changed its argument: %+v", base.Pipeline.Preference)
-	}
 	r := run(t, RunConfig{Workload: w, Policy: Paper, Seed: 1})
 	if r.Jobs != 8 || r.Updates == 0 {
 		t.Errorf("paper: %d jobs, %d pair updates; want 8 and some", r.Jobs, r.Updates)

@@ -92,7 +92,7 @@ func RewardStudy(ctx context.Context, rc RewardConfig) (RewardResult, error) {
 	var cfgs []RunConfig
 	for _, obj := range []profile.Objective{profile.ObjectiveRate, profile.ObjectiveGoodness} {
 		c := base
-		c.Pipeline.Preference.Objective = string(obj)
+		c.Pipeline.Scorer.Objective = string(obj)
 		for _, seed := range rc.Seeds {
 			r := rc.Run
 			r.Daemon, r.Policy, r.Seed, r.Setup = &c, RA, seed, nil

@@ -12,7 +12,6 @@ import (
 	"github.com/colocd/colocd/daemon"
 	"github.com/colocd/colocd/engine"
 	"github.com/colocd/colocd/profile"
-	"github.com/colocd/colocd/queue"
 	"github.com/colocd/colocd/sim"
 )
 
@@ -351,11 +350,11 @@ func Run(ctx context.Context, rc RunConfig) (Result, error) {
 		}
 		res, err = runEngine(ctx, rc, cfg, jobs, warm, warmProfiles, nil)
 	case Paper:
-		res, err = runEngine(ctx, rc, PaperConfig(cfg), jobs, nil, nil, nil)
+		res, err = runEngine(ctx, rc, daemon.PresetPaper.Apply(cfg), jobs, nil, nil, nil)
 	case RAProfileTrue:
 		res, err = runEngine(ctx, rc, cfg, jobs, nil, nil, TrueProfiles(rc.Workload))
 	case RAPlan:
-		res, err = runEngine(ctx, rc, PlanConfig(cfg), jobs, nil, nil, nil)
+		res, err = runEngine(ctx, rc, daemon.PresetPlan.Apply(cfg), jobs, nil, nil, nil)
 	case DRF, Curves, RACurves:
 		res, err = runEngine(ctx, rc, FairnessConfig(rc.Policy, cfg, rc.Workload), jobs, nil, nil, nil)
 	default:
@@ -372,50 +371,13 @@ func Run(ctx context.Context, rc RunConfig) (Result, error) {
 	return res, nil
 }
 
-// PaperConfig is cfg with the paper's method: the pair preferences alone
-// (preference mode bandit) learning from the observed goodness at the pair
-// mode's step size, H₀ = 0 everywhere (no self prior), sampling from π,
-// and only the paper's starvation guard (no reservations, no tail stage).
-func PaperConfig(cfg daemon.Config) daemon.Config {
-	cfg.Pipeline.Reservation.Enabled = false
-	cfg.Pipeline.Tail.Enabled = false
-	cfg.Pipeline.Preference.Mode = queue.PreferenceBandit
-	cfg.Pipeline.Select.Mode = queue.SelectSample
-	cfg.Learning.SelfPrior = 0
-	cfg.Learning.PairReward = engine.RewardGoodness
-	cfg.Learning.StepSize = bandit.DefaultStepSize
-	return cfg
-}
-
-// PlanConfig is cfg with the lookahead stage on (ra-plan), its bounds as
-// configured (pipeline.lookahead).
-func PlanConfig(cfg daemon.Config) daemon.Config {
-	cfg.Pipeline.Lookahead.Enabled = true
-	return cfg
-}
-
-// PairConfig is cfg with the pair preferences alone deciding, without
-// the profile model: preference mode bandit learning from the observed
-// goodness, select mode anneal, no tail stage (it would reorder the
-// queue's end for the makespan, not for what the learner prefers); the
-// rest (self prior, context, starvation) as configured. The learning
-// studies measure this learner.
-func PairConfig(cfg daemon.Config) daemon.Config {
-	cfg.Pipeline.Tail.Enabled = false
-	cfg.Pipeline.Preference.Mode = queue.PreferenceBandit
-	cfg.Pipeline.Select.Mode = queue.SelectAnneal
-	cfg.Learning.PairReward = engine.RewardGoodness
-	cfg.Learning.StepSize = bandit.DefaultStepSize
-	return cfg
-}
-
 // pairPreferences is rc with its daemon configuration (and warm run's)
-// passed through PairConfig.
+// under daemon.PresetPairs.
 func (rc RunConfig) pairPreferences() RunConfig {
-	c := PairConfig(rc.daemonConfig())
+	c := daemon.PresetPairs.Apply(rc.daemonConfig())
 	rc.Daemon = &c
 	if rc.WarmDaemon != nil {
-		w := PairConfig(*rc.WarmDaemon)
+		w := daemon.PresetPairs.Apply(*rc.WarmDaemon)
 		rc.WarmDaemon = &w
 	}
 	return rc
@@ -441,7 +403,7 @@ func (rc RunConfig) validate() error {
 		return fmt.Errorf("%w: rollout_samples: %d outside [0, %d]", ErrInvalid, rc.RolloutSamples, MaxRolloutSamples)
 	}
 	if rc.Daemon != nil {
-		if _, err := rc.Daemon.Pipeline.QueueConfig(); err != nil {
+		if err := rc.Daemon.Pipeline.Validate(); err != nil {
 			return fmt.Errorf("%w: %w", ErrInvalid, err)
 		}
 		if _, err := rc.Daemon.Learning.BanditConfig(); err != nil {
@@ -449,7 +411,7 @@ func (rc RunConfig) validate() error {
 		}
 	}
 	if rc.WarmDaemon != nil {
-		if _, err := rc.WarmDaemon.Pipeline.QueueConfig(); err != nil {
+		if err := rc.WarmDaemon.Pipeline.Validate(); err != nil {
 			return fmt.Errorf("%w: warm: %w", ErrInvalid, err)
 		}
 		if _, err := rc.WarmDaemon.Learning.BanditConfig(); err != nil {

@@ -194,53 +194,62 @@ func WarmStart(ctx context.Context, wc WarmStartConfig) ([]WarmStartResult, erro
 	}
 	out := make([]WarmStartResult, len(tasks))
 	err = forEach(ctx, len(tasks), wc.Workers, func(i int) error {
-		t := tasks[i]
-		without, err := withoutKind(w, t.kind)
-		if err != nil {
-			return err
-		}
-		// Learn on the other kinds.
-		var snap *bandit.Snapshot
-		for run := range pre {
-			rc := wc.Run.pairPreferences()
-			rc.Workload, rc.Policy, rc.Seed, rc.Warm, rc.Observe, rc.Setup = without, RA, t.seed+uint64(run)*WarmSeedOffset, snap, nil, nil
-			if snap != nil {
-				rc.Policy = RAWarm
-			}
-			r, err := Run(ctx, rc)
-			if err != nil {
-				return fmt.Errorf("warm start %s seed %d, learning run %d: %w", t.kind, t.seed, run+1, err)
-			}
-			snap = r.Preferences
-		}
-		res := WarmStartResult{NewKind: t.kind, Seed: t.seed}
-		res.Weights = SimilarityWeights(t.kind, snap.Kinds, profiles, wc.Sharpness)
-		newTruth := truthOf(truth, t.kind)
-		tmpl := wc.Run
-		tmpl.Workload = w
-		seed := t.seed + uint64(pre)*WarmSeedOffset
-		stop := func(r SpeedResult) bool { return r.PerKind[t.kind].Total >= 0 }
-		res.Plain, err = learnUntil(ctx, tmpl, seed, maxRuns, truth, snap, func(l *bandit.Learner) {
-			l.Add(t.kind)
-			res.InitialPlain = setProb(l, newTruth.Set, t.kind)
-		}, stop)
-		if err != nil {
-			return err
-		}
-		res.Similar, err = learnUntil(ctx, tmpl, seed, maxRuns, truth, snap, func(l *bandit.Learner) {
-			l.AddSimilar(t.kind, res.Weights)
-			res.InitialSimilar = setProb(l, newTruth.Set, t.kind)
-		}, stop)
-		if err != nil {
-			return err
-		}
-		out[i] = res
-		return nil
+		var err error
+		out[i], err = wc.warmStartOne(ctx, truth, profiles, tasks[i].kind, tasks[i].seed, pre, maxRuns)
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// warmStartOne is one task of the study: new kind kind from seed, pre
+// learning runs without it, then up to maxRuns with it added plainly and
+// warm-started from similarity.
+func (wc WarmStartConfig) warmStartOne(ctx context.Context, truth []PartnerTruth, profiles []Profile,
+	kind string, seed uint64, pre, maxRuns int) (WarmStartResult, error) {
+	w := wc.Run.Workload
+	without, err := withoutKind(w, kind)
+	if err != nil {
+		return WarmStartResult{}, err
+	}
+	// Learn on the other kinds.
+	var snap *bandit.Snapshot
+	for run := range pre {
+		rc := wc.Run.pairPreferences()
+		rc.Workload, rc.Policy, rc.Seed, rc.Warm, rc.Observe, rc.Setup = without, RA, seed+uint64(run)*WarmSeedOffset, snap, nil, nil
+		if snap != nil {
+			rc.Policy = RAWarm
+		}
+		r, err := Run(ctx, rc)
+		if err != nil {
+			return WarmStartResult{}, fmt.Errorf("warm start %s seed %d, learning run %d: %w", kind, seed, run+1, err)
+		}
+		snap = r.Preferences
+	}
+	res := WarmStartResult{NewKind: kind, Seed: seed}
+	res.Weights = SimilarityWeights(kind, snap.Kinds, profiles, wc.Sharpness)
+	newTruth := truthOf(truth, kind)
+	tmpl := wc.Run
+	tmpl.Workload = w
+	after := seed + uint64(pre)*WarmSeedOffset
+	stop := func(r SpeedResult) bool { return r.PerKind[kind].Total >= 0 }
+	res.Plain, err = learnUntil(ctx, tmpl, after, maxRuns, truth, snap, func(l *bandit.Learner) {
+		l.Add(kind)
+		res.InitialPlain = setProb(l, newTruth.Set, kind)
+	}, stop)
+	if err != nil {
+		return WarmStartResult{}, err
+	}
+	res.Similar, err = learnUntil(ctx, tmpl, after, maxRuns, truth, snap, func(l *bandit.Learner) {
+		l.AddSimilar(kind, res.Weights)
+		res.InitialSimilar = setProb(l, newTruth.Set, kind)
+	}, stop)
+	if err != nil {
+		return WarmStartResult{}, err
+	}
+	return res, nil
 }
 
 func truthOf(truth []PartnerTruth, kind string) PartnerTruth {

@@ -22,7 +22,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/colocd/colocd/queue"
+	"github.com/colocd/colocd/pipeline"
 )
 
 // Errors with a meaning the engine acts on. Test with errors.Is.
@@ -43,7 +43,7 @@ var (
 
 // State is a snapshot of the cluster.
 type State struct {
-	Capacity, Free queue.Capacity
+	Capacity, Free pipeline.Capacity
 	Nodes          []Node
 	Apps           []App // running (resource-holding) applications, colocd's or not
 }
@@ -51,7 +51,7 @@ type State struct {
 // Node is one schedulable node.
 type Node struct {
 	Name           string // host name, as the metrics source knows it
-	Capacity, Free queue.Capacity
+	Capacity, Free pipeline.Capacity
 	Apps           []string // ids of applications with containers here
 }
 
@@ -72,7 +72,7 @@ type App struct {
 	Reservation string
 	User        string
 	Queue       string
-	Alloc       queue.Capacity
+	Alloc       pipeline.Capacity
 	Nodes       []string
 	// Placement is how many of its containers run on each node (nil when
 	// the cluster cannot tell; then one container per node in Nodes is

@@ -23,8 +23,8 @@ import (
 //     decoders stream, so these, not the body's cap, bound the memory a
 //     read takes; the body's cap bounds its time and CPU.
 //
-// A read over a cap fails with an error wrapping ErrTooLarge and
-// ErrBadQuery. Slow answers are bounded by the reader's Timeout, which
+// A read over a cap fails with an error wrapping errTooLarge and
+// errBadQuery. Slow answers are bounded by the reader's Timeout, which
 // covers reading the body.
 const (
 	// DefaultMaxAnswerBytes is influx.max_answer_bytes' default. The
@@ -35,11 +35,11 @@ const (
 	// 3.36 MB and 1.15 MB (InfluxDB 1.8). 1 GiB is 15 times that: room
 	// for 12 disks a host (3.5 times the series) and a 4-minute window.
 	DefaultMaxAnswerBytes = 1 << 30
-	// DefaultPromMaxAnswerBytes is prometheus.max_answer_bytes' default:
+	// defaultPromMaxAnswerBytes is prometheus.max_answer_bytes' default:
 	// the largest answer, the cpu query's vector of 8 modes for 10,000
 	// hosts, is about 10 MB (80,000 elements of about 126 bytes); the
 	// reader decodes an answer whole, so the cap also bounds its memory.
-	DefaultPromMaxAnswerBytes = 64 << 20
+	defaultPromMaxAnswerBytes = 64 << 20
 
 	// maxErrorBody caps an error answer's body: its first bytes say why.
 	maxErrorBody = 64 << 10
@@ -56,7 +56,7 @@ const (
 // tooLarge is the error of a read over a cap: what was capped, the cap,
 // and the setting that sets it.
 func tooLarge(what string, limit int64, setting string) error {
-	return fmt.Errorf("%w: %s is more than %s (%s)", ErrTooLarge, what, sizeText(limit), setting)
+	return fmt.Errorf("%w: %s is more than %s (%s)", errTooLarge, what, sizeText(limit), setting)
 }
 
 // sizeText writes n bytes as MiB or KiB when it is a whole number of them.

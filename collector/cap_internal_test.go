@@ -30,7 +30,7 @@ const (
 // TestEndlessInfluxAnswers: an InfluxDB (or something in its place) that
 // never stops answering costs a bounded amount of memory and bytes read,
 // and ends the read with an error naming the cap that stopped it
-// (ErrTooLarge, counted as a failed query), in either language, for an
+// (errTooLarge, counted as a failed query), in either language, for an
 // answer, an error answer and a ping.
 func TestEndlessInfluxAnswers(t *testing.T) {
 	const (
@@ -48,25 +48,25 @@ func TestEndlessInfluxAnswers(t *testing.T) {
 		want        error
 		text        string
 	}{
-		"flux: a line without end": {lang: LanguageFlux, status: 200, contentType: "text/csv", head: fluxHeader, unit: "x",
-			want: ErrBadQuery, text: "a Flux CSV record is more than 1 MiB"},
-		"flux: a quoted field without end": {lang: LanguageFlux, status: 200, contentType: "text/csv", head: fluxHeader + `,cpu,0,"`, unit: "a\n",
-			want: ErrBadQuery, text: "a Flux CSV record is more than 1 MiB"},
-		"flux: rows without end": {lang: LanguageFlux, status: 200, contentType: "text/csv", head: fluxHeader, unit: fluxRow, maxAnswer: small,
-			want: ErrBadQuery, text: "the influxdb answer to POST /api/v2/query is more than 64 KiB (influx max_answer_bytes)"},
-		"flux: declared over the cap": {lang: LanguageFlux, status: 200, contentType: "text/csv", head: fluxHeader, unit: fluxRow, maxAnswer: small,
+		"flux: a line without end": {lang: languageFlux, status: 200, contentType: "text/csv", head: fluxHeader, unit: "x",
+			want: errBadQuery, text: "a Flux CSV record is more than 1 MiB"},
+		"flux: a quoted field without end": {lang: languageFlux, status: 200, contentType: "text/csv", head: fluxHeader + `,cpu,0,"`, unit: "a\n",
+			want: errBadQuery, text: "a Flux CSV record is more than 1 MiB"},
+		"flux: rows without end": {lang: languageFlux, status: 200, contentType: "text/csv", head: fluxHeader, unit: fluxRow, maxAnswer: small,
+			want: errBadQuery, text: "the influxdb answer to POST /api/v2/query is more than 64 KiB (influx max_answer_bytes)"},
+		"flux: declared over the cap": {lang: languageFlux, status: 200, contentType: "text/csv", head: fluxHeader, unit: fluxRow, maxAnswer: small,
 			header: map[string]string{"Content-Length": "1000000"},
-			want:   ErrBadQuery, text: "(Content-Length 1000000) is more than 64 KiB"},
-		"flux: an error answer without end": {lang: LanguageFlux, status: 500, contentType: "text/plain", head: "error: ", unit: "x",
-			want: ErrBadQuery, text: "error answer (500 Internal Server Error) to POST /api/v2/query is more than 64 KiB"},
-		"flux: a JSON error answer without end": {lang: LanguageFlux, status: 503, contentType: "application/json", head: `{"code":"unavailable","message":"`, unit: "x",
+			want:   errBadQuery, text: "(Content-Length 1000000) is more than 64 KiB"},
+		"flux: an error answer without end": {lang: languageFlux, status: 500, contentType: "text/plain", head: "error: ", unit: "x",
+			want: errBadQuery, text: "error answer (500 Internal Server Error) to POST /api/v2/query is more than 64 KiB"},
+		"flux: a JSON error answer without end": {lang: languageFlux, status: 503, contentType: "application/json", head: `{"code":"unavailable","message":"`, unit: "x",
 			want: ErrUnreachable, text: "is more than 64 KiB"},
 		"influxql: a chunk without end": {lang: LanguageInfluxQL, status: 200, contentType: "application/json", head: influxQLChunkHead, unit: "[1709294410000000000,60,5],",
-			want: ErrBadQuery, text: "a JSON value of the InfluxQL answer is more than 1 MiB"},
+			want: errBadQuery, text: "a JSON value of the InfluxQL answer is more than 1 MiB"},
 		"influxql: chunks without end": {lang: LanguageInfluxQL, status: 200, contentType: "application/json", unit: influxQLOneChunk, maxAnswer: small,
-			want: ErrBadQuery, text: "the influxdb answer to POST /query is more than 64 KiB"},
-		"ping: an error answer without end": {lang: LanguageFlux, status: 500, contentType: "text/plain", unit: "x", ping: true,
-			want: ErrBadQuery, text: "error answer (500 Internal Server Error) to GET /ping is more than 64 KiB"},
+			want: errBadQuery, text: "the influxdb answer to POST /query is more than 64 KiB"},
+		"ping: an error answer without end": {lang: languageFlux, status: 500, contentType: "text/plain", unit: "x", ping: true,
+			want: errBadQuery, text: "error answer (500 Internal Server Error) to GET /ping is more than 64 KiB"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			e := newEndless(t, tc.status, tc.contentType, tc.head, tc.unit, tc.header)
@@ -86,8 +86,8 @@ func TestEndlessInfluxAnswers(t *testing.T) {
 				}
 				_, got = c.Usage(context.Background(), []string{"h1"}, promInternalT0, promInternalT0.Add(30*time.Second))
 			})
-			if !errors.Is(got, ErrTooLarge) || !errors.Is(got, tc.want) || !strings.Contains(got.Error(), tc.text) {
-				t.Errorf("err = %v, want ErrTooLarge and %v naming %q", got, tc.want, tc.text)
+			if !errors.Is(got, errTooLarge) || !errors.Is(got, tc.want) || !strings.Contains(got.Error(), tc.text) {
+				t.Errorf("err = %v, want errTooLarge and %v naming %q", got, tc.want, tc.text)
 			}
 			// Caps of 1 MiB at most: what the socket buffers held besides
 			// is a few MiB. Without the record cap, the endless line made
@@ -114,8 +114,8 @@ func TestEndlessPrometheusAnswers(t *testing.T) {
 		text       string
 	}{
 		"answer": {200, `{"status":"success","data":{"resultType":"vector","result":[`, `{"metric":{"instance":"h1:9100"},"value":[1,"1"]},`,
-			ErrBadQuery, "the prometheus answer is more than 1 MiB (prometheus max_answer_bytes)"},
-		"error answer": {500, "", "x", ErrBadQuery, "prometheus answered 500"},
+			errBadQuery, "the prometheus answer is more than 1 MiB (prometheus max_answer_bytes)"},
+		"error answer": {500, "", "x", errBadQuery, "prometheus answered 500"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			e := newEndless(t, tc.status, "application/json", tc.head, tc.unit, nil)
@@ -164,7 +164,7 @@ func TestTrickledInfluxAnswer(t *testing.T) {
 		}
 	}))
 	t.Cleanup(srv.Close)
-	for _, lang := range []string{LanguageFlux, LanguageInfluxQL} {
+	for _, lang := range []string{languageFlux, LanguageInfluxQL} {
 		t.Run(lang, func(t *testing.T) {
 			cfg := DefaultConfig()
 			cfg.URL, cfg.Language, cfg.Timeout = srv.URL, lang, time.Second
@@ -198,7 +198,7 @@ func TestRecordCap(t *testing.T) {
 		"closed quotes":         {strings.Repeat(`x,"a""b"`+"\n", 20), true},
 	} {
 		_, err := io.Copy(io.Discard, &recordCap{r: strings.NewReader(tc.in), max: 64})
-		if (err == nil) != tc.ok || (err != nil && !errors.Is(err, ErrTooLarge)) {
+		if (err == nil) != tc.ok || (err != nil && !errors.Is(err, errTooLarge)) {
 			t.Errorf("%s: err = %v, want ok %v", name, err, tc.ok)
 		}
 	}
@@ -210,7 +210,7 @@ func TestSizeText(t *testing.T) {
 			t.Errorf("sizeText(%d) = %q, want %q", n, got, want)
 		}
 	}
-	if err := tooLarge("x", 1<<20, "y"); !errors.Is(err, ErrTooLarge) || err.Error() != fmt.Sprintf("%v: x is more than 1 MiB (y)", ErrTooLarge) {
+	if err := tooLarge("x", 1<<20, "y"); !errors.Is(err, errTooLarge) || err.Error() != fmt.Sprintf("%v: x is more than 1 MiB (y)", errTooLarge) {
 		t.Errorf("tooLarge = %v", err)
 	}
 }

@@ -29,29 +29,29 @@ import (
 // timeout. The one exception is the caller's own cancellation, which
 // wraps context.Canceled and nothing else: it says nothing about InfluxDB.
 var (
-	// ErrInvalid: a Config field or an argument is invalid; the error is a
-	// *FieldError naming it. Nothing was sent.
-	ErrInvalid = errors.New("collector: invalid")
+	// errInvalid: a Config field or an argument is invalid; the error is a
+	// *fieldError naming it. Nothing was sent.
+	errInvalid = errors.New("collector: invalid")
 	// ErrUnreachable: the metrics store (InfluxDB, Prometheus) did not
 	// answer in time, refused or dropped the connection, or a proxy in
 	// front of it reported it unavailable (502, 503, 504).
 	ErrUnreachable = errors.New("collector: metrics store unreachable")
-	// ErrAuth: the store rejected the credentials (401, 403).
-	ErrAuth = errors.New("collector: metrics store authentication failed")
-	// ErrBadQuery: the store rejected or failed the query: a Flux,
+	// errAuth: the store rejected the credentials (401, 403).
+	errAuth = errors.New("collector: metrics store authentication failed")
+	// errBadQuery: the store rejected or failed the query: a Flux,
 	// InfluxQL or PromQL error, an unknown bucket or database, a result
 	// that does not decode. InfluxDB 1.8 reports these as 500 with the
 	// reason in the body, InfluxQL often as 200 with an error per
 	// statement, Prometheus as 400 or 422.
-	ErrBadQuery = errors.New("collector: metrics query failed")
+	errBadQuery = errors.New("collector: metrics query failed")
 	// ErrEmpty: none of the requested hosts has any cpu sample in the
 	// window: usually a wrong bucket or schema name, or Telegraf not writing.
 	ErrEmpty = errors.New("collector: no data")
-	// ErrTooLarge: an answer, or a record or chunk of it, is over its cap
+	// errTooLarge: an answer, or a record or chunk of it, is over its cap
 	// (cap.go); the error names the cap and the setting. It comes with
-	// ErrBadQuery, or with the sentinel of the error status whose body
+	// errBadQuery, or with the sentinel of the error status whose body
 	// was over the cap.
-	ErrTooLarge = errors.New("collector: answer over its size cap")
+	errTooLarge = errors.New("collector: answer over its size cap")
 )
 
 // Result is the usage of the hosts asked for, over one window.
@@ -111,7 +111,7 @@ func (c *Collector) Close() {
 }
 
 // Ping checks that InfluxDB answers on /ping within Timeout. It does not
-// check credentials: Usage reports ErrAuth.
+// check credentials: Usage reports errAuth.
 func (c *Collector) Ping(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
@@ -353,12 +353,12 @@ func classify(op string, err error) error {
 	case errors.Is(err, context.Canceled):
 		// The caller gave up; that says nothing about InfluxDB.
 		return fmt.Errorf("collector: %s: %w", op, err)
-	case errors.Is(err, ErrTooLarge) && !errors.As(err, &he):
-		return wrap(ErrBadQuery)
+	case errors.Is(err, errTooLarge) && !errors.As(err, &he):
+		return wrap(errBadQuery)
 	case errors.As(err, &he) && he.StatusCode == http.StatusForbidden && strings.Contains(he.Message, "Flux query service disabled"):
 		// InfluxDB 1.x with flux-enabled = false answers every Flux
 		// query 403: a configuration mismatch, not bad credentials.
-		return fmt.Errorf("%w: %s: %w (read it with influx.language: %s)", ErrBadQuery, op, err, LanguageInfluxQL)
+		return fmt.Errorf("%w: %s: %w (read it with influx.language: %s)", errBadQuery, op, err, LanguageInfluxQL)
 	case errors.As(err, &he) && he.StatusCode != 0:
 		return wrap(statusSentinel(he.StatusCode))
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr),
@@ -369,20 +369,20 @@ func classify(op string, err error) error {
 		// A transport failure the library wrapped without a status.
 		return wrap(ErrUnreachable)
 	}
-	return wrap(ErrBadQuery)
+	return wrap(errBadQuery)
 }
 
 // statusSentinel is the sentinel an HTTP error status from a metrics store
-// means: 401/403 ErrAuth; 429 and a proxy's 502/503/504 ErrUnreachable;
-// anything else ErrBadQuery.
+// means: 401/403 errAuth; 429 and a proxy's 502/503/504 ErrUnreachable;
+// anything else errBadQuery.
 func statusSentinel(code int) error {
 	switch code {
 	case http.StatusUnauthorized, http.StatusForbidden:
-		return ErrAuth
+		return errAuth
 	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
 		return ErrUnreachable
 	}
-	return ErrBadQuery
+	return errBadQuery
 }
 
 func clamp01(v float64) float64 {

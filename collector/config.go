@@ -144,7 +144,7 @@ type Config struct {
 	// reads both as the share of their demand a saturated node's
 	// containers did not get.
 	Pressure bool `mapstructure:"pressure"`
-	// Language is the query language: LanguageFlux (the v2 /api/v2/query
+	// Language is the query language: languageFlux (the v2 /api/v2/query
 	// API) or LanguageInfluxQL (the v1 /query API, on 1.x, 2.x and 3.x).
 	// Empty means influxql, which every InfluxDB answers (1.x with or
 	// without Flux, 2.x through a DBRP mapping, 3.x, which has no Flux).
@@ -162,14 +162,14 @@ type Config struct {
 	Schema     Schema        `mapstructure:"schema"`
 	// MaxAnswerBytes caps the body of one answer (cap.go); zero means
 	// DefaultMaxAnswerBytes. An answer over it fails the read with
-	// ErrTooLarge: raise it for more hosts, disks or a longer learning
+	// errTooLarge: raise it for more hosts, disks or a longer learning
 	// window than the default is sized for.
 	MaxAnswerBytes int64 `mapstructure:"max_answer_bytes"`
 	// HostPatternMax is the most hosts Usage names in the storage
 	// predicate (a regex of the quoted names). Asked about more, it reads
 	// every host in the bucket and keeps the requested ones, which is
 	// cheaper on InfluxDB 1.8 when the bucket holds little besides the
-	// cluster. Zero means DefaultHostPatternMax; raise it when the bucket
+	// cluster. Zero means defaultHostPatternMax; raise it when the bucket
 	// holds many hosts colocd never asks about.
 	HostPatternMax int `mapstructure:"-"`
 	// HTTPClient is used for every request when set (a copy of it, whose
@@ -180,7 +180,7 @@ type Config struct {
 
 // Query languages (Config.Language).
 const (
-	LanguageFlux     = "flux"
+	languageFlux     = "flux"
 	LanguageInfluxQL = "influxql"
 )
 
@@ -189,7 +189,7 @@ func DefaultConfig() Config {
 	return Config{
 		URL:            "http://127.0.0.1:8086",
 		Bucket:         "telegraf/autogen",
-		Language:       LanguageFlux,
+		Language:       languageFlux,
 		Timeout:        10 * time.Second,
 		StaleAfter:     30 * time.Second,
 		MaxAnswerBytes: DefaultMaxAnswerBytes,
@@ -231,9 +231,9 @@ func (c Config) compile() (compiled, error) {
 	switch c.Language {
 	case "":
 		out.Language = LanguageInfluxQL
-	case LanguageFlux, LanguageInfluxQL:
+	case languageFlux, LanguageInfluxQL:
 	default:
-		return out, invalid("language", "must be %s or %s, got %q", LanguageFlux, LanguageInfluxQL, c.Language)
+		return out, invalid("language", "must be %s or %s, got %q", languageFlux, LanguageInfluxQL, c.Language)
 	}
 	if out.HostPatternMax, err = checkBounds(c.Timeout, c.StaleAfter, c.HostPatternMax); err != nil {
 		return out, err
@@ -326,7 +326,7 @@ func (s Schema) isZero() bool {
 }
 
 // checkBounds checks the settings both readers share and returns the host
-// pattern maximum to use (0 means DefaultHostPatternMax).
+// pattern maximum to use (0 means defaultHostPatternMax).
 func checkBounds(timeout, staleAfter time.Duration, hostPatternMax int) (int, error) {
 	switch {
 	case timeout <= 0:
@@ -336,7 +336,7 @@ func checkBounds(timeout, staleAfter time.Duration, hostPatternMax int) (int, er
 	case hostPatternMax < 0:
 		return 0, invalid("host_pattern_max", "must not be negative, got %d", hostPatternMax)
 	case hostPatternMax == 0:
-		return DefaultHostPatternMax, nil
+		return defaultHostPatternMax, nil
 	}
 	return hostPatternMax, nil
 }
@@ -408,7 +408,7 @@ func joinPatterns(field string, pats []string) (string, error) {
 
 // alternation compiles each pattern and returns them, sorted and without
 // repeats, as one unanchored alternation "(?:a)|(?:b)"; "" for an empty
-// list. A bad pattern is a *FieldError naming its index.
+// list. A bad pattern is a *fieldError naming its index.
 func alternation(field string, pats []string) (string, error) {
 	parts := make([]string, 0, len(pats))
 	for i, p := range pats {
@@ -424,22 +424,22 @@ func alternation(field string, pats []string) (string, error) {
 	return strings.Join(slices.Compact(parts), "|"), nil
 }
 
-// FieldError is a Config field or argument that failed validation.
-// errors.Is(err, ErrInvalid) holds for every FieldError.
-type FieldError struct {
+// fieldError is a Config field or argument that failed validation.
+// errors.Is(err, errInvalid) holds for every fieldError.
+type fieldError struct {
 	Field  string // e.g. "timeout", "schema.disk_exclude[2]", "hosts[0]", "window"
 	Reason string
 }
 
-func (e *FieldError) Error() string { return "collector: invalid " + e.Field + ": " + e.Reason }
+func (e *fieldError) Error() string { return "collector: invalid " + e.Field + ": " + e.Reason }
 
-// Unwrap makes errors.Is(err, ErrInvalid) true.
-func (e *FieldError) Unwrap() error { return ErrInvalid }
+// Unwrap makes errors.Is(err, errInvalid) true.
+func (e *fieldError) Unwrap() error { return errInvalid }
 
 // FieldReason is the field and the reason, for a config loader that
 // names the whole key.
-func (e *FieldError) FieldReason() (field, reason string) { return e.Field, e.Reason }
+func (e *fieldError) FieldReason() (field, reason string) { return e.Field, e.Reason }
 
 func invalid(field, format string, args ...any) error {
-	return &FieldError{Field: field, Reason: fmt.Sprintf(format, args...)}
+	return &fieldError{Field: field, Reason: fmt.Sprintf(format, args...)}
 }

@@ -90,8 +90,8 @@ func TestDecodeUsage(t *testing.T) {
 				if err == nil || (tc.wantErr != errAny && !matches(err, tc.wantErr)) {
 					t.Fatalf("decodeUsage error = %v, want %v", err, tc.wantErr)
 				}
-				if !errors.Is(classify("op", err), ErrBadQuery) {
-					t.Errorf("classify(%v) is not ErrBadQuery", err)
+				if !errors.Is(classify("op", err), errBadQuery) {
+					t.Errorf("classify(%v) is not errBadQuery", err)
 				}
 				return
 			}

@@ -24,8 +24,8 @@
 //     which node" (Colocations) from the yarn_containers measurement that
 //     the colocd-telegraf-yarn plugin (collector/telegrafplugin, its own
 //     module) writes;
-//   - typed errors: ErrInvalid (*FieldError), ErrUnreachable, ErrAuth,
-//     ErrBadQuery, ErrEmpty.
+//   - typed errors: ErrUnreachable and ErrEmpty (and, unexported,
+//     errInvalid (*fieldError), errAuth and errBadQuery).
 //
 // It speaks InfluxDB 1.8 (bucket "db/rp", token "user:password" or empty;
 // Flux only with flux-enabled), 2.x (org, bucket, token; InfluxQL through a

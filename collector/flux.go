@@ -178,8 +178,8 @@ const (
 	resultPressure = "pressure"
 )
 
-// DefaultHostPatternMax is Config.HostPatternMax's default; see usageQuery.
-const DefaultHostPatternMax = 200
+// defaultHostPatternMax is Config.HostPatternMax's default; see usageQuery.
+const defaultHostPatternMax = 200
 
 // readStop is the stop passed to range(): 1 ns before to, see usageQuery.
 func readStop(from, to time.Time) time.Time {

@@ -66,12 +66,12 @@ type PrometheusConfig struct {
 	// demand a saturated node's containers did not get.
 	Pressure bool `mapstructure:"pressure"`
 	// MaxAnswerBytes caps the body of one query's answer (cap.go), which
-	// the reader decodes whole; zero means DefaultPromMaxAnswerBytes. An
-	// answer over it fails the read with ErrTooLarge.
+	// the reader decodes whole; zero means defaultPromMaxAnswerBytes. An
+	// answer over it fails the read with errTooLarge.
 	MaxAnswerBytes int64 `mapstructure:"max_answer_bytes"`
 	// HostPatternMax is the most hosts Usage names in a host matcher (a
 	// regex of the quoted names). Asked about more, it reads every host
-	// and keeps the requested ones. Zero means DefaultHostPatternMax.
+	// and keeps the requested ones. Zero means defaultHostPatternMax.
 	HostPatternMax int `mapstructure:"-"`
 	// HTTPClient is used for every request when set (CAFile must then be
 	// empty: the client's transport decides TLS); otherwise a client of
@@ -90,7 +90,7 @@ func DefaultPrometheusConfig() PrometheusConfig {
 		StripPort:      true,
 		Timeout:        10 * time.Second,
 		StaleAfter:     30 * time.Second,
-		MaxAnswerBytes: DefaultPromMaxAnswerBytes,
+		MaxAnswerBytes: defaultPromMaxAnswerBytes,
 		DiskExclude:    s.DiskExclude,
 		NetExclude:     s.NetExclude,
 	}
@@ -139,7 +139,7 @@ func (c PrometheusConfig) compile() (promCompiled, error) {
 	if out.HostPatternMax, err = checkBounds(c.Timeout, c.StaleAfter, c.HostPatternMax); err != nil {
 		return out, err
 	}
-	if out.MaxAnswerBytes, err = checkMaxAnswer(c.MaxAnswerBytes, DefaultPromMaxAnswerBytes); err != nil {
+	if out.MaxAnswerBytes, err = checkMaxAnswer(c.MaxAnswerBytes, defaultPromMaxAnswerBytes); err != nil {
 		return out, err
 	}
 	out.timeoutParam = fmt.Sprintf("%dms", (c.Timeout+time.Millisecond-1)/time.Millisecond)
@@ -197,7 +197,7 @@ func (p *Prometheus) Close() { p.client.CloseIdleConnections() }
 
 // Ping checks that Prometheus answers /-/ready within Timeout (200 once it
 // has loaded its TSDB; 503 while starting, which is ErrUnreachable). The
-// bearer token is sent, so a proxy that checks it reports ErrAuth;
+// bearer token is sent, so a proxy that checks it reports errAuth;
 // Prometheus itself does not check credentials there.
 func (p *Prometheus) Ping(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, p.cfg.Timeout)

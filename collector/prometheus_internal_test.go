@@ -144,25 +144,25 @@ func TestPromAnswers(t *testing.T) {
 		text string // in the error
 	}{
 		"ok":               {text(200, vector), nil, ""},
-		"bad_data":         {promErr(400, "bad_data", "parse error: unexpected <op:->"), ErrBadQuery, "bad_data: parse error"},
-		"execution":        {promErr(422, "execution", "many-to-many matching"), ErrBadQuery, "422"},
-		"internal":         {promErr(500, "internal", "boom"), ErrBadQuery, "boom"},
+		"bad_data":         {promErr(400, "bad_data", "parse error: unexpected <op:->"), errBadQuery, "bad_data: parse error"},
+		"execution":        {promErr(422, "execution", "many-to-many matching"), errBadQuery, "422"},
+		"internal":         {promErr(500, "internal", "boom"), errBadQuery, "boom"},
 		"timeout":          {promErr(503, "timeout", "query timed out"), ErrUnreachable, "timed out"},
-		"error in 200":     {promErr(200, "bad_data", "odd"), ErrBadQuery, `"error": bad_data: odd`},
-		"proxy 401":        {text(401, "Unauthorized\n"), ErrAuth, "401 Unauthorized: Unauthorized"},
-		"proxy 403":        {text(403, "<html>no</html>"), ErrAuth, "<html>no</html>"},
+		"error in 200":     {promErr(200, "bad_data", "odd"), errBadQuery, `"error": bad_data: odd`},
+		"proxy 401":        {text(401, "Unauthorized\n"), errAuth, "401 Unauthorized: Unauthorized"},
+		"proxy 403":        {text(403, "<html>no</html>"), errAuth, "<html>no</html>"},
 		"too many":         {text(429, ""), ErrUnreachable, "429"},
 		"bad gateway":      {text(502, "bad gateway"), ErrUnreachable, "502"},
 		"gateway timeout":  {text(504, ""), ErrUnreachable, "504"},
-		"not found":        {text(404, "404 page not found"), ErrBadQuery, "404"},
-		"not json":         {text(200, "<html>"), ErrBadQuery, "decode answer"},
-		"matrix":           {text(200, `{"status":"success","data":{"resultType":"matrix","result":[]}}`), ErrBadQuery, `"matrix"`},
-		"value not number": {text(200, `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,"x"]}]}}`), ErrBadQuery, "value"},
-		"too large":        {text(200, big), ErrBadQuery, "more than 1 MiB"},
+		"not found":        {text(404, "404 page not found"), errBadQuery, "404"},
+		"not json":         {text(200, "<html>"), errBadQuery, "decode answer"},
+		"matrix":           {text(200, `{"status":"success","data":{"resultType":"matrix","result":[]}}`), errBadQuery, `"matrix"`},
+		"value not number": {text(200, `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,"x"]}]}}`), errBadQuery, "value"},
+		"too large":        {text(200, big), errBadQuery, "more than 1 MiB"},
 		"too large, declared": {func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Length", fmt.Sprint(2<<20))
 			_, _ = w.Write([]byte(vector)) // then the handler returns: the server closes the short body
-		}, ErrBadQuery, "Content-Length"},
+		}, errBadQuery, "Content-Length"},
 		"cut short": {func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Length", "1000")
 			_, _ = w.Write([]byte(vector[:40]))
@@ -204,7 +204,7 @@ func TestPromAnswers(t *testing.T) {
 }
 
 // TestPromBadQueryRealServer: a host label that is no label name, past
-// validation, gets Prometheus's own parse error as ErrBadQuery.
+// validation, gets Prometheus's own parse error as errBadQuery.
 func TestPromBadQueryRealServer(t *testing.T) {
 	srv := promtest.Start(t)
 	p := newTestProm(t, srv.URL(), nil)
@@ -213,8 +213,8 @@ func TestPromBadQueryRealServer(t *testing.T) {
 	}
 	p.cfg.HostLabel = "host-name"
 	_, err := p.Usage(context.Background(), []string{"h1"}, promInternalT0, promInternalT0.Add(time.Minute))
-	if !errors.Is(err, ErrBadQuery) || !strings.Contains(err.Error(), "bad_data") {
-		t.Errorf("err = %v, want ErrBadQuery naming bad_data", err)
+	if !errors.Is(err, errBadQuery) || !strings.Contains(err.Error(), "bad_data") {
+		t.Errorf("err = %v, want errBadQuery naming bad_data", err)
 	}
 }
 

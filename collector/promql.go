@@ -310,12 +310,12 @@ func readPromError(code int, body io.Reader) error {
 }
 
 // classifyProm wraps err in the sentinel that describes it: the caller's
-// cancellation first, then an HTTP status (401 and 403 are ErrAuth; 429,
+// cancellation first, then an HTTP status (401 and 403 are errAuth; 429,
 // 502, 503 and 504 ErrUnreachable; any other, and a "status": "error"
-// body, ErrBadQuery), an answer over the cap (ErrBadQuery), then the
+// body, errBadQuery), an answer over the cap (errBadQuery), then the
 // transport's failures as classify sorts them (refused, reset, timed out
 // or cut short: ErrUnreachable; an answer that does not decode:
-// ErrBadQuery).
+// errBadQuery).
 func classifyProm(op string, err error) error {
 	var pe *promError
 	wrap := func(sentinel error) error { return fmt.Errorf("%w: %s: %w", sentinel, op, err) }
@@ -324,8 +324,8 @@ func classifyProm(op string, err error) error {
 		return fmt.Errorf("collector: %s: %w", op, err)
 	case errors.As(err, &pe):
 		return wrap(statusSentinel(pe.StatusCode))
-	case errors.Is(err, ErrTooLarge):
-		return wrap(ErrBadQuery)
+	case errors.Is(err, errTooLarge):
+		return wrap(errBadQuery)
 	}
 	return classify(op, err)
 }

@@ -6,12 +6,14 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	v1 "github.com/colocd/colocd/api/v1"
@@ -188,9 +190,13 @@ func openYarnBackend(cfg Config, log *slog.Logger) (backend, error) {
 			closeSrc()
 			return backend{}, err
 		}
-		if placement, err = metricsource.NewPlacements(col, cfg.Metrics.Hosts); err != nil {
+		if placement, err = metricsource.NewPlacements(col, cfg.Metrics.Hosts, cfg.Learning.Foreign.ForeignConfig); err != nil {
 			col.Close()
 			closeSrc()
+			var fe *metricsource.FieldError
+			if errors.As(err, &fe) && strings.HasPrefix(fe.Field, "foreign.") {
+				return backend{}, sectionErr("learning", err)
+			}
 			return backend{}, cfgErr("metrics.hosts", "%v", err)
 		}
 		closeUsage := closeSrc

@@ -12,6 +12,8 @@ import (
 	"github.com/colocd/colocd/engine"
 	"github.com/colocd/colocd/internal/metricsource"
 	"github.com/colocd/colocd/internal/yarncluster"
+	"github.com/colocd/colocd/pipeline"
+	"github.com/colocd/colocd/plan"
 	"github.com/colocd/colocd/profile"
 )
 
@@ -268,7 +270,16 @@ type LearningConfig struct {
 	PlacementTolerance time.Duration `mapstructure:"placement_tolerance"`
 	// Foreign names other tenants' applications as kinds, with placement
 	// influx.
-	Foreign engine.ForeignConfig `mapstructure:"foreign"`
+	Foreign ForeignSection `mapstructure:"foreign"`
+}
+
+// ForeignSection is learning.foreign: how the placement read names other
+// tenants' applications as kinds (metricsource.ForeignConfig: kind,
+// prefix, names) and how many of those kinds the engine learns
+// (max_kinds, engine.PlacementConfig.MaxForeignKinds).
+type ForeignSection struct {
+	metricsource.ForeignConfig `mapstructure:",squash"`
+	MaxKinds                   int `mapstructure:"max_kinds"`
 }
 
 // Placement sources (learning.placement).
@@ -280,7 +291,8 @@ const (
 // PlacementConfig is the engine's placement read, from
 // learning.placement_tolerance and learning.foreign.
 func (l LearningConfig) PlacementConfig() engine.PlacementConfig {
-	return engine.PlacementConfig{Tolerance: l.PlacementTolerance, Foreign: l.Foreign}
+	return engine.PlacementConfig{Tolerance: l.PlacementTolerance, ForeignKinds: l.Foreign.NamesAny(),
+		ForeignPrefix: l.Foreign.Prefix, MaxForeignKinds: l.Foreign.MaxKinds}
 }
 
 // AdmissionConfig configures the admission loop.
@@ -303,19 +315,18 @@ type RetentionConfig struct {
 	Schedule      string        `mapstructure:"schedule"`       // cron spec
 }
 
-// DefaultStepSize is learning.step_size's default: γ of the pair
-// preferences, which in preference mode model learn from the profiles'
-// goodness residuals. A tick's residual is mostly the jobs' phases, which
-// mean profiles do not see, so the correction must follow what persists: at
-// γ = 0.05 (bandit.DefaultStepSize, the paper mode's) the preferences chased
-// that noise and, carried into a second run, cost queue A seven points of
-// makespan (−19.6 % → −12.7 % for ra-warm, tuning seeds); at 0.005 ra-warm
-// keeps −19.4 % and the workload with interference keeps the correction's
-// gain (noisy: ra −7.6 % without a correction, −9.5 % with it).
-const DefaultStepSize = 0.005
-
-// DefaultConfig is the configuration before the file, env and flags.
+// DefaultConfig is the configuration before the file, env and flags:
+// every owner's defaults with colocd's choices (PresetColocd).
 func DefaultConfig() Config {
+	return PresetColocd.Apply(ownerDefaults())
+}
+
+// ownerDefaults is every section at its owner's defaults: the daemon's
+// own sections here, each other package's from its Default….
+func ownerDefaults() Config {
+	pc := pipeline.DefaultConfig()
+	pc.Fairness.Weights = map[string]float64{} // empty, not nil: a value the file and environment can replace
+	pc.Fairness.Queues = []pipeline.ServiceQueue{}
 	return Config{
 		Listen:  "127.0.0.1:8080",
 		DataDir: "/var/lib/colocd",
@@ -350,19 +361,19 @@ func DefaultConfig() Config {
 		Prometheus: PrometheusSection{PrometheusConfig: defaultPrometheus(), Headers: map[string]string{}},
 		Learning: LearningConfig{
 			Schedule:        "@every 60s",
-			Config:          bandit.Config{StepSize: DefaultStepSize, Baseline: bandit.GlobalMean, RecencyAlpha: 0.1, SelfPrior: 1},
+			Config:          bandit.DefaultConfig(),
 			Credit:          engine.CreditLater,
 			Aggregate:       engine.AggregatePair,
 			MaxKindsPerNode: 2,
-			PairReward:      engine.RewardResidual,
+			PairReward:      engine.RewardGoodness,
 			Profile: profile.Config{HalfLife: profile.DefaultHalfLife, PriorStrength: profile.DefaultPriorStrength,
 				Saturation: profile.DefaultSaturation},
 			Placement:          PlacementRM,
 			PlacementTolerance: engine.DefaultPlacementTolerance,
-			Foreign:            engine.DefaultForeignConfig(),
+			Foreign:            ForeignSection{ForeignConfig: metricsource.DefaultForeignConfig(), MaxKinds: engine.DefaultForeignMaxKinds},
 		},
 		Admission: AdmissionConfig{Tick: 10 * time.Second, KickGap: 100 * time.Millisecond, Mode: engine.ModeActive, Backoff: engine.DefaultBackoffConfig()},
-		Pipeline:  DefaultPipelineConfig(),
+		Pipeline:  PipelineConfig{Config: pc, Scorer: engine.DefaultScorerConfig(), Plan: plan.Config{}.WithDefaults()},
 		Retention: RetentionConfig{FinishedAfter: 30 * 24 * time.Hour, Schedule: "@every 1h"},
 
 		ShutdownTimeout: 30 * time.Second,
@@ -420,7 +431,7 @@ func cfgErr(key, format string, args ...any) error {
 }
 
 // fieldError is a section owner's validation error (queue.FieldError,
-// yarncluster.FieldError): the key under the section, and why.
+// yarncluster's fieldError): the key under the section, and why.
 type fieldError interface {
 	error
 	FieldReason() (field, reason string)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/colocd/colocd/queue"
+	"github.com/colocd/colocd/pipeline"
 )
 
 // TestConfigServiceQueues: pipeline.fairness.queues decodes item by item
@@ -35,9 +35,9 @@ pipeline:
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []queue.ServiceQueue{
-		{Name: "interactive", Level: 1, Alpha: queue.Rate{VCores: 0.4, Memory: 0.3}, Beta: queue.Rate{VCores: 0.1, Memory: 0.1}, Burst: 10 * time.Minute},
-		{Name: "etl", Members: []string{"etl-nightly", "etl-hourly"}, Level: 2, Alpha: queue.Rate{VCores: 0.2, Memory: 0.2}},
+	want := []pipeline.ServiceQueue{
+		{Name: "interactive", Level: 1, Alpha: pipeline.Rate{VCores: 0.4, Memory: 0.3}, Beta: pipeline.Rate{VCores: 0.1, Memory: 0.1}, Burst: 10 * time.Minute},
+		{Name: "etl", Members: []string{"etl-nightly", "etl-hourly"}, Level: 2, Alpha: pipeline.Rate{VCores: 0.2, Memory: 0.2}},
 	}
 	if diff := cmp.Diff(want, got.Pipeline.Fairness.Queues); diff != "" {
 		t.Errorf("queues (-want +got):\n%s", diff)

@@ -13,15 +13,14 @@ import (
 // the learning tick's pair updates. The caller adds the parts that are
 // not configuration (store, learner, cluster, clock, ...).
 func (c Config) EngineOptions() (engine.Options, error) {
-	q, err := c.Pipeline.QueueConfig()
-	if err != nil {
+	if err := c.Pipeline.Validate(); err != nil {
 		return engine.Options{}, err
 	}
 	pc := c.Learning.Profile
 	return engine.Options{
-		Queue:           q,
-		Scorer:          c.Pipeline.Preference.ScorerConfig,
-		Planner:         c.Pipeline.Lookahead.Config,
+		Queue:           c.Pipeline.Config,
+		Scorer:          c.Pipeline.Scorer,
+		Planner:         c.Pipeline.Plan,
 		Profile:         pc,
 		MaxRunning:      c.Admission.MaxRunning,
 		Mode:            c.Admission.Mode,

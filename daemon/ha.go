@@ -299,7 +299,7 @@ func (r *replication) Reassignable(epoch uint64) bool {
 	return r.rep.Reassignable(epoch, r.submit)
 }
 
-// Leading implements api.Replica.
+// Leading implements api.replica.
 func (r *replication) Leading() (bool, string) {
 	if r.rep.IsLeader() {
 		return true, ""
@@ -307,18 +307,18 @@ func (r *replication) Leading() (bool, string) {
 	return false, r.rep.Leader().URL
 }
 
-// Status implements api.Replica.
+// Status implements api.replica.
 func (r *replication) Status() v1.HAStatus {
 	return haStatus(r.rep.Status(true))
 }
 
-// Applied implements api.Replica.
+// Applied implements api.replica.
 func (r *replication) Applied() uint64 {
 	st := r.rep.Status(false)
 	return st.Applied
 }
 
-// FollowerReady implements api.Replica: a follower is ready while it
+// FollowerReady implements api.replica: a follower is ready while it
 // holds a session, knows its leader and is within a snapshot's worth of
 // entries of it.
 func (r *replication) FollowerReady() error {

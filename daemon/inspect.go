@@ -60,25 +60,13 @@ type (
 // openUsage is the metrics source metrics.source names, as the learning
 // tick reads it; close releases it.
 func openUsage(cfg Config, log *slog.Logger, obs *outboundMetrics) (src *metricsource.Source, close func(), err error) {
-	var (
-		r        metricsource.Reader
-		closeSrc func()
-	)
-	switch cfg.Metrics.Source {
-	case SourcePrometheus:
-		p, err := openPrometheus(cfg.Prometheus, obs)
-		if err != nil {
-			return nil, nil, err
-		}
-		r, closeSrc = p, p.Close
-	case SourceInfluxDB:
-		col, err := openInflux(cfg.Influx, obs)
-		if err != nil {
-			return nil, nil, err
-		}
-		r, closeSrc = col, col.Close
-	default:
-		return nil, nil, cfgErr("metrics.source", "must be %s or %s, got %q", SourceInfluxDB, SourcePrometheus, cfg.Metrics.Source)
+	ms, err := metricsSourceOf(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, closeSrc, err := ms.open(cfg, obs)
+	if err != nil {
+		return nil, nil, err
 	}
 	src, err = metricsource.New(r, metricsource.Options{Hosts: cfg.Metrics.Hosts, Logger: log})
 	if err != nil {
@@ -141,11 +129,13 @@ func openInflux(s InfluxSection, obs *outboundMetrics) (*collector.Collector, er
 // lacks (influx.url or prometheus.url, a goodness limit) is a
 // *ConfigError.
 func ReadMetrics(ctx context.Context, cfg Config, hosts []string, from, to time.Time) (map[string]engine.Reading, []string, error) {
-	switch {
-	case cfg.Metrics.Source == SourcePrometheus && cfg.Prometheus.URL == "":
-		return nil, nil, cfgErr("prometheus.url", "no Prometheus: set prometheus.url (--prometheus-url or COLOCD_PROMETHEUS_URL)")
-	case cfg.Metrics.Source != SourcePrometheus && cfg.Influx.URL == "":
-		return nil, nil, cfgErr("influx.url", "no InfluxDB: set influx.url (--influx-url or COLOCD_INFLUX_URL)")
+	ms, err := metricsSourceOf(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	if ms.url(cfg) == "" {
+		key := ms.section + ".url"
+		return nil, nil, cfgErr(key, "no %s: set %s (--%s-url or %s)", ms.title, key, ms.section, envName(key))
 	}
 	lim := cfg.Goodness.limits(goodness.Limits{}) // no backend default outside the simulator
 	if err := lim.Validate(); err != nil {

@@ -398,9 +398,11 @@ func mapKeys() []string {
 	walk = func(t reflect.Type, prefix string) {
 		for i := 0; i < t.NumField(); i++ {
 			f := t.Field(i)
-			tag := f.Tag.Get("mapstructure")
+			tag, squash := fieldTag(f)
 			switch {
-			case tag == "" || tag == "-":
+			case squash:
+				walk(f.Type, prefix)
+			case tag == "":
 			case f.Type.Kind() == reflect.Map:
 				out = append(out, prefix+tag)
 			case f.Type.Kind() == reflect.Struct && f.Type != durationType:

@@ -17,6 +17,7 @@ import (
 	"github.com/colocd/colocd/engine"
 	"github.com/colocd/colocd/goodness"
 	"github.com/colocd/colocd/internal/metricsource"
+	"github.com/colocd/colocd/pipeline"
 	"github.com/colocd/colocd/queue"
 )
 
@@ -29,7 +30,7 @@ const yarnBase = "backend: yarn\nyarn:\n  rm_urls: [http://127.0.0.1:8088]\n" +
 // the file and the environment.
 func TestPlacementKeys(t *testing.T) {
 	d := DefaultConfig().Learning
-	if d.Placement != PlacementRM || d.PlacementTolerance != 30*time.Second || !cmp.Equal(d.Foreign, engine.DefaultForeignConfig()) {
+	if d.Placement != PlacementRM || d.PlacementTolerance != 30*time.Second || !cmp.Equal(d.Foreign, ForeignSection{metricsource.DefaultForeignConfig(), engine.DefaultForeignMaxKinds}) {
 		t.Errorf("defaults: placement %q, tolerance %v, foreign %+v", d.Placement, d.PlacementTolerance, d.Foreign)
 	}
 	file := yarnBase + "learning:\n  placement: influx\n  placement_tolerance: 25s\n  foreign:\n    kind: type\n    prefix: other-\n" +
@@ -38,10 +39,13 @@ func TestPlacementKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := engine.PlacementConfig{Tolerance: 25 * time.Second, Foreign: engine.ForeignConfig{Mode: engine.ForeignType, Prefix: "other-",
-		MaxKinds: 4, Names: []engine.ForeignName{{Pattern: "^nightly-", Kind: "nightly"}}}}
+	want := engine.PlacementConfig{Tolerance: 25 * time.Second, ForeignKinds: true, ForeignPrefix: "other-", MaxForeignKinds: 4}
 	if diff := cmp.Diff(want, cfg.Learning.PlacementConfig()); cfg.Learning.Placement != PlacementInflux || diff != "" {
 		t.Errorf("from the file: placement %q, (-want +got):\n%s", cfg.Learning.Placement, diff)
+	}
+	wantNames := metricsource.ForeignConfig{Mode: metricsource.ForeignType, Prefix: "other-", Names: []metricsource.ForeignName{{Pattern: "^nightly-", Kind: "nightly"}}}
+	if diff := cmp.Diff(wantNames, cfg.Learning.Foreign.ForeignConfig); diff != "" {
+		t.Errorf("from the file: the placement read's naming (-want +got):\n%s", diff)
 	}
 
 	cfg, err = Load(LoadOptions{File: writeFile(t, "colocd.yaml", yarnBase), Environ: environ(map[string]string{
@@ -51,7 +55,7 @@ func TestPlacementKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l := cfg.Learning; l.Placement != PlacementInflux || l.PlacementTolerance != time.Minute || l.Foreign.Mode != engine.ForeignNone ||
+	if l := cfg.Learning; l.Placement != PlacementInflux || l.PlacementTolerance != time.Minute || l.Foreign.Mode != metricsource.ForeignNone ||
 		l.Foreign.MaxKinds != 3 || l.Foreign.Prefix != engine.DefaultForeignPrefix {
 		t.Errorf("from the environment: %+v", l)
 	}
@@ -134,9 +138,9 @@ func TestPlacementWiring(t *testing.T) {
 	}
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second).UTC() }
 	want := []engine.Placement{
-		{Node: "node1.dc.example.com", App: "application_1_0001", Kind: "sort", Type: "MAPREDUCE", Queue: "default",
+		{Node: "node1.dc.example.com", App: "application_1_0001", Kind: "sort",
 			First: at(0), Last: at(20), Samples: 3, Containers: 2},
-		{Node: "node1.dc.example.com", App: "application_1_0002", Type: "SPARK", Queue: "etl",
+		{Node: "node1.dc.example.com", App: "application_1_0002", Kind: "foreign.spark.etl", Foreign: true,
 			First: at(0), Last: at(20), Samples: 3, Containers: 1},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -148,7 +152,7 @@ func TestPlacementWiring(t *testing.T) {
 type oneNodeCluster struct{ engine.Cluster }
 
 func (oneNodeCluster) State(context.Context) (cluster.State, error) {
-	c := queue.Capacity{MemoryMB: 8192, VCores: 8}
+	c := pipeline.Capacity{MemoryMB: 8192, VCores: 8}
 	return cluster.State{Capacity: c, Free: c, Nodes: []cluster.Node{{Name: "n1", Capacity: c, Free: c}}}, nil
 }
 
@@ -160,7 +164,7 @@ func (a *askedPlacement) Placements(_ context.Context, hosts []string, from, to 
 	a.asked = append(a.asked, slices.Clone(hosts))
 	p := engine.Placement{Node: "n1", App: "application_1_0001", Kind: "sort", First: from, Last: to.Add(-time.Second), Samples: 6, Containers: 1}
 	q := p
-	q.App, q.Kind, q.Type, q.Queue = "application_1_0002", "", "SPARK", "etl"
+	q.App, q.Kind, q.Foreign = "application_1_0002", "other-spark.etl", true // as the placement read names it
 	return []engine.Placement{p, q}, nil
 }
 

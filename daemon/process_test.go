@@ -222,7 +222,14 @@ func (p *proc) stop(deadline time.Duration) (time.Duration, error) {
 	select {
 	case <-p.done:
 	case <-time.After(deadline):
-		p.tb.Fatalf("colocd did not exit within %v of SIGTERM", deadline)
+		// SIGQUIT makes the Go runtime write every goroutine's stack to
+		// the process's output (kept in the test's log) before it exits.
+		p.cmd.Process.Signal(syscall.SIGQUIT)
+		select {
+		case <-p.done:
+		case <-time.After(10 * time.Second):
+		}
+		p.tb.Fatalf("colocd did not exit within %v of SIGTERM (its goroutines, after SIGQUIT, are in its output)", deadline)
 	}
 	return time.Since(t0), p.err
 }

@@ -25,6 +25,7 @@ type served struct {
 	handler atomic.Pointer[http.Handler]
 	api     atomic.Pointer[http.Handler] // api.New's handler within handler (the base of the next reload)
 	tls     atomic.Pointer[tls.Config]   // nil: plain HTTP
+	fresh   *freshConns                  // connections before their first request
 }
 
 // ServeHTTP serves r with the current handler.

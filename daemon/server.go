@@ -161,7 +161,7 @@ func Serve(ctx context.Context, cfg Config, opts ServeOptions) (err error) {
 		"backend", cfg.Backend, "seed", b.seed, "data_dir", cfg.DataDir, "mode", cfg.Admission.Mode,
 		"preferences_restored", c.restored, "profiles_restored", c.profilesRestored, "kinds", len(c.learner.Kinds()), "limits", c.limits,
 		"replicated", repl != nil)
-	return run(ctx, cfg, b, c, srv, ln, opts.Systemd, repl, log)
+	return run(ctx, cfg, b, c, srv, sv.fresh, ln, opts.Systemd, repl, log)
 }
 
 // openStore opens the job store of data_dir; with the simulator it checks
@@ -312,7 +312,7 @@ func restoreOrQuarantine(store *queue.Store, prom *telemetry.Metrics, repl *repl
 // connections silent for 5 s) are closed to make room: clients that only
 // hold a connection cannot keep others out.
 func newHTTPServer(cfg Config, ln net.Listener, c core, store *queue.Store, b backend, repl *replication, log *slog.Logger) (*http.Server, net.Listener, *served, error) {
-	srv0 := &served{}
+	srv0 := &served{fresh: newFreshConns()}
 	apiH, h, tlsCfg, err := buildServed(cfg, c, store, b, repl, log, nil)
 	if err != nil {
 		return nil, nil, nil, err
@@ -342,6 +342,7 @@ func newHTTPServer(cfg Config, ln net.Listener, c core, store *queue.Store, b ba
 		WriteTimeout:      cfg.API.WriteTimeout,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		ConnState:         srv0.fresh.track,
 	}
 	return srv, ln, srv0, nil
 }
@@ -392,7 +393,7 @@ func buildServed(cfg Config, c core, store *queue.Store, b backend, repl *replic
 // the loop in each term it leads) until ctx is cancelled or either fails,
 // then shuts both down within cfg.ShutdownTimeout. systemd watches the
 // readiness from when both started until shutdown begins.
-func run(ctx context.Context, cfg Config, b backend, c core, srv *http.Server, ln net.Listener,
+func run(ctx context.Context, cfg Config, b backend, c core, srv *http.Server, fresh *freshConns, ln net.Listener,
 	systemd *Systemd, repl *replication, log *slog.Logger) error {
 	eng := c.eng
 	srvErr := serveHTTP(srv, ln)
@@ -439,7 +440,7 @@ func run(ctx context.Context, cfg Config, b backend, c core, srv *http.Server, l
 	systemd.stopping(log)
 	shCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
 	defer cancel()
-	if err := srv.Shutdown(shCtx); err != nil {
+	if err := shutdownHTTP(shCtx, srv, fresh); err != nil {
 		log.Warn("HTTP shutdown", "err", err)
 		srv.Close()
 	}

@@ -81,7 +81,7 @@ func (c Config) Validate() error {
 	if err := c.Admission.validate(); err != nil {
 		return err
 	}
-	if err := c.Pipeline.validate(); err != nil {
+	if err := c.Pipeline.Validate(); err != nil {
 		return err
 	}
 	if c.Retention.FinishedAfter < 0 {
@@ -208,13 +208,11 @@ func oneOf(s string, options ...string) bool {
 // validateMetrics checks metrics.source and the section it names (the
 // collector validates its own sections).
 func (c *Config) validateMetrics() error {
-	switch c.Metrics.Source {
-	case SourceInfluxDB:
-		return sectionErr("influx", c.Influx.Validate())
-	case SourcePrometheus:
-		return sectionErr("prometheus", c.Prometheus.Validate())
+	ms, err := metricsSourceOf(*c)
+	if err != nil {
+		return err
 	}
-	return cfgErr("metrics.source", "must be %s or %s, got %q", SourceInfluxDB, SourcePrometheus, c.Metrics.Source)
+	return sectionErr(ms.section, ms.validate(*c))
 }
 
 // validateLearning checks the learning section, then where its placement
@@ -237,6 +235,9 @@ func (c *Config) validateLearning() error {
 		}
 	default:
 		return cfgErr("learning.placement", "must be %s or %s, got %q", PlacementRM, PlacementInflux, l.Placement)
+	}
+	if err := sectionErr("learning.foreign", l.Foreign.ForeignConfig.Validate()); err != nil {
+		return err
 	}
 	if err := sectionErr("learning", l.PlacementConfig().Validate()); err != nil {
 		return err

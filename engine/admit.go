@@ -12,6 +12,7 @@ import (
 
 	"github.com/colocd/colocd/cluster"
 	"github.com/colocd/colocd/journal"
+	"github.com/colocd/colocd/pipeline"
 	"github.com/colocd/colocd/profile"
 	"github.com/colocd/colocd/queue"
 )
@@ -190,7 +191,7 @@ func (e *Engine) admitOne(ctx context.Context, rep *AdmitReport, v *passView) (d
 // left admitted for Sync (an unknown outcome). done reports that the pass
 // should end.
 func (e *Engine) submitted(rep *AdmitReport, v *passView, job queue.Job, appID string, err error,
-	admit, learned queue.Decision, shadow bool, log *slog.Logger) (done bool, _ error) {
+	admit, learned pipeline.Decision, shadow bool, log *slog.Logger) (done bool, _ error) {
 	switch {
 	case err == nil:
 		e.called(callSubmit, nil)
@@ -320,17 +321,17 @@ func (e *Engine) openView(ctx context.Context, v *passView) error {
 // cluster, the pending window (read from the store for every decision: an
 // admitted job leaves it and the next pending job enters), how many jobs
 // are pending in all, and the kinds' runtime history.
-func (e *Engine) snapshot(v *passView) (queue.Snapshot, error) {
+func (e *Engine) snapshot(v *passView) (pipeline.Snapshot, error) {
 	now := e.clock.Now()
 	var pending []queue.Job
 	var err error
 	if f := e.fairness; f != nil {
-		pending, err = e.store.PendingHeads(e.window, f.GroupBy, cmp.Or(f.Scan, queue.DefaultFairScan))
+		pending, err = e.store.PendingHeads(e.window, f.GroupBy == pipeline.GroupByQueue, cmp.Or(f.Scan, pipeline.DefaultFairScan))
 	} else {
 		pending, err = e.store.Pending(e.window)
 	}
 	if err != nil {
-		return queue.Snapshot{}, fmt.Errorf("admit: pending jobs: %w", err)
+		return pipeline.Snapshot{}, fmt.Errorf("admit: pending jobs: %w", err)
 	}
 	st := v.st
 	free := st.Free
@@ -341,16 +342,16 @@ func (e *Engine) snapshot(v *passView) (queue.Snapshot, error) {
 	for i := range st.Apps {
 		apps[st.Apps[i].ID] = &st.Apps[i]
 	}
-	nodes := make([]queue.NodeFree, 0, len(st.Nodes))
+	nodes := make([]pipeline.NodeFree, 0, len(st.Nodes))
 	for _, n := range st.Nodes {
-		nf := queue.NodeFree{Name: n.Name, Free: n.Free, Capacity: n.Capacity}
+		nf := pipeline.NodeFree{Name: n.Name, Free: n.Free, Capacity: n.Capacity}
 		for _, id := range n.Apps {
 			a, ok := apps[id]
 			if !ok {
 				continue
 			}
 			if c := a.ContainersOn(n.Name); c > 0 {
-				nf.Jobs = append(nf.Jobs, queue.NodeJob{JobID: a.JobID, Kind: a.Kind, Containers: c})
+				nf.Jobs = append(nf.Jobs, pipeline.NodeJob{JobID: a.JobID, Kind: a.Kind, Containers: c})
 			}
 		}
 		nf.Jobs = append(nf.Jobs, e.foreign.nodeJobs(n.Name, apps)...)
@@ -360,9 +361,9 @@ func (e *Engine) snapshot(v *passView) (queue.Snapshot, error) {
 	if e.weighContext {
 		weights = contextWeights(*st, pending)
 	}
-	running := make([]queue.Running, 0, len(st.Apps))
+	running := make([]pipeline.Running, 0, len(st.Apps))
 	for i, a := range st.Apps {
-		ru := queue.Running{JobID: a.JobID, Kind: a.Kind, User: a.User, Queue: a.Queue, Alloc: a.Alloc, Started: a.Starts}
+		ru := pipeline.Running{JobID: a.JobID, Kind: a.Kind, User: a.User, Queue: a.Queue, Alloc: a.Alloc, Started: a.Starts}
 		if k, ok := e.foreign.kind[a.ID]; ok && a.JobID == "" {
 			ru.Kind = k // another tenant's, as the learner knows it
 		}
@@ -375,9 +376,9 @@ func (e *Engine) snapshot(v *passView) (queue.Snapshot, error) {
 	e.shape.Store(&clusterShape{capa: st.Capacity, nodes: nodes})
 	counts, err := e.store.Counts() // the tail stage needs to know whether the window holds every pending job
 	if err != nil {
-		return queue.Snapshot{}, fmt.Errorf("admit: job counts: %w", err)
+		return pipeline.Snapshot{}, fmt.Errorf("admit: job counts: %w", err)
 	}
-	return queue.Snapshot{
+	return pipeline.Snapshot{
 		Now: now, Capacity: st.Capacity, Free: free, Nodes: nodes,
 		Running: running, Pending: pending, PendingTotal: counts[queue.StatePending], History: v.hist,
 	}, nil
@@ -395,7 +396,7 @@ func (v *passView) arrive(j queue.Job, appID string) {
 	st := v.st
 	r := j.Resources
 	a := cluster.App{ID: appID, JobID: j.ID, Kind: j.Kind, User: j.User, Queue: j.Queue,
-		Alloc: queue.Capacity{MemoryMB: r.TotalMemoryMB(), VCores: r.TotalVCores()}}
+		Alloc: pipeline.Capacity{MemoryMB: r.TotalMemoryMB(), VCores: r.TotalVCores()}}
 	st.Free.MemoryMB -= a.Alloc.MemoryMB
 	st.Free.VCores -= a.Alloc.VCores
 	counts := v.place(r)
@@ -446,7 +447,7 @@ func (e *Engine) dominantShares(st cluster.State) {
 	if e.mx == nil || st.Capacity.MemoryMB <= 0 || st.Capacity.VCores <= 0 {
 		return
 	}
-	use := map[string]queue.Capacity{}
+	use := map[string]pipeline.Capacity{}
 	for _, a := range st.Apps {
 		u := use[a.User]
 		u.MemoryMB += a.Alloc.MemoryMB
@@ -482,7 +483,7 @@ func contextWeights(st cluster.State, pending []queue.Job) []float64 {
 		return w
 	}
 	head := pending[0].Resources
-	slots := func(f queue.Capacity) int64 {
+	slots := func(f pipeline.Capacity) int64 {
 		s := int64(-1)
 		if head.VCores > 0 {
 			s = max(f.VCores, 0) / int64(head.VCores)

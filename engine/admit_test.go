@@ -9,6 +9,7 @@ import (
 
 	"github.com/colocd/colocd/cluster"
 	"github.com/colocd/colocd/internal/simcluster"
+	"github.com/colocd/colocd/pipeline"
 	"github.com/colocd/colocd/queue"
 )
 
@@ -16,10 +17,10 @@ import (
 // job's containers can take beside it, after empty nodes took one group
 // each; when the empty nodes hold the whole job, nothing weighs.
 func TestContextWeights(t *testing.T) {
-	capa := queue.Capacity{MemoryMB: 6144, VCores: 6}
+	capa := pipeline.Capacity{MemoryMB: 6144, VCores: 6}
 	node := func(name string, usedVC int64, usedMB int64, apps ...string) cluster.Node {
 		return cluster.Node{Name: name, Capacity: capa,
-			Free: queue.Capacity{MemoryMB: capa.MemoryMB - usedMB, VCores: capa.VCores - usedVC}, Apps: apps}
+			Free: pipeline.Capacity{MemoryMB: capa.MemoryMB - usedMB, VCores: capa.VCores - usedVC}, Apps: apps}
 	}
 	app := func(id string, nodes ...string) cluster.App {
 		return cluster.App{ID: id, JobID: id, Kind: "k" + id, Nodes: nodes}
@@ -166,18 +167,18 @@ func TestAdmittedButNotHolding(t *testing.T) {
 		t.Fatalf("admitted %v, want the job", rep.Admitted)
 	}
 	snap := h.passSnapshot()
-	wantRunning := []queue.Running{{JobID: id, Kind: "cpu", User: "ana", Queue: "default", Alloc: queue.Capacity{MemoryMB: 3072, VCores: 3}}}
+	wantRunning := []pipeline.Running{{JobID: id, Kind: "cpu", User: "ana", Queue: "default", Alloc: pipeline.Capacity{MemoryMB: 3072, VCores: 3}}}
 	if diff := cmp.Diff(wantRunning, snap.Running); diff != "" {
 		t.Errorf("running (-want +got):\n%s", diff)
 	}
-	if want := (queue.Capacity{MemoryMB: 2*6144 - 3072, VCores: 12 - 3}); snap.Free != want {
+	if want := (pipeline.Capacity{MemoryMB: 2*6144 - 3072, VCores: 12 - 3}); snap.Free != want {
 		t.Errorf("free %+v, want %+v", snap.Free, want)
 	}
-	var on []queue.NodeJob
+	var on []pipeline.NodeJob
 	for _, n := range snap.Nodes {
 		on = append(on, n.Jobs...)
 	}
-	if diff := cmp.Diff([]queue.NodeJob{{JobID: id, Kind: "cpu", Containers: 3}}, on); diff != "" {
+	if diff := cmp.Diff([]pipeline.NodeJob{{JobID: id, Kind: "cpu", Containers: 3}}, on); diff != "" {
 		t.Errorf("jobs on the nodes (-want +got):\n%s", diff)
 	}
 }
@@ -187,28 +188,28 @@ func TestAdmittedButNotHolding(t *testing.T) {
 // beyond a node's room; the picture's free room, applications and nodes
 // follow.
 func TestArrive(t *testing.T) {
-	capa := queue.Capacity{MemoryMB: 6144, VCores: 6}
+	capa := pipeline.Capacity{MemoryMB: 6144, VCores: 6}
 	st := &cluster.State{
-		Capacity: queue.Capacity{MemoryMB: 3 * 6144, VCores: 18},
-		Free:     queue.Capacity{MemoryMB: 3*6144 - 3072, VCores: 15},
+		Capacity: pipeline.Capacity{MemoryMB: 3 * 6144, VCores: 18},
+		Free:     pipeline.Capacity{MemoryMB: 3*6144 - 3072, VCores: 15},
 		Nodes: []cluster.Node{
-			{Name: "n1", Capacity: capa, Free: queue.Capacity{MemoryMB: 3072, VCores: 3}, Apps: []string{"app-a"}},
+			{Name: "n1", Capacity: capa, Free: pipeline.Capacity{MemoryMB: 3072, VCores: 3}, Apps: []string{"app-a"}},
 			{Name: "n2", Capacity: capa, Free: capa},
 			{Name: "n3", Capacity: capa, Free: capa},
 		},
-		Apps: []cluster.App{{ID: "app-a", JobID: "A", Kind: "disk", Alloc: queue.Capacity{MemoryMB: 3072, VCores: 3},
+		Apps: []cluster.App{{ID: "app-a", JobID: "A", Kind: "disk", Alloc: pipeline.Capacity{MemoryMB: 3072, VCores: 3},
 			Nodes: []string{"n1"}, Placement: map[string]int{"n1": 3}}},
 	}
 	v := &passView{st: st}
 	v.arrive(queue.Job{ID: "B", Kind: "cpu", User: "ana", Queue: "q",
 		Resources: queue.Resources{Containers: 9, MemoryMB: 1024, VCores: 1}}, "app-b")
 	want := cluster.App{ID: "app-b", JobID: "B", Kind: "cpu", User: "ana", Queue: "q",
-		Alloc: queue.Capacity{MemoryMB: 9216, VCores: 9}, Nodes: []string{"n1", "n2", "n3"},
+		Alloc: pipeline.Capacity{MemoryMB: 9216, VCores: 9}, Nodes: []string{"n1", "n2", "n3"},
 		Placement: map[string]int{"n1": 3, "n2": 3, "n3": 3}}
 	if diff := cmp.Diff(want, st.Apps[1]); diff != "" {
 		t.Errorf("the arriving application (-want +got):\n%s", diff)
 	}
-	if want := (queue.Capacity{MemoryMB: 3*6144 - 3072 - 9216, VCores: 6}); st.Free != want {
+	if want := (pipeline.Capacity{MemoryMB: 3*6144 - 3072 - 9216, VCores: 6}); st.Free != want {
 		t.Errorf("free %+v, want %+v", st.Free, want)
 	}
 	for _, n := range st.Nodes {
@@ -232,7 +233,7 @@ func TestSnapshotCountsPending(t *testing.T) {
 	h := newHarness(t, harnessOpts{})
 	h.submit("cpu", "disk", "net", "cpu", "disk", "net", "cpu", "disk", "net", "cpu")
 	snap := h.passSnapshot()
-	if len(snap.Pending) != queue.DefaultWindow || snap.PendingTotal != 10 {
-		t.Errorf("window of %d jobs, %d pending in all; want %d and 10", len(snap.Pending), snap.PendingTotal, queue.DefaultWindow)
+	if len(snap.Pending) != pipeline.DefaultWindow || snap.PendingTotal != 10 {
+		t.Errorf("window of %d jobs, %d pending in all; want %d and 10", len(snap.Pending), snap.PendingTotal, pipeline.DefaultWindow)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/colocd/colocd/cluster"
 	"github.com/colocd/colocd/internal/simcluster"
+	"github.com/colocd/colocd/pipeline"
 	"github.com/colocd/colocd/queue"
 )
 
@@ -124,7 +125,7 @@ func TestForeignApplicationIsNotTheJobItsTagsName(t *testing.T) {
 	h, tc := tenantsHarness(t)
 	j := runOne(t, h, "cpu")
 	bob := cluster.App{ID: "application_1_9999", JobID: j.ID, Kind: j.Kind, User: "bob",
-		Alloc: queue.Capacity{MemoryMB: 1024, VCores: 1}}
+		Alloc: pipeline.Capacity{MemoryMB: 1024, VCores: 1}}
 	tc.foreign = append(tc.foreign, bob)
 	h.sync()
 	if diff := cmp.Diff(map[string]string{j.AppID: j.ID, bob.ID: ""}, viewApps(t, h.e)); diff != "" {

@@ -1,6 +1,6 @@
 package engine
 
-import "github.com/colocd/colocd/queue"
+import "github.com/colocd/colocd/pipeline"
 
 // AdmissionMode is active (admit the learned choice) or shadow (admit FIFO,
 // journal the learned choice).
@@ -47,7 +47,7 @@ const (
 )
 
 // windowSize is how many pending jobs the engine reads per decision.
-func windowSize(q queue.Config) int {
+func windowSize(q pipeline.Config) int {
 	if q.Window.Enabled && q.Window.Size > 0 {
 		return q.Window.Size
 	}
@@ -57,7 +57,7 @@ func windowSize(q queue.Config) int {
 // fifoConfig is shadow mode's baseline: the same window, fit and fairness,
 // then the oldest survivor (no altruism, preferences, starvation weights
 // or sampling).
-func fifoConfig(q queue.Config) queue.Config {
+func fifoConfig(q pipeline.Config) pipeline.Config {
 	q.Altruism.Enabled = false
 	q.Preference.Enabled = false
 	q.Starvation.Enabled = false

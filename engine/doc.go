@@ -19,8 +19,9 @@
 // The learning tick learns from what ran on each node: by default the
 // presence its syncs record of colocd's own jobs; with a Placer, the
 // placement samples of every application, other tenants' counting as
-// foreign kinds (ForeignConfig) that join the compositions and the
-// co-locations but are never admitted. The admission pass puts the foreign
+// foreign kinds — named by the placement source (learning.foreign,
+// internal/metricsource), capped here (PlacementConfig.MaxForeignKinds) —
+// that join the compositions and the co-locations but are never admitted. The admission pass puts the foreign
 // applications the last read saw on a node there, with their kinds, while
 // the cluster still runs them (foreignView).
 //
@@ -32,7 +33,7 @@
 // and goodness against its own maxima and gives the profiles its size;
 // the scorer and the runtime credit read demands on it at its size.
 //
-// It must not: order the queue (queue's pipeline does), compute goodness,
+// It must not: order the queue (package pipeline does), compute goodness,
 // preferences or profiles (goodness, bandit, profile), speak HTTP
 // (daemon/api), read configuration files (daemon decodes them into
 // Options), or read the wall clock in its logic. Engine has no goroutines of

@@ -16,6 +16,7 @@ import (
 	"github.com/colocd/colocd/bandit"
 	"github.com/colocd/colocd/cluster"
 	"github.com/colocd/colocd/journal"
+	"github.com/colocd/colocd/pipeline"
 	"github.com/colocd/colocd/profile"
 	"github.com/colocd/colocd/queue"
 )
@@ -28,16 +29,16 @@ import (
 type Engine struct {
 	store    *queue.Store
 	learner  *bandit.Learner
-	profiles *profile.Model   // per-kind resource profiles, learned
-	scoreSrc profile.Profiles // what the scorer reads: profiles, or given ones
-	pipeline *queue.Pipeline  // the learned ordering
+	profiles *profile.Model     // per-kind resource profiles, learned
+	scoreSrc profile.Profiles   // what the scorer reads: profiles, or given ones
+	pipeline *pipeline.Pipeline // the learned ordering
 	// fit says whether jobs are checked against the cluster's capacity
 	// (pipeline.fit), per node or not; shape is that capacity at the last
 	// admission pass (nil before one), for Prepare's too-large check.
 	fit, fitPerNode bool
 	shape           atomic.Pointer[clusterShape]
 	view            atomic.Pointer[clusterView]
-	fifo            *queue.Pipeline // shadow mode's FIFO ordering (no preferences)
+	fifo            *pipeline.Pipeline // shadow mode's FIFO ordering (no preferences)
 	cluster         Cluster
 	metrics         UsageSource
 	clock           Clock
@@ -47,7 +48,7 @@ type Engine struct {
 	log             *slog.Logger
 	// fairness is the pipeline's fairness configuration when it is on: the
 	// snapshot then reads each group's window (Store.PendingHeads).
-	fairness *queue.FairnessConfig
+	fairness *pipeline.FairnessConfig
 	// fairDirty: a decision since the fairness state was last stored.
 	fairDirty bool
 	// fairSaved is the fairness state last stored (persistFairness).
@@ -189,9 +190,9 @@ func (e *Engine) Kick() {
 // It changes nothing else: a kind becomes known to the learner once a job
 // of it is stored (AddKind).
 func (e *Engine) Prepare(j *queue.Job) error {
-	if pl := e.placer; pl != nil && strings.HasPrefix(j.Kind, pl.cfg.Foreign.Prefix) {
+	if pl := e.placer; pl != nil && strings.HasPrefix(j.Kind, pl.cfg.ForeignPrefix) {
 		return &queue.FieldError{Field: "kind", Reason: fmt.Sprintf("%q starts with %q, which names other tenants' applications (learning.foreign.prefix)",
-			j.Kind, pl.cfg.Foreign.Prefix)}
+			j.Kind, pl.cfg.ForeignPrefix)}
 	}
 	if p, ok := e.cluster.(JobPreparer); ok {
 		if err := p.Prepare(j); err != nil {
@@ -202,11 +203,11 @@ func (e *Engine) Prepare(j *queue.Job) error {
 	if sh == nil || !e.fit || sh.capa.MemoryMB <= 0 {
 		return nil
 	}
-	var nodes []queue.NodeFree
+	var nodes []pipeline.NodeFree
 	if e.fitPerNode {
 		nodes = sh.nodes
 	}
-	if ok, why := queue.FitsCluster(j.Resources, sh.capa, nodes); !ok {
+	if ok, why := pipeline.FitsCluster(j.Resources, sh.capa, nodes); !ok {
 		return &queue.FieldError{Field: "resources", Reason: "larger than the whole cluster, which could never run it: " + why}
 	}
 	return nil
@@ -214,8 +215,8 @@ func (e *Engine) Prepare(j *queue.Job) error {
 
 // clusterShape is the cluster's capacity, in all and per node.
 type clusterShape struct {
-	capa  queue.Capacity
-	nodes []queue.NodeFree
+	capa  pipeline.Capacity
+	nodes []pipeline.NodeFree
 }
 
 // Kill stops an admitted or running job on the cluster and marks it killed.
@@ -498,7 +499,7 @@ func backendOf(op string) string {
 
 // forcedBy names the hard rule that chose d's job, for Telemetry.Admitted:
 // "max_skips" (starvation), "reservation", or "" when the distribution did.
-func forcedBy(d queue.Decision) string {
+func forcedBy(d pipeline.Decision) string {
 	switch {
 	case d.Reserved != "" && d.Reserved == d.Chosen:
 		return "reservation"

@@ -22,6 +22,7 @@ import (
 	"github.com/colocd/colocd/goodness"
 	"github.com/colocd/colocd/internal/simcluster"
 	"github.com/colocd/colocd/journal"
+	"github.com/colocd/colocd/pipeline"
 	"github.com/colocd/colocd/queue"
 	"github.com/colocd/colocd/sim"
 	"github.com/colocd/colocd/sim/simtest"
@@ -50,7 +51,7 @@ type harnessOpts struct {
 	metrics  func(*simcluster.Cluster) UsageSource // nil: the simulator's
 	placer   *Placer                               // Options.Placement
 	cluster  func(*simcluster.Cluster) Cluster     // nil: the simulator
-	pipeline func(*queue.Config)
+	pipeline func(*pipeline.Config)
 	noRecon  bool
 	logger   *slog.Logger // nil: discard
 	// free is the store's free space (queue.Options.FreeSpace, with a
@@ -58,12 +59,12 @@ type harnessOpts struct {
 	free func() (uint64, error)
 }
 
-// testQueueConfig is colocd's default pipeline: queue.DefaultConfig with
+// testQueueConfig is colocd's default pipeline: pipeline.DefaultConfig with
 // the profile model deciding by argmax (the daemon's defaults).
-func testQueueConfig() queue.Config {
-	q := queue.DefaultConfig()
-	q.Preference.Mode = queue.PreferenceModel
-	q.Select.Mode = queue.SelectArgmax
+func testQueueConfig() pipeline.Config {
+	q := pipeline.DefaultConfig()
+	q.Preference.Mode = pipeline.PreferenceModel
+	q.Select.Mode = pipeline.SelectArgmax
 	return q
 }
 
@@ -159,7 +160,7 @@ func (h *harness) submit(kinds ...string) []string {
 }
 
 // passSnapshot is the first decision's input of a pass opened now.
-func (h *harness) passSnapshot() queue.Snapshot {
+func (h *harness) passSnapshot() pipeline.Snapshot {
 	h.tb.Helper()
 	v := &passView{}
 	if err := h.e.openView(h.ctx, v); err != nil {
@@ -288,8 +289,8 @@ func TestShadowModeAdmitsFIFOAndJournalsLearnedChoice(t *testing.T) {
 		t.Run(string(mode), func(t *testing.T) {
 			// One node: the next job must land beside cpu (an empty node
 			// would take it alone, and the context would be empty).
-			h := newHarness(t, harnessOpts{nodes: 1, mode: mode, pipeline: func(pc *queue.Config) {
-				pc.Preference.Mode = queue.PreferenceBandit // the learned pair preferences decide
+			h := newHarness(t, harnessOpts{nodes: 1, mode: mode, pipeline: func(pc *pipeline.Config) {
+				pc.Preference.Mode = pipeline.PreferenceBandit // the learned pair preferences decide
 			}})
 			preferNet(h.learner)
 			first := h.submit("cpu")

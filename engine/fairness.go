@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 
-	"github.com/colocd/colocd/queue"
+	"github.com/colocd/colocd/pipeline"
 )
 
 // restoreFairness loads the fairness stage's stored state (deficits,
@@ -13,7 +13,7 @@ import (
 // off, the curve window changed) is logged, not an error; one that does
 // not decode is.
 func (e *Engine) restoreFairness() error {
-	var s queue.FairnessState
+	var s pipeline.FairnessState
 	ok, err := loadJSON(e.store.LoadFairness, "fairness state", &s)
 	if err != nil || !ok {
 		return err
@@ -62,6 +62,6 @@ func (e *Engine) persistFairness() {
 
 // Queues is the fairness stage's view of the queues as of the last
 // decision (GET /v1/queues).
-func (e *Engine) Queues() queue.QueuesReport {
+func (e *Engine) Queues() pipeline.QueuesReport {
 	return e.pipeline.Queues()
 }

@@ -6,15 +6,16 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/colocd/colocd/pipeline"
 	"github.com/colocd/colocd/queue"
 )
 
 // TestFairnessSurvivesRestart: the deficits an admission pass leaves are
 // stored with it, and an engine opened on the same store starts from them.
 func TestFairnessSurvivesRestart(t *testing.T) {
-	fair := func(c *queue.Config) {
+	fair := func(c *pipeline.Config) {
 		c.Fairness.Enabled = true
-		c.Fairness.GroupBy = queue.GroupByUser
+		c.Fairness.GroupBy = pipeline.GroupByUser
 	}
 	h := newHarness(t, harnessOpts{nodes: 2, pipeline: fair})
 	for _, u := range []string{"ana", "bob", "ana", "bob", "cy"} {

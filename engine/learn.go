@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/colocd/colocd/goodness"
 	"github.com/colocd/colocd/journal"
 	"github.com/colocd/colocd/profile"
 )
@@ -184,23 +185,136 @@ func (e *Engine) gather(ctx context.Context, from, to time.Time) (tickInputs, er
 	return in, nil
 }
 
-// applyTick is a tick's plan and apply, under mu: the profiles'
-// observations (each node's usage and the containers of each kind that ran
-// there, time-weighted over the interval), the pair credits, and their
-// persistence in one store command.
-func (e *Engine) applyTick(in tickInputs, from, to time.Time, rep *LearnReport) error {
-	var obs []profile.Observation
+// tickPlan is what a tick learns from its inputs: the profiles'
+// observations, the pair credits in the order the learner takes them, and
+// the goodness records and checks of the co-located nodes.
+type tickPlan struct {
+	observations []profile.Observation
+	credits      []pairCredit
+	records      []journal.GoodnessRecord
+	checks       []GoodnessCheck
+	observed     int
+	stale        []string
+	invalid      []rejected // hosts whose usage was rejected, in co-location order
+}
+
+// rejected is a host whose usage failed validation, and why.
+type rejected struct {
+	host string
+	err  error
+}
+
+// pairCredit is goodness g for pair pk.
+type pairCredit struct {
+	pk pairKey
+	g  float64
+}
+
+// tickRules are the settings a tick's plan follows.
+type tickRules struct {
+	limitsOf   func(node string) goodness.Limits // each node's maxima
+	sizes      map[string]profile.Vector         // each node's size (absent: the reference node)
+	pairReward PairReward
+	aggregate  Aggregate
+}
+
+// goodnessPredictor is what the plan asks of the profiles as they were
+// before the tick (profile.Predictor).
+type goodnessPredictor interface {
+	Prepare(kcs ...[]profile.KindCount)
+	GoodnessOn(kc []profile.KindCount, size profile.Vector) float64
+}
+
+// planTick is a tick's plan, a pure function of what the gather read: the
+// profiles' observations (each node's usage and the containers of each
+// kind that ran there, time-weighted over the interval), and for every
+// co-location whose node has a valid reading its goodness, journaled for
+// each kind pair on it, and the pair credits — per node (AggregateNode) or
+// once per pair with its mean over the nodes. The residual reward
+// subtracts what predict (the profiles before this tick, so out of
+// sample) expected.
+func planTick(in tickInputs, predict goodnessPredictor, rules tickRules, now, from, to time.Time) tickPlan {
+	var pl tickPlan
 	for _, h := range in.hosts {
 		r, ok := in.readings[h]
 		if !ok || r.Usage.Validate() != nil || slices.Contains(in.unplaced, h) {
 			continue // stale and invalid hosts are reported for co-locations below
 		}
-		obs = append(obs, profile.Observation{Node: h, Usage: profile.Usage(r.Usage, e.sizes.limitsOf(h)), Containers: in.comps[h],
-			Stall: profile.Stall{Known: r.Usage.Pressure, CPU: r.Usage.CPUPressure, IO: r.Usage.IOPressure}, Size: e.nodeSize[h]})
+		pl.observations = append(pl.observations, profile.Observation{Node: h, Usage: profile.Usage(r.Usage, rules.limitsOf(h)), Containers: in.comps[h],
+			Stall: profile.Stall{Known: r.Usage.Pressure, CPU: r.Usage.CPUPressure, IO: r.Usage.IOPressure}, Size: rules.sizes[h]})
 	}
-	e.learnPairs(in.colos, in.comps, in.readings, from, to, rep)
-	if len(obs) > 0 {
-		rep.Profile = e.profiles.Observe(obs)
+	ahead := make([][]profile.KindCount, 0, len(in.colos))
+	for _, c := range in.colos {
+		if r, ok := in.readings[c.node]; ok && r.Err == nil {
+			ahead = append(ahead, in.comps[c.node])
+		}
+	}
+	predict.Prepare(ahead...)
+	sum := map[pairKey]float64{}
+	n := map[pairKey]int{}
+	var order []pairKey
+	for _, c := range in.colos {
+		r, ok := in.readings[c.node]
+		if !ok {
+			pl.stale = append(pl.stale, c.node)
+			continue
+		}
+		if r.Err != nil {
+			pl.invalid = append(pl.invalid, rejected{c.node, r.Err})
+			continue
+		}
+		g := r.Goodness
+		pl.observed++
+		pred := predict.GoodnessOn(in.comps[c.node], rules.sizes[c.node])
+		pl.checks = append(pl.checks, GoodnessCheck{Node: c.node, Kinds: c.kinds, Observed: g, Predicted: pred})
+		if rules.pairReward == RewardResidual {
+			g -= pred
+		}
+		for i := 0; i < len(c.kinds); i++ {
+			for k := i + 1; k < len(c.kinds); k++ {
+				pk, ok := creditPair(c, c.kinds[k], c.kinds[i])
+				if !ok {
+					continue
+				}
+				pl.records = append(pl.records, journal.GoodnessRecord{At: now, From: from, To: to, Node: c.node, Chosen: pk.later, Given: pk.earlier, G: g, Usage: r.Usage})
+				if rules.aggregate == AggregateNode {
+					pl.credits = append(pl.credits, pairCredit{pk, g})
+					continue
+				}
+				if n[pk] == 0 {
+					order = append(order, pk)
+				}
+				sum[pk] += g
+				n[pk]++
+			}
+		}
+	}
+	for _, pk := range order { // pair aggregation: nodes in name order, pairs in first-seen order
+		pl.credits = append(pl.credits, pairCredit{pk, sum[pk] / float64(n[pk])})
+	}
+	return pl
+}
+
+// applyTick is a tick's plan and apply, under mu: the plan (planTick) from
+// the profiles as they are, then the goodness journaled, the credits to
+// the learner, the observations to the profiles, the runtimes, and their
+// persistence in one store command.
+func (e *Engine) applyTick(in tickInputs, from, to time.Time, rep *LearnReport) error {
+	pl := planTick(in, profile.NewPredictor(e.scoreSrc), tickRules{limitsOf: e.sizes.limitsOf, sizes: e.nodeSize, pairReward: e.pairReward, aggregate: e.aggregate},
+		e.clock.Now(), from, to)
+	rep.Observed, rep.Goodness, rep.Stale = pl.observed, pl.checks, pl.stale
+	for _, r := range pl.invalid {
+		e.log.Warn("learn: usage rejected", "node", r.host, "err", r.err)
+		rep.Invalid = append(rep.Invalid, r.host)
+	}
+	for _, r := range pl.records {
+		e.journalGoodness(r)
+	}
+	for _, c := range pl.credits {
+		e.credit(c.pk, c.g, rep)
+	}
+	if len(pl.observations) > 0 {
+		rep.Profile = e.profiles.Observe(pl.observations)
 	}
 	e.creditRuntimes(in.comps, from, to)
 	sort.Strings(rep.Stale)
@@ -216,66 +330,6 @@ func (e *Engine) applyTick(in tickInputs, from, to time.Time, rep *LearnReport) 
 			"hosts", rep.Unplaced)
 	}
 	return e.persistLearned(true, true)
-}
-
-// learnPairs scores every co-location whose node has a reading, journals
-// the goodness of each kind pair on it and credits the learner: per node
-// (AggregateNode) or once per pair with its mean over the nodes.
-func (e *Engine) learnPairs(colos []colocation, comps map[string][]profile.KindCount, readings map[string]Reading, from, to time.Time, rep *LearnReport) {
-	now := e.clock.Now()
-	predict := profile.NewPredictor(e.scoreSrc) // the profiles before this tick
-	ahead := make([][]profile.KindCount, 0, len(colos))
-	for _, c := range colos {
-		if r, ok := readings[c.node]; ok && r.Err == nil {
-			ahead = append(ahead, comps[c.node])
-		}
-	}
-	predict.Prepare(ahead...)
-	sum := map[pairKey]float64{}
-	n := map[pairKey]int{}
-	var order []pairKey
-	for _, c := range colos {
-		r, ok := readings[c.node]
-		if !ok {
-			rep.Stale = append(rep.Stale, c.node)
-			continue
-		}
-		if r.Err != nil {
-			e.log.Warn("learn: usage rejected", "node", c.node, "err", r.Err)
-			rep.Invalid = append(rep.Invalid, c.node)
-			continue
-		}
-		g := r.Goodness
-		rep.Observed++
-		// The residual: what the profiles did not predict. Prediction before
-		// this tick is folded in, so it is out of sample.
-		pred := predict.GoodnessOn(comps[c.node], e.nodeSize[c.node])
-		rep.Goodness = append(rep.Goodness, GoodnessCheck{Node: c.node, Kinds: c.kinds, Observed: g, Predicted: pred})
-		if e.pairReward == RewardResidual {
-			g -= pred
-		}
-		for i := 0; i < len(c.kinds); i++ {
-			for k := i + 1; k < len(c.kinds); k++ {
-				pk, ok := creditPair(c, c.kinds[k], c.kinds[i])
-				if !ok {
-					continue
-				}
-				e.journalGoodness(journal.GoodnessRecord{At: now, From: from, To: to, Node: c.node, Chosen: pk.later, Given: pk.earlier, G: g, Usage: r.Usage})
-				if e.aggregate == AggregateNode {
-					e.credit(pk, g, rep)
-					continue
-				}
-				if n[pk] == 0 {
-					order = append(order, pk)
-				}
-				sum[pk] += g
-				n[pk]++
-			}
-		}
-	}
-	for _, pk := range order { // pair aggregation: nodes in name order, pairs in first-seen order
-		e.credit(pk, sum[pk]/float64(n[pk]), rep)
-	}
 }
 
 // creditPair is the pair credited for kind later admitted after earlier on

@@ -9,6 +9,7 @@ import (
 
 	"github.com/colocd/colocd/bandit"
 	"github.com/colocd/colocd/goodness"
+	"github.com/colocd/colocd/pipeline"
 	"github.com/colocd/colocd/plan"
 	"github.com/colocd/colocd/profile"
 	"github.com/colocd/colocd/queue"
@@ -60,7 +61,7 @@ type Options struct {
 	SimulatedClock bool
 
 	// Queue is the ordering pipeline's configuration (validated here).
-	Queue queue.Config
+	Queue pipeline.Config
 	// Scorer is the co-location model's scorer, used when Queue's
 	// preference stage is in mode model.
 	Scorer ScorerConfig
@@ -151,7 +152,7 @@ func New(o Options) (*Engine, error) {
 		window:       windowSize(qc),
 		fit:          qc.Fit.Enabled,
 		fitPerNode:   qc.Fit.Enabled && qc.Fit.PerNode,
-		weighContext: qc.Preference.Enabled && qc.Preference.Mode != queue.PreferenceModel,
+		weighContext: qc.Preference.Enabled && qc.Preference.Mode != pipeline.PreferenceModel,
 		maxRunning:   o.MaxRunning,
 		mode:         o.Mode,
 		creditMode:   o.Credit,
@@ -173,7 +174,7 @@ func New(o Options) (*Engine, error) {
 	}
 	e.foreignPrefix = o.ForeignPrefix
 	if o.Placement != nil {
-		e.foreignPrefix = o.Placement.cfg.Foreign.Prefix
+		e.foreignPrefix = o.Placement.cfg.ForeignPrefix
 	}
 	if e.foreignPrefix == "" {
 		e.foreignPrefix = DefaultForeignPrefix
@@ -195,28 +196,28 @@ func New(o Options) (*Engine, error) {
 // newPipelines builds the engine's ordering pipeline (with its scorer and
 // its lookahead's planner, as the configuration asks) and the FIFO
 // pipeline that shadow mode and the demo's comparison decide with.
-func newPipelines(o Options, src profile.Profiles) (p, fifo *queue.Pipeline, mp *modelPlanner, err error) {
+func newPipelines(o Options, src profile.Profiles) (p, fifo *pipeline.Pipeline, mp *modelPlanner, err error) {
 	qc := o.Queue
-	var popts []queue.Option
-	if qc.Preference.Enabled && qc.Preference.Mode == queue.PreferenceModel {
+	var popts []pipeline.Option
+	if qc.Preference.Enabled && qc.Preference.Mode == pipeline.PreferenceModel {
 		sc, err := newModelScorer(o.Scorer, src, o.Learner)
 		if err != nil {
 			return nil, nil, nil, err
 		}
 		sc.size = o.nodeSizes().size
-		popts = append(popts, queue.WithScorer(sc))
+		popts = append(popts, pipeline.WithScorer(sc))
 	}
 	if qc.Lookahead.Enabled {
 		if err := o.Planner.Validate(); err != nil {
 			return nil, nil, nil, fmt.Errorf("new engine: lookahead: %w", err)
 		}
 		mp = &modelPlanner{cfg: o.Planner, profiles: src, size: o.nodeSizes().size}
-		popts = append(popts, queue.WithPlanner(mp))
+		popts = append(popts, pipeline.WithPlanner(mp))
 	}
-	if p, err = queue.NewPipeline(qc, o.Learner, popts...); err != nil {
+	if p, err = pipeline.New(qc, o.Learner, popts...); err != nil {
 		return nil, nil, nil, fmt.Errorf("new engine: pipeline: %w", err)
 	}
-	fifo, err = queue.NewPipeline(fifoConfig(qc), o.Learner)
+	fifo, err = pipeline.New(fifoConfig(qc), o.Learner)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("new engine: fifo pipeline: %w", err)
 	}

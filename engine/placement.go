@@ -2,9 +2,7 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"hash/fnv"
 	"maps"
 	"math"
 	"regexp"
@@ -14,8 +12,8 @@ import (
 	"time"
 
 	"github.com/colocd/colocd/cluster"
+	"github.com/colocd/colocd/pipeline"
 	"github.com/colocd/colocd/profile"
-	"github.com/colocd/colocd/queue"
 )
 
 // PlacementSource is where the learning tick reads which applications held
@@ -40,13 +38,17 @@ type Placement struct {
 	// application's id when it admits the job, so the ids' order is the
 	// admission order.
 	App string
-	// Kind is colocd's job kind; "" for another tenant's application (and
-	// for one whose samples all lack it).
+	// Kind is colocd's job kind or, with Foreign, the kind the placement
+	// source named another tenant's application by (learning.foreign);
+	// "" for an application not to be seen.
 	Kind string
-	// Type, Queue and Name are the application's YARN type, queue and name
-	// ("" when unknown): what names another tenant's application as a
-	// foreign kind (ForeignConfig).
-	Type, Queue, Name string
+	// Foreign says the application is another tenant's: its kind is never
+	// admitted, and counts against PlacementConfig.MaxForeignKinds.
+	Foreign bool
+	// Unknown says nothing but the application's id is known (the sampler
+	// never had the resource manager's answer for it in the window): what
+	// ran on its node is not known.
+	Unknown bool
 	// First and Last are its first and last sample in the window, Samples
 	// how many there are.
 	First, Last time.Time
@@ -65,46 +67,19 @@ type PlacementConfig struct {
 	// with jitter). An application present at both edges was present over
 	// the whole window.
 	Tolerance time.Duration
-	// Foreign says what kind another tenant's application counts as.
-	Foreign ForeignConfig
-}
-
-// ForeignMode names other tenants' applications as kinds.
-type ForeignMode string
-
-// Foreign modes.
-const (
-	// ForeignTypeQueue: Prefix + type + "." + queue, e.g. foreign.spark.etl.
-	ForeignTypeQueue ForeignMode = "type_queue"
-	// ForeignType: Prefix + type, e.g. foreign.spark.
-	ForeignType ForeignMode = "type"
-	// ForeignNone: no kind: other tenants' applications are not seen, as
-	// with the cluster syncs (ForeignConfig.Names still apply).
-	ForeignNone ForeignMode = "none"
-)
-
-// ForeignConfig names other tenants' applications as kinds (config
-// section learning.foreign). A foreign kind joins the compositions (the
-// profile model learns its profile) and the co-locations (the pair
-// preferences learn what a queued kind is worth beside it); no job of it
-// is ever admitted. Foreign kinds count against api.max_kinds like any
-// kind the learner knows, so at most MaxKinds of them are made; the
-// applications of any further one count as Prefix + "other".
-type ForeignConfig struct {
-	Mode     ForeignMode `mapstructure:"kind"`
-	Prefix   string      `mapstructure:"prefix"`
-	MaxKinds int         `mapstructure:"max_kinds"`
-	// Names are tried first, in order: an application whose name (the
-	// plugin's application_name = "field") matches Pattern counts as
-	// Prefix + Kind.
-	Names []ForeignName `mapstructure:"names"`
-}
-
-// ForeignName is one name pattern (RE2, unanchored) and the kind, after
-// the prefix, of the applications it matches.
-type ForeignName struct {
-	Pattern string `mapstructure:"pattern"`
-	Kind    string `mapstructure:"kind"`
+	// ForeignKinds says the source names other tenants' applications as
+	// kinds (learning.foreign: a kind mode but none, or name patterns),
+	// each starting with ForeignPrefix. A foreign kind joins the
+	// compositions (the profile model learns its profile) and the
+	// co-locations (the pair preferences learn what a queued kind is worth
+	// beside it); no job of it is ever admitted.
+	ForeignKinds  bool
+	ForeignPrefix string
+	// MaxForeignKinds caps the foreign kinds learned (counting those the
+	// learner and the profiles know, against api.max_kinds like any kind);
+	// the applications of any further one count as ForeignPrefix +
+	// "other".
+	MaxForeignKinds int
 }
 
 // Defaults of the placement read (learning.placement_tolerance,
@@ -115,62 +90,27 @@ const (
 	DefaultPlacementTolerance = 30 * time.Second
 	DefaultForeignPrefix      = "foreign."
 	DefaultForeignMaxKinds    = 16
-	// MaxForeignNames bounds ForeignConfig.Names.
-	MaxForeignNames = 64
 	// foreignOverflow, after the prefix, is the kind of the applications
-	// past MaxKinds.
+	// past MaxForeignKinds.
 	foreignOverflow = "other"
 )
-
-// DefaultForeignConfig names foreign kinds by type and queue.
-func DefaultForeignConfig() ForeignConfig {
-	return ForeignConfig{Mode: ForeignTypeQueue, Prefix: DefaultForeignPrefix, MaxKinds: DefaultForeignMaxKinds, Names: []ForeignName{}}
-}
 
 var (
 	// kindRE is queue.Job's kind rule.
 	kindRE          = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
 	foreignPrefixRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,31}$`)
-	kindSuffixRE    = regexp.MustCompile(`^[a-z0-9._-]+$`)
 )
-
-// Validate reports the first bad setting as a *FieldError named by its key
-// under learning.foreign.
-func (c ForeignConfig) Validate() error {
-	switch c.Mode {
-	case ForeignTypeQueue, ForeignType, ForeignNone:
-	default:
-		return &FieldError{"kind", fmt.Sprintf("must be %s, %s or %s, got %q", ForeignTypeQueue, ForeignType, ForeignNone, c.Mode)}
-	}
-	if !foreignPrefixRE.MatchString(c.Prefix) {
-		return &FieldError{"prefix", fmt.Sprintf("%q must match %s (a kind's start, so that foreign kinds are told from colocd's)", c.Prefix, foreignPrefixRE)}
-	}
-	if c.MaxKinds < 1 || c.MaxKinds > 1000 {
-		return &FieldError{"max_kinds", fmt.Sprintf("must be in [1, 1000], got %d", c.MaxKinds)}
-	}
-	if len(c.Names) > MaxForeignNames {
-		return &FieldError{"names", fmt.Sprintf("at most %d patterns, got %d", MaxForeignNames, len(c.Names))}
-	}
-	for i, n := range c.Names {
-		if _, err := regexp.Compile(n.Pattern); n.Pattern == "" || err != nil {
-			return &FieldError{fmt.Sprintf("names[%d].pattern", i), fmt.Sprintf("%q is not a regular expression (RE2): %v", n.Pattern, err)}
-		}
-		if k := c.Prefix + n.Kind; !kindSuffixRE.MatchString(n.Kind) || !kindRE.MatchString(k) {
-			return &FieldError{fmt.Sprintf("names[%d].kind", i), fmt.Sprintf("%q after prefix %q is not a kind (%s)", n.Kind, c.Prefix, kindRE)}
-		}
-	}
-	return nil
-}
 
 // Validate reports the first bad setting as a *FieldError named by its key
 // under learning.
 func (c PlacementConfig) Validate() error {
-	if c.Tolerance < time.Second || c.Tolerance > time.Hour {
+	switch {
+	case c.Tolerance < time.Second || c.Tolerance > time.Hour:
 		return &FieldError{"placement_tolerance", fmt.Sprintf("must be in [1s, 1h], got %v", c.Tolerance)}
-	}
-	var fe *FieldError
-	if err := c.Foreign.Validate(); errors.As(err, &fe) {
-		return &FieldError{"foreign." + fe.Field, fe.Reason}
+	case !foreignPrefixRE.MatchString(c.ForeignPrefix):
+		return &FieldError{"foreign.prefix", fmt.Sprintf("%q must match %s (a kind's start, so that foreign kinds are told from colocd's)", c.ForeignPrefix, foreignPrefixRE)}
+	case c.MaxForeignKinds < 1 || c.MaxForeignKinds > 1000:
+		return &FieldError{"foreign.max_kinds", fmt.Sprintf("must be in [1, 1000], got %d", c.MaxForeignKinds)}
 	}
 	return nil
 }
@@ -180,9 +120,8 @@ func (c PlacementConfig) Validate() error {
 // from its PlacementSource instead of the presence the cluster syncs
 // record (learning.placement: influx); without it nothing changes.
 type Placer struct {
-	src   PlacementSource
-	cfg   PlacementConfig
-	names []*regexp.Regexp
+	src PlacementSource
+	cfg PlacementConfig
 	// refused are the foreign kinds past MaxKinds already logged (bounded
 	// by maxRefusedLogged). The engine's lock guards it: only Learn uses it.
 	refused map[string]bool
@@ -199,75 +138,25 @@ func NewPlacer(src PlacementSource, c PlacementConfig) (*Placer, error) {
 	if err := c.Validate(); err != nil {
 		return nil, fmt.Errorf("placer: %w", err)
 	}
-	p := &Placer{src: src, cfg: c, refused: map[string]bool{}}
-	for _, n := range c.Foreign.Names {
-		p.names = append(p.names, regexp.MustCompile(n.Pattern)) // Validate compiled it
-	}
-	return p, nil
+	return &Placer{src: src, cfg: c, refused: map[string]bool{}}, nil
 }
 
 // unknownKind marks an application of which nothing but its id is known:
 // the sampler never had the resource manager's answer for it in the window.
 const unknownKind = "\x00unknown"
 
-// foreignKind is the kind another tenant's application counts as before
-// the cap, "" when none (ForeignNone).
-func (p *Placer) foreignKind(pl Placement) string {
-	f := p.cfg.Foreign
-	for i, re := range p.names {
-		if pl.Name != "" && re.MatchString(pl.Name) {
-			return f.Prefix + f.Names[i].Kind
-		}
-	}
-	switch f.Mode {
-	case ForeignTypeQueue:
-		return boundKind(f.Prefix + kindPart(pl.Type) + "." + kindPart(pl.Queue))
-	case ForeignType:
-		return boundKind(f.Prefix + kindPart(pl.Type))
-	}
-	return ""
-}
-
-// kindPart is s as part of a kind: lower case, every character a kind may
-// not hold a '-', without leading or trailing '-' and '.'; "unknown" when
-// nothing is left.
-func kindPart(s string) string {
-	out := strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-' {
-			return r
-		}
-		return '-'
-	}, strings.ToLower(s))
-	if out = strings.Trim(out, "-."); out != "" {
-		return out
-	}
-	return "unknown"
-}
-
-// boundKind cuts a name longer than a kind may be, keeping it unique and
-// the same on every call: its first 54 bytes, '-', 8 hex digits of a hash
-// of the whole.
-func boundKind(k string) string {
-	if len(k) <= 63 {
-		return k
-	}
-	h := fnv.New32a()
-	h.Write([]byte(k))
-	return fmt.Sprintf("%s-%08x", k[:54], h.Sum32())
-}
-
 // placementKinds gives each placement its kind: colocd's, a foreign kind
-// (at most MaxKinds of them, counting those the learner and the profiles
-// know already; the others' applications count as Prefix + "other"),
-// unknownKind, or "" for an application not to be seen. New foreign kinds
+// (at most MaxForeignKinds of them, counting those the learner and the
+// profiles know already; the others' applications count as ForeignPrefix +
+// "other"), unknownKind, or "" for an application not to be seen. New foreign kinds
 // are taken in name order, so that a tick's outcome does not depend on the
 // order of its placements; it also returns the foreign kinds it gave.
 func (e *Engine) placementKinds(p *Placer, pls []Placement) (kinds []string, foreign map[string]bool) {
-	f := p.cfg.Foreign
-	overflow := f.Prefix + foreignOverflow
+	prefix, maxKinds := p.cfg.ForeignPrefix, p.cfg.MaxForeignKinds
+	overflow := prefix + foreignOverflow
 	known := map[string]bool{}
 	for _, k := range slices.Concat(e.learner.Kinds(), e.profiles.Kinds()) {
-		if strings.HasPrefix(k, f.Prefix) && k != overflow {
+		if strings.HasPrefix(k, prefix) && k != overflow {
 			known[k] = true
 		}
 	}
@@ -275,20 +164,20 @@ func (e *Engine) placementKinds(p *Placer, pls []Placement) (kinds []string, for
 	wanted := map[string]bool{}
 	for i, pl := range pls {
 		switch {
-		case pl.Kind != "":
-			kinds[i] = pl.Kind
-		case pl.Type == "" && pl.Queue == "" && pl.Name == "":
+		case pl.Unknown:
 			kinds[i] = unknownKind
-		default:
-			kinds[i] = p.foreignKind(pl)
+		case pl.Foreign:
+			kinds[i] = pl.Kind
 			if kinds[i] != "" && !known[kinds[i]] {
 				wanted[kinds[i]] = true
 			}
+		default:
+			kinds[i] = pl.Kind
 		}
 	}
 	var refused []string
 	for _, k := range slices.Sorted(maps.Keys(wanted)) {
-		if len(known) < f.MaxKinds {
+		if len(known) < maxKinds {
 			known[k] = true
 			continue
 		}
@@ -299,11 +188,11 @@ func (e *Engine) placementKinds(p *Placer, pls []Placement) (kinds []string, for
 	}
 	if len(refused) > 0 {
 		e.log.Warn("learn: more foreign kinds than learning.foreign.max_kinds; their applications count as one kind",
-			"max_kinds", f.MaxKinds, "kind", overflow, "refused", refused)
+			"max_kinds", maxKinds, "kind", overflow, "refused", refused)
 	}
 	foreign = map[string]bool{}
 	for i, pl := range pls {
-		if pl.Kind == "" && kinds[i] != "" && kinds[i] != unknownKind {
+		if pl.Foreign && kinds[i] != "" {
 			if !known[kinds[i]] {
 				kinds[i] = overflow
 			}
@@ -448,7 +337,7 @@ type foreignApp struct {
 func foreignAtEnd(pls []Placement, kinds []string, foreign map[string]bool, to time.Time, tol time.Duration) foreignView {
 	v := foreignView{on: map[string][]foreignApp{}, kind: map[string]string{}}
 	for i, pl := range pls {
-		if pl.Kind != "" || !foreign[kinds[i]] || to.Sub(pl.Last) > tol {
+		if !pl.Foreign || !foreign[kinds[i]] || to.Sub(pl.Last) > tol {
 			continue
 		}
 		c := max(int(math.Round(pl.Containers)), 1)
@@ -461,11 +350,11 @@ func foreignAtEnd(pls []Placement, kinds []string, foreign map[string]bool, to t
 // nodeJobs are the foreign applications the last placement read saw on
 // node that the cluster still runs (apps: its running applications by id,
 // none of them colocd's), as the admission pass's node jobs.
-func (v foreignView) nodeJobs(node string, apps map[string]*cluster.App) []queue.NodeJob {
-	var out []queue.NodeJob
+func (v foreignView) nodeJobs(node string, apps map[string]*cluster.App) []pipeline.NodeJob {
+	var out []pipeline.NodeJob
 	for _, fa := range v.on[node] {
 		if a, ok := apps[fa.app]; ok && a.JobID == "" {
-			out = append(out, queue.NodeJob{Kind: fa.kind, Containers: fa.containers})
+			out = append(out, pipeline.NodeJob{Kind: fa.kind, Containers: fa.containers})
 		}
 	}
 	return out

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -19,6 +18,7 @@ import (
 	"github.com/colocd/colocd/goodness"
 	"github.com/colocd/colocd/internal/simcluster"
 	"github.com/colocd/colocd/internal/testing/logtest"
+	"github.com/colocd/colocd/pipeline"
 	"github.com/colocd/colocd/profile"
 	"github.com/colocd/colocd/queue"
 )
@@ -48,7 +48,7 @@ func (f *fakePlacement) Placements(_ context.Context, hosts []string, _, _ time.
 var _ PlacementSource = (*fakePlacement)(nil)
 
 func testPlacementConfig(tol time.Duration) PlacementConfig {
-	return PlacementConfig{Tolerance: tol, Foreign: DefaultForeignConfig()}
+	return PlacementConfig{Tolerance: tol, ForeignKinds: true, ForeignPrefix: DefaultForeignPrefix, MaxForeignKinds: DefaultForeignMaxKinds}
 }
 
 // scenarioJob is one job of a scenario: its node, kind and admission
@@ -103,7 +103,7 @@ func presenceOf(jobs []scenarioJob, period, end int) map[string]map[string]*pres
 func placementsOf(jobs []scenarioJob, period, from, to int) []Placement {
 	var out []Placement
 	for _, j := range jobs {
-		p := Placement{Node: j.node, App: j.app(), Kind: j.kind, Type: "MAPREDUCE", Queue: "default", Containers: float64(j.containers)}
+		p := Placement{Node: j.node, App: j.app(), Kind: j.kind, Containers: float64(j.containers)}
 		for s := 0; s < to; s += period {
 			if s < from || !j.there(s) {
 				continue
@@ -239,8 +239,16 @@ func placedHarness(t *testing.T, src *fakePlacement, mod func(*PlacementConfig),
 }
 
 // whole is a placement of app on node01 over the whole of [0s, 60s).
-func whole(app, kind, typ, queue string) Placement {
-	return Placement{Node: "node01", App: app, Kind: kind, Type: typ, Queue: queue, First: scAt(0), Last: scAt(50), Samples: 6, Containers: 2}
+func whole(app, kind string) Placement {
+	return Placement{Node: "node01", App: app, Kind: kind, First: scAt(0), Last: scAt(50), Samples: 6, Containers: 2}
+}
+
+// wholeForeign is whole for another tenant's application, named kind by
+// the placement source.
+func wholeForeign(app, kind string) Placement {
+	p := whole(app, kind)
+	p.Foreign = true
+	return p
 }
 
 // TestLearnForeignKind: another tenant's application on a node makes that
@@ -257,9 +265,9 @@ func TestLearnForeignKind(t *testing.T) {
 		credit CreditMode
 		kinds  []string
 	}{
-		{"foreign first", []Placement{whole("application_1_0001", "", "SPARK", "root.ETL"), whole("application_1_0002", "cpu", "MAPREDUCE", "default")},
+		{"foreign first", []Placement{wholeForeign("application_1_0001", "foreign.spark.root.etl"), whole("application_1_0002", "cpu")},
 			CreditLater, []string{"foreign.spark.root.etl", "cpu"}},
-		{"foreign later, symmetric credit", []Placement{whole("application_1_0001", "cpu", "MAPREDUCE", "default"), whole("application_1_0002", "", "SPARK", "root.ETL")},
+		{"foreign later, symmetric credit", []Placement{whole("application_1_0001", "cpu"), wholeForeign("application_1_0002", "foreign.spark.root.etl")},
 			CreditSymmetric, []string{"cpu", "foreign.spark.root.etl"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -291,8 +299,10 @@ func TestLearnForeignKind(t *testing.T) {
 		})
 	}
 	t.Run("foreign kinds off", func(t *testing.T) {
-		src := &fakePlacement{pls: []Placement{whole("application_1_0001", "", "SPARK", "etl"), whole("application_1_0002", "cpu", "", "")}}
-		h := placedHarness(t, src, func(c *PlacementConfig) { c.Foreign.Mode = ForeignNone }, harnessOpts{})
+		// The source names no foreign application (learning.foreign.kind
+		// none): another tenant's comes without a kind.
+		src := &fakePlacement{pls: []Placement{whole("application_1_0001", ""), whole("application_1_0002", "cpu")}}
+		h := placedHarness(t, src, func(c *PlacementConfig) { c.ForeignKinds = false }, harnessOpts{})
 		rep, err := h.e.Learn(h.ctx, scAt(0), scAt(60))
 		if err != nil {
 			t.Fatal(err)
@@ -332,7 +342,9 @@ func TestLearnPlacementErrorFailsTheTick(t *testing.T) {
 // skipped by the pairs and the profiles, and reported.
 func TestLearnUnplacedNodes(t *testing.T) {
 	t.Run("unknown application", func(t *testing.T) {
-		src := &fakePlacement{pls: []Placement{whole("application_1_0001", "cpu", "MAPREDUCE", "default"), whole("application_1_0002", "", "", "")}}
+		unknown := whole("application_1_0002", "")
+		unknown.Unknown = true
+		src := &fakePlacement{pls: []Placement{whole("application_1_0001", "cpu"), unknown}}
 		h := placedHarness(t, src, nil, harnessOpts{})
 		rep, err := h.e.Learn(h.ctx, scAt(0), scAt(60))
 		if err != nil {
@@ -368,75 +380,22 @@ func TestLearnUnplacedNodes(t *testing.T) {
 	})
 }
 
-// TestForeignKindNames: every name a foreign application gets passes the
-// queue's kind rule, is the same on every call, and keeps its type and
-// queue apart; names are cut with a hash past 63 bytes. Random attributes
-// are printed with their seed.
-func TestForeignKindNames(t *testing.T) {
-	p, err := NewPlacer(&fakePlacement{}, testPlacementConfig(time.Minute))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct{ typ, queue, want string }{
-		{"SPARK", "etl", "foreign.spark.etl"},
-		{"MAPREDUCE", "root.Team-A.daily", "foreign.mapreduce.root.team-a.daily"},
-		{"Apache Flink", "", "foreign.apache-flink.unknown"},
-		{"ÉTL pipeline", "q/1", "foreign.tl-pipeline.q-1"},
-		{"", "", "foreign.unknown.unknown"},
-	} {
-		if got := p.foreignKind(Placement{Type: tc.typ, Queue: tc.queue}); got != tc.want {
-			t.Errorf("foreignKind(%q, %q) = %q, want %q", tc.typ, tc.queue, got, tc.want)
-		}
-	}
-	long := p.foreignKind(Placement{Type: "SPARK", Queue: strings.Repeat("q", 100)})
-	long2 := p.foreignKind(Placement{Type: "SPARK", Queue: strings.Repeat("q", 101)})
-	if len(long) != 63 || long == long2 || !strings.HasPrefix(long, "foreign.spark.qqq") {
-		t.Errorf("long names %q, %q: want 63 bytes each, told apart", long, long2)
-	}
-	seed := rand.Uint64()
-	rng := rand.New(rand.NewPCG(seed, 1))
-	alphabet := []rune("aZ09._-/ :é\x00\u4e16ß")
-	word := func() string {
-		r := make([]rune, rng.IntN(80))
-		for i := range r {
-			r[i] = alphabet[rng.IntN(len(alphabet))]
-		}
-		return string(r)
-	}
-	for range 2000 {
-		pl := Placement{Type: word(), Queue: word()}
-		k := p.foreignKind(pl)
-		j := queue.Job{Kind: k}
-		var fe *queue.FieldError
-		if err := j.Validate(); errors.As(err, &fe) && fe.Field == "kind" {
-			t.Fatalf("seed %d: type %q queue %q → %q, not a kind: %v", seed, pl.Type, pl.Queue, k, err)
-		}
-		if again := p.foreignKind(pl); again != k {
-			t.Fatalf("seed %d: %q then %q for one application", seed, k, again)
-		}
-	}
-}
-
 // TestForeignKindsCapped: past max_kinds new foreign kinds count as
 // <prefix>other, the first ones taken in name order and the kinds already
-// known counted; each refused kind is logged once. Name patterns win over
-// type and queue.
+// known counted; each refused kind is logged once.
 func TestForeignKindsCapped(t *testing.T) {
 	rec := &logtest.Recorder{Min: slog.LevelWarn}
 	src := &fakePlacement{}
-	h := placedHarness(t, src, func(c *PlacementConfig) {
-		c.Foreign.MaxKinds = 2
-		c.Foreign.Names = []ForeignName{{Pattern: "^nightly-", Kind: "nightly"}}
-	}, harnessOpts{logger: slog.New(rec)})
+	h := placedHarness(t, src, func(c *PlacementConfig) { c.MaxForeignKinds = 2 }, harnessOpts{logger: slog.New(rec)})
 	h.learner.Add("foreign.tez.adhoc") // known from an earlier run
 	p := h.e.placer
 	pls := []Placement{
-		{App: "application_1_0001", Type: "SPARK", Queue: "etl"},
-		{App: "application_1_0002", Type: "MAPREDUCE", Queue: "default", Name: "nightly-report"},
-		{App: "application_1_0003", Type: "FLINK", Queue: "stream"},
-		{App: "application_1_0004", Type: "TEZ", Queue: "adhoc"},
+		{App: "application_1_0001", Kind: "foreign.spark.etl", Foreign: true},
+		{App: "application_1_0002", Kind: "foreign.nightly", Foreign: true},
+		{App: "application_1_0003", Kind: "foreign.flink.stream", Foreign: true},
+		{App: "application_1_0004", Kind: "foreign.tez.adhoc", Foreign: true},
 		{App: "application_1_0005", Kind: "cpu"},
-		{App: "application_1_0006"},
+		{App: "application_1_0006", Unknown: true},
 	}
 	h.e.mu.Lock()
 	kinds, foreign := h.e.placementKinds(p, pls)
@@ -461,12 +420,9 @@ func TestForeignKindsCapped(t *testing.T) {
 // under learning.
 func TestPlacementConfigValidate(t *testing.T) {
 	for field, mod := range map[string]func(*PlacementConfig){
-		"placement_tolerance":      func(c *PlacementConfig) { c.Tolerance = 0 },
-		"foreign.kind":             func(c *PlacementConfig) { c.Foreign.Mode = "queue" },
-		"foreign.prefix":           func(c *PlacementConfig) { c.Foreign.Prefix = "Foreign." },
-		"foreign.max_kinds":        func(c *PlacementConfig) { c.Foreign.MaxKinds = 0 },
-		"foreign.names[0].pattern": func(c *PlacementConfig) { c.Foreign.Names = []ForeignName{{Pattern: "(", Kind: "x"}} },
-		"foreign.names[0].kind":    func(c *PlacementConfig) { c.Foreign.Names = []ForeignName{{Pattern: "x", Kind: "Bad Kind"}} },
+		"placement_tolerance": func(c *PlacementConfig) { c.Tolerance = 0 },
+		"foreign.prefix":      func(c *PlacementConfig) { c.ForeignPrefix = "Foreign." },
+		"foreign.max_kinds":   func(c *PlacementConfig) { c.MaxForeignKinds = 0 },
 	} {
 		c := testPlacementConfig(time.Minute)
 		mod(&c)
@@ -523,12 +479,12 @@ func (c withApps) State(ctx context.Context) (cluster.State, error) {
 // it; once it ended, or once a placement read failed, it is gone.
 func TestAdmissionSeesForeignKinds(t *testing.T) {
 	const foreign = "foreign.spark.root.etl"
-	spark := whole("application_1_0001", "", "SPARK", "root.ETL")
-	early := Placement{Node: "node01", App: "application_1_0002", Type: "SPARK", Queue: "adhoc", First: scAt(0), Last: scAt(10), Samples: 2, Containers: 3}
+	spark := wholeForeign("application_1_0001", "foreign.spark.root.etl")
+	early := Placement{Node: "node01", App: "application_1_0002", Kind: "foreign.spark.adhoc", Foreign: true, First: scAt(0), Last: scAt(10), Samples: 2, Containers: 3}
 	src := &fakePlacement{pls: []Placement{spark, early}}
 	running := []cluster.App{{ID: spark.App, User: "bob", Queue: "root.ETL"}, {ID: early.App, User: "eve", Queue: "adhoc"}}
 	h := placedHarness(t, src, nil, harnessOpts{cluster: func(sc *simcluster.Cluster) Cluster { return withApps{sc, &running} }})
-	on := func(snap queue.Snapshot) []queue.NodeJob {
+	on := func(snap pipeline.Snapshot) []pipeline.NodeJob {
 		for _, n := range snap.Nodes {
 			if n.Name == "node01" {
 				return n.Jobs
@@ -537,7 +493,7 @@ func TestAdmissionSeesForeignKinds(t *testing.T) {
 		t.Fatalf("no node01 in %+v", snap.Nodes)
 		return nil
 	}
-	runningKind := func(snap queue.Snapshot, user string) string {
+	runningKind := func(snap pipeline.Snapshot, user string) string {
 		for _, r := range snap.Running {
 			if r.User == user {
 				return r.Kind
@@ -552,7 +508,7 @@ func TestAdmissionSeesForeignKinds(t *testing.T) {
 		t.Fatal(err)
 	}
 	snap := h.passSnapshot()
-	if diff := cmp.Diff([]queue.NodeJob{{Kind: foreign, Containers: 2}}, on(snap)); diff != "" {
+	if diff := cmp.Diff([]pipeline.NodeJob{{Kind: foreign, Containers: 2}}, on(snap)); diff != "" {
 		t.Errorf("node01's jobs after the read (-want +got; the adhoc application left 50 s before the window's end):\n%s", diff)
 	}
 	if k := runningKind(snap, "bob"); k != foreign {
@@ -581,7 +537,7 @@ func TestAdmissionSeesForeignKinds(t *testing.T) {
 // (it would be counted, and credited, as another tenant's); other kinds
 // pass (here the simulator's kinds).
 func TestForeignPrefixReserved(t *testing.T) {
-	h := placedHarness(t, &fakePlacement{}, func(c *PlacementConfig) { c.Foreign.Prefix = "other-tenant." }, harnessOpts{})
+	h := placedHarness(t, &fakePlacement{}, func(c *PlacementConfig) { c.ForeignPrefix = "other-tenant." }, harnessOpts{})
 	j := queue.Job{Kind: "other-tenant.spark", User: "ana", Queue: "default"}
 	err := h.e.Prepare(&j)
 	var fe *queue.FieldError
@@ -611,11 +567,11 @@ func TestLearnReadsStalls(t *testing.T) {
 		{"cpu pressure read", goodness.Usage{CPU: 1, CPUPressure: 0.5, Pressure: true}, 0.9, 1.05},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			src := &fakePlacement{pls: []Placement{whole("application_1_0001", "cpu", "MAPREDUCE", "default")}}
+			src := &fakePlacement{pls: []Placement{whole("application_1_0001", "cpu")}}
 			um := fixedMetrics{"node01": tc.usage}
 			h := placedHarness(t, src, nil, harnessOpts{metrics: func(*simcluster.Cluster) UsageSource { return um }})
 			for i := range 20 {
-				src.pls = []Placement{{Node: "node01", App: "application_1_0001", Kind: "cpu", Type: "MAPREDUCE", Queue: "default",
+				src.pls = []Placement{{Node: "node01", App: "application_1_0001", Kind: "cpu",
 					First: scAt(60 * i), Last: scAt(60*i + 50), Samples: 6, Containers: 2}}
 				if _, err := h.e.Learn(h.ctx, scAt(60*i), scAt(60*i+60)); err != nil {
 					t.Fatal(err)

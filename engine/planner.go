@@ -3,12 +3,12 @@ package engine
 import (
 	"fmt"
 
+	"github.com/colocd/colocd/pipeline"
 	"github.com/colocd/colocd/plan"
 	"github.com/colocd/colocd/profile"
-	"github.com/colocd/colocd/queue"
 )
 
-// modelPlanner is the pipeline's lookahead (queue.Planner): it builds
+// modelPlanner is the pipeline's lookahead (pipeline.Planner): it builds
 // plan's model of the cluster from the decision's snapshot — the nodes'
 // room, colocd's running jobs where they run and how far along they are,
 // the pending window — and from what was learned: each kind's profile and
@@ -23,10 +23,10 @@ type modelPlanner struct {
 	size func(node string, vcores int64) profile.Vector
 }
 
-var _ queue.Planner = (*modelPlanner)(nil)
+var _ pipeline.Planner = (*modelPlanner)(nil)
 
-// Plan implements queue.Planner.
-func (m *modelPlanner) Plan(snap *queue.Snapshot, cands []string, seed uint64) ([]queue.PlanOutcome, error) {
+// Plan implements pipeline.Planner.
+func (m *modelPlanner) Plan(snap *pipeline.Snapshot, cands []string, seed uint64) ([]pipeline.PlanOutcome, error) {
 	model, idx, err := m.model(snap, cands)
 	if err != nil {
 		return nil, err
@@ -35,16 +35,16 @@ func (m *modelPlanner) Plan(snap *queue.Snapshot, cands []string, seed uint64) (
 	if err != nil {
 		return nil, err
 	}
-	res := make([]queue.PlanOutcome, len(outs))
+	res := make([]pipeline.PlanOutcome, len(outs))
 	for i, o := range outs {
-		res[i] = queue.PlanOutcome{Values: o.Values, Fits: o.Fits}
+		res[i] = pipeline.PlanOutcome{Values: o.Values, Fits: o.Fits}
 	}
 	return res, nil
 }
 
 // model is the snapshot as plan's model, and the candidates' indices in
 // its pending window.
-func (m *modelPlanner) model(snap *queue.Snapshot, cands []string) (*plan.Model, []int, error) {
+func (m *modelPlanner) model(snap *pipeline.Snapshot, cands []string) (*plan.Model, []int, error) {
 	model := &plan.Model{Kinds: map[string]plan.Kind{}}
 	kind := func(k string) {
 		if _, ok := model.Kinds[k]; ok {
@@ -58,7 +58,7 @@ func (m *modelPlanner) model(snap *queue.Snapshot, cands []string) (*plan.Model,
 		model.Kinds[k] = plan.Kind{Demand: p.Demand, Std: p.Std, Solo: solo}
 	}
 	running := map[string]int{} // job id → index into model.Running
-	started := map[string]queue.Running{}
+	started := map[string]pipeline.Running{}
 	for _, ru := range snap.Running {
 		started[ru.JobID] = ru
 	}

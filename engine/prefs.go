@@ -45,7 +45,7 @@ func (e *Engine) ImportPreferences(s bandit.Snapshot) error {
 // checkImportKinds refuses the first kind of an import that no job and no
 // placement read of this engine could have made.
 func (e *Engine) checkImportKinds(kinds []string) error {
-	foreign := e.placer != nil && (e.placer.cfg.Foreign.Mode != ForeignNone || len(e.placer.cfg.Foreign.Names) > 0)
+	foreign := e.placer != nil && e.placer.cfg.ForeignKinds
 	for i, k := range kinds {
 		field := fmt.Sprintf("kinds[%d]", i)
 		switch {

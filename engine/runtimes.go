@@ -35,7 +35,7 @@ type jobRun struct {
 }
 
 // kindRun is a kind's solo runtime estimate (EWMA over its finished jobs,
-// with α queue.HistoryAlpha) and how many jobs it rests on.
+// with α queue.historyAlpha) and how many jobs it rests on.
 type kindRun struct {
 	solo float64
 	n    int

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/colocd/colocd/pipeline"
 	"github.com/colocd/colocd/profile"
 	"github.com/colocd/colocd/queue"
 )
@@ -52,13 +53,13 @@ func TestPlannerModel(t *testing.T) {
 	rt.credit("r1", "a", 0.5, 40, t0) // 20 s of its 100 done at t0
 	profs := profile.Fixed{"a": {0.2}, "b": {0.1}}
 	mp := &modelPlanner{profiles: profs, runtimes: rt}
-	snap := &queue.Snapshot{
+	snap := &pipeline.Snapshot{
 		Now: t0.Add(10 * time.Second),
-		Nodes: []queue.NodeFree{
-			{Name: "n1", Capacity: queue.Capacity{VCores: 6, MemoryMB: 6144}, Jobs: []queue.NodeJob{{JobID: "r1", Kind: "a", Containers: 3}, {JobID: "", Kind: "foreign", Containers: 2}}},
-			{Name: "n2", Capacity: queue.Capacity{VCores: 6, MemoryMB: 6144}, Jobs: []queue.NodeJob{{JobID: "r1", Kind: "a", Containers: 3}}},
+		Nodes: []pipeline.NodeFree{
+			{Name: "n1", Capacity: pipeline.Capacity{VCores: 6, MemoryMB: 6144}, Jobs: []pipeline.NodeJob{{JobID: "r1", Kind: "a", Containers: 3}, {JobID: "", Kind: "foreign", Containers: 2}}},
+			{Name: "n2", Capacity: pipeline.Capacity{VCores: 6, MemoryMB: 6144}, Jobs: []pipeline.NodeJob{{JobID: "r1", Kind: "a", Containers: 3}}},
 		},
-		Running: []queue.Running{{JobID: "r1", Kind: "a", Alloc: queue.Capacity{VCores: 6, MemoryMB: 6144}, Started: t0.Add(-time.Minute)}},
+		Running: []pipeline.Running{{JobID: "r1", Kind: "a", Alloc: pipeline.Capacity{VCores: 6, MemoryMB: 6144}, Started: t0.Add(-time.Minute)}},
 		Pending: []queue.Job{
 			{ID: "p1", Kind: "b", Resources: queue.Resources{Containers: 4, VCores: 1, MemoryMB: 1024}},
 			{ID: "p2", Kind: "a", Resources: queue.Resources{Containers: 6, VCores: 1, MemoryMB: 1024}},

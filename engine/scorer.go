@@ -3,11 +3,12 @@ package engine
 import (
 	"fmt"
 
+	"github.com/colocd/colocd/pipeline"
 	"github.com/colocd/colocd/profile"
 	"github.com/colocd/colocd/queue"
 )
 
-// modelScorer is the pipeline's co-location model (queue.Scorer): it
+// modelScorer is the pipeline's co-location model (pipeline.Scorer): it
 // hands the snapshot's nodes to a profile.Scorer, which predicts where
 // each candidate's containers land and what they do to those nodes from
 // the kinds' resource profiles, corrected by the pair preferences.
@@ -18,7 +19,7 @@ type modelScorer struct {
 	size func(node string, vcores int64) profile.Vector
 }
 
-var _ queue.Scorer = (*modelScorer)(nil)
+var _ pipeline.Scorer = (*modelScorer)(nil)
 
 // ScorerConfig is the co-location model's scorer (preference mode model):
 // the objective it maximises (profile.ParseObjective: rate or goodness),
@@ -84,8 +85,8 @@ func newModelScorer(p ScorerConfig, profiles profile.Profiles, corr profile.Corr
 		Correction: corr, CorrectionWeight: p.Correction}}, nil
 }
 
-// Score implements queue.Scorer.
-func (m *modelScorer) Score(snap *queue.Snapshot, kinds []string, res []queue.Resources, out []queue.Score) {
+// Score implements pipeline.Scorer.
+func (m *modelScorer) Score(snap *pipeline.Snapshot, kinds []string, res []queue.Resources, out []pipeline.Score) {
 	nodes := make([]profile.Node, len(snap.Nodes))
 	for i, n := range snap.Nodes {
 		pn := profile.Node{
@@ -117,9 +118,9 @@ func (m *modelScorer) Score(snap *queue.Snapshot, kinds []string, res []queue.Re
 	for i, k := range kinds {
 		r := res[i]
 		s := v.Score(k, profile.Shape{Containers: r.Containers, Each: profile.Room{VCores: int64(r.VCores), MemoryMB: r.MemoryMB}})
-		q := queue.Score{Value: s.Value, Model: s.Model, Correction: s.Correction, Alone: s.Alone, Known: s.Known, Confounds: s.Confounds}
+		q := pipeline.Score{Value: s.Value, Model: s.Model, Correction: s.Correction, Alone: s.Alone, Known: s.Known, Confounds: s.Confounds}
 		for _, b := range s.Beside {
-			q.Beside = append(q.Beside, queue.ContextKind{Kind: b.Kind, Weight: b.Weight})
+			q.Beside = append(q.Beside, pipeline.ContextKind{Kind: b.Kind, Weight: b.Weight})
 		}
 		if !s.Fits {
 			q.Value = -1e9 // the placement rule finds no room: last

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/colocd/colocd/bandit"
+	"github.com/colocd/colocd/pipeline"
 	"github.com/colocd/colocd/plan"
 	"github.com/colocd/colocd/profile"
 	"github.com/colocd/colocd/queue"
@@ -23,15 +24,15 @@ func TestModelScorerTranslatesTheSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	capa := queue.Capacity{MemoryMB: 12288, VCores: 6}
-	snap := &queue.Snapshot{Nodes: []queue.NodeFree{
+	capa := pipeline.Capacity{MemoryMB: 12288, VCores: 6}
+	snap := &pipeline.Snapshot{Nodes: []pipeline.NodeFree{
 		// Two jobs of one kind on a node count together.
-		{Name: "n1", Capacity: capa, Free: queue.Capacity{MemoryMB: 12288 - 3*1536, VCores: 3},
-			Jobs: []queue.NodeJob{{JobID: "a", Kind: "disk", Containers: 2}, {JobID: "b", Kind: "disk", Containers: 1}}},
-		{Name: "n2", Capacity: capa, Free: queue.Capacity{VCores: 0}},
+		{Name: "n1", Capacity: capa, Free: pipeline.Capacity{MemoryMB: 12288 - 3*1536, VCores: 3},
+			Jobs: []pipeline.NodeJob{{JobID: "a", Kind: "disk", Containers: 2}, {JobID: "b", Kind: "disk", Containers: 1}}},
+		{Name: "n2", Capacity: capa, Free: pipeline.Capacity{VCores: 0}},
 	}}
 	res := queue.Resources{Containers: 3, MemoryMB: 1536, VCores: 1}
-	out := make([]queue.Score, 3)
+	out := make([]pipeline.Score, 3)
 	sc.Score(snap, []string{"cpu", "disk", "big"}, []queue.Resources{res, res, {Containers: 9, MemoryMB: 1536, VCores: 1}}, out)
 	// The same nodes through profile directly.
 	nodes := []profile.Node{
@@ -41,9 +42,9 @@ func TestModelScorerTranslatesTheSnapshot(t *testing.T) {
 	}
 	v := (&profile.Scorer{Profiles: truth, Explore: DefaultExplore}).NewView(nodes)
 	shape := profile.Shape{Containers: 3, Each: profile.Room{VCores: 1, MemoryMB: 1536}}
-	want := []queue.Score{
-		{Value: v.Score("cpu", shape).Value, Model: v.Score("cpu", shape).Model, Beside: []queue.ContextKind{{Kind: "disk", Weight: 1}}, Known: true},
-		{Value: v.Score("disk", shape).Value, Model: v.Score("disk", shape).Model, Beside: []queue.ContextKind{{Kind: "disk", Weight: 1}}, Known: true},
+	want := []pipeline.Score{
+		{Value: v.Score("cpu", shape).Value, Model: v.Score("cpu", shape).Model, Beside: []pipeline.ContextKind{{Kind: "disk", Weight: 1}}, Known: true},
+		{Value: v.Score("disk", shape).Value, Model: v.Score("disk", shape).Model, Beside: []pipeline.ContextKind{{Kind: "disk", Weight: 1}}, Known: true},
 		{Value: -1e9}, // nine containers do not fit: last
 	}
 	if diff := cmp.Diff(want, out, cmpopts.EquateApprox(0, 1e-12)); diff != "" {
@@ -68,7 +69,7 @@ func BenchmarkDecideModel(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			p, err := queue.NewPipeline(qc, learner, queue.WithScorer(sc))
+			p, err := pipeline.New(qc, learner, pipeline.WithScorer(sc))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -114,21 +115,21 @@ func benchProfiles() (*rand.Rand, *profile.Model, []string) {
 
 // modelSnapshot is 16 nodes of 32 vcores and 128 GB, each half full with
 // containers of the 3 running kinds, and n pending jobs of the kinds.
-func modelSnapshot(rng *rand.Rand, kinds []string, n int) queue.Snapshot {
+func modelSnapshot(rng *rand.Rand, kinds []string, n int) pipeline.Snapshot {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	capa := queue.Capacity{MemoryMB: 128 * 1024, VCores: 32}
-	snap := queue.Snapshot{Now: now, Capacity: queue.Capacity{MemoryMB: 16 * capa.MemoryMB, VCores: 16 * capa.VCores},
-		Free: queue.Capacity{MemoryMB: 8 * capa.MemoryMB, VCores: 8 * capa.VCores}, History: map[string]queue.KindHistory{}}
+	capa := pipeline.Capacity{MemoryMB: 128 * 1024, VCores: 32}
+	snap := pipeline.Snapshot{Now: now, Capacity: pipeline.Capacity{MemoryMB: 16 * capa.MemoryMB, VCores: 16 * capa.VCores},
+		Free: pipeline.Capacity{MemoryMB: 8 * capa.MemoryMB, VCores: 8 * capa.VCores}, History: map[string]queue.KindHistory{}}
 	for i := range 3 {
-		snap.Running = append(snap.Running, queue.Running{JobID: fmt.Sprintf("r%d", i), Kind: kinds[i], User: "alice",
-			Alloc: queue.Capacity{MemoryMB: 16 * 32 * 1024, VCores: 16 * 8}, Weight: 1})
+		snap.Running = append(snap.Running, pipeline.Running{JobID: fmt.Sprintf("r%d", i), Kind: kinds[i], User: "alice",
+			Alloc: pipeline.Capacity{MemoryMB: 16 * 32 * 1024, VCores: 16 * 8}, Weight: 1})
 	}
 	for i := range 16 {
-		nf := queue.NodeFree{Name: fmt.Sprintf("node-%02d", i), Capacity: capa,
-			Free: queue.Capacity{MemoryMB: capa.MemoryMB / 2, VCores: capa.VCores / 2}}
+		nf := pipeline.NodeFree{Name: fmt.Sprintf("node-%02d", i), Capacity: capa,
+			Free: pipeline.Capacity{MemoryMB: capa.MemoryMB / 2, VCores: capa.VCores / 2}}
 		for r := range 2 {
 			k := (i + r) % 3
-			nf.Jobs = append(nf.Jobs, queue.NodeJob{JobID: fmt.Sprintf("r%d", k), Kind: kinds[k], Containers: 8})
+			nf.Jobs = append(nf.Jobs, pipeline.NodeJob{JobID: fmt.Sprintf("r%d", k), Kind: kinds[k], Containers: 8})
 		}
 		snap.Nodes = append(snap.Nodes, nf)
 	}
@@ -154,19 +155,19 @@ func BenchmarkDecideLookahead(b *testing.B) {
 		b.Run(fmt.Sprintf("nodes=%d/window=64", nodes), func(b *testing.B) {
 			qc := testQueueConfig()
 			qc.Window.Size = 64
-			qc.Lookahead = queue.LookaheadConfig{Enabled: true, TopK: queue.DefaultLookaheadTopK, Margin: queue.DefaultLookaheadMargin}
+			qc.Lookahead = pipeline.LookaheadConfig{Enabled: true, TopK: pipeline.DefaultLookaheadTopK, Margin: pipeline.DefaultLookaheadMargin}
 			sc, err := newModelScorer(DefaultScorerConfig(), m, learner)
 			if err != nil {
 				b.Fatal(err)
 			}
 			mp := &modelPlanner{cfg: plan.Config{}.WithDefaults(), profiles: m, runtimes: newRuntimes()}
-			p, err := queue.NewPipeline(qc, learner, queue.WithScorer(sc), queue.WithPlanner(mp))
+			p, err := pipeline.New(qc, learner, pipeline.WithScorer(sc), pipeline.WithPlanner(mp))
 			if err != nil {
 				b.Fatal(err)
 			}
 			snap := lookaheadSnapshot(rng, kinds, nodes, 64)
 			d := p.Decide(snap, rng)
-			if d.Chosen == "" || len(d.Lookahead) != queue.DefaultLookaheadTopK {
+			if d.Chosen == "" || len(d.Lookahead) != pipeline.DefaultLookaheadTopK {
 				b.Fatalf("no lookahead decision: %s; lookahead %+v; stages %+v", d.Note, d.Lookahead, d.Stages)
 			}
 			b.ReportAllocs()
@@ -186,22 +187,22 @@ func BenchmarkDecideLookahead(b *testing.B) {
 // with 8 containers of two of 3 running kinds (a job per kind and 256
 // nodes), started 5 minutes ago, and a window of w pending jobs of the
 // kinds, each kind's runtime 10 minutes.
-func lookaheadSnapshot(rng *rand.Rand, kinds []string, n, w int) queue.Snapshot {
+func lookaheadSnapshot(rng *rand.Rand, kinds []string, n, w int) pipeline.Snapshot {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	capa := queue.Capacity{MemoryMB: 128 * 1024, VCores: 32}
-	snap := queue.Snapshot{Now: now, Capacity: queue.Capacity{MemoryMB: int64(n) * capa.MemoryMB, VCores: int64(n) * capa.VCores},
-		Free: queue.Capacity{MemoryMB: int64(n) * capa.MemoryMB / 2, VCores: int64(n) * capa.VCores / 2}, History: map[string]queue.KindHistory{}}
+	capa := pipeline.Capacity{MemoryMB: 128 * 1024, VCores: 32}
+	snap := pipeline.Snapshot{Now: now, Capacity: pipeline.Capacity{MemoryMB: int64(n) * capa.MemoryMB, VCores: int64(n) * capa.VCores},
+		Free: pipeline.Capacity{MemoryMB: int64(n) * capa.MemoryMB / 2, VCores: int64(n) * capa.VCores / 2}, History: map[string]queue.KindHistory{}}
 	for _, k := range kinds {
 		snap.History[k] = queue.KindHistory{Kind: k, Runs: 3, EWMARuntime: 10 * time.Minute}
 	}
 	alloc := map[string]int{}
 	for i := range n {
-		nf := queue.NodeFree{Name: fmt.Sprintf("node-%05d", i), Capacity: capa,
-			Free: queue.Capacity{MemoryMB: capa.MemoryMB / 2, VCores: capa.VCores / 2}}
+		nf := pipeline.NodeFree{Name: fmt.Sprintf("node-%05d", i), Capacity: capa,
+			Free: pipeline.Capacity{MemoryMB: capa.MemoryMB / 2, VCores: capa.VCores / 2}}
 		for r := range 2 {
 			k := (i + r) % 3
 			id := fmt.Sprintf("r%d-%d", k, i/256)
-			nf.Jobs = append(nf.Jobs, queue.NodeJob{JobID: id, Kind: kinds[k], Containers: 8})
+			nf.Jobs = append(nf.Jobs, pipeline.NodeJob{JobID: id, Kind: kinds[k], Containers: 8})
 			alloc[id] += 8
 		}
 		snap.Nodes = append(snap.Nodes, nf)
@@ -209,10 +210,10 @@ func lookaheadSnapshot(rng *rand.Rand, kinds []string, n, w int) queue.Snapshot 
 	for id, c := range alloc {
 		var k int
 		fmt.Sscanf(id, "r%d-", &k)
-		snap.Running = append(snap.Running, queue.Running{JobID: id, Kind: kinds[k], User: "alice",
-			Alloc: queue.Capacity{MemoryMB: int64(c) * 2048, VCores: int64(c)}, Weight: 1, Started: now.Add(-5 * time.Minute)})
+		snap.Running = append(snap.Running, pipeline.Running{JobID: id, Kind: kinds[k], User: "alice",
+			Alloc: pipeline.Capacity{MemoryMB: int64(c) * 2048, VCores: int64(c)}, Weight: 1, Started: now.Add(-5 * time.Minute)})
 	}
-	slices.SortFunc(snap.Running, func(a, b queue.Running) int { return strings.Compare(a.JobID, b.JobID) })
+	slices.SortFunc(snap.Running, func(a, b pipeline.Running) int { return strings.Compare(a.JobID, b.JobID) })
 	for i := range w {
 		j := queue.Job{ID: fmt.Sprintf("01J%023d", i), Seq: uint64(i + 1), Kind: kinds[rng.IntN(len(kinds))], User: "bob",
 			State: queue.StatePending, CreatedAt: now.Add(-time.Hour),

@@ -6,6 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/colocd/colocd/goodness"
+	"github.com/colocd/colocd/pipeline"
 	"github.com/colocd/colocd/profile"
 	"github.com/colocd/colocd/queue"
 )
@@ -55,9 +56,9 @@ func TestModelScorerUsesNodeSize(t *testing.T) {
 	}
 	sc.size = nodeSizes{refVCores: 8}.size
 	score := func(vcores int64) float64 {
-		snap := &queue.Snapshot{Nodes: []queue.NodeFree{{Name: "n", Capacity: queue.Capacity{VCores: vcores, MemoryMB: 1 << 20},
-			Free: queue.Capacity{VCores: vcores - 4, MemoryMB: 1<<20 - 4096}, Jobs: []queue.NodeJob{{Kind: "cpu", Containers: 4}}}}}
-		out := make([]queue.Score, 1)
+		snap := &pipeline.Snapshot{Nodes: []pipeline.NodeFree{{Name: "n", Capacity: pipeline.Capacity{VCores: vcores, MemoryMB: 1 << 20},
+			Free: pipeline.Capacity{VCores: vcores - 4, MemoryMB: 1<<20 - 4096}, Jobs: []pipeline.NodeJob{{Kind: "cpu", Containers: 4}}}}}
+		out := make([]pipeline.Score, 1)
 		sc.Score(snap, []string{"cpu"}, []queue.Resources{{Containers: 4, MemoryMB: 1024, VCores: 1}}, out)
 		return out[0].Value
 	}

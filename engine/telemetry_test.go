@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/colocd/colocd/internal/simcluster"
-	"github.com/colocd/colocd/queue"
+	"github.com/colocd/colocd/pipeline"
 )
 
 // recorder is a Telemetry that keeps what it was told, as text.
@@ -75,13 +75,13 @@ func TestTelemetryAdmissionAndLearning(t *testing.T) {
 // TestForcedBy names the rule that chose an admitted job.
 func TestForcedBy(t *testing.T) {
 	for _, c := range []struct {
-		d    queue.Decision
+		d    pipeline.Decision
 		want string
 	}{
-		{queue.Decision{Chosen: "a"}, ""},
-		{queue.Decision{Chosen: "a", Forced: "a waited past max_skips"}, "max_skips"},
-		{queue.Decision{Chosen: "a", Reserved: "a"}, "reservation"},
-		{queue.Decision{Chosen: "a", Reserved: "b"}, ""},
+		{pipeline.Decision{Chosen: "a"}, ""},
+		{pipeline.Decision{Chosen: "a", Forced: "a waited past max_skips"}, "max_skips"},
+		{pipeline.Decision{Chosen: "a", Reserved: "a"}, "reservation"},
+		{pipeline.Decision{Chosen: "a", Reserved: "b"}, ""},
 	} {
 		if got := forcedBy(c.d); got != c.want {
 			t.Errorf("forcedBy(%+v) = %q, want %q", c.d, got, c.want)

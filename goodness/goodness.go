@@ -47,32 +47,32 @@ var (
 	Max = math.Exp(4) // e^4
 )
 
-// ErrInvalid is wrapped by every validation error of this package.
+// errInvalid is wrapped by every validation error of this package.
 var (
-	ErrInvalid = errors.New("goodness: invalid input")
+	errInvalid = errors.New("goodness: invalid input")
 )
 
-// FieldError is the error Validate and Checked return: it names the bad
-// field ("usage.cpu", "limits.net_sent", ...) and unwraps to ErrInvalid.
-type FieldError struct {
+// fieldError is the error Validate and Checked return: it names the bad
+// field ("usage.cpu", "limits.net_sent", ...) and unwraps to errInvalid.
+type fieldError struct {
 	Field  string // "usage.<name>" or "limits.<name>"; "usage.cpu+iowait" for the sum
 	Reason string // what is wrong with it, including the offending value
 }
 
-func (e *FieldError) Error() string {
+func (e *fieldError) Error() string {
 	return "goodness: invalid " + e.Field + ": " + e.Reason
 }
 
-// Unwrap makes errors.Is(err, ErrInvalid) hold.
-func (e *FieldError) Unwrap() error { return ErrInvalid }
+// Unwrap makes errors.Is(err, errInvalid) hold.
+func (e *fieldError) Unwrap() error { return errInvalid }
 
 func fieldErr(field, format string, args ...any) error {
-	return &FieldError{Field: field, Reason: fmt.Sprintf(format, args...)}
+	return &fieldError{Field: field, Reason: fmt.Sprintf(format, args...)}
 }
 
 // Validate reports the first field of u that is outside its domain: NaN or
 // ±Inf anywhere, a fraction outside [0, 1], CPU+IOWait above 1, a negative
-// rate. The error is a *FieldError.
+// rate. The error is a *fieldError.
 func (u Usage) Validate() error {
 	for _, f := range []struct {
 		name string
@@ -101,7 +101,7 @@ func (u Usage) Validate() error {
 }
 
 // Validate reports the first limit that is not a positive finite number, as
-// a *FieldError.
+// a *fieldError.
 func (l Limits) Validate() error {
 	for _, f := range []struct {
 		name string
@@ -132,8 +132,8 @@ func Score(u Usage, lim Limits) float64 {
 	return math.Exp(1 + u.CPU + (hDisk+hNet)*l)
 }
 
-// Checked validates lim, then u, then scores. The error is a *FieldError
-// naming the first bad field; it wraps ErrInvalid.
+// Checked validates lim, then u, then scores. The error is a *fieldError
+// naming the first bad field; it wraps errInvalid.
 func Checked(u Usage, lim Limits) (float64, error) {
 	if err := lim.Validate(); err != nil {
 		return 0, err

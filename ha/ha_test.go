@@ -402,3 +402,33 @@ func TestFence(t *testing.T) {
 		t.Error("a follower says a job is reassignable")
 	}
 }
+
+// A follower whose follow of the log ends with an error (here: its store
+// closed under it, then an entry to apply) while it campaigns still stops
+// when its context ends: the follower's end is seen by both the campaign
+// and the session, so one of them taking it must not leave the other
+// waiting for it forever (a SIGTERM'd replica once hung so).
+func TestFollowerErrorThenStop(t *testing.T) {
+	e := zktest.Start(t, zktest.Options{Servers: 1})
+	lead := start(t, testConfig(e, "a"), t.TempDir())
+	eventually(t, "a leads", 30*time.Second, func() bool { return lead.rep.IsLeader() })
+	submit(t, lead, 3)
+	dir := t.TempDir()
+	store, err := queue.Open(filepath.Join(dir, "queue.db"), queue.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &node{id: "b", store: store}
+	startRepWith(t, f, testConfig(e, "b"), dir, nil)
+	eventually(t, "b follows a", 30*time.Second, func() bool { return f.rep.Leader().ID == lead.id })
+	sameStores(t, lead, f)
+	f.store.Close()
+	submit(t, lead, 1) // b's follower fails to apply it, then to read its applied index
+	time.Sleep(3 * time.Second)
+	f.cancel()
+	select {
+	case <-f.done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the follower's Run did not return within 30 s of its context's end")
+	}
+}

@@ -20,26 +20,26 @@ import (
 // Errors a Replica returns.
 var (
 	// ErrNotLeader: this replica does not lead now; the write was not
-	// applied (a *NotLeaderError names the leader, when known).
+	// applied (a *notLeaderError names the leader, when known).
 	ErrNotLeader = errors.New("ha: not the leader")
-	// ErrUncertain: the write was appended, or may have been, but this
+	// errUncertain: the write was appended, or may have been, but this
 	// replica lost its leadership before it could apply it: the next
 	// leader applies it if it is in the log.
-	ErrUncertain error = &retryError{"ha: leadership lost during the write; it may or may not have been applied"}
-	// ErrUnreachable: the leader has no connection to ZooKeeper now
+	errUncertain error = &retryError{"ha: leadership lost during the write; it may or may not have been applied"}
+	// errUnreachable: the leader has no connection to ZooKeeper now
 	// (quorum lost, or the network): nothing was appended.
-	ErrUnreachable error = &retryError{"ha: ZooKeeper is unreachable (no quorum, or no connection): nothing was written"}
-	// ErrOtherCluster: the store follows another cluster's log, or holds
+	errUnreachable error = &retryError{"ha: ZooKeeper is unreachable (no quorum, or no connection): nothing was written"}
+	// errOtherCluster: the store follows another cluster's log, or holds
 	// a history the cluster's log does not.
-	ErrOtherCluster = errors.New("ha: the store belongs to another history")
+	errOtherCluster = errors.New("ha: the store belongs to another history")
 )
 
-// NotLeaderError is ErrNotLeader with the leader this replica knows of.
-type NotLeaderError struct {
-	Leader Leader // zero when no leader is known
+// notLeaderError is ErrNotLeader with the leader this replica knows of.
+type notLeaderError struct {
+	Leader leader // zero when no leader is known
 }
 
-func (e *NotLeaderError) Error() string {
+func (e *notLeaderError) Error() string {
 	if e.Leader.ID == "" {
 		return "ha: not the leader, and no leader is elected now"
 	}
@@ -47,10 +47,10 @@ func (e *NotLeaderError) Error() string {
 }
 
 // Unwrap makes errors.Is(err, ErrNotLeader) true.
-func (e *NotLeaderError) Unwrap() error { return ErrNotLeader }
+func (e *notLeaderError) Unwrap() error { return ErrNotLeader }
 
 // RetryAfter says when to try again: an election takes moments.
-func (e *NotLeaderError) RetryAfter() time.Duration { return time.Second }
+func (e *notLeaderError) RetryAfter() time.Duration { return time.Second }
 
 // retryError is a refusal worth retrying soon (the API's 503).
 type retryError struct{ msg string }
@@ -58,8 +58,8 @@ type retryError struct{ msg string }
 func (e *retryError) Error() string             { return e.msg }
 func (e *retryError) RetryAfter() time.Duration { return time.Second }
 
-// Leader is what the leader's znode says of it.
-type Leader struct {
+// leader is what the leader's znode says of it.
+type leader struct {
 	ID  string `json:"id"`
 	URL string `json:"url"`
 }
@@ -80,10 +80,10 @@ type Event int
 // The events.
 const (
 	EventElected Event = iota
-	EventSteppedDown
-	EventSessionLost
-	EventSnapshotTaken
-	EventSnapshotInstalled
+	eventSteppedDown
+	eventSessionLost
+	eventSnapshotTaken
+	eventSnapshotInstalled
 )
 
 // Replica is one colocd replica's side of the replicated store. Run holds
@@ -99,13 +99,13 @@ type Replica struct {
 	mu     sync.Mutex
 	sess   *session
 	term   *Term
-	leader Leader
+	leader leader
 	epoch  uint64
 	role   string
 
 	leaderApplied atomic.Uint64
 	wins          atomic.Uint64
-	memberList    atomic.Pointer[[]Member] // as publish last read them
+	memberList    atomic.Pointer[[]member] // as publish last read them
 }
 
 var _ queue.Log = (*Replica)(nil)
@@ -127,8 +127,8 @@ func New(store *queue.Store, cfg Config, opts Options) (*Replica, error) {
 // Roles, as Status and colocd_ha_role report them.
 const (
 	RoleDisconnected = "disconnected" // no session
-	RoleFollower     = "follower"     // applying the log, not leading
-	RoleLeader       = "leader"       // leading: the daemon admits
+	roleFollower     = "follower"     // applying the log, not leading
+	roleLeader       = "leader"       // leading: the daemon admits
 )
 
 // Terms delivers each leadership term this replica wins; the daemon runs
@@ -166,10 +166,10 @@ func (r *Replica) Run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			break
 		}
-		if errors.Is(err, ErrOtherCluster) {
+		if errors.Is(err, errOtherCluster) {
 			return err
 		}
-		r.event(EventSessionLost)
+		r.event(eventSessionLost)
 		r.log.Warn("ZooKeeper session over; starting a new one", "err", err)
 	}
 	return nil
@@ -178,7 +178,7 @@ func (r *Replica) Run(ctx context.Context) error {
 // runSession follows the log and campaigns until this replica wins, then
 // leads until the term ends. It returns why the session is over.
 func (r *Replica) runSession(ctx context.Context, s *session) error {
-	r.setRole(RoleFollower, s)
+	r.setRole(roleFollower, s)
 	if err := r.prepare(s); err != nil {
 		return err
 	}
@@ -187,9 +187,17 @@ func (r *Replica) runSession(ctx context.Context, s *session) error {
 	go s.heartbeat(sctx, r.p.root)
 	go r.publish(sctx, s)
 	fctx, stopFollow := context.WithCancel(sctx)
-	followed := make(chan error, 1)
-	go func() { followed <- r.follow(fctx, s) }()
-	epoch, err := r.campaign(sctx, s, followed)
+	// followed is closed when the follower has returned, with its error in
+	// followErr: the campaign and this function both wait for it, so it
+	// must be a close, not a value only one receiver gets (a shutdown that
+	// ended both at once could otherwise leave this wait forever).
+	var followErr error
+	followed := make(chan struct{})
+	go func() {
+		followErr = r.follow(fctx, s)
+		close(followed)
+	}()
+	epoch, err := r.campaign(sctx, s, followed, func() error { return followErr })
 	stopFollow()
 	<-followed
 	if err != nil {
@@ -218,7 +226,7 @@ func (r *Replica) prepare(s *session) error {
 	case mine == id:
 		return nil
 	case mine != "":
-		return fmt.Errorf("%w: the store follows cluster %s, ZooKeeper's %s holds cluster %s", ErrOtherCluster, mine, r.p.root, id)
+		return fmt.Errorf("%w: the store follows cluster %s, ZooKeeper's %s holds cluster %s", errOtherCluster, mine, r.p.root, id)
 	}
 	return r.join(s, id)
 }
@@ -257,7 +265,7 @@ func (r *Replica) join(s *session, id string) error {
 			return err
 		}
 		if !fresh {
-			return fmt.Errorf("%w: the store holds %d jobs of a colocd that ran without this cluster, and ZooKeeper's %s already holds a history; move the store aside to join as a new replica", ErrOtherCluster, submitted, r.p.root)
+			return fmt.Errorf("%w: the store holds %d jobs of a colocd that ran without this cluster, and ZooKeeper's %s already holds a history; move the store aside to join as a new replica", errOtherCluster, submitted, r.p.root)
 		}
 		if err := r.seed(s); err != nil {
 			return err
@@ -285,11 +293,11 @@ func (r *Replica) setRole(role string, s *session) {
 	defer r.mu.Unlock()
 	r.role, r.sess = role, s
 	if role == RoleDisconnected {
-		r.leader = Leader{}
+		r.leader = leader{}
 	}
 }
 
-func (r *Replica) setLeader(l Leader, epoch uint64) {
+func (r *Replica) setLeader(l leader, epoch uint64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.leader = l
@@ -300,9 +308,10 @@ func (r *Replica) setLeader(l Leader, epoch uint64) {
 
 // campaign competes for the leader's znode until this replica holds it,
 // and returns the epoch it bumped; meanwhile it keeps track of who leads.
-// followed reports the follower's end (an error it cannot go on from).
-func (r *Replica) campaign(ctx context.Context, s *session, followed <-chan error) (uint64, error) {
-	me, _ := json.Marshal(Leader{ID: r.cfg.ID, URL: r.cfg.Advertise})
+// followed is closed at the follower's end, and followErr then says why
+// (an error it cannot go on from; nil when the session's context ended).
+func (r *Replica) campaign(ctx context.Context, s *session, followed <-chan struct{}, followErr func() error) (uint64, error) {
+	me, _ := json.Marshal(leader{ID: r.cfg.ID, URL: r.cfg.Advertise})
 	for {
 		ok, st, ch, err := s.conn.ExistsW(r.p.leader())
 		if err == nil && ok {
@@ -313,8 +322,12 @@ func (r *Replica) campaign(ctx context.Context, s *session, followed <-chan erro
 				return 0, s.Err()
 			case <-ctx.Done():
 				return 0, context.Cause(ctx)
-			case err := <-followed:
-				return 0, err
+			case <-followed:
+				if err := followErr(); err != nil {
+					return 0, err
+				}
+				return 0, context.Cause(ctx) // the follower stops only when ctx ends
+
 			}
 			continue
 		}
@@ -367,7 +380,7 @@ func (r *Replica) readLeader(s *session, _ *zk.Stat) {
 	if err != nil {
 		return
 	}
-	var l Leader
+	var l leader
 	if json.Unmarshal(b, &l) != nil {
 		return
 	}
@@ -380,13 +393,13 @@ func (r *Replica) readLeader(s *session, _ *zk.Stat) {
 
 // Commit implements queue.Log: on the leader it appends cmds to the log
 // as one entry and returns once they are applied to this store; on any
-// other replica it is a *NotLeaderError.
+// other replica it is a *notLeaderError.
 func (r *Replica) Commit(ctx context.Context, cmds []queue.Command) ([]queue.Result, error) {
 	r.mu.Lock()
 	t, l := r.term, r.leader
 	r.mu.Unlock()
 	if t == nil {
-		return nil, &NotLeaderError{Leader: l}
+		return nil, &notLeaderError{Leader: l}
 	}
 	return t.commit(ctx, cmds)
 }

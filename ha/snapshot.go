@@ -80,7 +80,7 @@ func (r *Replica) install(s *session, m manifest) error {
 	if got != m.Index {
 		return fmt.Errorf("ha: snapshot %d holds the store at entry %d", m.Index, got)
 	}
-	r.event(EventSnapshotInstalled)
+	r.event(eventSnapshotInstalled)
 	r.log.Info("installed a snapshot", "index", m.Index, "bytes", m.Bytes, "took", time.Since(t0).Round(time.Millisecond))
 	return nil
 }
@@ -135,7 +135,7 @@ func (r *Replica) seed(s *session) error {
 	b, _ := json.Marshal(m)
 	if _, err := s.conn.Create(r.p.snapshot(), b, 0, s.acl); err != nil {
 		if errors.Is(err, zk.ErrNodeExists) {
-			return fmt.Errorf("%w: another replica seeded the cluster first", ErrOtherCluster)
+			return fmt.Errorf("%w: another replica seeded the cluster first", errOtherCluster)
 		}
 		return fmt.Errorf("ha: create %s: %w", r.p.snapshot(), err)
 	}
@@ -190,7 +190,7 @@ func (t *Term) takeSnapshot() error {
 	t.snapMu.Lock()
 	t.snapshot = m.Index
 	t.snapMu.Unlock()
-	r.event(EventSnapshotTaken)
+	r.event(eventSnapshotTaken)
 	r.log.Info("snapshot taken", "index", m.Index, "bytes", m.Bytes, "chunks", m.Chunks, "took", time.Since(t0).Round(time.Millisecond))
 	return t.truncate(m.Index)
 }

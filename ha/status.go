@@ -11,10 +11,10 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// ErrLeaseShort: the leader has not heard from ZooKeeper recently enough
+// errLeaseShort: the leader has not heard from ZooKeeper recently enough
 // to act on the cluster now (its session might expire before the action
 // ends, and another replica take over).
-var ErrLeaseShort = errors.New("ha: too long since the last ZooKeeper reply to act as the leader")
+var errLeaseShort = errors.New("ha: too long since the last ZooKeeper reply to act as the leader")
 
 // minAct is the least time an action on the cluster is given: a leader
 // with less left of its lease does not start one (a second, or a tenth of
@@ -25,18 +25,18 @@ func minAct(timeout time.Duration) time.Duration { return min(time.Second, timeo
 // as the leader: it ends when the term does, and no later than the lease
 // the session's last reply gives (session.validUntil): a leader that has
 // been cut off from ZooKeeper, or paused, for longer than that may have
-// been replaced. Outside a term it is a *NotLeaderError; with less than a
-// second of lease left, ErrLeaseShort.
+// been replaced. Outside a term it is a *notLeaderError; with less than a
+// second of lease left, errLeaseShort.
 func (r *Replica) Act(ctx context.Context) (context.Context, context.CancelFunc, error) {
 	r.mu.Lock()
 	t, l := r.term, r.leader
 	r.mu.Unlock()
 	if t == nil || t.ctx.Err() != nil {
-		return nil, nil, &NotLeaderError{Leader: l}
+		return nil, nil, &notLeaderError{Leader: l}
 	}
 	until := t.sess.validUntil()
 	if left := time.Until(until); left < minAct(t.sess.Timeout()) {
-		return nil, nil, fmt.Errorf("%w: %v of the lease left", ErrLeaseShort, left.Round(time.Millisecond))
+		return nil, nil, fmt.Errorf("%w: %v of the lease left", errLeaseShort, left.Round(time.Millisecond))
 	}
 	actx, cancel := context.WithDeadline(ctx, until)
 	stop := context.AfterFunc(t.ctx, cancel)
@@ -68,18 +68,18 @@ type Status struct {
 	Role           string        `json:"role"`
 	Epoch          uint64        `json:"epoch"`
 	Applied        uint64        `json:"applied_index"`
-	Leader         Leader        `json:"leader"`
+	Leader         leader        `json:"leader"`
 	LeaderApplied  uint64        `json:"leader_applied_index"`
 	Lag            uint64        `json:"lag"`
 	Session        string        `json:"session,omitempty"`
 	SessionTimeout time.Duration `json:"session_timeout"`
 	Terms          uint64        `json:"terms_won"`
 	Root           string        `json:"root"`
-	Members        []Member      `json:"members,omitempty"`
+	Members        []member      `json:"members,omitempty"`
 }
 
-// Member is what a replica publishes of itself under <root>/members.
-type Member struct {
+// member is what a replica publishes of itself under <root>/members.
+type member struct {
 	ID        string    `json:"id"`
 	URL       string    `json:"url"`
 	Role      string    `json:"role"`
@@ -99,7 +99,7 @@ func (r *Replica) Status(members bool) Status {
 	st.Applied, _ = r.store.Applied()
 	st.Terms = r.wins.Load()
 	st.LeaderApplied = r.leaderApplied.Load()
-	if st.Role == RoleLeader {
+	if st.Role == roleLeader {
 		st.LeaderApplied = st.Applied
 	}
 	if st.LeaderApplied > st.Applied {
@@ -117,16 +117,16 @@ func (r *Replica) Status(members bool) Status {
 	return st
 }
 
-func (r *Replica) members(s *session) []Member {
+func (r *Replica) members(s *session) []member {
 	names, _, err := s.conn.Children(r.p.members())
 	if err != nil {
 		return nil
 	}
 	sort.Strings(names)
-	var out []Member
+	var out []member
 	for _, n := range names {
 		b, _, err := s.conn.Get(r.p.member(n))
-		var m Member
+		var m member
 		if err == nil && json.Unmarshal(b, &m) == nil {
 			out = append(out, m)
 		}
@@ -144,7 +144,7 @@ func (r *Replica) publish(ctx context.Context, s *session) {
 	path := r.p.member(r.cfg.ID)
 	for {
 		st := r.Status(false)
-		b, _ := json.Marshal(Member{ID: r.cfg.ID, URL: r.cfg.Advertise, Role: st.Role, Epoch: st.Epoch, Applied: st.Applied, UpdatedAt: time.Now().UTC()})
+		b, _ := json.Marshal(member{ID: r.cfg.ID, URL: r.cfg.Advertise, Role: st.Role, Epoch: st.Epoch, Applied: st.Applied, UpdatedAt: time.Now().UTC()})
 		if _, err := s.conn.Set(path, b, -1); errors.Is(err, zk.ErrNoNode) {
 			_, err = s.conn.Create(path, b, zk.FlagEphemeral, s.acl)
 			if errors.Is(err, zk.ErrNodeExists) {
@@ -154,7 +154,7 @@ func (r *Replica) publish(ctx context.Context, s *session) {
 		members := r.members(s)
 		r.memberList.Store(&members)
 		for _, m := range members {
-			if m.Role == RoleLeader && m.ID == st.Leader.ID && st.Role != RoleLeader {
+			if m.Role == roleLeader && m.ID == st.Leader.ID && st.Role != roleLeader {
 				r.leaderApplied.Store(m.Applied)
 			}
 		}
@@ -169,7 +169,7 @@ func (r *Replica) publish(ctx context.Context, s *session) {
 }
 
 // Leader is the leader this replica knows of (zero when none).
-func (r *Replica) Leader() Leader {
+func (r *Replica) Leader() leader {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.leader

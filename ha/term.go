@@ -72,8 +72,8 @@ func (r *Replica) lead(ctx context.Context, s *session, epoch uint64) error {
 	}
 	first := t.next // the applier's first index: commits may take it as soon as r.term is set
 	r.mu.Lock()
-	r.term, r.epoch, r.role = t, epoch, RoleLeader
-	r.leader = Leader{ID: r.cfg.ID, URL: r.cfg.Advertise}
+	r.term, r.epoch, r.role = t, epoch, roleLeader
+	r.leader = leader{ID: r.cfg.ID, URL: r.cfg.Advertise}
 	r.mu.Unlock()
 	r.wins.Add(1)
 	r.event(EventElected)
@@ -92,10 +92,10 @@ func (r *Replica) lead(ctx context.Context, s *session, epoch uint64) error {
 	<-t.ctx.Done()
 	cause := context.Cause(t.ctx)
 	r.mu.Lock()
-	r.term, r.role = nil, RoleFollower
+	r.term, r.role = nil, roleFollower
 	r.mu.Unlock()
 	<-applierDone
-	r.event(EventSteppedDown)
+	r.event(eventSteppedDown)
 	r.log.Warn("no longer leading", "epoch", epoch, "cause", cause)
 	return cause
 }
@@ -237,7 +237,7 @@ func (t *Term) create(i uint64, data []byte) error {
 			return err
 		case uncertain(err):
 			if werr := s.waitConnected(t.ctx); werr != nil {
-				return fmt.Errorf("%w: entry %d: %v", ErrUncertain, i, werr)
+				return fmt.Errorf("%w: entry %d: %v", errUncertain, i, werr)
 			}
 		default:
 			return fmt.Errorf("append entry %d: %w", i, err)
@@ -248,14 +248,14 @@ func (t *Term) create(i uint64, data []byte) error {
 // commit appends cmds as the next entry and waits until it is applied.
 func (t *Term) commit(ctx context.Context, cmds []queue.Command) ([]queue.Result, error) {
 	if t.sess.conn.State() != zk.StateHasSession {
-		return nil, ErrUnreachable // nothing sent: a definite refusal, and no index used
+		return nil, errUnreachable // nothing sent: a definite refusal, and no index used
 	}
 	select {
 	case t.sem <- struct{}{}:
 	case <-ctx.Done():
 		return nil, context.Cause(ctx)
 	case <-t.ctx.Done():
-		return nil, &NotLeaderError{}
+		return nil, &notLeaderError{}
 	}
 	defer func() { <-t.sem }()
 	t.mu.Lock()
@@ -268,22 +268,22 @@ func (t *Term) commit(ctx context.Context, cmds []queue.Command) ([]queue.Result
 		t.end(err)
 		switch {
 		case errors.Is(err, ErrNotLeader) || errors.Is(err, errTaken):
-			return nil, &NotLeaderError{}
-		case errors.Is(err, ErrUncertain):
+			return nil, &notLeaderError{}
+		case errors.Is(err, errUncertain):
 			return nil, err
 		}
-		return nil, fmt.Errorf("%w: %v", ErrUncertain, err)
+		return nil, fmt.Errorf("%w: %v", errUncertain, err)
 	}
 	select {
 	case t.applied <- o:
 	case <-t.ctx.Done():
-		return nil, ErrUncertain
+		return nil, errUncertain
 	}
 	select {
 	case <-o.done:
 		return o.res, o.err
 	case <-t.ctx.Done():
-		return nil, ErrUncertain
+		return nil, errUncertain
 	}
 }
 

@@ -24,10 +24,10 @@ import "errors"
 
 // Errors of the journal. Test with errors.Is.
 var (
-	// ErrConfig: Open was given an empty directory or a cap below 1.
-	ErrConfig = errors.New("journal: invalid configuration")
-	// ErrClosed: the journal was closed.
-	ErrClosed = errors.New("journal: closed")
-	// ErrIO wraps the I/O errors of the journal files.
-	ErrIO = errors.New("journal: I/O")
+	// errConfig: Open was given an empty directory or a cap below 1.
+	errConfig = errors.New("journal: invalid configuration")
+	// errClosed: the journal was closed.
+	errClosed = errors.New("journal: closed")
+	// errIO wraps the I/O errors of the journal files.
+	errIO = errors.New("journal: I/O")
 )

@@ -13,13 +13,13 @@ import (
 	"time"
 
 	"github.com/colocd/colocd/goodness"
-	"github.com/colocd/colocd/queue"
+	"github.com/colocd/colocd/pipeline"
 )
 
 // Journal file names inside the journal directory.
 const (
 	DecisionsFile = "decisions.jsonl"
-	GoodnessFile  = "goodness.jsonl"
+	goodnessFile  = "goodness.jsonl"
 )
 
 // maxJournalLine bounds one JSONL line read back at open; a longer line is
@@ -29,7 +29,7 @@ const maxJournalLine = 8 << 20
 // DecisionRecord is one admission decision as the API explains it: the
 // pipeline's decision plus what the daemon did with it.
 type DecisionRecord struct {
-	queue.Decision
+	pipeline.Decision
 	// Shadow is set when the daemon ran in shadow mode: Chosen is what
 	// colocd would have admitted, FIFOChoice what it did admit.
 	Shadow     bool   `json:"shadow"`
@@ -125,20 +125,20 @@ type Journal struct {
 func Open(dir string, maxDecisions, maxGoodness int) (*Journal, error) {
 	switch {
 	case dir == "":
-		return nil, fmt.Errorf("%w: journal dir is empty", ErrConfig)
+		return nil, fmt.Errorf("%w: journal dir is empty", errConfig)
 	case maxDecisions < 1:
-		return nil, fmt.Errorf("%w: journal maxDecisions is %d, want at least 1", ErrConfig, maxDecisions)
+		return nil, fmt.Errorf("%w: journal maxDecisions is %d, want at least 1", errConfig, maxDecisions)
 	case maxGoodness < 1:
-		return nil, fmt.Errorf("%w: journal maxGoodness is %d, want at least 1", ErrConfig, maxGoodness)
+		return nil, fmt.Errorf("%w: journal maxGoodness is %d, want at least 1", errConfig, maxGoodness)
 	}
 	if err := os.MkdirAll(dir, 0o750); err != nil {
-		return nil, fmt.Errorf("%w: creating dir: %w", ErrIO, err)
+		return nil, fmt.Errorf("%w: creating dir: %w", errIO, err)
 	}
 	dec, err := openJSONLog[DecisionRecord](filepath.Join(dir, DecisionsFile), maxDecisions)
 	if err != nil {
 		return nil, err
 	}
-	good, err := openJSONLog[GoodnessRecord](filepath.Join(dir, GoodnessFile), maxGoodness)
+	good, err := openJSONLog[GoodnessRecord](filepath.Join(dir, goodnessFile), maxGoodness)
 	if err != nil {
 		_ = dec.close()
 		return nil, err
@@ -159,7 +159,7 @@ func (j *Journal) AddDecision(r DecisionRecord) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.closed {
-		return ErrClosed
+		return errClosed
 	}
 	return j.dec.append(r)
 }
@@ -196,7 +196,7 @@ func (j *Journal) AddGoodness(r GoodnessRecord) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.closed {
-		return ErrClosed
+		return errClosed
 	}
 	return j.good.append(r)
 }
@@ -256,11 +256,11 @@ func openJSONLog[T any](path string, capacity int) (*jsonLog[T], error) {
 		torn, err := l.load(f)
 		_ = f.Close()
 		if err != nil {
-			return nil, fmt.Errorf("%w: reading %s: %w", ErrIO, path, err)
+			return nil, fmt.Errorf("%w: reading %s: %w", errIO, path, err)
 		}
 		needCompact = torn || l.corrupt > 0 || l.lines > l.bound()
 	} else if !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("%w: opening %s: %w", ErrIO, path, err)
+		return nil, fmt.Errorf("%w: opening %s: %w", errIO, path, err)
 	}
 	if needCompact {
 		// Rewrite the file clean so a torn or corrupt line is reported
@@ -272,7 +272,7 @@ func openJSONLog[T any](path string, capacity int) (*jsonLog[T], error) {
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o640)
 	if err != nil {
-		return nil, fmt.Errorf("%w: opening %s: %w", ErrIO, path, err)
+		return nil, fmt.Errorf("%w: opening %s: %w", errIO, path, err)
 	}
 	l.f = f
 	return l, nil
@@ -357,7 +357,7 @@ func (l *jsonLog[T]) at(i int) T { return l.ring[(l.start+i)%len(l.ring)] }
 func (l *jsonLog[T]) append(v T) error {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return fmt.Errorf("%w: encoding record: %w", ErrIO, err)
+		return fmt.Errorf("%w: encoding record: %w", errIO, err)
 	}
 	l.push(v)
 	if l.memOnly {
@@ -375,7 +375,7 @@ func (l *jsonLog[T]) append(v T) error {
 				_ = l.f.Truncate(st.Size() - int64(n))
 			}
 		}
-		return fmt.Errorf("%w: appending to %s: %w", ErrIO, l.path, err)
+		return fmt.Errorf("%w: appending to %s: %w", errIO, l.path, err)
 	}
 	l.lines++
 	if l.lines > l.bound() {
@@ -394,14 +394,14 @@ func (l *jsonLog[T]) compact() error {
 	tmp := l.path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o640)
 	if err != nil {
-		return fmt.Errorf("%w: compacting %s: %w", ErrIO, l.path, err)
+		return fmt.Errorf("%w: compacting %s: %w", errIO, l.path, err)
 	}
 	w := bufio.NewWriter(f)
 	for i := range l.len() {
 		b, err := json.Marshal(l.at(i))
 		if err != nil {
 			_ = f.Close()
-			return fmt.Errorf("%w: compacting %s: %w", ErrIO, l.path, err)
+			return fmt.Errorf("%w: compacting %s: %w", errIO, l.path, err)
 		}
 		_, _ = w.Write(b)
 		_ = w.WriteByte('\n')
@@ -411,7 +411,7 @@ func (l *jsonLog[T]) compact() error {
 		err = os.Rename(tmp, l.path)
 	}
 	if err != nil {
-		return fmt.Errorf("%w: compacting %s: %w", ErrIO, l.path, err)
+		return fmt.Errorf("%w: compacting %s: %w", errIO, l.path, err)
 	}
 	if d, err := os.Open(filepath.Dir(l.path)); err == nil {
 		_ = d.Sync()
@@ -419,7 +419,7 @@ func (l *jsonLog[T]) compact() error {
 	}
 	f, err = os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND, 0o640)
 	if err != nil {
-		return fmt.Errorf("%w: reopening %s: %w", ErrIO, l.path, err)
+		return fmt.Errorf("%w: reopening %s: %w", errIO, l.path, err)
 	}
 	l.f, l.lines = f, l.len()
 	return nil
@@ -432,7 +432,7 @@ func (l *jsonLog[T]) close() error {
 	err := errors.Join(l.f.Sync(), l.f.Close())
 	l.f = nil
 	if err != nil {
-		return fmt.Errorf("%w: closing %s: %w", ErrIO, l.path, err)
+		return fmt.Errorf("%w: closing %s: %w", errIO, l.path, err)
 	}
 	return nil
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/colocd/colocd/goodness"
-	"github.com/colocd/colocd/queue"
+	"github.com/colocd/colocd/pipeline"
 )
 
 var t0 = time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
@@ -22,10 +22,10 @@ var t0 = time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
 func decision(i int) DecisionRecord {
 	id := fmt.Sprintf("job-%03d", i)
 	return DecisionRecord{
-		Decision: queue.Decision{
+		Decision: pipeline.Decision{
 			At: t0.Add(time.Duration(i) * time.Second), Chosen: id, ChosenKind: "kmeans",
-			Context:    []queue.ContextKind{{Kind: "terasort", Weight: 0.5}},
-			Candidates: []queue.Candidate{{JobID: id, Kind: "kmeans", Prob: 0.7, Weight: 1}, {JobID: "other", Kind: "wordcount", Prob: 0.3, Weight: 1}},
+			Context:    []pipeline.ContextKind{{Kind: "terasort", Weight: 0.5}},
+			Candidates: []pipeline.Candidate{{JobID: id, Kind: "kmeans", Prob: 0.7, Weight: 1}, {JobID: "other", Kind: "wordcount", Prob: 0.3, Weight: 1}},
 		},
 		Shadow: i%2 == 0, FIFOChoice: "other", AppID: fmt.Sprintf("application_1_%04d", i),
 	}
@@ -79,8 +79,8 @@ func TestJournalReload(t *testing.T) {
 	if err := j.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := j.AddDecision(decision(9)); !errors.Is(err, ErrClosed) {
-		t.Errorf("AddDecision after Close: %v, want ErrClosed", err)
+	if err := j.AddDecision(decision(9)); !errors.Is(err, errClosed) {
+		t.Errorf("AddDecision after Close: %v, want errClosed", err)
 	}
 	j, err = Open(dir, 5, 10)
 	if err != nil {
@@ -285,8 +285,8 @@ func TestOpenJournalValidates(t *testing.T) {
 		dir     string
 		dec, gd int
 	}{{"no dir", "", 1, 1}, {"zero decisions", t.TempDir(), 0, 1}, {"zero goodness", t.TempDir(), 1, 0}} {
-		if _, err := Open(tc.dir, tc.dec, tc.gd); !errors.Is(err, ErrConfig) {
-			t.Errorf("%s: got %v, want ErrConfig", tc.name, err)
+		if _, err := Open(tc.dir, tc.dec, tc.gd); !errors.Is(err, errConfig) {
+			t.Errorf("%s: got %v, want errConfig", tc.name, err)
 		}
 	}
 }
@@ -315,7 +315,7 @@ func TestJournalMemoryOnly(t *testing.T) {
 	if diff := cmp.Diff([]DecisionRecord{decision(30), decision(29)}, j.Decisions(0)); diff != "" {
 		t.Errorf("decisions in memory (-want +got):\n%s", diff)
 	}
-	if n, g := lines(t, filepath.Join(dir, DecisionsFile)), lines(t, filepath.Join(dir, GoodnessFile)); n != 1 || g != 0 {
+	if n, g := lines(t, filepath.Join(dir, DecisionsFile)), lines(t, filepath.Join(dir, goodnessFile)); n != 1 || g != 0 {
 		t.Errorf("%d decision and %d goodness lines on disk while memory-only, want 1 and 0", n, g)
 	}
 	j.SetMemoryOnly(false)

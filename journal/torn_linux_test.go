@@ -55,8 +55,8 @@ func TestJournalCutsTornAppend(t *testing.T) {
 	if rerr := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &limit); rerr != nil {
 		t.Fatalf("restoring RLIMIT_FSIZE: %v", rerr)
 	}
-	if !errors.Is(err, ErrIO) || !errors.Is(err, syscall.EFBIG) {
-		t.Fatalf("AddDecision %d up to the limit = %v, want ErrIO wrapping EFBIG", n-1, err)
+	if !errors.Is(err, errIO) || !errors.Is(err, syscall.EFBIG) {
+		t.Fatalf("AddDecision %d up to the limit = %v, want errIO wrapping EFBIG", n-1, err)
 	}
 	b, err := os.ReadFile(path)
 	if err != nil || len(b) == 0 || b[len(b)-1] != '\n' || uint64(len(b)) == cur {

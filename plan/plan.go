@@ -15,30 +15,30 @@ import (
 
 // Errors.
 var (
-	// ErrUncertain: the model cannot predict the candidates' outcomes (a
+	// errUncertain: the model cannot predict the candidates' outcomes (a
 	// kind in play has no runtime estimate yet); the one-step choice
 	// stands.
-	ErrUncertain = errors.New("plan: model too uncertain")
+	errUncertain = errors.New("plan: model too uncertain")
 	// ErrInvalid: the model or the configuration is malformed.
 	ErrInvalid = errors.New("plan: invalid model")
 )
 
 // Defaults of Config.
 const (
-	DefaultSamples = 4
-	// DefaultHorizon and DefaultObjective: on the shipped workloads (20
+	defaultSamples = 4
+	// defaultHorizon and defaultObjective: on the shipped workloads (20
 	// seeds, bench/README.md "Model-predictive admission") the flow
 	// objective to 3 hours beats ra on five of eight and trails it on two;
 	// the work done in 20 minutes beats it on four and trails on four, at
 	// about half the cost per decision at 16 nodes.
-	DefaultHorizon   = 3 * time.Hour
-	DefaultObjective = ObjectiveFlow
-	// DefaultMaxNodes bounds the nodes a rollout simulates: past it, the
+	defaultHorizon   = 3 * time.Hour
+	defaultObjective = objectiveFlow
+	// defaultMaxNodes bounds the nodes a rollout simulates: past it, the
 	// nodes with the most room are kept (where the candidates and the
 	// jobs after them land), with the jobs running there.
 	// 128 keeps a decision within 500 ms at 10,000 nodes (256: about
 	// 580 ms; BenchmarkDecideLookahead).
-	DefaultMaxNodes = 128
+	defaultMaxNodes = 128
 )
 
 // Config bounds a rollout: Samples futures × Horizon of simulated time per
@@ -48,43 +48,43 @@ type Config struct {
 	Samples  int           `mapstructure:"samples"`
 	Horizon  time.Duration `mapstructure:"horizon"`
 	MaxNodes int           `mapstructure:"max_nodes"`
-	// Objective is what a rollout's value measures (see the Objective
-	// constants); "" means DefaultObjective.
-	Objective Objective `mapstructure:"objective"`
+	// Objective is what a rollout's value measures (see the objective
+	// constants); "" means defaultObjective.
+	Objective objective `mapstructure:"objective"`
 }
 
-// Objective is what a rollout's value measures; higher is better.
-type Objective string
+// objective is what a rollout's value measures; higher is better.
+type objective string
 
 // Objectives.
 const (
-	// ObjectiveWork: the solo container-seconds of work done by the
+	// objectiveWork: the solo container-seconds of work done by the
 	// horizon.
-	ObjectiveWork Objective = "work"
-	// ObjectiveDrain: minus the time until every job of the model (running
+	objectiveWork objective = "work"
+	// objectiveDrain: minus the time until every job of the model (running
 	// and pending) finished, seconds; a rollout that reaches the horizon
 	// first counts the horizon plus the solo container-seconds left over
 	// the cluster's vcores (a lower bound of the rest).
-	ObjectiveDrain Objective = "drain"
-	// ObjectiveFlow: minus the mean time from now until each job of the
+	objectiveDrain objective = "drain"
+	// objectiveFlow: minus the mean time from now until each job of the
 	// model finishes, seconds, with the same bound for those left at the
 	// horizon.
-	ObjectiveFlow Objective = "flow"
+	objectiveFlow objective = "flow"
 )
 
 // WithDefaults is c with its zero fields set to the defaults.
 func (c Config) WithDefaults() Config {
 	if c.Samples == 0 {
-		c.Samples = DefaultSamples
+		c.Samples = defaultSamples
 	}
 	if c.Horizon == 0 {
-		c.Horizon = DefaultHorizon
+		c.Horizon = defaultHorizon
 	}
 	if c.MaxNodes == 0 {
-		c.MaxNodes = DefaultMaxNodes
+		c.MaxNodes = defaultMaxNodes
 	}
 	if c.Objective == "" {
-		c.Objective = DefaultObjective
+		c.Objective = defaultObjective
 	}
 	return c
 }
@@ -93,14 +93,14 @@ func (c Config) WithDefaults() Config {
 func (c Config) Validate() error {
 	switch {
 	case c.Samples < 0 || c.Samples > 64:
-		return fmt.Errorf("%w: samples %d outside [0, 64] (0: %d)", ErrInvalid, c.Samples, DefaultSamples)
+		return fmt.Errorf("%w: samples %d outside [0, 64] (0: %d)", ErrInvalid, c.Samples, defaultSamples)
 	case c.Horizon < 0 || c.Horizon > 24*time.Hour:
-		return fmt.Errorf("%w: horizon %v outside [0, 24h] (0: %v)", ErrInvalid, c.Horizon, DefaultHorizon)
+		return fmt.Errorf("%w: horizon %v outside [0, 24h] (0: %v)", ErrInvalid, c.Horizon, defaultHorizon)
 	case c.MaxNodes < 0 || c.MaxNodes > sim.MaxNodes:
-		return fmt.Errorf("%w: max_nodes %d outside [0, %d] (0: %d)", ErrInvalid, c.MaxNodes, sim.MaxNodes, DefaultMaxNodes)
+		return fmt.Errorf("%w: max_nodes %d outside [0, %d] (0: %d)", ErrInvalid, c.MaxNodes, sim.MaxNodes, defaultMaxNodes)
 	}
 	switch c.Objective {
-	case "", ObjectiveWork, ObjectiveDrain, ObjectiveFlow:
+	case "", objectiveWork, objectiveDrain, objectiveFlow:
 	default:
 		return fmt.Errorf("%w: objective %q is not work, drain or flow", ErrInvalid, c.Objective)
 	}
@@ -148,20 +148,20 @@ type Model struct {
 	Kinds   map[string]Kind
 }
 
-// Outcome is one candidate's predicted value in each sampled future (the
+// outcome is one candidate's predicted value in each sampled future (the
 // same futures for every candidate, in order): solo container-seconds of
 // work done over the horizon. Fits is false when the candidate found no
 // room in the model.
-type Outcome struct {
+type outcome struct {
 	Values []float64
 	Fits   bool
 }
 
 // Evaluate rolls out each candidate (an index into m.Pending) and returns
 // their outcomes. Every kind in play (running, pending) needs a solo
-// runtime, else ErrUncertain. seed draws the samples: the same model,
+// runtime, else errUncertain. seed draws the samples: the same model,
 // candidates and seed give the same outcomes.
-func Evaluate(m *Model, cands []int, cfg Config, seed uint64) ([]Outcome, error) {
+func Evaluate(m *Model, cands []int, cfg Config, seed uint64) ([]outcome, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -170,7 +170,7 @@ func Evaluate(m *Model, cands []int, cfg Config, seed uint64) ([]Outcome, error)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Outcome, len(cands))
+	out := make([]outcome, len(cands))
 	for i := range out {
 		out[i].Values = make([]float64, cfg.Samples)
 		out[i].Fits = true
@@ -341,7 +341,7 @@ func newBuilder(m *Model, cfg Config) (*builder, error) {
 		}
 		kd, ok := m.Kinds[j.Kind]
 		if !ok || kd.Solo <= 0 {
-			return 0, fmt.Errorf("%w: kind %q has no runtime estimate", ErrUncertain, j.Kind)
+			return 0, fmt.Errorf("%w: kind %q has no runtime estimate", errUncertain, j.Kind)
 		}
 		if j.Containers <= 0 || j.VCores <= 0 || j.MemoryMB <= 0 {
 			return 0, fmt.Errorf("%w: job %s: %d containers of %d vcores, %d MB", ErrInvalid, j.ID, j.Containers, j.VCores, j.MemoryMB)
@@ -506,12 +506,12 @@ func (b *builder) rollout(w *sim.Sim, c int) (float64, bool) {
 		}
 	}
 	switch b.cfg.Objective {
-	case ObjectiveDrain:
+	case objectiveDrain:
 		if rest > 1e-9 {
 			return -(b.cfg.Horizon.Seconds() + rest/vcores), true
 		}
 		return -last, true
-	case ObjectiveFlow:
+	case objectiveFlow:
 		return -(flow + rest/vcores) / float64(max(n, 1)), true
 	}
 	return work, true

@@ -12,28 +12,28 @@ import (
 // (uint64 BE), written in the transaction that applies it.
 var keyApplied = []byte("applied")
 
-// ErrGap: Apply was given an entry beyond the next index (the entries
-// between were never applied); the error is a *GapError.
-var ErrGap = errors.New("queue: log entry out of order")
+// errGap: Apply was given an entry beyond the next index (the entries
+// between were never applied); the error is a *gapError.
+var errGap = errors.New("queue: log entry out of order")
 
-// GapError is an entry whose index does not follow the applied index.
-type GapError struct {
+// gapError is an entry whose index does not follow the applied index.
+type gapError struct {
 	Applied, Index uint64
 }
 
-func (e *GapError) Error() string {
+func (e *gapError) Error() string {
 	return fmt.Sprintf("queue: log entry %d cannot be applied after entry %d: the entries between are missing", e.Index, e.Applied)
 }
 
-// Unwrap makes errors.Is(err, ErrGap) true.
-func (e *GapError) Unwrap() error { return ErrGap }
+// Unwrap makes errors.Is(err, errGap) true.
+func (e *gapError) Unwrap() error { return errGap }
 
 // Apply applies entries in order, all in one transaction (one fsync), and
 // records the last one's index as applied in it: the store is the log's
 // state machine. An entry at or below the applied index was applied
 // before and is skipped (its results are nil); Index 0 means the next
 // index (the embedded log); an entry beyond the next index is a
-// *GapError and nothing is applied. A command that is refused (Result.Err)
+// *gapError and nothing is applied. A command that is refused (Result.Err)
 // changes nothing and the others go on; a storage failure fails the whole
 // Apply and leaves the store as it was.
 func (s *Store) Apply(entries ...Entry) ([][]Result, error) {
@@ -49,7 +49,7 @@ func (s *Store) Apply(entries ...Entry) ([][]Result, error) {
 				continue
 			}
 			if idx != applied+1 {
-				return &GapError{Applied: applied, Index: idx}
+				return &gapError{Applied: applied, Index: idx}
 			}
 			res := make([]Result, len(e.Commands))
 			for i, c := range e.Commands {
@@ -92,31 +92,31 @@ func (s *Store) apply(tx *bolt.Tx, epoch uint64, c Command) (Result, error) {
 	switch c := c.(type) {
 	case CmdSubmit:
 		return s.applySubmit(tx, c)
-	case CmdAdmit:
+	case cmdAdmit:
 		return s.applyAdmit(tx, c, epoch)
-	case CmdRequeue:
+	case cmdRequeue:
 		return s.applyRequeue(tx, c)
-	case CmdStart:
+	case cmdStart:
 		return s.applyStart(tx, c)
-	case CmdFinish:
+	case cmdFinish:
 		return s.applyFinish(tx, c)
-	case CmdCancel:
+	case cmdCancel:
 		return s.applyCancel(tx, c)
-	case CmdPark:
+	case cmdPark:
 		return s.applyPark(tx, c)
-	case CmdResolve:
+	case cmdResolve:
 		return s.applyResolve(tx, c)
-	case CmdCompact:
+	case cmdCompact:
 		return s.applyCompact(tx, c)
-	case CmdSaveLearned:
+	case cmdSaveLearned:
 		return applySaveLearned(tx, c)
-	case CmdMigrateLearned:
+	case cmdMigrateLearned:
 		return applyMigrateLearned(tx, c)
-	case CmdQuarantineLearned:
+	case cmdQuarantineLearned:
 		return s.applyQuarantineLearned(tx, c)
-	case CmdSaveFairness:
+	case cmdSaveFairness:
 		return Result{}, putSnapshotKey(tx, keyFairness, c.State)
-	case CmdSaveLegacy:
+	case cmdSaveLegacy:
 		if err := c.Section.valid(); err != nil {
 			return Result{Err: err}, nil
 		}

@@ -14,7 +14,7 @@ import (
 // only the store and its command: no clock, no entropy.
 
 func (s *Store) applySubmit(tx *bolt.Tx, c CmdSubmit) (Result, error) {
-	res := Result{Submitted: make([]Submitted, len(c.Jobs))}
+	res := Result{Submitted: make([]submitted, len(c.Jobs))}
 	for i, j := range c.Jobs {
 		sub, err := s.insert(tx, j, c.At)
 		if err != nil {
@@ -42,8 +42,8 @@ func keyHolder(tx *bolt.Tx, j Job) (Job, bool, error) {
 // insert writes one new job with the id its proposer minted, or answers
 // with the job that already holds its idempotency key. A refusal is the
 // outcome's Err; the error is a storage failure.
-func (s *Store) insert(tx *bolt.Tx, j Job, at time.Time) (Submitted, error) {
-	refuse := func(err error) (Submitted, error) { return Submitted{Err: err}, nil }
+func (s *Store) insert(tx *bolt.Tx, j Job, at time.Time) (submitted, error) {
+	refuse := func(err error) (submitted, error) { return submitted{Err: err}, nil }
 	if err := j.Validate(); err != nil {
 		return refuse(err)
 	}
@@ -53,7 +53,7 @@ func (s *Store) insert(tx *bolt.Tx, j Job, at time.Time) (Submitted, error) {
 		case err != nil:
 			return refuse(err)
 		case ok:
-			return Submitted{Job: first}, nil
+			return submitted{Job: first}, nil
 		}
 	}
 	// Checked after the key lookup: a retry of an accepted job whose
@@ -67,36 +67,36 @@ func (s *Store) insert(tx *bolt.Tx, j Job, at time.Time) (Submitted, error) {
 	}
 	seq, err := jobs.NextSequence()
 	if err != nil {
-		return Submitted{}, fmt.Errorf("queue: next sequence: %w", err)
+		return submitted{}, fmt.Errorf("queue: next sequence: %w", err)
 	}
 	j.Seq, j.CreatedAt, j.State = seq, at, StatePending
 	if err := putJob(tx, &j); err != nil {
-		return Submitted{}, err
+		return submitted{}, err
 	}
 	if err := index(tx, &j, ""); err != nil {
-		return Submitted{}, err
+		return submitted{}, err
 	}
 	if j.IdempotencyKey != "" {
 		if err := tx.Bucket(bucketIdem).Put(idemKey(j.User, j.IdempotencyKey), []byte(j.ID)); err != nil {
-			return Submitted{}, err
+			return submitted{}, err
 		}
 	}
-	return Submitted{Job: j.clone(), Created: true}, nil
+	return submitted{Job: j.clone(), Created: true}, nil
 }
 
 // reproposed answers a job whose id is taken: the same submission
 // applied before (a proposer that could not tell whether its commit
 // went through and proposed it again) gets its job back as created;
 // anything else is refused.
-func (s *Store) reproposed(tx *bolt.Tx, j Job, at time.Time) (Submitted, error) {
+func (s *Store) reproposed(tx *bolt.Tx, j Job, at time.Time) (submitted, error) {
 	if j.ID == "" {
-		return Submitted{Err: fieldErr("id", "a submitted job needs the id its proposer minted")}, nil
+		return submitted{Err: fieldErr("id", "a submitted job needs the id its proposer minted")}, nil
 	}
 	old, err := getJob(tx, j.ID)
 	if err == nil && old.CreatedAt.Equal(at) && old.User == j.User && old.Kind == j.Kind && old.IdempotencyKey == j.IdempotencyKey {
-		return Submitted{Job: old, Created: true}, nil
+		return submitted{Job: old, Created: true}, nil
 	}
-	return Submitted{Err: fmt.Errorf("queue: job id %s already used (entropy source repeating?)", j.ID)}, nil
+	return submitted{Err: fmt.Errorf("queue: job id %s already used (entropy source repeating?)", j.ID)}, nil
 }
 
 // move runs one state transition of job id to state to: it checks the
@@ -116,8 +116,8 @@ func (s *Store) move(tx *bolt.Tx, id string, to State, at time.Time, mut func(tx
 		return Result{Err: err}, nil
 	}
 	from := j.State
-	if !CanTransition(from, to) {
-		return Result{Err: &TransitionError{ID: id, From: from, To: to}}, nil
+	if !canTransition(from, to) {
+		return Result{Err: &transitionError{ID: id, From: from, To: to}}, nil
 	}
 	j.State = to
 	if mut != nil {
@@ -148,7 +148,7 @@ func notBefore(at time.Time, floor *time.Time) time.Time {
 	return at
 }
 
-func (s *Store) applyAdmit(tx *bolt.Tx, c CmdAdmit, epoch uint64) (Result, error) {
+func (s *Store) applyAdmit(tx *bolt.Tx, c cmdAdmit, epoch uint64) (Result, error) {
 	if err := checkDecision(c.Decision); err != nil {
 		return Result{Err: err}, nil
 	}
@@ -189,16 +189,16 @@ func countPassed(tx *bolt.Tx, chosen string, passed, blocked []string) error {
 	return nil
 }
 
-func (s *Store) applyRequeue(tx *bolt.Tx, c CmdRequeue) (Result, error) {
+func (s *Store) applyRequeue(tx *bolt.Tx, c cmdRequeue) (Result, error) {
 	return s.move(tx, c.ID, StatePending, c.At, func(_ *bolt.Tx, j *Job) error {
 		j.AppID, j.AdmitEpoch, j.AdmittedAt, j.Decision = "", 0, nil, nil
 		j.Requeues++
-		j.Diagnostics = truncate(c.Reason, MaxDiagnosticsBytes)
+		j.Diagnostics = truncate(c.Reason, maxDiagnosticsBytes)
 		return nil
 	})
 }
 
-func (s *Store) applyStart(tx *bolt.Tx, c CmdStart) (Result, error) {
+func (s *Store) applyStart(tx *bolt.Tx, c cmdStart) (Result, error) {
 	return s.move(tx, c.ID, StateRunning, c.At, func(_ *bolt.Tx, j *Job) error {
 		at := notBefore(c.At, j.AdmittedAt)
 		j.RunningAt = &at
@@ -206,7 +206,7 @@ func (s *Store) applyStart(tx *bolt.Tx, c CmdStart) (Result, error) {
 	})
 }
 
-func (s *Store) applyFinish(tx *bolt.Tx, c CmdFinish) (Result, error) {
+func (s *Store) applyFinish(tx *bolt.Tx, c cmdFinish) (Result, error) {
 	switch c.Final {
 	case StateSucceeded, StateFailed, StateKilled:
 	default:
@@ -219,7 +219,7 @@ func (s *Store) applyFinish(tx *bolt.Tx, c CmdFinish) (Result, error) {
 		}
 		at := notBefore(c.At, start)
 		j.FinishedAt = &at
-		j.Diagnostics = truncate(c.Diagnostics, MaxDiagnosticsBytes)
+		j.Diagnostics = truncate(c.Diagnostics, maxDiagnosticsBytes)
 		if c.Final != StateSucceeded || start == nil {
 			return nil
 		}
@@ -262,7 +262,7 @@ func (s *Store) addHistory(tx *bolt.Tx, kind string, rt time.Duration, at time.T
 	return b.Put([]byte(kind), v)
 }
 
-func (s *Store) applyCancel(tx *bolt.Tx, c CmdCancel) (Result, error) {
+func (s *Store) applyCancel(tx *bolt.Tx, c cmdCancel) (Result, error) {
 	return s.move(tx, c.ID, StateCancelled, c.At, func(_ *bolt.Tx, j *Job) error {
 		at := notBefore(c.At, &j.CreatedAt)
 		j.FinishedAt = &at
@@ -270,14 +270,14 @@ func (s *Store) applyCancel(tx *bolt.Tx, c CmdCancel) (Result, error) {
 	})
 }
 
-func (s *Store) applyPark(tx *bolt.Tx, c CmdPark) (Result, error) {
+func (s *Store) applyPark(tx *bolt.Tx, c cmdPark) (Result, error) {
 	return s.move(tx, c.ID, StateParked, c.At, func(_ *bolt.Tx, j *Job) error {
-		j.Diagnostics = truncate(c.Reason, MaxDiagnosticsBytes)
+		j.Diagnostics = truncate(c.Reason, maxDiagnosticsBytes)
 		return nil
 	})
 }
 
-func (s *Store) applyResolve(tx *bolt.Tx, c CmdResolve) (Result, error) {
+func (s *Store) applyResolve(tx *bolt.Tx, c cmdResolve) (Result, error) {
 	switch c.To {
 	case StatePending, StateSucceeded, StateFailed, StateKilled:
 	default:
@@ -288,10 +288,10 @@ func (s *Store) applyResolve(tx *bolt.Tx, c CmdResolve) (Result, error) {
 		return Result{Err: err}, nil
 	}
 	if j.State != StateParked {
-		return Result{Err: &TransitionError{ID: c.ID, From: j.State, To: c.To}}, nil
+		return Result{Err: &transitionError{ID: c.ID, From: j.State, To: c.To}}, nil
 	}
 	j.State = c.To
-	j.Diagnostics = truncate(c.Reason, MaxDiagnosticsBytes)
+	j.Diagnostics = truncate(c.Reason, maxDiagnosticsBytes)
 	if c.To == StatePending {
 		j.AppID, j.AdmitEpoch, j.AdmittedAt, j.RunningAt, j.Decision = "", 0, nil, nil, nil
 		j.Requeues++
@@ -308,7 +308,7 @@ func (s *Store) applyResolve(tx *bolt.Tx, c CmdResolve) (Result, error) {
 	return Result{Job: j}, nil
 }
 
-// compactChunk bounds the deletions of one CmdCompact, so a large
+// compactChunk bounds the deletions of one cmdCompact, so a large
 // clean-up never holds the write lock for long.
 const compactChunk = 1000
 
@@ -316,7 +316,7 @@ const compactChunk = 1000
 // compactChunk jobs that finished before c.Before, with their index and
 // idempotency entries; damaged records met on the way are quarantined,
 // not deleted (ops decide).
-func (s *Store) applyCompact(tx *bolt.Tx, c CmdCompact) (Result, error) {
+func (s *Store) applyCompact(tx *bolt.Tx, c cmdCompact) (Result, error) {
 	if !c.State.Terminal() {
 		return Result{Err: fieldErr("state", "%q is not a terminal state", c.State)}, nil
 	}

@@ -20,8 +20,8 @@ type CheckOptions struct {
 	Timeout time.Duration
 }
 
-// Problem is one thing Check found wrong.
-type Problem struct {
+// problem is one thing Check found wrong.
+type problem struct {
 	// Kind is "file" (size), "meta" (a bbolt meta page), "pages" (the page
 	// walk), "bbolt" (bbolt's tx.Check or open), "layout" (colocd's
 	// buckets), "record" (a job or kind history that would be quarantined),
@@ -38,7 +38,7 @@ type Report struct {
 	Path     string      `json:"path"`
 	Size     int64       `json:"size"`
 	PageSize int64       `json:"page_size"`
-	Meta     [2]MetaPage `json:"meta"`
+	Meta     [2]metaPage `json:"meta"`
 	// Txid is the transaction bbolt opens the file at (0 when it cannot).
 	Txid   uint64 `json:"txid"`
 	Schema uint64 `json:"schema"`
@@ -48,10 +48,10 @@ type Report struct {
 	Jobs    map[State]int `json:"jobs"`  // intact job records by state
 	Kinds   int           `json:"kinds"` // intact kind histories
 	// Problems is everything wrong, most basic first; empty when clean.
-	Problems []Problem `json:"problems"`
+	Problems []problem `json:"problems"`
 	// Quarantined are the records Open (or a read) already moved aside:
 	// handled damage, listed for ops, not a problem of the file.
-	Quarantined []Quarantined `json:"quarantined"`
+	Quarantined []quarantined `json:"quarantined"`
 }
 
 // Clean reports whether Check found nothing wrong.
@@ -74,7 +74,7 @@ func (r *Report) Summary() string {
 }
 
 func (r *Report) add(kind, where, format string, args ...any) {
-	r.Problems = append(r.Problems, Problem{Kind: kind, Where: where, What: fmt.Sprintf(format, args...)})
+	r.Problems = append(r.Problems, problem{Kind: kind, Where: where, What: fmt.Sprintf(format, args...)})
 }
 
 // Check reads the store file at path without changing it, as `colocd store
@@ -94,14 +94,14 @@ func Check(path string, opts CheckOptions) (rep Report, err error) {
 		return rep, fmt.Errorf("queue: check %s: %w", path, err)
 	}
 	if st.IsDir() {
-		return rep, fmt.Errorf("%w: %s is a directory", ErrForeign, path)
+		return rep, fmt.Errorf("%w: %s is a directory", errForeign, path)
 	}
 	if err := sniff(path); err != nil {
 		return rep, err
 	}
 	o := &opener{path: path, readOnly: true, timeout: lockTimeout(opts.Timeout), accept: true, walk: true}
 	db, openErr := safeOpen(path, o, &bolt.Options{Timeout: o.timeout, FreelistType: bolt.FreelistMapType})
-	if errors.Is(openErr, ErrLocked) {
+	if errors.Is(openErr, errLocked) {
 		return rep, openErr
 	}
 	rep.Size, rep.PageSize, rep.Meta = o.in.size, o.in.pageSize, o.in.meta
@@ -122,7 +122,7 @@ func Check(path string, opts CheckOptions) (rep Report, err error) {
 
 // inspectProblems turns what the opener read into problems.
 func inspectProblems(rep *Report, in *inspection, path string) {
-	var te *TruncatedError
+	var te *truncatedError
 	var me *MetaError
 	switch err := in.fileError(path); {
 	case errors.As(err, &te):
@@ -163,15 +163,15 @@ func checkContents(db *bolt.DB, rep *Report) (err error) {
 			rep.add("layout", db.Path(), "no buckets: a bbolt file colocd created but never initialised")
 			return nil
 		case meta == nil || !bytes.Equal(meta.Get(keyMagic), magicValue):
-			return fmt.Errorf("%w: %s is a bbolt database of another program", ErrForeign, db.Path())
+			return fmt.Errorf("%w: %s is a bbolt database of another program", errForeign, db.Path())
 		}
 		if v := meta.Get(keySchema); len(v) == 8 {
 			rep.Schema = binary.BigEndian.Uint64(v)
 		} else {
 			rep.add("layout", "meta/schema", "schema version key missing or malformed")
 		}
-		if rep.Schema > SchemaVersion {
-			return fmt.Errorf("%w: %s has schema %d, this build knows up to %d (check it with a newer colocd)", ErrSchema, db.Path(), rep.Schema, SchemaVersion)
+		if rep.Schema > schemaVersion {
+			return fmt.Errorf("%w: %s has schema %d, this build knows up to %d (check it with a newer colocd)", errSchema, db.Path(), rep.Schema, schemaVersion)
 		}
 		before := len(rep.Problems)
 		for e := range tx.Check() {

@@ -29,8 +29,8 @@ import (
 // business and not the queue's: quarantining a damaged record (the damage
 // is this disk's) and the upgrade of an old layout at Open.
 
-// Command is one mutation of the store. The set is closed: only the Cmd…
-// types of this package implement it.
+// Command is one mutation of the store. The set is closed: only the
+// command types of this package (CmdSubmit, cmdAdmit, …) implement it.
 type Command interface{ command() }
 
 // CmdSubmit stores new jobs at the tail of the FIFO, in order. Each job
@@ -44,11 +44,11 @@ type CmdSubmit struct {
 	Jobs []Job
 }
 
-// CmdAdmit moves a pending job to admitted with its RM application id and
+// cmdAdmit moves a pending job to admitted with its RM application id and
 // the decision that chose it, and counts a skip for every job in Passed
 // and a block for every job in Blocked that is still pending. The entry's
 // epoch (Entry.Epoch) is stored with it.
-type CmdAdmit struct {
+type cmdAdmit struct {
 	At       time.Time
 	ID       string
 	AppID    string
@@ -57,23 +57,23 @@ type CmdAdmit struct {
 	Blocked  []string
 }
 
-// CmdRequeue rolls an admitted job back to pending (its submit failed).
-type CmdRequeue struct {
+// cmdRequeue rolls an admitted job back to pending (its submit failed).
+type cmdRequeue struct {
 	At     time.Time
 	ID     string
 	Reason string
 }
 
-// CmdStart marks an admitted job running.
-type CmdStart struct {
+// cmdStart marks an admitted job running.
+type cmdStart struct {
 	At time.Time
 	ID string
 }
 
-// CmdFinish ends an admitted or running job. A success adds its runtime
+// cmdFinish ends an admitted or running job. A success adds its runtime
 // to the kind's history: Runtime when Measured (the proposer timed it on
 // a monotonic clock), else At minus the time it started running.
-type CmdFinish struct {
+type cmdFinish struct {
 	At          time.Time
 	ID          string
 	Final       State
@@ -82,86 +82,86 @@ type CmdFinish struct {
 	Measured    bool
 }
 
-// CmdCancel moves a pending job to cancelled.
-type CmdCancel struct {
+// cmdCancel moves a pending job to cancelled.
+type cmdCancel struct {
 	At time.Time
 	ID string
 }
 
-// CmdPark moves an admitted or running job to parked.
-type CmdPark struct {
+// cmdPark moves an admitted or running job to parked.
+type cmdPark struct {
 	At     time.Time
 	ID     string
 	Reason string
 }
 
-// CmdResolve ends a parked job as an operator decided (Store.Resolve).
-type CmdResolve struct {
+// cmdResolve ends a parked job as an operator decided (Store.Resolve).
+type cmdResolve struct {
 	At     time.Time
 	ID     string
 	To     State
 	Reason string
 }
 
-// CmdCompact deletes up to compactChunk jobs in state State that finished
+// cmdCompact deletes up to compactChunk jobs in state State that finished
 // before Before, scanning the state's index from the key From (nil: its
 // start); its result's Next is where the next step goes on (nil: done).
-type CmdCompact struct {
+type cmdCompact struct {
 	At     time.Time // stamps a damaged record met on the way
 	Before time.Time
 	State  State
 	From   []byte
 }
 
-// CmdSaveLearned writes learned models' states, all in one transaction.
-type CmdSaveLearned struct {
+// cmdSaveLearned writes learned models' states, all in one transaction.
+type cmdSaveLearned struct {
 	Saves []LearnedSave
 }
 
-// CmdMigrateLearned replaces a section's single-key snapshot of the layout
+// cmdMigrateLearned replaces a section's single-key snapshot of the layout
 // before rows (Legacy, as it was read) with State.
-type CmdMigrateLearned struct {
+type cmdMigrateLearned struct {
 	Section Section
 	State   Learned
 	Legacy  []byte
 }
 
-// CmdSaveFairness stores the fairness stage's state (nil deletes it).
-type CmdSaveFairness struct {
+// cmdSaveFairness stores the fairness stage's state (nil deletes it).
+type cmdSaveFairness struct {
 	State []byte
 }
 
-// CmdSaveLegacy writes a section's single-key snapshot of the layout
+// cmdSaveLegacy writes a section's single-key snapshot of the layout
 // before rows (nil deletes it): what an older colocd wrote, kept so tests
 // can make such a store.
-type CmdSaveLegacy struct {
+type cmdSaveLegacy struct {
 	Section  Section
 	Snapshot []byte
 }
 
-// CmdQuarantineLearned moves a learned section that does not restore
+// cmdQuarantineLearned moves a learned section that does not restore
 // (every key, and its single-key snapshot) to the quarantine bucket: the
 // model starts over (Store.QuarantineLearned).
-type CmdQuarantineLearned struct {
+type cmdQuarantineLearned struct {
 	At      time.Time
 	Section Section
 	Reason  string
 }
 
-func (CmdQuarantineLearned) command() {}
+func (cmdQuarantineLearned) command() {}
 func (CmdSubmit) command()            {}
-func (CmdAdmit) command()             {}
-func (CmdRequeue) command()           {}
-func (CmdStart) command()             {}
-func (CmdFinish) command()            {}
-func (CmdCancel) command()            {}
-func (CmdPark) command()              {}
-func (CmdResolve) command()           {}
-func (CmdCompact) command()           {}
-func (CmdSaveLearned) command()       {}
-func (CmdMigrateLearned) command()    {}
-func (CmdSaveFairness) command()      {}
-func (CmdSaveLegacy) command()        {}
+func (cmdAdmit) command()             {}
+func (cmdRequeue) command()           {}
+func (cmdStart) command()             {}
+func (cmdFinish) command()            {}
+func (cmdCancel) command()            {}
+func (cmdPark) command()              {}
+func (cmdResolve) command()           {}
+func (cmdCompact) command()           {}
+func (cmdSaveLearned) command()       {}
+func (cmdMigrateLearned) command()    {}
+func (cmdSaveFairness) command()      {}
+func (cmdSaveLegacy) command()        {}
 
 // Entry is one record of the store's log: the commands one commit
 // applies, at its index, under the epoch of the leader that appended it
@@ -173,7 +173,7 @@ type Entry struct {
 }
 
 // Result is what applying one command did. Err is a refusal — the
-// command broke the state machine or a rule (a *TransitionError, a
+// command broke the state machine or a rule (a *transitionError, a
 // *FieldError, ErrNotFound, a *QuarantinedError) and changed nothing —
 // and is the same on every replica; a storage failure fails the whole
 // Apply instead.
@@ -183,16 +183,16 @@ type Result struct {
 	// cancel, park, resolve).
 	Job Job
 	// Submitted holds a CmdSubmit's outcome, one per job in order.
-	Submitted []Submitted
-	// Compacted and Next are a CmdCompact's deletions and where to go on.
+	Submitted []submitted
+	// Compacted and Next are a cmdCompact's deletions and where to go on.
 	Compacted int
 	Next      []byte
 }
 
-// Submitted is one job's outcome in a CmdSubmit: the stored job (the
+// submitted is one job's outcome in a CmdSubmit: the stored job (the
 // first one when its idempotency key was used before, Created false), or
 // the refusal.
-type Submitted struct {
+type submitted struct {
 	Job     Job
 	Created bool
 	Err     error

@@ -13,12 +13,12 @@ import (
 // store's own binary row form (base64 in the JSON), which keeps every
 // float64 bit for bit (JSON has no NaN).
 
-// EntryFormat is the version of the wire form this build writes and reads.
-const EntryFormat = 1
+// entryFormat is the version of the wire form this build writes and reads.
+const entryFormat = 1
 
-// ErrEntry: bytes that are not an Entry of this format (the error says
+// errEntry: bytes that are not an Entry of this format (the error says
 // what is wrong with them).
-var ErrEntry = errors.New("queue: malformed log entry")
+var errEntry = errors.New("queue: malformed log entry")
 
 type wireEntry struct {
 	Format   int       `json:"format"`
@@ -51,17 +51,17 @@ type wireMigrate struct {
 // value of each.
 var commandTypes = map[string]func([]byte) (Command, error){
 	"submit":             decodeAs[CmdSubmit],
-	"admit":              decodeAs[CmdAdmit],
-	"requeue":            decodeAs[CmdRequeue],
-	"start":              decodeAs[CmdStart],
-	"finish":             decodeAs[CmdFinish],
-	"cancel":             decodeAs[CmdCancel],
-	"park":               decodeAs[CmdPark],
-	"resolve":            decodeAs[CmdResolve],
-	"compact":            decodeAs[CmdCompact],
-	"save_fairness":      decodeAs[CmdSaveFairness],
-	"quarantine_learned": decodeAs[CmdQuarantineLearned],
-	"save_legacy":        decodeAs[CmdSaveLegacy],
+	"admit":              decodeAs[cmdAdmit],
+	"requeue":            decodeAs[cmdRequeue],
+	"start":              decodeAs[cmdStart],
+	"finish":             decodeAs[cmdFinish],
+	"cancel":             decodeAs[cmdCancel],
+	"park":               decodeAs[cmdPark],
+	"resolve":            decodeAs[cmdResolve],
+	"compact":            decodeAs[cmdCompact],
+	"save_fairness":      decodeAs[cmdSaveFairness],
+	"quarantine_learned": decodeAs[cmdQuarantineLearned],
+	"save_legacy":        decodeAs[cmdSaveLegacy],
 	"save_learned":       decodeSaveLearned,
 	"migrate_learned":    decodeMigrate,
 }
@@ -70,31 +70,31 @@ func commandType(c Command) (string, error) {
 	switch c.(type) {
 	case CmdSubmit:
 		return "submit", nil
-	case CmdAdmit:
+	case cmdAdmit:
 		return "admit", nil
-	case CmdRequeue:
+	case cmdRequeue:
 		return "requeue", nil
-	case CmdStart:
+	case cmdStart:
 		return "start", nil
-	case CmdFinish:
+	case cmdFinish:
 		return "finish", nil
-	case CmdCancel:
+	case cmdCancel:
 		return "cancel", nil
-	case CmdPark:
+	case cmdPark:
 		return "park", nil
-	case CmdResolve:
+	case cmdResolve:
 		return "resolve", nil
-	case CmdCompact:
+	case cmdCompact:
 		return "compact", nil
-	case CmdSaveFairness:
+	case cmdSaveFairness:
 		return "save_fairness", nil
-	case CmdQuarantineLearned:
+	case cmdQuarantineLearned:
 		return "quarantine_learned", nil
-	case CmdSaveLegacy:
+	case cmdSaveLegacy:
 		return "save_legacy", nil
-	case CmdSaveLearned:
+	case cmdSaveLearned:
 		return "save_learned", nil
-	case CmdMigrateLearned:
+	case cmdMigrateLearned:
 		return "migrate_learned", nil
 	}
 	return "", fmt.Errorf("queue: encode command: unknown type %T", c)
@@ -102,7 +102,7 @@ func commandType(c Command) (string, error) {
 
 // EncodeEntry writes e in the log's wire form.
 func EncodeEntry(e Entry) ([]byte, error) {
-	w := wireEntry{Format: EntryFormat, Index: e.Index, Epoch: e.Epoch, Commands: make([]wireCmd, len(e.Commands))}
+	w := wireEntry{Format: entryFormat, Index: e.Index, Epoch: e.Epoch, Commands: make([]wireCmd, len(e.Commands))}
 	for i, c := range e.Commands {
 		t, err := commandType(c)
 		if err != nil {
@@ -110,13 +110,13 @@ func EncodeEntry(e Entry) ([]byte, error) {
 		}
 		var body any = c
 		switch c := c.(type) {
-		case CmdSaveLearned:
+		case cmdSaveLearned:
 			saves := make([]wireLearnedSave, len(c.Saves))
 			for n, sv := range c.Saves {
 				saves[n] = toWireSave(sv)
 			}
 			body = saves
-		case CmdMigrateLearned:
+		case cmdMigrateLearned:
 			body = wireMigrate{Save: toWireSave(LearnedSave{Section: c.Section, State: c.State, Full: true}), Legacy: c.Legacy}
 		}
 		b, err := json.Marshal(body)
@@ -129,24 +129,24 @@ func EncodeEntry(e Entry) ([]byte, error) {
 }
 
 // DecodeEntry reads an Entry written by EncodeEntry. Bytes that are not
-// one give an error wrapping ErrEntry; it never panics.
+// one give an error wrapping errEntry; it never panics.
 func DecodeEntry(b []byte) (Entry, error) {
 	var w wireEntry
 	if err := json.Unmarshal(b, &w); err != nil {
-		return Entry{}, fmt.Errorf("%w: %v", ErrEntry, err)
+		return Entry{}, fmt.Errorf("%w: %v", errEntry, err)
 	}
-	if w.Format != EntryFormat {
-		return Entry{}, fmt.Errorf("%w: format %d, this build reads format %d", ErrEntry, w.Format, EntryFormat)
+	if w.Format != entryFormat {
+		return Entry{}, fmt.Errorf("%w: format %d, this build reads format %d", errEntry, w.Format, entryFormat)
 	}
 	e := Entry{Index: w.Index, Epoch: w.Epoch, Commands: make([]Command, len(w.Commands))}
 	for i, wc := range w.Commands {
 		dec, ok := commandTypes[wc.Type]
 		if !ok {
-			return Entry{}, fmt.Errorf("%w: command %d: unknown type %q", ErrEntry, i, wc.Type)
+			return Entry{}, fmt.Errorf("%w: command %d: unknown type %q", errEntry, i, wc.Type)
 		}
 		c, err := dec(wc.Body)
 		if err != nil {
-			return Entry{}, fmt.Errorf("%w: command %d (%s): %v", ErrEntry, i, wc.Type, err)
+			return Entry{}, fmt.Errorf("%w: command %d (%s): %v", errEntry, i, wc.Type, err)
 		}
 		e.Commands[i] = c
 	}
@@ -166,7 +166,7 @@ func decodeSaveLearned(b []byte) (Command, error) {
 	if err := json.Unmarshal(b, &saves); err != nil {
 		return nil, err
 	}
-	c := CmdSaveLearned{Saves: make([]LearnedSave, len(saves))}
+	c := cmdSaveLearned{Saves: make([]LearnedSave, len(saves))}
 	for n, w := range saves {
 		sv, err := fromWireSave(w)
 		if err != nil {
@@ -186,7 +186,7 @@ func decodeMigrate(b []byte) (Command, error) {
 	if err != nil {
 		return nil, err
 	}
-	return CmdMigrateLearned{Section: sv.Section, State: sv.State, Legacy: w.Legacy}, nil
+	return cmdMigrateLearned{Section: sv.Section, State: sv.State, Legacy: w.Legacy}, nil
 }
 
 func toWireSave(sv LearnedSave) wireLearnedSave {
@@ -204,7 +204,7 @@ func toWireSave(sv LearnedSave) wireLearnedSave {
 func fromWireSave(w wireLearnedSave) (LearnedSave, error) {
 	sv := LearnedSave{Section: w.Section, Full: w.Full, State: Learned{Names: w.Names, Meta: w.Meta}}
 	if w.Dense != nil {
-		d, err := decodeDense(append([]byte{LearnedFormat}, w.Dense...))
+		d, err := decodeDense(append([]byte{learnedFormat}, w.Dense...))
 		if err != nil {
 			return LearnedSave{}, fmt.Errorf("dense: %w", err)
 		}

@@ -1,20 +1,20 @@
-// Package queue is colocd's durable job queue and its ordering pipeline.
+// Package queue is colocd's durable job queue: the job model and the store.
 //
 // # What it owns
 //
 // The job model (Job, Resources, State and the state machine, validation
 // with errors that name the field), the Store — one bbolt file holding every
 // job, the FIFO of pending jobs, the per-kind run history and the learned
-// state (the pair preferences' and the profile model's snapshots) — and the
-// Pipeline that decides which pending job goes to the
-// cluster next.
+// state (the pair preferences' and the profile model's snapshots). Package
+// pipeline, which decides which pending job goes to the cluster next,
+// imports it for the job type.
 //
 // # The store
 //
 // Every write is a Command (command.go): a value of a closed set —
 // CmdSubmit (a group of new jobs with the ids their proposer minted and
-// their idempotency keys), CmdAdmit (with the application id), CmdStart,
-// CmdFinish, CmdRequeue, CmdCancel, CmdPark, CmdResolve, CmdCompact, the
+// their idempotency keys), cmdAdmit (with the application id), cmdStart,
+// cmdFinish, cmdRequeue, cmdCancel, cmdPark, cmdResolve, cmdCompact, the
 // learned state's and the fairness state's saves — that carries its time
 // and every id it creates. Store.Apply applies a log Entry of commands in
 // one transaction and records the entry's index in it; the same entries
@@ -32,12 +32,12 @@
 // is for tests). Submissions are group-committed by a single writer, so
 // concurrent submitters share an fsync; an idempotency key (scoped per user)
 // makes a retried submission return the first job. Open tells a foreign file
-// (ErrForeign), a damaged one (ErrCorrupt; *MetaError for a damaged bbolt
-// meta page, *TruncatedError for an empty or short file), a newer schema
-// (ErrSchema) and a held lock (ErrLocked) apart, and never panics on a bad
+// (errForeign), a damaged one (ErrCorrupt; *MetaError for a damaged bbolt
+// meta page, *truncatedError for an empty or short file), a newer schema
+// (errSchema) and a held lock (errLocked) apart, and never panics on a bad
 // file. A damaged job record or kind history does not stop the store: it
 // is quarantined (Store.Quarantined lists it; the job answers
-// ErrQuarantined) and the indexes are rebuilt from the records when they
+// errQuarantined) and the indexes are rebuilt from the records when they
 // disagree. Check is the read-only version for ops (`colocd store check`).
 // README.md says what the store promises on corruption and how it is tested.
 //
@@ -60,48 +60,17 @@
 //	         earlier builds) migrate into the rows when first read.
 //	counts   state → uint64 BE              O(1) Counts
 //	blocks   seq>>12 (uint64 BE) → count    pending jobs per 4096 seqs, for Position
-//	quarantine "jobs/"id or "kinds/"kind → Quarantined as JSON
+//	quarantine "jobs/"id or "kinds/"kind → quarantined as JSON
 //	         (damaged records; created by the first quarantine, so a
 //	         file without it is schema 1 too)
 //
 // A later schema adds a step to the migration table (store.go); Open runs all
 // needed steps in one transaction.
 //
-// # The pipeline
-//
-// Decide takes a Snapshot (the FIFO head, free and total capacity, nodes and
-// the jobs on them, running applications, kind histories, the time) and a
-// random source, runs the stages — Window, Fit, Fairness, Altruism,
-// Reservation, Tail, Preference, Starvation, Select, wired in
-// Pipeline.stack —
-// and returns a Decision: the chosen job, what each stage kept and dropped
-// and why, the final probabilities, each candidate's co-location score,
-// and the jobs passed over and blocked (hand them to Store.Admit so their
-// skip and block counts grow). The Preference stage scores with a Scorer (mode model: the daemon's profile
-// model, which may also hold every job back for one learning tick to observe a
-// never-observed kind) or with the paper's pair preferences (mode bandit,
-// learning-efficient-co-locations §4–5); the hooks follow Graphene §5.1
-// (deficit counters, bound κ), Carbyne §3.4.2 (P(altruism)) and X-Flex
-// (fairness over time).
-//
-// Guarantees, with the stages on: no job that fits is passed over more than
-// Starvation.MaxSkips times; no job that does not fit is overtaken more
-// than Reservation.AfterBlocked times (it then holds a reservation and goes
-// once it fits, unless it would not fit even the idle cluster); with
-// Altruism.P = 0 no deadline job that fits is ever passed over; Fairness
-// keeps the largest deficit near κ — whatever the Scorer says (property
-// tests in both modes; the starvation cap also with the tail stage, whose
-// longest-first at a draining queue's end keeps every job at the cap).
-// Where they collide, a reservation comes first,
-// then the altruism cut (a deadline job that will not yield), then the
-// starvation cap, then the out-of-slack rule and fairness.
-//
 // # What it must not do
 //
 // No network I/O, no clock reads and no global randomness in logic: the
-// store takes Options.Now and Options.Entropy, the pipeline reads only its
-// Snapshot, its fairness counters and the *rand.Rand it is given. It imports
-// no other colocd package (bandit.Learner satisfies Preferences, and the
-// daemon's scorer Scorer, without queue knowing them). It does not talk to YARN, submit anything, or log
-// decisions: the daemon does, from the Decision it gets back.
+// store takes Options.Now and Options.Entropy, and commands carry their time
+// and ids. It imports no other colocd package. It does not talk to YARN,
+// submit anything, or decide what goes next.
 package queue

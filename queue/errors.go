@@ -7,7 +7,7 @@ import (
 )
 
 // Sentinel errors. Every error the package returns wraps one of them (test
-// with errors.Is); *FieldError and *TransitionError carry the details.
+// with errors.Is); *FieldError and *transitionError carry the details.
 var (
 	// ErrInvalid: a job, a config or an argument failed validation
 	// (the error is a *FieldError naming the field).
@@ -17,25 +17,25 @@ var (
 	// ErrNotPending: Position was asked about a job that is not pending.
 	ErrNotPending = errors.New("queue: job is not pending")
 	// ErrIllegalTransition: the job's state does not allow the requested
-	// move (the error is a *TransitionError naming from and to).
+	// move (the error is a *transitionError naming from and to).
 	ErrIllegalTransition = errors.New("queue: illegal state transition")
 	// ErrCorrupt: the file looks like a bbolt database but cannot be read
 	// (bad checksum, broken pages, a panic inside bbolt). *MetaError and
-	// *TruncatedError wrap it with the details.
+	// *truncatedError wrap it with the details.
 	ErrCorrupt = errors.New("queue: database file is corrupt")
-	// ErrQuarantined: the job's stored record was damaged (it did not decode
+	// errQuarantined: the job's stored record was damaged (it did not decode
 	// or broke an invariant) and was moved to the quarantine bucket; the job
 	// will never be admitted. The error is a *QuarantinedError; the raw bytes
 	// are in Store.Quarantined.
-	ErrQuarantined = errors.New("queue: job record quarantined")
-	// ErrForeign: the file is not a bbolt database, or is a bbolt database
+	errQuarantined = errors.New("queue: job record quarantined")
+	// errForeign: the file is not a bbolt database, or is a bbolt database
 	// written by another program (no colocd queue magic).
-	ErrForeign = errors.New("queue: file is not a colocd queue")
-	// ErrSchema: the file was written by a newer colocd (schema version
+	errForeign = errors.New("queue: file is not a colocd queue")
+	// errSchema: the file was written by a newer colocd (schema version
 	// above the one this build knows), or a migration failed.
-	ErrSchema = errors.New("queue: unsupported schema version")
-	// ErrLocked: another process holds the file lock past Options.Timeout.
-	ErrLocked = errors.New("queue: database file is locked by another process")
+	errSchema = errors.New("queue: unsupported schema version")
+	// errLocked: another process holds the file lock past Options.Timeout.
+	errLocked = errors.New("queue: database file is locked by another process")
 	// ErrClosed: the store was closed.
 	ErrClosed = errors.New("queue: store closed")
 	// ErrRefused: a job that is well formed but that the configuration
@@ -74,19 +74,19 @@ func fieldErr(field, format string, args ...any) error {
 	return &FieldError{Field: field, Reason: fmt.Sprintf(format, args...)}
 }
 
-// TransitionError reports a state move the state machine forbids. It wraps
+// transitionError reports a state move the state machine forbids. It wraps
 // ErrIllegalTransition.
-type TransitionError struct {
+type transitionError struct {
 	ID       string
 	From, To State
 }
 
-func (e *TransitionError) Error() string {
+func (e *transitionError) Error() string {
 	return fmt.Sprintf("queue: job %s: illegal transition %s → %s", e.ID, e.From, e.To)
 }
 
 // Unwrap makes errors.Is(err, ErrIllegalTransition) true.
-func (e *TransitionError) Unwrap() error { return ErrIllegalTransition }
+func (e *transitionError) Unwrap() error { return ErrIllegalTransition }
 
 // MetaError reports a damaged bbolt meta page. bbolt keeps two meta pages
 // and opens at the valid one with the higher txid, so when the newer one is
@@ -99,7 +99,7 @@ type MetaError struct {
 	Page int
 	// Meta is what was read of page 0 and page 1 (Damage says what is wrong
 	// with each; empty on a valid page).
-	Meta [2]MetaPage
+	Meta [2]metaPage
 	// ValidTxid is the txid of the valid page, the state bbolt opens at;
 	// LostTxid = ValidTxid+1 is the transaction lost if the damaged page was
 	// the newer one (its own txid field cannot be trusted). Both are zero
@@ -125,27 +125,27 @@ func (e *MetaError) Error() string {
 // Unwrap makes errors.Is(err, ErrCorrupt) true.
 func (e *MetaError) Unwrap() error { return ErrCorrupt }
 
-// TruncatedError reports a store file too short to be what it claims: 0
+// truncatedError reports a store file too short to be what it claims: 0
 // bytes (bbolt would silently start a new, empty database in it), shorter
 // than bbolt's two meta pages, or shorter than the pages its meta page
 // says are in use. It wraps ErrCorrupt.
-type TruncatedError struct {
+type truncatedError struct {
 	Path string
 	Size int64 // the file's size in bytes
 	Want int64 // the least size it should have (0 for an empty file)
 	Why  string
 }
 
-func (e *TruncatedError) Error() string {
+func (e *truncatedError) Error() string {
 	return fmt.Sprintf("%v: %s is %d bytes: %s. Restore it from a backup, or move it aside to start an empty queue",
 		ErrCorrupt, e.Path, e.Size, e.Why)
 }
 
 // Unwrap makes errors.Is(err, ErrCorrupt) true.
-func (e *TruncatedError) Unwrap() error { return ErrCorrupt }
+func (e *truncatedError) Unwrap() error { return ErrCorrupt }
 
 // QuarantinedError is returned for a job whose record was quarantined. It
-// wraps ErrQuarantined.
+// wraps errQuarantined.
 type QuarantinedError struct {
 	ID     string
 	Reason string    // what was wrong with the record
@@ -158,5 +158,5 @@ func (e *QuarantinedError) Error() string {
 		e.ID, e.Reason, e.At.Format(time.RFC3339))
 }
 
-// Unwrap makes errors.Is(err, ErrQuarantined) true.
-func (e *QuarantinedError) Unwrap() error { return ErrQuarantined }
+// Unwrap makes errors.Is(err, errQuarantined) true.
+func (e *QuarantinedError) Unwrap() error { return errQuarantined }

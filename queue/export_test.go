@@ -95,7 +95,7 @@ func (s *Store) CheckInvariants() error {
 		}
 		return tx.Bucket(bucketIdem).ForEach(func(k, v []byte) error {
 			j, err := getJob(tx, string(v))
-			if errors.Is(err, ErrQuarantined) {
+			if errors.Is(err, errQuarantined) {
 				return nil // the key keeps naming its quarantined job
 			}
 			if err != nil {
@@ -107,21 +107,6 @@ func (s *Store) CheckInvariants() error {
 			return nil
 		})
 	})
-}
-
-// Deficits returns a copy of the fairness deficit per group (nil when
-// fairness is off), for tests.
-func (p *Pipeline) Deficits() map[string]float64 {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.fair == nil {
-		return nil
-	}
-	out := make(map[string]float64, len(p.fair.deficit))
-	for g, d := range p.fair.deficit {
-		out[g] = d
-	}
-	return out
 }
 
 // Content lists the store's logical content as Digest reads it, one line
@@ -140,3 +125,35 @@ func (s *Store) Content() ([]string, error) {
 	})
 	return out, err
 }
+
+// The external tests' names for unexported constants.
+const (
+	HistoryAlpha  = historyAlpha
+	MaxLabels     = maxLabels
+	SchemaVersion = schemaVersion
+)
+
+// The external tests' names for unexported variables and functions.
+var (
+	CanTransition  = canTransition
+	ErrEntry       = errEntry
+	ErrForeign     = errForeign
+	ErrLocked      = errLocked
+	ErrQuarantined = errQuarantined
+	ErrSchema      = errSchema
+)
+
+// The external tests' names for unexported types.
+type (
+	CmdAdmit        = cmdAdmit
+	CmdCancel       = cmdCancel
+	CmdCompact      = cmdCompact
+	CmdFinish       = cmdFinish
+	CmdResolve      = cmdResolve
+	CmdSaveLearned  = cmdSaveLearned
+	CmdStart        = cmdStart
+	GapError        = gapError
+	Quarantined     = quarantined
+	TransitionError = transitionError
+	TruncatedError  = truncatedError
+)

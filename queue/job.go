@@ -45,8 +45,8 @@ var transitions = map[State][]State{
 	StateParked:   {StatePending, StateSucceeded, StateFailed, StateKilled},
 }
 
-// CanTransition reports whether the state machine allows from → to.
-func CanTransition(from, to State) bool {
+// canTransition reports whether the state machine allows from → to.
+func canTransition(from, to State) bool {
 	for _, s := range transitions[from] {
 		if s == to {
 			return true
@@ -157,15 +157,15 @@ const (
 	MaxContainers       = 10000
 	MaxMemoryMB         = 1 << 20 // 1 TiB per container
 	MaxVCores           = 1024
-	MaxLabels           = 32
-	MaxLabelKeyLen      = 63
-	MaxLabelValueLen    = 256
-	MaxIdempotencyKey   = 128
-	MaxSubmitSpecBytes  = 64 << 10
-	MaxPriority         = 1000
-	MaxNameLen          = 255 // user and queue names
-	MaxDiagnosticsBytes = 16 << 10
-	MaxDecisionBytes    = 1 << 20
+	maxLabels           = 32
+	maxLabelKeyLen      = 63
+	maxLabelValueLen    = 256
+	maxIdempotencyKey   = 128
+	maxSubmitSpecBytes  = 64 << 10
+	maxPriority         = 1000
+	maxNameLen          = 255 // user and queue names
+	maxDiagnosticsBytes = 16 << 10
+	maxDecisionBytes    = 1 << 20
 )
 
 var (
@@ -197,8 +197,8 @@ func (j Job) Validate() error {
 	if err := checkName("queue", j.Queue, queueRE); err != nil {
 		return err
 	}
-	if j.Priority < -MaxPriority || j.Priority > MaxPriority {
-		return fieldErr("priority", "%d outside [-%d, %d]", j.Priority, MaxPriority, MaxPriority)
+	if j.Priority < -maxPriority || j.Priority > maxPriority {
+		return fieldErr("priority", "%d outside [-%d, %d]", j.Priority, maxPriority, maxPriority)
 	}
 	r := j.Resources
 	switch {
@@ -209,8 +209,8 @@ func (j Job) Validate() error {
 	case r.VCores < 1 || r.VCores > MaxVCores:
 		return fieldErr("resources.vcores", "%d outside [1, %d] (per container)", r.VCores, MaxVCores)
 	}
-	if len(j.Submit) > MaxSubmitSpecBytes {
-		return fieldErr("submit", "%d bytes, above %d", len(j.Submit), MaxSubmitSpecBytes)
+	if len(j.Submit) > maxSubmitSpecBytes {
+		return fieldErr("submit", "%d bytes, above %d", len(j.Submit), maxSubmitSpecBytes)
 	}
 	if len(j.Submit) > 0 && !json.Valid(j.Submit) {
 		return fieldErr("submit", "not valid JSON")
@@ -224,8 +224,8 @@ func (j Job) Validate() error {
 		return err
 	}
 	if k := j.IdempotencyKey; k != "" {
-		if len(k) > MaxIdempotencyKey {
-			return fieldErr("idempotency_key", "%d bytes, above %d", len(k), MaxIdempotencyKey)
+		if len(k) > maxIdempotencyKey {
+			return fieldErr("idempotency_key", "%d bytes, above %d", len(k), maxIdempotencyKey)
 		}
 		for i := 0; i < len(k); i++ {
 			if k[i] < 0x21 || k[i] > 0x7e {
@@ -243,8 +243,8 @@ func checkName(field, v string, re *regexp.Regexp) error {
 	if v == "" {
 		return nil
 	}
-	if len(v) > MaxNameLen {
-		return fieldErr(field, "%d bytes, above %d", len(v), MaxNameLen)
+	if len(v) > maxNameLen {
+		return fieldErr(field, "%d bytes, above %d", len(v), maxNameLen)
 	}
 	if !re.MatchString(v) {
 		return fieldErr(field, "%q must match %s", v, re)
@@ -253,8 +253,8 @@ func checkName(field, v string, re *regexp.Regexp) error {
 }
 
 func checkLabels(labels map[string]string) error {
-	if len(labels) > MaxLabels {
-		return fieldErr("labels", "%d labels, above %d", len(labels), MaxLabels)
+	if len(labels) > maxLabels {
+		return fieldErr("labels", "%d labels, above %d", len(labels), maxLabels)
 	}
 	keys := make([]string, 0, len(labels))
 	for k := range labels {
@@ -266,12 +266,12 @@ func checkLabels(labels map[string]string) error {
 		switch {
 		case len(k) == 0:
 			return fieldErr("labels", "empty key")
-		case len(k) > MaxLabelKeyLen:
-			return fieldErr(fmt.Sprintf("labels[%.20s…]", k), "key is %d bytes, above %d", len(k), MaxLabelKeyLen)
+		case len(k) > maxLabelKeyLen:
+			return fieldErr(fmt.Sprintf("labels[%.20s…]", k), "key is %d bytes, above %d", len(k), maxLabelKeyLen)
 		case !labelKeyRE.MatchString(k):
 			return fieldErr(fmt.Sprintf("labels[%q]", k), "key must match %s", labelKeyRE)
-		case len(v) > MaxLabelValueLen:
-			return fieldErr(fmt.Sprintf("labels[%s]", k), "value is %d bytes, above %d", len(v), MaxLabelValueLen)
+		case len(v) > maxLabelValueLen:
+			return fieldErr(fmt.Sprintf("labels[%s]", k), "value is %d bytes, above %d", len(v), maxLabelValueLen)
 		case !utf8.ValidString(v):
 			return fieldErr(fmt.Sprintf("labels[%s]", k), "value is not valid UTF-8")
 		case strings.IndexFunc(v, unicode.IsControl) >= 0:
@@ -322,14 +322,14 @@ type KindHistory struct {
 	Kind        string          `json:"kind"`
 	Runs        int             `json:"runs"`
 	MeanRuntime time.Duration   `json:"mean_runtime"`
-	EWMARuntime time.Duration   `json:"ewma_runtime"` // α = HistoryAlpha
-	Last        []time.Duration `json:"last"`         // newest last, at most HistoryLast
+	EWMARuntime time.Duration   `json:"ewma_runtime"` // α = historyAlpha
+	Last        []time.Duration `json:"last"`         // newest last, at most historyLast
 }
 
 // History parameters.
 const (
-	HistoryAlpha = 0.3
-	HistoryLast  = 10
+	historyAlpha = 0.3
+	historyLast  = 10
 )
 
 // add folds one runtime into h.
@@ -339,10 +339,10 @@ func (h *KindHistory) add(rt time.Duration) {
 		h.MeanRuntime, h.EWMARuntime = rt, rt
 	} else {
 		h.MeanRuntime += time.Duration((float64(rt) - float64(h.MeanRuntime)) / float64(h.Runs))
-		h.EWMARuntime = time.Duration(HistoryAlpha*float64(rt) + (1-HistoryAlpha)*float64(h.EWMARuntime))
+		h.EWMARuntime = time.Duration(historyAlpha*float64(rt) + (1-historyAlpha)*float64(h.EWMARuntime))
 	}
 	h.Last = append(h.Last, rt)
-	if n := len(h.Last); n > HistoryLast {
-		h.Last = append(h.Last[:0:0], h.Last[n-HistoryLast:]...)
+	if n := len(h.Last); n > historyLast {
+		h.Last = append(h.Last[:0:0], h.Last[n-historyLast:]...)
 	}
 }

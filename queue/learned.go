@@ -33,9 +33,9 @@ const (
 	SectionProfiles    Section = "profiles"
 )
 
-// LearnedFormat is the version of the row layout (learnedHeader.Format
+// learnedFormat is the version of the row layout (learnedHeader.Format
 // and the first byte of every row) this build writes and reads.
-const LearnedFormat = 1
+const learnedFormat = 1
 
 // maxLearnedLen bounds a row's or the dense vector's length when one is
 // read back, so that a damaged length cannot make a huge allocation: a
@@ -134,7 +134,7 @@ func (s *Store) SaveLearned(saves ...LearnedSave) error {
 			return err
 		}
 	}
-	_, err := s.commitOne(CmdSaveLearned{Saves: saves})
+	_, err := s.commitOne(cmdSaveLearned{Saves: saves})
 	return err
 }
 
@@ -147,7 +147,7 @@ func (s *Store) MigrateLearned(section Section, st Learned, legacy []byte) error
 	if err := (LearnedSave{Section: section, State: st}).check(); err != nil {
 		return err
 	}
-	_, err := s.commitOne(CmdMigrateLearned{Section: section, State: st, Legacy: legacy})
+	_, err := s.commitOne(cmdMigrateLearned{Section: section, State: st, Legacy: legacy})
 	return err
 }
 
@@ -165,7 +165,7 @@ func (sv LearnedSave) check() error {
 	return nil
 }
 
-func applySaveLearned(tx *bolt.Tx, c CmdSaveLearned) (Result, error) {
+func applySaveLearned(tx *bolt.Tx, c cmdSaveLearned) (Result, error) {
 	enc := make([]encodedLearned, len(c.Saves))
 	for n, sv := range c.Saves {
 		if err := sv.Section.valid(); err != nil {
@@ -184,7 +184,7 @@ func applySaveLearned(tx *bolt.Tx, c CmdSaveLearned) (Result, error) {
 	return Result{}, nil
 }
 
-func applyMigrateLearned(tx *bolt.Tx, c CmdMigrateLearned) (Result, error) {
+func applyMigrateLearned(tx *bolt.Tx, c cmdMigrateLearned) (Result, error) {
 	if err := c.Section.valid(); err != nil {
 		return Result{Err: err}, nil
 	}
@@ -212,13 +212,13 @@ type encodedLearned struct {
 
 func encodeLearned(st Learned) (encodedLearned, error) {
 	var enc encodedLearned
-	h, err := json.Marshal(learnedHeader{Format: LearnedFormat, Names: st.Names, Meta: st.Meta})
+	h, err := json.Marshal(learnedHeader{Format: learnedFormat, Names: st.Names, Meta: st.Meta})
 	if err != nil {
 		return enc, fmt.Errorf("queue: encode learned header: %w", err)
 	}
 	enc.header = h
 	if st.Dense != nil {
-		enc.dense = appendFloats([]byte{LearnedFormat}, st.Dense)
+		enc.dense = appendFloats([]byte{learnedFormat}, st.Dense)
 	}
 	enc.keys = make([][]byte, len(st.Rows))
 	enc.rows = make([][]byte, len(st.Rows))
@@ -315,11 +315,11 @@ func walkLearned(section Section, b *bolt.Bucket, bad func(*LearnedError) bool) 
 		if !report("header", "", "missing") {
 			return st
 		}
-	case json.Unmarshal(hb, &h) != nil || h.Format != LearnedFormat:
+	case json.Unmarshal(hb, &h) != nil || h.Format != learnedFormat:
 		header = false
 		err := json.Unmarshal(hb, &h)
 		if err == nil {
-			err = fmt.Errorf("format %d, this build reads format %d", h.Format, LearnedFormat)
+			err = fmt.Errorf("format %d, this build reads format %d", h.Format, learnedFormat)
 		}
 		if !report("header", "", "%v", err) {
 			return st
@@ -367,7 +367,7 @@ func walkLearned(section Section, b *bolt.Bucket, bad func(*LearnedError) bool) 
 	return st
 }
 
-// A row is a format byte (LearnedFormat), then its floats, then its ints,
+// A row is a format byte (learnedFormat), then its floats, then its ints,
 // each as a uvarint length and groups until that length is reached. A
 // group is a uvarint h: h = n<<1 is a run of n copies of one value, h =
 // n<<1|1 n values one after the other (n ≥ 1). A float is its IEEE 754
@@ -376,7 +376,7 @@ func walkLearned(section Section, b *bolt.Bucket, bad func(*LearnedError) bool) 
 // value in every row that never saw it run since it was added, and the
 // pair counts are mostly zero.
 func appendLearnedRow(b []byte, r LearnedRow) []byte {
-	b = append(b, LearnedFormat)
+	b = append(b, learnedFormat)
 	b = appendFloats(b, r.Floats)
 	return appendInts(b, r.Ints)
 }
@@ -444,8 +444,8 @@ func literalOf(left int, same func(k int) bool) int {
 // decodeLearnedRow decodes appendLearnedRow's bytes, every one of them.
 func decodeLearnedRow(b []byte) (LearnedRow, error) {
 	var r LearnedRow
-	if len(b) == 0 || b[0] != LearnedFormat {
-		return r, fmt.Errorf("row format byte %v, want %d", b[:min(len(b), 1)], LearnedFormat)
+	if len(b) == 0 || b[0] != learnedFormat {
+		return r, fmt.Errorf("row format byte %v, want %d", b[:min(len(b), 1)], learnedFormat)
 	}
 	d := decoder{b: b, off: 1}
 	r.Floats = d.floats()
@@ -454,8 +454,8 @@ func decodeLearnedRow(b []byte) (LearnedRow, error) {
 }
 
 func decodeDense(b []byte) ([]float64, error) {
-	if len(b) == 0 || b[0] != LearnedFormat {
-		return nil, fmt.Errorf("format byte %v, want %d", b[:min(len(b), 1)], LearnedFormat)
+	if len(b) == 0 || b[0] != learnedFormat {
+		return nil, fmt.Errorf("format byte %v, want %d", b[:min(len(b), 1)], learnedFormat)
 	}
 	d := decoder{b: b, off: 1}
 	v := d.floats()

@@ -79,17 +79,17 @@ func TestLearnedRowRoundTrip(t *testing.T) {
 // TestLearnedRowDecodeErrors: damaged rows are errors, never panics.
 func TestLearnedRowDecodeErrors(t *testing.T) {
 	good := appendLearnedRow(nil, LearnedRow{Floats: []float64{1, 2, 2, 2}, Ints: []int64{0, 0, 5}})
-	huge := append([]byte{LearnedFormat}, binary.AppendUvarint(nil, maxLearnedLen+1)...)
+	huge := append([]byte{learnedFormat}, binary.AppendUvarint(nil, maxLearnedLen+1)...)
 	for name, b := range map[string][]byte{
 		"empty":            {},
 		"format":           append([]byte{9}, good[1:]...),
 		"truncated":        good[:len(good)-1],
 		"truncated float":  good[:6],
 		"trailing":         append(append([]byte{}, good...), 0),
-		"zero group":       {LearnedFormat, 2, 0},
-		"group too long":   {LearnedFormat, 1, 4 << 1, 0, 0, 0, 0, 0, 0, 0, 0},
+		"zero group":       {learnedFormat, 2, 0},
+		"group too long":   {learnedFormat, 1, 4 << 1, 0, 0, 0, 0, 0, 0, 0, 0},
 		"length too large": huge,
-		"bad uvarint":      {LearnedFormat, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff},
+		"bad uvarint":      {learnedFormat, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff},
 	} {
 		if _, err := decodeLearnedRow(b); err == nil {
 			t.Errorf("%s: decoded %x without an error", name, b)
@@ -102,7 +102,7 @@ func TestLearnedRowDecodeErrors(t *testing.T) {
 func FuzzDecodeLearnedRow(f *testing.F) {
 	f.Add(appendLearnedRow(nil, LearnedRow{Floats: []float64{1, 2, 2, 2}, Ints: []int64{0, 0, 5}}))
 	f.Add(appendLearnedRow(nil, LearnedRow{}))
-	f.Add([]byte{LearnedFormat, 3, 6, 1, 2, 3, 4, 5, 6, 7, 8, 0})
+	f.Add([]byte{learnedFormat, 3, 6, 1, 2, 3, 4, 5, 6, 7, 8, 0})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := decodeLearnedRow(b)
 		if err != nil {

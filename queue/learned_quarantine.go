@@ -13,7 +13,7 @@ import (
 // QuarantineLearned moves section's stored learned state out of the way, in
 // one transaction: every key of its bucket (the header, the dense vector,
 // each row) and its single-key snapshot of the layout before rows, if any,
-// become Quarantined entries in the quarantine bucket — Bucket
+// become quarantined entries in the quarantine bucket — Bucket
 // "prefs/learned_<section>" (or "prefs" for the single key), Key the key
 // ("header", "dense", a row's index) and "@" the time, so that a later
 // quarantine of the same section keeps this one — with their raw bytes and
@@ -29,26 +29,26 @@ func (s *Store) QuarantineLearned(section Section, reason string) error {
 	if err := section.valid(); err != nil {
 		return err
 	}
-	_, err := s.commitOne(CmdQuarantineLearned{At: s.stamp(), Section: section, Reason: reason})
+	_, err := s.commitOne(cmdQuarantineLearned{At: s.stamp(), Section: section, Reason: reason})
 	return err
 }
 
-// applyQuarantineLearned moves the section aside (CmdQuarantineLearned).
-func (s *Store) applyQuarantineLearned(tx *bolt.Tx, c CmdQuarantineLearned) (Result, error) {
+// applyQuarantineLearned moves the section aside (cmdQuarantineLearned).
+func (s *Store) applyQuarantineLearned(tx *bolt.Tx, c cmdQuarantineLearned) (Result, error) {
 	section, reason, at := c.Section, c.Reason, c.At
 	if err := section.valid(); err != nil {
 		return Result{Err: err}, nil
 	}
 	suffix := "@" + at.Format(time.RFC3339Nano)
 	prefs := tx.Bucket(bucketPrefs)
-	var qs []*Quarantined
+	var qs []*quarantined
 	if v := prefs.Get(section.legacy()); v != nil {
-		qs = append(qs, &Quarantined{Bucket: string(bucketPrefs), Key: string(section.legacy()) + suffix, Reason: reason, Raw: cloneBytes(v), At: at})
+		qs = append(qs, &quarantined{Bucket: string(bucketPrefs), Key: string(section.legacy()) + suffix, Reason: reason, Raw: cloneBytes(v), At: at})
 	}
 	name := string(bucketPrefs) + "/" + string(section.bucket())
 	if b := prefs.Bucket(section.bucket()); b != nil {
 		err := b.ForEach(func(k, v []byte) error {
-			qs = append(qs, &Quarantined{Bucket: name, Key: learnedKeyName(k) + suffix, Reason: reason, Raw: cloneBytes(v), At: at})
+			qs = append(qs, &quarantined{Bucket: name, Key: learnedKeyName(k) + suffix, Reason: reason, Raw: cloneBytes(v), At: at})
 			return nil
 		})
 		if err != nil {

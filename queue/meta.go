@@ -50,8 +50,8 @@ const (
 
 var native = binary.NativeEndian
 
-// MetaPage is what colocd read of one bbolt meta page.
-type MetaPage struct {
+// metaPage is what colocd read of one bbolt meta page.
+type metaPage struct {
 	Page      int    `json:"page"`   // 0 or 1
 	Offset    int64  `json:"offset"` // byte offset of the page in the file
 	PageSize  uint32 `json:"page_size"`
@@ -75,8 +75,8 @@ func metaSum(page []byte) uint64 {
 
 // readMeta reads and validates meta page n at off, as bbolt's Meta.Validate
 // does, plus the page size (a valid page 1 must sit at its own page size).
-func readMeta(r io.ReaderAt, n int, off int64) MetaPage {
-	m := MetaPage{Page: n, Offset: off}
+func readMeta(r io.ReaderAt, n int, off int64) metaPage {
+	m := metaPage{Page: n, Offset: off}
 	var b [metaEnd]byte
 	if got, err := r.ReadAt(b[:], off); got < len(b) {
 		m.Damage = fmt.Sprintf("the file ends at byte %d, inside the page (%v)", off+int64(got), err)
@@ -108,7 +108,7 @@ func readMeta(r io.ReaderAt, n int, off int64) MetaPage {
 type inspection struct {
 	size     int64
 	pageSize int64
-	meta     [2]MetaPage
+	meta     [2]metaPage
 	use      int      // the meta page bbolt opens at; -1 when neither is valid
 	pages    []string // what the page walk found (nil when it did not run or found nothing)
 	walked   bool
@@ -160,17 +160,17 @@ func inspect(f *os.File) (inspection, error) {
 func (in *inspection) fileError(path string) error {
 	switch {
 	case in.size == 0:
-		return &TruncatedError{Path: path, Size: 0,
+		return &truncatedError{Path: path, Size: 0,
 			Why: "an existing store is never empty (bbolt would silently start a new, empty queue in it)"}
 	case in.size < 2*in.pageSize:
-		return &TruncatedError{Path: path, Size: in.size, Want: 2 * in.pageSize,
+		return &truncatedError{Path: path, Size: in.size, Want: 2 * in.pageSize,
 			Why: fmt.Sprintf("shorter than bbolt's two meta pages (%d bytes at page size %d)", 2*in.pageSize, in.pageSize)}
 	case in.use < 0:
 		return &MetaError{Path: path, Page: -1, Meta: in.meta}
 	}
 	m := in.meta[in.use]
 	if want := int64(m.HighWater) * in.pageSize; m.HighWater > uint64(in.size) || in.size < want {
-		return &TruncatedError{Path: path, Size: in.size, Want: want,
+		return &truncatedError{Path: path, Size: in.size, Want: want,
 			Why: fmt.Sprintf("shorter than the %d pages of %d bytes that meta page %d (txid %d) says are in use", m.HighWater, in.pageSize, m.Page, m.Txid)}
 	}
 	return nil
@@ -252,9 +252,9 @@ func (o *opener) open(name string, flag int, perm os.FileMode) (*os.File, error)
 func (o *opener) lockedError() error {
 	if o.readOnly {
 		return fmt.Errorf("%w: %s (waited %v): a process (a running colocd?) holds it for writing, and a check needs it still: "+
-			"stop colocd first (systemctl stop colocd), or check a copy made while it was stopped", ErrLocked, o.path, o.timeout)
+			"stop colocd first (systemctl stop colocd), or check a copy made while it was stopped", errLocked, o.path, o.timeout)
 	}
-	return fmt.Errorf("%w: %s (waited %v): is another colocd running on it?", ErrLocked, o.path, o.timeout)
+	return fmt.Errorf("%w: %s (waited %v): is another colocd running on it?", errLocked, o.path, o.timeout)
 }
 
 // check inspects f and decides, in order: a short file or two damaged meta

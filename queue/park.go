@@ -7,7 +7,7 @@ package queue
 // pipeline's accounting; Resolve ends the parking.
 func (s *Store) Park(id, reason string) (Job, error) {
 	s.running.forget(id)
-	return jobResult(s.commitOne(CmdPark{At: s.stamp(), ID: id, Reason: reason}))
+	return jobResult(s.commitOne(cmdPark{At: s.stamp(), ID: id, Reason: reason}))
 }
 
 // Resolve ends a parked job as an operator decided: StatePending runs it
@@ -17,5 +17,5 @@ func (s *Store) Park(id, reason string) (Job, error) {
 // kind's history, since none was observed). reason goes to Diagnostics.
 // Any other target, or a job that is not parked, is an error.
 func (s *Store) Resolve(id string, to State, reason string) (Job, error) {
-	return jobResult(s.commitOne(CmdResolve{At: s.stamp(), ID: id, To: to, Reason: reason}))
+	return jobResult(s.commitOne(cmdResolve{At: s.stamp(), ID: id, To: to, Reason: reason}))
 }

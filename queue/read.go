@@ -10,7 +10,7 @@ import (
 
 // Get returns the job with id, or an error wrapping ErrNotFound, or, for a
 // job whose record was damaged, a *QuarantinedError (wrapping
-// ErrQuarantined).
+// errQuarantined).
 func (s *Store) Get(id string) (Job, error) {
 	var j Job
 	err := s.read(func(tx *bolt.Tx) (err error) {
@@ -28,17 +28,17 @@ func (s *Store) Pending(limit int) ([]Job, error) {
 }
 
 // PendingHeads returns, in FIFO order, the first perGroup pending jobs of
-// each group (by user or YARN queue), looking at no more than scan pending
+// each group (by user, or by YARN queue when byQueue), looking at no more than scan pending
 // jobs from the FIFO head (scan <= 0: all). It is what a fair decision
 // reads: a group whose jobs sit behind another's backlog is still seen.
 // The scan bound caps its cost (a job read per pending job scanned); a
 // group whose first job lies beyond it is not seen until the queue ahead
 // shrinks.
-func (s *Store) PendingHeads(perGroup int, by GroupBy, scan int) ([]Job, error) {
+func (s *Store) PendingHeads(perGroup int, byQueue bool, scan int) ([]Job, error) {
 	seen := map[string]int{}
 	return s.scanPending(scan, func(user, queue string) bool {
 		g := user
-		if by == GroupByQueue {
+		if byQueue {
 			g = queue
 		}
 		if perGroup > 0 && seen[g] >= perGroup {

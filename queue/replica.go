@@ -28,7 +28,7 @@ func (s *Store) WriteSnapshot(w io.Writer) (applied uint64, err error) {
 // InstallSnapshot replaces the store's content with the content of the
 // store file at path (a WriteSnapshot copy), in one transaction: a reader
 // sees the old content or the new, and a crash leaves one or the other.
-// The copy must be a colocd store of this schema (ErrForeign, ErrSchema
+// The copy must be a colocd store of this schema (errForeign, errSchema
 // otherwise); this store's quarantine bucket is kept, the copy's is not
 // taken, and neither is the copy's cluster when this store follows one
 // (its membership is its own). It returns the copy's applied index.
@@ -62,10 +62,10 @@ func (s *Store) InstallSnapshot(path string) (uint64, error) {
 func checkCopy(tx *bolt.Tx, path string) error {
 	meta := tx.Bucket(bucketMeta)
 	if meta == nil || !bytes.Equal(meta.Get(keyMagic), magicValue) {
-		return fmt.Errorf("%w: snapshot %s", ErrForeign, path)
+		return fmt.Errorf("%w: snapshot %s", errForeign, path)
 	}
-	if v := meta.Get(keySchema); len(v) != 8 || u64be(v) != SchemaVersion {
-		return fmt.Errorf("%w: snapshot %s has schema %v, this build writes %d", ErrSchema, path, v, SchemaVersion)
+	if v := meta.Get(keySchema); len(v) != 8 || u64be(v) != schemaVersion {
+		return fmt.Errorf("%w: snapshot %s has schema %v, this build writes %d", errSchema, path, v, schemaVersion)
 	}
 	for _, name := range allBuckets {
 		if tx.Bucket(name) == nil {

@@ -10,14 +10,14 @@ import (
 // SaveLearned; this is what an older colocd wrote, kept to read such a
 // store (LoadPreferences, then MigrateLearned) and to write one in tests.
 func (s *Store) SavePreferences(b []byte) error {
-	_, err := s.commitOne(CmdSaveLegacy{Section: SectionPreferences, Snapshot: b})
+	_, err := s.commitOne(cmdSaveLegacy{Section: SectionPreferences, Snapshot: b})
 	return err
 }
 
 // SaveProfiles is SavePreferences for the profile model's snapshot
 // (SectionProfiles).
 func (s *Store) SaveProfiles(b []byte) error {
-	_, err := s.commitOne(CmdSaveLegacy{Section: SectionProfiles, Snapshot: b})
+	_, err := s.commitOne(cmdSaveLegacy{Section: SectionProfiles, Snapshot: b})
 	return err
 }
 
@@ -37,7 +37,7 @@ func (s *Store) LoadPreferences() ([]byte, error) {
 // SaveFairness stores the fairness stage's state (Pipeline.FairnessState,
 // encoded; nil deletes it), beside the preferences.
 func (s *Store) SaveFairness(b []byte) error {
-	_, err := s.commitOne(CmdSaveFairness{State: b})
+	_, err := s.commitOne(cmdSaveFairness{State: b})
 	return err
 }
 

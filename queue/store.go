@@ -130,8 +130,8 @@ var (
 	boltPageSzs = []int{4096, 8192, 16384, 32768, 65536}
 )
 
-// SchemaVersion is the on-disk layout this build writes.
-const SchemaVersion = 1
+// schemaVersion is the on-disk layout this build writes.
+const schemaVersion = 1
 
 // blockBits sizes the blocks of sequence numbers whose pending jobs are
 // counted, so that Position skips whole blocks: 4096 seqs per block.
@@ -149,7 +149,7 @@ type schema struct {
 // currentSchema: version 1 is the first layout, so there is nothing to
 // migrate from yet. A later layout adds migrations[1] here.
 func currentSchema() schema {
-	return schema{version: SchemaVersion, migrations: map[uint64]func(*bolt.Tx) error{}}
+	return schema{version: schemaVersion, migrations: map[uint64]func(*bolt.Tx) error{}}
 }
 
 // Open opens (creating if needed) the queue file at path, runs pending
@@ -157,11 +157,11 @@ func currentSchema() schema {
 // (the page walk, bbolt's tx.Check and the record scan, which quarantines
 // damaged records and rebuilds indexes that disagree with the records).
 // A file that is not bbolt, or bbolt written by another program, gives
-// ErrForeign; an existing file that is empty or shorter than it should be
-// gives a *TruncatedError; a damaged meta page a *MetaError (unless
+// errForeign; an existing file that is empty or shorter than it should be
+// gives a *truncatedError; a damaged meta page a *MetaError (unless
 // Options.AcceptMetaFallback and the other page is valid); other damage to
-// the bbolt file ErrCorrupt; a newer schema ErrSchema; a lock held past
-// Options.Timeout ErrLocked. Open never panics on a damaged file and never
+// the bbolt file ErrCorrupt; a newer schema errSchema; a lock held past
+// Options.Timeout errLocked. Open never panics on a damaged file and never
 // modifies a file it refuses.
 func Open(path string, opts Options) (*Store, error) {
 	return open(path, opts, currentSchema())

@@ -31,7 +31,7 @@ func sniff(path string) error {
 		return nil
 	}
 	if st.IsDir() {
-		return fmt.Errorf("%w: %s is a directory", ErrForeign, path)
+		return fmt.Errorf("%w: %s is a directory", errForeign, path)
 	}
 	var buf [4]byte
 	// The meta page header is 16 bytes (id, flags, count, overflow); the
@@ -44,7 +44,7 @@ func sniff(path string) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("%w: %s is not a bbolt database (no meta page magic)", ErrForeign, path)
+	return fmt.Errorf("%w: %s is not a bbolt database (no meta page magic)", errForeign, path)
 }
 
 // safeOpen calls bolt.Open with o as its OpenFile hook, turning bbolt's
@@ -133,7 +133,7 @@ func classify(db *bolt.DB, sch schema) (fresh bool, version uint64, err error) {
 		}
 		meta := tx.Bucket(bucketMeta)
 		if meta == nil || !bytes.Equal(meta.Get(keyMagic), magicValue) {
-			return fmt.Errorf("%w: %s is a bbolt database of another program", ErrForeign, db.Path())
+			return fmt.Errorf("%w: %s is a bbolt database of another program", errForeign, db.Path())
 		}
 		v := meta.Get(keySchema)
 		if len(v) != 8 {
@@ -141,7 +141,7 @@ func classify(db *bolt.DB, sch schema) (fresh bool, version uint64, err error) {
 		}
 		version = binary.BigEndian.Uint64(v)
 		if version > sch.version {
-			return fmt.Errorf("%w: %s has schema %d, this build knows up to %d (newer colocd?)", ErrSchema, db.Path(), version, sch.version)
+			return fmt.Errorf("%w: %s has schema %d, this build knows up to %d (newer colocd?)", errSchema, db.Path(), version, sch.version)
 		}
 		if version == sch.version {
 			for _, name := range allBuckets {
@@ -162,15 +162,15 @@ func migrate(tx *bolt.Tx, path string, sch schema, version uint64) error {
 	for v := version; v < sch.version; v++ {
 		m, ok := sch.migrations[v]
 		if !ok {
-			return fmt.Errorf("%w: %s: no migration from schema %d to %d", ErrSchema, path, v, v+1)
+			return fmt.Errorf("%w: %s: no migration from schema %d to %d", errSchema, path, v, v+1)
 		}
 		if err := m(tx); err != nil {
-			return fmt.Errorf("%w: %s: migration %d → %d: %w", ErrSchema, path, v, v+1, err)
+			return fmt.Errorf("%w: %s: migration %d → %d: %w", errSchema, path, v, v+1, err)
 		}
 	}
 	for _, name := range allBuckets {
 		if tx.Bucket(name) == nil {
-			return fmt.Errorf("%w: %s: bucket %q missing after migration", ErrSchema, path, name)
+			return fmt.Errorf("%w: %s: bucket %q missing after migration", errSchema, path, name)
 		}
 	}
 	return tx.Bucket(bucketMeta).Put(keySchema, u64(sch.version))

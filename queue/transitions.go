@@ -13,8 +13,8 @@ import (
 
 // checkDecision validates an admission's decision record.
 func checkDecision(decision json.RawMessage) error {
-	if len(decision) > MaxDecisionBytes {
-		return fieldErr("decision", "%d bytes, above %d", len(decision), MaxDecisionBytes)
+	if len(decision) > maxDecisionBytes {
+		return fieldErr("decision", "%d bytes, above %d", len(decision), maxDecisionBytes)
 	}
 	if len(decision) > 0 && !json.Valid(decision) {
 		return fieldErr("decision", "not valid JSON")
@@ -41,7 +41,7 @@ func (s *Store) Admit(id, appID string, decision json.RawMessage, passed, blocke
 	if err := checkDecision(decision); err != nil {
 		return Job{}, err
 	}
-	return jobResult(s.commitOne(CmdAdmit{At: s.stamp(), ID: id, AppID: appID, Decision: decision, Passed: passed, Blocked: blocked}))
+	return jobResult(s.commitOne(cmdAdmit{At: s.stamp(), ID: id, AppID: appID, Decision: decision, Passed: passed, Blocked: blocked}))
 }
 
 func compactJSON(b json.RawMessage) json.RawMessage {
@@ -60,14 +60,14 @@ func compactJSON(b json.RawMessage) json.RawMessage {
 // and Decision, counts the requeue and records reason in Diagnostics.
 func (s *Store) Requeue(id, reason string) (Job, error) {
 	s.running.forget(id)
-	return jobResult(s.commitOne(CmdRequeue{At: s.stamp(), ID: id, Reason: reason}))
+	return jobResult(s.commitOne(cmdRequeue{At: s.stamp(), ID: id, Reason: reason}))
 }
 
 // Start marks an admitted job running (the cluster reports it started).
 // With Options.Elapsed the store notes when on that monotonic clock, so
 // that Finish can time the run without a wall-clock step in it.
 func (s *Store) Start(id string) (Job, error) {
-	j, err := jobResult(s.commitOne(CmdStart{At: s.stamp(), ID: id}))
+	j, err := jobResult(s.commitOne(cmdStart{At: s.stamp(), ID: id}))
 	if err == nil && s.elapsed != nil {
 		s.running.started(id, s.elapsed())
 	}
@@ -82,7 +82,7 @@ func (s *Store) Start(id string) (Job, error) {
 // back) is not added. FinishedAt is never before the time the job
 // started.
 func (s *Store) Finish(id string, final State, diag string) (Job, error) {
-	cmd := CmdFinish{At: s.stamp(), ID: id, Final: final, Diagnostics: diag}
+	cmd := cmdFinish{At: s.stamp(), ID: id, Final: final, Diagnostics: diag}
 	if t0, ok := s.running.take(id); ok {
 		cmd.Runtime, cmd.Measured = s.elapsed()-t0, true
 	}
@@ -90,10 +90,10 @@ func (s *Store) Finish(id string, final State, diag string) (Job, error) {
 }
 
 // Cancel moves a pending job to cancelled. Any other state gives a
-// *TransitionError (a job on the cluster must be killed there, then
+// *transitionError (a job on the cluster must be killed there, then
 // finished as killed).
 func (s *Store) Cancel(id string) (Job, error) {
-	return jobResult(s.commitOne(CmdCancel{At: s.stamp(), ID: id}))
+	return jobResult(s.commitOne(cmdCancel{At: s.stamp(), ID: id}))
 }
 
 // Compact deletes terminal jobs that finished before before, with their
@@ -109,7 +109,7 @@ func (s *Store) Compact(before time.Time) (int, error) {
 		}
 		var from []byte
 		for {
-			r, err := s.commitOne(CmdCompact{At: s.stamp(), Before: before, State: st, From: from})
+			r, err := s.commitOne(cmdCompact{At: s.stamp(), Before: before, State: st, From: from})
 			total += r.Compacted
 			if err != nil {
 				return total, err

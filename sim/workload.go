@@ -205,7 +205,7 @@ const (
 func (q QueueEntry) timed() bool { return q.Timed || q.At != 0 || q.Every != 0 }
 
 // ClassSpec is the service contract of the queue named Name (the
-// daemon's pipeline.fairness.queues entry, see queue.ServiceQueue).
+// daemon's pipeline.fairness.queues entry, see pipeline.ServiceQueue).
 type ClassSpec struct {
 	Name  string // a queue name; required, unique
 	Level int    // priority level, 1 highest; 0 means 1; at most MaxClassLevel

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"gopkg.in/yaml.v3"
 
+	"github.com/colocd/colocd/pipeline"
 	"github.com/colocd/colocd/queue"
 	"github.com/colocd/colocd/queue/queuetest"
 )
@@ -20,7 +21,7 @@ import (
 // so that every vector has a child to gather.
 func exercise(m *Metrics) {
 	m.Build(BuildInfo{Version: "v0", Revision: "r0"})
-	m.Admitted(time.Minute, ForcedMaxSkips, "etl", "wordcount")
+	m.Admitted(time.Minute, forcedMaxSkips, "etl", "wordcount")
 	m.AdmissionFailed()
 	m.ObserveDecision(time.Millisecond)
 	m.LearningUpdates(1)
@@ -28,12 +29,12 @@ func exercise(m *Metrics) {
 	m.StaleHosts(1)
 	m.DominantShare("g", 0.5)
 	m.BackendErrors("state")
-	m.BackendUp(BackendCluster, true)
-	m.ClusterBackoff(BackoffRead, 2*time.Second)
-	m.CallsBackedOff(BackoffJob)
+	m.BackendUp(backendCluster, true)
+	m.ClusterBackoff(backoffRead, 2*time.Second)
+	m.CallsBackedOff(backoffJob)
 	m.JobsBackingOff(1)
 	m.APIRequest("/v1/jobs", 200, time.Millisecond)
-	m.WatchQueues(fixedQueues{queue.QueuesReport{Enabled: true, Queues: []queue.QueueStatus{{Name: "q", Class: "batch", Guarantee: queue.GuaranteeElastic}}}})
+	m.WatchQueues(fixedQueues{pipeline.QueuesReport{Enabled: true, Queues: []pipeline.QueueStatus{{Name: "q", Class: "batch", Guarantee: pipeline.GuaranteeElastic}}}})
 	m.WatchDegraded(func() map[string]time.Time { return map[string]time.Time{"metrics": time.Unix(1, 0)} })
 	m.WatchPending(fixedPending{{ID: "j1", Kind: "wordcount", Queue: "etl", CreatedAt: time.Unix(1, 0)}})
 	m.WatchDataDir(func() (uint64, uint64, bool) { return 1 << 30, 64 << 20, true })
@@ -43,7 +44,7 @@ func exercise(m *Metrics) {
 	m.ObserveOutbound(ServiceYARN, "/ws/v1/cluster/apps/application_1_0001", 200, time.Millisecond)
 }
 
-// fixedPending is a PendingSource of fixed jobs.
+// fixedPending is a pendingSource of fixed jobs.
 type fixedPending []queue.Job
 
 func (f fixedPending) Pending(int) ([]queue.Job, error) { return f, nil }

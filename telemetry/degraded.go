@@ -6,14 +6,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// Dependencies are the outside services colocd reports the state of
+// dependencies are the outside services colocd reports the state of
 // (colocd_dependency_degraded{dependency}): the cluster's RM, the metrics
 // store, the Kerberos KDC and data_dir's disk.
-var Dependencies = []string{"cluster", "metrics", "kdc", "disk"}
+var dependencies = []string{"cluster", "metrics", "kdc", "disk"}
 
 // WatchDegraded exports, at scrape time, the dependencies src says are
-// failing: colocd_dependency_degraded{dependency} 1 or 0 for each of
-// Dependencies, and colocd_dependency_degraded_since_timestamp_seconds
+// failing: colocd_dependency_degraded{dependency} 1 or 0 for each name in
+// dependencies, and colocd_dependency_degraded_since_timestamp_seconds
 // {dependency} for those that are (when their failures began).
 func (m *Metrics) WatchDegraded(src func() map[string]time.Time) {
 	if m == nil || src == nil {
@@ -42,7 +42,7 @@ func (c *degradedCollector) Describe(ch chan<- *prometheus.Desc) {
 
 func (c *degradedCollector) Collect(ch chan<- prometheus.Metric) {
 	now := c.src()
-	for _, d := range Dependencies {
+	for _, d := range dependencies {
 		v := 0.0
 		if t, ok := now[d]; ok {
 			v = 1

@@ -15,8 +15,8 @@ import (
 // colocd_pending_jobs_scan_truncated is 1.
 const maxPendingScan = 10000
 
-// PendingSource is what the pending-jobs collector reads (*queue.Store).
-type PendingSource interface {
+// pendingSource is what the pending-jobs collector reads (*queue.Store).
+type pendingSource interface {
 	Pending(limit int) ([]queue.Job, error)
 }
 
@@ -25,7 +25,7 @@ type PendingSource interface {
 // colocd_oldest_pending_job_created_timestamp_seconds, the creation time
 // of the oldest pending job (engine clock; no series when none waits),
 // from the first maxPendingScan pending jobs.
-func (m *Metrics) WatchPending(src PendingSource) {
+func (m *Metrics) WatchPending(src pendingSource) {
 	if m == nil || src == nil {
 		return
 	}
@@ -40,7 +40,7 @@ func (m *Metrics) WatchPending(src PendingSource) {
 }
 
 type pendingCollector struct {
-	src                        PendingSource
+	src                        pendingSource
 	labels                     *labeler
 	pending, oldest, truncated *prometheus.Desc
 }

@@ -5,12 +5,12 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/colocd/colocd/queue"
+	"github.com/colocd/colocd/pipeline"
 )
 
-// QueueSource reports the fairness stage's queues (engine.Engine does).
-type QueueSource interface {
-	Queues() queue.QueuesReport
+// queueSource reports the fairness stage's queues (engine.Engine does).
+type queueSource interface {
+	Queues() pipeline.QueuesReport
 }
 
 // WatchQueues registers the per-queue series, read from src at scrape
@@ -19,7 +19,7 @@ type QueueSource interface {
 // _received{queue, resource} (shares of the cluster; entitled and owed for
 // guaranteed queues only, received for configured queues), and
 // colocd_queue_deficit and colocd_queue_pending{queue}. Call it once.
-func (m *Metrics) WatchQueues(src QueueSource) {
+func (m *Metrics) WatchQueues(src queueSource) {
 	if m == nil || src == nil {
 		return
 	}
@@ -39,7 +39,7 @@ func (m *Metrics) WatchQueues(src QueueSource) {
 }
 
 type queuesCollector struct {
-	src                                                    QueueSource
+	src                                                    queueSource
 	info, entitled, owed, held, received, deficit, pending *prometheus.Desc
 }
 
@@ -53,7 +53,7 @@ func (c *queuesCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
-	rates := func(d *prometheus.Desc, q string, r *queue.Rate) {
+	rates := func(d *prometheus.Desc, q string, r *pipeline.Rate) {
 		if r != nil {
 			gauge(d, r.VCores, q, "vcores")
 			gauge(d, r.Memory, q, "memory")

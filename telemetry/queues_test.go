@@ -7,20 +7,20 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/colocd/colocd/queue"
+	"github.com/colocd/colocd/pipeline"
 )
 
-type fixedQueues struct{ rep queue.QueuesReport }
+type fixedQueues struct{ rep pipeline.QueuesReport }
 
-func (f fixedQueues) Queues() queue.QueuesReport { return f.rep }
+func (f fixedQueues) Queues() pipeline.QueuesReport { return f.rep }
 
 func TestWatchQueues(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	m := New(reg, nil)
-	owed := queue.Rate{VCores: 0.25, Memory: 0.5}
-	m.WatchQueues(fixedQueues{queue.QueuesReport{Enabled: true, Queues: []queue.QueueStatus{
-		{Name: "interactive", Class: "latency-sensitive", Level: 1, Guarantee: queue.GuaranteeHard, Owed: &owed, Entitled: &owed, Received: &owed, Pending: 3},
-		{Name: "alice", Class: "batch", Guarantee: queue.GuaranteeElastic, Held: queue.Rate{VCores: 0.1}, Deficit: 0.04},
+	owed := pipeline.Rate{VCores: 0.25, Memory: 0.5}
+	m.WatchQueues(fixedQueues{pipeline.QueuesReport{Enabled: true, Queues: []pipeline.QueueStatus{
+		{Name: "interactive", Class: "latency-sensitive", Level: 1, Guarantee: pipeline.GuaranteeHard, Owed: &owed, Entitled: &owed, Received: &owed, Pending: 3},
+		{Name: "alice", Class: "batch", Guarantee: pipeline.GuaranteeElastic, Held: pipeline.Rate{VCores: 0.1}, Deficit: 0.04},
 	}}})
 	want := `
 # HELP colocd_queue_owed What a guaranteed queue lacks of its entitlement now, as a share of the cluster.

@@ -51,14 +51,14 @@ type Metrics struct {
 
 // Forced-admission reasons (colocd_forced_admissions_total{reason}).
 const (
-	ForcedMaxSkips    = "max_skips"   // starvation: the job was passed over max_skips times
-	ForcedReservation = "reservation" // the job held a reservation
+	forcedMaxSkips    = "max_skips"   // starvation: the job was passed over max_skips times
+	forcedReservation = "reservation" // the job held a reservation
 )
 
 // Backends (colocd_backend_up{backend}).
 const (
-	BackendCluster = "cluster" // the resource manager (or the simulator)
-	BackendMetrics = "metrics" // the usage source the learning tick reads
+	backendCluster = "cluster" // the resource manager (or the simulator)
+	backendMetrics = "metrics" // the usage source the learning tick reads
 )
 
 // Learned-state sections (colocd_learned_state_quarantined_total{section}):
@@ -66,12 +66,12 @@ const (
 var learnedSections = []string{string(queue.SectionPreferences), string(queue.SectionProfiles)}
 
 // Cluster backoffs (colocd_cluster_backoff_seconds{calls},
-// colocd_cluster_calls_backed_off_total{calls}): engine.BackoffRead,
-// engine.BackoffSubmit and, for the counter, engine.BackoffJob.
+// colocd_cluster_calls_backed_off_total{calls}): engine.backoffRead,
+// engine.backoffSubmit and, for the counter, engine.backoffJob.
 const (
-	BackoffRead   = "read"
-	BackoffSubmit = "submit"
-	BackoffJob    = "job"
+	backoffRead   = "read"
+	backoffSubmit = "submit"
+	backoffJob    = "job"
 )
 
 // New registers colocd's series, a collector reading store.Counts()
@@ -86,17 +86,17 @@ func New(reg *prometheus.Registry, store *queue.Store) *Metrics {
 		m.ticks, m.lastTick, m.stale, m.unmatched, m.dominant, m.backendErrs, m.backendUp, m.backoff, m.backedOff, m.jobsBackoff, m.requests, m.reqSeconds, m.quarantined,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	for _, r := range []string{ForcedMaxSkips, ForcedReservation} {
+	for _, r := range []string{forcedMaxSkips, forcedReservation} {
 		m.forced.WithLabelValues(r) // 0 from the start, so rate() sees the first one
 	}
 	for _, sec := range learnedSections {
 		m.quarantined.WithLabelValues(sec) // 0 from the start: an alert on > 0 needs the series
 	}
-	for _, c := range []string{BackoffRead, BackoffSubmit} {
+	for _, c := range []string{backoffRead, backoffSubmit} {
 		m.backoff.WithLabelValues(c)
 		m.backedOff.WithLabelValues(c)
 	}
-	m.backedOff.WithLabelValues(BackoffJob)
+	m.backedOff.WithLabelValues(backoffJob)
 	if store != nil {
 		reg.MustRegister(&jobsCollector{store: store, desc: prometheus.NewDesc(
 			"colocd_jobs", "Jobs in the store by state.", []string{"state"}, nil),
@@ -230,7 +230,7 @@ func (m *Metrics) ObserveDecision(d time.Duration) {
 
 // Admitted counts one admitted job that waited wait pending (submission
 // to admission, on the engine's clock), and, when forced is not "", the
-// hard rule that chose it (ForcedMaxSkips, ForcedReservation).
+// hard rule that chose it (forcedMaxSkips, forcedReservation).
 func (m *Metrics) Admitted(wait time.Duration, forced, queue, kind string) {
 	if m == nil {
 		return
@@ -312,8 +312,8 @@ func (m *Metrics) LearnedStateQuarantined(section string) {
 	}
 }
 
-// BackendUp records whether the last call to backend (BackendCluster,
-// BackendMetrics) succeeded.
+// BackendUp records whether the last call to backend (backendCluster,
+// backendMetrics) succeeded.
 func (m *Metrics) BackendUp(backend string, up bool) {
 	if m == nil {
 		return
@@ -326,7 +326,7 @@ func (m *Metrics) BackendUp(backend string, up bool) {
 }
 
 // ClusterBackoff sets the wait of the cluster-wide backoff of calls
-// (BackoffRead, BackoffSubmit); zero when they do not back off.
+// (backoffRead, backoffSubmit); zero when they do not back off.
 func (m *Metrics) ClusterBackoff(calls string, wait time.Duration) {
 	if m != nil {
 		m.backoff.WithLabelValues(calls).Set(wait.Seconds())
@@ -334,7 +334,7 @@ func (m *Metrics) ClusterBackoff(calls string, wait time.Duration) {
 }
 
 // CallsBackedOff counts one call to the cluster not made because of a
-// backoff (BackoffRead, BackoffSubmit, BackoffJob).
+// backoff (backoffRead, backoffSubmit, backoffJob).
 func (m *Metrics) CallsBackedOff(calls string) {
 	if m != nil {
 		m.backedOff.WithLabelValues(calls).Inc()

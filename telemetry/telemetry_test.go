@@ -28,18 +28,18 @@ func TestMetricsLint(t *testing.T) {
 
 func TestNilMetricsIsSafe(t *testing.T) {
 	var m *Metrics
-	m.Admitted(time.Second, ForcedMaxSkips, "", "k")
+	m.Admitted(time.Second, forcedMaxSkips, "", "k")
 	m.AdmissionFailed()
 	m.ObserveDecision(time.Second)
 	m.LearningUpdates(1)
 	m.LearningTick(time.Unix(1, 0))
-	m.BackendUp(BackendCluster, true)
+	m.BackendUp(backendCluster, true)
 	m.Build(BuildInfo{Version: "v1"})
 	m.StaleHosts(1)
 	m.DominantShare("g", 1)
 	m.BackendErrors("op")
-	m.ClusterBackoff(BackoffSubmit, time.Second)
-	m.CallsBackedOff(BackoffRead)
+	m.ClusterBackoff(backoffSubmit, time.Second)
+	m.CallsBackedOff(backoffRead)
 	m.JobsBackingOff(1)
 	rec := httptest.NewRecorder()
 	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
@@ -55,13 +55,13 @@ func TestAdditions(t *testing.T) {
 	m := New(reg, nil)
 	m.Build(BuildInfo{Version: "v1.2.3", Revision: "abc123", GoVersion: "go1.26"})
 	m.Admitted(90*time.Second, "", "", "k")
-	m.Admitted(30*time.Second, ForcedReservation, "", "k")
+	m.Admitted(30*time.Second, forcedReservation, "", "k")
 	m.Admitted(-time.Second, "", "", "k") // a clock step back counts as no wait
 	m.LearningTick(time.Unix(1700000000, 500e6))
 	m.LearningTick(time.Unix(1700000300, 0))
-	m.BackendUp(BackendCluster, true)
-	m.BackendUp(BackendMetrics, true)
-	m.BackendUp(BackendMetrics, false)
+	m.BackendUp(backendCluster, true)
+	m.BackendUp(backendMetrics, true)
+	m.BackendUp(backendMetrics, false)
 	want := `
 # HELP colocd_build_info The running colocd's version, VCS revision and Go version (always 1).
 # TYPE colocd_build_info gauge
@@ -127,10 +127,10 @@ colocd_cluster_calls_backed_off_total{calls="submit"} %d
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(fmt.Sprintf(head, 0, 0.0, 0.0, 0, 0, 0)), names...); err != nil {
 		t.Errorf("at start: %v", err)
 	}
-	m.ClusterBackoff(BackoffRead, 1500*time.Millisecond)
-	m.CallsBackedOff(BackoffRead)
-	m.CallsBackedOff(BackoffRead)
-	m.CallsBackedOff(BackoffJob)
+	m.ClusterBackoff(backoffRead, 1500*time.Millisecond)
+	m.CallsBackedOff(backoffRead)
+	m.CallsBackedOff(backoffRead)
+	m.CallsBackedOff(backoffJob)
 	m.JobsBackingOff(3)
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(fmt.Sprintf(head, 3, 1.5, 0.0, 1, 2, 0)), names...); err != nil {
 		t.Errorf("backing off: %v", err)

@@ -57,7 +57,7 @@ func (e *transportError) Error() string {
 func (e *transportError) Unwrap() error { return e.err }
 
 // unavailableError is a pass over every RM that found none able to answer
-// (ErrUnavailable). It names the call once; each cause names its RM only
+// (errUnavailable). It names the call once; each cause names its RM only
 // when there are several.
 type unavailableError struct {
 	method, url string // url: the RM's and the path with one RM, the path alone with several
@@ -88,7 +88,7 @@ func (e *unavailableError) Error() string {
 }
 
 func (e *unavailableError) Is(target error) bool {
-	return target == ErrUnavailable || target == errNoActiveRM
+	return target == errUnavailable || target == errNoActiveRM
 }
 
 func (e *unavailableError) Unwrap() []error { return e.causes }
@@ -444,7 +444,7 @@ func (e *tooLargeError) Error() string {
 	return s
 }
 
-func (e *tooLargeError) Unwrap() error { return ErrTooLarge }
+func (e *tooLargeError) Unwrap() error { return errTooLarge }
 
 // remoteError turns a failed answer into a *RemoteError.
 func remoteError(resp *response) error {
@@ -470,12 +470,12 @@ func remoteError(resp *response) error {
 	return e
 }
 
-// decodeWith decodes a successful answer, wrapping failures in *DecodeError.
+// decodeWith decodes a successful answer, wrapping failures in *decodeError.
 func decodeWith[T any](resp *response, dec func([]byte) (T, error)) (T, error) {
 	v, err := dec(resp.body)
 	if err != nil {
 		var zero T
-		return zero, &DecodeError{
+		return zero, &decodeError{
 			StatusCode:  resp.status,
 			ContentType: resp.header.Get("Content-Type"),
 			Method:      resp.method,

@@ -16,11 +16,11 @@ import (
 
 // Defaults for the zero fields of Config.
 const (
-	DefaultTimeout       = 30 * time.Second
-	DefaultRetries       = 3
-	DefaultBackoff       = 200 * time.Millisecond
-	DefaultMaxBackoff    = 5 * time.Second
-	DefaultNMConcurrency = 8
+	defaultTimeout       = 30 * time.Second
+	defaultRetries       = 3
+	defaultBackoff       = 200 * time.Millisecond
+	defaultMaxBackoff    = 5 * time.Second
+	defaultNMConcurrency = 8
 
 	// DefaultMaxAnswerBytes caps the body of one successful answer (an RM's,
 	// an NM's, a NameNode's, the Timeline Server's), which is read whole
@@ -61,7 +61,7 @@ type Config struct {
 	// Timeout bounds one HTTP exchange (when HTTPClient has no timeout).
 	Timeout time.Duration
 	// Retries is how many times an idempotent GET is retried after a 5xx or
-	// a connection error (0 means DefaultRetries, negative means none).
+	// a connection error (0 means defaultRetries, negative means none).
 	// new-application, submit and kill are never retried.
 	Retries int
 	// Backoff is the wait before the first retry; it doubles up to
@@ -73,7 +73,7 @@ type Config struct {
 	NMConcurrency int
 	// MaxAnswerBytes caps the body of one successful answer; zero means
 	// DefaultMaxAnswerBytes. A bigger answer fails the call with
-	// ErrTooLarge (and is not retried: it would be as big again).
+	// errTooLarge (and is not retried: it would be as big again).
 	MaxAnswerBytes int64
 	// TimelineURL is the Timeline Server's (application history service)
 	// web address, e.g. "http://ats:8188": where HistoryApp asks about an
@@ -197,21 +197,21 @@ func New(cfg Config) (*Client, error) {
 	}
 	switch {
 	case c.retries == 0:
-		c.retries = DefaultRetries
+		c.retries = defaultRetries
 	case c.retries < 0:
 		c.retries = 0
 	}
 	if c.backoff == 0 {
-		c.backoff = DefaultBackoff
+		c.backoff = defaultBackoff
 	}
 	if c.maxBackoff == 0 {
-		c.maxBackoff = DefaultMaxBackoff
+		c.maxBackoff = defaultMaxBackoff
 	}
 	if c.maxBackoff < c.backoff {
 		c.maxBackoff = c.backoff
 	}
 	if c.nmConcurrency == 0 {
-		c.nmConcurrency = DefaultNMConcurrency
+		c.nmConcurrency = defaultNMConcurrency
 	}
 	if c.maxAnswer == 0 {
 		c.maxAnswer = DefaultMaxAnswerBytes
@@ -251,7 +251,7 @@ func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastRe
 func newHTTPClient(cfg Config) (*http.Client, error) {
 	timeout := cfg.Timeout
 	if timeout == 0 {
-		timeout = DefaultTimeout
+		timeout = defaultTimeout
 	}
 	if cfg.HTTPClient != nil {
 		cp := *cfg.HTTPClient

@@ -16,9 +16,9 @@ import (
 
 // Defaults of CommandSpec.
 const (
-	DefaultTagEnv         = "COLOCD_YARN_TAGS"
-	DefaultCommandTimeout = 5 * time.Minute
-	DefaultMaxOutput      = 64 << 10
+	defaultTagEnv         = "COLOCD_YARN_TAGS"
+	defaultCommandTimeout = 5 * time.Minute
+	defaultMaxOutput      = 64 << 10
 	// commandWaitDelay bounds how long Wait waits for the output pipes after
 	// the process exited or was killed (a daemonised grandchild can hold
 	// them open).
@@ -28,24 +28,24 @@ const (
 // Placeholders expanded in the elements of CommandSpec.Argv (never in
 // argv[0]; CheckArgv says where each may go).
 const (
-	PlaceholderTags  = "{{tags}}"   // the tags, comma-separated
-	PlaceholderJobID = "{{job_id}}" // CommandSpec.JobID
-	PlaceholderKind  = "{{kind}}"   // CommandSpec.Kind
-	PlaceholderUser  = "{{user}}"   // CommandSpec.User: the job's user, from its API token
+	placeholderTags  = "{{tags}}"   // the tags, comma-separated
+	placeholderJobID = "{{job_id}}" // CommandSpec.JobID
+	placeholderKind  = "{{kind}}"   // CommandSpec.Kind
+	placeholderUser  = "{{user}}"   // CommandSpec.User: the job's user, from its API token
 	PlaceholderQueue = "{{queue}}"  // CommandSpec.Queue: the job's YARN queue
 	// PlaceholderParamPrefix starts {{param.NAME}}: CommandSpec.Params[NAME].
 	PlaceholderParamPrefix = "{{param."
 )
 
 // Variables colocd sets in a submission command's environment, besides
-// CommandSpec.TagEnv. ParamEnvPrefix + NAME upper-cased carries parameter
+// CommandSpec.TagEnv. paramEnvPrefix + NAME upper-cased carries parameter
 // NAME (main_class: COLOCD_PARAM_ and MAIN_CLASS).
 const (
-	EnvJobID       = "COLOCD_JOB_ID"
-	EnvJobKind     = "COLOCD_JOB_KIND"
-	EnvJobUser     = "COLOCD_JOB_USER"
-	EnvJobQueue    = "COLOCD_JOB_QUEUE"
-	ParamEnvPrefix = "COLOCD_PARAM_"
+	envJobID       = "COLOCD_JOB_ID"
+	envJobKind     = "COLOCD_JOB_KIND"
+	envJobUser     = "COLOCD_JOB_USER"
+	envJobQueue    = "COLOCD_JOB_QUEUE"
+	paramEnvPrefix = "COLOCD_PARAM_"
 )
 
 // CommandSpec is how to start a job by running a submitter, e.g.
@@ -68,7 +68,7 @@ type CommandSpec struct {
 	// win over Env's.
 	Env     []string
 	Dir     string        // working directory; "" is the daemon's
-	Timeout time.Duration // 0 → DefaultCommandTimeout
+	Timeout time.Duration // 0 → defaultCommandTimeout
 	// TagEnv names the variable that carries the comma-separated tags;
 	// "" → COLOCD_YARN_TAGS.
 	TagEnv string
@@ -159,7 +159,7 @@ func soleParam(a string) (string, bool) {
 
 // ParamEnv is the variable that carries parameter name in a submission
 // command's environment: COLOCD_PARAM_ and the name upper-cased.
-func ParamEnv(name string) string { return ParamEnvPrefix + strings.ToUpper(name) }
+func ParamEnv(name string) string { return paramEnvPrefix + strings.ToUpper(name) }
 
 // ArgvError says which element of a submission command's argv is wrong
 // and why. It wraps ErrInvalid.
@@ -215,7 +215,7 @@ func CheckArgv(argv []string, param func(name string) bool) error {
 			if strings.Contains(a, "{{") {
 				return &ArgvError{Index: i, Reason: fmt.Sprintf("%q is a shell script: a placeholder there would be spliced into shell code; "+
 					"read the value from the environment instead ($%s, $%s, $%s, $%s, $%s, $%sNAME)",
-					a, DefaultTagEnv, EnvJobID, EnvJobKind, EnvJobUser, EnvJobQueue, ParamEnvPrefix)}
+					a, defaultTagEnv, envJobID, envJobKind, envJobUser, envJobQueue, paramEnvPrefix)}
 			}
 			continue
 		}
@@ -261,8 +261,8 @@ func checkPlaceholders(a string, param func(string) bool) error {
 
 // SubmitCommand runs the submission command with the tags injected and
 // returns the tail of its combined output. On timeout the command's whole
-// process group is killed and the error matches ErrCommandTimeout; a non-zero
-// exit matches ErrCommandFailed; both are *CommandError carrying the output.
+// process group is killed and the error matches errCommandTimeout; a non-zero
+// exit matches ErrCommandFailed; both are *commandError carrying the output.
 // The command is run once; afterwards look the application up by its tags
 // (the command may have submitted it even when it failed).
 func (c *Client) SubmitCommand(ctx context.Context, spec CommandSpec, tags []string) ([]byte, error) {
@@ -289,15 +289,15 @@ func (c *Client) SubmitCommand(ctx context.Context, spec CommandSpec, tags []str
 	}
 	timeout := spec.Timeout
 	if timeout == 0 {
-		timeout = DefaultCommandTimeout
+		timeout = defaultCommandTimeout
 	}
 	tagEnv := spec.TagEnv
 	if tagEnv == "" {
-		tagEnv = DefaultTagEnv
+		tagEnv = defaultTagEnv
 	}
 	maxOut := spec.MaxOutput
 	if maxOut <= 0 {
-		maxOut = DefaultMaxOutput
+		maxOut = defaultMaxOutput
 	}
 	argv := spec.ExpandArgv(tags)
 
@@ -309,10 +309,10 @@ func (c *Client) SubmitCommand(ctx context.Context, spec CommandSpec, tags []str
 	cmd.Env = append(make([]string, 0, len(spec.Env)+5+len(spec.Params)), spec.Env...)
 	cmd.Env = append(cmd.Env,
 		tagEnv+"="+strings.Join(tags, ","),
-		EnvJobID+"="+spec.JobID,
-		EnvJobKind+"="+spec.Kind,
-		EnvJobUser+"="+spec.User,
-		EnvJobQueue+"="+spec.Queue,
+		envJobID+"="+spec.JobID,
+		envJobKind+"="+spec.Kind,
+		envJobUser+"="+spec.User,
+		envJobQueue+"="+spec.Queue,
 	)
 	for _, name := range slices.Sorted(maps.Keys(spec.Params)) {
 		cmd.Env = append(cmd.Env, ParamEnv(name)+"="+spec.Params[name])
@@ -328,7 +328,7 @@ func (c *Client) SubmitCommand(ctx context.Context, spec CommandSpec, tags []str
 	if err == nil {
 		return out.Bytes(), nil
 	}
-	ce := &CommandError{Argv: argv, ExitCode: -1, Output: out.Bytes(), Err: err}
+	ce := &commandError{Argv: argv, ExitCode: -1, Output: out.Bytes(), Err: err}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		ce.ExitCode = ee.ExitCode()

@@ -7,7 +7,7 @@ import (
 	"sort"
 )
 
-// Credentials is the credentials object of a submission's
+// credentials is the credentials object of a submission's
 // am-container-spec (ResourceManagerRest.md, "Elements of the credentials
 // object"): what the ApplicationMaster is given to authenticate with, by
 // alias. Tokens holds tokens as Token.Encode writes them (the RM reads each
@@ -16,7 +16,7 @@ import (
 // holds base64 secrets. On the wire each is a JAXB map,
 // {"entry":[{"key":..,"value":..}]}, a single entry possibly as a bare
 // object.
-type Credentials struct {
+type credentials struct {
 	Tokens  map[string]string
 	Secrets map[string]string
 }
@@ -76,8 +76,8 @@ func entriesOf(m map[string]string) jaxbMap {
 }
 
 // Credentials decodes the am-container-spec's credentials; none is an
-// empty Credentials.
-func (s SubmissionContext) Credentials() (Credentials, error) {
+// empty credentials.
+func (s SubmissionContext) Credentials() (credentials, error) {
 	var spec struct {
 		Credentials *struct {
 			Tokens  jaxbMap `json:"tokens"`
@@ -86,19 +86,19 @@ func (s SubmissionContext) Credentials() (Credentials, error) {
 	}
 	if len(trimSpace(s.AMContainerSpec)) > 0 {
 		if err := json.Unmarshal(s.AMContainerSpec, &spec); err != nil {
-			return Credentials{}, fmt.Errorf("am-container-spec: %w", err)
+			return credentials{}, fmt.Errorf("am-container-spec: %w", err)
 		}
 	}
-	out := Credentials{Tokens: map[string]string{}, Secrets: map[string]string{}}
+	out := credentials{Tokens: map[string]string{}, Secrets: map[string]string{}}
 	if spec.Credentials == nil {
 		return out, nil
 	}
 	var err error
 	if out.Tokens, err = spec.Credentials.Tokens.values("am-container-spec.credentials.tokens"); err != nil {
-		return Credentials{}, err
+		return credentials{}, err
 	}
 	if out.Secrets, err = spec.Credentials.Secrets.values("am-container-spec.credentials.secrets"); err != nil {
-		return Credentials{}, err
+		return credentials{}, err
 	}
 	return out, nil
 }

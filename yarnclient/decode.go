@@ -299,7 +299,7 @@ func (c *NMContainer) UnmarshalJSON(b []byte) error {
 }
 
 // Envelope decoders: one per endpoint. Each returns a plain error that the
-// caller wraps into a *DecodeError with the HTTP status and a body snippet.
+// caller wraps into a *decodeError with the HTTP status and a body snippet.
 
 func decodeClusterInfo(b []byte) (ClusterInfo, error) {
 	var env struct {

@@ -129,7 +129,7 @@ func TestDecodeClusterMetrics(t *testing.T) {
 		TotalVirtualCores: 8, TotalNodes: 1, ActiveNodes: 1,
 	}
 	ri := func(mem, vc int64) *ResourceInfo {
-		return &ResourceInfo{Memory: mem, VCores: vc, ResourceInformations: &ResourceInformations{ResourceInformation: []ResourceInformation{
+		return &ResourceInfo{Memory: mem, VCores: vc, ResourceInformations: &resourceInformations{ResourceInformation: []resourceInformation{
 			{Name: "memory-mb", ResourceType: "COUNTABLE", Units: "Mi", Value: mem, MaximumAllocation: 9223372036854775807, Attributes: map[string]string{}},
 			{Name: "vcores", ResourceType: "COUNTABLE", Value: vc, MaximumAllocation: 9223372036854775807, Attributes: map[string]string{}},
 		}}}
@@ -456,7 +456,7 @@ func TestSubmissionRoundTrip(t *testing.T) {
 	if err := json.Unmarshal(readTestdata(t, "submit/tags-request.json"), &sub); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(Tags{"tag 2", "tag1"}, sub.ApplicationTags); diff != "" {
+	if diff := cmp.Diff(tags{"tag 2", "tag1"}, sub.ApplicationTags); diff != "" {
 		t.Errorf("tags (-want +got)\n%s", diff)
 	}
 }
@@ -563,7 +563,7 @@ func FuzzDecoders(f *testing.F) {
 		}
 		_ = remoteError(&response{status: 500, header: http.Header{}, body: body}).Error()
 		standbyAnswer(&response{status: 200, header: http.Header{}, body: body})
-		var tags Tags
+		var tags tags
 		_ = json.Unmarshal(body, &tags)
 		_, _ = AppIDFromContainerID(string(body))
 		if tok, err := ParseToken(string(body)); err == nil {

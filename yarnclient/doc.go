@@ -48,9 +48,9 @@
 //     asks for Negotiate makes the client ask a Refresher Auth for fresh
 //     credentials and send the call once more.
 //   - Errors: YARN's RemoteException bodies become *RemoteError, matching
-//     ErrNotFound, ErrBadRequest, ErrUnauthorized, ErrForbidden, ErrConflict
-//     and (5xx) ErrUnavailable; an answer that is not the documented JSON is a
-//     *DecodeError with the status and the start of the body.
+//     ErrNotFound, errBadRequest, ErrUnauthorized, ErrForbidden, ErrConflict
+//     and (5xx) errUnavailable; an answer that is not the documented JSON is a
+//     *decodeError with the status and the start of the body.
 //
 // # Retries, and what is never retried
 //

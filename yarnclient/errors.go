@@ -7,16 +7,16 @@ import (
 	"strings"
 )
 
-// Sentinel errors. Test with errors.Is; *RemoteError, *DecodeError and
-// *CommandError match the ones that describe them.
+// Sentinel errors. Test with errors.Is; *RemoteError, *decodeError and
+// *commandError match the ones that describe them.
 var (
 	// ErrNotFound: the RM (or NM) answered 404, e.g. an unknown application id.
 	ErrNotFound = errors.New("yarnclient: not found")
-	// ErrNoTimeline: HistoryApp was called on a client without TimelineURL.
-	ErrNoTimeline = errors.New("yarnclient: no timeline server configured")
-	// ErrBadRequest: the RM answered 400 (BadRequestException), e.g. a bad id
+	// errNoTimeline: HistoryApp was called on a client without TimelineURL.
+	errNoTimeline = errors.New("yarnclient: no timeline server configured")
+	// errBadRequest: the RM answered 400 (BadRequestException), e.g. a bad id
 	// or an invalid target state.
-	ErrBadRequest = errors.New("yarnclient: bad request")
+	errBadRequest = errors.New("yarnclient: bad request")
 	// ErrUnauthorized: 401; simple auth needs a user name, a Kerberos cluster
 	// needs an Auth that speaks SPNEGO (yarnclient/kerberos), and a
 	// kerberized server that refuses its ticket, also after one retry with
@@ -27,14 +27,14 @@ var (
 	// ErrConflict: 409, or the RM's "already present! Cannot add a duplicate!"
 	// answer to a concurrent second submission of the same application id.
 	ErrConflict = errors.New("yarnclient: conflict")
-	// ErrUnavailable: no ResourceManager could serve the call now: every RM was
+	// errUnavailable: no ResourceManager could serve the call now: every RM was
 	// unreachable or standby, or the active one answered 5xx.
-	ErrUnavailable = errors.New("yarnclient: resource manager unavailable")
-	// ErrDecode: a 2xx answer whose body is not the documented JSON.
-	ErrDecode = errors.New("yarnclient: cannot decode response")
-	// ErrTooLarge: a 2xx answer over Config.MaxAnswerBytes (or declaring
+	errUnavailable = errors.New("yarnclient: resource manager unavailable")
+	// errDecode: a 2xx answer whose body is not the documented JSON.
+	errDecode = errors.New("yarnclient: cannot decode response")
+	// errTooLarge: a 2xx answer over Config.MaxAnswerBytes (or declaring
 	// a Content-Length over it); nothing of it was decoded.
-	ErrTooLarge = errors.New("yarnclient: answer over its size cap")
+	errTooLarge = errors.New("yarnclient: answer over its size cap")
 	// ErrInvalid: a bad Config or argument; the message names the field.
 	ErrInvalid = errors.New("yarnclient: invalid argument")
 	// ErrNoToken: a NameNode issued no delegation token ({"Token":null}):
@@ -42,9 +42,9 @@ var (
 	ErrNoToken = errors.New("yarnclient: no delegation token issued (security is off)")
 	// ErrCommandFailed: a submission command exited non-zero or could not start.
 	ErrCommandFailed = errors.New("yarnclient: submit command failed")
-	// ErrCommandTimeout: a submission command ran past its timeout and was
+	// errCommandTimeout: a submission command ran past its timeout and was
 	// killed with its process group.
-	ErrCommandTimeout = errors.New("yarnclient: submit command timed out")
+	errCommandTimeout = errors.New("yarnclient: submit command timed out")
 )
 
 // RemoteError is a non-2xx answer of the RM or an NM. Exception,
@@ -78,7 +78,7 @@ func (e *RemoteError) Is(target error) bool {
 	switch target {
 	case ErrNotFound:
 		return e.StatusCode == http.StatusNotFound
-	case ErrBadRequest:
+	case errBadRequest:
 		return e.StatusCode == http.StatusBadRequest
 	case ErrUnauthorized:
 		return e.StatusCode == http.StatusUnauthorized
@@ -87,15 +87,15 @@ func (e *RemoteError) Is(target error) bool {
 	case ErrConflict:
 		return e.StatusCode == http.StatusConflict ||
 			strings.Contains(e.Message, "Cannot add a duplicate")
-	case ErrUnavailable:
+	case errUnavailable:
 		return e.StatusCode >= 500
 	}
 	return false
 }
 
-// DecodeError is a 2xx answer that is not the documented JSON: an HTML login
+// decodeError is a 2xx answer that is not the documented JSON: an HTML login
 // page from a proxy, a truncated body, an unexpected shape.
-type DecodeError struct {
+type decodeError struct {
 	StatusCode  int
 	ContentType string
 	Method      string
@@ -104,15 +104,15 @@ type DecodeError struct {
 	Err         error
 }
 
-func (e *DecodeError) Error() string {
+func (e *decodeError) Error() string {
 	return fmt.Sprintf("yarnclient: %s %s: cannot decode %d answer (Content-Type %q): %v; body starts %q",
 		e.Method, e.URL, e.StatusCode, e.ContentType, e.Err, e.Snippet)
 }
 
-func (e *DecodeError) Unwrap() []error { return []error{ErrDecode, e.Err} }
+func (e *decodeError) Unwrap() []error { return []error{errDecode, e.Err} }
 
-// CommandError is a failed or timed-out submission command.
-type CommandError struct {
+// commandError is a failed or timed-out submission command.
+type commandError struct {
 	Argv     []string // after placeholder expansion
 	ExitCode int      // -1 when killed or not started
 	TimedOut bool
@@ -120,7 +120,7 @@ type CommandError struct {
 	Err      error
 }
 
-func (e *CommandError) Error() string {
+func (e *commandError) Error() string {
 	name := ""
 	if len(e.Argv) > 0 {
 		name = e.Argv[0]
@@ -131,9 +131,9 @@ func (e *CommandError) Error() string {
 	return fmt.Sprintf("yarnclient: submit command %q failed (exit code %d): %v", name, e.ExitCode, e.Err)
 }
 
-func (e *CommandError) Unwrap() []error {
+func (e *commandError) Unwrap() []error {
 	if e.TimedOut {
-		return []error{ErrCommandTimeout, e.Err}
+		return []error{errCommandTimeout, e.Err}
 	}
 	return []error{ErrCommandFailed, e.Err}
 }

@@ -15,9 +15,9 @@ import (
 // metrics publisher sent it (yarn.system-metrics-publisher.enabled), from
 // the submission on.
 
-// PathHistoryApp is /ws/v1/applicationhistory/apps/{appid} on the Timeline
+// pathHistoryApp is /ws/v1/applicationhistory/apps/{appid} on the Timeline
 // Server.
-func PathHistoryApp(appID string) string { return "/ws/v1/applicationhistory/apps/" + appID }
+func pathHistoryApp(appID string) string { return "/ws/v1/applicationhistory/apps/" + appID }
 
 // HistoryApp is one application as the history service reports it: a bare
 // AppInfo object (no wrapper, unlike the RM's {"app": ...}).
@@ -44,16 +44,16 @@ type HistoryApp struct {
 }
 
 // HistoryApp asks the Timeline Server about appID. It fails with
-// ErrNoTimeline when the client has no TimelineURL, and with ErrNotFound
+// errNoTimeline when the client has no TimelineURL, and with ErrNotFound
 // when the history service has no record of the application (404).
 func (c *Client) HistoryApp(ctx context.Context, appID string) (HistoryApp, error) {
 	if c.timeline == nil {
-		return HistoryApp{}, ErrNoTimeline
+		return HistoryApp{}, errNoTimeline
 	}
 	if err := checkAppID("appID", appID); err != nil {
 		return HistoryApp{}, err
 	}
-	resp, err := c.urlCall(ctx, c.timeline, get(PathHistoryApp(appID), nil))
+	resp, err := c.urlCall(ctx, c.timeline, get(pathHistoryApp(appID), nil))
 	if err != nil {
 		return HistoryApp{}, err
 	}

@@ -12,11 +12,11 @@ import "fmt"
 // object, numbers written as strings, and an idle node's {"containers":{}}
 // or {"containers":null}, which give no containers and no error. Any other
 // body, including one without a "containers" key, fails with an error that
-// matches ErrDecode.
+// matches errDecode.
 func DecodeNMContainers(body []byte) ([]NMContainer, error) {
 	cs, err := decodeNMContainers(body)
 	if err != nil {
-		return nil, fmt.Errorf("%w: node containers: %w", ErrDecode, err)
+		return nil, fmt.Errorf("%w: node containers: %w", errDecode, err)
 	}
 	return cs, nil
 }

@@ -70,8 +70,8 @@ func TestDecodeNMContainersRejects(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			got, err := DecodeNMContainers([]byte(body))
-			if !errors.Is(err, ErrDecode) {
-				t.Errorf("DecodeNMContainers(%q) = %+v, %v; want an error matching ErrDecode", body, got, err)
+			if !errors.Is(err, errDecode) {
+				t.Errorf("DecodeNMContainers(%q) = %+v, %v; want an error matching errDecode", body, got, err)
 			}
 			if got != nil {
 				t.Errorf("DecodeNMContainers(%q) returned %+v with its error", body, got)

@@ -270,10 +270,10 @@ func (c *Client) RMDelegationToken(ctx context.Context, renewer string, opts ...
 	return dt, redactToken(err)
 }
 
-// redactToken drops the body from a *DecodeError of an answer that may
+// redactToken drops the body from a *decodeError of an answer that may
 // hold a token, so that no credential reaches a log.
 func redactToken(err error) error {
-	var de *DecodeError
+	var de *decodeError
 	if errors.As(err, &de) {
 		de.Snippet = "(not shown: it may hold a token)"
 	}

@@ -80,16 +80,16 @@ type ClusterMetrics struct {
 type ResourceInfo struct {
 	Memory               int64                 `json:"memory"`
 	VCores               int64                 `json:"vCores"`
-	ResourceInformations *ResourceInformations `json:"resourceInformations,omitempty"`
+	ResourceInformations *resourceInformations `json:"resourceInformations,omitempty"`
 }
 
-// ResourceInformations is 3.x's {"resourceInformation":[...]} wrapper.
-type ResourceInformations struct {
-	ResourceInformation []ResourceInformation `json:"resourceInformation"`
+// resourceInformations is 3.x's {"resourceInformation":[...]} wrapper.
+type resourceInformations struct {
+	ResourceInformation []resourceInformation `json:"resourceInformation"`
 }
 
-// ResourceInformation is one resource type of a 3.x ResourceInfo.
-type ResourceInformation struct {
+// resourceInformation is one resource type of a 3.x ResourceInfo.
+type resourceInformation struct {
 	Name              string            `json:"name"`
 	ResourceType      string            `json:"resourceType"` // COUNTABLE
 	Units             string            `json:"units"`
@@ -322,7 +322,7 @@ type SubmissionContext struct {
 	Resource                                *ResourceInfo   `json:"resource,omitempty"`
 	ApplicationType                         string          `json:"application-type,omitempty"`
 	KeepContainersAcrossApplicationAttempts bool            `json:"keep-containers-across-application-attempts"`
-	ApplicationTags                         Tags            `json:"application-tags,omitempty"`
+	ApplicationTags                         tags            `json:"application-tags,omitempty"`
 	AppNodeLabelExpression                  string          `json:"app-node-label-expression,omitempty"`
 	AMContainerNodeLabelExpression          string          `json:"am-container-node-label-expression,omitempty"`
 	LogAggregationContext                   json.RawMessage `json:"log-aggregation-context,omitempty"`
@@ -363,7 +363,7 @@ func (s SubmissionContext) Clone() SubmissionContext {
 		c.CancelTokensWhenComplete = &b
 	}
 	if s.ApplicationTags != nil {
-		c.ApplicationTags = append(Tags(nil), s.ApplicationTags...)
+		c.ApplicationTags = append(tags(nil), s.ApplicationTags...)
 	}
 	return c
 }
@@ -375,13 +375,13 @@ func cloneRaw(b json.RawMessage) json.RawMessage {
 	return append(json.RawMessage(nil), b...)
 }
 
-// Tags is a submission's application-tags, which the RM's JAXB mapping writes
+// tags is a submission's application-tags, which the RM's JAXB mapping writes
 // as {"tag":["a","b"]} (an element wrapper around repeated <tag>; see the XML
 // submission example).
-type Tags []string
+type tags []string
 
 // MarshalJSON writes {"tag":[...]}.
-func (t Tags) MarshalJSON() ([]byte, error) {
+func (t tags) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
 		Tag []string `json:"tag"`
 	}{Tag: []string(t)})
@@ -389,7 +389,7 @@ func (t Tags) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON accepts {"tag":[...]}, {"tag":"one"}, a bare array, a
 // comma-separated string and null.
-func (t *Tags) UnmarshalJSON(b []byte) error {
+func (t *tags) UnmarshalJSON(b []byte) error {
 	b = trimSpace(b)
 	switch {
 	case len(b) == 0 || string(b) == "null":
@@ -416,7 +416,7 @@ func (t *Tags) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*t = Tags(w.Tag)
+	*t = tags(w.Tag)
 	return nil
 }
 

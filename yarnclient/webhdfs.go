@@ -43,7 +43,7 @@ type HDFSTokenRequest struct {
 // Hadoop's own clients relabel tokens (Token.setKind, setService): the
 // password does not cover them. A NameNode with security off issues none ({"Token":null}):
 // ErrNoToken. A standby or unreachable NameNode sends the request to the
-// next one; when none answers, the error matches ErrUnavailable. It is a
+// next one; when none answers, the error matches errUnavailable. It is a
 // GET and retried like one.
 func (c *Client) HDFSDelegationToken(ctx context.Context, req HDFSTokenRequest, opts ...CallOption) (Token, error) {
 	o, err := applyCallOptions(opts)
@@ -88,7 +88,7 @@ func (c *Client) HDFSDelegationToken(ctx context.Context, req HDFSTokenRequest, 
 	}
 	t, err := ParseToken(s)
 	if err != nil {
-		return Token{}, redactToken(&DecodeError{StatusCode: resp.status, ContentType: resp.header.Get("Content-Type"),
+		return Token{}, redactToken(&decodeError{StatusCode: resp.status, ContentType: resp.header.Get("Content-Type"),
 			Method: resp.method, URL: resp.url, Err: err})
 	}
 	t.Kind = kind

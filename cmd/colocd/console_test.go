@@ -12,6 +12,7 @@ import (
 	"github.com/colocd/colocd/cluster"
 	"github.com/colocd/colocd/goodness"
 	"github.com/colocd/colocd/journal"
+	"github.com/colocd/colocd/pipeline"
 	"github.com/colocd/colocd/queue"
 )
 
@@ -19,12 +20,12 @@ import (
 // the run and the nodes the real API serves, and --json is its bytes.
 func TestClientSummaryAndNodes(t *testing.T) {
 	at := apiclienttest.Epoch
-	room := queue.Capacity{MemoryMB: 8192, VCores: 8}
+	room := pipeline.Capacity{MemoryMB: 8192, VCores: 8}
 	view := apiclienttest.FixedCluster{At: at, State: cluster.State{
-		Capacity: queue.Capacity{MemoryMB: 16384, VCores: 16}, Free: queue.Capacity{MemoryMB: 6144, VCores: 6},
+		Capacity: pipeline.Capacity{MemoryMB: 16384, VCores: 16}, Free: pipeline.Capacity{MemoryMB: 6144, VCores: 6},
 		Nodes: []cluster.Node{
-			{Name: "n1", Capacity: room, Free: queue.Capacity{MemoryMB: 2048, VCores: 2}, Apps: []string{"application_1_0001", "application_1_0002"}},
-			{Name: "n2", Capacity: room, Free: queue.Capacity{MemoryMB: 4096, VCores: 4}},
+			{Name: "n1", Capacity: room, Free: pipeline.Capacity{MemoryMB: 2048, VCores: 2}, Apps: []string{"application_1_0001", "application_1_0002"}},
+			{Name: "n2", Capacity: room, Free: pipeline.Capacity{MemoryMB: 4096, VCores: 4}},
 		},
 		Apps: []cluster.App{
 			{ID: "application_1_0001", JobID: "J1", Kind: "cc", Nodes: []string{"n1"}, Placement: map[string]int{"n1": 3}},

@@ -74,7 +74,7 @@ window.
 					NetRecvBps: u.NetRecv, NetSentBps: u.NetSent, Goodness: r.Goodness}
 			}
 			for _, h := range stale {
-				fmt.Fprintf(cmd.ErrOrStderr(), "colocd: host %s: no fresh data in the window (none, or the newest point is older than %s.stale_after)\n", h, staleKey(cfg))
+				fmt.Fprintf(cmd.ErrOrStderr(), "colocd: host %s: no fresh data in the window (none, or the newest point is older than %s.stale_after)\n", h, daemon.MetricsSection(cfg))
 			}
 			return printMetrics(cmd.OutOrStdout(), out, asJSON)
 		},
@@ -95,14 +95,6 @@ window.
 	fl.String("influx-bucket", "", "bucket, 1.8: db/rp (config key influx.bucket)")
 	fl.String("influx-token", "", "token, 1.8: user:password (config key influx.token; prefer COLOCD_INFLUX_TOKEN)")
 	return cmd
-}
-
-// staleKey is the section whose stale_after decides freshness.
-func staleKey(cfg daemon.Config) string {
-	if cfg.Metrics.Source == daemon.SourcePrometheus {
-		return "prometheus"
-	}
-	return "influx"
 }
 
 // printMetrics writes the hosts' metrics as {"hosts": {...}} JSON or a

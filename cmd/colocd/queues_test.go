@@ -8,22 +8,22 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/colocd/colocd/apiclient/apiclienttest"
-	"github.com/colocd/colocd/queue"
+	"github.com/colocd/colocd/pipeline"
 )
 
-type fixedQueues struct{ rep queue.QueuesReport }
+type fixedQueues struct{ rep pipeline.QueuesReport }
 
-func (f fixedQueues) Queues() queue.QueuesReport { return f.rep }
+func (f fixedQueues) Queues() pipeline.QueuesReport { return f.rep }
 
 func TestClientQueues(t *testing.T) {
-	owed, ent, rcv := queue.Rate{VCores: 0.25, Memory: 0.125}, queue.Rate{VCores: 0.4, Memory: 0.4}, queue.Rate{VCores: 0.1, Memory: 0.05}
-	alpha, beta := queue.Rate{VCores: 0.4, Memory: 0.4}, queue.Rate{VCores: 0.1, Memory: 0.1}
-	rep := queue.QueuesReport{Enabled: true, Mode: queue.FairnessCurves, GroupBy: queue.GroupByQueue, At: apiclienttest.Epoch,
-		BurstPeriodNS: int64(time.Hour), Queues: []queue.QueueStatus{
-			{Name: "interactive", Class: "latency-sensitive", Level: 1, Guarantee: queue.GuaranteeHard, Reason: "resource and fairness conditions hold at level 1 (1 guaranteed there)",
+	owed, ent, rcv := pipeline.Rate{VCores: 0.25, Memory: 0.125}, pipeline.Rate{VCores: 0.4, Memory: 0.4}, pipeline.Rate{VCores: 0.1, Memory: 0.05}
+	alpha, beta := pipeline.Rate{VCores: 0.4, Memory: 0.4}, pipeline.Rate{VCores: 0.1, Memory: 0.1}
+	rep := pipeline.QueuesReport{Enabled: true, Mode: pipeline.FairnessCurves, GroupBy: pipeline.GroupByQueue, At: apiclienttest.Epoch,
+		BurstPeriodNS: int64(time.Hour), Queues: []pipeline.QueueStatus{
+			{Name: "interactive", Class: "latency-sensitive", Level: 1, Guarantee: pipeline.GuaranteeHard, Reason: "resource and fairness conditions hold at level 1 (1 guaranteed there)",
 				Alpha: &alpha, Beta: &beta, BurstNS: int64(10 * time.Minute), Weight: 1, Entitled: &ent, Owed: &owed, Received: &rcv,
-				Held: queue.Rate{VCores: 0.15, Memory: 0.275}, Share: 0.275, Pending: 2},
-			{Name: "alice", Class: "batch", Guarantee: queue.GuaranteeElastic, Weight: 1, Held: queue.Rate{VCores: 0.5, Memory: 0.25}, Share: 0.5, Deficit: -0.07},
+				Held: pipeline.Rate{VCores: 0.15, Memory: 0.275}, Share: 0.275, Pending: 2},
+			{Name: "alice", Class: "batch", Guarantee: pipeline.GuaranteeElastic, Weight: 1, Held: pipeline.Rate{VCores: 0.5, Memory: 0.25}, Share: 0.5, Deficit: -0.07},
 		}}
 	srv := apiclienttest.Start(t, apiclienttest.Options{Queues: fixedQueues{rep}})
 	s := &cliServer{url: srv.URL, store: srv.Store, learner: srv.Learner, profiles: srv.Profiles}

@@ -15,18 +15,18 @@ import (
 	"github.com/colocd/colocd/collector/internal/testproc"
 )
 
-// Database is the database Start creates; Bucket is its v2-style name.
+// database is the database Start creates; bucket is its v2-style name.
 const (
-	Database = "telegraf"
-	Bucket   = Database + "/autogen"
+	database = "telegraf"
+	bucket   = database + "/autogen"
 )
 
 // startTries bounds Start's attempts: a free port can be taken between
 // probe and bind. The lifecycle bounds are testproc's defaults.
 const startTries = 3
 
-// Option configures Start.
-type Option func(*options)
+// option configures Start.
+type option func(*options)
 
 type options struct {
 	user, password string
@@ -36,14 +36,14 @@ type options struct {
 // WithoutFlux starts influxd with Flux disabled ([http] flux-enabled =
 // false), as many InfluxDB 1.x sites run it: /api/v2/query then refuses
 // every query and only InfluxQL (/query) answers.
-func WithoutFlux() Option {
+func WithoutFlux() option {
 	return func(o *options) { o.noFlux = true }
 }
 
 // WithAuth turns on InfluxDB authentication and creates an admin user with
 // the given credentials before creating the database. Server.Token returns
 // "user:password", the form the v2 API of InfluxDB 1.8 accepts as a token.
-func WithAuth(user, password string) Option {
+func WithAuth(user, password string) option {
 	return func(o *options) { o.user, o.password = user, password }
 }
 
@@ -87,7 +87,7 @@ func Tool(t testing.TB, name string) string {
 
 // Start runs influxd for the duration of the test and returns once it
 // answers /ping and the "telegraf" database exists.
-func Start(t testing.TB, opts ...Option) *Server {
+func Start(t testing.TB, opts ...option) *Server {
 	t.Helper()
 	bin := Tool(t, "influxd")
 	var o options
@@ -202,7 +202,7 @@ func (s *Server) setup() error {
 			return err
 		}
 	}
-	return s.query("CREATE DATABASE "+Database, true)
+	return s.query("CREATE DATABASE "+database, true)
 }
 
 func influxQLIdent(s string) string {
@@ -235,7 +235,7 @@ func (s *Server) query(q string, auth bool) error {
 func (s *Server) URL() string { return s.url }
 
 // Bucket is "telegraf/autogen", the v2 API name of the database Start made.
-func (s *Server) Bucket() string { return Bucket }
+func (s *Server) Bucket() string { return bucket }
 
 // Token is the v2 API token for this server: "user:password" with WithAuth,
 // otherwise "".
@@ -261,7 +261,7 @@ func (s *Server) Write(t testing.TB, lines string) {
 // WriteErr is Write returning the error instead of failing the test, for use
 // outside the test goroutine.
 func (s *Server) WriteErr(ctx context.Context, lines string) error {
-	u := s.url + "/write?" + url.Values{"db": {Database}, "precision": {"ns"}}.Encode()
+	u := s.url + "/write?" + url.Values{"db": {database}, "precision": {"ns"}}.Encode()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, strings.NewReader(lines))
 	if err != nil {
 		return err

@@ -31,12 +31,12 @@ const (
 	startTries   = 3 // a free port can be taken between probe and bind
 )
 
-// Retention keeps backfilled samples of any year: Prometheus deletes
+// retention keeps backfilled samples of any year: Prometheus deletes
 // blocks older than its retention at startup, and the default is 15 days.
-const Retention = "100y"
+const retention = "100y"
 
-// Option configures Start.
-type Option func(*options)
+// option configures Start.
+type option func(*options)
 
 type options struct {
 	samples *Samples
@@ -51,11 +51,11 @@ type scrape struct {
 
 // WithSamples backfills s into the TSDB with promtool before Prometheus
 // starts.
-func WithSamples(s *Samples) Option { return func(o *options) { o.samples = s } }
+func WithSamples(s *Samples) option { return func(o *options) { o.samples = s } }
 
 // WithScrape adds a scrape job over the given host:port targets, scraped
 // every interval (whole milliseconds) with a scrape timeout of interval.
-func WithScrape(job string, interval time.Duration, targets ...string) Option {
+func WithScrape(job string, interval time.Duration, targets ...string) option {
 	return func(o *options) {
 		o.scrapes = append(o.scrapes, scrape{job: job, interval: interval, targets: targets})
 	}
@@ -71,7 +71,7 @@ type Server struct {
 
 // Start runs prometheus for the duration of the test and returns once it
 // answers /-/ready, with any WithSamples data backfilled.
-func Start(t testing.TB, opts ...Option) *Server {
+func Start(t testing.TB, opts ...option) *Server {
 	t.Helper()
 	bin := influxtest.Tool(t, "prometheus")
 	var o options
@@ -93,7 +93,7 @@ func Start(t testing.TB, opts ...Option) *Server {
 		return []string{
 			"--config.file=" + conf,
 			"--storage.tsdb.path=" + dataDir,
-			"--storage.tsdb.retention.time=" + Retention,
+			"--storage.tsdb.retention.time=" + retention,
 			"--web.listen-address=" + addr,
 		}
 	})
@@ -147,15 +147,15 @@ func (s *Server) URL() string { return s.url }
 // Dir is the server's temporary directory (config, data, logs).
 func (s *Server) Dir() string { return s.dir }
 
-// Sample is one element of an instant vector.
-type Sample struct {
+// sample is one element of an instant vector.
+type sample struct {
 	Metric map[string]string
 	Value  float64
 }
 
 // Query runs an instant query at at (now when zero) and returns its
 // vector, failing the test on any error.
-func (s *Server) Query(t testing.TB, q string, at time.Time) []Sample {
+func (s *Server) Query(t testing.TB, q string, at time.Time) []sample {
 	t.Helper()
 	v, err := s.QueryErr(context.Background(), q, at)
 	if err != nil {
@@ -166,7 +166,7 @@ func (s *Server) Query(t testing.TB, q string, at time.Time) []Sample {
 
 // QueryErr is Query returning the error, for use outside the test
 // goroutine.
-func (s *Server) QueryErr(ctx context.Context, q string, at time.Time) ([]Sample, error) {
+func (s *Server) QueryErr(ctx context.Context, q string, at time.Time) ([]sample, error) {
 	form := url.Values{"query": {q}}
 	if !at.IsZero() {
 		form.Set("time", strconv.FormatFloat(float64(at.UnixMilli())/1e3, 'f', 3, 64))
@@ -198,14 +198,14 @@ func (s *Server) QueryErr(ctx context.Context, q string, at time.Time) ([]Sample
 	if err := json.Unmarshal(body, &ans); err != nil || ans.Status != "success" || ans.Data.ResultType != "vector" {
 		return nil, fmt.Errorf("query %q: status %d: %s", q, resp.StatusCode, testproc.Tail(body))
 	}
-	out := make([]Sample, len(ans.Data.Result))
+	out := make([]sample, len(ans.Data.Result))
 	for i, r := range ans.Data.Result {
 		str, _ := r.Value[1].(string)
 		v, err := strconv.ParseFloat(str, 64)
 		if err != nil {
 			return nil, fmt.Errorf("query %q: value %v: %w", q, r.Value[1], err)
 		}
-		out[i] = Sample{Metric: r.Metric, Value: v}
+		out[i] = sample{Metric: r.Metric, Value: v}
 	}
 	return out, nil
 }

@@ -12,23 +12,23 @@ import (
 	"time"
 )
 
-// ACL is a Hadoop access control list (yarn.admin.acl's shape): "*" for
+// acl is a Hadoop access control list (yarn.admin.acl's shape): "*" for
 // everyone, else "user1,user2 group1,group2" — users, a space, groups,
 // either list may be empty (" etl" is the group etl only); "" or " "
 // is nobody.
-type ACL struct {
+type acl struct {
 	All    bool
 	Users  []string
 	Groups []string
 }
 
 // ParseACL parses Hadoop's ACL shape.
-func ParseACL(s string) (ACL, error) {
+func ParseACL(s string) (acl, error) {
 	if strings.TrimSpace(s) == "*" {
-		return ACL{All: true}, nil
+		return acl{All: true}, nil
 	}
 	users, groups, _ := strings.Cut(strings.TrimLeft(s, "\t"), " ")
-	var a ACL
+	var a acl
 	for _, l := range []struct {
 		to   *[]string
 		text string
@@ -38,9 +38,9 @@ func ParseACL(s string) (ACL, error) {
 			switch {
 			case item == "":
 			case item == "*":
-				return ACL{}, fmt.Errorf(`"*" is the whole list or nothing (got %q)`, s)
+				return acl{}, fmt.Errorf(`"*" is the whole list or nothing (got %q)`, s)
 			case strings.ContainsAny(item, " \t"):
-				return ACL{}, fmt.Errorf("%q: want \"users groups\": one space between the lists, commas inside them", s)
+				return acl{}, fmt.Errorf("%q: want \"users groups\": one space between the lists, commas inside them", s)
 			default:
 				*l.to = append(*l.to, item)
 			}
@@ -50,7 +50,7 @@ func ParseACL(s string) (ACL, error) {
 }
 
 // Allows reports whether user, a member of groups, is on the list.
-func (a ACL) Allows(user string, groups []string) bool {
+func (a acl) Allows(user string, groups []string) bool {
 	if a.All {
 		return true
 	}
@@ -66,27 +66,27 @@ func (a ACL) Allows(user string, groups []string) bool {
 }
 
 // String is the ACL in Hadoop's shape.
-func (a ACL) String() string {
+func (a acl) String() string {
 	if a.All {
 		return "*"
 	}
 	return strings.Join(a.Users, ",") + " " + strings.Join(a.Groups, ",")
 }
 
-// ACLs grant the roles to the users that Kerberos or a client certificate
+// acls grant the roles to the users that Kerberos or a client certificate
 // authenticated (a token carries its own role): each user gets the
 // strongest role whose list names them or one of their groups.
-type ACLs struct {
-	Reader, Submitter, Admin ACL
+type acls struct {
+	Reader, Submitter, Admin acl
 }
 
 // DefaultACLs let every authenticated user read the queue and submit
 // jobs as themselves, and nobody administer it.
-func DefaultACLs() ACLs { return ACLs{Reader: ACL{All: true}, Submitter: ACL{All: true}} }
+func DefaultACLs() acls { return acls{Reader: acl{All: true}, Submitter: acl{All: true}} }
 
 // role is the strongest role the lists grant, and the rule that grants it
 // ("api.acl.admin"); 0 and "" when none does.
-func (a ACLs) role(user string, groups []string) (Role, string) {
+func (a acls) role(user string, groups []string) (Role, string) {
 	switch {
 	case a.Admin.Allows(user, groups):
 		return RoleAdmin, "api.acl.admin"
@@ -172,18 +172,18 @@ func listOrNone(l []string) string {
 	return strings.Join(l, ",")
 }
 
-// GroupSource names the groups of a user.
-type GroupSource interface {
+// groupSource names the groups of a user.
+type groupSource interface {
 	Groups(user string) []string
 }
 
-// FileGroups are groups read from a file of lines "group: user1,user2"
+// fileGroups are groups read from a file of lines "group: user1,user2"
 // ("#" starts a comment).
-type FileGroups map[string][]string // user → groups, sorted
+type fileGroups map[string][]string // user → groups, sorted
 
-// ParseGroupsFile reads FileGroups.
-func ParseGroupsFile(r io.Reader) (FileGroups, error) {
-	out := FileGroups{}
+// ParseGroupsFile reads fileGroups.
+func ParseGroupsFile(r io.Reader) (fileGroups, error) {
+	out := fileGroups{}
 	sc := bufio.NewScanner(r)
 	for n := 1; sc.Scan(); n++ {
 		line, _, _ := strings.Cut(sc.Text(), "#")
@@ -211,7 +211,7 @@ func ParseGroupsFile(r io.Reader) (FileGroups, error) {
 }
 
 // Groups are the user's groups in the file.
-func (f FileGroups) Groups(user string) []string { return f[user] }
+func (f fileGroups) Groups(user string) []string { return f[user] }
 
 // HostGroups are the groups the host gives a user (os/user: /etc/group,
 // or NSS with cgo), cached for TTL as Hadoop caches them
@@ -270,7 +270,7 @@ func (h *HostGroups) Groups(name string) []string {
 }
 
 // Groups joins group sources: a user's groups are those of every source.
-type Groups []GroupSource
+type Groups []groupSource
 
 // Groups are the user's groups in every source, sorted, once each.
 func (gs Groups) Groups(user string) []string {

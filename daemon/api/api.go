@@ -51,24 +51,24 @@ type Controller interface {
 	ResetPreferences() error
 }
 
-// Preferences is what the API reads of the learned pair preferences
+// preferences is what the API reads of the learned pair preferences
 // (bandit.Learner). It writes them only through the Controller.
-type Preferences interface {
+type preferences interface {
 	Snapshot() bandit.Snapshot
 	Config() bandit.Config
 	Kinds() []string
 }
 
-// Telemetry is what the API records of its requests and serves at
+// apiMetrics is what the API records of its requests and serves at
 // /metrics (telemetry.Metrics).
-type Telemetry interface {
+type apiMetrics interface {
 	APIRequest(route string, code int, d time.Duration)
 	Handler() http.Handler
 }
 
-// JournalReader is what the API reads of the decision and goodness
+// journalReader is what the API reads of the decision and goodness
 // journal (journal.Journal).
-type JournalReader interface {
+type journalReader interface {
 	// Decisions returns up to limit decisions, newest first.
 	Decisions(limit int) []journal.DecisionRecord
 	// EachGoodness calls fn on the goodness records with from <= At < to,
@@ -88,12 +88,12 @@ type WriteRecorder interface {
 // Deps is everything the API serves from.
 type Deps struct {
 	Store      *queue.Store  // required
-	Learner    Preferences   // required
-	Journal    JournalReader // nil: no decisions or goodness are listed
+	Learner    preferences   // required
+	Journal    journalReader // nil: no decisions or goodness are listed
 	Controller Controller    // required
 	// Profiles is the learned per-kind resource profiles behind
 	// GET /v1/profiles; nil (or a nil *profile.Model): that endpoint is 404.
-	Profiles ProfileSource
+	Profiles profileSource
 	// Queues is the fairness stage's view behind GET /v1/queues; nil: the
 	// endpoint reports fairness off.
 	Queues QueueSource
@@ -118,11 +118,11 @@ type Deps struct {
 	ClientCerts bool
 	// Groups names a user's groups (for the ACLs, the proxy rules and
 	// JobGroups); nil: nobody is in any group.
-	Groups GroupSource
+	Groups groupSource
 	// ACLs grant roles to the users Kerberos or a certificate
 	// authenticated; the zero value grants none (DefaultACLs: read and
 	// submit for everyone).
-	ACLs ACLs
+	ACLs acls
 	// ProxyUsers let a user act for others (?doAs=user), audited.
 	ProxyUsers []ProxyRule
 	// JobGroups are groups whose members read each other's jobs whole and
@@ -137,15 +137,15 @@ type Deps struct {
 	WallNow func() time.Time
 	// Metrics backs /metrics and records API requests
 	// (telemetry.Metrics); nil: no /metrics.
-	Metrics Telemetry
+	Metrics apiMetrics
 	// Now is the clock (deadline checks, default goodness window);
 	// nil means time.Now.
 	Now func() time.Time
 	// MaxBodyBytes caps request bodies (413 above); zero means
-	// DefaultMaxBodyBytes.
+	// defaultMaxBodyBytes.
 	MaxBodyBytes int64
 	// MaxKinds caps the job kinds the learner knows: a job of a new kind
-	// beyond it is 422 (api.max_kinds). Zero means DefaultMaxKinds.
+	// beyond it is 422 (api.max_kinds). Zero means defaultMaxKinds.
 	MaxKinds int
 	// Writes is told the outcome of the API's store writes; nil: nobody.
 	Writes WriteRecorder
@@ -170,13 +170,13 @@ type Deps struct {
 	// /v1/ha reports it and /readyz answers by its role (NewReplicated
 	// forwards to the leader what a follower does not answer). Nil: colocd
 	// runs alone.
-	Replica Replica
+	Replica replica
 }
 
 // Defaults and bounds of request parameters.
 const (
-	DefaultMaxBodyBytes = 1 << 20
-	DefaultMaxKinds     = 1000
+	defaultMaxBodyBytes = 1 << 20
+	defaultMaxKinds     = 1000
 	defaultListLimit    = 100
 	maxListLimit        = 10000
 	defaultDecisions    = 50
@@ -187,10 +187,10 @@ const (
 // server holds the API's state; its methods are the handlers.
 type server struct {
 	store   *queue.Store
-	learner Preferences
-	journal JournalReader
+	learner preferences
+	journal journalReader
 	ctl     Controller
-	metrics Telemetry
+	metrics apiMetrics
 	auth    *authn
 	now     func() time.Time
 	clock   func() v1.Clock
@@ -201,11 +201,11 @@ type server struct {
 	slow    time.Duration // requests slower than this are logged at WARN (tests lower it)
 
 	// profiles is nil when the daemon runs without a profile model.
-	profiles ProfileSource
+	profiles profileSource
 	limits   goodness.Limits
 	queues   QueueSource // nil: fairness reported off
 	cluster  ClusterView // nil: no nodes or applications listed
-	replica  Replica     // nil: colocd runs alone
+	replica  replica     // nil: colocd runs alone
 	degraded func() []v1.Degraded
 	fifo     func() *v1.FIFOComparison
 	// publicMetrics is Deps.PublicMetrics (WithIdentity builds the mux again).
@@ -235,25 +235,25 @@ type endpoint struct {
 func New(d Deps) (http.Handler, error) {
 	switch {
 	case d.Store == nil:
-		return nil, fmt.Errorf("%w: Deps.Store is nil", ErrConfig)
+		return nil, fmt.Errorf("%w: Deps.Store is nil", errConfig)
 	case d.Learner == nil:
-		return nil, fmt.Errorf("%w: Deps.Learner is nil", ErrConfig)
+		return nil, fmt.Errorf("%w: Deps.Learner is nil", errConfig)
 	case d.Controller == nil:
-		return nil, fmt.Errorf("%w: Deps.Controller is nil", ErrConfig)
+		return nil, fmt.Errorf("%w: Deps.Controller is nil", errConfig)
 	case d.MaxBodyBytes < 0:
-		return nil, fmt.Errorf("%w: Deps.MaxBodyBytes is %d, want >= 0", ErrConfig, d.MaxBodyBytes)
+		return nil, fmt.Errorf("%w: Deps.MaxBodyBytes is %d, want >= 0", errConfig, d.MaxBodyBytes)
 	case d.MaxKinds < 0:
-		return nil, fmt.Errorf("%w: Deps.MaxKinds is %d, want >= 0", ErrConfig, d.MaxKinds)
+		return nil, fmt.Errorf("%w: Deps.MaxKinds is %d, want >= 0", errConfig, d.MaxKinds)
 	}
 	if d.MaxKinds == 0 {
-		d.MaxKinds = DefaultMaxKinds
+		d.MaxKinds = defaultMaxKinds
 	}
 	for _, l := range []struct {
 		name string
 		v    float64
 	}{{"DiskRead", d.Limits.DiskRead}, {"DiskWrite", d.Limits.DiskWrite}, {"NetRecv", d.Limits.NetRecv}, {"NetSent", d.Limits.NetSent}} {
 		if !(l.v >= 0) || math.IsInf(l.v, 0) {
-			return nil, fmt.Errorf("%w: Deps.Limits.%s is %v, want a finite number >= 0", ErrConfig, l.name, l.v)
+			return nil, fmt.Errorf("%w: Deps.Limits.%s is %v, want a finite number >= 0", errConfig, l.name, l.v)
 		}
 	}
 	if m, ok := d.Profiles.(*profile.Model); ok && m == nil {
@@ -281,7 +281,7 @@ func New(d Deps) (http.Handler, error) {
 		}
 	}
 	if s.maxBody == 0 {
-		s.maxBody = DefaultMaxBodyBytes
+		s.maxBody = defaultMaxBodyBytes
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -293,7 +293,7 @@ func New(d Deps) (http.Handler, error) {
 
 // routes is the API's mux: every endpoint with the role it needs, the
 // status page's static files, and a JSON 404 for anything else.
-func (s *server) mux(metrics Telemetry, publicMetrics bool) *http.ServeMux {
+func (s *server) mux(metrics apiMetrics, publicMetrics bool) *http.ServeMux {
 	mux := http.NewServeMux()
 	s.routes = map[string][]string{}
 	route := func(pattern string, methods map[string]endpoint) {

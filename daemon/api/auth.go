@@ -47,13 +47,13 @@ func ParseRole(s string) (Role, error) {
 	case "admin":
 		return RoleAdmin, nil
 	}
-	return 0, fmt.Errorf("%w: role %q (want reader, submitter or admin)", ErrConfig, s)
+	return 0, fmt.Errorf("%w: role %q (want reader, submitter or admin)", errConfig, s)
 }
 
 // MarshalText encodes the role by name (config files, JSON).
 func (r Role) MarshalText() ([]byte, error) {
 	if r < RoleReader || r > RoleAdmin {
-		return nil, fmt.Errorf("%w: role %d", ErrConfig, int(r))
+		return nil, fmt.Errorf("%w: role %d", errConfig, int(r))
 	}
 	return []byte(r.String()), nil
 }
@@ -88,24 +88,24 @@ type authenticator struct {
 
 func newAuthenticator(tokens []Token) (*authenticator, error) {
 	if len(tokens) == 0 {
-		return nil, fmt.Errorf("%w: tokens: none configured (api.auth tokens or both needs one)", ErrConfig)
+		return nil, fmt.Errorf("%w: tokens: none configured (api.auth tokens or both needs one)", errConfig)
 	}
 	a := &authenticator{tokens: append([]Token(nil), tokens...)}
 	seen := make(map[[sha256.Size]byte]bool, len(tokens))
 	for i, t := range tokens {
 		switch {
 		case t.Secret == "":
-			return nil, fmt.Errorf("%w: tokens[%d].secret is empty", ErrConfig, i)
+			return nil, fmt.Errorf("%w: tokens[%d].secret is empty", errConfig, i)
 		case t.Secret != strings.TrimSpace(t.Secret) || strings.ContainsAny(t.Secret, " \t\r\n"):
-			return nil, fmt.Errorf("%w: tokens[%d].secret contains white space", ErrConfig, i)
+			return nil, fmt.Errorf("%w: tokens[%d].secret contains white space", errConfig, i)
 		case t.User == "":
-			return nil, fmt.Errorf("%w: tokens[%d].user is empty", ErrConfig, i)
+			return nil, fmt.Errorf("%w: tokens[%d].user is empty", errConfig, i)
 		case t.Role < RoleReader || t.Role > RoleAdmin:
-			return nil, fmt.Errorf("%w: tokens[%d].role is %d (want reader, submitter or admin)", ErrConfig, i, int(t.Role))
+			return nil, fmt.Errorf("%w: tokens[%d].role is %d (want reader, submitter or admin)", errConfig, i, int(t.Role))
 		}
 		sum := sha256.Sum256([]byte(t.Secret))
 		if seen[sum] {
-			return nil, fmt.Errorf("%w: tokens[%d].secret duplicates an earlier token", ErrConfig, i)
+			return nil, fmt.Errorf("%w: tokens[%d].secret duplicates an earlier token", errConfig, i)
 		}
 		seen[sum] = true
 		a.sums = append(a.sums, sum)

@@ -31,9 +31,9 @@ const (
 
 // Authentication methods, as the audit log and GET /v1/whoami name them.
 const (
-	MethodToken    = "token"
-	MethodKerberos = "kerberos"
-	MethodTLS      = "tls"
+	methodToken    = "token"
+	methodKerberos = "kerberos"
+	methodTLS      = "tls"
 )
 
 // principal is the authenticated caller of one request: who it is acting
@@ -74,8 +74,8 @@ type authn struct {
 	tokens    *authenticator // nil: no tokens (mode kerberos)
 	krb       *Kerberos      // nil: no Kerberos (mode tokens)
 	certs     bool
-	groups    GroupSource
-	acls      ACLs
+	groups    groupSource
+	acls      acls
 	proxy     []ProxyRule
 	jobGroups []string
 	fwdKey    []byte // nil: no forwarded identity is trusted
@@ -141,7 +141,7 @@ func (a *authn) identify(w http.ResponseWriter, r *http.Request) (identity, bool
 		case !ok:
 			return identity{}, false, a.unauthorized(v1.CodeUnauthenticated, "invalid bearer token: send %s", a.schemes())
 		}
-		return identity{User: t.User, Principal: "token:" + t.User, Method: MethodToken, TokenRole: t.Role, Addr: addr}, true, nil
+		return identity{User: t.User, Principal: "token:" + t.User, Method: methodToken, TokenRole: t.Role, Addr: addr}, true, nil
 	case strings.EqualFold(scheme, "Negotiate"):
 		if a.krb == nil {
 			return identity{}, false, a.unauthorized(v1.CodeUnauthenticated, "Kerberos is not accepted here (api.auth is %s): send %s", a.mode, a.schemes())
@@ -159,7 +159,7 @@ func (a *authn) identify(w http.ResponseWriter, r *http.Request) (identity, bool
 		if w != nil {
 			w.Header().Set("WWW-Authenticate", "Negotiate "+reply)
 		}
-		return identity{User: user, Principal: client, Method: MethodKerberos, Addr: addr}, true, nil
+		return identity{User: user, Principal: client, Method: methodKerberos, Addr: addr}, true, nil
 	case scheme != "":
 		return identity{}, false, a.unauthorized(v1.CodeUnauthenticated, "Authorization scheme %q is not accepted: send %s", scheme, a.schemes())
 	}
@@ -171,7 +171,7 @@ func (a *authn) identify(w http.ResponseWriter, r *http.Request) (identity, bool
 			e.Code, e.Rule = v1.CodeForbidden, "tls.client_ca_file"
 			return identity{}, false, e
 		}
-		return identity{User: user, Principal: c.Subject.String(), Method: MethodTLS, Addr: addr}, true, nil
+		return identity{User: user, Principal: c.Subject.String(), Method: methodTLS, Addr: addr}, true, nil
 	}
 	return identity{}, false, nil
 }
@@ -347,22 +347,22 @@ func newAuthn(d Deps) (*authn, error) {
 		a.tokens = t
 	case AuthKerberos:
 		if len(d.Tokens) > 0 {
-			return nil, fmt.Errorf("%w: Deps.Tokens: %d tokens with Auth %s (want tokens or both)", ErrConfig, len(d.Tokens), a.mode)
+			return nil, fmt.Errorf("%w: Deps.Tokens: %d tokens with Auth %s (want tokens or both)", errConfig, len(d.Tokens), a.mode)
 		}
 	default:
-		return nil, fmt.Errorf("%w: Deps.Auth %q (want tokens, kerberos or both)", ErrConfig, a.mode)
+		return nil, fmt.Errorf("%w: Deps.Auth %q (want tokens, kerberos or both)", errConfig, a.mode)
 	}
 	switch {
 	case a.mode != AuthTokens && a.krb == nil:
-		return nil, fmt.Errorf("%w: Deps.Kerberos is nil with Auth %s", ErrConfig, a.mode)
+		return nil, fmt.Errorf("%w: Deps.Kerberos is nil with Auth %s", errConfig, a.mode)
 	case a.mode == AuthTokens:
 		a.krb = nil
 	}
 	if a.krb != nil && a.krb.AuthToLocal == nil {
-		return nil, fmt.Errorf("%w: Deps.Kerberos.AuthToLocal is nil", ErrConfig)
+		return nil, fmt.Errorf("%w: Deps.Kerberos.AuthToLocal is nil", errConfig)
 	}
 	if len(a.fwdKey) > 0 && len(a.fwdKey) < 32 {
-		return nil, fmt.Errorf("%w: Deps.ForwardKey is %d bytes, want at least 32", ErrConfig, len(a.fwdKey))
+		return nil, fmt.Errorf("%w: Deps.ForwardKey is %d bytes, want at least 32", errConfig, len(a.fwdKey))
 	}
 	a.proxy = make([]ProxyRule, len(d.ProxyUsers))
 	for i, r := range d.ProxyUsers {
@@ -370,7 +370,7 @@ func newAuthn(d Deps) (*authn, error) {
 			r.Name = fmt.Sprintf("api.proxy_users[%d]", i)
 		}
 		if err := r.compile(); err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", ErrConfig, r.Name, err)
+			return nil, fmt.Errorf("%w: %s: %v", errConfig, r.Name, err)
 		}
 		a.proxy[i] = r
 	}

@@ -49,7 +49,7 @@ func TestClientCertificate(t *testing.T) {
 	serverCert := certFor(t, "127.0.0.1", &ca, false)
 	carol := certFor(t, "carol", &ca, false)
 	h := newHarness(t, withDeps(func(d *Deps) {
-		d.ClientCerts, d.ACLs = true, ACLs{Reader: ACL{All: true}, Submitter: ACL{Users: []string{"carol"}}}
+		d.ClientCerts, d.ACLs = true, acls{Reader: acl{All: true}, Submitter: acl{Users: []string{"carol"}}}
 	}))
 	pool := x509.NewCertPool()
 	pool.AddCert(ca.Leaf)
@@ -76,7 +76,7 @@ func TestClientCertificate(t *testing.T) {
 		_ = json.NewDecoder(res.Body).Decode(&w)
 		return res.StatusCode, w
 	}
-	if code, w := get(client(carol), ""); code != 200 || w.User != "carol" || w.Method != MethodTLS || w.Role != "submitter" || w.RoleRule != "api.acl.submitter" {
+	if code, w := get(client(carol), ""); code != 200 || w.User != "carol" || w.Method != methodTLS || w.Role != "submitter" || w.RoleRule != "api.acl.submitter" {
 		t.Errorf("carol's certificate: %d %+v", code, w)
 	}
 	if code, w := get(client(carol), readerTok); code != 200 || w.User != "rita" {

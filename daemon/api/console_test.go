@@ -18,6 +18,7 @@ import (
 	"github.com/colocd/colocd/cluster"
 	"github.com/colocd/colocd/goodness"
 	"github.com/colocd/colocd/journal"
+	"github.com/colocd/colocd/pipeline"
 	"github.com/colocd/colocd/queue"
 )
 
@@ -62,7 +63,7 @@ func usageG(cpu float64) (goodness.Usage, float64) {
 func testCluster(n int, place ...map[int]int) cluster.State {
 	var st cluster.State
 	for i := range n {
-		capa := queue.Capacity{VCores: 8, MemoryMB: 16384}
+		capa := pipeline.Capacity{VCores: 8, MemoryMB: 16384}
 		st.Nodes = append(st.Nodes, cluster.Node{Name: fmt.Sprintf("node-%02d", i+1), Capacity: capa, Free: capa})
 		st.Capacity.VCores += capa.VCores
 		st.Capacity.MemoryMB += capa.MemoryMB
@@ -293,7 +294,7 @@ func TestClusterApps(t *testing.T) {
 	view := &fakeView{}
 	h := newHarness(t, withCluster(view))
 	st := testCluster(3, map[int]int{0: 1, 2: 4}, map[int]int{1: 2})
-	st.Apps = append(st.Apps, cluster.App{ID: "application_0_other", Nodes: []string{"node-02", "node-03"}, Alloc: queue.Capacity{VCores: 2, MemoryMB: 2048}})
+	st.Apps = append(st.Apps, cluster.App{ID: "application_0_other", Nodes: []string{"node-02", "node-03"}, Alloc: pipeline.Capacity{VCores: 2, MemoryMB: 2048}})
 	at := h.clock.Now()
 	view.set(st, at)
 	var cs v1.ClusterStatus
@@ -457,7 +458,7 @@ func TestSummary(t *testing.T) {
 	// An earlier run: one job done, one still pending.
 	h.runJob(h.submit(submitterTok, jobBody("kmeans"), 201).ID, time.Minute)
 	h.submit(submitterTok, jobBody("kmeans"), 201)
-	_ = h.journal.AddDecision(journal.DecisionRecord{Decision: queue.Decision{At: h.clock.Now(), Chosen: "old", Forced: "passed over"}})
+	_ = h.journal.AddDecision(journal.DecisionRecord{Decision: pipeline.Decision{At: h.clock.Now(), Chosen: "old", Forced: "passed over"}})
 	busy, _ := usageG(1)
 	_ = h.journal.AddGoodness(journal.GoodnessRecord{At: h.clock.Now(), Node: "n", G: 50, Usage: busy})
 	h.clock.Advance(time.Minute)
@@ -478,10 +479,10 @@ func TestSummary(t *testing.T) {
 	h.submit(submitterTok, jobBody("pagerank"), 201)
 	at := h.clock.Now()
 	for _, d := range []journal.DecisionRecord{
-		{Decision: queue.Decision{At: at, Chosen: a}},
-		{Decision: queue.Decision{At: at, Chosen: b, Forced: "job was passed over 5 times"}},
-		{Decision: queue.Decision{At: at, Chosen: "r", Reserved: "r"}},
-		{Decision: queue.Decision{At: at, Chosen: "s"}, Shadow: true},
+		{Decision: pipeline.Decision{At: at, Chosen: a}},
+		{Decision: pipeline.Decision{At: at, Chosen: b, Forced: "job was passed over 5 times"}},
+		{Decision: pipeline.Decision{At: at, Chosen: "r", Reserved: "r"}},
+		{Decision: pipeline.Decision{At: at, Chosen: "s"}, Shadow: true},
 	} {
 		_ = h.journal.AddDecision(d)
 	}

@@ -328,6 +328,6 @@
 // It does not import package daemon (the daemon imports it) and makes no
 // admission decisions: it stores jobs, asks its Controller to Prepare, Kick
 // and Kill, and reads what the daemon recorded (the learned profiles through
-// ProfileSource, without writing them). It keeps no global state:
+// profileSource, without writing them). It keeps no global state:
 // the Prometheus registry, clock and logger are passed in.
 package api

@@ -10,8 +10,8 @@ import (
 	v1 "github.com/colocd/colocd/api/v1"
 )
 
-// ErrConfig is wrapped by errors in Deps or tokens passed to New.
-var ErrConfig = errors.New("api: invalid configuration")
+// errConfig is wrapped by errors in Deps or tokens passed to New.
+var errConfig = errors.New("api: invalid configuration")
 
 // PublicReasoner is an error that names a reason safe to show anyone
 // (no host, user or path): /readyz shows a caller without a valid token

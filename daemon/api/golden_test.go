@@ -16,6 +16,7 @@ import (
 
 	v1 "github.com/colocd/colocd/api/v1"
 	"github.com/colocd/colocd/journal"
+	"github.com/colocd/colocd/pipeline"
 	"github.com/colocd/colocd/queue"
 )
 
@@ -203,14 +204,14 @@ func goldenBytes(t *testing.T, name string, r response) []byte {
 // must not change it.
 func TestWireTranslation(t *testing.T) {
 	at := t0.Add(time.Minute)
-	rate := queue.Rate{VCores: 0.25, Memory: 0.5}
+	rate := pipeline.Rate{VCores: 0.25, Memory: 0.5}
 	dec := decision(3)
 	dec.Forced, dec.Note, dec.Passed, dec.Blocked, dec.Reserved = "max_skips", "a note", []string{"a"}, []string{"b"}, "c"
-	dec.Stages = []queue.StageRecord{{Name: "fit", In: 3, Out: 2, Dropped: []queue.Drop{{JobID: "x", Reason: "too big"}}, Omitted: 1, Note: "n"}}
-	dec.Candidates[0].Score = &queue.Score{Value: 1, Model: 0.5, Correction: 0.5, Alone: 0.25,
-		Beside: []queue.ContextKind{{Kind: "k", Weight: 1}}, Known: true, Confounds: true}
-	dec.Groups = []queue.GroupRecord{{Group: "g", Weight: 1, Share: 0.5, Deficit: 0.1, Pending: 2}}
-	dec.Queues = []queue.QueueRecord{{Queue: "q", Level: 1, Guarantee: queue.GuaranteeHard, Entitled: rate, Held: rate, Owed: rate, Pending: 1}}
+	dec.Stages = []pipeline.StageRecord{{Name: "fit", In: 3, Out: 2, Dropped: []pipeline.Drop{{JobID: "x", Reason: "too big"}}, Omitted: 1, Note: "n"}}
+	dec.Candidates[0].Score = &pipeline.Score{Value: 1, Model: 0.5, Correction: 0.5, Alone: 0.25,
+		Beside: []pipeline.ContextKind{{Kind: "k", Weight: 1}}, Known: true, Confounds: true}
+	dec.Groups = []pipeline.GroupRecord{{Group: "g", Weight: 1, Share: 0.5, Deficit: 0.1, Pending: 2}}
+	dec.Queues = []pipeline.QueueRecord{{Queue: "q", Level: 1, Guarantee: pipeline.GuaranteeHard, Entitled: rate, Held: rate, Owed: rate, Pending: 1}}
 	rec := good(2)
 	rec.Usage.IOPressure, rec.Usage.CPUPressure, rec.Usage.Pressure = 0.1, 0.2, true
 	job := queue.Job{ID: "01J", Seq: 7, Kind: "k", User: "u", Queue: "q", Priority: 1,
@@ -218,8 +219,8 @@ func TestWireTranslation(t *testing.T) {
 		Labels: map[string]string{"l": "v"}, IdempotencyKey: "key", State: queue.StateRunning, Skips: 1, Blocked: 2, Requeues: 3,
 		AppID: "app", AdmitEpoch: 4, Diagnostics: "d", CreatedAt: t0, AdmittedAt: &at, RunningAt: &at, FinishedAt: &at,
 		Decision: json.RawMessage(`{"chosen":"01J"}`)}
-	rep := queue.QueuesReport{Enabled: true, Mode: queue.FairnessCurves, GroupBy: queue.GroupByQueue, At: at, BurstPeriodNS: 5,
-		Queues: []queue.QueueStatus{{Name: "q", Members: []string{"m"}, Class: "c", Level: 1, Guarantee: queue.GuaranteeSoft,
+	rep := pipeline.QueuesReport{Enabled: true, Mode: pipeline.FairnessCurves, GroupBy: pipeline.GroupByQueue, At: at, BurstPeriodNS: 5,
+		Queues: []pipeline.QueueStatus{{Name: "q", Members: []string{"m"}, Class: "c", Level: 1, Guarantee: pipeline.GuaranteeSoft,
 			Reason: "r", Alpha: &rate, Beta: &rate, BurstNS: 6, Weight: 1, Entitled: &rate, Owed: &rate, Received: &rate,
 			Held: rate, Share: 0.5, Deficit: 0.25, Pending: 1}}}
 	h := goldenHarness(t)
@@ -232,10 +233,10 @@ func TestWireTranslation(t *testing.T) {
 		"job":            wireJob(job),
 		"job-empty":      wireJob(queue.Job{}),
 		"queues":         wireQueues(rep),
-		"queues-empty":   wireQueues(queue.QueuesReport{}),
+		"queues-empty":   wireQueues(pipeline.QueuesReport{}),
 		"snapshot":       wireSnapshot(snap),
 		"counts":         wireCounts(map[queue.State]int{queue.StatePending: 1}),
-		"capacity":       wireCapacity(queue.Capacity{MemoryMB: 1, VCores: 2}),
+		"capacity":       wireCapacity(pipeline.Capacity{MemoryMB: 1, VCores: 2}),
 	} {
 		b, err := json.Marshal(v)
 		if err != nil {

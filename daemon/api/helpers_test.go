@@ -168,7 +168,7 @@ type harnessOpt func(*harnessCfg)
 func withMaxBody(n int64) harnessOpt { return func(c *harnessCfg) { c.MaxBodyBytes = n } }
 
 // withProfiles serves src on GET /v1/profiles, converting with lim.
-func withProfiles(src ProfileSource, lim goodness.Limits) harnessOpt {
+func withProfiles(src profileSource, lim goodness.Limits) harnessOpt {
 	return func(c *harnessCfg) { c.Profiles, c.Limits = src, lim }
 }
 

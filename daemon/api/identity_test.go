@@ -18,15 +18,15 @@ import (
 func TestParseACL(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
-		want ACL
+		want acl
 		err  bool
 	}{
-		{"*", ACL{All: true}, false},
-		{"alice,bob etl,ops", ACL{Users: []string{"alice", "bob"}, Groups: []string{"etl", "ops"}}, false},
-		{" etl", ACL{Groups: []string{"etl"}}, false},
-		{"alice", ACL{Users: []string{"alice"}}, false},
-		{"", ACL{}, false},
-		{"alice,* ops", ACL{}, true},
+		{"*", acl{All: true}, false},
+		{"alice,bob etl,ops", acl{Users: []string{"alice", "bob"}, Groups: []string{"etl", "ops"}}, false},
+		{" etl", acl{Groups: []string{"etl"}}, false},
+		{"alice", acl{Users: []string{"alice"}}, false},
+		{"", acl{}, false},
+		{"alice,* ops", acl{}, true},
 	} {
 		got, err := ParseACL(tc.in)
 		if (err != nil) != tc.err {
@@ -317,20 +317,20 @@ func TestForwardedIdentity(t *testing.T) {
 		t.Errorf("a bad token through the follower: %d", r.Code)
 	}
 	// A forged identity straight to the leader: refused.
-	forged := signForward([]byte(strings.Repeat("x", 32)), identity{User: "ada", Method: MethodToken, TokenRole: RoleAdmin, At: time.Now().Unix()}, "POST", "/v1/jobs")
+	forged := signForward([]byte(strings.Repeat("x", 32)), identity{User: "ada", Method: methodToken, TokenRole: RoleAdmin, At: time.Now().Unix()}, "POST", "/v1/jobs")
 	r = leader.do("POST", "/v1/jobs", "", jobBody("wordcount"), headerForwardedIdentity, forged)
 	if e := r.errBody(t); r.Code != http.StatusUnauthorized || !strings.Contains(e.Error, "does not verify") {
 		t.Errorf("a forged identity: %d %+v", r.Code, e)
 	}
 	// A real one replayed for another request: refused.
-	real := signForward(key, identity{User: "ada", Method: MethodToken, TokenRole: RoleAdmin, At: time.Now().Unix()}, "GET", "/v1/whoami")
+	real := signForward(key, identity{User: "ada", Method: methodToken, TokenRole: RoleAdmin, At: time.Now().Unix()}, "GET", "/v1/whoami")
 	if r := leader.do("POST", "/v1/jobs", "", jobBody("wordcount"), headerForwardedIdentity, real); r.Code != http.StatusUnauthorized {
 		t.Errorf("an identity signed for another request: %d", r.Code)
 	}
 	if r := leader.do("GET", "/v1/whoami", "", "", headerForwardedIdentity, real); r.Code != http.StatusOK {
 		t.Errorf("the same identity for its request: %d %s", r.Code, r.Body)
 	}
-	old := signForward(key, identity{User: "ada", Method: MethodToken, TokenRole: RoleAdmin, At: time.Now().Add(-time.Minute).Unix()}, "GET", "/v1/whoami")
+	old := signForward(key, identity{User: "ada", Method: methodToken, TokenRole: RoleAdmin, At: time.Now().Add(-time.Minute).Unix()}, "GET", "/v1/whoami")
 	if r := leader.do("GET", "/v1/whoami", "", "", headerForwardedIdentity, old); r.Code != http.StatusUnauthorized {
 		t.Errorf("an identity signed a minute ago: %d", r.Code)
 	}

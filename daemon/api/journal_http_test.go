@@ -11,7 +11,7 @@ import (
 	v1 "github.com/colocd/colocd/api/v1"
 	"github.com/colocd/colocd/goodness"
 	"github.com/colocd/colocd/journal"
-	"github.com/colocd/colocd/queue"
+	"github.com/colocd/colocd/pipeline"
 )
 
 var t0 = time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
@@ -19,10 +19,10 @@ var t0 = time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
 func decision(i int) journal.DecisionRecord {
 	id := fmt.Sprintf("job-%03d", i)
 	return journal.DecisionRecord{
-		Decision: queue.Decision{
+		Decision: pipeline.Decision{
 			At: t0.Add(time.Duration(i) * time.Second), Chosen: id, ChosenKind: "kmeans",
-			Context:    []queue.ContextKind{{Kind: "terasort", Weight: 0.5}},
-			Candidates: []queue.Candidate{{JobID: id, Kind: "kmeans", Prob: 0.7, Weight: 1}, {JobID: "other", Kind: "wordcount", Prob: 0.3, Weight: 1}},
+			Context:    []pipeline.ContextKind{{Kind: "terasort", Weight: 0.5}},
+			Candidates: []pipeline.Candidate{{JobID: id, Kind: "kmeans", Prob: 0.7, Weight: 1}, {JobID: "other", Kind: "wordcount", Prob: 0.3, Weight: 1}},
 		},
 		Shadow: i%2 == 0, FIFOChoice: "other", AppID: fmt.Sprintf("application_1_%04d", i),
 	}

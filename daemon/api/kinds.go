@@ -11,7 +11,7 @@ import (
 // kind is added to the learner (through the Controller) once the job is
 // stored. A job that fails validation or is not stored adds nothing.
 type kindGate struct {
-	learner Preferences
+	learner preferences
 	ctl     Controller
 	max     int
 
@@ -25,7 +25,7 @@ type kindGate struct {
 	adding map[string]int
 }
 
-func newKindGate(l Preferences, ctl Controller, maxKinds int) *kindGate {
+func newKindGate(l preferences, ctl Controller, maxKinds int) *kindGate {
 	return &kindGate{learner: l, ctl: ctl, max: maxKinds, known: map[string]bool{}, adding: map[string]int{}}
 }
 

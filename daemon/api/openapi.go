@@ -32,8 +32,8 @@ type openAPIDoc struct {
 	params map[string]map[string][]string // path → method → query parameter names
 }
 
-// OpenAPI returns the API's OpenAPI 3.1 description as JSON.
-func OpenAPI() []byte { return slices.Clone(openAPI.json) }
+// openAPIJSON returns the API's OpenAPI 3.1 description as JSON.
+func openAPIJSON() []byte { return slices.Clone(openAPI.json) }
 
 func mustOpenAPI(src []byte) openAPIDoc {
 	d, err := parseOpenAPI(src)

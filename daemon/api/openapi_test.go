@@ -40,7 +40,7 @@ func TestOpenAPIRoutes(t *testing.T) {
 func TestOpenAPIFile(t *testing.T) {
 	const path = "../../docs/openapi.json"
 	if *update {
-		if err := os.WriteFile(path, OpenAPI(), 0o644); err != nil {
+		if err := os.WriteFile(path, openAPIJSON(), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -48,7 +48,7 @@ func TestOpenAPIFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(b, OpenAPI()) {
+	if !bytes.Equal(b, openAPIJSON()) {
 		t.Errorf("%s differs from daemon/api/openapi.yaml: go test ./daemon/api -run TestOpenAPIFile -update", path)
 	}
 	h := newHarness(t)

@@ -24,7 +24,7 @@ const (
 	maxMatrixLimit = 10_000 // ?limit=
 )
 
-// matrixReader is what the matrix views read of the Preferences when they
+// matrixReader is what the matrix views read of the preferences when they
 // have it (bandit.Learner does): a part of the matrices, without copying
 // the rest.
 type matrixReader interface {

@@ -13,10 +13,10 @@ import (
 	"github.com/colocd/colocd/profile"
 )
 
-// ProfileSource is what the API reads of the learned per-kind resource
+// profileSource is what the API reads of the learned per-kind resource
 // profiles (*profile.Model implements it). It must be safe for concurrent
 // use: handlers read while the learning tick writes.
-type ProfileSource interface {
+type profileSource interface {
 	// Profiles returns every kind the model knows.
 	Profiles() []profile.Profile
 	// Profile returns one kind's profile; the prior, with Known false, for
@@ -33,7 +33,7 @@ type ProfileSource interface {
 	Kinds() []string
 }
 
-var _ ProfileSource = (*profile.Model)(nil)
+var _ profileSource = (*profile.Model)(nil)
 
 // maxProfileFilter bounds the kinds of ?kinds= (of /v1/profiles, and of
 // the matrix endpoints): each one not known to the model costs a pass over

@@ -267,7 +267,7 @@ func TestNewRejectsBadLimits(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := New(Deps{Store: h.store, Learner: h.learner, Controller: h.ctl, Tokens: testTokens, Limits: tc.lim})
-			if !errors.Is(err, ErrConfig) {
+			if !errors.Is(err, errConfig) {
 				t.Errorf("got %v, want ErrConfig", err)
 			}
 		})

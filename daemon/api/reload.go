@@ -15,7 +15,7 @@ import (
 func WithIdentity(h http.Handler, d Deps) (http.Handler, error) {
 	o, ok := h.(*observed)
 	if !ok {
-		return nil, fmt.Errorf("%w: WithIdentity: %T is not a handler of New", ErrConfig, h)
+		return nil, fmt.Errorf("%w: WithIdentity: %T is not a handler of New", errConfig, h)
 	}
 	auth, err := newAuthn(d)
 	if err != nil {

@@ -15,10 +15,10 @@ import (
 	v1 "github.com/colocd/colocd/api/v1"
 )
 
-// Replica is what the API needs of a replicated colocd (package ha,
+// replica is what the API needs of a replicated colocd (package ha,
 // through the daemon): whether this replica leads, where the leader is,
 // and this replica's state.
-type Replica interface {
+type replica interface {
 	// Leading reports whether this replica leads now; when not, leader is
 	// the URL of the one that does ("" while none is elected).
 	Leading() (leading bool, leader string)
@@ -32,18 +32,18 @@ type Replica interface {
 	FollowerReady() error
 }
 
-// Unavailable is an error that means "not now, retry": the API answers
+// unavailableError is an error that means "not now, retry": the API answers
 // 503 with its message and Retry-After. The replicated store's refusals
 // while leadership moves are (package ha).
-type Unavailable interface {
+type unavailableError interface {
 	error
 	RetryAfter() time.Duration
 }
 
 // Headers a replica adds to every answer.
 const (
-	HeaderReplica   = "X-Colocd-Replica"       // the replica that answered
-	HeaderApplied   = "X-Colocd-Applied-Index" // the log index its store had applied
+	headerReplica   = "X-Colocd-Replica"       // the replica that answered
+	headerApplied   = "X-Colocd-Applied-Index" // the log index its store had applied
 	headerForwarded = "X-Colocd-Forwarded-By"  // set on a request a follower forwards
 )
 
@@ -76,7 +76,7 @@ func local(r *http.Request) bool {
 // client and in curl).
 type replicated struct {
 	next    http.Handler
-	rep     Replica
+	rep     replica
 	id      string
 	proxy   func(leader string) *httputil.ReverseProxy
 	maxBody int64
@@ -95,9 +95,9 @@ type replicated struct {
 // that identity's (and applies doAs, the groups and the roles itself).
 // Without the key the request goes as it came, Authorization included:
 // enough for bearer tokens only.
-func NewReplicated(h http.Handler, rep Replica, id string, transport http.RoundTripper, maxBody int64) http.Handler {
+func NewReplicated(h http.Handler, rep replica, id string, transport http.RoundTripper, maxBody int64) http.Handler {
 	if maxBody <= 0 {
-		maxBody = DefaultMaxBodyBytes
+		maxBody = defaultMaxBodyBytes
 	}
 	var mu sync.Mutex
 	proxies := map[string]*httputil.ReverseProxy{}
@@ -136,10 +136,10 @@ func NewReplicated(h http.Handler, rep Replica, id string, transport http.RoundT
 }
 
 func (h *replicated) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set(HeaderReplica, h.id)
+	w.Header().Set(headerReplica, h.id)
 	leading, leader := h.rep.Leading()
 	if leading || local(r) {
-		w.Header().Set(HeaderApplied, strconv.FormatUint(h.rep.Applied(), 10))
+		w.Header().Set(headerApplied, strconv.FormatUint(h.rep.Applied(), 10))
 		h.next.ServeHTTP(w, r)
 		return
 	}
@@ -174,9 +174,9 @@ func (h *replicated) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.proxy(leader).ServeHTTP(w, r)
 }
 
-// unavailable maps an Unavailable error to its 503.
+// unavailable maps an unavailableError to its 503.
 func unavailable(err error) *httpError {
-	var u Unavailable
+	var u unavailableError
 	if !errors.As(err, &u) {
 		return nil
 	}

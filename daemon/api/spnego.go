@@ -47,10 +47,10 @@ type Kerberos struct {
 func LoadKerberos(keytabPath, pattern, host string, rules []string) (*Kerberos, error) {
 	kt, err := keytab.Load(keytabPath)
 	if err != nil {
-		return nil, fmt.Errorf("%w: keytab: %v", ErrConfig, err)
+		return nil, fmt.Errorf("%w: keytab: %v", errConfig, err)
 	}
 	if len(kt.Entries) == 0 {
-		return nil, fmt.Errorf("%w: keytab %s holds no key", ErrConfig, keytabPath)
+		return nil, fmt.Errorf("%w: keytab %s holds no key", errConfig, keytabPath)
 	}
 	var held []string
 	for _, e := range kt.Entries {
@@ -70,17 +70,17 @@ func LoadKerberos(keytabPath, pattern, host string, rules []string) (*Kerberos, 
 				p += "@" + realm
 			}
 			if !slices.Contains(held, p) {
-				return nil, fmt.Errorf("%w: principal: keytab %s holds no key of %s (it holds: %s)", ErrConfig, keytabPath, p, strings.Join(held, ", "))
+				return nil, fmt.Errorf("%w: principal: keytab %s holds no key of %s (it holds: %s)", errConfig, keytabPath, p, strings.Join(held, ", "))
 			}
 			k.Principals = append(k.Principals, p)
 		}
 		if len(k.Principals) == 0 {
-			return nil, fmt.Errorf("%w: principal: empty (want HTTP/_HOST, a list, or *)", ErrConfig)
+			return nil, fmt.Errorf("%w: principal: empty (want HTTP/_HOST, a list, or *)", errConfig)
 		}
 		_, realm, _ = strings.Cut(k.Principals[0], "@")
 	}
 	if k.AuthToLocal, err = authtolocal.Parse(rules, realm); err != nil {
-		return nil, fmt.Errorf("%w: auth_to_local: %w", ErrConfig, err)
+		return nil, fmt.Errorf("%w: auth_to_local: %w", errConfig, err)
 	}
 	return k, nil
 }

@@ -19,8 +19,8 @@ import (
 	v1 "github.com/colocd/colocd/api/v1"
 	"github.com/colocd/colocd/goodness"
 	"github.com/colocd/colocd/journal"
+	"github.com/colocd/colocd/pipeline"
 	"github.com/colocd/colocd/profile"
-	"github.com/colocd/colocd/queue"
 )
 
 func TestStatusPageServed(t *testing.T) {
@@ -175,15 +175,15 @@ func newConsoleWorldWith(t *testing.T, more ...harnessOpt) *consoleWorld {
 			t.Fatal(err)
 		}
 	}
-	w.decision = journal.DecisionRecord{Decision: queue.Decision{
+	w.decision = journal.DecisionRecord{Decision: pipeline.Decision{
 		At: now.Add(-time.Second), Chosen: w.running[1], ChosenKind: "kmeans",
-		Context: []queue.ContextKind{{Kind: "pagerank", Weight: 0.75}},
-		Stages: []queue.StageRecord{
+		Context: []pipeline.ContextKind{{Kind: "pagerank", Weight: 0.75}},
+		Stages: []pipeline.StageRecord{
 			{Name: "window", In: 45, Out: 16, Note: "first 16 of 45 pending jobs"},
-			{Name: "fit", In: 16, Out: 15, Dropped: []queue.Drop{{JobID: w.pending[3], Reason: "needs 8 vcores, 2 free"}}},
+			{Name: "fit", In: 16, Out: 15, Dropped: []pipeline.Drop{{JobID: w.pending[3], Reason: "needs 8 vcores, 2 free"}}},
 			{Name: "preference", In: 15, Out: 15},
 		},
-		Candidates: []queue.Candidate{{JobID: w.running[1], Kind: "kmeans", Prob: 0.6}, {JobID: w.pending[1], Kind: "terasort", Prob: 0.4}},
+		Candidates: []pipeline.Candidate{{JobID: w.running[1], Kind: "kmeans", Prob: 0.6}, {JobID: w.pending[1], Kind: "terasort", Prob: 0.4}},
 		Passed:     []string{w.pending[0]},
 		Reserved:   w.pending[5],
 	}, AppID: "application_1_0001"}

@@ -6,6 +6,7 @@ import (
 	v1 "github.com/colocd/colocd/api/v1"
 	"github.com/colocd/colocd/bandit"
 	"github.com/colocd/colocd/journal"
+	"github.com/colocd/colocd/pipeline"
 	"github.com/colocd/colocd/queue"
 )
 
@@ -30,7 +31,7 @@ func wireJob(j queue.Job) v1.Job {
 	}
 }
 
-func wireCapacity(c queue.Capacity) v1.Capacity {
+func wireCapacity(c pipeline.Capacity) v1.Capacity {
 	return v1.Capacity{MemoryMB: c.MemoryMB, VCores: c.VCores}
 }
 
@@ -91,19 +92,19 @@ func wireSlice[T, U any](in []T, f func(T) U) []U {
 	return out
 }
 
-func wireContext(cs []queue.ContextKind) []v1.ContextKind {
-	return wireSlice(cs, func(c queue.ContextKind) v1.ContextKind { return v1.ContextKind{Kind: c.Kind, Weight: c.Weight} })
+func wireContext(cs []pipeline.ContextKind) []v1.ContextKind {
+	return wireSlice(cs, func(c pipeline.ContextKind) v1.ContextKind { return v1.ContextKind{Kind: c.Kind, Weight: c.Weight} })
 }
 
-func wireStages(ss []queue.StageRecord) []v1.StageRecord {
-	return wireSlice(ss, func(s queue.StageRecord) v1.StageRecord {
+func wireStages(ss []pipeline.StageRecord) []v1.StageRecord {
+	return wireSlice(ss, func(s pipeline.StageRecord) v1.StageRecord {
 		return v1.StageRecord{Name: s.Name, In: s.In, Out: s.Out, Omitted: s.Omitted, Note: s.Note,
-			Dropped: wireSlice(s.Dropped, func(d queue.Drop) v1.Drop { return v1.Drop{JobID: d.JobID, Reason: d.Reason} })}
+			Dropped: wireSlice(s.Dropped, func(d pipeline.Drop) v1.Drop { return v1.Drop{JobID: d.JobID, Reason: d.Reason} })}
 	})
 }
 
-func wireCandidates(cs []queue.Candidate) []v1.Candidate {
-	return wireSlice(cs, func(c queue.Candidate) v1.Candidate {
+func wireCandidates(cs []pipeline.Candidate) []v1.Candidate {
+	return wireSlice(cs, func(c pipeline.Candidate) v1.Candidate {
 		out := v1.Candidate{JobID: c.JobID, Kind: c.Kind, Prob: c.Prob, Pref: c.Pref, Weight: c.Weight, Skips: c.Skips}
 		if sc := c.Score; sc != nil {
 			out.Score = &v1.Score{Value: sc.Value, Model: sc.Model, Correction: sc.Correction, Alone: sc.Alone,
@@ -113,22 +114,22 @@ func wireCandidates(cs []queue.Candidate) []v1.Candidate {
 	})
 }
 
-func wireGroups(gs []queue.GroupRecord) []v1.GroupRecord {
-	return wireSlice(gs, func(g queue.GroupRecord) v1.GroupRecord {
+func wireGroups(gs []pipeline.GroupRecord) []v1.GroupRecord {
+	return wireSlice(gs, func(g pipeline.GroupRecord) v1.GroupRecord {
 		return v1.GroupRecord{Group: g.Group, Weight: g.Weight, Share: g.Share, Deficit: g.Deficit, Pending: g.Pending}
 	})
 }
 
-func wireQueueRecords(qs []queue.QueueRecord) []v1.QueueRecord {
-	return wireSlice(qs, func(q queue.QueueRecord) v1.QueueRecord {
+func wireQueueRecords(qs []pipeline.QueueRecord) []v1.QueueRecord {
+	return wireSlice(qs, func(q pipeline.QueueRecord) v1.QueueRecord {
 		return v1.QueueRecord{Queue: q.Queue, Level: q.Level, Guarantee: string(q.Guarantee),
 			Entitled: wireRate(q.Entitled), Held: wireRate(q.Held), Owed: wireRate(q.Owed), Pending: q.Pending}
 	})
 }
 
-func wireRate(r queue.Rate) v1.Rate { return v1.Rate{VCores: r.VCores, Memory: r.Memory} }
+func wireRate(r pipeline.Rate) v1.Rate { return v1.Rate{VCores: r.VCores, Memory: r.Memory} }
 
-func wireRatePtr(r *queue.Rate) *v1.Rate {
+func wireRatePtr(r *pipeline.Rate) *v1.Rate {
 	if r == nil {
 		return nil
 	}
@@ -136,10 +137,10 @@ func wireRatePtr(r *queue.Rate) *v1.Rate {
 	return &w
 }
 
-func wireQueues(r queue.QueuesReport) v1.QueuesReport {
+func wireQueues(r pipeline.QueuesReport) v1.QueuesReport {
 	return v1.QueuesReport{
 		Enabled: r.Enabled, Mode: string(r.Mode), GroupBy: string(r.GroupBy), At: r.At, BurstPeriodNS: r.BurstPeriodNS,
-		Queues: wireSlice(r.Queues, func(q queue.QueueStatus) v1.QueueStatus {
+		Queues: wireSlice(r.Queues, func(q pipeline.QueueStatus) v1.QueueStatus {
 			return v1.QueueStatus{Name: q.Name, Members: q.Members, Class: q.Class, Level: q.Level,
 				Guarantee: string(q.Guarantee), Reason: q.Reason, Alpha: wireRatePtr(q.Alpha), Beta: wireRatePtr(q.Beta),
 				BurstNS: q.BurstNS, Weight: q.Weight, Entitled: wireRatePtr(q.Entitled), Owed: wireRatePtr(q.Owed),

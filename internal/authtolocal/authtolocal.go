@@ -13,12 +13,12 @@ import (
 	"strings"
 )
 
-// ErrNoRule is wrapped by Rules.Short's error for a principal that no
+// errNoRule is wrapped by Rules.Short's error for a principal that no
 // rule maps to a short name (Hadoop: "No rules applied to ...").
-var ErrNoRule = errors.New("no auth_to_local rule applies")
+var errNoRule = errors.New("no auth_to_local rule applies")
 
-// ErrSyntax is wrapped by Parse's error for a rule it cannot read.
-var ErrSyntax = errors.New("auth_to_local: bad rule")
+// errSyntax is wrapped by Parse's error for a rule it cannot read.
+var errSyntax = errors.New("auth_to_local: bad rule")
 
 // Rules maps Kerberos principals to short user names with rules in
 // the shape of Hadoop's hadoop.security.auth_to_local
@@ -62,7 +62,7 @@ func Parse(rules []string, realm string) (*Rules, error) {
 		for line := range strings.FieldsSeq(r) {
 			rule, err := parseA2LRule(line)
 			if err != nil {
-				return nil, fmt.Errorf("%w: [%d] %q: %v", ErrSyntax, i, line, err)
+				return nil, fmt.Errorf("%w: [%d] %q: %v", errSyntax, i, line, err)
 			}
 			a.rules = append(a.rules, rule)
 		}
@@ -134,7 +134,7 @@ func (a *Rules) InRealm(realm string) *Rules {
 func (a *Rules) Short(principal string) (string, error) {
 	name, realm, ok := strings.Cut(principal, "@")
 	if !ok || name == "" || realm == "" {
-		return "", fmt.Errorf("%w: %q is not a principal (name[/instance]@REALM)", ErrNoRule, principal)
+		return "", fmt.Errorf("%w: %q is not a principal (name[/instance]@REALM)", errNoRule, principal)
 	}
 	comps := strings.Split(name, "/")
 	for _, r := range a.rules {
@@ -143,11 +143,11 @@ func (a *Rules) Short(principal string) (string, error) {
 			continue
 		}
 		if user == "" || strings.ContainsAny(user, "@/") {
-			return "", fmt.Errorf("%w: rule %s maps %s to %q, not a user name", ErrNoRule, r.text, principal, user)
+			return "", fmt.Errorf("%w: rule %s maps %s to %q, not a user name", errNoRule, r.text, principal, user)
 		}
 		return user, nil
 	}
-	return "", fmt.Errorf("%w: no rule maps %s to a user", ErrNoRule, principal)
+	return "", fmt.Errorf("%w: no rule maps %s to a user", errNoRule, principal)
 }
 
 func (r a2lRule) apply(comps []string, realm, defRealm string) (string, bool) {

@@ -48,10 +48,10 @@ func TestNoRuleIsErrNoRule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Short("eve@ELSEWHERE.ORG"); !errors.Is(err, ErrNoRule) {
-		t.Errorf("err = %v, want ErrNoRule (DEFAULT takes the default realm only)", err)
+	if _, err := a.Short("eve@ELSEWHERE.ORG"); !errors.Is(err, errNoRule) {
+		t.Errorf("err = %v, want errNoRule (DEFAULT takes the default realm only)", err)
 	}
-	if _, err := Parse([]string{"RULE:[x:$1]"}, "R"); !errors.Is(err, ErrSyntax) {
-		t.Errorf("err = %v, want ErrSyntax", err)
+	if _, err := Parse([]string{"RULE:[x:$1]"}, "R"); !errors.Is(err, errSyntax) {
+		t.Errorf("err = %v, want errSyntax", err)
 	}
 }

@@ -6,21 +6,21 @@ import (
 	"strings"
 )
 
-// Derived is a value derived from the Hadoop configuration and the
+// derived is a value derived from the Hadoop configuration and the
 // properties it came from ("yarn-site.xml: yarn.resourcemanager.ha.rm-ids,
 // yarn.resourcemanager.webapp.address.rm1, …").
-type Derived[T any] struct {
+type derived[T any] struct {
 	Value  T
 	From   []string // "file: property" each
 	Exists bool
 }
 
 // Source is From as one line.
-func (d Derived[T]) Source() string { return "hadoop " + strings.Join(d.From, ", ") }
+func (d derived[T]) Source() string { return "hadoop " + strings.Join(d.From, ", ") }
 
-// NameService is one HDFS namespace's NameNode web addresses and its
+// nameService is one HDFS namespace's NameNode web addresses and its
 // delegation token's service.
-type NameService struct {
+type nameService struct {
 	Name    string
 	URLs    []string
 	Service string // "ha-hdfs:<name>" for an HA nameservice; "" for one NameNode
@@ -29,25 +29,25 @@ type NameService struct {
 // Derivation is what a Hadoop client's configuration tells colocd.
 type Derivation struct {
 	// RMURLs are the ResourceManagers' web addresses (HA: in rm-ids order).
-	RMURLs Derived[[]string]
+	RMURLs derived[[]string]
 	// Kerberos: hadoop.security.authentication is kerberos.
-	Kerberos Derived[bool]
+	Kerberos derived[bool]
 	// SPNEGOPrincipal is the RM web's SPNEGO principal
 	// (yarn.resourcemanager.webapp.spnego-principal), e.g. HTTP/_HOST@REALM.
-	SPNEGOPrincipal Derived[string]
+	SPNEGOPrincipal derived[string]
 	// Renewer is the RM principal (yarn.resourcemanager.principal), whose
 	// short name is the delegation tokens' renewer.
-	Renewer Derived[string]
+	Renewer derived[string]
 	// AuthToLocal is hadoop.security.auth_to_local: the rules by which
 	// the cluster's services map principals to users (package
 	// authtolocal), one per line.
-	AuthToLocal Derived[string]
+	AuthToLocal derived[string]
 	// RMService is the RM token's service: each RM's RPC address,
 	// comma-separated (yarn.resourcemanager.address[.id]).
-	RMService Derived[string]
+	RMService derived[string]
 	// NameServices are the HDFS namespaces (dfs.nameservices, or
 	// fs.defaultFS's NameNode).
-	NameServices Derived[[]NameService]
+	NameServices derived[[]nameService]
 }
 
 // Hadoop's default ports.
@@ -94,16 +94,16 @@ func (c *Conf) Derive() (Derivation, error) {
 		return d, err
 	}
 	if v := strings.ToLower(c.value("hadoop.security.authentication")); v != "" {
-		d.Kerberos = Derived[bool]{Value: v == "kerberos", From: c.collect(nil, "hadoop.security.authentication"), Exists: true}
+		d.Kerberos = derived[bool]{Value: v == "kerberos", From: c.collect(nil, "hadoop.security.authentication"), Exists: true}
 	}
 	if v := c.value("yarn.resourcemanager.webapp.spnego-principal"); v != "" {
-		d.SPNEGOPrincipal = Derived[string]{Value: v, From: c.collect(nil, "yarn.resourcemanager.webapp.spnego-principal"), Exists: true}
+		d.SPNEGOPrincipal = derived[string]{Value: v, From: c.collect(nil, "yarn.resourcemanager.webapp.spnego-principal"), Exists: true}
 	}
 	if v := c.value("yarn.resourcemanager.principal"); v != "" {
-		d.Renewer = Derived[string]{Value: v, From: c.collect(nil, "yarn.resourcemanager.principal"), Exists: true}
+		d.Renewer = derived[string]{Value: v, From: c.collect(nil, "yarn.resourcemanager.principal"), Exists: true}
 	}
 	if v := c.value("hadoop.security.auth_to_local"); strings.TrimSpace(v) != "" {
-		d.AuthToLocal = Derived[string]{Value: v, From: c.collect(nil, "hadoop.security.auth_to_local"), Exists: true}
+		d.AuthToLocal = derived[string]{Value: v, From: c.collect(nil, "hadoop.security.auth_to_local"), Exists: true}
 	}
 	d.RMService = c.rmService()
 	if d.NameServices, err = c.nameServices(); err != nil {
@@ -128,8 +128,8 @@ func (c *Conf) haIDs() []string {
 
 // rmURLs: each RM's webapp.address (HTTP_ONLY) or webapp.https.address
 // (HTTPS_ONLY), else its hostname with the default port.
-func (c *Conf) rmURLs() (Derived[[]string], error) {
-	var out Derived[[]string]
+func (c *Conf) rmURLs() (derived[[]string], error) {
+	var out derived[[]string]
 	https := strings.EqualFold(c.value("yarn.http.policy"), "HTTPS_ONLY")
 	scheme, addrKey, port := "http", "yarn.resourcemanager.webapp.address", rmWebHTTP
 	if https {
@@ -152,7 +152,7 @@ func (c *Conf) rmURLs() (Derived[[]string], error) {
 				if sfx != "" {
 					continue // an id with no address: Hadoop fails on it too
 				}
-				return Derived[[]string]{}, nil // nothing set: nothing derived
+				return derived[[]string]{}, nil // nothing set: nothing derived
 			}
 			addr, src = net.JoinHostPort(host, port), "yarn.resourcemanager.hostname"+sfx
 		}
@@ -168,8 +168,8 @@ func (c *Conf) rmURLs() (Derived[[]string], error) {
 }
 
 // rmService is each RM's RPC address, comma-separated.
-func (c *Conf) rmService() Derived[string] {
-	var out Derived[string]
+func (c *Conf) rmService() derived[string] {
+	var out derived[string]
 	suffixes := []string{""}
 	if ids := c.haIDs(); len(ids) > 0 {
 		suffixes = nil
@@ -196,8 +196,8 @@ func (c *Conf) rmService() Derived[string] {
 // nameServices: dfs.nameservices with each one's NameNodes
 // (dfs.ha.namenodes.<ns>, dfs.namenode.http[s]-address.<ns>[.<nn>]), or
 // fs.defaultFS's NameNode alone.
-func (c *Conf) nameServices() (Derived[[]NameService], error) {
-	var out Derived[[]NameService]
+func (c *Conf) nameServices() (derived[[]nameService], error) {
+	var out derived[[]nameService]
 	https := strings.EqualFold(c.value("dfs.http.policy"), "HTTPS_ONLY")
 	scheme, key, port := "http", "dfs.namenode.http-address", nnHTTP
 	if https {
@@ -209,7 +209,7 @@ func (c *Conf) nameServices() (Derived[[]NameService], error) {
 			continue
 		}
 		out.From = c.collect(out.From, "dfs.nameservices")
-		s := NameService{Name: ns}
+		s := nameService{Name: ns}
 		if nns := c.value("dfs.ha.namenodes." + ns); nns != "" {
 			out.From = c.collect(out.From, "dfs.ha.namenodes."+ns)
 			s.Service = "ha-hdfs:" + ns
@@ -247,7 +247,7 @@ func (c *Conf) nameServices() (Derived[[]NameService], error) {
 			if src != "fs.defaultFS" {
 				out.From = c.collect(out.From, src)
 			}
-			out.Value = append(out.Value, NameService{Name: host, URLs: []string{scheme + "://" + a}})
+			out.Value = append(out.Value, nameService{Name: host, URLs: []string{scheme + "://" + a}})
 		}
 	}
 	out.Exists = len(out.Value) > 0

@@ -23,15 +23,15 @@ import (
 	"strings"
 )
 
-// Files are read in this order; a property in a later one wins, as in a
+// files are read in this order; a property in a later one wins, as in a
 // Hadoop client that loads core-site, then yarn-site, then hdfs-site.
-var Files = []string{"core-site.xml", "yarn-site.xml", "hdfs-site.xml"}
+var files = []string{"core-site.xml", "yarn-site.xml", "hdfs-site.xml"}
 
 // ErrNoDir is returned when the directory does not exist.
 var ErrNoDir = errors.New("hadoopconf: no such directory")
 
-// Property is one property's value and the file that set it.
-type Property struct {
+// property is one property's value and the file that set it.
+type property struct {
 	Value string
 	File  string
 }
@@ -39,7 +39,7 @@ type Property struct {
 // Conf is the merged properties of a directory.
 type Conf struct {
 	Dir   string
-	props map[string]Property
+	props map[string]property
 	read  []string // files read, in order
 }
 
@@ -56,8 +56,8 @@ func Read(dir string) (*Conf, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("hadoopconf: %s is not a directory", dir)
 	}
-	c := &Conf{Dir: dir, props: map[string]Property{}}
-	for _, name := range Files {
+	c := &Conf{Dir: dir, props: map[string]property{}}
+	for _, name := range files {
 		path := filepath.Join(dir, name)
 		b, err := os.ReadFile(path)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -93,7 +93,7 @@ func (c *Conf) parse(path string, b []byte) error {
 		if name == "" {
 			continue
 		}
-		c.props[name] = Property{Value: strings.TrimSpace(p.Value), File: path}
+		c.props[name] = property{Value: strings.TrimSpace(p.Value), File: path}
 	}
 	return nil
 }
@@ -102,7 +102,7 @@ var varRef = regexp.MustCompile(`\$\{([^}$\s]+)\}`)
 
 // Get is a property with its ${name} references substituted (up to 20
 // levels, as Hadoop does), and whether it is set.
-func (c *Conf) Get(name string) (Property, bool) {
+func (c *Conf) Get(name string) (property, bool) {
 	p, ok := c.props[name]
 	if !ok {
 		return p, false

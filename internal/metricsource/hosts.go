@@ -14,12 +14,12 @@ import (
 // machine's hostname, often the short name where YARN has the FQDN;
 // node_exporter's instance label is whatever the scrape config says.
 type HostsConfig struct {
-	// Mode is HostsSame (the source uses YARN's names), HostsShort (the
+	// Mode is hostsSame (the source uses YARN's names), HostsShort (the
 	// part of YARN's name before the first dot: YARN has FQDNs, the source
-	// short names) or HostsDomain (YARN's name + "." + Domain: YARN has
+	// short names) or hostsDomain (YARN's name + "." + Domain: YARN has
 	// short names, the source FQDNs; a name that has a dot already is kept).
 	Mode string `mapstructure:"mode"`
-	// Domain is appended in mode HostsDomain, e.g. "cluster.example.com".
+	// Domain is appended in mode hostsDomain, e.g. "cluster.example.com".
 	Domain string `mapstructure:"domain"`
 	// Map names exceptions, YARN name → source name, applied before Mode.
 	// Keys are matched case-insensitively, as host names are.
@@ -34,15 +34,15 @@ type HostsConfig struct {
 
 // The modes of HostsConfig.
 const (
-	HostsSame   = "same"
+	hostsSame   = "same"
 	HostsShort  = "short"
-	HostsDomain = "domain"
+	hostsDomain = "domain"
 )
 
 // DefaultHostsConfig: the same names, and the source's hosts listed every
 // 15 minutes.
 func DefaultHostsConfig() HostsConfig {
-	return HostsConfig{Mode: HostsSame, Map: map[string]string{}, CheckEvery: 15 * time.Minute}
+	return HostsConfig{Mode: hostsSame, Map: map[string]string{}, CheckEvery: 15 * time.Minute}
 }
 
 // hostRE is a DNS name (or an address): what a host name may be.
@@ -56,19 +56,22 @@ type FieldError struct {
 
 func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
 
+// FieldReason is the field and why, for the daemon to name the key.
+func (e *FieldError) FieldReason() (field, reason string) { return e.Field, e.Msg }
+
 // Validate reports the first mistake as a *FieldError.
 func (c HostsConfig) Validate() error {
 	switch c.Mode {
-	case HostsSame, HostsShort:
+	case hostsSame, HostsShort:
 		if c.Domain != "" {
-			return &FieldError{"domain", fmt.Sprintf("is only read in mode %s, and mode is %s", HostsDomain, c.Mode)}
+			return &FieldError{"domain", fmt.Sprintf("is only read in mode %s, and mode is %s", hostsDomain, c.Mode)}
 		}
-	case HostsDomain:
+	case hostsDomain:
 		if c.Domain == "" || !hostRE.MatchString(c.Domain) || strings.HasPrefix(c.Domain, ".") {
-			return &FieldError{"domain", fmt.Sprintf("mode %s needs a domain such as cluster.example.com, got %q", HostsDomain, c.Domain)}
+			return &FieldError{"domain", fmt.Sprintf("mode %s needs a domain such as cluster.example.com, got %q", hostsDomain, c.Domain)}
 		}
 	default:
-		return &FieldError{"mode", fmt.Sprintf("must be %s, %s or %s, got %q", HostsSame, HostsShort, HostsDomain, c.Mode)}
+		return &FieldError{"mode", fmt.Sprintf("must be %s, %s or %s, got %q", hostsSame, HostsShort, hostsDomain, c.Mode)}
 	}
 	seen := map[string]string{}
 	for k, v := range c.Map {
@@ -110,7 +113,7 @@ func (n hostNames) sourceName(host string) string {
 		if i := strings.IndexByte(host, '.'); i > 0 {
 			return host[:i]
 		}
-	case HostsDomain:
+	case hostsDomain:
 		if !strings.Contains(host, ".") {
 			return host + "." + n.domain
 		}

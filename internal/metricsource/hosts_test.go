@@ -55,11 +55,11 @@ func TestHostsMapping(t *testing.T) {
 		data []string // the source's host names
 		want []string // the source names asked for node1.dc.example.com, node2.dc.example.com, n3
 	}{
-		{"same", HostsConfig{Mode: HostsSame}, []string{"node1.dc.example.com", "n3"},
+		{"same", HostsConfig{Mode: hostsSame}, []string{"node1.dc.example.com", "n3"},
 			[]string{"node1.dc.example.com", "node2.dc.example.com", "n3"}},
 		{"short: YARN has FQDNs, Telegraf short names", HostsConfig{Mode: HostsShort}, []string{"node1", "n3"},
 			[]string{"node1", "node2", "n3"}},
-		{"domain: YARN has short names, the source FQDNs", HostsConfig{Mode: HostsDomain, Domain: "dc.example.com"}, []string{"node1.dc.example.com", "n3.dc.example.com"},
+		{"domain: YARN has short names, the source FQDNs", HostsConfig{Mode: hostsDomain, Domain: "dc.example.com"}, []string{"node1.dc.example.com", "n3.dc.example.com"},
 			[]string{"node1.dc.example.com", "node2.dc.example.com", "n3.dc.example.com"}},
 		{"map first, then the mode", HostsConfig{Mode: HostsShort, Map: map[string]string{"node2.dc.example.com": "spare-7"}}, []string{"node1", "spare-7"},
 			[]string{"node1", "spare-7", "n3"}},
@@ -115,11 +115,11 @@ func TestHostsConfigValidate(t *testing.T) {
 		field string
 	}{
 		{HostsConfig{Mode: "fqdn"}, "mode"},
-		{HostsConfig{Mode: HostsDomain}, "domain"},
-		{HostsConfig{Mode: HostsDomain, Domain: ".example.com"}, "domain"},
-		{HostsConfig{Mode: HostsSame, Domain: "example.com"}, "domain"},
-		{HostsConfig{Mode: HostsSame, Map: map[string]string{"node1": "bad name"}}, "map"},
-		{HostsConfig{Mode: HostsSame, CheckEvery: -time.Second}, "check_every"},
+		{HostsConfig{Mode: hostsDomain}, "domain"},
+		{HostsConfig{Mode: hostsDomain, Domain: ".example.com"}, "domain"},
+		{HostsConfig{Mode: hostsSame, Domain: "example.com"}, "domain"},
+		{HostsConfig{Mode: hostsSame, Map: map[string]string{"node1": "bad name"}}, "map"},
+		{HostsConfig{Mode: hostsSame, CheckEvery: -time.Second}, "check_every"},
 	} {
 		var fe *FieldError
 		if err := tc.cfg.Validate(); !errors.As(err, &fe) || fe.Field != tc.field {
@@ -129,7 +129,7 @@ func TestHostsConfigValidate(t *testing.T) {
 	if err := DefaultHostsConfig().Validate(); err != nil {
 		t.Errorf("the default: %v", err)
 	}
-	if err := (HostsConfig{Mode: HostsDomain, Domain: "dc.example.com", Map: map[string]string{"n1": "10.0.0.1"}}).Validate(); err != nil {
+	if err := (HostsConfig{Mode: hostsDomain, Domain: "dc.example.com", Map: map[string]string{"n1": "10.0.0.1"}}).Validate(); err != nil {
 		t.Errorf("a valid domain config: %v", err)
 	}
 }
@@ -142,7 +142,7 @@ func TestUnmatchedHosts(t *testing.T) {
 	f := &fakeReader{data: map[string]bool{"node1": true, "node2": true, "old-node": true}}
 	rec := &logtest.Recorder{Min: slog.LevelInfo}
 	counts := map[string]int{}
-	s, err := New(f, Options{Hosts: HostsConfig{Mode: HostsSame, CheckEvery: 10 * time.Minute}, Logger: slog.New(rec),
+	s, err := New(f, Options{Hosts: HostsConfig{Mode: hostsSame, CheckEvery: 10 * time.Minute}, Logger: slog.New(rec),
 		Unmatched: func(side string, n int) { counts[side] = n }})
 	if err != nil {
 		t.Fatal(err)
@@ -156,7 +156,7 @@ func TestUnmatchedHosts(t *testing.T) {
 		}
 	}
 	read(1, "node1", "node2", "node3") // node3: YARN only; old-node: source only
-	if counts[SideYARN] != 1 || counts[SideSource] != 1 || f.alls != 1 {
+	if counts[sideYARN] != 1 || counts[sideSource] != 1 || f.alls != 1 {
 		t.Fatalf("counts %v after %d listings, want 1 per side after 1", counts, f.alls)
 	}
 	read(2, "node1", "node2", "node3")
@@ -166,7 +166,7 @@ func TestUnmatchedHosts(t *testing.T) {
 	f.data["node3"] = true // Telegraf starts on node3
 	delete(f.data, "old-node")
 	read(12, "node1", "node2", "node3")
-	if counts[SideYARN] != 0 || counts[SideSource] != 0 || f.alls != 2 {
+	if counts[sideYARN] != 0 || counts[sideSource] != 0 || f.alls != 2 {
 		t.Errorf("counts %v after %d listings, want 0 per side after 2", counts, f.alls)
 	}
 	warns := rec.With([]string{"host", "source_host"}, "host seen by YARN only: the metrics source has no sample of it (check metrics.hosts)",
@@ -193,7 +193,7 @@ func TestHostsMapIgnoresCase(t *testing.T) {
 		t.Errorf("sourceName = %q, want the exception spare-7", got)
 	}
 	var fe *FieldError
-	err := HostsConfig{Mode: HostsSame, Map: map[string]string{"a.example.com": "a", "A.example.com": "b"}}.Validate()
+	err := HostsConfig{Mode: hostsSame, Map: map[string]string{"a.example.com": "a", "A.example.com": "b"}}.Validate()
 	if !errors.As(err, &fe) || fe.Field != "map" || !strings.Contains(err.Error(), "ignore case") {
 		t.Errorf("two keys differing in case: %v", err)
 	}

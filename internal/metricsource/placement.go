@@ -17,24 +17,35 @@ type PlacementReader interface {
 
 // Placements adapts a PlacementReader to engine.PlacementSource: it reads
 // the source's hosts under YARN's names, mapped as Source maps them
-// (HostsConfig), and drops the hosts YARN did not name.
+// (HostsConfig), drops the hosts YARN did not name, and names other
+// tenants' applications as foreign kinds (ForeignConfig), so that the
+// engine receives every placement with its kind.
 type Placements struct {
-	r     PlacementReader
-	hosts hostNames
+	r       PlacementReader
+	hosts   hostNames
+	foreign *foreignNamer
 }
 
 var _ engine.PlacementSource = (*Placements)(nil)
 
 // NewPlacements adapts r, with the host names of hosts (the zero value is
-// HostsSame).
-func NewPlacements(r PlacementReader, hosts HostsConfig) (*Placements, error) {
+// hostsSame) and the foreign kinds of foreign. A bad setting is a
+// *FieldError; a foreign one's Field starts with "foreign.".
+func NewPlacements(r PlacementReader, hosts HostsConfig, foreign ForeignConfig) (*Placements, error) {
 	if hosts.Mode == "" {
-		hosts.Mode = HostsSame
+		hosts.Mode = hostsSame
 	}
 	if err := hosts.Validate(); err != nil {
 		return nil, err
 	}
-	return &Placements{r: r, hosts: hosts.compile()}, nil
+	fn, err := newForeignNamer(foreign)
+	if err != nil {
+		if fe, ok := err.(*FieldError); ok {
+			return nil, &FieldError{"foreign." + fe.Field, fe.Msg}
+		}
+		return nil, err
+	}
+	return &Placements{r: r, hosts: hosts.compile(), foreign: fn}, nil
 }
 
 // Placements reads every application on hosts (YARN's names) in [from,
@@ -55,8 +66,16 @@ func (p *Placements) Placements(ctx context.Context, hosts []string, from, to ti
 		if !ok {
 			continue // a host YARN does not run, or another cluster's
 		}
-		out = append(out, engine.Placement{Node: node, App: r.AppID, Kind: r.Kind, Type: r.Type, Queue: r.Queue, Name: r.Name,
-			First: r.First, Last: r.Last, Samples: r.Samples, Containers: r.Containers})
+		pl := engine.Placement{Node: node, App: r.AppID, Kind: r.Kind, First: r.First, Last: r.Last, Samples: r.Samples, Containers: r.Containers}
+		switch {
+		case r.Kind != "": // colocd's
+		case r.Type == "" && r.Queue == "" && r.Name == "":
+			pl.Unknown = true // the sampler never had the RM's answer for it
+		default:
+			pl.Kind = p.foreign.kind(r.Type, r.Queue, r.Name)
+			pl.Foreign = pl.Kind != ""
+		}
+		out = append(out, pl)
 	}
 	return out, nil
 }

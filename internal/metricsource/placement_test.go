@@ -33,8 +33,9 @@ func TestPlacementsHostNames(t *testing.T) {
 		{Host: "node1", AppID: "application_1_0001", Kind: "sort", Type: "MAPREDUCE", Queue: "default", First: t0, Last: t0, Samples: 1, Containers: 2},
 		{Host: "spare-7", AppID: "application_1_0002", Type: "SPARK", Queue: "etl", Name: "n", First: t0, Last: t0, Samples: 1, Containers: 1},
 		{Host: "old-node", AppID: "application_1_0003", Kind: "sort", First: t0, Last: t0, Samples: 1, Containers: 1},
+		{Host: "node1", AppID: "application_1_0004", First: t0, Last: t0, Samples: 1, Containers: 1},
 	}}
-	p, err := NewPlacements(r, HostsConfig{Mode: HostsShort, Map: map[string]string{"node2.dc.example.com": "spare-7"}})
+	p, err := NewPlacements(r, HostsConfig{Mode: HostsShort, Map: map[string]string{"node2.dc.example.com": "spare-7"}}, DefaultForeignConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,8 +44,9 @@ func TestPlacementsHostNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []engine.Placement{
-		{Node: "node1.dc.example.com", App: "application_1_0001", Kind: "sort", Type: "MAPREDUCE", Queue: "default", First: t0, Last: t0, Samples: 1, Containers: 2},
-		{Node: "node2.dc.example.com", App: "application_1_0002", Type: "SPARK", Queue: "etl", Name: "n", First: t0, Last: t0, Samples: 1, Containers: 1},
+		{Node: "node1.dc.example.com", App: "application_1_0001", Kind: "sort", First: t0, Last: t0, Samples: 1, Containers: 2},
+		{Node: "node2.dc.example.com", App: "application_1_0002", Kind: "foreign.spark.etl", Foreign: true, First: t0, Last: t0, Samples: 1, Containers: 1},
+		{Node: "node1.dc.example.com", App: "application_1_0004", Unknown: true, First: t0, Last: t0, Samples: 1, Containers: 1},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("placements (-want +got):\n%s", diff)
@@ -54,7 +56,7 @@ func TestPlacementsHostNames(t *testing.T) {
 		!strings.Contains(err.Error(), "both map to web1") {
 		t.Errorf("two YARN hosts with one source name: %v", err)
 	}
-	failing, err := NewPlacements(fakePlacementReader{err: collector.ErrUnreachable}, HostsConfig{})
+	failing, err := NewPlacements(fakePlacementReader{err: collector.ErrUnreachable}, HostsConfig{}, DefaultForeignConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +64,10 @@ func TestPlacementsHostNames(t *testing.T) {
 		t.Errorf("a failing read: %v, want ErrUnreachable", err)
 	}
 	var fe *FieldError
-	if _, err := NewPlacements(r, HostsConfig{Mode: "fqdn"}); !errors.As(err, &fe) || fe.Field != "mode" {
+	if _, err := NewPlacements(r, HostsConfig{Mode: "fqdn"}, DefaultForeignConfig()); !errors.As(err, &fe) || fe.Field != "mode" {
 		t.Errorf("a bad hosts config: %v, want a FieldError on mode", err)
+	}
+	if _, err := NewPlacements(r, HostsConfig{}, ForeignConfig{Mode: "queue", Prefix: "foreign."}); !errors.As(err, &fe) || fe.Field != "foreign.kind" {
+		t.Errorf("a bad foreign config: %v, want a FieldError on foreign.kind", err)
 	}
 }

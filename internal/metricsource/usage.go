@@ -39,27 +39,27 @@ type Source struct {
 // Options configure a Source.
 type Options struct {
 	// Hosts maps YARN's host names to the source's; the zero value is
-	// HostsSame and never lists the source's hosts.
+	// hostsSame and never lists the source's hosts.
 	Hosts HostsConfig
 	// Logger gets a WARN line for every host newly seen on one side only
 	// and an INFO line when it is matched again; nil discards.
 	Logger *slog.Logger
 	// Unmatched, when set, is told after each read how many hosts are seen
-	// on one side only: side SideYARN (YARN has them, the source has no
-	// sample) or SideSource (the source has data, YARN has no such node).
+	// on one side only: side sideYARN (YARN has them, the source has no
+	// sample) or sideSource (the source has data, YARN has no such node).
 	Unmatched func(side string, n int)
 }
 
 // The sides of Options.Unmatched.
 const (
-	SideYARN   = "yarn"
-	SideSource = "metrics"
+	sideYARN   = "yarn"
+	sideSource = "metrics"
 )
 
 // New adapts r.
 func New(r Reader, o Options) (*Source, error) {
 	if o.Hosts.Mode == "" {
-		o.Hosts.Mode = HostsSame
+		o.Hosts.Mode = hostsSame
 	}
 	if err := o.Hosts.Validate(); err != nil {
 		return nil, err
@@ -127,7 +127,7 @@ func (s *Source) noteYARNOnly(missing []string) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.report(SideYARN, s.yarnOnly, now, func(h string) string { return s.hosts.sourceName(h) })
+	s.report(sideYARN, s.yarnOnly, now, func(h string) string { return s.hosts.sourceName(h) })
 	s.yarnOnly = now
 }
 
@@ -160,7 +160,7 @@ func (s *Source) checkSourceOnly(ctx context.Context, back map[string]string, fr
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.lastCheck = to
-	s.report(SideSource, s.srcOnly, now, nil)
+	s.report(sideSource, s.srcOnly, now, nil)
 	s.srcOnly = now
 }
 
@@ -171,7 +171,7 @@ func (s *Source) report(side string, was, now map[string]bool, alias func(string
 		if was[h] {
 			continue
 		}
-		if side == SideYARN {
+		if side == sideYARN {
 			s.log.Warn("host seen by YARN only: the metrics source has no sample of it (check metrics.hosts)",
 				"host", h, "source_name", alias(h))
 		} else {

@@ -30,7 +30,7 @@ func (st *State) AddRun(r Run, keep int) ([]Run, error) {
 	runs, err := readJSON[[]Run](path)
 	var readErr error
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		readErr = fmt.Errorf("%w: %v (starting a new list)", ErrSimState, err)
+		readErr = fmt.Errorf("%w: %v (starting a new list)", errSimState, err)
 		runs = nil
 	}
 	runs = append(runs, r)
@@ -38,7 +38,7 @@ func (st *State) AddRun(r Run, keep int) ([]Run, error) {
 		runs = runs[len(runs)-keep:]
 	}
 	if err := writeJSONAtomic(path, runs, false); err != nil {
-		return runs, errors.Join(readErr, fmt.Errorf("%w: %v", ErrSimState, err))
+		return runs, errors.Join(readErr, fmt.Errorf("%w: %v", errSimState, err))
 	}
 	return runs, readErr
 }

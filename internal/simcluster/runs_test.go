@@ -33,7 +33,7 @@ func TestAddRun(t *testing.T) {
 	}
 	r := Run{From: t0, WallFrom: t0, Speed: 1}
 	runs, err = st.AddRun(r, 3)
-	if !errors.Is(err, ErrSimState) || len(runs) != 1 || runs[0] != r {
-		t.Fatalf("AddRun over a damaged file = %+v, %v; want the run alone and ErrSimState", runs, err)
+	if !errors.Is(err, errSimState) || len(runs) != 1 || runs[0] != r {
+		t.Fatalf("AddRun over a damaged file = %+v, %v; want the run alone and errSimState", runs, err)
 	}
 }

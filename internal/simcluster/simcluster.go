@@ -11,6 +11,7 @@ import (
 
 	"github.com/colocd/colocd/cluster"
 	"github.com/colocd/colocd/goodness"
+	"github.com/colocd/colocd/pipeline"
 	"github.com/colocd/colocd/queue"
 	"github.com/colocd/colocd/sim"
 	"github.com/colocd/colocd/yarnclient"
@@ -146,8 +147,8 @@ func (c *Cluster) State(ctx context.Context) (cluster.State, error) {
 		var ids []string
 		seen := map[string]bool{}
 		for _, n := range s.Nodes() {
-			capa := queue.Capacity{MemoryMB: n.MemoryMB, VCores: int64(n.VCores)}
-			free := queue.Capacity{MemoryMB: n.MemoryMB - n.UsedMemoryMB, VCores: int64(n.VCores - n.UsedVCores)}
+			capa := pipeline.Capacity{MemoryMB: n.MemoryMB, VCores: int64(n.VCores)}
+			free := pipeline.Capacity{MemoryMB: n.MemoryMB - n.UsedMemoryMB, VCores: int64(n.VCores - n.UsedVCores)}
 			st.Nodes = append(st.Nodes, cluster.Node{Name: n.Name, Capacity: capa, Free: free, Apps: n.Apps})
 			st.Capacity.MemoryMB += capa.MemoryMB
 			st.Capacity.VCores += capa.VCores
@@ -171,7 +172,7 @@ func (c *Cluster) State(ctx context.Context) (cluster.State, error) {
 					continue
 				}
 				a = cluster.App{ID: info.ID, JobID: info.JobID, Kind: info.Kind, User: info.User, Queue: info.Queue,
-					Alloc: queue.Capacity{MemoryMB: info.Alloc.MemoryMB, VCores: info.Alloc.VCores},
+					Alloc: pipeline.Capacity{MemoryMB: info.Alloc.MemoryMB, VCores: info.Alloc.VCores},
 					Nodes: info.Nodes, Placement: info.Placement, Starts: info.Started}
 				c.running[id] = a
 			}
@@ -225,11 +226,11 @@ func (c *Cluster) Reserve(ctx context.Context) (string, error) {
 	var err error
 	c.exec(func(s *sim.Sim) {
 		next := s.NextApplicationID()
-		if err = c.log(LogEntry{Op: OpReserve, AppID: next, At: s.Now()}); err != nil {
+		if err = c.log(logEntry{Op: opReserve, AppID: next, At: s.Now()}); err != nil {
 			return
 		}
 		if id = s.NewApplication(); id != next {
-			err = fmt.Errorf("%w: reserved %s, logged %s", ErrSimState, id, next)
+			err = fmt.Errorf("%w: reserved %s, logged %s", errSimState, id, next)
 		}
 	})
 	return id, err
@@ -285,8 +286,8 @@ func (c *Cluster) Submit(ctx context.Context, appID string, j queue.Job) error {
 }
 
 // submitEntry is the log entry of submitting spec under appID at.
-func submitEntry(appID string, spec sim.AppSpec, at time.Time) LogEntry {
-	return LogEntry{Op: OpSubmit, AppID: appID, JobID: spec.JobID, Kind: spec.Kind, User: spec.User, Queue: spec.Queue,
+func submitEntry(appID string, spec sim.AppSpec, at time.Time) logEntry {
+	return logEntry{Op: OpSubmit, AppID: appID, JobID: spec.JobID, Kind: spec.Kind, User: spec.User, Queue: spec.Queue,
 		Containers: spec.Containers, Scale: spec.Scale, At: at}
 }
 
@@ -337,7 +338,7 @@ func (c *Cluster) Kill(ctx context.Context, appID string) error {
 		if a.State != sim.AppRunning {
 			return // nothing to change, nothing to log
 		}
-		if err = c.log(LogEntry{Op: OpKill, AppID: appID, At: s.Now()}); err != nil {
+		if err = c.log(logEntry{Op: opKill, AppID: appID, At: s.Now()}); err != nil {
 			return
 		}
 		err = s.Kill(appID)
@@ -405,7 +406,7 @@ func (c *Cluster) Checkpoint() error {
 	return c.state.Checkpoint(at)
 }
 
-func (c *Cluster) log(e LogEntry) error {
+func (c *Cluster) log(e logEntry) error {
 	if c.state == nil {
 		return nil
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/colocd/colocd/cluster"
+	"github.com/colocd/colocd/pipeline"
 	"github.com/colocd/colocd/queue"
 	"github.com/colocd/colocd/sim"
 )
@@ -132,7 +133,7 @@ func TestStateMatchesTheSimulator(t *testing.T) {
 				continue
 			}
 			want = append(want, cluster.App{ID: a.ID, JobID: a.JobID, Kind: a.Kind, User: a.User, Queue: a.Queue,
-				Alloc: queue.Capacity{MemoryMB: a.Alloc.MemoryMB, VCores: a.Alloc.VCores}, Nodes: a.Nodes,
+				Alloc: pipeline.Capacity{MemoryMB: a.Alloc.MemoryMB, VCores: a.Alloc.VCores}, Nodes: a.Nodes,
 				Placement: a.Placement, Starts: a.Started})
 		}
 		if diff := cmp.Diff(want, got.Apps, cmpopts.EquateEmpty()); diff != "" {

@@ -59,8 +59,8 @@ import (
 // The log grows with the number of submissions; the simulator backend is
 // meant for demos, tests and what-if runs, not months of service.
 
-// LogEntry is one line of submissions.jsonl.
-type LogEntry struct {
+// logEntry is one line of submissions.jsonl.
+type logEntry struct {
 	Op    string `json:"op"` // reserve | submit | kill
 	AppID string `json:"app_id"`
 	JobID string `json:"job_id,omitempty"`
@@ -76,9 +76,9 @@ type LogEntry struct {
 
 // Sim log operations.
 const (
-	OpReserve = "reserve"
+	opReserve = "reserve"
 	OpSubmit  = "submit"
-	OpKill    = "kill"
+	opKill    = "kill"
 )
 
 // simState is state.json.
@@ -121,20 +121,20 @@ type simLogFile interface {
 func Open(dir string, workloadSum string, seed uint64, start time.Time,
 	newSim func(seed uint64, start time.Time) (*sim.Sim, error)) (*State, *sim.Sim, error) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", ErrSimState, err)
+		return nil, nil, fmt.Errorf("%w: %v", errSimState, err)
 	}
 	st, err := readJSON[simState](filepath.Join(dir, "state.json"))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		st = simState{Seed: seed, Start: start.UTC(), Workload: workloadSum}
 		if err := writeJSONAtomic(filepath.Join(dir, "state.json"), st, true); err != nil {
-			return nil, nil, fmt.Errorf("%w: %v", ErrSimState, err)
+			return nil, nil, fmt.Errorf("%w: %v", errSimState, err)
 		}
 	case err != nil:
-		return nil, nil, fmt.Errorf("%w: %v", ErrSimState, err)
+		return nil, nil, fmt.Errorf("%w: %v", errSimState, err)
 	case st.Workload != workloadSum:
 		return nil, nil, fmt.Errorf("%w: %s was written with another workload file (checksum %.12s, now %.12s); use a new data_dir",
-			ErrSimState, dir, st.Workload, workloadSum)
+			errSimState, dir, st.Workload, workloadSum)
 	}
 	s, err := newSim(st.Seed, st.Start)
 	if err != nil {
@@ -147,23 +147,23 @@ func Open(dir string, workloadSum string, seed uint64, start time.Time,
 	}
 	cp, err := readJSON[simCheckpoint](filepath.Join(dir, "checkpoint.json"))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, fmt.Errorf("%w: %v", ErrSimState, err)
+		return nil, nil, fmt.Errorf("%w: %v", errSimState, err)
 	}
 	if cp.At.After(s.Now()) {
 		s.Advance(cp.At)
 	}
 	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY, 0o640)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", ErrSimState, err)
+		return nil, nil, fmt.Errorf("%w: %v", errSimState, err)
 	}
 	// Drop a torn last line (a crash mid-append) so appends stay parseable.
 	if err := f.Truncate(good); err != nil {
 		f.Close()
-		return nil, nil, fmt.Errorf("%w: %v", ErrSimState, err)
+		return nil, nil, fmt.Errorf("%w: %v", errSimState, err)
 	}
 	if _, err := f.Seek(good, io.SeekStart); err != nil {
 		f.Close()
-		return nil, nil, fmt.Errorf("%w: %v", ErrSimState, err)
+		return nil, nil, fmt.Errorf("%w: %v", errSimState, err)
 	}
 	return &State{dir: dir, f: f, off: good, Seed: st.Seed, Replayed: n, Submits: submits}, s, nil
 }
@@ -179,7 +179,7 @@ func (st *State) CheckStore(submitted uint64, storePath string) error {
 		return nil
 	}
 	return fmt.Errorf("%w: %s has held %d jobs, but %s lists %d submissions: the store was lost, replaced or restored from an older copy; restore the latest one, or start over with an empty data_dir",
-		ErrSimState, storePath, submitted, filepath.Join(st.dir, "submissions.jsonl"), st.Submits)
+		errSimState, storePath, submitted, filepath.Join(st.dir, "submissions.jsonl"), st.Submits)
 }
 
 // replay applies the log at path to s; it returns the number of entries,
@@ -191,7 +191,7 @@ func replay(path string, s *sim.Sim) (n, submits int, good int64, err error) {
 		return 0, 0, 0, nil
 	}
 	if err != nil {
-		return 0, 0, 0, fmt.Errorf("%w: %v", ErrSimState, err)
+		return 0, 0, 0, fmt.Errorf("%w: %v", errSimState, err)
 	}
 	r := bufio.NewReader(bytes.NewReader(b))
 	for line := 1; ; line++ {
@@ -199,13 +199,13 @@ func replay(path string, s *sim.Sim) (n, submits int, good int64, err error) {
 		if err == io.EOF {
 			return n, submits, good, nil // a last line without '\n' is torn
 		}
-		var e LogEntry
+		var e logEntry
 		if err := json.Unmarshal(raw, &e); err != nil {
-			return n, submits, good, fmt.Errorf("%w: %s line %d: %v", ErrSimState, path, line, err)
+			return n, submits, good, fmt.Errorf("%w: %s line %d: %v", errSimState, path, line, err)
 		}
 		s.Advance(e.At)
 		if err := apply(s, e); err != nil {
-			return n, submits, good, fmt.Errorf("%w: %s line %d: replay %s %s: %v", ErrSimState, path, line, e.Op, e.AppID, err)
+			return n, submits, good, fmt.Errorf("%w: %s line %d: replay %s %s: %v", errSimState, path, line, e.Op, e.AppID, err)
 		}
 		good += int64(len(raw))
 		n++
@@ -215,9 +215,9 @@ func replay(path string, s *sim.Sim) (n, submits int, good int64, err error) {
 	}
 }
 
-func apply(s *sim.Sim, e LogEntry) error {
+func apply(s *sim.Sim, e logEntry) error {
 	switch e.Op {
-	case OpReserve:
+	case opReserve:
 		if id := s.NewApplication(); id != e.AppID {
 			return fmt.Errorf("replay reserved %s, the log says %s (not the same simulator)", id, e.AppID)
 		}
@@ -225,7 +225,7 @@ func apply(s *sim.Sim, e LogEntry) error {
 	case OpSubmit:
 		return s.Submit(e.AppID, sim.AppSpec{JobID: e.JobID, Kind: e.Kind, User: e.User, Queue: e.Queue, Tags: jobTags(e.JobID, e.Kind),
 			Containers: e.Containers, Scale: e.Scale})
-	case OpKill:
+	case opKill:
 		return s.Kill(e.AppID)
 	}
 	return fmt.Errorf("unknown op %q", e.Op)
@@ -234,7 +234,7 @@ func apply(s *sim.Sim, e LogEntry) error {
 // Append writes e and fsyncs. On failure the log is cut back to its last
 // whole record and the error wraps the cause (errors.Is(err,
 // syscall.ENOSPC) on a full disk).
-func (st *State) Append(e LogEntry) error {
+func (st *State) Append(e logEntry) error {
 	if err := st.repair(); err != nil {
 		return err
 	}
@@ -244,10 +244,10 @@ func (st *State) Append(e LogEntry) error {
 	}
 	b = append(b, '\n')
 	if _, err := st.f.Write(b); err != nil {
-		return st.cut(fmt.Errorf("%w: append %s %s: %w", ErrSimState, e.Op, e.AppID, err))
+		return st.cut(fmt.Errorf("%w: append %s %s: %w", errSimState, e.Op, e.AppID, err))
 	}
 	if err := st.f.Sync(); err != nil {
-		return st.cut(fmt.Errorf("%w: sync %s %s: %w", ErrSimState, e.Op, e.AppID, err))
+		return st.cut(fmt.Errorf("%w: sync %s %s: %w", errSimState, e.Op, e.AppID, err))
 	}
 	st.off += int64(len(b))
 	return nil
@@ -278,7 +278,7 @@ func (st *State) repair() error {
 	}
 	if err != nil {
 		return fmt.Errorf("%w: the log holds a partial record after byte %d that cannot be cut yet (%w); no change is made to the simulator until it can",
-			ErrSimState, st.off, err)
+			errSimState, st.off, err)
 	}
 	st.broken = nil
 	return nil
@@ -294,17 +294,17 @@ func (st *State) Checkpoint(at time.Time) error {
 func (st *State) Close() error { return st.f.Close() }
 
 // ReadLog reads a submissions.jsonl file (for tests and tools).
-func ReadLog(path string) ([]LogEntry, error) {
+func ReadLog(path string) ([]logEntry, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	var out []LogEntry
+	var out []logEntry
 	for _, line := range bytes.Split(b, []byte("\n")) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		var e LogEntry
+		var e logEntry
 		if err := json.Unmarshal(line, &e); err != nil {
 			return out, err
 		}
@@ -351,5 +351,5 @@ func writeJSONAtomic(path string, v any, sync bool) error {
 	return os.Rename(tmp, path)
 }
 
-// ErrSimState wraps errors of the simulator's durable state (data_dir/sim).
-var ErrSimState = errors.New("simulator state")
+// errSimState wraps errors of the simulator's durable state (data_dir/sim).
+var errSimState = errors.New("simulator state")

@@ -85,8 +85,8 @@ func TestSimStateDiskFull(t *testing.T) {
 
 	disk.budget = 17 // the disk fills up: the next record is torn
 	next := s.NextApplicationID()
-	if _, err := c.Reserve(ctx); !errors.Is(err, syscall.ENOSPC) || !errors.Is(err, ErrSimState) {
-		t.Errorf("reserve on a full disk: %v, want ErrSimState wrapping ENOSPC", err)
+	if _, err := c.Reserve(ctx); !errors.Is(err, syscall.ENOSPC) || !errors.Is(err, errSimState) {
+		t.Errorf("reserve on a full disk: %v, want errSimState wrapping ENOSPC", err)
 	}
 	if err := c.Submit(ctx, apps[2], queue.Job{ID: "JOB2", Kind: "disk", User: "ana"}); !errors.Is(err, syscall.ENOSPC) {
 		t.Errorf("submit on a full disk: %v, want ENOSPC", err)
@@ -158,8 +158,8 @@ func TestSimStateCutFails(t *testing.T) {
 	}
 	disk.budget = -1 // space is back, the cut still fails
 	next := s.NextApplicationID()
-	if _, err := c.Reserve(ctx); !errors.Is(err, ErrSimState) || !errors.Is(err, syscall.EIO) {
-		t.Errorf("reserve while the torn record cannot be cut: %v, want ErrSimState wrapping EIO", err)
+	if _, err := c.Reserve(ctx); !errors.Is(err, errSimState) || !errors.Is(err, syscall.EIO) {
+		t.Errorf("reserve while the torn record cannot be cut: %v, want errSimState wrapping EIO", err)
 	}
 	if got := s.NextApplicationID(); got != next {
 		t.Errorf("next id moved to %s while the log was broken", got)
@@ -277,8 +277,8 @@ func TestSimStateCheckStore(t *testing.T) {
 	}
 	for _, n := range []uint64{0, 2} {
 		err := st2.CheckStore(n, "colocd.db")
-		if !errors.Is(err, ErrSimState) || !strings.Contains(err.Error(), "lists 3 submissions") {
-			t.Errorf("a store that held %d jobs: %v, want ErrSimState naming the 3 submissions", n, err)
+		if !errors.Is(err, errSimState) || !strings.Contains(err.Error(), "lists 3 submissions") {
+			t.Errorf("a store that held %d jobs: %v, want errSimState naming the 3 submissions", n, err)
 		}
 	}
 }

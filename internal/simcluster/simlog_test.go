@@ -142,13 +142,13 @@ func TestSimStateTornAndForeign(t *testing.T) {
 		t.Fatalf("log after the torn line: %d entries, %v; want 2 parseable", len(entries), err)
 	}
 
-	if _, _, err := Open(dir, "sum2", 1, simStart, newSim); !errors.Is(err, ErrSimState) {
-		t.Errorf("another workload: %v, want ErrSimState", err)
+	if _, _, err := Open(dir, "sum2", 1, simStart, newSim); !errors.Is(err, errSimState) {
+		t.Errorf("another workload: %v, want errSimState", err)
 	}
 	if err := os.WriteFile(logPath, []byte("{\"op\":\"reserve\"}\nnot json\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := Open(dir, "sum1", 1, simStart, newSim); !errors.Is(err, ErrSimState) {
-		t.Errorf("corrupt log: %v, want ErrSimState", err)
+	if _, _, err := Open(dir, "sum1", 1, simStart, newSim); !errors.Is(err, errSimState) {
+		t.Errorf("corrupt log: %v, want errSimState", err)
 	}
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/colocd/colocd/bandit"
 	"github.com/colocd/colocd/engine"
+	"github.com/colocd/colocd/pipeline"
 	"github.com/colocd/colocd/queue"
 	"github.com/colocd/colocd/yarnclient"
 	"github.com/colocd/colocd/yarnclient/yarntest"
@@ -84,8 +85,8 @@ func newRMHarness(t testing.TB, eo func(*engine.Options)) *rmHarness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	q := queue.DefaultConfig()
-	q.Preference.Mode, q.Select.Mode = queue.PreferenceModel, queue.SelectArgmax
+	q := pipeline.DefaultConfig()
+	q.Preference.Mode, q.Select.Mode = pipeline.PreferenceModel, pipeline.SelectArgmax
 	q.Preference.ObserveWait = 0
 	o := engine.Options{Store: store, Learner: bandit.New(bandit.Config{StepSize: 0.1}), Cluster: y, Clock: clk,
 		Rand: rand.New(rand.NewPCG(1, 2)), Queue: q, Scorer: engine.DefaultScorerConfig(), Wall: clk.Now}

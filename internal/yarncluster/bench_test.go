@@ -11,6 +11,7 @@ import (
 	"github.com/colocd/colocd/bandit"
 	"github.com/colocd/colocd/engine"
 	"github.com/colocd/colocd/internal/yarncluster"
+	"github.com/colocd/colocd/pipeline"
 	"github.com/colocd/colocd/profile"
 	"github.com/colocd/colocd/queue"
 	"github.com/colocd/colocd/yarnclient"
@@ -128,8 +129,8 @@ func benchEngine(b *testing.B, c engine.Cluster) (*engine.Engine, *queue.Store) 
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { store.Close() })
-	q := queue.DefaultConfig()
-	q.Preference.Mode, q.Select.Mode = queue.PreferenceModel, queue.SelectArgmax
+	q := pipeline.DefaultConfig()
+	q.Preference.Mode, q.Select.Mode = pipeline.PreferenceModel, pipeline.SelectArgmax
 	q.Preference.ObserveWait = 0
 	e, err := engine.New(engine.Options{
 		Store: store, Learner: bandit.New(bandit.Config{StepSize: 0.1}), Cluster: c, Clock: engine.WallClock{},

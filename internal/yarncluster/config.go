@@ -30,7 +30,7 @@ type Config struct {
 	// Kerberos).
 	Auth     AuthMode       `mapstructure:"auth"`
 	User     string         `mapstructure:"user"` // simple auth user.name
-	Kerberos KerberosConfig `mapstructure:"kerberos"`
+	Kerberos kerberosConfig `mapstructure:"kerberos"`
 	// AppUser is the user the RM names colocd's own applications by, with
 	// yarn.auth kerberos: the principal's short name under the cluster's
 	// hadoop.security.auth_to_local (the daemon derives it from
@@ -40,7 +40,7 @@ type Config struct {
 	AppUser string        `mapstructure:"app_user"`
 	CAFile  string        `mapstructure:"ca_file"`
 	Timeout time.Duration `mapstructure:"timeout"`
-	Submit  SubmitMode    `mapstructure:"submit"` // rest|command
+	Submit  submitMode    `mapstructure:"submit"` // rest|command
 	Command CommandConfig `mapstructure:"command"`
 	// TimelineURL is the Timeline Server (application history), asked
 	// about an application the RM no longer knows before colocd decides
@@ -59,24 +59,24 @@ type Config struct {
 	// reading of the cluster.
 	NodesRefresh time.Duration `mapstructure:"nodes_refresh"`
 	// SubmitAs is whose the applications are: the daemon's (colocd's own
-	// user) or each job's user (REST submission only). See SubmitAs.
-	SubmitAs SubmitAs `mapstructure:"submit_as"`
+	// user) or each job's user (REST submission only). See submitAs.
+	SubmitAs submitAs `mapstructure:"submit_as"`
 	// Tokens are the delegation tokens fetched for each application when
 	// its job is admitted (REST submission only).
-	Tokens TokensConfig `mapstructure:"tokens"`
+	Tokens tokensConfig `mapstructure:"tokens"`
 	// MaxAnswerBytes caps one answer of an RM, NodeManager, NameNode or
 	// the Timeline Server (yarnclient.Config.MaxAnswerBytes): a bigger
-	// one fails the call with yarnclient.ErrTooLarge.
+	// one fails the call (yarnclient: "answer over its size cap").
 	MaxAnswerBytes int64 `mapstructure:"max_answer_bytes"`
 }
 
-// SubmitAs is whose applications colocd submits.
-type SubmitAs string
+// submitAs is whose applications colocd submits.
+type submitAs string
 
 // Submit-as modes.
 const (
 	// SubmitAsDaemon: every application is colocd's user's.
-	SubmitAsDaemon SubmitAs = "daemon"
+	SubmitAsDaemon submitAs = "daemon"
 	// SubmitAsJobUser: each application is its job's user's (the API
 	// token's user that submitted it): with yarn.auth kerberos colocd
 	// authenticates as itself and asks for doAs=<user>, which the RM's
@@ -85,10 +85,10 @@ const (
 	// carry user.name=<user>. The submission (and the delegation tokens)
 	// and the kill act as the user; new-application (the RM ties no id to
 	// a user) and every read stay colocd's.
-	SubmitAsJobUser SubmitAs = "job_user"
+	SubmitAsJobUser submitAs = "job_user"
 )
 
-// TokensConfig is the yarn.tokens section: the delegation tokens colocd
+// tokensConfig is the yarn.tokens section: the delegation tokens colocd
 // fetches for each application when its job is admitted, not when it is
 // queued (a job may wait longer than a token lives: HDFS and RM tokens
 // expire unless renewed every 24 h, and live 7 days at most), for the
@@ -96,7 +96,7 @@ const (
 // am-container-spec.credentials.tokens, with cancel-tokens-when-complete
 // set (unless the submitter set it): the RM renews them while the
 // application runs and cancels them when it ends.
-type TokensConfig struct {
+type tokensConfig struct {
 	// RM fetches a ResourceManager delegation token (the Cluster
 	// Delegation Tokens API, which needs yarn.auth kerberos).
 	RM bool `mapstructure:"rm"`
@@ -127,7 +127,7 @@ type HDFSTokens struct {
 }
 
 // fetches reports whether any token is to be fetched.
-func (t TokensConfig) fetches() bool { return t.RM || len(t.HDFS) > 0 }
+func (t tokensConfig) fetches() bool { return t.RM || len(t.HDFS) > 0 }
 
 // AuthMode is how colocd authenticates to YARN's web services.
 type AuthMode string
@@ -138,10 +138,10 @@ const (
 	AuthKerberos AuthMode = "kerberos" // SPNEGO from a keytab
 )
 
-// KerberosConfig is the yarn.kerberos section: colocd's principal and
+// kerberosConfig is the yarn.kerberos section: colocd's principal and
 // keytab, and the RMs' and NodeManagers' HTTP service principals. Used
 // when yarn.auth is kerberos; Validate then reads the keytab and krb5.conf.
-type KerberosConfig struct {
+type kerberosConfig struct {
 	// Principal is colocd's principal, e.g. colocd/admit1.example.com@EXAMPLE.COM
 	// (without @REALM: krb5.conf's default_realm).
 	Principal string `mapstructure:"principal"`
@@ -157,22 +157,22 @@ type KerberosConfig struct {
 	// ServicePrincipals overrides ServicePrincipal for the server of a
 	// URL (matched by host and port): for an RM reached by an address
 	// that is not the host name in its principal.
-	ServicePrincipals []ServicePrincipal `mapstructure:"service_principals"`
+	ServicePrincipals []servicePrincipal `mapstructure:"service_principals"`
 }
 
-// ServicePrincipal is one entry of yarn.kerberos.service_principals.
-type ServicePrincipal struct {
+// servicePrincipal is one entry of yarn.kerberos.service_principals.
+type servicePrincipal struct {
 	URL       string `mapstructure:"url"`       // e.g. http://10.0.0.7:8088
 	Principal string `mapstructure:"principal"` // e.g. HTTP/rm1.example.com@EXAMPLE.COM
 }
 
-// SubmitMode is how jobs reach YARN.
-type SubmitMode string
+// submitMode is how jobs reach YARN.
+type submitMode string
 
 // Submit modes.
 const (
-	SubmitREST    SubmitMode = "rest"    // new-application + submit application context
-	SubmitCommand SubmitMode = "command" // run a command with the job's tags
+	SubmitREST    submitMode = "rest"    // new-application + submit application context
+	SubmitCommand submitMode = "command" // run a command with the job's tags
 )
 
 // CommandConfig is the command run per job in command submit mode, and
@@ -212,8 +212,8 @@ type CommandParam struct {
 	// Pattern is a regular expression (RE2, Go's syntax) the whole value
 	// must match: it is anchored at both ends.
 	Pattern string `mapstructure:"pattern"`
-	// MaxLength bounds the value in bytes: 1 to MaxParamLength;
-	// 0 → DefaultParamMaxLength.
+	// MaxLength bounds the value in bytes: 1 to maxParamLength;
+	// 0 → defaultParamMaxLength.
 	MaxLength int `mapstructure:"max_length"`
 	// Required refuses a job that does not give it. A parameter left out
 	// is empty: an argv element that is only its placeholder is left out.
@@ -222,15 +222,15 @@ type CommandParam struct {
 
 // Bounds of yarn.command.params.
 const (
-	DefaultParamMaxLength = 256
-	MaxParamLength        = 4096
-	MaxParams             = 64
+	defaultParamMaxLength = 256
+	maxParamLength        = 4096
+	maxParams             = 64
 )
 
-// DefaultInheritEnv is yarn.command.inherit_env's default: what Hadoop's,
+// defaultInheritEnv is yarn.command.inherit_env's default: what Hadoop's,
 // Spark's and Flink's launchers need to find Java, the cluster's
 // configuration and colocd's Kerberos ticket cache.
-var DefaultInheritEnv = []string{"PATH", "HOME", "LANG", "TZ", "JAVA_HOME", "HADOOP_CONF_DIR", "YARN_CONF_DIR", "KRB5CCNAME"}
+var defaultInheritEnv = []string{"PATH", "HOME", "LANG", "TZ", "JAVA_HOME", "HADOOP_CONF_DIR", "YARN_CONF_DIR", "KRB5CCNAME"}
 
 var (
 	paramNameRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`)
@@ -245,7 +245,7 @@ func compileParam(p CommandParam) (*regexp.Regexp, error) {
 // maxLength is p's bound on a value's length.
 func (p CommandParam) maxLength() int {
 	if p.MaxLength == 0 {
-		return DefaultParamMaxLength
+		return defaultParamMaxLength
 	}
 	return p.MaxLength
 }
@@ -259,8 +259,8 @@ func (y Config) validateCommand() error {
 	if c.Timeout <= 0 {
 		return fieldErr("command.timeout", "must be > 0, got %v", c.Timeout)
 	}
-	if len(c.Params) > MaxParams {
-		return fieldErr("command.params", "at most %d parameters, got %d", MaxParams, len(c.Params))
+	if len(c.Params) > maxParams {
+		return fieldErr("command.params", "at most %d parameters, got %d", maxParams, len(c.Params))
 	}
 	declared := map[string]bool{}
 	for i, p := range c.Params {
@@ -272,8 +272,8 @@ func (y Config) validateCommand() error {
 			return fieldErr(key+".name", "%q is declared twice", p.Name)
 		case p.Pattern == "":
 			return fieldErr(key+".pattern", "required: the regular expression every value of %s must match, e.g. '^[A-Za-z0-9_.]+$'", p.Name)
-		case p.MaxLength < 0 || p.MaxLength > MaxParamLength:
-			return fieldErr(key+".max_length", "must be in [1, %d] (0: %d), got %d", MaxParamLength, DefaultParamMaxLength, p.MaxLength)
+		case p.MaxLength < 0 || p.MaxLength > maxParamLength:
+			return fieldErr(key+".max_length", "must be in [1, %d] (0: %d), got %d", maxParamLength, defaultParamMaxLength, p.MaxLength)
 		}
 		if _, err := compileParam(p); err != nil {
 			return fieldErr(key+".pattern", "%v", err)
@@ -322,25 +322,25 @@ func checkEnvName(k string) error {
 // DefaultConfig is the section's defaults: simple auth (Kerberos: the
 // principals HTTP/_HOST, /etc/krb5.conf), REST submission as the daemon,
 // no delegation tokens (renewer yarn), a 30 s timeout, Hadoop 3's
-// max-completed-applications, the nodes read every DefaultNodesRefresh,
+// max-completed-applications, the nodes read every defaultNodesRefresh,
 // no ResourceManager (which Validate requires).
 func DefaultConfig() Config {
 	return Config{
 		RMURLs: []string{},
 		Auth:   AuthSimple,
-		Kerberos: KerberosConfig{
+		Kerberos: kerberosConfig{
 			Krb5Conf:          kerberos.DefaultKrb5Conf,
 			ServicePrincipal:  kerberos.DefaultServicePrincipal,
-			ServicePrincipals: []ServicePrincipal{},
+			ServicePrincipals: []servicePrincipal{},
 		},
 		Timeout: 30 * time.Second,
 		Submit:  SubmitREST,
 		Command: CommandConfig{Argv: []string{}, Timeout: 5 * time.Minute, Env: []string{},
-			InheritEnv: slices.Clone(DefaultInheritEnv), Params: []CommandParam{}},
+			InheritEnv: slices.Clone(defaultInheritEnv), Params: []CommandParam{}},
 		MaxCompletedApps: 1000, // Hadoop 3's default (Hadoop 2: 10000)
-		NodesRefresh:     DefaultNodesRefresh,
+		NodesRefresh:     defaultNodesRefresh,
 		SubmitAs:         SubmitAsDaemon,
-		Tokens:           TokensConfig{Renewer: DefaultTokenRenewer, HDFS: []HDFSTokens{}},
+		Tokens:           tokensConfig{Renewer: defaultTokenRenewer, HDFS: []HDFSTokens{}},
 		MaxAnswerBytes:   yarnclient.DefaultMaxAnswerBytes,
 	}
 }
@@ -348,35 +348,35 @@ func DefaultConfig() Config {
 // minMaxAnswer is the least yarn.max_answer_bytes: an empty apps list.
 const minMaxAnswer = 4 << 10
 
-// DefaultTokenRenewer is yarn.tokens.renewer's default: the short name of
+// defaultTokenRenewer is yarn.tokens.renewer's default: the short name of
 // the RM's principal in Hadoop's usual layout (yarn/_HOST@REALM).
-const DefaultTokenRenewer = "yarn"
+const defaultTokenRenewer = "yarn"
 
-// DefaultNodesRefresh is yarn.nodes_refresh's default: at 10,000 nodes the
+// defaultNodesRefresh is yarn.nodes_refresh's default: at 10,000 nodes the
 // node list is 5.7 MB of JSON (the documented 3.x node report; a 3.3 RM
 // writes more per node), read every 30 s instead of on every sync and
 // admission pass; a node that joins, leaves or changes state is seen at
 // once (the metrics' node counts), other tenants' changes to a node's free
 // room within 30 s.
-const DefaultNodesRefresh = 30 * time.Second
+const defaultNodesRefresh = 30 * time.Second
 
-// FieldError names the key of the section that is wrong and why.
-type FieldError struct {
+// fieldError names the key of the section that is wrong and why.
+type fieldError struct {
 	Field  string // e.g. "rm_urls[0]"
 	Reason string
 }
 
-func (e *FieldError) Error() string { return "yarn: " + e.Field + ": " + e.Reason }
+func (e *fieldError) Error() string { return "yarn: " + e.Field + ": " + e.Reason }
 
 // FieldReason is the key under the section and the reason, for the
 // config loader, which names the whole key.
-func (e *FieldError) FieldReason() (field, reason string) { return e.Field, e.Reason }
+func (e *fieldError) FieldReason() (field, reason string) { return e.Field, e.Reason }
 
 func fieldErr(field, format string, args ...any) error {
-	return &FieldError{Field: field, Reason: fmt.Sprintf(format, args...)}
+	return &fieldError{Field: field, Reason: fmt.Sprintf(format, args...)}
 }
 
-// Validate checks the section; errors are *FieldError.
+// Validate checks the section; errors are *fieldError.
 func (y Config) Validate() error {
 	if len(y.RMURLs) == 0 {
 		return fieldErr("rm_urls", "must list at least one ResourceManager URL when backend is yarn")
@@ -452,7 +452,7 @@ func (y Config) validateTokens() error {
 		return fieldErr(key, "delegation tokens go into a REST submission's credentials, and yarn.submit is command")
 	}
 	if strings.TrimSpace(t.Renewer) == "" {
-		return fieldErr("tokens.renewer", "required when tokens are fetched: the RM principal's short name (%s), so that the RM renews them", DefaultTokenRenewer)
+		return fieldErr("tokens.renewer", "required when tokens are fetched: the RM principal's short name (%s), so that the RM renews them", defaultTokenRenewer)
 	}
 	if t.RM && y.Auth != AuthKerberos {
 		return fieldErr("tokens.rm", "needs yarn.auth kerberos: the RM issues delegation tokens over Kerberos (SPNEGO) only")
@@ -607,7 +607,7 @@ func (y Config) kerberosConfig(log *slog.Logger) kerberos.Config {
 // ClientConfig is the yarnclient.Config of the section. With yarn.auth
 // kerberos its Auth is a kerberos.Auth (which reads the keytab and
 // krb5.conf here, as Validate did); should that fail now, every request
-// fails with the *FieldError naming the key.
+// fails with the *fieldError naming the key.
 func (y Config) ClientConfig(log *slog.Logger) yarnclient.Config {
 	c := yarnclient.Config{RMURLs: y.RMURLs, User: y.User, CAFile: y.CAFile, Timeout: y.Timeout,
 		TimelineURL: y.TimelineURL, MaxAnswerBytes: y.MaxAnswerBytes, Logger: log}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/colocd/colocd/cluster"
-	"github.com/colocd/colocd/queue"
+	"github.com/colocd/colocd/pipeline"
 	"github.com/colocd/colocd/yarnclient"
 )
 
@@ -34,8 +34,8 @@ func (y *Cluster) State(ctx context.Context) (cluster.State, error) {
 	if err != nil {
 		return st, fmt.Errorf("cluster metrics: %w", err)
 	}
-	st.Capacity = queue.Capacity{MemoryMB: m.TotalMB, VCores: m.TotalVirtualCores}
-	st.Free = queue.Capacity{MemoryMB: m.AvailableMB, VCores: m.AvailableVirtualCores}
+	st.Capacity = pipeline.Capacity{MemoryMB: m.TotalMB, VCores: m.TotalVirtualCores}
+	st.Free = pipeline.Capacity{MemoryMB: m.AvailableMB, VCores: m.AvailableVirtualCores}
 	apps, err := y.c.Apps(ctx, yarnclient.AppsFilter{States: []string{"RUNNING"}})
 	if err != nil {
 		return st, fmt.Errorf("running applications: %w", err)
@@ -43,7 +43,7 @@ func (y *Cluster) State(ctx context.Context) (cluster.State, error) {
 	var ours []string
 	for _, a := range apps {
 		as := cluster.App{ID: a.ID, User: a.User, Queue: a.Queue,
-			Alloc: queue.Capacity{MemoryMB: a.AllocatedMB, VCores: a.AllocatedVCores}}
+			Alloc: pipeline.Capacity{MemoryMB: a.AllocatedMB, VCores: a.AllocatedVCores}}
 		if a.StartedTime > 0 {
 			as.Starts = time.UnixMilli(a.StartedTime)
 		}
@@ -56,7 +56,7 @@ func (y *Cluster) State(ctx context.Context) (cluster.State, error) {
 		st.Apps = append(st.Apps, as)
 	}
 	pl := y.placements(ctx, ours)
-	use := map[string]queue.Capacity{} // colocd's allocation per node, now
+	use := map[string]pipeline.Capacity{} // colocd's allocation per node, now
 	for i := range st.Apps {
 		a := &st.Apps[i]
 		e, ok := pl[a.ID]
@@ -91,7 +91,7 @@ func (y *Cluster) State(ctx context.Context) (cluster.State, error) {
 
 // addUse adds an application's allocation alloc to use, split over its
 // nodes in proportion to its containers on each.
-func addUse(use map[string]queue.Capacity, alloc queue.Capacity, counts map[string]int) {
+func addUse(use map[string]pipeline.Capacity, alloc pipeline.Capacity, counts map[string]int) {
 	total := 0
 	for _, c := range counts {
 		total += c
@@ -111,7 +111,7 @@ func addUse(use map[string]queue.Capacity, alloc queue.Capacity, counts map[stri
 // first when yarn.nodes_refresh has passed since, or the node counts of m
 // differ from the reading's; use is colocd's allocation per node now,
 // kept with a new reading.
-func (y *Cluster) nodes(ctx context.Context, m yarnclient.ClusterMetrics, use map[string]queue.Capacity) (nodeCache, error) {
+func (y *Cluster) nodes(ctx context.Context, m yarnclient.ClusterMetrics, use map[string]pipeline.Capacity) (nodeCache, error) {
 	now := y.now()
 	y.mu.Lock()
 	nc := y.node
@@ -126,8 +126,8 @@ func (y *Cluster) nodes(ctx context.Context, m yarnclient.ClusterMetrics, use ma
 	nc = nodeCache{at: now, key: countsOf(m), nodes: make([]cluster.Node, 0, len(nodes)), use: use}
 	for _, n := range nodes {
 		nc.nodes = append(nc.nodes, cluster.Node{Name: yarnclient.NodeHost(n.ID),
-			Capacity: queue.Capacity{MemoryMB: n.UsedMemoryMB + n.AvailMemoryMB, VCores: n.UsedVirtualCores + n.AvailableVirtualCores},
-			Free:     queue.Capacity{MemoryMB: n.AvailMemoryMB, VCores: n.AvailableVirtualCores}})
+			Capacity: pipeline.Capacity{MemoryMB: n.UsedMemoryMB + n.AvailMemoryMB, VCores: n.UsedVirtualCores + n.AvailableVirtualCores},
+			Free:     pipeline.Capacity{MemoryMB: n.AvailMemoryMB, VCores: n.AvailableVirtualCores}})
 	}
 	y.mu.Lock()
 	y.node = nc

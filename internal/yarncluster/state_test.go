@@ -189,9 +189,9 @@ func TestConfigNodesRefresh(t *testing.T) {
 		t.Errorf("nodes_refresh 0: %v", err)
 	}
 	c.NodesRefresh = -time.Second
-	var fe *FieldError
+	var fe *fieldError
 	if err := c.Validate(); !errors.As(err, &fe) || fe.Field != "nodes_refresh" {
-		t.Errorf("nodes_refresh -1s: %v, want a FieldError on nodes_refresh", err)
+		t.Errorf("nodes_refresh -1s: %v, want a fieldError on nodes_refresh", err)
 	}
 }
 

@@ -123,14 +123,14 @@ func legacyToken(token string) bool {
 	return strings.HasPrefix(token, commandTokenPrefix) && i >= 0 && len(token)-i-1 == 16
 }
 
-// ErrNoTagKey: command submission without WithTagKey.
-var ErrNoTagKey = errors.New("yarncluster: command submission needs a tag key (WithTagKey)")
+// errNoTagKey: command submission without WithTagKey.
+var errNoTagKey = errors.New("yarncluster: command submission needs a tag key (WithTagKey)")
 
 // Reserve is new-application (REST) or a fresh token (command).
 func (y *Cluster) Reserve(ctx context.Context) (string, error) {
 	if y.cfg.Submit == SubmitCommand {
 		if len(y.tagKey) < MinTagKeyBytes {
-			return "", ErrNoTagKey
+			return "", errNoTagKey
 		}
 		// The token records which RM process was active: if that RM later
 		// forgets the application, Forgotten can tell whether it could
@@ -318,7 +318,7 @@ func (y *Cluster) tokenError(j queue.Job, as, what string, err error) error {
 
 func (y *Cluster) submitCommand(ctx context.Context, token string, j queue.Job) error {
 	if len(y.tagKey) < MinTagKeyBytes {
-		return ErrNoTagKey
+		return errNoTagKey
 	}
 	tag := y.commandTag(token)
 	if _, err := y.resolve(ctx, token); err == nil {
@@ -394,7 +394,7 @@ func (y *Cluster) resolve(ctx context.Context, appID string) (string, error) {
 		return id, nil
 	}
 	if len(y.tagKey) < MinTagKeyBytes {
-		return "", ErrNoTagKey
+		return "", errNoTagKey
 	}
 	apps, err := y.c.AppsByTag(ctx, y.commandTag(appID))
 	if err == nil && len(apps) == 0 && legacyToken(appID) {

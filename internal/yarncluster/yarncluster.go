@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/colocd/colocd/cluster"
-	"github.com/colocd/colocd/queue"
+	"github.com/colocd/colocd/pipeline"
 	"github.com/colocd/colocd/yarnclient"
 )
 
@@ -106,8 +106,8 @@ const placementTTL = 10 * time.Second
 type nodeCache struct {
 	at    time.Time // zero: never read
 	key   nodeCounts
-	nodes []cluster.Node            // as reported: name, capacity, free room
-	use   map[string]queue.Capacity // colocd's applications' allocation on each node then
+	nodes []cluster.Node               // as reported: name, capacity, free room
+	use   map[string]pipeline.Capacity // colocd's applications' allocation on each node then
 }
 
 // nodeCounts are the cluster metrics' node counts: a node that joins,

@@ -4,34 +4,34 @@ package profiletest
 
 import "github.com/colocd/colocd/profile"
 
-// Demand is the per-container usage of the three synthetic kinds, each
-// dominated by another resource; Baseline is an idle node's.
+// demand is the per-container usage of the three synthetic kinds, each
+// dominated by another resource; baseline is an idle node's.
 var (
-	Demand = map[string]profile.Vector{
+	demand = map[string]profile.Vector{
 		"cpubound":  {0.15, 0, 0.01, 0.01, 0.005, 0.005},
 		"diskbound": {0.03, 0.004, 0.12, 0.08, 0.01, 0.01},
 		"netbound":  {0.03, 0, 0.01, 0.01, 0.05, 0.14},
 	}
-	Baseline = profile.Vector{0.02, 0.001, 0.005, 0.005, 0.002, 0.002}
+	baseline = profile.Vector{0.02, 0.001, 0.005, 0.005, 0.002, 0.002}
 )
 
-// Ticks is how many learning ticks Train feeds; each observes six nodes.
-const Ticks = 10
+// ticks is how many learning ticks Train feeds; each observes six nodes.
+const ticks = 10
 
-// Train feeds m Ticks ticks of six nodes: each kind alone (2 containers),
+// Train feeds m the ticks, six nodes each: each kind alone (2 containers),
 // two pairs, and an idle node. No node comes near saturation.
 func Train(m *profile.Model) {
 	node := func(name string, kcs ...profile.KindCount) profile.Observation {
-		u := Baseline
+		u := baseline
 		for _, kc := range kcs {
 			for r := range profile.NumResources {
-				u[r] += kc.Containers * Demand[kc.Kind][r]
+				u[r] += kc.Containers * demand[kc.Kind][r]
 			}
 		}
 		return profile.Observation{Node: name, Usage: u, Containers: kcs}
 	}
 	kc := func(kind string, n float64) profile.KindCount { return profile.KindCount{Kind: kind, Containers: n} }
-	for range Ticks {
+	for range ticks {
 		m.Observe([]profile.Observation{
 			node("n1", kc("cpubound", 2)),
 			node("n2", kc("diskbound", 2)),

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/colocd/colocd/pipeline"
 	"github.com/colocd/colocd/queue"
 )
 
@@ -82,7 +83,7 @@ func Job(kind string) queue.Job {
 	}
 }
 
-// Prefs is a fake queue.Preferences. Score gives each kind a weight (missing
+// Prefs is a fake pipeline.Preferences. Score gives each kind a weight (missing
 // kinds weigh 1); Mix returns the weights normalised over the candidates,
 // ignoring the context. It records every call. Safe for concurrent use.
 type Prefs struct {
@@ -98,9 +99,9 @@ type MixCall struct {
 	Weights           []float64
 }
 
-var _ queue.Preferences = (*Prefs)(nil)
+var _ pipeline.Preferences = (*Prefs)(nil)
 
-// Mix implements queue.Preferences.
+// Mix implements pipeline.Preferences.
 func (p *Prefs) Mix(candidates, given []string, weights []float64, out []float64) {
 	p.mu.Lock()
 	p.calls = append(p.calls, MixCall{

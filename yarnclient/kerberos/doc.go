@@ -24,7 +24,7 @@
 //     with a fresh one.
 //   - Errors: a config that cannot work is a *ConfigError naming the field
 //     (matching yarnclient.ErrInvalid), found without the network; a failed
-//     exchange with the KDC is an *Error matching ErrExchange and one of
+//     exchange with the KDC is an *exchangeError matching ErrExchange and one of
 //     ErrKeytab, ErrClockSkew, ErrNoSuchPrincipal (naming the client or the
 //     service principal), ErrKDCUnreachable (naming the KDCs of
 //     krb5.conf) and ErrReplyTooLarge;

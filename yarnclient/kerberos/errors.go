@@ -11,10 +11,10 @@ import (
 	"github.com/colocd/colocd/yarnclient"
 )
 
-// Sentinel errors. Test with errors.Is; *Error and *ConfigError match the
+// Sentinel errors. Test with errors.Is; *exchangeError and *ConfigError match the
 // ones that describe them.
 var (
-	// ErrExchange: an exchange with the KDC failed (*Error); the four
+	// ErrExchange: an exchange with the KDC failed (*exchangeError); the four
 	// errors below say why, when it is known.
 	ErrExchange = errors.New("kerberos: exchange with the KDC failed")
 	// ErrKeytab: the keytab does not hold the principal, or not its
@@ -28,9 +28,9 @@ var (
 	ErrClockSkew = errors.New("kerberos: clock skew")
 	// ErrNoSuchPrincipal: the KDC does not know the client principal
 	// (KDC_ERR_C_PRINCIPAL_UNKNOWN) or a server's service principal
-	// (KDC_ERR_S_PRINCIPAL_UNKNOWN); Error.Principal names it.
+	// (KDC_ERR_S_PRINCIPAL_UNKNOWN); exchangeError.Principal names it.
 	ErrNoSuchPrincipal = errors.New("kerberos: no such principal")
-	// ErrKDCUnreachable: no KDC of the realm answered; Error.KDCs names
+	// ErrKDCUnreachable: no KDC of the realm answered; exchangeError.KDCs names
 	// those krb5.conf lists.
 	ErrKDCUnreachable = errors.New("kerberos: KDC unreachable")
 	// ErrReplyTooLarge: a KDC's reply declared more bytes than the cap on
@@ -73,11 +73,11 @@ func (e noKeyError) Error() string { return string(e) }
 
 func (e noKeyError) Is(target error) bool { return target == ErrKeytab }
 
-// Error is a failed exchange with the KDC: a login from the keytab or a
+// exchangeError is a failed exchange with the KDC: a login from the keytab or a
 // service ticket. It matches ErrExchange and its Kind: ErrKeytab,
 // ErrClockSkew, ErrNoSuchPrincipal, ErrKDCUnreachable or ErrReplyTooLarge
 // (Kind is ErrExchange itself for anything else).
-type Error struct {
+type exchangeError struct {
 	Op string // e.g. "log in as colocd@EXAMPLE.COM from keytab /etc/colocd.keytab"
 	// Principal is the principal concerned: the client's for a login, the
 	// server's for a service ticket.
@@ -93,7 +93,7 @@ type Error struct {
 	Err  error // gokrb5's error
 }
 
-func (e *Error) Error() string {
+func (e *exchangeError) Error() string {
 	var what string
 	switch e.Kind {
 	case ErrKeytab:
@@ -119,9 +119,9 @@ func (e *Error) Error() string {
 }
 
 // Is matches ErrExchange and e.Kind.
-func (e *Error) Is(target error) bool { return target == ErrExchange || target == e.Kind }
+func (e *exchangeError) Is(target error) bool { return target == ErrExchange || target == e.Kind }
 
-func (e *Error) Unwrap() error { return e.Err }
+func (e *exchangeError) Unwrap() error { return e.Err }
 
 // KRB-ERROR codes (RFC 4120 section 7.5.9) that name what is wrong.
 const (
@@ -139,7 +139,7 @@ const (
 // flattens the KDC's KRB-ERROR into its message ("KRB Error: (24)
 // KDC_ERR_PREAUTH_FAILED ..."), so the code is read from there.
 func (a *Auth) exchangeError(op, principal string, err error) error {
-	e := &Error{Op: op, Principal: principal, Kind: ErrExchange, Err: err}
+	e := &exchangeError{Op: op, Principal: principal, Kind: ErrExchange, Err: err}
 	if errors.Is(err, ErrReplyTooLarge) {
 		e.Kind = ErrReplyTooLarge
 		return e

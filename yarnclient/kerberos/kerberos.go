@@ -340,7 +340,7 @@ func (a *Auth) spnFor(u *url.URL) string {
 
 // Authenticate sets "Authorization: Negotiate <token>" for the service
 // principal of req's host, logging in or getting a service ticket first
-// when needed. Errors are *Error.
+// when needed. Errors are *exchangeError.
 func (a *Auth) Authenticate(req *http.Request) error {
 	spn := a.spnFor(req.URL)
 	st, err := a.serviceTicket(spn)
@@ -355,7 +355,7 @@ func (a *Auth) Authenticate(req *http.Request) error {
 			return nil
 		}
 	}
-	return &Error{Op: "build the SPNEGO token for " + spn + "@" + a.realm, Principal: spn + "@" + a.realm, Kind: ErrExchange, Err: err}
+	return &exchangeError{Op: "build the SPNEGO token for " + spn + "@" + a.realm, Principal: spn + "@" + a.realm, Kind: ErrExchange, Err: err}
 }
 
 // Refresh drops the service ticket for u's server, so that the next
@@ -421,13 +421,13 @@ func (a *Auth) login(now time.Time) (*ticket, error) {
 		if a.tgt != nil {
 			end = "expired at " + a.tgt.end.UTC().Format(time.RFC3339)
 		}
-		return nil, &Error{Op: "use the TGT of " + a.principal + " from " + a.ccachePath, Principal: a.principal, Kind: ErrNoTicket,
+		return nil, &exchangeError{Op: "use the TGT of " + a.principal + " from " + a.ccachePath, Principal: a.principal, Kind: ErrNoTicket,
 			Err: fmt.Errorf("the ticket cache %s: run kinit", end)}
 	}
 	op := "log in as " + a.principal + " from keytab " + a.keytabPath
 	req, err := messages.NewASReqForTGT(a.realm, a.krb5, a.cname)
 	if err != nil {
-		return nil, &Error{Op: op, Principal: a.principal, Kind: ErrExchange, Err: err}
+		return nil, &exchangeError{Op: op, Principal: a.principal, Kind: ErrExchange, Err: err}
 	}
 	var rep messages.ASRep
 	err = a.viaRelays(func() (err error) {
@@ -465,8 +465,8 @@ func newTicket(tkt messages.Ticket, enc messages.EncKDCRepPart, now time.Time) *
 		renewAt: now.Add(time.Duration(float64(life) * renewFraction)), expireAt: now.Add(life)}
 }
 
-// Status is what an Auth holds, for `colocd yarn info`.
-type Status struct {
+// status is what an Auth holds, for `colocd yarn info`.
+type status struct {
 	Principal string
 	Keytab    string
 	Krb5Conf  string
@@ -481,10 +481,10 @@ type Status struct {
 }
 
 // Status reports the principal, the TGT and the service tickets held.
-func (a *Auth) Status() Status {
+func (a *Auth) Status() status {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	s := Status{Principal: a.principal, Keytab: a.keytabPath, Krb5Conf: a.krb5Path, Logins: a.logins}
+	s := status{Principal: a.principal, Keytab: a.keytabPath, Krb5Conf: a.krb5Path, Logins: a.logins}
 	if a.tgt != nil {
 		s.LoggedIn = true
 		s.TGTStart, s.TGTEnd, s.RenewAt, s.ExpiresAt = a.tgt.start, a.tgt.end, a.tgt.renewAt, a.tgt.expireAt

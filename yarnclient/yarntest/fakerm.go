@@ -11,7 +11,7 @@ import (
 )
 
 // DefaultClusterTimestamp is the fake cluster's start time (ms) and the
-// clusterTimestamp part of the ids it allocates, unless ClusterTimestamp
+// clusterTimestamp part of the ids it allocates, unless clusterTimestamp
 // says otherwise.
 const DefaultClusterTimestamp int64 = 1700000000000
 
@@ -42,8 +42,8 @@ type options struct {
 // of a 307.
 func Hadoop2() Option { return func(o *options) { o.hadoop2 = true } }
 
-// ClusterTimestamp sets the cluster id / start time (ms since the epoch).
-func ClusterTimestamp(ms int64) Option { return func(o *options) { o.clusterTS = ms } }
+// clusterTimestamp sets the cluster id / start time (ms since the epoch).
+func clusterTimestamp(ms int64) Option { return func(o *options) { o.clusterTS = ms } }
 
 // Clock sets the clock used for startedTime, finishedTime and the time
 // filters. The default starts at the cluster timestamp and advances one
@@ -117,7 +117,7 @@ type FakeRM struct {
 	activeURL   string
 	faults      map[string][]*faultState
 	requests    map[string]int
-	traffic     Traffic
+	traffic     traffic
 	// The root queue's application counters since the RM started
 	// (QueueMetrics: appsSubmitted, and on an app's end appsCompleted,
 	// appsFailed or appsKilled); a restart resets them.
@@ -194,16 +194,16 @@ func (f *FakeRM) now() time.Time {
 	return time.UnixMilli(f.clock)
 }
 
-// Traffic is what a FakeRM answered: requests, and bytes of response
+// traffic is what a FakeRM answered: requests, and bytes of response
 // bodies (what the RM's HTTP layer writes after the headers; faulted
 // answers are counted as requests only).
-type Traffic struct {
+type traffic struct {
 	Requests int
 	Bytes    int64
 }
 
 // Traffic returns what the fake answered since it started.
-func (f *FakeRM) Traffic() Traffic {
+func (f *FakeRM) Traffic() traffic {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.traffic

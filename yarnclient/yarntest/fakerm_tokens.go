@@ -73,7 +73,7 @@ func (f *FakeRM) mayKill(user string, a *fakeApp) bool {
 }
 
 // IssuedTokens lists the delegation tokens the fake issued, in order.
-func (f *FakeRM) IssuedTokens() []IssuedToken {
+func (f *FakeRM) IssuedTokens() []issuedToken {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.tokens.list()
@@ -130,7 +130,7 @@ func (f *FakeRM) decodeCredentials(w http.ResponseWriter, sub yarnclient.Submiss
 // 403 with its message as text), a token of kind RM_DELEGATION_TOKEN, no
 // service (as ClientRMService issues it), owned by the caller's principal
 // or, with doAs, by the user it acts for, expiring TokenRenewInterval from
-// now unless renewed and TokenMaxLifetime from now at the latest.
+// now unless renewed and tokenMaxLifetime from now at the latest.
 func (f *FakeRM) handleDelegationToken(w http.ResponseWriter, r *http.Request) {
 	principal := principalOf(r)
 	if principal == "" {

@@ -13,8 +13,8 @@ import (
 	"github.com/colocd/colocd/yarnclient"
 )
 
-// HDFSOption configures a FakeWebHDFS.
-type HDFSOption func(*hdfsOptions)
+// hdfsOption configures a FakeWebHDFS.
+type hdfsOption func(*hdfsOptions)
 
 type hdfsOptions struct {
 	spnegoKeytab string
@@ -27,7 +27,7 @@ type hdfsOptions struct {
 // HDFSSPNEGO puts SPNEGO with the service keytab at keytabPath in front
 // of the fake (dfs.web.authentication.kerberos.*), which turns its
 // security on: it issues delegation tokens.
-func HDFSSPNEGO(keytabPath string) HDFSOption {
+func HDFSSPNEGO(keytabPath string) hdfsOption {
 	return func(o *hdfsOptions) { o.spnegoKeytab = keytabPath }
 }
 
@@ -35,7 +35,7 @@ func HDFSSPNEGO(keytabPath string) HDFSOption {
 // off too, as the NameNode's dfs.namenode.delegation.token.always-use
 // ("for testing") does. Without it or HDFSSPNEGO the fake answers
 // GETDELEGATIONTOKEN with {"Token":null}, as a NameNode with security off.
-func HDFSAlwaysUseDelegationTokens() HDFSOption {
+func HDFSAlwaysUseDelegationTokens() hdfsOption {
 	return func(o *hdfsOptions) { o.alwaysUse = true }
 }
 
@@ -44,17 +44,17 @@ func HDFSAlwaysUseDelegationTokens() HDFSOption {
 // 403 AuthorizationException "User: <real> is not allowed to impersonate
 // <user>", real being user.name or the principal's short name (the
 // NameNode's JspHelper.getUGI).
-func HDFSProxyUser(real string, users ...string) HDFSOption {
+func HDFSProxyUser(real string, users ...string) hdfsOption {
 	return func(o *hdfsOptions) { o.proxy = o.proxy.add(real, users) }
 }
 
 // HDFSClock sets the clock that dates the tokens; the default starts at
 // DefaultClusterTimestamp and advances one second per reading.
-func HDFSClock(now func() time.Time) HDFSOption { return func(o *hdfsOptions) { o.now = now } }
+func HDFSClock(now func() time.Time) hdfsOption { return func(o *hdfsOptions) { o.now = now } }
 
 // HDFSRPCAddress is the NameNode's RPC address, the service of the tokens
 // issued without a service parameter (default 127.0.0.1:8020).
-func HDFSRPCAddress(addr string) HDFSOption { return func(o *hdfsOptions) { o.rpcAddress = addr } }
+func HDFSRPCAddress(addr string) hdfsOption { return func(o *hdfsOptions) { o.rpcAddress = addr } }
 
 // FakeWebHDFS is a NameNode's WebHDFS REST API on httptest (127.0.0.1)
 // serving the one operation colocd uses, GETDELEGATIONTOKEN (WebHDFS.md,
@@ -83,7 +83,7 @@ type FakeWebHDFS struct {
 }
 
 // NewFakeWebHDFS starts a fake WebHDFS; it is closed by t.Cleanup.
-func NewFakeWebHDFS(t testing.TB, opts ...HDFSOption) *FakeWebHDFS {
+func NewFakeWebHDFS(t testing.TB, opts ...hdfsOption) *FakeWebHDFS {
 	t.Helper()
 	o := hdfsOptions{rpcAddress: "127.0.0.1:8020"}
 	for _, opt := range opts {
@@ -123,7 +123,7 @@ func (f *FakeWebHDFS) Requests() int {
 }
 
 // Issued lists the tokens the fake issued, in order.
-func (f *FakeWebHDFS) Issued() []IssuedToken {
+func (f *FakeWebHDFS) Issued() []issuedToken {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.issuer.list()

@@ -21,12 +21,12 @@ import (
 // dfs.namenode.delegation.token.renew-interval and max-lifetime).
 const (
 	TokenRenewInterval = 24 * time.Hour
-	TokenMaxLifetime   = 7 * 24 * time.Hour
+	tokenMaxLifetime   = 7 * 24 * time.Hour
 )
 
-// IssuedToken is a delegation token a fake issued: the token, its
+// issuedToken is a delegation token a fake issued: the token, its
 // identifier decoded, and the string the fake answered.
-type IssuedToken struct {
+type issuedToken struct {
 	Token      yarnclient.Token
 	Identifier yarnclient.TokenIdentifier
 	Encoded    string
@@ -36,7 +36,7 @@ type IssuedToken struct {
 type tokenIssuer struct {
 	key    []byte
 	seq    int32
-	issued []IssuedToken
+	issued []issuedToken
 }
 
 func newTokenIssuer(name string) tokenIssuer {
@@ -51,20 +51,20 @@ func (ti *tokenIssuer) password(identifier []byte) []byte {
 
 // issue makes a token of kind for service from the identifier's owner,
 // renewer and real user, issued at now.
-func (ti *tokenIssuer) issue(id yarnclient.TokenIdentifier, now time.Time, kind, service string) IssuedToken {
+func (ti *tokenIssuer) issue(id yarnclient.TokenIdentifier, now time.Time, kind, service string) issuedToken {
 	ti.seq++
 	id.IssueDate = now.UnixMilli()
-	id.MaxDate = now.Add(TokenMaxLifetime).UnixMilli()
+	id.MaxDate = now.Add(tokenMaxLifetime).UnixMilli()
 	id.SequenceNumber = ti.seq
 	id.MasterKeyID = 1
 	b := id.Marshal()
 	t := yarnclient.Token{Identifier: b, Password: ti.password(b), Kind: kind, Service: service}
-	it := IssuedToken{Token: t, Identifier: id, Encoded: t.Encode()}
+	it := issuedToken{Token: t, Identifier: id, Encoded: t.Encode()}
 	ti.issued = append(ti.issued, it)
 	return it
 }
 
-func (ti *tokenIssuer) list() []IssuedToken { return append([]IssuedToken(nil), ti.issued...) }
+func (ti *tokenIssuer) list() []issuedToken { return append([]issuedToken(nil), ti.issued...) }
 
 // genuine reports whether t's password is the one this issuer gives its
 // identifier.

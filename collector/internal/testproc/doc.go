@@ -7,18 +7,18 @@
 //     optionally, extra environment variables (Start, Spec);
 //   - waiting, with a bound, until a URL answers an expected status, failing
 //     at once with the exit error if the process exits first (Ready,
-//     ErrExited, ErrNotReady);
+//     errExited, errNotReady);
 //   - stopping it: SIGTERM, SIGKILL after a bound, then waiting, with a
 //     bound, until it is reaped; once, however often Stop is called
-//     (ErrKilled);
+//     (errKilled);
 //   - the test cleanup that stops it, reports a process still running and,
 //     when the test failed, logs the end of its log (Proc.Cleanup,
 //     Proc.LogTail, Tail);
 //   - free loopback addresses for the child to listen on (FreeAddrs,
 //     FreeAddr).
 //
-// The bounds are DefaultReadyTimeout, DefaultTermTimeout and
-// DefaultKillTimeout unless WithReadyTimeout or WithStopTimeouts changes them.
+// The bounds are defaultReadyTimeout, defaultTermTimeout and
+// defaultKillTimeout unless WithReadyTimeout or withStopTimeouts changes them.
 //
 // What the process is — its configuration, its ready URL, its retries when
 // another process takes a free port first — belongs to the helper package

@@ -17,13 +17,13 @@ import (
 	"github.com/colocd/colocd/internal/testing/testlogs"
 )
 
-// Bounds on a process's lifecycle unless an Option changes them. influxd 1.8
+// Bounds on a process's lifecycle unless an option changes them. influxd 1.8
 // answers /ping in about a second; the margins cover a loaded 2-core CI
 // machine running -race tests.
 const (
-	DefaultReadyTimeout = 30 * time.Second
-	DefaultTermTimeout  = 10 * time.Second // SIGTERM → SIGKILL
-	DefaultKillTimeout  = 5 * time.Second  // SIGKILL → reaped
+	defaultReadyTimeout = 30 * time.Second
+	defaultTermTimeout  = 10 * time.Second // SIGTERM → SIGKILL
+	defaultKillTimeout  = 5 * time.Second  // SIGKILL → reaped
 )
 
 const (
@@ -33,16 +33,16 @@ const (
 )
 
 var (
-	// ErrExited is returned by Start when the process exited before its
+	// errExited is returned by Start when the process exited before its
 	// ready URL answered; the error wraps the exit error too (an
 	// *exec.ExitError when the process ran).
-	ErrExited = errors.New("exited before it was ready")
-	// ErrNotReady is returned by Start when the ready URL did not answer
+	errExited = errors.New("exited before it was ready")
+	// errNotReady is returned by Start when the ready URL did not answer
 	// the expected status within the ready timeout.
-	ErrNotReady = errors.New("not ready")
-	// ErrKilled is returned by Stop when the process ignored SIGTERM for
+	errNotReady = errors.New("not ready")
+	// errKilled is returned by Stop when the process ignored SIGTERM for
 	// the term timeout and was killed.
-	ErrKilled = errors.New("ignored SIGTERM")
+	errKilled = errors.New("ignored SIGTERM")
 )
 
 // Spec is what Start runs.
@@ -63,22 +63,22 @@ type Ready struct {
 	Status int
 }
 
-// Option changes a bound of Start.
-type Option func(*options)
+// option changes a bound of Start.
+type option func(*options)
 
 type options struct {
 	ready, term, kill time.Duration
 }
 
 // WithReadyTimeout bounds the wait for Spec.Ready by d instead of
-// DefaultReadyTimeout.
-func WithReadyTimeout(d time.Duration) Option {
+// defaultReadyTimeout.
+func WithReadyTimeout(d time.Duration) option {
 	return func(o *options) { o.ready = d }
 }
 
-// WithStopTimeouts has Stop send SIGKILL term after SIGTERM and give up kill
-// after SIGKILL, instead of DefaultTermTimeout and DefaultKillTimeout.
-func WithStopTimeouts(term, kill time.Duration) Option {
+// withStopTimeouts has Stop send SIGKILL term after SIGTERM and give up kill
+// after SIGKILL, instead of defaultTermTimeout and defaultKillTimeout.
+func withStopTimeouts(term, kill time.Duration) option {
 	return func(o *options) { o.term, o.kill = term, kill }
 }
 
@@ -96,11 +96,11 @@ type Proc struct {
 
 // Start runs s and, when s.Ready has a URL, returns once the URL answers
 // s.Ready.Status. ctx bounds only that wait: the process runs until Stop.
-// When the process exits first, the error wraps ErrExited and the exit
-// error; when the bound passes, ErrNotReady; either way the process has been
+// When the process exits first, the error wraps errExited and the exit
+// error; when the bound passes, errNotReady; either way the process has been
 // stopped and the error ends with the tail of its log.
-func Start(ctx context.Context, s Spec, opts ...Option) (*Proc, error) {
-	o := options{ready: DefaultReadyTimeout, term: DefaultTermTimeout, kill: DefaultKillTimeout}
+func Start(ctx context.Context, s Spec, opts ...option) (*Proc, error) {
+	o := options{ready: defaultReadyTimeout, term: defaultTermTimeout, kill: defaultKillTimeout}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -158,11 +158,11 @@ func (p *Proc) waitReady(ctx context.Context) error {
 		select {
 		case <-p.exited:
 			if p.waitErr == nil {
-				return fmt.Errorf("%s %w: exit status 0", p.spec.Name, ErrExited)
+				return fmt.Errorf("%s %w: exit status 0", p.spec.Name, errExited)
 			}
-			return fmt.Errorf("%s %w: %w", p.spec.Name, ErrExited, p.waitErr)
+			return fmt.Errorf("%s %w: %w", p.spec.Name, errExited, p.waitErr)
 		case <-deadline.C:
-			return fmt.Errorf("%s %w on %s after %v (last error: %v)", p.spec.Name, ErrNotReady, r.URL, p.opts.ready, err)
+			return fmt.Errorf("%s %w on %s after %v (last error: %v)", p.spec.Name, errNotReady, r.URL, p.opts.ready, err)
 		case <-ctx.Done():
 			return fmt.Errorf("%s not ready on %s: %w", p.spec.Name, r.URL, ctx.Err())
 		case <-tick.C:
@@ -213,7 +213,7 @@ func (p *Proc) stop() error {
 	defer kill.Stop()
 	select {
 	case <-p.exited:
-		return fmt.Errorf("%s %w for %v and was killed", p.spec.Name, ErrKilled, p.opts.term)
+		return fmt.Errorf("%s %w for %v and was killed", p.spec.Name, errKilled, p.opts.term)
 	case <-kill.C:
 		return fmt.Errorf("%s (pid %d) did not exit %v after SIGKILL", p.spec.Name, p.PID(), p.opts.kill)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/colocd/colocd/engine"
 	"github.com/colocd/colocd/goodness"
 	"github.com/colocd/colocd/internal/metricsource"
+	"github.com/colocd/colocd/pipeline"
 	"github.com/colocd/colocd/queue"
 )
 
@@ -24,7 +25,7 @@ import (
 type oneNode struct{}
 
 func (oneNode) State(context.Context) (cluster.State, error) {
-	capa := queue.Capacity{MemoryMB: 8192, VCores: 8}
+	capa := pipeline.Capacity{MemoryMB: 8192, VCores: 8}
 	return cluster.State{Capacity: capa, Free: capa, Nodes: []cluster.Node{{Name: host, Capacity: capa, Free: capa}}}, nil
 }
 
@@ -57,7 +58,7 @@ func TestLearningFromPlugin(t *testing.T) {
 	fake.SetAppInfo("application_1700000000000_0002", nmtest.App{Name: "nightly etl", Queue: "etl", Type: "SPARK"})
 	c := telegrafToInfluxDB(t, fake)
 
-	placements, err := metricsource.NewPlacements(c, metricsource.HostsConfig{})
+	placements, err := metricsource.NewPlacements(c, metricsource.HostsConfig{}, metricsource.DefaultForeignConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +68,7 @@ func TestLearningFromPlugin(t *testing.T) {
 	}
 	// Telegraf samples every second and flushes every second: a sample
 	// within 2 s of each edge of the window covers it.
-	pc := engine.PlacementConfig{Tolerance: 2 * time.Second, Foreign: engine.DefaultForeignConfig()}
+	pc := engine.PlacementConfig{Tolerance: 2 * time.Second, ForeignKinds: true, ForeignPrefix: engine.DefaultForeignPrefix, MaxForeignKinds: engine.DefaultForeignMaxKinds}
 	placer, err := engine.NewPlacer(placements, pc)
 	if err != nil {
 		t.Fatal(err)
@@ -116,7 +117,7 @@ func newEngine(t *testing.T, metrics engine.UsageSource, placer *engine.Placer) 
 	learner := bandit.New(bandit.Config{StepSize: 0.1})
 	e, err := engine.New(engine.Options{
 		Store: store, Learner: learner, Cluster: oneNode{}, Metrics: metrics, Placement: placer, Clock: engine.WallClock{},
-		Queue: queue.DefaultConfig(), Scorer: engine.DefaultScorerConfig(),
+		Queue: pipeline.DefaultConfig(), Scorer: engine.DefaultScorerConfig(),
 		Limits: goodness.Limits{DiskRead: 500e6, DiskWrite: 500e6, NetRecv: 1250e6, NetSent: 1250e6},
 	})
 	if err != nil {
@@ -138,7 +139,7 @@ func coveredWindow(t *testing.T, ctx context.Context, p *metricsource.Placements
 		pls, err := p.Placements(ctx, []string{host}, from, to)
 		covered := 0
 		for _, pl := range pls {
-			if pl.Kind != "" || pl.Type != "" { // the plugin had the RM's answer
+			if !pl.Unknown { // the plugin had the RM's answer
 				if pl.First.Sub(from) <= tol && to.Sub(pl.Last) <= tol {
 					covered++
 				}

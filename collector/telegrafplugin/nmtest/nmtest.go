@@ -12,16 +12,16 @@ import (
 	"github.com/colocd/colocd/yarnclient"
 )
 
-// Container is a NodeManager container: yarnclient's type, which encodes
+// container is a NodeManager container: yarnclient's type, which encodes
 // to the documented JSON shape.
-type Container = yarnclient.NMContainer
+type container = yarnclient.NMContainer
 
 // Server is the fake. Its methods are safe for concurrent use.
 type Server struct {
 	srv *httptest.Server
 
 	mu         sync.Mutex
-	containers []Container
+	containers []container
 	apps       map[string]App // application id → what the RM says of it
 	rmStatus   int            // 0: answer normally
 	nmStatus   int
@@ -47,10 +47,10 @@ func New(t testing.TB) *Server {
 func (s *Server) URL() string { return s.srv.URL }
 
 // SetContainers replaces the NodeManager's container list.
-func (s *Server) SetContainers(cs ...Container) {
+func (s *Server) SetContainers(cs ...container) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.containers = append([]Container(nil), cs...)
+	s.containers = append([]container(nil), cs...)
 }
 
 // App is what the ResourceManager says of an application.
@@ -99,8 +99,8 @@ func (s *Server) RMRequests() map[string]int {
 }
 
 // Running is a RUNNING container with the documented defaults filled in.
-func Running(id string, memoryMB, vcores int64) Container {
-	return Container{
+func Running(id string, memoryMB, vcores int64) container {
+	return container{
 		ID: id, State: "RUNNING", ExitCode: -1000, User: "user1",
 		TotalMemoryNeededMB: memoryMB, TotalVCoresNeeded: vcores,
 		ContainerLogsLink: "http://host.domain.com:8042/node/containerlogs/" + id + "/user1",

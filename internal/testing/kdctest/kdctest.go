@@ -16,8 +16,8 @@ import (
 	"github.com/colocd/colocd/internal/testing/testlogs"
 )
 
-// DefaultRealm is the realm Start creates unless Realm says otherwise.
-const DefaultRealm = "COLOCD.TEST"
+// defaultRealm is the realm Start creates unless realm says otherwise.
+const defaultRealm = "COLOCD.TEST"
 
 // Bounds on the KDC's lifecycle. krb5kdc listens within milliseconds of its
 // start (kdb5_util create takes about 20 ms); the margins cover a loaded
@@ -42,8 +42,8 @@ type options struct {
 	clockOffset time.Duration
 }
 
-// Realm names the realm (upper case by convention).
-func Realm(r string) Option { return func(o *options) { o.realm = r } }
+// realm names the realm (upper case by convention).
+func realm(r string) Option { return func(o *options) { o.realm = r } }
 
 // MaxLife sets the realm's max_life, which bounds every ticket's lifetime,
 // the TGT's included (kdb5_util gives krbtgt this max life). Default 10h.
@@ -74,7 +74,7 @@ type KDC struct {
 // Start creates the realm and runs krb5kdc until the test ends.
 func Start(t testing.TB, opts ...Option) *KDC {
 	t.Helper()
-	o := options{realm: DefaultRealm, maxLife: 10 * time.Hour}
+	o := options{realm: defaultRealm, maxLife: 10 * time.Hour}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -146,16 +146,16 @@ func (k *KDC) Principal(name string) string {
 	return name + "@" + k.realm
 }
 
-// PrincipalOption changes how AddPrincipal creates a principal.
-type PrincipalOption string
+// principalOption changes how AddPrincipal creates a principal.
+type principalOption string
 
 // NoPreauth creates the principal without REQUIRES_PRE_AUTH: the KDC then
 // answers an AS-REQ without checking the client's timestamp.
-const NoPreauth PrincipalOption = "-requires_preauth"
+const NoPreauth principalOption = "-requires_preauth"
 
 // AddPrincipal creates name (qualified with the realm unless it has one)
 // with a random key and returns its full name.
-func (k *KDC) AddPrincipal(t testing.TB, name string, opts ...PrincipalOption) string {
+func (k *KDC) AddPrincipal(t testing.TB, name string, opts ...principalOption) string {
 	t.Helper()
 	p := k.Principal(name)
 	q := "addprinc -randkey"

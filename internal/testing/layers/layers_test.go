@@ -24,7 +24,20 @@ var rules = map[string][]string{
 	// The command line reaches colocd through the daemon, the bench and
 	// the client only.
 	"cmd/colocd": {"daemon", "bench", "apiclient", "api/v1"},
+	// The store and the job model: nothing of ours.
+	"queue": {},
+	// The ordering pipeline: the job type, nothing else.
+	"pipeline": {"queue"},
+	// The pure algorithm packages.
+	"goodness": {},
+	"bandit":   {},
+	"profile":  {"goodness"},
 }
+
+// noHTTP are the packages that import no HTTP package: the engine decides
+// and acts through the interfaces it declares, never by serving or
+// calling HTTP itself.
+var noHTTP = []string{"engine", "pipeline", "queue"}
 
 // stdlibOnly are the packages that import nothing outside the standard
 // library, third-party packages included.
@@ -47,6 +60,17 @@ func TestImportRules(t *testing.T) {
 				t.Errorf("%s imports %s: it may import of ours only %v (docs/architecture.md)", dir, imp, allowed)
 			case slices.Contains(stdlibOnly, dir) && !ours && !isStdlib(imp):
 				t.Errorf("%s imports %s: it imports the standard library only", dir, imp)
+			}
+		}
+	}
+	for _, dir := range noHTTP {
+		pkg, err := ctxt.ImportDir(filepath.Join(root, dir), build.IgnoreVendor)
+		if err != nil {
+			t.Fatalf("%s: %v", dir, err)
+		}
+		for _, imp := range pkg.Imports {
+			if imp == "net/http" || strings.HasPrefix(imp, "net/http/") {
+				t.Errorf("%s imports %s: it imports no HTTP package (docs/architecture.md)", dir, imp)
 			}
 		}
 	}

@@ -14,14 +14,14 @@ import (
 	"testing"
 )
 
-// TailBytes is how much of a log a failure message shows.
-const TailBytes = 1500
+// tailBytes is how much of a log a failure message shows.
+const tailBytes = 1500
 
-// Keep writes out to .cache/test-logs/<test>-<name>.log under the
+// keep writes out to .cache/test-logs/<test>-<name>.log under the
 // repository root and returns its path, or why it was not kept.
-func Keep(tb testing.TB, name string, out []byte) string {
+func keep(tb testing.TB, name string, out []byte) string {
 	tb.Helper()
-	dir, err := Dir()
+	dir, err := logDir()
 	if err == nil {
 		err = os.MkdirAll(dir, 0o755)
 	}
@@ -36,10 +36,10 @@ func Keep(tb testing.TB, name string, out []byte) string {
 	return path
 }
 
-// Log keeps out (Keep) and logs its path and its last TailBytes.
+// Log keeps out (keep) and logs its path and its last tailBytes.
 func Log(tb testing.TB, name string, out []byte) {
 	tb.Helper()
-	tb.Logf("%s output, whole in %s; its end:\n%s", name, Keep(tb, name, out), Tail(out, TailBytes))
+	tb.Logf("%s output, whole in %s; its end:\n%s", name, keep(tb, name, out), Tail(out, tailBytes))
 }
 
 // Tail is the last n bytes of b.
@@ -50,11 +50,11 @@ func Tail(b []byte, n int) string {
 	return string(b)
 }
 
-// Dir is .cache/test-logs in the repository root: the nearest directory
+// logDir is .cache/test-logs in the repository root: the nearest directory
 // above the working directory whose go.mod declares the main module (a
 // test runs in its package's directory; the Telegraf plugin is a module of
 // its own inside the repository).
-func Dir() (string, error) {
+func logDir() (string, error) {
 	wd, err := os.Getwd()
 	if err != nil {
 		return "", err

@@ -12,7 +12,7 @@ import (
 // end.
 func TestKeep(t *testing.T) {
 	out := []byte(strings.Repeat("a", 3000) + "the end")
-	path := Keep(t, "influxd", out)
+	path := keep(t, "influxd", out)
 	t.Cleanup(func() { os.Remove(path) })
 	got, err := os.ReadFile(path)
 	if err != nil || string(got) != string(out) {

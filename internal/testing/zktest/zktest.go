@@ -36,15 +36,15 @@ const (
 	startTries   = 3
 )
 
-// DefaultTick is the servers' tickTime unless Options.Tick says
+// defaultTick is the servers' tickTime unless Options.Tick says
 // otherwise. A server grants session timeouts between 2 and 20 ticks:
 // 0.5–5 s at this tick.
-const DefaultTick = 250 * time.Millisecond
+const defaultTick = 250 * time.Millisecond
 
 // Options configure Start.
 type Options struct {
 	Servers int           // 1 (standalone) or 3; 0 means 3
-	Tick    time.Duration // tickTime; 0 means DefaultTick
+	Tick    time.Duration // tickTime; 0 means defaultTick
 }
 
 // Ensemble is a running ZooKeeper: one server or a quorum.
@@ -69,8 +69,8 @@ type Server struct {
 	proc *proc
 }
 
-// Tools returns java and zookeeper.jar, or skips (or fails) tb.
-func Tools(tb testing.TB) (java, jar string) {
+// tools returns java and zookeeper.jar, or skips (or fails) tb.
+func tools(tb testing.TB) (java, jar string) {
 	tb.Helper()
 	jar = os.Getenv("COLOCD_ZOOKEEPER_JAR")
 	if jar == "" {
@@ -95,7 +95,7 @@ func Tools(tb testing.TB) (java, jar string) {
 // are kept (testlogs).
 func Start(tb testing.TB, o Options) *Ensemble {
 	tb.Helper()
-	java, jar := Tools(tb)
+	java, jar := tools(tb)
 	if o.Servers == 0 {
 		o.Servers = 3
 	}
@@ -103,7 +103,7 @@ func Start(tb testing.TB, o Options) *Ensemble {
 		tb.Fatalf("zktest: %d servers, want 1 or 3", o.Servers)
 	}
 	if o.Tick == 0 {
-		o.Tick = DefaultTick
+		o.Tick = defaultTick
 	}
 	var last error
 	for range startTries {

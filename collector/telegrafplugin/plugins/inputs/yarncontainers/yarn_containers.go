@@ -25,38 +25,38 @@ import (
 //go:embed sample.conf
 var sampleConfig string
 
-// Measurement is the name of the points this plugin emits.
-const Measurement = "yarn_containers"
+// measurement is the name of the points this plugin emits.
+const measurement = "yarn_containers"
 
 // Defaults.
 const (
-	DefaultNodeManagerURL = "http://127.0.0.1:8042"
-	DefaultKindTagPrefix  = yarnclient.TagKindPrefix // what colocd tags its applications with
-	DefaultTimeout        = 5 * time.Second
+	defaultNodeManagerURL = "http://127.0.0.1:8042"
+	defaultKindTagPrefix  = yarnclient.TagKindPrefix // what colocd tags its applications with
+	defaultTimeout        = 5 * time.Second
 )
 
 // The values of application_name: whether each point carries the
 // application's name.
 const (
-	// NameNone: no name (the default): names are unbounded, so they are
+	// nameNone: no name (the default): names are unbounded, so they are
 	// never a tag, and nothing is stored unless asked for.
-	NameNone = "none"
-	// NameField: the name as the string field application_name (fields are
+	nameNone = "none"
+	// nameField: the name as the string field application_name (fields are
 	// not indexed, so it adds no series), for colocd's
 	// learning.foreign.names patterns.
-	NameField = "field"
+	nameField = "field"
 )
 
 // The tags and fields a point carries besides host (Telegraf's).
 const (
-	TagApplicationID   = "application_id"
-	TagKind            = "kind"
-	TagApplicationType = "application_type"
-	TagQueue           = "queue"
-	FieldContainers    = "containers"
-	FieldMemoryMB      = "memory_mb"
-	FieldVCores        = "vcores"
-	FieldName          = "application_name"
+	tagApplicationID   = "application_id"
+	tagKind            = "kind"
+	tagApplicationType = "application_type"
+	tagQueue           = "queue"
+	fieldContainers    = "containers"
+	fieldMemoryMB      = "memory_mb"
+	fieldVCores        = "vcores"
+	fieldName          = "application_name"
 )
 
 // maxBody bounds what is read from one REST response.
@@ -67,7 +67,7 @@ const maxBody = 32 << 20
 // tags application_id, kind (the colocd job kind from the application's
 // tags, when known), application_type and queue (as the ResourceManager
 // reports them; Telegraf adds host), fields containers, memory_mb and
-// vcores, and with ApplicationName NameField the string field
+// vcores, and with ApplicationName nameField the string field
 // application_name.
 type YarnContainers struct {
 	NodeManagerURL      string          `toml:"node_manager_url"`
@@ -94,18 +94,18 @@ type YarnContainers struct {
 // its points here do not follow.
 type appInfo struct{ kind, typ, queue, name string }
 
-// New returns the plugin with its defaults, as Telegraf creates it.
-func New() *YarnContainers {
+// newYarnContainers returns the plugin with its defaults, as Telegraf creates it.
+func newYarnContainers() *YarnContainers {
 	return &YarnContainers{
-		NodeManagerURL:  DefaultNodeManagerURL,
-		KindTagPrefix:   DefaultKindTagPrefix,
-		ApplicationName: NameNone,
-		Timeout:         config.Duration(DefaultTimeout),
+		NodeManagerURL:  defaultNodeManagerURL,
+		KindTagPrefix:   defaultKindTagPrefix,
+		ApplicationName: nameNone,
+		Timeout:         config.Duration(defaultTimeout),
 	}
 }
 
 func init() {
-	inputs.Add(Measurement, func() telegraf.Input { return New() })
+	inputs.Add(measurement, func() telegraf.Input { return newYarnContainers() })
 }
 
 // SampleConfig returns the plugin's sample configuration.
@@ -127,10 +127,10 @@ func (y *YarnContainers) Init() error {
 	}
 	switch y.ApplicationName {
 	case "":
-		y.ApplicationName = NameNone
-	case NameNone, NameField:
+		y.ApplicationName = nameNone
+	case nameNone, nameField:
 	default:
-		return fmt.Errorf("application_name must be %q or %q, got %q", NameNone, NameField, y.ApplicationName)
+		return fmt.Errorf("application_name must be %q or %q, got %q", nameNone, nameField, y.ApplicationName)
 	}
 	if y.Timeout <= 0 {
 		return fmt.Errorf("timeout must be positive, got %v", time.Duration(y.Timeout))
@@ -217,18 +217,18 @@ func (y *YarnContainers) Gather(acc telegraf.Accumulator) error {
 		if err != nil {
 			acc.AddError(err) // emit with the id alone; ask again next time
 		}
-		tags := map[string]string{TagApplicationID: app}
-		for k, v := range map[string]string{TagKind: info.kind, TagApplicationType: info.typ, TagQueue: info.queue} {
+		tags := map[string]string{tagApplicationID: app}
+		for k, v := range map[string]string{tagKind: info.kind, tagApplicationType: info.typ, tagQueue: info.queue} {
 			if v != "" {
 				tags[k] = v
 			}
 		}
 		t := apps[app]
-		fields := map[string]any{FieldContainers: t.containers, FieldMemoryMB: t.memoryMB, FieldVCores: t.vcores}
-		if y.ApplicationName == NameField && info.name != "" {
-			fields[FieldName] = info.name
+		fields := map[string]any{fieldContainers: t.containers, fieldMemoryMB: t.memoryMB, fieldVCores: t.vcores}
+		if y.ApplicationName == nameField && info.name != "" {
+			fields[fieldName] = info.name
 		}
-		acc.AddFields(Measurement, fields, tags, now)
+		acc.AddFields(measurement, fields, tags, now)
 	}
 	return nil
 }

@@ -31,8 +31,8 @@ func points(t testing.TB, acc *testutil.Accumulator) []point {
 	t.Helper()
 	var out []point
 	for _, m := range acc.Metrics {
-		if m.Measurement != Measurement {
-			t.Errorf("measurement %q, want %q", m.Measurement, Measurement)
+		if m.Measurement != measurement {
+			t.Errorf("measurement %q, want %q", m.Measurement, measurement)
 		}
 		if !m.Time.Equal(gatherTime) {
 			t.Errorf("time %v, want the gather's %v", m.Time, gatherTime)
@@ -48,7 +48,7 @@ func fields(containers, memoryMB, vcores int64) map[string]any {
 
 func newPlugin(t testing.TB, nm string, rm ...string) *YarnContainers {
 	t.Helper()
-	y := New()
+	y := newYarnContainers()
 	y.NodeManagerURL, y.ResourceManagerURLs = nm, rm
 	y.now = func() time.Time { return gatherTime }
 	if err := y.Init(); err != nil {
@@ -177,7 +177,7 @@ func TestGatherNodeManagerErrors(t *testing.T) {
 	slow := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { <-hung }))
 	defer slow.Close()
 	defer close(hung)
-	y = New()
+	y = newYarnContainers()
 	y.NodeManagerURL, y.Timeout = slow.URL, config.Duration(100*time.Millisecond)
 	if err := y.Init(); err != nil {
 		t.Fatal(err)
@@ -233,7 +233,7 @@ func TestUserName(t *testing.T) {
 		_, _ = w.Write([]byte(`{"containers":null}`))
 	}))
 	defer srv.Close()
-	y := New()
+	y := newYarnContainers()
 	y.NodeManagerURL, y.UserName = srv.URL+"/", "yarn"
 	if err := y.Init(); err != nil {
 		t.Fatal(err)
@@ -254,7 +254,7 @@ func TestKindFromTags(t *testing.T) {
 		"other":                             "",
 		"":                                  "",
 	} {
-		if got := kindFromTags(tags, DefaultKindTagPrefix); got != want {
+		if got := kindFromTags(tags, defaultKindTagPrefix); got != want {
 			t.Errorf("kindFromTags(%q) = %q, want %q", tags, got, want)
 		}
 	}
@@ -272,14 +272,14 @@ func TestInit(t *testing.T) {
 		"nm no host":    {func(y *YarnContainers) { y.NodeManagerURL = "http://" }, "node_manager_url"},
 		"bad rm":        {func(y *YarnContainers) { y.ResourceManagerURLs = []string{"http://rm", "::"} }, "resource_manager_urls[1]"},
 		"empty prefix":  {func(y *YarnContainers) { y.KindTagPrefix = "" }, "kind_tag_prefix"},
-		"name field":    {func(y *YarnContainers) { y.ApplicationName = NameField }, ""},
+		"name field":    {func(y *YarnContainers) { y.ApplicationName = nameField }, ""},
 		"name unset":    {func(y *YarnContainers) { y.ApplicationName = "" }, ""},
 		"name as tag":   {func(y *YarnContainers) { y.ApplicationName = "tag" }, "application_name"},
 		"zero timeout":  {func(y *YarnContainers) { y.Timeout = 0 }, "timeout"},
 		"bad tls":       {func(y *YarnContainers) { y.TLSCA = "/nonexistent/ca.pem" }, "tls"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			y := New()
+			y := newYarnContainers()
 			tc.mod(y)
 			err := y.Init()
 			switch {
@@ -310,19 +310,19 @@ func TestSampleConfig(t *testing.T) {
 	if err != nil {
 		t.Fatalf("sample.conf: %v", err)
 	}
-	prims := conf.Inputs[Measurement]
+	prims := conf.Inputs[measurement]
 	if len(prims) != 1 {
-		t.Fatalf("sample.conf has %d [[inputs.%s]] tables, want 1", len(prims), Measurement)
+		t.Fatalf("sample.conf has %d [[inputs.%s]] tables, want 1", len(prims), measurement)
 	}
-	y := New()
+	y := newYarnContainers()
 	if err := md.PrimitiveDecode(prims[0], y); err != nil {
 		t.Fatalf("decode: %v", err)
 	}
 	if undecoded := md.Undecoded(); len(undecoded) != 0 {
 		t.Errorf("keys without a field: %v", undecoded)
 	}
-	if y.TLSCA == "" || y.KindTagPrefix != DefaultKindTagPrefix || time.Duration(y.Timeout) != DefaultTimeout ||
-		y.ApplicationName != NameNone {
+	if y.TLSCA == "" || y.KindTagPrefix != defaultKindTagPrefix || time.Duration(y.Timeout) != defaultTimeout ||
+		y.ApplicationName != nameNone {
 		t.Errorf("decoded %+v, want the sample's values", y)
 	}
 }
@@ -355,9 +355,9 @@ func TestApplicationName(t *testing.T) {
 	fake.SetAppInfo("application_1700000000000_0001", nmtest.App{Name: "word count", Queue: "default", Type: "MAPREDUCE",
 		Tags: []string{"colocd-kind-wordcount"}})
 	// application_..._0002 is unknown to the RM: no name to give.
-	for mode, wantName := range map[string]bool{NameNone: false, NameField: true} {
+	for mode, wantName := range map[string]bool{nameNone: false, nameField: true} {
 		t.Run(mode, func(t *testing.T) {
-			y := New()
+			y := newYarnContainers()
 			y.NodeManagerURL, y.ResourceManagerURLs, y.ApplicationName = fake.URL(), []string{fake.URL()}, mode
 			y.now = func() time.Time { return gatherTime }
 			if err := y.Init(); err != nil {

@@ -1,0 +1,6 @@
+package influxtest
+
+// Names the external tests use.
+
+// Database is database.
+const Database = database
