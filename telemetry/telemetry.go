@@ -66,8 +66,8 @@ const (
 var learnedSections = []string{string(queue.SectionPreferences), string(queue.SectionProfiles)}
 
 // Cluster backoffs (colocd_cluster_backoff_seconds{calls},
-// colocd_cluster_calls_backed_off_total{calls}): engine.BackoffRead,
-// engine.BackoffSubmit and, for the counter, engine.BackoffJob.
+// colocd_cluster_calls_backed_off_total{calls}): engine.backoffRead,
+// engine.backoffSubmit and, for the counter, engine.backoffJob.
 const (
 	BackoffRead   = "read"
 	BackoffSubmit = "submit"
