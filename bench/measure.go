@@ -76,7 +76,7 @@ func measure(res *Result, w *sim.Workload, s *sim.Sim, jobs []sim.JobSpec, seqOf
 // usage to each interval it covers (nothing for an idle one) and counts the
 // node there. Each interval sums its nodes in node order, as a walk over
 // the expanded samples would.
-func usageSeries(s *sim.Sim, until time.Duration) []UsagePoint {
+func usageSeries(s *sim.Sim, until time.Duration) []usagePoint {
 	cl := s.Cluster()
 	disk := cl.Node.DiskMBps * 1e6
 	net := 2 * cl.Node.NetMBps * 1e6
@@ -85,7 +85,7 @@ func usageSeries(s *sim.Sim, until time.Duration) []UsagePoint {
 	if n <= 0 {
 		return nil
 	}
-	sums := make([]UsagePoint, n)
+	sums := make([]usagePoint, n)
 	nodes := make([]int, n+1) // difference array of the nodes sampled in each interval
 	for r := range s.SampleRuns() {
 		k0 := int((r.Start.Sub(sim.DefaultStart) + step/2) / step) // Start is k0 intervals in, to the nanosecond
@@ -108,7 +108,7 @@ func usageSeries(s *sim.Sim, until time.Duration) []UsagePoint {
 			p.Net += nt
 		}
 	}
-	var out []UsagePoint
+	var out []usagePoint
 	count := 0
 	for k := range n {
 		count += nodes[k]
@@ -117,7 +117,7 @@ func usageSeries(s *sim.Sim, until time.Duration) []UsagePoint {
 		}
 		f := float64(count)
 		p := sums[k]
-		out = append(out, UsagePoint{At: time.Duration(k) * step, CPU: p.CPU / f, IOWait: p.IOWait / f, Disk: p.Disk / f, Net: p.Net / f})
+		out = append(out, usagePoint{At: time.Duration(k) * step, CPU: p.CPU / f, IOWait: p.IOWait / f, Disk: p.Disk / f, Net: p.Net / f})
 	}
 	return out
 }
