@@ -45,10 +45,10 @@ func queueA(tb testing.TB) *sim.Workload {
 
 func run(tb testing.TB, rc RunConfig) Result {
 	tb.Helper()
-	if rc.Dir == "" && rc.Policy != Bound {
+	if rc.Dir == "" && rc.Policy != policyBound {
 		rc.Dir = tb.TempDir()
 	}
-	r, err := Run(context.Background(), rc)
+	r, err := runOne(context.Background(), rc)
 	if err != nil {
 		tb.Fatalf("%s seed %d: %v", rc.Policy, rc.Seed, err)
 	}
@@ -88,15 +88,15 @@ func TestFIFOKeepsOrder(t *testing.T) {
 func TestPoliciesAgainstBound(t *testing.T) {
 	w := small(t, 2)
 	got := map[Policy]Result{}
-	for _, p := range Policies() {
+	for _, p := range policies() {
 		got[p] = run(t, RunConfig{Workload: w, Policy: p, Seed: 1})
 	}
-	b := got[Bound]
+	b := got[policyBound]
 	for p, r := range got {
 		if r.Jobs != 16 {
 			t.Errorf("%s: %d jobs, want 16", p, r.Jobs)
 		}
-		if p == Bound {
+		if p == policyBound {
 			continue
 		}
 		if r.Decisions != 16 {
@@ -114,13 +114,13 @@ func TestPoliciesAgainstBound(t *testing.T) {
 	}
 	// FIFO pairs each kind with itself: 2 contended waves of 4 jobs each per
 	// block; pairing cpu with disk runs everything at full speed.
-	for _, p := range []Policy{Oracle, Pairwise} {
+	for _, p := range []Policy{policyOracle, policyPairwise} {
 		if got[p].MakespanS >= got[FIFO].MakespanS {
 			t.Errorf("%s makespan %.0f s, want below fifo's %.0f s", p, got[p].MakespanS, got[FIFO].MakespanS)
 		}
 	}
-	if got[Oracle].MeanIOWait >= got[FIFO].MeanIOWait {
-		t.Errorf("oracle iowait %.3f, want below fifo's %.3f", got[Oracle].MeanIOWait, got[FIFO].MeanIOWait)
+	if got[policyOracle].MeanIOWait >= got[FIFO].MeanIOWait {
+		t.Errorf("oracle iowait %.3f, want below fifo's %.3f", got[policyOracle].MeanIOWait, got[FIFO].MeanIOWait)
 	}
 }
 
@@ -130,8 +130,8 @@ func TestPoliciesAgainstBound(t *testing.T) {
 // 800 MB/s = 864 s; memory 16·6·1024 MB·240 s on 4·6144 MB = 960 s.
 func TestLowerBound(t *testing.T) {
 	w := small(t, 2)
-	b := LowerBound(w, w.Jobs(nil))
-	want := BoundDetail{Makespan: 960 * time.Second, CPU: 864 * time.Second, Disk: 864 * time.Second,
+	b := lowerBound(w, w.Jobs(nil))
+	want := boundDetail{Makespan: 960 * time.Second, CPU: 864 * time.Second, Disk: 864 * time.Second,
 		VCores: 960 * time.Second, Memory: 960 * time.Second, Longest: 240 * time.Second}
 	if diff := cmp.Diff(want, b); diff != "" {
 		t.Errorf("bound (-want +got):\n%s", diff)
@@ -141,7 +141,7 @@ func TestLowerBound(t *testing.T) {
 func TestDeterministicAndParallel(t *testing.T) {
 	w := small(t, 1)
 	var cfgs []RunConfig
-	for _, p := range []Policy{FIFO, Random, RA, Oracle} {
+	for _, p := range []Policy{FIFO, policyRandom, policyRA, policyOracle} {
 		for s := uint64(1); s <= 3; s++ {
 			cfgs = append(cfgs, RunConfig{Workload: w, Policy: p, Seed: s})
 		}
@@ -175,8 +175,8 @@ func TestDeterministicAndParallel(t *testing.T) {
 // has changed, so it must not change the run.
 func TestAdmissionTickChangesNothing(t *testing.T) {
 	w := small(t, 1)
-	a := run(t, RunConfig{Workload: w, Policy: RA, Seed: 5})
-	b := run(t, RunConfig{Workload: w, Policy: RA, Seed: 5, AdmissionTick: 10 * time.Second})
+	a := run(t, RunConfig{Workload: w, Policy: policyRA, Seed: 5})
+	b := run(t, RunConfig{Workload: w, Policy: policyRA, Seed: 5, AdmissionTick: 10 * time.Second})
 	if diff := cmp.Diff(a, b); diff != "" {
 		t.Errorf("admission tick changed the run (-without +with):\n%s", diff)
 	}
@@ -194,7 +194,7 @@ func TestRAWarmStartsFromSnapshot(t *testing.T) {
 		l.Update("disk", "disk", 5)
 	}
 	warm := l.Snapshot()
-	r := run(t, RunConfig{Workload: w, Policy: RAWarm, Seed: 2, Warm: &warm})
+	r := run(t, RunConfig{Workload: w, Policy: policyRAWarm, Seed: 2, Warm: &warm})
 	if r.Warm == nil {
 		t.Fatal("ra-warm: no starting snapshot recorded")
 	}
@@ -208,12 +208,12 @@ func TestRAWarmStartsFromSnapshot(t *testing.T) {
 		t.Error("ra-warm learned nothing during the run")
 	}
 	// Without a snapshot, ra-warm learns one first: its start is not empty.
-	r2 := run(t, RunConfig{Workload: w, Policy: RAWarm, Seed: 2})
+	r2 := run(t, RunConfig{Workload: w, Policy: policyRAWarm, Seed: 2})
 	if r2.Warm == nil || r2.Warm.Observations == 0 {
 		t.Errorf("ra-warm without Warm started from %+v, want a learned snapshot", r2.Warm)
 	}
 	// ra ignores Warm.
-	r3 := run(t, RunConfig{Workload: w, Policy: RA, Seed: 2, Warm: &warm})
+	r3 := run(t, RunConfig{Workload: w, Policy: policyRA, Seed: 2, Warm: &warm})
 	if r3.Warm != nil || r3.Preferences.Observations != r3.Updates {
 		t.Errorf("ra used the warm snapshot: start %v, observations %d, updates %d", r3.Warm, r3.Preferences.Observations, r3.Updates)
 	}
@@ -226,7 +226,7 @@ func TestRAUsesDaemonConfig(t *testing.T) {
 	cfg.Pipeline.Select.Enabled = false
 	cfg.Pipeline.Altruism.Enabled = false
 	cfg.Pipeline.Starvation.Enabled = false
-	ra := run(t, RunConfig{Workload: w, Policy: RA, Seed: 4, Daemon: &cfg})
+	ra := run(t, RunConfig{Workload: w, Policy: policyRA, Seed: 4, Daemon: &cfg})
 	fifo := run(t, RunConfig{Workload: w, Policy: FIFO, Seed: 4})
 	// Same admissions at the same instants, same placements: same run.
 	if diff := cmp.Diff(fifo.Admissions, ra.Admissions); diff != "" {
@@ -247,19 +247,19 @@ func TestRunConfigErrors(t *testing.T) {
 		rc   RunConfig
 		want error
 	}{
-		"no workload":     {RunConfig{Policy: FIFO}, ErrInvalid},
-		"unknown policy":  {RunConfig{Workload: w, Policy: "lifo"}, ErrUnknownPolicy},
-		"negative learn":  {RunConfig{Workload: w, Policy: RA, LearnInterval: -time.Second}, ErrInvalid},
-		"negative tick":   {RunConfig{Workload: w, Policy: RA, AdmissionTick: -time.Second}, ErrInvalid},
-		"jitter":          {RunConfig{Workload: w, Policy: RA, Jitter: 1}, ErrInvalid},
-		"horizon":         {RunConfig{Workload: w, Policy: Oracle, OracleHorizon: -1}, ErrInvalid},
-		"bad step size":   {RunConfig{Workload: w, Policy: RA, Daemon: &bad}, ErrInvalid},
-		"bad window":      {RunConfig{Workload: w, Policy: RA, Daemon: &badWin}, ErrInvalid},
-		"bad warm config": {RunConfig{Workload: w, Policy: RAWarm, WarmDaemon: &bad}, ErrInvalid},
+		"no workload":     {RunConfig{Policy: FIFO}, errInvalid},
+		"unknown policy":  {RunConfig{Workload: w, Policy: "lifo"}, errUnknownPolicy},
+		"negative learn":  {RunConfig{Workload: w, Policy: policyRA, LearnInterval: -time.Second}, errInvalid},
+		"negative tick":   {RunConfig{Workload: w, Policy: policyRA, AdmissionTick: -time.Second}, errInvalid},
+		"jitter":          {RunConfig{Workload: w, Policy: policyRA, Jitter: 1}, errInvalid},
+		"horizon":         {RunConfig{Workload: w, Policy: policyOracle, OracleHorizon: -1}, errInvalid},
+		"bad step size":   {RunConfig{Workload: w, Policy: policyRA, Daemon: &bad}, errInvalid},
+		"bad window":      {RunConfig{Workload: w, Policy: policyRA, Daemon: &badWin}, errInvalid},
+		"bad warm config": {RunConfig{Workload: w, Policy: policyRAWarm, WarmDaemon: &bad}, errInvalid},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			_, err := Run(context.Background(), tc.rc)
+			_, err := runOne(context.Background(), tc.rc)
 			if !errors.Is(err, tc.want) {
 				t.Errorf("err = %v, want %v", err, tc.want)
 			}
@@ -272,7 +272,7 @@ func TestParsePolicies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]Policy{FIFO, RA, RAWarm, Oracle}, got); diff != "" {
+	if diff := cmp.Diff([]Policy{FIFO, policyRA, policyRAWarm, policyOracle}, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 	for _, in := range []string{"", "fifo,fifo", "fifo,best"} {
@@ -283,7 +283,7 @@ func TestParsePolicies(t *testing.T) {
 }
 
 func TestResultJSONKeys(t *testing.T) {
-	r := run(t, RunConfig{Workload: small(t, 1), Policy: RA, Seed: 1})
+	r := run(t, RunConfig{Workload: small(t, 1), Policy: policyRA, Seed: 1})
 	b, err := json.Marshal(r)
 	if err != nil {
 		t.Fatal(err)
@@ -310,20 +310,20 @@ func TestSummarize(t *testing.T) {
 	rs := []Result{
 		{Workload: "w", Policy: FIFO, Seed: 1, MakespanS: 100, MeanJCTS: 50},
 		{Workload: "w", Policy: FIFO, Seed: 2, MakespanS: 100, MeanJCTS: 50},
-		{Workload: "w", Policy: RA, Seed: 1, MakespanS: 95, MeanJCTS: 40, MaxWaitS: 30},
-		{Workload: "w", Policy: RA, Seed: 2, MakespanS: 85, MeanJCTS: 50, MaxWaitS: 50},
-		{Workload: "w", Policy: Rollout, Seed: 1, MakespanS: 80, MeanJCTS: 40},
-		{Workload: "w", Policy: Rollout, Seed: 2, MakespanS: 80, MeanJCTS: 40},
+		{Workload: "w", Policy: policyRA, Seed: 1, MakespanS: 95, MeanJCTS: 40, MaxWaitS: 30},
+		{Workload: "w", Policy: policyRA, Seed: 2, MakespanS: 85, MeanJCTS: 50, MaxWaitS: 50},
+		{Workload: "w", Policy: policyRollout, Seed: 1, MakespanS: 80, MeanJCTS: 40},
+		{Workload: "w", Policy: policyRollout, Seed: 2, MakespanS: 80, MeanJCTS: 40},
 		// Judged by mean JCT: ra gains 5 of the rollout's 10 s on seed 1.
-		{Workload: "open", Policy: FIFO, Seed: 1, MakespanS: 100, MeanJCTS: 50, Metric: MetricJCT},
-		{Workload: "open", Policy: RA, Seed: 1, MakespanS: 90, MeanJCTS: 45, Metric: MetricJCT},
-		{Workload: "open", Policy: Rollout, Seed: 1, MakespanS: 99, MeanJCTS: 40, Metric: MetricJCT},
+		{Workload: "open", Policy: FIFO, Seed: 1, MakespanS: 100, MeanJCTS: 50, Metric: metricJCT},
+		{Workload: "open", Policy: policyRA, Seed: 1, MakespanS: 90, MeanJCTS: 45, Metric: metricJCT},
+		{Workload: "open", Policy: policyRollout, Seed: 1, MakespanS: 99, MeanJCTS: 40, Metric: metricJCT},
 	}
 	sums, err := Summarize(rs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(sums) != 6 || sums[1].Policy != RA || sums[4].Workload != "open" || sums[4].Policy != RA {
+	if len(sums) != 6 || sums[1].Policy != policyRA || sums[4].Workload != "open" || sums[4].Policy != policyRA {
 		t.Fatalf("summaries %+v", sums)
 	}
 	ra := sums[1]
@@ -345,21 +345,21 @@ func TestSummarize(t *testing.T) {
 			t.Errorf("table lacks %q:\n%s", s, buf.String())
 		}
 	}
-	if _, err := Summarize(rs[2:]); !errors.Is(err, ErrInvalid) {
-		t.Errorf("without fifo: err = %v, want ErrInvalid", err)
+	if _, err := Summarize(rs[2:]); !errors.Is(err, errInvalid) {
+		t.Errorf("without fifo: err = %v, want errInvalid", err)
 	}
 }
 
 func TestSetRolloutShares(t *testing.T) {
 	rs := []Result{
 		{Workload: "w", Policy: FIFO, Seed: 1, MakespanS: 100},
-		{Workload: "w", Policy: RA, Seed: 1, MakespanS: 95},
-		{Workload: "w", Policy: Rollout, Seed: 1, MakespanS: 90},
-		{Workload: "w", Policy: RA, Seed: 2, MakespanS: 95}, // no fifo on seed 2
-		{Workload: "w", Policy: Bound, Seed: 1, MakespanS: 50},
+		{Workload: "w", Policy: policyRA, Seed: 1, MakespanS: 95},
+		{Workload: "w", Policy: policyRollout, Seed: 1, MakespanS: 90},
+		{Workload: "w", Policy: policyRA, Seed: 2, MakespanS: 95}, // no fifo on seed 2
+		{Workload: "w", Policy: policyBound, Seed: 1, MakespanS: 50},
 		{Workload: "flat", Policy: FIFO, Seed: 1, MakespanS: 100},
-		{Workload: "flat", Policy: PackFit, Seed: 1, MakespanS: 99},
-		{Workload: "flat", Policy: Rollout, Seed: 1, MakespanS: 100}, // no gain
+		{Workload: "flat", Policy: policyPackFit, Seed: 1, MakespanS: 99},
+		{Workload: "flat", Policy: policyRollout, Seed: 1, MakespanS: 100}, // no gain
 	}
 	SetRolloutShares(rs)
 	got := make([]string, len(rs))
@@ -386,8 +386,8 @@ func TestPlotsArePNG(t *testing.T) {
 	w := small(t, 1)
 	rs := []Result{
 		run(t, RunConfig{Workload: w, Policy: FIFO, Seed: 1}),
-		run(t, RunConfig{Workload: w, Policy: RA, Seed: 1}),
-		run(t, RunConfig{Workload: w, Policy: Bound, Seed: 1}),
+		run(t, RunConfig{Workload: w, Policy: policyRA, Seed: 1}),
+		run(t, RunConfig{Workload: w, Policy: policyBound, Seed: 1}),
 	}
 	dir := t.TempDir()
 	files, err := WritePlots(dir, rs)
@@ -417,8 +417,8 @@ func TestPlotsArePNG(t *testing.T) {
 			t.Errorf("%s: %v is too small", f, b)
 		}
 	}
-	if err := WriteUsagePNG(&bytes.Buffer{}, rs[2]); !errors.Is(err, ErrInvalid) {
-		t.Errorf("usage plot of the bound: err = %v, want ErrInvalid", err)
+	if err := writeUsagePNG(&bytes.Buffer{}, rs[2]); !errors.Is(err, errInvalid) {
+		t.Errorf("usage plot of the bound: err = %v, want errInvalid", err)
 	}
 	if rs[1].Profiles == nil || len(rs[1].TrueProfiles) != 2 {
 		t.Errorf("ra's result: profiles %v, true profiles %v; want both", rs[1].Profiles, rs[1].TrueProfiles)
@@ -426,7 +426,7 @@ func TestPlotsArePNG(t *testing.T) {
 }
 
 func TestBestPartners(t *testing.T) {
-	truth, err := BestPartners(small(t, 1), 0)
+	truth, err := bestPartners(small(t, 1), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -441,8 +441,8 @@ func TestBestPartners(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("best partner sets (-want +got):\n%s", diff)
 	}
-	if _, err := BestPartners(small(t, 1), 1.5); !errors.Is(err, ErrInvalid) {
-		t.Errorf("tolerance 1.5: err = %v, want ErrInvalid", err)
+	if _, err := bestPartners(small(t, 1), 1.5); !errors.Is(err, errInvalid) {
+		t.Errorf("tolerance 1.5: err = %v, want errInvalid", err)
 	}
 }
 
@@ -471,25 +471,25 @@ func TestLearningSpeed(t *testing.T) {
 }
 
 func TestProfilesAndSimilarity(t *testing.T) {
-	ps, err := Profiles(queueA(t))
+	ps, err := soloProfiles(queueA(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	by := map[string]Profile{}
+	by := map[string]soloProfile{}
 	for _, p := range ps {
 		by[p.Kind] = p
 	}
 	if by["kmeans"].CPU <= by["tpch-q3"].CPU || by["tpch-q3"].Disk <= by["kmeans"].Disk {
 		t.Errorf("profiles %+v: kmeans should be the CPU-heavier, tpch-q3 the disk-heavier", ps)
 	}
-	if c := Cosine(by["tpch-q10"], by["tpch-q3"]); c < 0.95 {
+	if c := cosine(by["tpch-q10"], by["tpch-q3"]); c < 0.95 {
 		t.Errorf("cos(tpch-q10, tpch-q3) = %.3f, want ≥ 0.95 (both I/O-bound)", c)
 	}
-	ws := SimilarityWeights("tpch-q10", []string{"kmeans", "tpch-q3", "cc"}, ps, 0)
+	ws := similarityWeights("tpch-q10", []string{"kmeans", "tpch-q3", "cc"}, ps, 0)
 	if ws["tpch-q3"] <= ws["cc"] || ws["cc"] <= ws["kmeans"] {
 		t.Errorf("weights %v: want tpch-q3 > cc > kmeans", ws)
 	}
-	if got := SimilarityWeights("nope", []string{"kmeans"}, ps, 0); got != nil {
+	if got := similarityWeights("nope", []string{"kmeans"}, ps, 0); got != nil {
 		t.Errorf("unknown kind: weights %v", got)
 	}
 }
@@ -520,16 +520,16 @@ func TestWarmStartTiny(t *testing.T) {
 	if !strings.Contains(buf.String(), "disk") || !strings.Contains(buf.String(), "/2") {
 		t.Errorf("table:\n%s", buf.String())
 	}
-	if _, err := WarmStart(context.Background(), WarmStartConfig{Run: RunConfig{Workload: w}, NewKinds: []string{"gpu"}}); !errors.Is(err, ErrInvalid) {
-		t.Errorf("unknown new kind: err = %v, want ErrInvalid", err)
+	if _, err := WarmStart(context.Background(), WarmStartConfig{Run: RunConfig{Workload: w}, NewKinds: []string{"gpu"}}); !errors.Is(err, errInvalid) {
+		t.Errorf("unknown new kind: err = %v, want errInvalid", err)
 	}
 }
 
 func TestRunAllStopsOnError(t *testing.T) {
 	w := small(t, 1)
 	cfgs := []RunConfig{{Workload: w, Policy: FIFO, Seed: 1}, {Workload: w, Policy: "nope", Seed: 2}}
-	if _, err := RunAll(context.Background(), cfgs, 2, nil); !errors.Is(err, ErrUnknownPolicy) {
-		t.Errorf("err = %v, want ErrUnknownPolicy", err)
+	if _, err := RunAll(context.Background(), cfgs, 2, nil); !errors.Is(err, errUnknownPolicy) {
+		t.Errorf("err = %v, want errUnknownPolicy", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -542,7 +542,7 @@ func TestRunAllStopsOnError(t *testing.T) {
 // iteration under each policy.
 func BenchmarkQueueA(b *testing.B) {
 	w := queueA(b)
-	for _, p := range Policies() {
+	for _, p := range policies() {
 		b.Run(string(p), func(b *testing.B) {
 			rc := RunConfig{Workload: w, Policy: p, Seed: 1}
 			r := run(b, rc)
@@ -551,7 +551,7 @@ func BenchmarkQueueA(b *testing.B) {
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := Run(context.Background(), rc); err != nil {
+				if _, err := runOne(context.Background(), rc); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -593,7 +593,7 @@ func TestShippedWorkloadReproducible(t *testing.T) {
 		t.Fatal(err)
 	}
 	for seed := uint64(3); seed <= 6; seed++ {
-		rc := RunConfig{Workload: w, Policy: RA, Seed: seed}
+		rc := RunConfig{Workload: w, Policy: policyRA, Seed: seed}
 		first := run(t, rc)
 		for range 2 {
 			if diff := cmp.Diff(first, run(t, rc)); diff != "" {
@@ -607,8 +607,8 @@ func TestShippedWorkloadReproducible(t *testing.T) {
 // same learning) the lookahead replaces some of ra's one-step choices.
 func TestRAPlanLooksAhead(t *testing.T) {
 	w := queueA(t)
-	ra := run(t, RunConfig{Workload: w, Policy: RA, Seed: 1})
-	pl := run(t, RunConfig{Workload: w, Policy: RAPlan, Seed: 1})
+	ra := run(t, RunConfig{Workload: w, Policy: policyRA, Seed: 1})
+	pl := run(t, RunConfig{Workload: w, Policy: policyRAPlan, Seed: 1})
 	if pl.Jobs != ra.Jobs || pl.Decisions != ra.Decisions {
 		t.Fatalf("ra-plan: %d jobs in %d decisions, ra %d in %d", pl.Jobs, pl.Decisions, ra.Jobs, ra.Decisions)
 	}

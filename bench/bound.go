@@ -7,9 +7,9 @@ import (
 	"github.com/colocd/colocd/sim"
 )
 
-// BoundDetail is the lower bound on the makespan and what each resource
+// boundDetail is the lower bound on the makespan and what each resource
 // alone requires.
-type BoundDetail struct {
+type boundDetail struct {
 	// Makespan is the largest of the others: no schedule can finish sooner.
 	Makespan time.Duration
 	// Per resource: the total work of all jobs at solo speed over the
@@ -21,12 +21,12 @@ type BoundDetail struct {
 	Longest time.Duration
 }
 
-// LowerBound computes a lower bound on the makespan of jobs on w's cluster: the
+// lowerBound computes a lower bound on the makespan of jobs on w's cluster: the
 // maximum over resources of total work / cluster capacity, and the
 // longest job (from its arrival). It ignores placement, barriers and
 // interference, so no policy can beat it; how far a policy is from it
 // bounds what any scheduler could still gain.
-func LowerBound(w *sim.Workload, jobs []sim.JobSpec) BoundDetail {
+func lowerBound(w *sim.Workload, jobs []sim.JobSpec) boundDetail {
 	var capa struct{ cores, disk, net, vcores, mem float64 } // the cluster's: Σ over nodes
 	for _, g := range w.Cluster.NodeGroups() {
 		n, node := float64(g.Nodes), g.Node
@@ -41,7 +41,7 @@ func LowerBound(w *sim.Workload, jobs []sim.JobSpec) BoundDetail {
 		capa.mem += n * float64(node.MemoryMB)
 	}
 	var cpu, disk, in, out, vcs, mem float64 // core-s, MB, MB, MB, vcore-s, MB-s
-	var b BoundDetail
+	var b boundDetail
 	for _, j := range jobs {
 		k, ok := w.Kind(j.Kind)
 		if !ok {
@@ -89,7 +89,7 @@ func jobSolo(k sim.KindSpec, j sim.JobSpec) time.Duration {
 // arrival), and the mean utilisations a schedule attaining the bound would
 // have (total demand over capacity × bound; iowait 0).
 func boundResult(w *sim.Workload, jobs []sim.JobSpec) Result {
-	b := LowerBound(w, jobs)
+	b := lowerBound(w, jobs)
 	res := Result{MakespanS: b.Makespan.Seconds()}
 	if len(jobs) > 0 {
 		var solo float64

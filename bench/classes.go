@@ -9,7 +9,7 @@ import (
 	"github.com/colocd/colocd/sim"
 )
 
-// ClassResult is one class's service in a run (Result.Classes): its jobs'
+// classResult is one class's service in a run (Result.Classes): its jobs'
 // waits between arrival and admission, their completion times, and the
 // class's long-term share of the cluster while every class still had work
 // to admit — its applications' allocation over [0, ContendedS], where
@@ -19,7 +19,7 @@ import (
 // completion). FairShare is, for a class with no service curve, its weight
 // over the weights of all classes without one (0 for a class with a
 // curve, whose due is its curve).
-type ClassResult struct {
+type classResult struct {
 	Class     string  `json:"class"`
 	Jobs      int     `json:"jobs"`
 	MeanWaitS float64 `json:"mean_wait_s"`
@@ -50,7 +50,7 @@ func multiClass(w *sim.Workload, jobs []sim.JobSpec) bool {
 // classStats computes Result.Classes from the finished applications and
 // the admissions, in class name order. seqOf maps an application's JobID
 // to its job's position in jobs.
-func classStats(w *sim.Workload, s *sim.Sim, jobs []sim.JobSpec, adm []Admission, seqOf func(string) (int, bool)) []ClassResult {
+func classStats(w *sim.Workload, s *sim.Sim, jobs []sim.JobSpec, adm []admission, seqOf func(string) (int, bool)) []classResult {
 	type acc struct {
 		waits          []float64
 		jct, vcs, mems float64
@@ -103,9 +103,9 @@ func classStats(w *sim.Workload, s *sim.Sim, jobs []sim.JobSpec, adm []Admission
 	for name := range by {
 		total += elasticWeight(w, name)
 	}
-	var out []ClassResult
+	var out []classResult
 	for name, c := range by {
-		r := ClassResult{Class: name, Jobs: c.n, ContendedS: contended}
+		r := classResult{Class: name, Jobs: c.n, ContendedS: contended}
 		if wt := elasticWeight(w, name); wt > 0 {
 			r.FairShare = wt / total
 		}
@@ -124,7 +124,7 @@ func classStats(w *sim.Workload, s *sim.Sim, jobs []sim.JobSpec, adm []Admission
 		}
 		out = append(out, r)
 	}
-	slices.SortFunc(out, func(a, b ClassResult) int { return strings.Compare(a.Class, b.Class) })
+	slices.SortFunc(out, func(a, b classResult) int { return strings.Compare(a.Class, b.Class) })
 	return out
 }
 
@@ -145,14 +145,14 @@ func elasticWeight(w *sim.Workload, class string) float64 {
 	return 1
 }
 
-// FairnessConfig is cfg with the fairness stage the policy names: drf
+// fairnessConfig is cfg with the fairness stage the policy names: drf
 // and curves order FIFO within what fairness keeps (preference off), drf
 // by DRF deficits between queues, curves by the workload's classes as
 // service queues (pipeline.fairness.mode curves); ra-curves is colocd's
 // learned order under the same curves. Class weights become the groups'
 // weights. Other policies get cfg unchanged.
-func FairnessConfig(p Policy, cfg daemon.Config, w *sim.Workload) daemon.Config {
-	if p != DRF && p != Curves && p != RACurves {
+func fairnessConfig(p Policy, cfg daemon.Config, w *sim.Workload) daemon.Config {
+	if p != policyDRF && p != policyCurves && p != policyRACurves {
 		return cfg
 	}
 	f := &cfg.Pipeline.Fairness
@@ -164,10 +164,10 @@ func FairnessConfig(p Policy, cfg daemon.Config, w *sim.Workload) daemon.Config 
 			f.Weights[c.Name] = c.Weight
 		}
 	}
-	if p == DRF || p == Curves {
+	if p == policyDRF || p == policyCurves {
 		cfg.Pipeline.Preference.Enabled = false
 	}
-	if p == Curves || p == RACurves {
+	if p == policyCurves || p == policyRACurves {
 		f.Mode = pipeline.FairnessCurves
 		for _, c := range w.Classes {
 			f.Queues = append(f.Queues, pipeline.ServiceQueue{

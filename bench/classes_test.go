@@ -14,13 +14,13 @@ func TestClassesUnderCurves(t *testing.T) {
 		t.Skip("two runs of bursty-tenants")
 	}
 	w := loadShipped(t, "bursty-tenants")
-	by := map[Policy]map[string]ClassResult{}
-	for _, p := range []Policy{FIFO, Curves} {
-		r, err := Run(context.Background(), RunConfig{Workload: w, Policy: p, Seed: 1})
+	by := map[Policy]map[string]classResult{}
+	for _, p := range []Policy{FIFO, policyCurves} {
+		r, err := runOne(context.Background(), RunConfig{Workload: w, Policy: p, Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
-		by[p] = map[string]ClassResult{}
+		by[p] = map[string]classResult{}
 		jobs, share := 0, 0.0
 		for _, c := range r.Classes {
 			by[p][c.Class] = c
@@ -37,10 +37,10 @@ func TestClassesUnderCurves(t *testing.T) {
 			t.Errorf("%s: fair shares %+v", p, by[p])
 		}
 	}
-	if c, f := by[Curves]["interactive"].MeanWaitS, by[FIFO]["interactive"].MeanWaitS; !(c < f/4) {
+	if c, f := by[policyCurves]["interactive"].MeanWaitS, by[FIFO]["interactive"].MeanWaitS; !(c < f/4) {
 		t.Errorf("interactive mean wait: curves %v s, fifo %v s; want curves well below", c, f)
 	}
-	if a := by[Curves]["adhoc"].ShareVCores; !(a > 0.1) || by[FIFO]["adhoc"].ShareVCores != 0 {
+	if a := by[policyCurves]["adhoc"].ShareVCores; !(a > 0.1) || by[FIFO]["adhoc"].ShareVCores != 0 {
 		t.Errorf("adhoc's share: curves %v, fifo %v", a, by[FIFO]["adhoc"].ShareVCores)
 	}
 }

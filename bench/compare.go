@@ -22,7 +22,7 @@ func RunAll(ctx context.Context, cfgs []RunConfig, workers int, progress func(do
 	var mu sync.Mutex
 	done := 0
 	err := forEach(ctx, len(cfgs), workers, func(i int) error {
-		r, err := Run(ctx, cfgs[i])
+		r, err := runOne(ctx, cfgs[i])
 		if err != nil {
 			return fmt.Errorf("%s seed %d: %w", cfgs[i].Policy, cfgs[i].Seed, err)
 		}
@@ -86,15 +86,15 @@ feed:
 	return ctx.Err()
 }
 
-// Stat summarises a sample: mean, sample standard deviation, extremes.
-type Stat struct {
+// stat summarises a sample: mean, sample standard deviation, extremes.
+type stat struct {
 	N                   int
 	Mean, Std, Min, Max float64
 }
 
 // NewStat computes the statistics of xs.
-func NewStat(xs []float64) Stat {
-	s := Stat{N: len(xs)}
+func NewStat(xs []float64) stat {
+	s := stat{N: len(xs)}
 	if len(xs) == 0 {
 		return s
 	}
@@ -120,10 +120,10 @@ type Summary struct {
 	Policy   Policy
 	Seeds    []uint64
 	// Absolute figures, seconds.
-	Makespan, JCT Stat
+	Makespan, JCT stat
 	// Relative change against fifo on the same seed, (x − fifo)/fifo:
 	// negative is faster.
-	MakespanChange, JCTChange Stat
+	MakespanChange, JCTChange stat
 	// Metric is the workload's (WorkloadMetric): what RolloutShare is of.
 	Metric Metric
 	// RolloutShare is the fraction of the rollout's mean gain over fifo in
@@ -135,14 +135,14 @@ type Summary struct {
 	RolloutShare float64
 	// MaxWait and P95Wait: each run's longest and 95th-percentile wait,
 	// seconds, over seeds.
-	MaxWait, P95Wait Stat
+	MaxWait, P95Wait stat
 	// Usage means over seeds.
 	CPU, IOWait, Disk, Net float64
 }
 
 // metricOf is r's value in m, seconds.
 func metricOf(r Result, m Metric) float64 {
-	if m == MetricJCT {
+	if m == metricJCT {
 		return r.MeanJCTS
 	}
 	return r.MakespanS
@@ -163,7 +163,7 @@ func SetRolloutShares(results []Result) {
 		switch r.Policy {
 		case FIFO:
 			fifo[key{r.Workload, r.Seed}] = r
-		case Rollout:
+		case policyRollout:
 			roll[key{r.Workload, r.Seed}] = r
 		}
 	}
@@ -172,7 +172,7 @@ func SetRolloutShares(results []Result) {
 		r.RolloutShare = nil
 		f, ok1 := fifo[key{r.Workload, r.Seed}]
 		o, ok2 := roll[key{r.Workload, r.Seed}]
-		if !ok1 || !ok2 || r.Policy == Bound {
+		if !ok1 || !ok2 || r.Policy == policyBound {
 			continue
 		}
 		fv, ov := metricOf(f, r.Metric), metricOf(o, r.Metric)
@@ -185,7 +185,7 @@ func SetRolloutShares(results []Result) {
 }
 
 // Summarize groups results by workload and policy (in the order of
-// Policies) and compares each with fifo on the same workload and seed.
+// policies()) and compares each with fifo on the same workload and seed.
 // Every workload needs fifo results for the seeds of its other policies.
 func Summarize(results []Result) ([]Summary, error) {
 	type key struct {
@@ -200,7 +200,7 @@ func Summarize(results []Result) ([]Summary, error) {
 			by[k] = map[uint64]Result{}
 		}
 		if _, dup := by[k][r.Seed]; dup {
-			return nil, fmt.Errorf("%w: %s %s seed %d appears twice", ErrInvalid, r.Workload, r.Policy, r.Seed)
+			return nil, fmt.Errorf("%w: %s %s seed %d appears twice", errInvalid, r.Workload, r.Policy, r.Seed)
 		}
 		by[k][r.Seed] = r
 		if !slices.Contains(wls, r.Workload) {
@@ -210,8 +210,8 @@ func Summarize(results []Result) ([]Summary, error) {
 	var out []Summary
 	for _, wl := range wls {
 		fifo := by[key{wl, FIFO}]
-		roll := by[key{wl, Rollout}]
-		for _, p := range Policies() {
+		roll := by[key{wl, policyRollout}]
+		for _, p := range policies() {
 			rs := by[key{wl, p}]
 			if len(rs) == 0 {
 				continue
@@ -223,7 +223,7 @@ func Summarize(results []Result) ([]Summary, error) {
 			slices.Sort(seeds)
 			sum := Summary{Workload: wl, Policy: p, Seeds: seeds, RolloutShare: math.NaN(), Metric: rs[seeds[0]].Metric}
 			if sum.Metric == "" {
-				sum.Metric = MetricMakespan
+				sum.Metric = metricMakespan
 			}
 			var ms, jct, dms, djct, mw, pw []float64
 			var gain, rgain float64
@@ -232,7 +232,7 @@ func Summarize(results []Result) ([]Summary, error) {
 				r := rs[s]
 				f, ok := fifo[s]
 				if !ok {
-					return nil, fmt.Errorf("%w: %s: no fifo run for seed %d (needed to compare %s)", ErrInvalid, wl, s, p)
+					return nil, fmt.Errorf("%w: %s: no fifo run for seed %d (needed to compare %s)", errInvalid, wl, s, p)
 				}
 				ms = append(ms, r.MakespanS)
 				jct = append(jct, r.MeanJCTS)
@@ -272,11 +272,11 @@ func WriteTable(w io.Writer, sums []Summary) error {
 	fmt.Fprintln(tw, "workload\tpolicy\truns\tmakespan s\tvs fifo\t[min, max]\tmean JCT s\tvs fifo\t[min, max]\tof rollout gain\tmax wait s\tp95 wait s\tcpu\tiowait\tdisk\tnet")
 	for _, s := range sums {
 		share := "-"
-		if !math.IsNaN(s.RolloutShare) && s.Policy != FIFO && s.Policy != Bound {
+		if !math.IsNaN(s.RolloutShare) && s.Policy != FIFO && s.Policy != policyBound {
 			share = fmt.Sprintf("%.0f%% (%s)", 100*s.RolloutShare, s.Metric)
 		}
 		waits := []string{"-", "-"}
-		if s.Policy != Bound {
+		if s.Policy != policyBound {
 			waits = []string{fmt.Sprintf("%.0f", s.MaxWait.Mean), fmt.Sprintf("%.0f", s.P95Wait.Mean)}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f ± %.0f\t%s\t%s\t%.0f ± %.0f\t%s\t%s\t%s\t%s\t%s\t%.2f\t%.3f\t%.2f\t%.2f\n",
@@ -288,9 +288,9 @@ func WriteTable(w io.Writer, sums []Summary) error {
 	return tw.Flush()
 }
 
-func pct(s Stat) string { return fmt.Sprintf("%+.1f%% ± %.1f", 100*s.Mean, 100*s.Std) }
+func pct(s stat) string { return fmt.Sprintf("%+.1f%% ± %.1f", 100*s.Mean, 100*s.Std) }
 
-func pctRange(s Stat) string {
+func pctRange(s stat) string {
 	return fmt.Sprintf("[%+.1f%%, %+.1f%%]", 100*s.Min, 100*s.Max)
 }
 

@@ -21,8 +21,8 @@ type Metric string
 
 // The metrics.
 const (
-	MetricMakespan Metric = "makespan"
-	MetricJCT      Metric = "mean JCT"
+	metricMakespan Metric = "makespan"
+	metricJCT      Metric = "mean JCT"
 )
 
 // WorkloadMetric is w's metric: mean JCT when its jobs arrive as a Poisson
@@ -30,26 +30,26 @@ const (
 // makespan otherwise, as the rollout's cost and the studies judge it.
 func WorkloadMetric(w *sim.Workload) Metric {
 	if w.Arrivals.Mode == sim.ArrivalsPoisson {
-		return MetricJCT
+		return metricJCT
 	}
-	return MetricMakespan
+	return metricMakespan
 }
 
 // Change is s's change against fifo in m: the table's "vs fifo" column
 // for m.
-func (m Metric) Change(s Summary) Stat {
-	if m == MetricJCT {
+func (m Metric) Change(s Summary) stat {
+	if m == metricJCT {
 		return s.JCTChange
 	}
 	return s.MakespanChange
 }
 
-// CompareBox is one policy's change against fifo on one workload in the
+// policyBox is one policy's change against fifo on one workload in the
 // workload's metric, (x − fifo)/fifo on each seed, as the comparison
 // figure draws it. Mean, Min and Max are the Summary's (the table's "vs
 // fifo" and [min, max]); the quartiles are of Changes (linear
 // interpolation between order statistics).
-type CompareBox struct {
+type policyBox struct {
 	Policy         Policy
 	Seeds          []uint64
 	Changes        []float64 // per seed, in the order of Seeds
@@ -57,12 +57,12 @@ type CompareBox struct {
 	Q1, Median, Q3 float64
 }
 
-// CompareWorkload is one workload's comparison: a box per policy other
+// compareWorkload is one workload's comparison: a box per policy other
 // than fifo, in the order of the summaries (the table's).
-type CompareWorkload struct {
+type compareWorkload struct {
 	Workload string
 	Metric   Metric
-	Boxes    []CompareBox
+	Boxes    []policyBox
 }
 
 // CompareData is the comparison figure's data: for each workload of sums
@@ -72,20 +72,20 @@ type CompareWorkload struct {
 // quartiles, come from Summarize over each seed's results, the same
 // computation, and must agree with them. It reads nothing but what the
 // comparison measured and runs nothing.
-func CompareData(sums []Summary, results []Result, metrics map[string]Metric) ([]CompareWorkload, error) {
+func CompareData(sums []Summary, results []Result, metrics map[string]Metric) ([]compareWorkload, error) {
 	perSeed, err := seedSummaries(results)
 	if err != nil {
 		return nil, err
 	}
-	var out []CompareWorkload
+	var out []compareWorkload
 	for _, s := range sums {
 		m, ok := metrics[s.Workload]
-		if !ok || (m != MetricMakespan && m != MetricJCT) {
-			return nil, fmt.Errorf("%w: compare plot: workload %s has no metric (makespan or mean JCT)", ErrInvalid, s.Workload)
+		if !ok || (m != metricMakespan && m != metricJCT) {
+			return nil, fmt.Errorf("%w: compare plot: workload %s has no metric (makespan or mean JCT)", errInvalid, s.Workload)
 		}
-		i := slices.IndexFunc(out, func(w CompareWorkload) bool { return w.Workload == s.Workload })
+		i := slices.IndexFunc(out, func(w compareWorkload) bool { return w.Workload == s.Workload })
 		if i < 0 {
-			out = append(out, CompareWorkload{Workload: s.Workload, Metric: m})
+			out = append(out, compareWorkload{Workload: s.Workload, Metric: m})
 			i = len(out) - 1
 		}
 		if s.Policy == FIFO {
@@ -137,19 +137,19 @@ func seedSummaries(results []Result) (map[seedKey]Summary, error) {
 }
 
 // compareBox is s's box in metric m, its per-seed changes from perSeed.
-func compareBox(s Summary, m Metric, perSeed map[seedKey]Summary) (CompareBox, error) {
+func compareBox(s Summary, m Metric, perSeed map[seedKey]Summary) (policyBox, error) {
 	st := m.Change(s)
-	b := CompareBox{Policy: s.Policy, Seeds: slices.Clone(s.Seeds), Mean: st.Mean, Min: st.Min, Max: st.Max}
+	b := policyBox{Policy: s.Policy, Seeds: slices.Clone(s.Seeds), Mean: st.Mean, Min: st.Min, Max: st.Max}
 	for _, seed := range s.Seeds {
 		one, ok := perSeed[seedKey{s.Workload, s.Policy, seed}]
 		if !ok {
-			return CompareBox{}, fmt.Errorf("%w: compare plot: %s %s seed %d is summarised but has no result", ErrInvalid, s.Workload, s.Policy, seed)
+			return policyBox{}, fmt.Errorf("%w: compare plot: %s %s seed %d is summarised but has no result", errInvalid, s.Workload, s.Policy, seed)
 		}
 		b.Changes = append(b.Changes, m.Change(one).Mean)
 	}
 	if got := NewStat(b.Changes); got.N != st.N || got.Mean != st.Mean || got.Min != st.Min || got.Max != st.Max {
-		return CompareBox{}, fmt.Errorf("%w: compare plot: %s %s: the results (mean %g, [%g, %g]) disagree with the summary (mean %g, [%g, %g])",
-			ErrInvalid, s.Workload, s.Policy, got.Mean, got.Min, got.Max, st.Mean, st.Min, st.Max)
+		return policyBox{}, fmt.Errorf("%w: compare plot: %s %s: the results (mean %g, [%g, %g]) disagree with the summary (mean %g, [%g, %g])",
+			errInvalid, s.Workload, s.Policy, got.Mean, got.Min, got.Max, st.Mean, st.Min, st.Max)
 	}
 	sorted := slices.Sorted(slices.Values(b.Changes))
 	b.Q1, b.Median, b.Q3 = quantile(sorted, 0.25), quantile(sorted, 0.5), quantile(sorted, 0.75)
@@ -175,11 +175,11 @@ func quantile(sorted []float64, p float64) float64 {
 // blues and greens, the references in greys and browns.
 func policyColor(p Policy) color.RGBA {
 	hex := map[Policy]uint32{
-		FIFO: 0x7f7f7f, Random: 0xbcbd22, Paper: 0xff7f0e,
-		RA: 0xd62728, RAPressure: 0xff9896, RAPlan: 0x8b0000, RAWarm: 0x9467bd, RAProfileTrue: 0xc5b0d5,
-		PackFit: 0x1f77b4, Alternate: 0x17becf, Tetris: 0x2ca02c,
-		DRF: 0x8c564b, Curves: 0xc49c94, RACurves: 0xe377c2,
-		Pairwise: 0x98df8a, Oracle: 0x393939, Rollout: 0xa0a0a0, RolloutForesight: 0x6b4f3a, Bound: 0xdbdb8d,
+		FIFO: 0x7f7f7f, policyRandom: 0xbcbd22, policyPaper: 0xff7f0e,
+		policyRA: 0xd62728, policyRAPressure: 0xff9896, policyRAPlan: 0x8b0000, policyRAWarm: 0x9467bd, policyRAProfileTrue: 0xc5b0d5,
+		policyPackFit: 0x1f77b4, policyAlternate: 0x17becf, policyTetris: 0x2ca02c,
+		policyDRF: 0x8c564b, policyCurves: 0xc49c94, policyRACurves: 0xe377c2,
+		policyPairwise: 0x98df8a, policyOracle: 0x393939, policyRollout: 0xa0a0a0, policyRolloutForesight: 0x6b4f3a, policyBound: 0xdbdb8d,
 	}[p]
 	return color.RGBA{R: uint8(hex >> 16), G: uint8(hex >> 8), B: uint8(hex), A: 0xff}
 }
@@ -204,7 +204,7 @@ var (
 // the X axis (workload g around x = g), each policy in its own slot of
 // every group.
 type compareBars struct {
-	ws    []CompareWorkload
+	ws    []compareWorkload
 	slots []Policy
 }
 
@@ -259,7 +259,7 @@ func (b compareBars) Plot(c draw.Canvas, p *plot.Plot) {
 // whiskers from the best to the worst seed and a circle at the mean (the
 // table's "vs fifo"); each policy in a fixed colour, the legend beside the
 // plot, a line at zero. ws is CompareData's.
-func WriteComparePNG(w io.Writer, ws []CompareWorkload) error {
+func WriteComparePNG(w io.Writer, ws []compareWorkload) error {
 	fig, width, err := compareFigure(ws)
 	if err != nil {
 		return err
@@ -272,7 +272,7 @@ func WriteComparePNG(w io.Writer, ws []CompareWorkload) error {
 var compareHeight = 4.5 * vg.Inch
 
 // compareFigure is WriteComparePNG's figure and its width.
-func compareFigure(ws []CompareWorkload) (*sideLegend, vg.Length, error) {
+func compareFigure(ws []compareWorkload) (*sideLegend, vg.Length, error) {
 	b := compareBars{ws: ws}
 	var seeds []uint64
 	for _, wl := range ws {
@@ -288,9 +288,9 @@ func compareFigure(ws []CompareWorkload) (*sideLegend, vg.Length, error) {
 		}
 	}
 	if len(b.slots) == 0 {
-		return nil, 0, fmt.Errorf("%w: compare plot: no policy besides fifo", ErrInvalid)
+		return nil, 0, fmt.Errorf("%w: compare plot: no policy besides fifo", errInvalid)
 	}
-	slices.SortFunc(b.slots, func(x, y Policy) int { return slices.Index(Policies(), x) - slices.Index(Policies(), y) })
+	slices.SortFunc(b.slots, func(x, y Policy) int { return slices.Index(policies(), x) - slices.Index(policies(), y) })
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("each policy against FIFO on the same seeds (%s)\nbars: median over seeds; thick lines: interquartile range; whiskers: min–max; circles: mean", seedRange(seeds))
 	p.Y.Label.Text = "change vs FIFO, % (lower is better)"

@@ -28,11 +28,11 @@ func handResult(wl string, p Policy, seed uint64, makespan, jct float64) Result 
 func handResults() ([]Result, map[string]Metric) {
 	return []Result{
 		handResult("batch", FIFO, 1, 100, 50), handResult("batch", FIFO, 2, 200, 50), handResult("batch", FIFO, 3, 100, 50),
-		handResult("batch", RA, 1, 90, 40), handResult("batch", RA, 2, 160, 60), handResult("batch", RA, 3, 105, 50),
-		handResult("batch", PackFit, 1, 80, 50), handResult("batch", PackFit, 2, 200, 50), handResult("batch", PackFit, 3, 100, 50),
+		handResult("batch", policyRA, 1, 90, 40), handResult("batch", policyRA, 2, 160, 60), handResult("batch", policyRA, 3, 105, 50),
+		handResult("batch", policyPackFit, 1, 80, 50), handResult("batch", policyPackFit, 2, 200, 50), handResult("batch", policyPackFit, 3, 100, 50),
 		handResult("open", FIFO, 1, 1000, 100), handResult("open", FIFO, 2, 1000, 100),
-		handResult("open", RA, 1, 900, 80), handResult("open", RA, 2, 1100, 90),
-	}, map[string]Metric{"batch": MetricMakespan, "open": MetricJCT}
+		handResult("open", policyRA, 1, 900, 80), handResult("open", policyRA, 2, 1100, 90),
+	}, map[string]Metric{"batch": metricMakespan, "open": metricJCT}
 }
 
 func TestCompareData(t *testing.T) {
@@ -45,15 +45,15 @@ func TestCompareData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []CompareWorkload{
-		{Workload: "batch", Metric: MetricMakespan, Boxes: []CompareBox{
-			{Policy: RA, Seeds: []uint64{1, 2, 3}, Changes: []float64{-0.1, -0.2, 0.05},
+	want := []compareWorkload{
+		{Workload: "batch", Metric: metricMakespan, Boxes: []policyBox{
+			{Policy: policyRA, Seeds: []uint64{1, 2, 3}, Changes: []float64{-0.1, -0.2, 0.05},
 				Mean: -0.25 / 3, Min: -0.2, Max: 0.05, Q1: -0.15, Median: -0.1, Q3: -0.025},
-			{Policy: PackFit, Seeds: []uint64{1, 2, 3}, Changes: []float64{-0.2, 0, 0},
+			{Policy: policyPackFit, Seeds: []uint64{1, 2, 3}, Changes: []float64{-0.2, 0, 0},
 				Mean: -0.2 / 3, Min: -0.2, Max: 0, Q1: -0.1, Median: 0, Q3: 0},
 		}},
-		{Workload: "open", Metric: MetricJCT, Boxes: []CompareBox{
-			{Policy: RA, Seeds: []uint64{1, 2}, Changes: []float64{-0.2, -0.1},
+		{Workload: "open", Metric: metricJCT, Boxes: []policyBox{
+			{Policy: policyRA, Seeds: []uint64{1, 2}, Changes: []float64{-0.2, -0.1},
 				Mean: -0.15, Min: -0.2, Max: -0.1, Q1: -0.175, Median: -0.15, Q3: -0.125},
 		}},
 	}
@@ -84,10 +84,10 @@ func TestCompareDataErrors(t *testing.T) {
 	}
 	tests := map[string]func() ([]Summary, []Result, map[string]Metric){
 		"no metric": func() ([]Summary, []Result, map[string]Metric) {
-			return sums, rs, map[string]Metric{"batch": MetricMakespan}
+			return sums, rs, map[string]Metric{"batch": metricMakespan}
 		},
 		"unknown metric": func() ([]Summary, []Result, map[string]Metric) {
-			return sums, rs, map[string]Metric{"batch": MetricMakespan, "open": "p95 wait"}
+			return sums, rs, map[string]Metric{"batch": metricMakespan, "open": "p95 wait"}
 		},
 		"summary disagrees": func() ([]Summary, []Result, map[string]Metric) {
 			bad := append([]Summary(nil), sums...)
@@ -100,8 +100,8 @@ func TestCompareDataErrors(t *testing.T) {
 	}
 	for name, args := range tests {
 		t.Run(name, func(t *testing.T) {
-			if _, err := CompareData(args()); !errors.Is(err, ErrInvalid) {
-				t.Errorf("err = %v, want ErrInvalid", err)
+			if _, err := CompareData(args()); !errors.Is(err, errInvalid) {
+				t.Errorf("err = %v, want errInvalid", err)
 			}
 		})
 	}
@@ -169,17 +169,17 @@ func TestComparePNG(t *testing.T) {
 		t.Errorf("legend spans x %v–%v, data ends at %v: want it right of the data", leg.Min.X, leg.Max.X, data.Max.X)
 	}
 	trX, trY := fig.p.Transforms(&data)
-	bars := compareBars{ws: ws, slots: []Policy{RA, PackFit}}
-	x, half := bars.at(0, RA) // batch, ra: median −10 %
+	bars := compareBars{ws: ws, slots: []Policy{policyRA, policyPackFit}}
+	x, half := bars.at(0, policyRA) // batch, ra: median −10 %
 	pt := vg.Point{X: trX(x - half/2), Y: trY(-5)}
-	if got, want := pixelAt(img, pt), tint(policyColor(RA)); !near(got, want, 2) {
+	if got, want := pixelAt(img, pt), tint(policyColor(policyRA)); !near(got, want, 2) {
 		t.Errorf("inside ra's bar on batch: %v, want its fill %v", got, want)
 	}
-	if got := pixelAt(img, vg.Point{X: pt.X, Y: trY(-15)}); near(got, tint(policyColor(RA)), 2) {
+	if got := pixelAt(img, vg.Point{X: pt.X, Y: trY(-15)}); near(got, tint(policyColor(policyRA)), 2) {
 		t.Errorf("below ra's median on batch: %v, want no bar", got)
 	}
 
-	many := make([]CompareWorkload, 6)
+	many := make([]compareWorkload, 6)
 	for i := range many {
 		many[i] = ws[0]
 		many[i].Workload = fmt.Sprint("w", i)
@@ -187,8 +187,8 @@ func TestComparePNG(t *testing.T) {
 	if _, w, err := compareFigure(many); err != nil || w != 2.5*vg.Inch+6*(2*0.3*vg.Inch+0.5*vg.Inch) {
 		t.Errorf("6 workloads of 2 policies: width %v, err %v", w, err)
 	}
-	if err := WriteComparePNG(&buf, []CompareWorkload{{Workload: "fifo only"}}); !errors.Is(err, ErrInvalid) {
-		t.Errorf("no policy but fifo: err = %v, want ErrInvalid", err)
+	if err := WriteComparePNG(&buf, []compareWorkload{{Workload: "fifo only"}}); !errors.Is(err, errInvalid) {
+		t.Errorf("no policy but fifo: err = %v, want errInvalid", err)
 	}
 }
 
@@ -196,7 +196,7 @@ func TestComparePNG(t *testing.T) {
 // figure's mean and extremes are the numbers WriteTable prints.
 func TestCompareMatchesTable(t *testing.T) {
 	w := small(t, 1)
-	cfgs := Configs(RunConfig{Workload: w, Name: "small"}, []Policy{FIFO, Random, PackFit}, Seeds(1, 2))
+	cfgs := Configs(RunConfig{Workload: w, Name: "small"}, []Policy{FIFO, policyRandom, policyPackFit}, Seeds(1, 2))
 	rs, err := RunAll(context.Background(), cfgs, 2, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -232,19 +232,19 @@ func TestCompareMatchesTable(t *testing.T) {
 }
 
 func TestWorkloadMetric(t *testing.T) {
-	if got := WorkloadMetric(small(t, 1)); got != MetricMakespan {
+	if got := WorkloadMetric(small(t, 1)); got != metricMakespan {
 		t.Errorf("batch: %s, want makespan", got)
 	}
 	open := small(t, 1)
 	open.Arrivals = sim.Arrivals{Mode: sim.ArrivalsPoisson, RatePerHour: 60}
-	if got := WorkloadMetric(open); got != MetricJCT {
+	if got := WorkloadMetric(open); got != metricJCT {
 		t.Errorf("Poisson: %s, want mean JCT", got)
 	}
 }
 
 func TestPolicyColoursDistinct(t *testing.T) {
 	seen := map[string]Policy{}
-	for _, p := range Policies() {
+	for _, p := range policies() {
 		c := policyColor(p)
 		k := fmt.Sprint(c)
 		if q, dup := seen[k]; dup {

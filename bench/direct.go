@@ -51,7 +51,7 @@ func runDirect(ctx context.Context, rc RunConfig, cfg daemon.Config, jobs []sim.
 			}
 			return -1
 		}
-	case Random:
+	case policyRandom:
 		rng := rand.New(rand.NewPCG(rc.Seed, 0x7a6d_0002))
 		pick = func(d *driver, window []pendingJob) int {
 			var idx []int
@@ -65,26 +65,26 @@ func runDirect(ctx context.Context, rc RunConfig, cfg daemon.Config, jobs []sim.
 			}
 			return idx[rng.IntN(len(idx))]
 		}
-	case Oracle:
+	case policyOracle:
 		pick = oraclePicker(rc)
-	case Pairwise:
+	case policyPairwise:
 		gain, err := pairGains(rc.Workload)
 		if err != nil {
 			return Result{}, fmt.Errorf("run %s: %w", rc.Policy, err)
 		}
 		pick = func(d *driver, window []pendingJob) int { return pairwisePick(d.s, window, gain) }
-	case PackFit:
-		pick = packfitPick(TrueProfiles(rc.Workload))
-	case Alternate:
-		pick = alternatePick(TrueProfiles(rc.Workload))
-	case Tetris:
-		pick = tetrisPick(TrueProfiles(rc.Workload))
-	case Rollout:
+	case policyPackFit:
+		pick = packfitPick(trueProfiles(rc.Workload))
+	case policyAlternate:
+		pick = alternatePick(trueProfiles(rc.Workload))
+	case policyTetris:
+		pick = tetrisPick(trueProfiles(rc.Workload))
+	case policyRollout:
 		pick = rolloutPick(ctx, rc, oraclePicker(rc), rc.rolloutSamples())
-	case RolloutForesight:
+	case policyRolloutForesight:
 		pick = rolloutPick(ctx, rc, oraclePicker(rc), 0)
 	default:
-		return Result{}, fmt.Errorf("run: %w %q for the direct driver", ErrUnknownPolicy, rc.Policy)
+		return Result{}, fmt.Errorf("run: %w %q for the direct driver", errUnknownPolicy, rc.Policy)
 	}
 	return runPicker(ctx, rc, windowSize(cfg), jobs, pick)
 }
@@ -92,7 +92,7 @@ func runDirect(ctx context.Context, rc RunConfig, cfg daemon.Config, jobs []sim.
 func oraclePicker(rc RunConfig) picker {
 	h := rc.OracleHorizon
 	if h == 0 {
-		h = DefaultOracleHorizon
+		h = defaultOracleHorizon
 	}
 	if rc.OracleInstant {
 		h = 0
@@ -136,7 +136,7 @@ func runPicker(ctx context.Context, rc RunConfig, size int, jobs []sim.JobSpec, 
 	}
 	var res Result
 	err = d.run(ctx, pick, func(at time.Duration, j pendingJob) {
-		res.Admissions = append(res.Admissions, Admission{At: at, Seq: j.seq, Kind: j.kind.Name})
+		res.Admissions = append(res.Admissions, admission{At: at, Seq: j.seq, Kind: j.kind.Name})
 		res.Decisions++
 	})
 	if err != nil {
@@ -190,7 +190,7 @@ func (d *driver) run(ctx context.Context, pick picker, admitted func(at time.Dur
 			case len(d.pending) == 0:
 				return nil
 			default:
-				return fmt.Errorf("%w: %d jobs pending, none fits an idle cluster", ErrStuck, len(d.pending))
+				return fmt.Errorf("%w: %d jobs pending, none fits an idle cluster", errStuck, len(d.pending))
 			}
 		}
 		until := time.Unix(math.MaxInt32, 0) // far future: run to the next completion

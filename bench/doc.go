@@ -11,7 +11,7 @@
 //
 // # What it owns
 //
-//   - Run: one virtual-time run of one policy on one seed (Result).
+//   - runOne: one virtual-time run of one policy on one seed (Result).
 //     The policies fifo, random, packfit, alternate, tetris, pairwise, oracle,
 //     rollout and rollout-foresight drive the simulator directly (peers.go,
 //     direct.go); paper,
@@ -27,7 +27,7 @@
 //     WriteTable: each policy's change against fifo, averaged over seeds,
 //     with its spread and its share of the rollout's gain (SetRolloutShares:
 //     the same per run, for --json).
-//   - WritePlots, WriteUsagePNG, WriteProfilesPNG and WritePreferencesPNG:
+//   - WritePlots, writeUsagePNG, writeProfilesPNG and writePreferencesPNG:
 //     the PNG figures (resource usage over time, as the paper's Figures 6
 //     and 7; the learned profiles against the true solo profiles; the
 //     learned preferences as probabilities, as its Figure 8, in the

@@ -44,7 +44,7 @@ func runEngine(ctx context.Context, rc RunConfig, cfg daemon.Config, jobs []sim.
 	var sched engine.Schedule = everySchedule(rc.LearnInterval)
 	if rc.LearnInterval <= 0 {
 		if sched, err = engine.ParseSchedule(cfg.Learning.Schedule); err != nil {
-			return Result{}, fmt.Errorf("%w: learning.schedule: %w", ErrInvalid, err)
+			return Result{}, fmt.Errorf("%w: learning.schedule: %w", errInvalid, err)
 		}
 	}
 	base := rc.Dir
@@ -113,7 +113,7 @@ type engineSetup struct {
 func newEngineSetup(rc RunConfig, cfg daemon.Config, s *sim.Sim, clk simcluster.Clock, store *queue.Store, sched engine.Schedule, warm *bandit.Snapshot, warmProfiles *profile.Snapshot, truth profile.Profiles, res *Result) (es engineSetup, err error) {
 	bcfg, err := cfg.Learning.BanditConfig()
 	if err != nil {
-		return es, fmt.Errorf("%w: %w", ErrInvalid, err)
+		return es, fmt.Errorf("%w: %w", errInvalid, err)
 	}
 	learner := bandit.New(bcfg)
 	es.learner = learner
@@ -133,7 +133,7 @@ func newEngineSetup(rc RunConfig, cfg daemon.Config, s *sim.Sim, clk simcluster.
 	}
 	eo, err := cfg.EngineOptions()
 	if err != nil {
-		return es, fmt.Errorf("%w: %w", ErrInvalid, err)
+		return es, fmt.Errorf("%w: %w", errInvalid, err)
 	}
 	profiles := profile.New(eo.Profile)
 	es.profiles = profiles
@@ -151,11 +151,11 @@ func newEngineSetup(rc RunConfig, cfg daemon.Config, s *sim.Sim, clk simcluster.
 	eo.Limits, eo.ReferenceVCores, eo.NodeLimits = cluster.Limits(), cluster.ReferenceVCores(), cluster.NodeLimits()
 	es.e, err = engine.New(eo)
 	if err != nil {
-		return es, fmt.Errorf("%w: %w", ErrInvalid, err)
+		return es, fmt.Errorf("%w: %w", errInvalid, err)
 	}
 	es.loop, err = engine.NewLoop(es.e, engine.LoopOptions{Tick: rc.AdmissionTick, Learn: sched})
 	if err != nil {
-		return es, fmt.Errorf("%w: %w", ErrInvalid, err)
+		return es, fmt.Errorf("%w: %w", errInvalid, err)
 	}
 	return es, nil
 }
@@ -201,7 +201,7 @@ func drive(ctx context.Context, rc RunConfig, s *sim.Sim, store *queue.Store, es
 			return nil, fmt.Errorf("run %s: learn: %w", rc.Policy, it.LearnErr)
 		}
 		if it.Learned && rc.Observe != nil {
-			rc.Observe(LearnEvent{At: it.At.Sub(start), Report: it.Learn, Learner: learner, Profiles: e.Profiles()})
+			rc.Observe(learnEvent{At: it.At.Sub(start), Report: it.Learn, Learner: learner, Profiles: e.Profiles()})
 		}
 		ar := it.Admit
 		if len(ar.Rejected)+len(ar.Requeued)+len(ar.Ambiguous) > 0 {
@@ -209,7 +209,7 @@ func drive(ctx context.Context, rc RunConfig, s *sim.Sim, store *queue.Store, es
 				rc.Policy, now.Sub(start), ar.Rejected, ar.Requeued, ar.Ambiguous, ar.Stopped)
 		}
 		for _, id := range ar.Admitted {
-			res.Admissions = append(res.Admissions, Admission{At: it.At.Sub(start), Seq: seqOf[id], Kind: kindOf[id]})
+			res.Admissions = append(res.Admissions, admission{At: it.At.Sub(start), Seq: seqOf[id], Kind: kindOf[id]})
 		}
 		res.Decisions += len(ar.Admitted)
 		counts, err := store.Counts()
@@ -222,7 +222,7 @@ func drive(ctx context.Context, rc RunConfig, s *sim.Sim, store *queue.Store, es
 		}
 		_, running := s.NextEvent()
 		if !running && next == len(jobs) && len(ar.Admitted) == 0 && counts[queue.StateAdmitted] == 0 {
-			return nil, fmt.Errorf("run %s: %w: %d jobs pending (%s)", rc.Policy, ErrStuck, len(jobs)-finished, ar.Stopped)
+			return nil, fmt.Errorf("run %s: %w: %d jobs pending (%s)", rc.Policy, errStuck, len(jobs)-finished, ar.Stopped)
 		}
 		until := it.Due
 		if next < len(jobs) {

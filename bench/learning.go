@@ -14,8 +14,8 @@ import (
 // partner may give and still count among its best partners: half.
 const DefaultTolerance = 0.5
 
-// PartnerTruth is the simulator's pairwise ground truth for one kind a'.
-type PartnerTruth struct {
+// partnerTruth is the simulator's pairwise ground truth for one kind a'.
+type partnerTruth struct {
 	Kind string
 	// Gain[b] is −DeltaAll of sim.Pairwise(a', b): the fraction of time
 	// the pair saves when co-located rather than run apart.
@@ -31,23 +31,23 @@ type PartnerTruth struct {
 	Set                []string
 }
 
-// BestPartners computes each kind's best partners from sim.Pairwise
+// bestPartners computes each kind's best partners from sim.Pairwise
 // (seed 1), over every kind of w (a kind may partner itself). Partners
 // that give at least (1 − tol) of the best gain (tol 0: DefaultTolerance)
 // count as best: the paper's learner rates co-locations by goodness, not
 // by speed, and the two rankings differ between partners of nearly equal
 // gain (for tpch-q10, kmeans saves 25% and cc 15%, but cc scores the
 // higher goodness).
-func BestPartners(w *sim.Workload, tol float64) ([]PartnerTruth, error) {
+func bestPartners(w *sim.Workload, tol float64) ([]partnerTruth, error) {
 	if tol == 0 {
 		tol = DefaultTolerance
 	}
 	if !(tol > 0 && tol < 1) {
-		return nil, fmt.Errorf("%w: tolerance: %v outside (0, 1)", ErrInvalid, tol)
+		return nil, fmt.Errorf("%w: tolerance: %v outside (0, 1)", errInvalid, tol)
 	}
-	out := make([]PartnerTruth, 0, len(w.Kinds))
+	out := make([]partnerTruth, 0, len(w.Kinds))
 	for _, a := range w.Kinds {
-		t := PartnerTruth{Kind: a.Name, Gain: map[string]float64{}, Goodness: map[string]float64{}}
+		t := partnerTruth{Kind: a.Name, Gain: map[string]float64{}, Goodness: map[string]float64{}}
 		best, bestG := math.Inf(-1), math.Inf(-1)
 		for _, b := range w.Kinds {
 			r, err := sim.Pairwise(w, a.Name, b.Name, 1)
@@ -100,8 +100,8 @@ type SpeedConfig struct {
 	Workers int
 }
 
-// SpeedResult is one seed's learning speed.
-type SpeedResult struct {
+// speedResult is one seed's learning speed.
+type speedResult struct {
 	Seed uint64
 	// Reached: every kind's best partners passed Threshold at some
 	// learning tick within MaxRuns runs; then Observations is the number of
@@ -111,22 +111,22 @@ type SpeedResult struct {
 	Observations int64
 	Runs         int
 	// PerKind[k]: when π(best partners of k | k) first passed Threshold.
-	PerKind map[string]KindSpeed
+	PerKind map[string]kindSpeed
 	// Final: Σ π(best partners|k) for each kind at the end of the chain.
 	Final map[string]float64
 }
 
-// KindSpeed is when one kind's row first passed Threshold: after Total
+// kindSpeed is when one kind's row first passed Threshold: after Total
 // learner updates (all rows, since the start) of which Row were updates of
 // its own row (co-locations with it running). Both −1 if never.
-type KindSpeed struct{ Total, Row int64 }
+type kindSpeed struct{ Total, Row int64 }
 
 // LearningSpeed measures how many co-location observations (learner
 // updates) colocd needs until π(best partners of a' | a') > Threshold for
 // every kind a', learning from scratch while it runs the workload again
 // and again (ra, then ra-warm from the previous run's preferences).
-func LearningSpeed(ctx context.Context, sc SpeedConfig) ([]SpeedResult, []PartnerTruth, error) {
-	truth, err := BestPartners(sc.Run.Workload, sc.Tolerance)
+func LearningSpeed(ctx context.Context, sc SpeedConfig) ([]speedResult, []partnerTruth, error) {
+	truth, err := bestPartners(sc.Run.Workload, sc.Tolerance)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -134,7 +134,7 @@ func LearningSpeed(ctx context.Context, sc SpeedConfig) ([]SpeedResult, []Partne
 	if maxRuns <= 0 {
 		maxRuns = 5
 	}
-	out := make([]SpeedResult, len(sc.Seeds))
+	out := make([]speedResult, len(sc.Seeds))
 	err = forEach(ctx, len(sc.Seeds), sc.Workers, func(i int) error {
 		r, err := learnUntil(ctx, sc.Run, sc.Seeds[i], maxRuns, truth, nil, nil, nil)
 		out[i] = r
@@ -149,19 +149,19 @@ func LearningSpeed(ctx context.Context, sc SpeedConfig) ([]SpeedResult, []Partne
 // learnUntil chains runs from warm (nil: scratch), calling setup on the
 // first run's learner, until every kind of truth is learned (or maxRuns).
 // Observations count from the state after setup.
-func learnUntil(ctx context.Context, tmpl RunConfig, seed uint64, maxRuns int, truth []PartnerTruth, warm *bandit.Snapshot, setup func(*bandit.Learner), stop func(SpeedResult) bool) (SpeedResult, error) {
-	res := SpeedResult{Seed: seed, PerKind: map[string]KindSpeed{}, Final: map[string]float64{}}
+func learnUntil(ctx context.Context, tmpl RunConfig, seed uint64, maxRuns int, truth []partnerTruth, warm *bandit.Snapshot, setup func(*bandit.Learner), stop func(speedResult) bool) (speedResult, error) {
+	res := speedResult{Seed: seed, PerKind: map[string]kindSpeed{}, Final: map[string]float64{}}
 	for _, t := range truth {
-		res.PerKind[t.Kind] = KindSpeed{-1, -1}
+		res.PerKind[t.Kind] = kindSpeed{-1, -1}
 	}
 	var base int64 = -1 // observations after setup
 	rowBase := map[string]int64{}
 	tmpl = tmpl.pairPreferences()
 	for run := 1; run <= maxRuns && !res.Reached && (stop == nil || !stop(res)); run++ {
 		rc := tmpl
-		rc.Policy, rc.Seed, rc.Warm, rc.Setup = RA, seed+uint64(run-1)*WarmSeedOffset, warm, nil
+		rc.Policy, rc.Seed, rc.Warm, rc.Setup = policyRA, seed+uint64(run-1)*warmSeedOffset, warm, nil
 		if warm != nil {
-			rc.Policy = RAWarm
+			rc.Policy = policyRAWarm
 		}
 		if run == 1 {
 			rc.Setup = func(l *bandit.Learner) {
@@ -175,7 +175,7 @@ func learnUntil(ctx context.Context, tmpl RunConfig, seed uint64, maxRuns int, t
 				}
 			}
 		}
-		rc.Observe = func(ev LearnEvent) {
+		rc.Observe = func(ev learnEvent) {
 			if res.Reached {
 				return
 			}
@@ -189,7 +189,7 @@ func learnUntil(ctx context.Context, tmpl RunConfig, seed uint64, maxRuns int, t
 				}
 				if res.PerKind[t.Kind].Total < 0 {
 					if i := slices.Index(snap.Kinds, t.Kind); i >= 0 {
-						res.PerKind[t.Kind] = KindSpeed{Total: snap.Observations - base, Row: snap.RowObservations[i] - rowBase[t.Kind]}
+						res.PerKind[t.Kind] = kindSpeed{Total: snap.Observations - base, Row: snap.RowObservations[i] - rowBase[t.Kind]}
 					}
 				}
 			}
@@ -197,7 +197,7 @@ func learnUntil(ctx context.Context, tmpl RunConfig, seed uint64, maxRuns int, t
 				res.Reached, res.Observations, res.Runs = true, snap.Observations-base, run
 			}
 		}
-		r, err := Run(ctx, rc)
+		r, err := runOne(ctx, rc)
 		if err != nil {
 			return res, fmt.Errorf("learning speed, seed %d, run %d: %w", seed, run, err)
 		}

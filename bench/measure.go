@@ -77,7 +77,7 @@ func measure(res *Result, w *sim.Workload, s *sim.Sim, jobs []sim.JobSpec, seqOf
 // node there. Each interval sums its nodes in node order, as a walk over
 // the expanded samples would. Disk and network are fractions of each
 // node's own bandwidth.
-func usageSeries(s *sim.Sim, until time.Duration) []UsagePoint {
+func usageSeries(s *sim.Sim, until time.Duration) []usagePoint {
 	type bw struct{ disk, net float64 }
 	caps := map[string]bw{}
 	for _, nd := range s.Nodes() {
@@ -88,7 +88,7 @@ func usageSeries(s *sim.Sim, until time.Duration) []UsagePoint {
 	if n <= 0 {
 		return nil
 	}
-	sums := make([]UsagePoint, n)
+	sums := make([]usagePoint, n)
 	nodes := make([]int, n+1) // difference array of the nodes sampled in each interval
 	for r := range s.SampleRuns() {
 		k0 := int((r.Start.Sub(sim.DefaultStart) + step/2) / step) // Start is k0 intervals in, to the nanosecond
@@ -112,7 +112,7 @@ func usageSeries(s *sim.Sim, until time.Duration) []UsagePoint {
 			p.Net += nt
 		}
 	}
-	var out []UsagePoint
+	var out []usagePoint
 	count := 0
 	for k := range n {
 		count += nodes[k]
@@ -121,7 +121,7 @@ func usageSeries(s *sim.Sim, until time.Duration) []UsagePoint {
 		}
 		f := float64(count)
 		p := sums[k]
-		out = append(out, UsagePoint{At: time.Duration(k) * step, CPU: p.CPU / f, IOWait: p.IOWait / f, Disk: p.Disk / f, Net: p.Net / f})
+		out = append(out, usagePoint{At: time.Duration(k) * step, CPU: p.CPU / f, IOWait: p.IOWait / f, Disk: p.Disk / f, Net: p.Net / f})
 	}
 	return out
 }

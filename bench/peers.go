@@ -8,20 +8,20 @@ import (
 )
 
 // The peers: heuristics a practitioner would run with offline profiling,
-// each given every kind's true mean solo profile (TrueProfiles). They use
+// each given every kind's true mean solo profile (trueProfiles). They use
 // the same placement prediction as colocd's scorer (profile.Place: a group
 // on each empty node, then the nodes with room in proportion to it), and
 // pick among the oldest job of each kind in the window that fits; ties go
 // to the oldest job.
 
-// TrueProfiles is every kind's mean solo demand per container, in
+// trueProfiles is every kind's mean solo demand per container, in
 // profile's utilisation units: each phase's demand weighted by its solo
 // seconds over the kind's solo duration (what running the job alone and
 // averaging its usage would measure), as a fraction of the reference
 // node's cores, disk bandwidth (reads and writes each) and NIC bandwidth
 // per direction (the workload's node; in a cluster of node groups, the
 // first group's: clusterView gives the others their Size).
-func TrueProfiles(w *sim.Workload) profile.Fixed {
+func trueProfiles(w *sim.Workload) profile.Fixed {
 	out := profile.Fixed{}
 	n := w.Cluster.Node
 	for _, k := range w.Kinds {

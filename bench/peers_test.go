@@ -17,7 +17,7 @@ import (
 // The true mean solo profile of the small workload by hand: cpu runs one
 // phase at 1 core of 4, nothing else; disk 0.2 cores and 60 MB/s of 200.
 func TestTrueProfiles(t *testing.T) {
-	got := TrueProfiles(small(t, 1))
+	got := trueProfiles(small(t, 1))
 	want := profile.Fixed{
 		"cpu":  {0.25, 0, 0, 0, 0, 0},
 		"disk": {0.05, 0, 0.3, 0, 0, 0},
@@ -26,7 +26,7 @@ func TestTrueProfiles(t *testing.T) {
 		t.Errorf("true profiles (-want +got):\n%s", diff)
 	}
 	// Phases are weighted by their seconds, repeats included.
-	q := TrueProfiles(queueA(t))["kmeans"]
+	q := trueProfiles(queueA(t))["kmeans"]
 	cpu := (40*0.6 + 14*(25*0.95+8*0.1) + 10*0.3) / (40 + 14*33 + 10) / 4
 	if math.Abs(q[profile.CPU]-cpu) > 1e-12 {
 		t.Errorf("kmeans cpu %v, want %v", q[profile.CPU], cpu)
@@ -38,7 +38,7 @@ func TestTrueProfiles(t *testing.T) {
 func TestPeersFindThePairing(t *testing.T) {
 	w := small(t, 2)
 	fifo := run(t, RunConfig{Workload: w, Policy: FIFO, Seed: 1})
-	for _, p := range []Policy{PackFit, Alternate, Tetris, RAProfileTrue, Rollout, RA} {
+	for _, p := range []Policy{policyPackFit, policyAlternate, policyTetris, policyRAProfileTrue, policyRollout, policyRA} {
 		r := run(t, RunConfig{Workload: w, Policy: p, Seed: 1})
 		if !(r.MakespanS < 0.95*fifo.MakespanS) {
 			t.Errorf("%s: makespan %.0f s, want at least 5 %% below fifo's %.0f s", p, r.MakespanS, fifo.MakespanS)
@@ -54,7 +54,7 @@ func TestPeersFindThePairing(t *testing.T) {
 // learns pair preferences.
 func TestPaperPolicy(t *testing.T) {
 	w := small(t, 1)
-	r := run(t, RunConfig{Workload: w, Policy: Paper, Seed: 1})
+	r := run(t, RunConfig{Workload: w, Policy: policyPaper, Seed: 1})
 	if r.Jobs != 8 || r.Updates == 0 {
 		t.Errorf("paper: %d jobs, %d pair updates; want 8 and some", r.Jobs, r.Updates)
 	}
@@ -71,11 +71,11 @@ func TestSpearman(t *testing.T) {
 		{"monotone, not linear", []float64{1, 2, 3, 4}, []float64{1, 8, 27, 1000}, 1},
 		{"ties get their mean rank", []float64{1, 1, 2, 3}, []float64{5, 6, 7, 8}, 0.9486832980505138},
 	} {
-		if got := Spearman(tc.x, tc.y); math.Abs(got-tc.want) > 1e-12 {
+		if got := spearman(tc.x, tc.y); math.Abs(got-tc.want) > 1e-12 {
 			t.Errorf("%s: ρ = %v, want %v", tc.name, got, tc.want)
 		}
 	}
-	if !math.IsNaN(Spearman([]float64{1, 1}, []float64{1, 2})) || !math.IsNaN(Spearman([]float64{1}, []float64{1})) {
+	if !math.IsNaN(spearman([]float64{1, 1}, []float64{1, 2})) || !math.IsNaN(spearman([]float64{1}, []float64{1})) {
 		t.Error("constant or single-point input: want NaN")
 	}
 }
@@ -113,7 +113,7 @@ func TestRewardAndProfileStudies(t *testing.T) {
 	for _, r := range ps {
 		// One steady phase: the first observed tick already shows it.
 		if r.Within != 1 || !r.Same[0] {
-			t.Errorf("%s seed %d: %+v, want within %.0f %% from the first tick", r.Kind, r.Seed, r, 100*ProfileTolerance)
+			t.Errorf("%s seed %d: %+v, want within %.0f %% from the first tick", r.Kind, r.Seed, r, 100*profileTolerance)
 		}
 	}
 }
@@ -125,7 +125,7 @@ func TestRewardAndProfileStudies(t *testing.T) {
 func TestRolloutSampleForgetsTheFuture(t *testing.T) {
 	w := small(t, 3)
 	w.Arrivals = sim.Arrivals{Mode: sim.ArrivalsPoisson, RatePerHour: 30}
-	rc := RunConfig{Workload: w, Policy: Rollout, Seed: 1}
+	rc := RunConfig{Workload: w, Policy: policyRollout, Seed: 1}
 	s, err := w.NewSim(rc.simOptions())
 	if err != nil {
 		t.Fatal(err)

@@ -35,12 +35,12 @@ const (
 	usageSmoothingSamples = 5
 )
 
-// WriteUsagePNG draws a run's cluster-mean resource usage over time, as
+// writeUsagePNG draws a run's cluster-mean resource usage over time, as
 // the paper's Figures 6 and 7: CPU busy, iowait, disk and network
 // utilisation as fractions of capacity, each line a centred moving mean of
 // the metrics intervals over about a minute (usageWindow), the legend
 // beside the plot.
-func WriteUsagePNG(w io.Writer, r Result) error {
+func writeUsagePNG(w io.Writer, r Result) error {
 	fig, err := usageFigure(r)
 	if err != nil {
 		return err
@@ -48,10 +48,10 @@ func WriteUsagePNG(w io.Writer, r Result) error {
 	return writeFigurePNG(w, usageWidth, usageHeight, fig.draw)
 }
 
-// usageFigure is WriteUsagePNG's figure.
+// usageFigure is writeUsagePNG's figure.
 func usageFigure(r Result) (*sideLegend, error) {
 	if len(r.Usage) == 0 {
-		return nil, fmt.Errorf("%w: %s %s seed %d has no usage series", ErrInvalid, r.Workload, r.Policy, r.Seed)
+		return nil, fmt.Errorf("%w: %s %s seed %d has no usage series", errInvalid, r.Workload, r.Policy, r.Seed)
 	}
 	step := usageStep(r.Usage)
 	window := usageWindow(step)
@@ -65,13 +65,13 @@ func usageFigure(r Result) (*sideLegend, error) {
 	p.Add(plotter.NewGrid())
 	series := []struct {
 		name string
-		get  func(UsagePoint) float64
+		get  func(usagePoint) float64
 		col  color.RGBA
 	}{
-		{"CPU", func(u UsagePoint) float64 { return u.CPU }, color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}},
-		{"iowait", func(u UsagePoint) float64 { return u.IOWait }, color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}},
-		{"disk", func(u UsagePoint) float64 { return u.Disk }, color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}},
-		{"network", func(u UsagePoint) float64 { return u.Net }, color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff}},
+		{"CPU", func(u usagePoint) float64 { return u.CPU }, color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}},
+		{"iowait", func(u usagePoint) float64 { return u.IOWait }, color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}},
+		{"disk", func(u usagePoint) float64 { return u.Disk }, color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}},
+		{"network", func(u usagePoint) float64 { return u.Net }, color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff}},
 	}
 	for _, s := range series {
 		xy := movingMean(r.Usage, step, window, s.get)
@@ -96,7 +96,7 @@ func usageFigure(r Result) (*sideLegend, error) {
 // between consecutive samples (intervals where no node was sampled are
 // left out of the series, so a gap can be a multiple). A single sample
 // counts as a minute.
-func usageStep(us []UsagePoint) time.Duration {
+func usageStep(us []usagePoint) time.Duration {
 	step := time.Duration(0)
 	for i := 1; i < len(us); i++ {
 		if d := us[i].At - us[i-1].At; d > 0 && (step == 0 || d < step) {
@@ -121,7 +121,7 @@ func usageWindow(step time.Duration) time.Duration {
 // At + window/2), drawn at the middle of those samples' intervals (a
 // sample covers [At, At+step)). Near the ends the window holds fewer
 // samples and its point moves inwards.
-func movingMean(us []UsagePoint, step, window time.Duration, get func(UsagePoint) float64) plotter.XYs {
+func movingMean(us []usagePoint, step, window time.Duration, get func(usagePoint) float64) plotter.XYs {
 	out := make(plotter.XYs, len(us))
 	lo, hi := 0, 0 // us[lo:hi] is the window
 	for i, u := range us {
@@ -251,7 +251,7 @@ func newPrefFigure(s bandit.Snapshot, title string) (*prefFigure, error) {
 	s = l.Snapshot() // the learner's kinds and its (clipped) preferences
 	n := len(s.Kinds)
 	if n == 0 {
-		return nil, fmt.Errorf("%w: preferences plot: no kinds", ErrInvalid)
+		return nil, fmt.Errorf("%w: preferences plot: no kinds", errInvalid)
 	}
 	cm, err := prefColorMap()
 	if err != nil {
@@ -351,7 +351,7 @@ func (f *prefFigure) draw(c draw.Canvas) {
 	f.note.Draw(n)
 }
 
-// WritePreferencesPNG draws learned preferences as probabilities, as the
+// writePreferencesPNG draws learned preferences as probabilities, as the
 // paper's Figure 8 with the rows and columns named as everywhere else:
 // row i is the running kind, column j the queued kind, both in the
 // learner's kind order (the first kind's row at the top), and cell (i, j)
@@ -359,7 +359,7 @@ func (f *prefFigure) draw(c draw.Canvas) {
 // running i, with n, the observations of the pair. Each row sums to 1. A
 // sequential colour map on the fixed range [0, 1] with its colour bar; a
 // row without any observation (still its prior) is grey.
-func WritePreferencesPNG(w io.Writer, s bandit.Snapshot, title string) error {
+func writePreferencesPNG(w io.Writer, s bandit.Snapshot, title string) error {
 	f, err := newPrefFigure(s, title)
 	if err != nil {
 		return err
@@ -367,11 +367,11 @@ func WritePreferencesPNG(w io.Writer, s bandit.Snapshot, title string) error {
 	return writeFigurePNG(w, heatWidth, heatHeight, f.draw)
 }
 
-// WriteProfilesPNG draws each kind's learned demand per container of the
+// writeProfilesPNG draws each kind's learned demand per container of the
 // four capacities (bars: CPU, disk reads + writes, network in, out, as
 // fractions of a node) against its true mean solo profile (black marks),
 // the kinds sorted by name, the legend beside the plot.
-func WriteProfilesPNG(w io.Writer, s profile.Snapshot, truth profile.Fixed, title string) error {
+func writeProfilesPNG(w io.Writer, s profile.Snapshot, truth profile.Fixed, title string) error {
 	fig, err := profilesFigure(s, truth, title)
 	if err != nil {
 		return err
@@ -379,7 +379,7 @@ func WriteProfilesPNG(w io.Writer, s profile.Snapshot, truth profile.Fixed, titl
 	return writeFigurePNG(w, usageWidth, usageHeight, fig.draw)
 }
 
-// profilesFigure is WriteProfilesPNG's figure.
+// profilesFigure is writeProfilesPNG's figure.
 func profilesFigure(s profile.Snapshot, truth profile.Fixed, title string) (*sideLegend, error) {
 	m := profile.New(s.Config)
 	if err := m.Restore(s); err != nil {
@@ -387,7 +387,7 @@ func profilesFigure(s profile.Snapshot, truth profile.Fixed, title string) (*sid
 	}
 	profs := m.Profiles()
 	if len(profs) == 0 {
-		return nil, fmt.Errorf("%w: profiles plot: no kinds", ErrInvalid)
+		return nil, fmt.Errorf("%w: profiles plot: no kinds", errInvalid)
 	}
 	p := plot.New()
 	p.Title.Text = title
@@ -565,19 +565,19 @@ func WritePlots(dir string, results []Result) ([]string, error) {
 		r := first[k]
 		base := fileSafe(k.wl) + "-" + fileSafe(string(k.p))
 		if len(r.Usage) > 0 {
-			if err := write(base+"-usage.png", func(w io.Writer) error { return WriteUsagePNG(w, r) }); err != nil {
+			if err := write(base+"-usage.png", func(w io.Writer) error { return writeUsagePNG(w, r) }); err != nil {
 				return files, err
 			}
 		}
 		if r.Profiles != nil && len(r.Profiles.Kinds) > 0 {
 			title := fmt.Sprintf("learned profiles, %s %s seed %d (bars) vs true mean solo (marks)", r.Workload, r.Policy, r.Seed)
-			if err := write(base+"-profiles.png", func(w io.Writer) error { return WriteProfilesPNG(w, *r.Profiles, r.TrueProfiles, title) }); err != nil {
+			if err := write(base+"-profiles.png", func(w io.Writer) error { return writeProfilesPNG(w, *r.Profiles, r.TrueProfiles, title) }); err != nil {
 				return files, err
 			}
 		}
 		if r.Preferences != nil && len(r.Preferences.Kinds) > 0 {
 			title := fmt.Sprintf("learned preferences, %s %s seed %d (%d observations)", r.Workload, r.Policy, r.Seed, r.Preferences.Observations)
-			if err := write(base+"-preferences.png", func(w io.Writer) error { return WritePreferencesPNG(w, *r.Preferences, title) }); err != nil {
+			if err := write(base+"-preferences.png", func(w io.Writer) error { return writePreferencesPNG(w, *r.Preferences, title) }); err != nil {
 				return files, err
 			}
 		}

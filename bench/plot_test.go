@@ -116,7 +116,7 @@ func TestPreferencesLayout(t *testing.T) {
 func TestPreferencesPNGCells(t *testing.T) {
 	s := prefSnapshot(t)
 	var buf bytes.Buffer
-	if err := WritePreferencesPNG(&buf, s, "cells"); err != nil {
+	if err := writePreferencesPNG(&buf, s, "cells"); err != nil {
 		t.Fatal(err)
 	}
 	img := decodePNG(t, buf.Bytes(), heatWidth, heatHeight)
@@ -195,14 +195,14 @@ func TestPreferencesColours(t *testing.T) {
 // inside the series; the window is at least 5 samples.
 func TestMovingMean(t *testing.T) {
 	step := 10 * time.Second
-	var us []UsagePoint
+	var us []usagePoint
 	for k := range 30 {
-		us = append(us, UsagePoint{At: time.Duration(k) * step, CPU: float64(k % 2)})
+		us = append(us, usagePoint{At: time.Duration(k) * step, CPU: float64(k % 2)})
 	}
 	if got := usageStep(us); got != step {
 		t.Fatalf("step %v, want %v", got, step)
 	}
-	xy := movingMean(us, step, usageWindow(step), func(u UsagePoint) float64 { return u.CPU })
+	xy := movingMean(us, step, usageWindow(step), func(u usagePoint) float64 { return u.CPU })
 	for k := 3; k < 28; k++ {
 		if math.Abs(xy[k].Y-0.5) > 1e-12 || math.Abs(xy[k].X-us[k].At.Minutes()) > 1e-12 {
 			t.Errorf("point %d: (%g min, %g), want (%g min, 0.5)", k, xy[k].X, xy[k].Y, us[k].At.Minutes())
@@ -220,7 +220,7 @@ func TestMovingMean(t *testing.T) {
 			t.Errorf("window for %v samples: %v, want %v", tc.step, got, tc.want)
 		}
 	}
-	gappy := []UsagePoint{{At: 0}, {At: 30 * time.Second}, {At: 40 * time.Second}}
+	gappy := []usagePoint{{At: 0}, {At: 30 * time.Second}, {At: 40 * time.Second}}
 	if got := usageStep(gappy); got != step {
 		t.Errorf("step with a gap: %v, want %v", got, step)
 	}
@@ -230,7 +230,7 @@ func TestMovingMean(t *testing.T) {
 // data area, and the PNGs have their stated size.
 func TestLegendsBesideData(t *testing.T) {
 	w := small(t, 1)
-	r := run(t, RunConfig{Workload: w, Policy: RA, Seed: 1})
+	r := run(t, RunConfig{Workload: w, Policy: policyRA, Seed: 1})
 	usage, err := usageFigure(r)
 	if err != nil {
 		t.Fatal(err)
@@ -254,12 +254,12 @@ func TestLegendsBesideData(t *testing.T) {
 		t.Errorf("usage X label %q does not state the window", usage.p.X.Label.Text)
 	}
 	var buf bytes.Buffer
-	if err := WriteUsagePNG(&buf, r); err != nil {
+	if err := writeUsagePNG(&buf, r); err != nil {
 		t.Fatal(err)
 	}
 	decodePNG(t, buf.Bytes(), usageWidth, usageHeight)
 	buf.Reset()
-	if err := WriteProfilesPNG(&buf, *r.Profiles, r.TrueProfiles, "profiles"); err != nil {
+	if err := writeProfilesPNG(&buf, *r.Profiles, r.TrueProfiles, "profiles"); err != nil {
 		t.Fatal(err)
 	}
 	decodePNG(t, buf.Bytes(), usageWidth, usageHeight)

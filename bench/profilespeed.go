@@ -15,19 +15,19 @@ import (
 // The profile study: how fast the profile model learns a kind it has never
 // seen. During ra runs it follows each kind from the first learning tick
 // that observed it, and compares the learned demand of the kind's dominant
-// resource (from its true mean solo profile, TrueProfiles) with the true
-// value after each of its first ProfileTicks ticks.
+// resource (from its true mean solo profile, trueProfiles) with the true
+// value after each of its first profileTicks ticks.
 
-// ProfileTicks is how many of a kind's first observed ticks the study
+// profileTicks is how many of a kind's first observed ticks the study
 // follows.
-const ProfileTicks = 5
+const profileTicks = 5
 
-// ProfileTolerance is the relative error within which a profile predicts
+// profileTolerance is the relative error within which a profile predicts
 // its dominant resource.
-const ProfileTolerance = 0.15
+const profileTolerance = 0.15
 
-// ProfileSpeedResult is one kind on one seed.
-type ProfileSpeedResult struct {
+// profileSpeedResult is one kind on one seed.
+type profileSpeedResult struct {
 	Seed uint64
 	Kind string
 	// Dominant is the kind's true dominant resource (cpu, disk, net_in or
@@ -37,33 +37,33 @@ type ProfileSpeedResult struct {
 	// Error[t] is |learned − true| / true after the (t+1)-th tick that
 	// observed the kind; NaN when the run ended first. Same[t] says
 	// whether the learned dominant resource was the true one.
-	Error [ProfileTicks]float64
-	Same  [ProfileTicks]bool
+	Error [profileTicks]float64
+	Same  [profileTicks]bool
 	// Within is the first observed tick (1-based) from which the error
-	// stayed within ProfileTolerance for the rest of the followed ticks, 0
+	// stayed within profileTolerance for the rest of the followed ticks, 0
 	// if never.
 	Within int
 }
 
 // ProfileSpeed runs ra on the seeds and follows every kind's profile.
-func ProfileSpeed(ctx context.Context, tmpl RunConfig, seeds []uint64, workers int) ([]ProfileSpeedResult, error) {
-	truth := TrueProfiles(tmpl.Workload)
+func ProfileSpeed(ctx context.Context, tmpl RunConfig, seeds []uint64, workers int) ([]profileSpeedResult, error) {
+	truth := trueProfiles(tmpl.Workload)
 	var mu sync.Mutex
-	var out []ProfileSpeedResult
+	var out []profileSpeedResult
 	err := forEach(ctx, len(seeds), workers, func(i int) error {
 		rc := tmpl
-		rc.Policy, rc.Seed, rc.Setup = RA, seeds[i], nil
-		per := map[string]*ProfileSpeedResult{}
-		rc.Observe = func(ev LearnEvent) {
+		rc.Policy, rc.Seed, rc.Setup = policyRA, seeds[i], nil
+		per := map[string]*profileSpeedResult{}
+		rc.Observe = func(ev learnEvent) {
 			for _, p := range ev.Profiles.Profiles() {
 				t, ok := truth[p.Kind]
-				if !ok || p.Ticks < 1 || p.Ticks > ProfileTicks {
+				if !ok || p.Ticks < 1 || p.Ticks > profileTicks {
 					continue
 				}
 				r := per[p.Kind]
 				if r == nil {
 					dom, v := capDominant(t)
-					r = &ProfileSpeedResult{Seed: seeds[i], Kind: p.Kind, Dominant: dom, True: v}
+					r = &profileSpeedResult{Seed: seeds[i], Kind: p.Kind, Dominant: dom, True: v}
 					for k := range r.Error {
 						r.Error[k] = math.NaN()
 					}
@@ -75,21 +75,21 @@ func ProfileSpeed(ctx context.Context, tmpl RunConfig, seeds []uint64, workers i
 				r.Same[p.Ticks-1] = dom == r.Dominant
 			}
 		}
-		if _, err := Run(ctx, rc); err != nil {
+		if _, err := runOne(ctx, rc); err != nil {
 			return fmt.Errorf("profile study, seed %d: %w", seeds[i], err)
 		}
 		mu.Lock()
 		defer mu.Unlock()
 		for _, r := range per {
 			r.Within = 0
-			for t := ProfileTicks - 1; t >= 0 && r.Error[t] <= ProfileTolerance; t-- {
+			for t := profileTicks - 1; t >= 0 && r.Error[t] <= profileTolerance; t-- {
 				r.Within = t + 1
 			}
 			out = append(out, *r)
 		}
 		return nil
 	})
-	slices.SortFunc(out, func(a, b ProfileSpeedResult) int {
+	slices.SortFunc(out, func(a, b profileSpeedResult) int {
 		if a.Kind != b.Kind {
 			if a.Kind < b.Kind {
 				return -1
@@ -129,13 +129,13 @@ func capDemand(d profile.Vector, c string) float64 {
 // dominant resource after each of its first observed ticks, how often the
 // learned dominant resource was right, and the seeds within tolerance by
 // the third tick.
-func WriteProfileSpeedTable(out io.Writer, rs []ProfileSpeedResult) error {
+func WriteProfileSpeedTable(out io.Writer, rs []profileSpeedResult) error {
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "kind\tdominant\ttrue\t")
-	for t := range ProfileTicks {
+	for t := range profileTicks {
 		fmt.Fprintf(tw, "err after %d\t", t+1)
 	}
-	fmt.Fprintf(tw, "right resource after 1/3\twithin %.0f%% by tick 3\n", 100*ProfileTolerance)
+	fmt.Fprintf(tw, "right resource after 1/3\twithin %.0f%% by tick 3\n", 100*profileTolerance)
 	for i := 0; i < len(rs); {
 		j := i
 		for j < len(rs) && rs[j].Kind == rs[i].Kind {
@@ -143,7 +143,7 @@ func WriteProfileSpeedTable(out io.Writer, rs []ProfileSpeedResult) error {
 		}
 		group := rs[i:j]
 		fmt.Fprintf(tw, "%s\t%s\t%.3f\t", group[0].Kind, group[0].Dominant, group[0].True)
-		for t := range ProfileTicks {
+		for t := range profileTicks {
 			var es []float64
 			for _, r := range group {
 				if !math.IsNaN(r.Error[t]) {

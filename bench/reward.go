@@ -28,9 +28,9 @@ type RewardConfig struct {
 	Workers int // ≤ 0: GOMAXPROCS
 }
 
-// PairReward is one pair of kinds in the paper's §3.1 experiment
+// pairReward is one pair of kinds in the paper's §3.1 experiment
 // (sim.Pairwise): both jobs co-located on every node against separated.
-type PairReward struct {
+type pairReward struct {
 	A, B string
 	// Goodness is the mean goodness of the node samples while both ran
 	// co-located; Speedup is −ΔAll, the fraction of time the pair saves
@@ -38,10 +38,10 @@ type PairReward struct {
 	Goodness, Speedup float64
 }
 
-// RewardResult is the study's outcome on one workload.
-type RewardResult struct {
+// rewardResult is the study's outcome on one workload.
+type rewardResult struct {
 	Workload string
-	Pairs    []PairReward
+	Pairs    []pairReward
 	// GoodnessVsSpeedup is Spearman's ρ between the pairs' goodness and
 	// their speed-up: 1 when goodness ranks pairs as their speed does.
 	GoodnessVsSpeedup float64
@@ -64,16 +64,16 @@ type RewardResult struct {
 }
 
 // RewardStudy runs the study on rc.Run.Workload.
-func RewardStudy(ctx context.Context, rc RewardConfig) (RewardResult, error) {
+func RewardStudy(ctx context.Context, rc RewardConfig) (rewardResult, error) {
 	w := rc.Run.Workload
-	res := RewardResult{Workload: rc.Run.name()}
+	res := rewardResult{Workload: rc.Run.name()}
 	for i, a := range w.Kinds {
 		for _, b := range w.Kinds[i:] {
 			r, err := sim.Pairwise(w, a.Name, b.Name, 1)
 			if err != nil {
 				return res, fmt.Errorf("reward study: %w", err)
 			}
-			res.Pairs = append(res.Pairs, PairReward{A: a.Name, B: b.Name, Goodness: r.Colocated.Goodness, Speedup: -r.DeltaAll()})
+			res.Pairs = append(res.Pairs, pairReward{A: a.Name, B: b.Name, Goodness: r.Colocated.Goodness, Speedup: -r.DeltaAll()})
 		}
 	}
 	g := make([]float64, len(res.Pairs))
@@ -81,7 +81,7 @@ func RewardStudy(ctx context.Context, rc RewardConfig) (RewardResult, error) {
 	for i, p := range res.Pairs {
 		g[i], sp[i] = p.Goodness, p.Speedup
 	}
-	res.GoodnessVsSpeedup = Spearman(g, sp)
+	res.GoodnessVsSpeedup = spearman(g, sp)
 
 	// ra with each objective; the rate runs also record the predictions.
 	var mu sync.Mutex
@@ -95,10 +95,10 @@ func RewardStudy(ctx context.Context, rc RewardConfig) (RewardResult, error) {
 		c.Pipeline.Scorer.Objective = string(obj)
 		for _, seed := range rc.Seeds {
 			r := rc.Run
-			r.Daemon, r.Policy, r.Seed, r.Setup = &c, RA, seed, nil
+			r.Daemon, r.Policy, r.Seed, r.Setup = &c, policyRA, seed, nil
 			r.Name = res.Workload + " ra objective " + string(obj)
 			if obj == profile.ObjectiveRate {
-				r.Observe = func(ev LearnEvent) {
+				r.Observe = func(ev learnEvent) {
 					mu.Lock()
 					defer mu.Unlock()
 					for _, gc := range ev.Report.Goodness {
@@ -131,7 +131,7 @@ func RewardStudy(ctx context.Context, rc RewardConfig) (RewardResult, error) {
 	}
 	res.Objectives = slices.DeleteFunc(res.Objectives, func(s Summary) bool { return s.Policy == FIFO })
 	res.Checks = len(obs)
-	res.PredictedVsObserved = Spearman(pred, obs)
+	res.PredictedVsObserved = spearman(pred, obs)
 	for i := range obs {
 		res.MeanAbsError += math.Abs(obs[i]-pred[i]) / float64(len(obs))
 	}
@@ -140,12 +140,12 @@ func RewardStudy(ctx context.Context, rc RewardConfig) (RewardResult, error) {
 		pp = append(pp, p.pred/p.n)
 		po = append(po, p.obs/p.n)
 	}
-	res.PairChecks, res.PairsPredicted = len(pp), Spearman(pp, po)
+	res.PairChecks, res.PairsPredicted = len(pp), spearman(pp, po)
 	return res, nil
 }
 
 // WriteRewardTable prints the study.
-func WriteRewardTable(out io.Writer, r RewardResult) error {
+func WriteRewardTable(out io.Writer, r rewardResult) error {
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "pair\tgoodness co-located\tspeed-up co-located (−ΔAll)\n")
 	for _, p := range r.Pairs {
@@ -161,9 +161,9 @@ func WriteRewardTable(out io.Writer, r RewardResult) error {
 	return WriteTable(out, r.Objectives)
 }
 
-// Spearman is Spearman's rank correlation of x and y (ties get their mean
+// spearman is Spearman's rank correlation of x and y (ties get their mean
 // rank); NaN when either is constant or they have fewer than 2 points.
-func Spearman(x, y []float64) float64 {
+func spearman(x, y []float64) float64 {
 	if len(x) != len(y) || len(x) < 2 {
 		return math.NaN()
 	}

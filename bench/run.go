@@ -23,36 +23,36 @@ const (
 	// FIFO admits the head of the queue while it fits (the paper's baseline:
 	// the queue unchanged).
 	FIFO Policy = "fifo"
-	// Random admits a job drawn uniformly from the jobs of the window (the
+	// policyRandom admits a job drawn uniformly from the jobs of the window (the
 	// first pipeline.window.size pending jobs) that fit.
-	Random Policy = "random"
-	// RA is colocd: the queue pipeline with the bandit learning from
+	policyRandom Policy = "random"
+	// policyRA is colocd: the queue pipeline with the bandit learning from
 	// scratch, through engine.Engine (the paper's "resource-aware").
-	RA Policy = "ra"
-	// RAPressure is RA on a cluster whose metrics carry pressure stall
+	policyRA Policy = "ra"
+	// policyRAPressure is policyRA on a cluster whose metrics carry pressure stall
 	// information (sim.Options.Pressure; a metrics source with
 	// influx.pressure or prometheus.pressure on): the learning tick's
 	// goodness then counts I/O stalls that busy CPUs hide from iowait, and
 	// the profile model fits a saturated node at the demand its CPU and
 	// I/O stalls say was not met instead of censoring it.
-	RAPressure Policy = "ra-psi"
-	// RAPlan is RA with model-predictive admission (the lookahead stage,
+	policyRAPressure Policy = "ra-psi"
+	// policyRAPlan is policyRA with model-predictive admission (the lookahead stage,
 	// pipeline.lookahead): the top candidates of the one-step rule are
 	// rolled out on a simulator built only from what colocd learned
 	// (profiles and their uncertainty, runtimes from the predicted speeds,
 	// the running jobs and the pending window), and one predicted better
 	// by the stage's margin replaces the one-step choice.
-	RAPlan Policy = "ra-plan"
-	// RAWarm is RA starting from the preferences learned in a previous run
+	policyRAPlan Policy = "ra-plan"
+	// policyRAWarm is policyRA starting from the preferences learned in a previous run
 	// of the same workload (the paper's RA*): RunConfig.Warm, or, when it is
 	// nil, the final preferences of an RA run with RunConfig.WarmSeed.
-	RAWarm Policy = "ra-warm"
-	// Oracle is greedy with the simulator's ground truth: at each admission,
+	policyRAWarm Policy = "ra-warm"
+	// policyOracle is greedy with the simulator's ground truth: at each admission,
 	// among the oldest job of each kind in the window that fits, the one
 	// that maximises the cluster's progress once placed, found by what-if
 	// runs on sim.Clone (see RunConfig.OracleHorizon).
-	Oracle Policy = "oracle"
-	// Pairwise is the best the paper's model can do: a kind-level greedy
+	policyOracle Policy = "oracle"
+	// policyPairwise is the best the paper's model can do: a kind-level greedy
 	// that knows the true pairwise co-location effects (sim.Pairwise: the
 	// change in the pair's duration when co-located) and predicts the new
 	// job's partners from the placement rule (empty nodes first, then nodes
@@ -60,28 +60,28 @@ const (
 	// that fits, the one with the largest expected pairwise gain. It is a
 	// reference for what learned kind preferences could reach, not
 	// something colocd could run (it needs profiles and the placement).
-	Pairwise Policy = "pairwise"
-	// Bound is no schedule: a lower bound on the makespan (see LowerBound).
-	Bound Policy = "bound"
-	// Paper is the paper's method exactly, the reproduction: ra with the
+	policyPairwise Policy = "pairwise"
+	// policyBound is no schedule: a lower bound on the makespan (see lowerBound).
+	policyBound Policy = "bound"
+	// policyPaper is the paper's method exactly, the reproduction: ra with the
 	// per-pair gradient bandit alone (preference mode bandit, goodness as
 	// its reward, H₀ = 0), sampling from π, no profile model.
-	Paper Policy = "paper"
-	// RAProfileTrue is ra's policy scoring with every kind's true mean solo
+	policyPaper Policy = "paper"
+	// policyRAProfileTrue is ra's policy scoring with every kind's true mean solo
 	// profile instead of the learned ones (it still learns the pair
 	// correction): it separates estimation error from decision quality.
-	RAProfileTrue Policy = "ra-profile-true"
-	// PackFit admits the job with the least predicted overload of the nodes
+	policyRAProfileTrue Policy = "ra-profile-true"
+	// policyPackFit admits the job with the least predicted overload of the nodes
 	// it lands on, from the true mean solo profiles (offline profiling).
-	PackFit Policy = "packfit"
-	// Alternate admits the job whose dominant resource is least represented
+	policyPackFit Policy = "packfit"
+	// policyAlternate admits the job whose dominant resource is least represented
 	// among the jobs on the nodes where it would land (true profiles).
-	Alternate Policy = "alternate"
-	// Tetris admits the job whose demand best aligns with the free
+	policyAlternate Policy = "alternate"
+	// policyTetris admits the job whose demand best aligns with the free
 	// resources of the nodes it lands on (Graphene/Tetris's packing score,
 	// true profiles).
-	Tetris Policy = "tetris"
-	// Rollout is the reference the tables measure every policy against, not
+	policyTetris Policy = "tetris"
+	// policyRollout is the reference the tables measure every policy against, not
 	// a scheduler: at each decision, each candidate is admitted on
 	// RunConfig.RolloutSamples copies of the run, each with a fresh random
 	// stream (placements, jitter, Poisson arrivals still to come), each
@@ -90,38 +90,38 @@ const (
 	// future: no scheduler could do better by choosing one job at a time
 	// with the oracle's completion (the ceiling the tables' "of rollout
 	// gain" divides by).
-	Rollout Policy = "rollout"
-	// RolloutForesight is Rollout with one plain clone per candidate: the
+	policyRollout Policy = "rollout"
+	// policyRolloutForesight is policyRollout with one plain clone per candidate: the
 	// clone draws the placements, jitter and arrivals the run itself will
 	// draw, so the reference foresees them. It measures how much of a
 	// rollout's gain is that foresight.
-	RolloutForesight Policy = "rollout-foresight"
-	// DRF is FIFO within DRF: the fairness stage's deficit counters between
+	policyRolloutForesight Policy = "rollout-foresight"
+	// policyDRF is FIFO within DRF: the fairness stage's deficit counters between
 	// the workload's queues (class weights as group weights), no learned
-	// order. See FairnessConfig.
-	DRF Policy = "drf"
-	// Curves is FIFO within service curves: the workload's classes as the
+	// order. See fairnessConfig.
+	policyDRF Policy = "drf"
+	// policyCurves is FIFO within service curves: the workload's classes as the
 	// fairness stage's service queues (mode curves), no learned order.
-	Curves Policy = "curves"
-	// RACurves is ra under the same service curves: colocd's learned order
+	policyCurves Policy = "curves"
+	// policyRACurves is ra under the same service curves: colocd's learned order
 	// within what the guarantees keep.
-	RACurves Policy = "ra-curves"
+	policyRACurves Policy = "ra-curves"
 )
 
-// Policies lists every policy, in the order of the comparison table.
-func Policies() []Policy {
-	return []Policy{FIFO, Random, Paper, RA, RAPressure, RAPlan, RAWarm, RAProfileTrue, PackFit, Alternate, Tetris, DRF, Curves, RACurves, Pairwise, Oracle, Rollout, RolloutForesight, Bound}
+// policies lists every policy, in the order of the comparison table.
+func policies() []Policy {
+	return []Policy{FIFO, policyRandom, policyPaper, policyRA, policyRAPressure, policyRAPlan, policyRAWarm, policyRAProfileTrue, policyPackFit, policyAlternate, policyTetris, policyDRF, policyCurves, policyRACurves, policyPairwise, policyOracle, policyRollout, policyRolloutForesight, policyBound}
 }
 
 // ParsePolicy parses a policy name.
 func ParsePolicy(s string) (Policy, error) {
 	p := Policy(strings.ToLower(strings.TrimSpace(s)))
-	if !slices.Contains(Policies(), p) {
-		names := make([]string, 0, len(Policies()))
-		for _, q := range Policies() {
+	if !slices.Contains(policies(), p) {
+		names := make([]string, 0, len(policies()))
+		for _, q := range policies() {
 			names = append(names, string(q))
 		}
-		return "", fmt.Errorf("%w %q (want one of %s)", ErrUnknownPolicy, s, strings.Join(names, ", "))
+		return "", fmt.Errorf("%w %q (want one of %s)", errUnknownPolicy, s, strings.Join(names, ", "))
 	}
 	return p, nil
 }
@@ -138,12 +138,12 @@ func ParsePolicies(list string) ([]Policy, error) {
 			return nil, err
 		}
 		if slices.Contains(out, p) {
-			return nil, fmt.Errorf("%w: policy %q listed twice", ErrInvalid, p)
+			return nil, fmt.Errorf("%w: policy %q listed twice", errInvalid, p)
 		}
 		out = append(out, p)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%w: empty policy list", ErrInvalid)
+		return nil, fmt.Errorf("%w: empty policy list", errInvalid)
 	}
 	return out, nil
 }
@@ -152,13 +152,13 @@ func ParsePolicies(list string) ([]Policy, error) {
 // candidate and decision (RunConfig.RolloutSamples).
 const DefaultRolloutSamples = 4
 
-// DefaultOracleHorizon is the oracle's look-ahead: one learning interval.
+// defaultOracleHorizon is the oracle's look-ahead: one learning interval.
 // Every horizon from 10 s to 5 min gives the same Queue A makespan.
-const DefaultOracleHorizon = time.Minute
+const defaultOracleHorizon = time.Minute
 
-// WarmSeedOffset separates the seed of the run that produces ra-warm's
+// warmSeedOffset separates the seed of the run that produces ra-warm's
 // preferences from the seed of the measured run.
-const WarmSeedOffset = 1_000_000
+const warmSeedOffset = 1_000_000
 
 // LoadWorkload reads a workload file (configs/workloads/*.yaml) for
 // RunConfig.Workload.
@@ -175,7 +175,7 @@ type RunConfig struct {
 	// arrivals and the random policy: the same seed gives the same run.
 	Seed uint64
 	// Warm is ra-warm's starting preferences. Nil: ra-warm first runs ra
-	// with WarmSeed (0 means Seed+WarmSeedOffset) and starts from its
+	// with WarmSeed (0 means Seed+warmSeedOffset) and starts from its
 	// final preferences. Ignored by the other policies.
 	Warm     *bandit.Snapshot
 	WarmSeed uint64
@@ -210,7 +210,7 @@ type RunConfig struct {
 	// OracleHorizon is how far ahead the oracle's what-if runs look: the
 	// oracle scores the solo work the cluster does in that time after the
 	// placement (no further admissions in the what-if). 0 means
-	// DefaultOracleHorizon.
+	// defaultOracleHorizon.
 	OracleHorizon time.Duration
 	// OracleInstant makes the oracle score the progress rate at the
 	// instant of the placement instead (Σ speed × containers). It is
@@ -222,7 +222,7 @@ type RunConfig struct {
 	RolloutSamples int
 	// Observe, when set, is called after every learning tick of ra and
 	// ra-warm, synchronously, with the learner (for read-only use).
-	Observe func(LearnEvent)
+	Observe func(learnEvent)
 	// Setup, when set, is called with ra's and ra-warm's learner before the
 	// first admission (after Warm is restored): the warm-start study adds
 	// a new kind with AddSimilar here.
@@ -233,8 +233,8 @@ type RunConfig struct {
 	Dir string
 }
 
-// LearnEvent is one learning tick of an ra run.
-type LearnEvent struct {
+// learnEvent is one learning tick of an ra run.
+type learnEvent struct {
 	At       time.Duration // since the start of the run
 	Report   engine.LearnReport
 	Learner  *bandit.Learner
@@ -258,7 +258,7 @@ type Result struct {
 	// MeanJCTS: mean of (finish − arrival) over the jobs.
 	MeanJCTS float64 `json:"mean_jct_s"`
 	// Cluster-wide means over the makespan of the node means (see
-	// UsagePoint): CPU busy fraction, iowait fraction, disk and network
+	// usagePoint): CPU busy fraction, iowait fraction, disk and network
 	// utilisation.
 	MeanCPUUtil  float64 `json:"mean_cpu_util"`
 	MeanIOWait   float64 `json:"mean_iowait"`
@@ -272,8 +272,8 @@ type Result struct {
 	MaxWaitS float64 `json:"max_wait_s"`
 	P95WaitS float64 `json:"p95_wait_s"`
 	// Classes is the service per class, for workloads with classes (see
-	// ClassResult); absent otherwise.
-	Classes []ClassResult `json:"classes,omitempty"`
+	// classResult); absent otherwise.
+	Classes []classResult `json:"classes,omitempty"`
 	// RolloutShare is this run's share of the rollout's gain on the same
 	// seed in the workload's metric, (fifo − x)/(fifo − rollout); absent
 	// when the seed has no fifo or rollout run, or the rollout no gain
@@ -283,9 +283,9 @@ type Result struct {
 	Metric Metric `json:"-"`
 
 	// Usage is the cluster's mean usage per metrics interval.
-	Usage []UsagePoint `json:"-"`
+	Usage []usagePoint `json:"-"`
 	// Admissions are the admitted jobs in order.
-	Admissions []Admission `json:"-"`
+	Admissions []admission `json:"-"`
 	// Preferences is the learner's final state (ra, ra-warm); Warm is the
 	// state ra-warm started from. Profiles is the profile model's final
 	// state.
@@ -299,26 +299,26 @@ type Result struct {
 	Updates int64 `json:"-"`
 }
 
-// UsagePoint is the mean over the cluster's nodes of one metrics interval
+// usagePoint is the mean over the cluster's nodes of one metrics interval
 // starting At after the start: CPU busy and iowait fractions, disk
 // utilisation (reads + writes over the disk bandwidth) and network
 // utilisation (received + sent over twice the NIC bandwidth, as the NIC is
 // full duplex).
-type UsagePoint struct {
+type usagePoint struct {
 	At                     time.Duration
 	CPU, IOWait, Disk, Net float64
 }
 
-// Admission is one admitted job.
-type Admission struct {
+// admission is one admitted job.
+type admission struct {
 	At   time.Duration // since the start
 	Seq  int           // position in the workload's queue
 	Kind string
 }
 
-// Run plays the workload under the policy in virtual time until every job
+// runOne plays the workload under the policy in virtual time until every job
 // finished (bound: computes the bound) and measures it.
-func Run(ctx context.Context, rc RunConfig) (Result, error) {
+func runOne(ctx context.Context, rc RunConfig) (Result, error) {
 	if err := rc.validate(); err != nil {
 		return Result{}, err
 	}
@@ -329,34 +329,34 @@ func Run(ctx context.Context, rc RunConfig) (Result, error) {
 		err error
 	)
 	switch rc.Policy {
-	case Bound:
+	case policyBound:
 		res = boundResult(rc.Workload, jobs)
-	case RA, RAWarm, RAPressure:
+	case policyRA, policyRAWarm, policyRAPressure:
 		warm, warmProfiles := rc.Warm, rc.WarmProfiles
-		if rc.Policy == RAWarm && warm == nil {
+		if rc.Policy == policyRAWarm && warm == nil {
 			prev := rc
-			prev.Policy, prev.Seed, prev.Observe, prev.Setup = RA, rc.warmSeed(), nil, nil
+			prev.Policy, prev.Seed, prev.Observe, prev.Setup = policyRA, rc.warmSeed(), nil, nil
 			if rc.WarmDaemon != nil {
 				prev.Daemon = rc.WarmDaemon
 			}
-			r, err := Run(ctx, prev)
+			r, err := runOne(ctx, prev)
 			if err != nil {
 				return Result{}, fmt.Errorf("ra-warm: learning run (seed %d): %w", prev.Seed, err)
 			}
 			warm, warmProfiles = r.Preferences, r.Profiles
 		}
-		if rc.Policy != RAWarm {
+		if rc.Policy != policyRAWarm {
 			warm, warmProfiles = nil, nil
 		}
 		res, err = runEngine(ctx, rc, cfg, jobs, warm, warmProfiles, nil)
-	case Paper:
+	case policyPaper:
 		res, err = runEngine(ctx, rc, daemon.PresetPaper.Apply(cfg), jobs, nil, nil, nil)
-	case RAProfileTrue:
-		res, err = runEngine(ctx, rc, cfg, jobs, nil, nil, TrueProfiles(rc.Workload))
-	case RAPlan:
+	case policyRAProfileTrue:
+		res, err = runEngine(ctx, rc, cfg, jobs, nil, nil, trueProfiles(rc.Workload))
+	case policyRAPlan:
 		res, err = runEngine(ctx, rc, daemon.PresetPlan.Apply(cfg), jobs, nil, nil, nil)
-	case DRF, Curves, RACurves:
-		res, err = runEngine(ctx, rc, FairnessConfig(rc.Policy, cfg, rc.Workload), jobs, nil, nil, nil)
+	case policyDRF, policyCurves, policyRACurves:
+		res, err = runEngine(ctx, rc, fairnessConfig(rc.Policy, cfg, rc.Workload), jobs, nil, nil, nil)
 	default:
 		res, err = runDirect(ctx, rc, cfg, jobs)
 	}
@@ -366,7 +366,7 @@ func Run(ctx context.Context, rc RunConfig) (Result, error) {
 	res.Workload, res.Policy, res.Seed, res.Jobs = rc.name(), rc.Policy, rc.Seed, len(jobs)
 	res.Metric = WorkloadMetric(rc.Workload)
 	if res.Profiles != nil {
-		res.TrueProfiles = TrueProfiles(rc.Workload)
+		res.TrueProfiles = trueProfiles(rc.Workload)
 	}
 	return res, nil
 }
@@ -386,36 +386,36 @@ func (rc RunConfig) pairPreferences() RunConfig {
 func (rc RunConfig) validate() error {
 	switch {
 	case rc.Workload == nil:
-		return fmt.Errorf("%w: workload: missing", ErrInvalid)
-	case !slices.Contains(Policies(), rc.Policy):
-		return fmt.Errorf("policy: %w %q", ErrUnknownPolicy, rc.Policy)
+		return fmt.Errorf("%w: workload: missing", errInvalid)
+	case !slices.Contains(policies(), rc.Policy):
+		return fmt.Errorf("policy: %w %q", errUnknownPolicy, rc.Policy)
 	case rc.LearnInterval < 0:
-		return fmt.Errorf("%w: learn_interval: %v is negative", ErrInvalid, rc.LearnInterval)
+		return fmt.Errorf("%w: learn_interval: %v is negative", errInvalid, rc.LearnInterval)
 	case rc.AdmissionTick < 0:
-		return fmt.Errorf("%w: admission_tick: %v is negative", ErrInvalid, rc.AdmissionTick)
+		return fmt.Errorf("%w: admission_tick: %v is negative", errInvalid, rc.AdmissionTick)
 	case rc.MetricsInterval < 0:
-		return fmt.Errorf("%w: metrics_interval: %v is negative", ErrInvalid, rc.MetricsInterval)
+		return fmt.Errorf("%w: metrics_interval: %v is negative", errInvalid, rc.MetricsInterval)
 	case !(rc.Jitter >= 0 && rc.Jitter < 1):
-		return fmt.Errorf("%w: jitter: %v outside [0, 1)", ErrInvalid, rc.Jitter)
+		return fmt.Errorf("%w: jitter: %v outside [0, 1)", errInvalid, rc.Jitter)
 	case rc.OracleHorizon < 0:
-		return fmt.Errorf("%w: oracle_horizon: %v is negative", ErrInvalid, rc.OracleHorizon)
+		return fmt.Errorf("%w: oracle_horizon: %v is negative", errInvalid, rc.OracleHorizon)
 	case rc.RolloutSamples < 0 || rc.RolloutSamples > MaxRolloutSamples:
-		return fmt.Errorf("%w: rollout_samples: %d outside [0, %d]", ErrInvalid, rc.RolloutSamples, MaxRolloutSamples)
+		return fmt.Errorf("%w: rollout_samples: %d outside [0, %d]", errInvalid, rc.RolloutSamples, MaxRolloutSamples)
 	}
 	if rc.Daemon != nil {
 		if err := rc.Daemon.Pipeline.Validate(); err != nil {
-			return fmt.Errorf("%w: %w", ErrInvalid, err)
+			return fmt.Errorf("%w: %w", errInvalid, err)
 		}
 		if _, err := rc.Daemon.Learning.BanditConfig(); err != nil {
-			return fmt.Errorf("%w: %w", ErrInvalid, err)
+			return fmt.Errorf("%w: %w", errInvalid, err)
 		}
 	}
 	if rc.WarmDaemon != nil {
 		if err := rc.WarmDaemon.Pipeline.Validate(); err != nil {
-			return fmt.Errorf("%w: warm: %w", ErrInvalid, err)
+			return fmt.Errorf("%w: warm: %w", errInvalid, err)
 		}
 		if _, err := rc.WarmDaemon.Learning.BanditConfig(); err != nil {
-			return fmt.Errorf("%w: warm: %w", ErrInvalid, err)
+			return fmt.Errorf("%w: warm: %w", errInvalid, err)
 		}
 	}
 	return nil
@@ -450,7 +450,7 @@ func (rc RunConfig) warmSeed() uint64 {
 	if rc.WarmSeed != 0 {
 		return rc.WarmSeed
 	}
-	return rc.Seed + WarmSeedOffset
+	return rc.Seed + warmSeedOffset
 }
 
 // simOptions are the simulator's options: its metrics carry pressure
@@ -458,13 +458,13 @@ func (rc RunConfig) warmSeed() uint64 {
 // daemon configuration says so (sim.pressure).
 func (rc RunConfig) simOptions() sim.Options {
 	return sim.Options{Seed: rc.Seed, MetricsInterval: rc.metricsInterval(), Jitter: rc.Jitter,
-		Pressure: rc.Policy == RAPressure || rc.daemonConfig().Sim.Pressure && rc.daemonPolicy()}
+		Pressure: rc.Policy == policyRAPressure || rc.daemonConfig().Sim.Pressure && rc.daemonPolicy()}
 }
 
 // daemonPolicy reports whether rc's policy runs the daemon's engine.
 func (rc RunConfig) daemonPolicy() bool {
 	switch rc.Policy {
-	case Paper, RA, RAPressure, RAPlan, RAWarm, RAProfileTrue, DRF, Curves, RACurves:
+	case policyPaper, policyRA, policyRAPressure, policyRAPlan, policyRAWarm, policyRAProfileTrue, policyDRF, policyCurves, policyRACurves:
 		return true
 	}
 	return false

@@ -24,21 +24,21 @@ import (
 // its store), not of a schedule: the makespans are reported only to show
 // that the scaled runs are alike.
 
-// DefaultScaleSizes are the node counts of the scale study.
-var DefaultScaleSizes = []int{100, 1000, 10000}
+// defaultScaleSizes are the node counts of the scale study.
+var defaultScaleSizes = []int{100, 1000, 10000}
 
-// DefaultJobsPerNode is the scale study's jobs per node: 2,000 jobs on
+// defaultJobsPerNode is the scale study's jobs per node: 2,000 jobs on
 // 10,000 nodes.
-const DefaultJobsPerNode = 0.2
+const defaultJobsPerNode = 0.2
 
 // ScaleConfig configures ScaleStudy.
 type ScaleConfig struct {
 	// Run is the template: its Workload is the one scaled, its Seed and
 	// Daemon configuration are used as they are; Policy is ignored.
 	Run RunConfig
-	// Sizes are the node counts (default DefaultScaleSizes).
+	// Sizes are the node counts (default defaultScaleSizes).
 	Sizes []int
-	// JobsPerNode sets each size's job count (default DefaultJobsPerNode);
+	// JobsPerNode sets each size's job count (default defaultJobsPerNode);
 	// at least one job per entry of the workload's queue.
 	JobsPerNode float64
 	// Policies are run at every size (default fifo and ra).
@@ -66,23 +66,23 @@ type ScalePoint struct {
 // run at a time so that the wall times do not share the machine.
 func ScaleStudy(ctx context.Context, cfg ScaleConfig) ([]ScalePoint, error) {
 	if cfg.Run.Workload == nil {
-		return nil, fmt.Errorf("%w: scale study: workload: missing", ErrInvalid)
+		return nil, fmt.Errorf("%w: scale study: workload: missing", errInvalid)
 	}
 	if cfg.Now == nil {
-		return nil, fmt.Errorf("%w: scale study: Now: missing", ErrInvalid)
+		return nil, fmt.Errorf("%w: scale study: Now: missing", errInvalid)
 	}
 	sizes, pols, per := cfg.Sizes, cfg.Policies, cfg.JobsPerNode
 	if len(sizes) == 0 {
-		sizes = DefaultScaleSizes
+		sizes = defaultScaleSizes
 	}
 	if len(pols) == 0 {
-		pols = []Policy{FIFO, RA}
+		pols = []Policy{FIFO, policyRA}
 	}
 	if per == 0 {
-		per = DefaultJobsPerNode
+		per = defaultJobsPerNode
 	}
 	if !(per > 0) {
-		return nil, fmt.Errorf("%w: scale study: jobs per node %v, want > 0", ErrInvalid, per)
+		return nil, fmt.Errorf("%w: scale study: jobs per node %v, want > 0", errInvalid, per)
 	}
 	var out []ScalePoint
 	for _, n := range sizes {
@@ -98,7 +98,7 @@ func ScaleStudy(ctx context.Context, cfg ScaleConfig) ([]ScalePoint, error) {
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
 			t0 := cfg.Now()
-			r, err := Run(ctx, rc)
+			r, err := runOne(ctx, rc)
 			wall := cfg.Now().Sub(t0)
 			runtime.ReadMemStats(&after)
 			if err != nil {
@@ -136,7 +136,7 @@ func WriteScalePNG(w io.Writer, pts []ScalePoint, title string) error {
 		}
 	}
 	if len(pols) == 0 {
-		return fmt.Errorf("%w: scale plot: no points", ErrInvalid)
+		return fmt.Errorf("%w: scale plot: no points", errInvalid)
 	}
 	p := plot.New()
 	p.Title.Text = title

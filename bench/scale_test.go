@@ -19,7 +19,7 @@ func TestScaleStudy(t *testing.T) {
 	var seen []ScalePoint
 	pts, err := ScaleStudy(context.Background(), ScaleConfig{
 		Run: RunConfig{Workload: w, Seed: 3}, Sizes: []int{40, 80}, JobsPerNode: 1,
-		Policies: []Policy{FIFO, PackFit}, Now: now,
+		Policies: []Policy{FIFO, policyPackFit}, Now: now,
 		Progress: func(p ScalePoint) { seen = append(seen, p) },
 	})
 	if err != nil {
@@ -30,7 +30,7 @@ func TestScaleStudy(t *testing.T) {
 	}
 	for i, p := range pts {
 		wantNodes := []int{40, 40, 80, 80}[i]
-		if p.Nodes != wantNodes || p.Policy != []Policy{FIFO, PackFit}[i%2] {
+		if p.Nodes != wantNodes || p.Policy != []Policy{FIFO, policyPackFit}[i%2] {
 			t.Errorf("point %d: %d nodes %s, want %d nodes in policy order", i, p.Nodes, p.Policy, wantNodes)
 		}
 		// JobsPerNode 1: as many jobs as nodes (above eight-kinds' 27 entries).

@@ -13,22 +13,22 @@ import (
 	"github.com/colocd/colocd/sim"
 )
 
-// Profile is a kind's solo resource profile, measured in the simulator:
+// soloProfile is a kind's solo resource profile, measured in the simulator:
 // one job of the kind alone on the workload's cluster, the node samples of
 // the nodes that ran it averaged over its run. CPU is the busy fraction,
-// Disk and Net the utilisations (as in UsagePoint).
-type Profile struct {
+// Disk and Net the utilisations (as in usagePoint).
+type soloProfile struct {
 	Kind           string
 	CPU, Disk, Net float64
 }
 
 // Vector is the profile as (CPU, Disk, Net).
-func (p Profile) Vector() [3]float64 { return [3]float64{p.CPU, p.Disk, p.Net} }
+func (p soloProfile) Vector() [3]float64 { return [3]float64{p.CPU, p.Disk, p.Net} }
 
-// Profiles measures every kind of w alone (seed 1): what an operator gets
+// soloProfiles measures every kind of w alone (seed 1): what an operator gets
 // from one solo run of a recurring job, with no co-location.
-func Profiles(w *sim.Workload) ([]Profile, error) {
-	out := make([]Profile, 0, len(w.Kinds))
+func soloProfiles(w *sim.Workload) ([]soloProfile, error) {
+	out := make([]soloProfile, 0, len(w.Kinds))
 	disk := w.Cluster.Node.DiskMBps * 1e6
 	net := 2 * w.Cluster.Node.NetMBps * 1e6
 	for _, k := range w.Kinds {
@@ -41,7 +41,7 @@ func Profiles(w *sim.Workload) ([]Profile, error) {
 			return nil, fmt.Errorf("profile %s: %w", k.Name, err)
 		}
 		s.RunUntilIdle()
-		p := Profile{Kind: k.Name}
+		p := soloProfile{Kind: k.Name}
 		var n float64
 		for r := range s.SampleRuns() {
 			if !slices.Contains(r.Apps, id) {
@@ -61,9 +61,9 @@ func Profiles(w *sim.Workload) ([]Profile, error) {
 	return out, nil
 }
 
-// Cosine is the cosine similarity of two profiles' vectors (0 when either
+// cosine is the cosine similarity of two profiles' vectors (0 when either
 // is zero).
-func Cosine(a, b Profile) float64 {
+func cosine(a, b soloProfile) float64 {
 	x, y := a.Vector(), b.Vector()
 	var dot, nx, ny float64
 	for i := range x {
@@ -77,20 +77,20 @@ func Cosine(a, b Profile) float64 {
 	return dot / math.Sqrt(nx*ny)
 }
 
-// DefaultSharpness is the exponent SimilarityWeights raises cosine
+// defaultSharpness is the exponent similarityWeights raises cosine
 // similarities to. Resource profiles are all non-negative, so even a
 // CPU-bound and an I/O-bound kind have a cosine around 0.5; the power
 // lets the most similar kinds dominate the mix.
-const DefaultSharpness = 8
+const defaultSharpness = 8
 
-// SimilarityWeights are the weights for bandit.Learner.AddSimilar: each
+// similarityWeights are the weights for bandit.Learner.AddSimilar: each
 // known kind's cosine similarity to kind, raised to sharpness (0:
-// DefaultSharpness). Kinds missing from profiles get none.
-func SimilarityWeights(kind string, known []string, profiles []Profile, sharpness float64) map[string]float64 {
+// defaultSharpness). Kinds missing from profiles get none.
+func similarityWeights(kind string, known []string, profiles []soloProfile, sharpness float64) map[string]float64 {
 	if sharpness == 0 {
-		sharpness = DefaultSharpness
+		sharpness = defaultSharpness
 	}
-	byKind := map[string]Profile{}
+	byKind := map[string]soloProfile{}
 	for _, p := range profiles {
 		byKind[p.Kind] = p
 	}
@@ -104,7 +104,7 @@ func SimilarityWeights(kind string, known []string, profiles []Profile, sharpnes
 		if !ok || k == kind {
 			continue
 		}
-		if c := Cosine(p, q); c > 0 {
+		if c := cosine(p, q); c > 0 {
 			out[k] = math.Pow(c, sharpness)
 		}
 	}
@@ -126,16 +126,16 @@ type WarmStartConfig struct {
 	MaxRuns int
 	// Tolerance of the best partner sets (0: DefaultTolerance).
 	Tolerance float64
-	// Sharpness of SimilarityWeights (0: DefaultSharpness).
+	// Sharpness of similarityWeights (0: defaultSharpness).
 	Sharpness float64
 	Workers   int
 }
 
-// WarmStartResult compares, for one new kind and one seed, the plain
+// warmStartResult compares, for one new kind and one seed, the plain
 // bandit (the new kind starts with zero preferences) with the
-// similarity warm start (bandit.Learner.AddSimilar with SimilarityWeights),
+// similarity warm start (bandit.Learner.AddSimilar with similarityWeights),
 // both from the same preferences learned without the new kind.
-type WarmStartResult struct {
+type warmStartResult struct {
 	NewKind string
 	Seed    uint64
 	Weights map[string]float64
@@ -143,7 +143,7 @@ type WarmStartResult struct {
 	// (observations count from then). The chain of runs stops once the new
 	// kind's row passed Threshold; PerKind[NewKind] is the figure of merit,
 	// Reached says whether every kind passed too.
-	Plain, Similar SpeedResult
+	Plain, Similar speedResult
 	// InitialPlain and InitialSimilar: Σ π(best partners of the new kind |
 	// new kind) right after it was added.
 	InitialPlain, InitialSimilar float64
@@ -153,16 +153,16 @@ type WarmStartResult struct {
 // runs of the workload without k (its queue entries removed), then run the
 // full workload with k added plainly or warm-started from similarity, and
 // count the observations until every kind's best partners pass Threshold.
-func WarmStart(ctx context.Context, wc WarmStartConfig) ([]WarmStartResult, error) {
+func WarmStart(ctx context.Context, wc WarmStartConfig) ([]warmStartResult, error) {
 	w := wc.Run.Workload
 	if w == nil {
-		return nil, fmt.Errorf("%w: workload: missing", ErrInvalid)
+		return nil, fmt.Errorf("%w: workload: missing", errInvalid)
 	}
-	truth, err := BestPartners(w, wc.Tolerance)
+	truth, err := bestPartners(w, wc.Tolerance)
 	if err != nil {
 		return nil, err
 	}
-	profiles, err := Profiles(w)
+	profiles, err := soloProfiles(w)
 	if err != nil {
 		return nil, err
 	}
@@ -186,13 +186,13 @@ func WarmStart(ctx context.Context, wc WarmStartConfig) ([]WarmStartResult, erro
 	var tasks []task
 	for _, k := range kinds {
 		if _, ok := w.Kind(k); !ok {
-			return nil, fmt.Errorf("%w: new kind %q is not in the workload", ErrInvalid, k)
+			return nil, fmt.Errorf("%w: new kind %q is not in the workload", errInvalid, k)
 		}
 		for _, s := range wc.Seeds {
 			tasks = append(tasks, task{k, s})
 		}
 	}
-	out := make([]WarmStartResult, len(tasks))
+	out := make([]warmStartResult, len(tasks))
 	err = forEach(ctx, len(tasks), wc.Workers, func(i int) error {
 		var err error
 		out[i], err = wc.warmStartOne(ctx, truth, profiles, tasks[i].kind, tasks[i].seed, pre, maxRuns)
@@ -207,58 +207,58 @@ func WarmStart(ctx context.Context, wc WarmStartConfig) ([]WarmStartResult, erro
 // warmStartOne is one task of the study: new kind kind from seed, pre
 // learning runs without it, then up to maxRuns with it added plainly and
 // warm-started from similarity.
-func (wc WarmStartConfig) warmStartOne(ctx context.Context, truth []PartnerTruth, profiles []Profile,
-	kind string, seed uint64, pre, maxRuns int) (WarmStartResult, error) {
+func (wc WarmStartConfig) warmStartOne(ctx context.Context, truth []partnerTruth, profiles []soloProfile,
+	kind string, seed uint64, pre, maxRuns int) (warmStartResult, error) {
 	w := wc.Run.Workload
 	without, err := withoutKind(w, kind)
 	if err != nil {
-		return WarmStartResult{}, err
+		return warmStartResult{}, err
 	}
 	// Learn on the other kinds.
 	var snap *bandit.Snapshot
 	for run := range pre {
 		rc := wc.Run.pairPreferences()
-		rc.Workload, rc.Policy, rc.Seed, rc.Warm, rc.Observe, rc.Setup = without, RA, seed+uint64(run)*WarmSeedOffset, snap, nil, nil
+		rc.Workload, rc.Policy, rc.Seed, rc.Warm, rc.Observe, rc.Setup = without, policyRA, seed+uint64(run)*warmSeedOffset, snap, nil, nil
 		if snap != nil {
-			rc.Policy = RAWarm
+			rc.Policy = policyRAWarm
 		}
-		r, err := Run(ctx, rc)
+		r, err := runOne(ctx, rc)
 		if err != nil {
-			return WarmStartResult{}, fmt.Errorf("warm start %s seed %d, learning run %d: %w", kind, seed, run+1, err)
+			return warmStartResult{}, fmt.Errorf("warm start %s seed %d, learning run %d: %w", kind, seed, run+1, err)
 		}
 		snap = r.Preferences
 	}
-	res := WarmStartResult{NewKind: kind, Seed: seed}
-	res.Weights = SimilarityWeights(kind, snap.Kinds, profiles, wc.Sharpness)
+	res := warmStartResult{NewKind: kind, Seed: seed}
+	res.Weights = similarityWeights(kind, snap.Kinds, profiles, wc.Sharpness)
 	newTruth := truthOf(truth, kind)
 	tmpl := wc.Run
 	tmpl.Workload = w
-	after := seed + uint64(pre)*WarmSeedOffset
-	stop := func(r SpeedResult) bool { return r.PerKind[kind].Total >= 0 }
+	after := seed + uint64(pre)*warmSeedOffset
+	stop := func(r speedResult) bool { return r.PerKind[kind].Total >= 0 }
 	res.Plain, err = learnUntil(ctx, tmpl, after, maxRuns, truth, snap, func(l *bandit.Learner) {
 		l.Add(kind)
 		res.InitialPlain = setProb(l, newTruth.Set, kind)
 	}, stop)
 	if err != nil {
-		return WarmStartResult{}, err
+		return warmStartResult{}, err
 	}
 	res.Similar, err = learnUntil(ctx, tmpl, after, maxRuns, truth, snap, func(l *bandit.Learner) {
 		l.AddSimilar(kind, res.Weights)
 		res.InitialSimilar = setProb(l, newTruth.Set, kind)
 	}, stop)
 	if err != nil {
-		return WarmStartResult{}, err
+		return warmStartResult{}, err
 	}
 	return res, nil
 }
 
-func truthOf(truth []PartnerTruth, kind string) PartnerTruth {
+func truthOf(truth []partnerTruth, kind string) partnerTruth {
 	for _, t := range truth {
 		if t.Kind == kind {
 			return t
 		}
 	}
-	return PartnerTruth{Kind: kind}
+	return partnerTruth{Kind: kind}
 }
 
 // withoutKind is w with kind's queue entries removed (the kind stays
@@ -272,13 +272,13 @@ func withoutKind(w *sim.Workload, kind string) (*sim.Workload, error) {
 		}
 	}
 	if len(c.Queue) == 0 {
-		return nil, fmt.Errorf("%w: the workload has no job of another kind than %q", ErrInvalid, kind)
+		return nil, fmt.Errorf("%w: the workload has no job of another kind than %q", errInvalid, kind)
 	}
 	return &c, nil
 }
 
-// WarmStartSummary aggregates WarmStart results for one new kind.
-type WarmStartSummary struct {
+// warmStartSummary aggregates WarmStart results for one new kind.
+type warmStartSummary struct {
 	NewKind                      string
 	Seeds                        int
 	Weights                      map[string]float64
@@ -286,15 +286,15 @@ type WarmStartSummary struct {
 	// Reached counts the seeds whose new-kind row passed Threshold within
 	// MaxRuns; Obs are the observations until then (reached seeds only).
 	PlainReached, SimilarReached int
-	PlainObs, SimilarObs         Stat
+	PlainObs, SimilarObs         stat
 	// MedianPlain and MedianSimilar count a seed that never reached as
 	// infinitely slow (+Inf when half or more never did).
 	MedianPlain, MedianSimilar float64
 }
 
-// SummarizeWarmStart groups results by new kind, in first-seen order.
-func SummarizeWarmStart(rs []WarmStartResult) []WarmStartSummary {
-	var out []WarmStartSummary
+// summarizeWarmStart groups results by new kind, in first-seen order.
+func summarizeWarmStart(rs []warmStartResult) []warmStartSummary {
+	var out []warmStartSummary
 	idx := map[string]int{}
 	plain, similar := map[string][]float64{}, map[string][]float64{}
 	for _, r := range rs {
@@ -302,7 +302,7 @@ func SummarizeWarmStart(rs []WarmStartResult) []WarmStartSummary {
 		if !ok {
 			i = len(out)
 			idx[r.NewKind] = i
-			out = append(out, WarmStartSummary{NewKind: r.NewKind, Weights: r.Weights})
+			out = append(out, warmStartSummary{NewKind: r.NewKind, Weights: r.Weights})
 		}
 		s := &out[i]
 		s.Seeds++
@@ -352,11 +352,11 @@ func median(xs []float64) float64 {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
-// WriteWarmStartTable prints SummarizeWarmStart(rs) as a table.
-func WriteWarmStartTable(w io.Writer, rs []WarmStartResult) error {
+// WriteWarmStartTable prints summarizeWarmStart(rs) as a table.
+func WriteWarmStartTable(w io.Writer, rs []warmStartResult) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "new kind\tsimilarity weights\tπ(best|new) at start plain → similar\treached plain\treached similar\tobservations plain median [min, max]\tobservations similar median [min, max]")
-	for _, s := range SummarizeWarmStart(rs) {
+	for _, s := range summarizeWarmStart(rs) {
 		keys := make([]string, 0, len(s.Weights))
 		for k := range s.Weights {
 			keys = append(keys, k)

@@ -109,13 +109,13 @@ func TestStudyModelSweep(t *testing.T) {
 	refs := map[string][]Result{}
 	for _, name := range shipped {
 		w := loadShipped(t, name)
-		rs, err := RunAll(context.Background(), Configs(RunConfig{Workload: w}, []Policy{FIFO, PackFit, Alternate, Tetris}, studySeeds()), 0, nil)
+		rs, err := RunAll(context.Background(), Configs(RunConfig{Workload: w}, []Policy{FIFO, policyPackFit, policyAlternate, policyTetris}, studySeeds()), 0, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		refs[name] = rs[:len(studySeeds())]
 		best[name] = 0
-		for _, p := range []Policy{PackFit, Alternate, Tetris} {
+		for _, p := range []Policy{policyPackFit, policyAlternate, policyTetris} {
 			best[name] = min(best[name], metricChange(t, w, p, rs))
 		}
 	}
@@ -132,13 +132,13 @@ func TestStudyModelSweep(t *testing.T) {
 		var gap, warmGap float64
 		for _, name := range shipped {
 			w := loadShipped(t, name)
-			rs, err := RunAll(context.Background(), Configs(RunConfig{Workload: w, Daemon: &cfg}, []Policy{RA, RAWarm}, studySeeds()), 0, nil)
+			rs, err := RunAll(context.Background(), Configs(RunConfig{Workload: w, Daemon: &cfg}, []Policy{policyRA, policyRAWarm}, studySeeds()), 0, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			c := metricChange(t, w, RA, append(rs, refs[name]...))
+			c := metricChange(t, w, policyRA, append(rs, refs[name]...))
 			gap += c - best[name]
-			warmGap += metricChange(t, w, RAWarm, append(rs, refs[name]...)) - best[name]
+			warmGap += metricChange(t, w, policyRAWarm, append(rs, refs[name]...)) - best[name]
 			fmt.Fprintf(tab.tw, "\t| %+.1f%%", 100*c)
 		}
 		fmt.Fprintf(tab.tw, "\t| %.1f\t| %.1f\t|\n", 100*gap, 100*warmGap)

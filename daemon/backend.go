@@ -31,9 +31,9 @@ import (
 // openBackend opens the configured cluster side.
 func openBackend(cfg Config, log *slog.Logger) (backend, error) {
 	switch cfg.Backend {
-	case BackendSim:
+	case backendSim:
 		return openSimBackend(cfg, log, time.Now)
-	case BackendYarn:
+	case backendYarn:
 		return openYarnBackend(cfg, log)
 	}
 	return backend{}, cfgErr("backend", "must be sim or yarn, got %q", cfg.Backend)
@@ -182,7 +182,7 @@ func openYarnBackend(cfg Config, log *slog.Logger) (backend, error) {
 		return backend{}, err
 	}
 	var placement engine.PlacementSource
-	if cfg.Learning.Placement == PlacementInflux {
+	if cfg.Learning.Placement == placementInflux {
 		// Its own reader of the influx section, whatever metrics.source
 		// reads usage from; host names mapped as the usage source maps them.
 		col, err := openInflux(cfg.Influx, obs)

@@ -12,9 +12,9 @@ import (
 // BuildInfo labels colocd_build_info (ServeOptions.Build).
 type BuildInfo = telemetry.BuildInfo
 
-// KerberosAuth authenticates HTTP requests with SPNEGO from a Kerberos
+// kerberosAuth authenticates HTTP requests with SPNEGO from a Kerberos
 // credential cache; it satisfies apiclient.Authenticator and Refresher.
-type KerberosAuth = kerberos.Auth
+type kerberosAuth = kerberos.Auth
 
 // ErrNoKerberosTicket is wrapped by KerberosLogin's error when the
 // credential cache holds no valid ticket (run kinit).
@@ -24,6 +24,6 @@ var ErrNoKerberosTicket = kerberos.ErrNoTicket
 // ticket cache ccache (as kinit left it), the krb5.conf at krb5Conf (""
 // for /etc/krb5.conf), and the API's service principal (servicePrincipal,
 // "" for HTTP/_HOST, _HOST the server's host name).
-func KerberosLogin(ccache, krb5Conf, servicePrincipal string) (*KerberosAuth, error) {
+func KerberosLogin(ccache, krb5Conf, servicePrincipal string) (*kerberosAuth, error) {
 	return kerberos.New(kerberos.Config{CCache: ccache, Krb5Conf: krb5Conf, ServicePrincipal: servicePrincipal})
 }

@@ -32,42 +32,42 @@ type Config struct {
 	LogLevel            string `mapstructure:"log_level"`  // debug|info|warn|error
 	LogFormat           string `mapstructure:"log_format"` // auto|text|json|journal (NewLogger)
 
-	TLS       TLSConfig     `mapstructure:"tls"`
-	Tokens    []TokenConfig `mapstructure:"tokens"`
+	TLS       tlsConfig     `mapstructure:"tls"`
+	Tokens    []tokenConfig `mapstructure:"tokens"`
 	TokenFile string        `mapstructure:"token_file"` // lines "secret:user:role"; merged with tokens
-	API       APIConfig     `mapstructure:"api"`
-	Journal   JournalConfig `mapstructure:"journal"`
+	API       apiConfig     `mapstructure:"api"`
+	Journal   journalConfig `mapstructure:"journal"`
 
-	Backend    Backend            `mapstructure:"backend"` // sim|yarn
-	Sim        SimConfig          `mapstructure:"sim"`
+	Backend    backendKind        `mapstructure:"backend"` // sim|yarn
+	Sim        simConfig          `mapstructure:"sim"`
 	Yarn       yarncluster.Config `mapstructure:"yarn"`
-	Metrics    MetricsConfig      `mapstructure:"metrics"`
-	Influx     InfluxSection      `mapstructure:"influx"`
-	Prometheus PrometheusSection  `mapstructure:"prometheus"`
+	Metrics    metricsConfig      `mapstructure:"metrics"`
+	Influx     influxSection      `mapstructure:"influx"`
+	Prometheus prometheusSection  `mapstructure:"prometheus"`
 
-	Goodness  GoodnessConfig  `mapstructure:"goodness"`
-	Learning  LearningConfig  `mapstructure:"learning"`
-	Admission AdmissionConfig `mapstructure:"admission"`
-	Pipeline  PipelineConfig  `mapstructure:"pipeline"`
-	Retention RetentionConfig `mapstructure:"retention"`
-	HA        HAConfig        `mapstructure:"ha"`
+	Goodness  goodnessConfig  `mapstructure:"goodness"`
+	Learning  learningConfig  `mapstructure:"learning"`
+	Admission admissionConfig `mapstructure:"admission"`
+	Pipeline  pipelineConfig  `mapstructure:"pipeline"`
+	Retention retentionConfig `mapstructure:"retention"`
+	HA        haConfig        `mapstructure:"ha"`
 
 	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout"`
 }
 
-// Backend names the cluster the daemon admits jobs to.
-type Backend string
+// backendKind names the cluster the daemon admits jobs to.
+type backendKind string
 
 // Backends.
 const (
-	BackendSim  Backend = "sim"  // the embedded simulator (no outside service)
-	BackendYarn Backend = "yarn" // a YARN ResourceManager, metrics from metrics.source
+	backendSim  backendKind = "sim"  // the embedded simulator (no outside service)
+	backendYarn backendKind = "yarn" // a YARN ResourceManager, metrics from metrics.source
 )
 
-// MetricsConfig says where the yarn backend reads node usage.
-type MetricsConfig struct {
-	// Source is SourceInfluxDB (section influx: Telegraf's measurements,
-	// Flux or InfluxQL) or SourcePrometheus (section prometheus:
+// metricsConfig says where the yarn backend reads node usage.
+type metricsConfig struct {
+	// Source is sourceInfluxDB (section influx: Telegraf's measurements,
+	// Flux or InfluxQL) or sourcePrometheus (section prometheus:
 	// node_exporter's metrics).
 	Source string `mapstructure:"source"`
 	// Hosts maps YARN's node names to the names the source knows the
@@ -78,12 +78,12 @@ type MetricsConfig struct {
 
 // Metrics sources.
 const (
-	SourceInfluxDB   = "influxdb"
-	SourcePrometheus = "prometheus"
+	sourceInfluxDB   = "influxdb"
+	sourcePrometheus = "prometheus"
 )
 
-// TLSConfig enables HTTPS when both files are set.
-type TLSConfig struct {
+// tlsConfig enables HTTPS when both files are set.
+type tlsConfig struct {
 	CertFile string `mapstructure:"cert_file"`
 	KeyFile  string `mapstructure:"key_file"`
 	// ClientAuth asks clients for a certificate: none, optional (a
@@ -98,15 +98,15 @@ type TLSConfig struct {
 
 // Client certificate modes (tls.client_auth).
 const (
-	ClientAuthNone     = "none"
-	ClientAuthOptional = "optional"
-	ClientAuthRequire  = "require"
+	clientAuthNone     = "none"
+	clientAuthOptional = "optional"
+	clientAuthRequire  = "require"
 )
 
-// TokenConfig is one API bearer token, for a service account. From the
+// tokenConfig is one API bearer token, for a service account. From the
 // environment, COLOCD_TOKENS takes "secret:user:role[:expires]" items
 // separated by commas.
-type TokenConfig struct {
+type tokenConfig struct {
 	Token string   `mapstructure:"token"`
 	User  string   `mapstructure:"user"`
 	Role  api.Role `mapstructure:"role"` // reader|submitter|admin
@@ -114,8 +114,8 @@ type TokenConfig struct {
 	Expires time.Time `mapstructure:"expires"`
 }
 
-// APIConfig bounds the HTTP API.
-type APIConfig struct {
+// apiConfig bounds the HTTP API.
+type apiConfig struct {
 	MaxBodyBytes int64 `mapstructure:"max_body_bytes"`
 	// ReadTimeout bounds reading a whole request, headers and body: a
 	// client that sends its body slowly is cut off after it.
@@ -137,24 +137,24 @@ type APIConfig struct {
 	// Auth is how callers authenticate: tokens, kerberos (SPNEGO) or both.
 	Auth api.AuthMode `mapstructure:"auth"`
 	// Kerberos is the SPNEGO acceptor, with auth kerberos or both.
-	Kerberos APIKerberosConfig `mapstructure:"kerberos"`
+	Kerberos apiKerberosConfig `mapstructure:"kerberos"`
 	// ACL grants roles to the users Kerberos or a client certificate
 	// authenticated, in Hadoop's ACL shape ("*", or "users groups").
-	ACL APIACLConfig `mapstructure:"acl"`
+	ACL apiACLConfig `mapstructure:"acl"`
 	// GroupsFile lists groups, "group: user1,user2" per line; "": none.
 	GroupsFile string `mapstructure:"groups_file"`
 	// HostGroups adds the groups this host gives a user (os/user).
 	HostGroups bool `mapstructure:"host_groups"`
 	// ProxyUsers let users act for others (?doAs=), in the shape of
 	// hadoop.proxyuser.<user>.users, .groups and .hosts.
-	ProxyUsers []ProxyUserConfig `mapstructure:"proxy_users"`
+	ProxyUsers []proxyUserConfig `mapstructure:"proxy_users"`
 	// JobGroups are groups whose members read each other's jobs whole and
 	// cancel them.
 	JobGroups []string `mapstructure:"job_groups"`
 }
 
-// APIKerberosConfig is the API's SPNEGO acceptor.
-type APIKerberosConfig struct {
+// apiKerberosConfig is the API's SPNEGO acceptor.
+type apiKerberosConfig struct {
 	// Keytab holds the service's HTTP/<host> keys.
 	Keytab string `mapstructure:"keytab"`
 	// Principal is the service principal accepted, Hadoop's
@@ -166,25 +166,25 @@ type APIKerberosConfig struct {
 	AuthToLocal []string `mapstructure:"auth_to_local"`
 }
 
-// APIACLConfig grants each role to users and groups.
-type APIACLConfig struct {
+// apiACLConfig grants each role to users and groups.
+type apiACLConfig struct {
 	Reader    string `mapstructure:"reader"`
 	Submitter string `mapstructure:"submitter"`
 	Admin     string `mapstructure:"admin"`
 }
 
-// ProxyUserConfig lets User act for the users listed, the members of the
+// proxyUserConfig lets User act for the users listed, the members of the
 // groups listed ("*": anyone), from the client addresses listed ("*", an
 // address or a CIDR prefix).
-type ProxyUserConfig struct {
+type proxyUserConfig struct {
 	User   string   `mapstructure:"user"`
 	Users  []string `mapstructure:"users"`
 	Groups []string `mapstructure:"groups"`
 	Hosts  []string `mapstructure:"hosts"`
 }
 
-// JournalConfig bounds the decision and goodness journal (in memory and on disk).
-type JournalConfig struct {
+// journalConfig bounds the decision and goodness journal (in memory and on disk).
+type journalConfig struct {
 	MaxDecisions int `mapstructure:"max_decisions"`
 	MaxGoodness  int `mapstructure:"max_goodness"`
 }
@@ -208,12 +208,12 @@ type JournalConfig struct {
 // of typical decisions (8.9 KB a line) and 1.4 GB of goodness (357 B) at
 // the caps.
 const (
-	MaxJournalDecisions = 50_000
-	MaxJournalGoodness  = 2_000_000
+	maxJournalDecisions = 50_000
+	maxJournalGoodness  = 2_000_000
 )
 
-// SimConfig configures the embedded simulator backend.
-type SimConfig struct {
+// simConfig configures the embedded simulator backend.
+type simConfig struct {
 	Workload string `mapstructure:"workload"` // workload YAML (cluster and kinds)
 	// Seed of the simulator and the admission sampler; 0 picks one at first
 	// start. Either way it is logged and kept in data_dir, so a restart
@@ -227,14 +227,14 @@ type SimConfig struct {
 	Pressure bool `mapstructure:"pressure"`
 }
 
-// GoodnessConfig holds a node's hardware maxima in MB/s (10^6 bytes/s), the
+// goodnessConfig holds a node's hardware maxima in MB/s (10^6 bytes/s), the
 // paper's r_max and w_max. On the simulator, zero means "the workload's node".
 // That node is the reference node the profiles' amounts are fractions of;
 // ReferenceVCores is its advertised vcores, so that a node the resource
 // manager reports with k times as many counts k times its CPU
 // (engine.Options.ReferenceVCores); zero: every node's CPU counts alike (on
 // the simulator: the workload's reference node's vcores).
-type GoodnessConfig struct {
+type goodnessConfig struct {
 	DiskReadMBps    float64 `mapstructure:"disk_read_mbps"`
 	DiskWriteMBps   float64 `mapstructure:"disk_write_mbps"`
 	NetRecvMBps     float64 `mapstructure:"net_recv_mbps"`
@@ -242,8 +242,8 @@ type GoodnessConfig struct {
 	ReferenceVCores int64   `mapstructure:"reference_vcores"`
 }
 
-// LearningConfig configures the learning tick and the bandit.
-type LearningConfig struct {
+// learningConfig configures the learning tick and the bandit.
+type learningConfig struct {
 	Schedule string `mapstructure:"schedule"` // cron spec, e.g. "@every 60s"
 	// The pair preferences' learner: step_size, baseline (global|row|
 	// recency), recency_alpha, clip (0 = none), self_prior (H₀(a|a) =
@@ -258,8 +258,8 @@ type LearningConfig struct {
 	PairReward engine.PairReward `mapstructure:"pair_reward"`
 	Profile    profile.Config    `mapstructure:"profile"`
 	// Placement is where the learning tick reads which kinds ran on which
-	// node: PlacementRM (the cluster syncs: colocd's own applications) or
-	// PlacementInflux (the yarn_containers points of the
+	// node: placementRM (the cluster syncs: colocd's own applications) or
+	// placementInflux (the yarn_containers points of the
 	// colocd-telegraf-yarn plugin in the influx section's InfluxDB: every
 	// application, other tenants' as foreign kinds).
 	Placement string `mapstructure:"placement"`
@@ -270,33 +270,33 @@ type LearningConfig struct {
 	PlacementTolerance time.Duration `mapstructure:"placement_tolerance"`
 	// Foreign names other tenants' applications as kinds, with placement
 	// influx.
-	Foreign ForeignSection `mapstructure:"foreign"`
+	Foreign foreignSection `mapstructure:"foreign"`
 }
 
-// ForeignSection is learning.foreign: how the placement read names other
+// foreignSection is learning.foreign: how the placement read names other
 // tenants' applications as kinds (metricsource.ForeignConfig: kind,
 // prefix, names) and how many of those kinds the engine learns
 // (max_kinds, engine.PlacementConfig.MaxForeignKinds).
-type ForeignSection struct {
+type foreignSection struct {
 	metricsource.ForeignConfig `mapstructure:",squash"`
 	MaxKinds                   int `mapstructure:"max_kinds"`
 }
 
 // Placement sources (learning.placement).
 const (
-	PlacementRM     = "rm"
-	PlacementInflux = "influx"
+	placementRM     = "rm"
+	placementInflux = "influx"
 )
 
 // PlacementConfig is the engine's placement read, from
 // learning.placement_tolerance and learning.foreign.
-func (l LearningConfig) PlacementConfig() engine.PlacementConfig {
+func (l learningConfig) PlacementConfig() engine.PlacementConfig {
 	return engine.PlacementConfig{Tolerance: l.PlacementTolerance, ForeignKinds: l.Foreign.NamesAny(),
 		ForeignPrefix: l.Foreign.Prefix, MaxForeignKinds: l.Foreign.MaxKinds}
 }
 
-// AdmissionConfig configures the admission loop.
-type AdmissionConfig struct {
+// admissionConfig configures the admission loop.
+type admissionConfig struct {
 	Tick time.Duration `mapstructure:"tick"`
 	// KickGap is the least time between the start of a pass and one a
 	// submission brings on (engine.LoopOptions.KickGap): a burst of
@@ -309,8 +309,8 @@ type AdmissionConfig struct {
 	Backoff engine.BackoffConfig `mapstructure:"backoff"`
 }
 
-// RetentionConfig configures store compaction.
-type RetentionConfig struct {
+// retentionConfig configures store compaction.
+type retentionConfig struct {
 	FinishedAfter time.Duration `mapstructure:"finished_after"` // 0 = keep forever
 	Schedule      string        `mapstructure:"schedule"`       // cron spec
 }
@@ -334,32 +334,32 @@ func ownerDefaults() Config {
 		// store file's free pages.
 		DataDirReserveBytes: 64 << 20,
 		LogLevel:            "info",
-		LogFormat:           LogAuto,
-		TLS:                 TLSConfig{ClientAuth: ClientAuthNone},
-		API: APIConfig{MaxBodyBytes: 1 << 20, ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second,
+		LogFormat:           logAuto,
+		TLS:                 tlsConfig{ClientAuth: clientAuthNone},
+		API: apiConfig{MaxBodyBytes: 1 << 20, ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second,
 			MaxConnections: 1024, MaxKinds: 1000, Auth: api.AuthTokens,
-			Kerberos:  APIKerberosConfig{Principal: "HTTP/_HOST", AuthToLocal: []string{"DEFAULT"}},
-			ACL:       APIACLConfig{Reader: "*", Submitter: "*", Admin: ""},
-			JobGroups: []string{}, ProxyUsers: []ProxyUserConfig{}},
-		Journal: JournalConfig{MaxDecisions: 10000, MaxGoodness: 100000},
-		Backend: BackendSim,
-		Sim: SimConfig{
+			Kerberos:  apiKerberosConfig{Principal: "HTTP/_HOST", AuthToLocal: []string{"DEFAULT"}},
+			ACL:       apiACLConfig{Reader: "*", Submitter: "*", Admin: ""},
+			JobGroups: []string{}, ProxyUsers: []proxyUserConfig{}},
+		Journal: journalConfig{MaxDecisions: 10000, MaxGoodness: 100000},
+		Backend: backendSim,
+		Sim: simConfig{
 			Workload:        "configs/workloads/paper-queue-a.yaml",
 			Speed:           1,
 			MetricsInterval: 10 * time.Second,
 		},
 		Yarn:    yarncluster.DefaultConfig(),
 		HA:      defaultHA(),
-		Metrics: MetricsConfig{Source: SourceInfluxDB, Hosts: metricsource.DefaultHostsConfig()},
-		Influx: InfluxSection{Config: collector.Config{
+		Metrics: metricsConfig{Source: sourceInfluxDB, Hosts: metricsource.DefaultHostsConfig()},
+		Influx: influxSection{Config: collector.Config{
 			Language:       collector.LanguageInfluxQL,
 			Timeout:        10 * time.Second,
 			StaleAfter:     30 * time.Second,
 			MaxAnswerBytes: collector.DefaultMaxAnswerBytes,
 			Schema:         defaultSchema(),
 		}, Headers: map[string]string{}},
-		Prometheus: PrometheusSection{PrometheusConfig: defaultPrometheus(), Headers: map[string]string{}},
-		Learning: LearningConfig{
+		Prometheus: prometheusSection{PrometheusConfig: defaultPrometheus(), Headers: map[string]string{}},
+		Learning: learningConfig{
 			Schedule:        "@every 60s",
 			Config:          bandit.DefaultConfig(),
 			Credit:          engine.CreditLater,
@@ -368,13 +368,13 @@ func ownerDefaults() Config {
 			PairReward:      engine.RewardGoodness,
 			Profile: profile.Config{HalfLife: profile.DefaultHalfLife, PriorStrength: profile.DefaultPriorStrength,
 				Saturation: profile.DefaultSaturation},
-			Placement:          PlacementRM,
+			Placement:          placementRM,
 			PlacementTolerance: engine.DefaultPlacementTolerance,
-			Foreign:            ForeignSection{ForeignConfig: metricsource.DefaultForeignConfig(), MaxKinds: engine.DefaultForeignMaxKinds},
+			Foreign:            foreignSection{ForeignConfig: metricsource.DefaultForeignConfig(), MaxKinds: engine.DefaultForeignMaxKinds},
 		},
-		Admission: AdmissionConfig{Tick: 10 * time.Second, KickGap: 100 * time.Millisecond, Mode: engine.ModeActive, Backoff: engine.DefaultBackoffConfig()},
-		Pipeline:  PipelineConfig{Config: pc, Scorer: engine.DefaultScorerConfig(), Plan: plan.Config{}.WithDefaults()},
-		Retention: RetentionConfig{FinishedAfter: 30 * 24 * time.Hour, Schedule: "@every 1h"},
+		Admission: admissionConfig{Tick: 10 * time.Second, KickGap: 100 * time.Millisecond, Mode: engine.ModeActive, Backoff: engine.DefaultBackoffConfig()},
+		Pipeline:  pipelineConfig{Config: pc, Scorer: engine.DefaultScorerConfig(), Plan: plan.Config{}.WithDefaults()},
+		Retention: retentionConfig{FinishedAfter: 30 * 24 * time.Hour, Schedule: "@every 1h"},
 
 		ShutdownTimeout: 30 * time.Second,
 	}
@@ -405,15 +405,15 @@ func nonNil(s []string) []string {
 	return slices.Clone(s)
 }
 
-// ConfigError names the key that is wrong and why, and the environment
+// configError names the key that is wrong and why, and the environment
 // variable the value came from, if one did.
-type ConfigError struct {
+type configError struct {
 	Key    string // e.g. "learning.step_size"; "" for a variable that names no key
 	Env    string // e.g. "COLOCD_LEARNING_STEP_SIZE", when the environment set Key
 	Reason string // e.g. "must be > 0, got -1"
 }
 
-func (e *ConfigError) Error() string {
+func (e *configError) Error() string {
 	switch {
 	case e.Key == "":
 		return "environment variable " + e.Env + ": " + e.Reason
@@ -424,10 +424,10 @@ func (e *ConfigError) Error() string {
 }
 
 // Unwrap makes errors.Is(err, ErrConfig) true.
-func (e *ConfigError) Unwrap() error { return ErrConfig }
+func (e *configError) Unwrap() error { return ErrConfig }
 
 func cfgErr(key, format string, args ...any) error {
-	return &ConfigError{Key: key, Reason: fmt.Sprintf(format, args...)}
+	return &configError{Key: key, Reason: fmt.Sprintf(format, args...)}
 }
 
 // fieldError is a section owner's validation error (queue.FieldError,
@@ -445,7 +445,7 @@ func sectionErr(section string, err error) error {
 	var fe fieldError
 	if errors.As(err, &fe) {
 		f, r := fe.FieldReason()
-		return &ConfigError{Key: section + "." + f, Reason: r}
+		return &configError{Key: section + "." + f, Reason: r}
 	}
-	return &ConfigError{Key: section, Reason: err.Error()}
+	return &configError{Key: section, Reason: err.Error()}
 }

@@ -52,7 +52,7 @@ pipeline:
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Load(LoadOptions{File: writeFile(t, "c.yaml", head+tc.items)})
-			var ce *ConfigError
+			var ce *configError
 			if !errors.As(err, &ce) || ce.Key != tc.key || !strings.Contains(err.Error(), tc.mention) {
 				t.Errorf("Load: %v; want a config error on %s mentioning %q", err, tc.key, tc.mention)
 			}

@@ -111,13 +111,13 @@ tokens:
 	want.Listen = "127.0.0.1:9002"
 	want.DataDir = "/tmp/x"
 	want.LogLevel = "debug"
-	want.Backend = BackendYarn
+	want.Backend = backendYarn
 	want.Yarn.RMURLs = []string{"http://rm1:8088", "http://rm2:8088"}
 	want.Yarn.User = "alice"
 	want.Influx.URL = "http://influx:8086"
 	want.Influx.Bucket = "telegraf/autogen"
 	want.Influx.Token = "user:secret"
-	want.Goodness = GoodnessConfig{DiskReadMBps: 500, DiskWriteMBps: 400, NetRecvMBps: 125, NetSentMBps: 125}
+	want.Goodness = goodnessConfig{DiskReadMBps: 500, DiskWriteMBps: 400, NetRecvMBps: 125, NetSentMBps: 125}
 	want.Learning.Schedule = "*/5 * * * *"
 	want.Learning.Credit = engine.CreditSymmetric
 	want.Learning.StepSize = 0.2
@@ -126,7 +126,7 @@ tokens:
 	want.Pipeline.Window.Enabled = false
 	want.Pipeline.Fairness.Enabled = true
 	want.Pipeline.Fairness.Weights = map[string]float64{"bob": 3, "carol": 0.5}
-	want.Tokens = []TokenConfig{{Token: "env-token-123", User: "ops", Role: api.RoleAdmin}, {Token: "env-token-456", User: "bot", Role: api.RoleReader}}
+	want.Tokens = []tokenConfig{{Token: "env-token-123", User: "ops", Role: api.RoleAdmin}, {Token: "env-token-456", User: "bot", Role: api.RoleReader}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)
 	}
@@ -157,9 +157,9 @@ func TestConfigFlagErrorNamesNoVariable(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := Load(LoadOptions{Flags: fs, Environ: environ(map[string]string{"COLOCD_LISTEN": "127.0.0.1:9000"})})
-	var ce *ConfigError
+	var ce *configError
 	if !errors.As(err, &ce) || ce.Key != "listen" || ce.Env != "" {
-		t.Errorf("err = %v, want a ConfigError on listen naming no variable", err)
+		t.Errorf("err = %v, want a configError on listen naming no variable", err)
 	}
 }
 
@@ -169,14 +169,14 @@ func TestConfigTokenFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []TokenConfig{{Token: "file-secret-1", User: "ana", Role: api.RoleSubmitter}, {Token: "file-secret-2", User: "root", Role: api.RoleAdmin}}
+	want := []tokenConfig{{Token: "file-secret-1", User: "ana", Role: api.RoleSubmitter}, {Token: "file-secret-2", User: "root", Role: api.RoleAdmin}}
 	if diff := cmp.Diff(want, got.Tokens); diff != "" {
 		t.Errorf("tokens (-want +got):\n%s", diff)
 	}
 	_, err = Load(LoadOptions{LookupEnv: env(map[string]string{"COLOCD_TOKEN_FILE": filepath.Join(t.TempDir(), "none")})})
-	var ce *ConfigError
+	var ce *configError
 	if !errors.As(err, &ce) || ce.Key != "token_file" {
-		t.Errorf("missing token file: err = %v, want a ConfigError on token_file", err)
+		t.Errorf("missing token file: err = %v, want a configError on token_file", err)
 	}
 }
 
@@ -236,9 +236,9 @@ func TestConfigBad(t *testing.T) {
 			if !ok {
 				t.Fatalf("no expectation for %s (err %v)", name, err)
 			}
-			var ce *ConfigError
+			var ce *configError
 			if !errors.As(err, &ce) {
-				t.Fatalf("err = %v (%T), want *ConfigError", err, err)
+				t.Fatalf("err = %v (%T), want *configError", err, err)
 			}
 			if ce.Key != key {
 				t.Errorf("key = %q, want %q (err %v)", ce.Key, key, err)
@@ -265,9 +265,9 @@ func TestConfigEnvNames(t *testing.T) {
 		{"data_dir_reserve_bytes", "-1"}, {"data_dir_reserve_bytes", "64MiB"},
 	} {
 		_, err := Load(LoadOptions{Environ: environ(map[string]string{envName(tc.key): tc.bad})})
-		var ce *ConfigError
+		var ce *configError
 		if !errors.As(err, &ce) || ce.Key != tc.key || ce.Env != envName(tc.key) {
-			t.Errorf("%s=%q: err = %v, want a ConfigError naming %s and its variable", envName(tc.key), tc.bad, err, tc.key)
+			t.Errorf("%s=%q: err = %v, want a configError naming %s and its variable", envName(tc.key), tc.bad, err, tc.key)
 		}
 	}
 }
@@ -280,7 +280,7 @@ func TestShippedConfigs(t *testing.T) {
 	if err != nil {
 		t.Fatalf("configs/colocd.yaml: %v", err)
 	}
-	if prod.Backend != BackendYarn || len(prod.Yarn.RMURLs) != 2 {
+	if prod.Backend != backendYarn || len(prod.Yarn.RMURLs) != 2 {
 		t.Errorf("production config: backend %q, rm_urls %v", prod.Backend, prod.Yarn.RMURLs)
 	}
 	if diff := cmp.Diff(DefaultConfig().Influx.Schema, prod.Influx.Schema); diff != "" {
@@ -322,11 +322,11 @@ func TestShippedConfigs(t *testing.T) {
 	if err != nil {
 		t.Fatalf("configs/demo.yaml: %v", err)
 	}
-	want := []TokenConfig{{Token: "demo-submitter", User: "demo", Role: api.RoleSubmitter}, {Token: "demo-admin", User: "admin", Role: api.RoleAdmin}}
+	want := []tokenConfig{{Token: "demo-submitter", User: "demo", Role: api.RoleSubmitter}, {Token: "demo-admin", User: "admin", Role: api.RoleAdmin}}
 	if diff := cmp.Diff(want, demo.Tokens); diff != "" {
 		t.Errorf("demo tokens (-want +got):\n%s", diff)
 	}
-	if demo.Backend != BackendSim || demo.Sim.Speed != 60 || demo.Listen != "127.0.0.1:8080" || demo.DataDir != "./.cache/demo" ||
+	if demo.Backend != backendSim || demo.Sim.Speed != 60 || demo.Listen != "127.0.0.1:8080" || demo.DataDir != "./.cache/demo" ||
 		demo.Sim.Workload != "configs/workloads/paper-queue-a.yaml" || demo.Learning.Schedule != "@every 60s" {
 		t.Errorf("demo config: %+v", demo)
 	}
@@ -334,15 +334,15 @@ func TestShippedConfigs(t *testing.T) {
 
 // TestConfigRefusals loads, as `colocd serve` does, configs that used to
 // pass with a value silently ignored, coerced or truncated, and checks
-// that each stops start-up with a *ConfigError naming the key (or the
+// that each stops start-up with a *configError naming the key (or the
 // variable) and what is wrong.
 func TestConfigRefusals(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		file    string            // YAML, "" for none
 		env     map[string]string // COLOCD_* variables
-		key     string            // ConfigError.Key
-		envName string            // ConfigError.Env
+		key     string            // configError.Key
+		envName string            // configError.Env
 		mention []string          // in the message
 	}{
 		// The environment names no key.
@@ -444,9 +444,9 @@ func TestConfigRefusals(t *testing.T) {
 				opts.File = writeFile(t, "colocd.yaml", tc.file)
 			}
 			_, err := Load(opts)
-			var ce *ConfigError
+			var ce *configError
 			if !errors.As(err, &ce) || !errors.Is(err, ErrConfig) {
-				t.Fatalf("err = %v (%T), want a *ConfigError wrapping ErrConfig", err, err)
+				t.Fatalf("err = %v (%T), want a *configError wrapping ErrConfig", err, err)
 			}
 			if ce.Key != tc.key || ce.Env != tc.envName {
 				t.Errorf("key %q, variable %q; want %q, %q (err %v)", ce.Key, ce.Env, tc.key, tc.envName, err)
@@ -628,7 +628,7 @@ yarn:
 		t.Errorf("yarn.command (-want +got):\n%s", diff)
 	}
 	_, err = Load(LoadOptions{File: f, LookupEnv: env(map[string]string{"COLOCD_YARN_COMMAND_PARAMS": "jar"})})
-	var ce *ConfigError
+	var ce *configError
 	if !errors.As(err, &ce) || ce.Key != "yarn.command.params" {
 		t.Errorf("params from the environment: %v, want an error naming yarn.command.params", err)
 	}

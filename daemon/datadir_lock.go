@@ -12,25 +12,25 @@ import (
 // lockFileName is the file in data_dir whose lock a serving colocd holds.
 const lockFileName = "lock"
 
-// ErrDataDirLocked is wrapped by *DataDirLockedError: another process
+// errDataDirLocked is wrapped by *dataDirLockedError: another process
 // serves from data_dir.
-var ErrDataDirLocked = errors.New("data_dir is in use")
+var errDataDirLocked = errors.New("data_dir is in use")
 
-// DataDirLockedError says who holds data_dir's lock.
-type DataDirLockedError struct {
+// dataDirLockedError says who holds data_dir's lock.
+type dataDirLockedError struct {
 	Dir string
 	PID int // the holder's process id as it wrote it; 0 when unknown
 }
 
-func (e *DataDirLockedError) Error() string {
+func (e *dataDirLockedError) Error() string {
 	holder := "another colocd"
 	if e.PID > 0 {
 		holder = fmt.Sprintf("another colocd (pid %d)", e.PID)
 	}
-	return fmt.Sprintf("%v: %s holds %s; one colocd per data_dir", ErrDataDirLocked, holder, filepath.Join(e.Dir, lockFileName))
+	return fmt.Sprintf("%v: %s holds %s; one colocd per data_dir", errDataDirLocked, holder, filepath.Join(e.Dir, lockFileName))
 }
 
-func (e *DataDirLockedError) Unwrap() error { return ErrDataDirLocked }
+func (e *dataDirLockedError) Unwrap() error { return errDataDirLocked }
 
 // lockDataDir takes the exclusive lock of data_dir (a flock on
 // data_dir/lock), without waiting, and writes this process's id into the
@@ -56,7 +56,7 @@ func lockDataDir(dir string) (release func() error, err error) {
 	if !locked {
 		pid := readPID(f)
 		f.Close()
-		return nil, &DataDirLockedError{Dir: dir, PID: pid}
+		return nil, &dataDirLockedError{Dir: dir, PID: pid}
 	}
 	if err := writePID(f); err != nil {
 		unlock(f)

@@ -29,11 +29,11 @@ func TestLockDataDir(t *testing.T) {
 	}
 	// A second open file description of the same file: as a second process.
 	_, err = lockDataDir(dir)
-	var le *DataDirLockedError
-	if !errors.As(err, &le) || !errors.Is(err, ErrDataDirLocked) {
-		t.Fatalf("second lock: %v, want a *DataDirLockedError", err)
+	var le *dataDirLockedError
+	if !errors.As(err, &le) || !errors.Is(err, errDataDirLocked) {
+		t.Fatalf("second lock: %v, want a *dataDirLockedError", err)
 	}
-	if diff := cmp.Diff(DataDirLockedError{Dir: dir, PID: os.Getpid()}, *le); diff != "" {
+	if diff := cmp.Diff(dataDirLockedError{Dir: dir, PID: os.Getpid()}, *le); diff != "" {
 		t.Errorf("refusal (-want +got):\n%s", diff)
 	}
 	if msg := err.Error(); !strings.Contains(msg, "pid "+strconv.Itoa(os.Getpid())) || !strings.Contains(msg, filepath.Join(dir, lockFileName)) {

@@ -77,9 +77,9 @@ func flatten(v reflect.Value, prefix string) map[string]any {
 			for k, x := range flatten(fv, key+".") {
 				out[k] = x
 			}
-		case f.Type == reflect.TypeOf([]TokenConfig{}):
+		case f.Type == reflect.TypeOf([]tokenConfig{}):
 			var list []any
-			for _, tc := range fv.Interface().([]TokenConfig) {
+			for _, tc := range fv.Interface().([]tokenConfig) {
 				item := map[string]any{"token": tc.Token, "user": tc.User, "role": tc.Role.String()}
 				if !tc.Expires.IsZero() {
 					item["expires"] = tc.Expires.Format(time.RFC3339)
@@ -117,7 +117,7 @@ func setPath(m map[string]any, path []string, val any) {
 // The types decodeValue converts to besides scalars.
 var (
 	durationType = reflect.TypeOf(time.Duration(0))
-	tokensType   = reflect.TypeOf([]TokenConfig{})
+	tokensType   = reflect.TypeOf([]tokenConfig{})
 	stringsType  = reflect.TypeOf([]string{})
 	weightsType  = reflect.TypeOf(map[string]float64{})
 	nameMapType  = reflect.TypeOf(map[string]string{})
@@ -175,7 +175,7 @@ func fileValues(file string, b []byte) (map[string]*yaml.Node, error) {
 					if prev.Value != k.Value {
 						how += " (keys are case-insensitive)"
 					}
-					return &ConfigError{Key: key, Reason: fmt.Sprintf("%s in %s: %q on line %d and %q on line %d",
+					return &configError{Key: key, Reason: fmt.Sprintf("%s in %s: %q on line %d and %q on line %d",
 						how, file, prev.Value, prev.Line, k.Value, k.Line)}
 				}
 				seen[name] = k
@@ -227,7 +227,7 @@ func (s source) null() bool {
 }
 
 // decodeValue converts raw, the value viper holds for key, to t, or
-// returns a *ConfigError naming the key and what is wrong. Nothing is
+// returns a *configError naming the key and what is wrong. Nothing is
 // rounded, truncated, wrapped or guessed:
 //
 //   - integers: decimal digits (0x, 0o, 0b and _ accepted; a leading 0 is

@@ -152,14 +152,14 @@ func decodeStrings(key string, raw any, src source) ([]string, error) {
 
 // decodeTokens reads tokens: a YAML list of {token, user, role}, or
 // "secret:user:role" items.
-func decodeTokens(key string, raw any, src source) ([]TokenConfig, error) {
+func decodeTokens(key string, raw any, src source) ([]tokenConfig, error) {
 	switch x := raw.(type) {
 	case nil:
 		return nil, nil
 	case string:
 		return parseTokens(x, key)
 	case []any:
-		var out []TokenConfig
+		var out []tokenConfig
 		for i, item := range x {
 			ik := fmt.Sprintf("%s[%d]", key, i)
 			m, ok := item.(map[string]any)
@@ -170,7 +170,7 @@ func decodeTokens(key string, raw any, src source) ([]TokenConfig, error) {
 			if src.node != nil && src.node.Kind == yaml.SequenceNode && i < len(src.node.Content) {
 				node = src.node.Content[i]
 			}
-			var tc TokenConfig
+			var tc tokenConfig
 			var role, expires string
 			for f, val := range m {
 				var dst *string

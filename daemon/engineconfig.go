@@ -34,7 +34,7 @@ func (c Config) EngineOptions() (engine.Options, error) {
 }
 
 // BanditConfig is the learner's configuration, validated.
-func (l LearningConfig) BanditConfig() (bandit.Config, error) {
+func (l learningConfig) BanditConfig() (bandit.Config, error) {
 	if err := l.validate(); err != nil {
 		return bandit.Config{}, err
 	}

@@ -22,18 +22,18 @@ import (
 	"github.com/colocd/colocd/telemetry"
 )
 
-// HAConfig runs colocd as one of several replicas on the cluster's
+// haConfig runs colocd as one of several replicas on the cluster's
 // ZooKeeper (package ha): one leads and admits, the others keep warm
 // copies of its store and take over when it fails. With no
 // zookeeper.connect, colocd runs alone on its own disk.
-type HAConfig struct {
+type haConfig struct {
 	// ID names this replica among the others; "" is the host name.
 	ID string `mapstructure:"id"`
 	// AdvertiseURL is where clients and the other replicas reach this
 	// replica's API (followers forward writes to the leader's); "" is
 	// http(s)://<host name>:<listen port>.
 	AdvertiseURL string          `mapstructure:"advertise_url"`
-	ZooKeeper    ZooKeeperConfig `mapstructure:"zookeeper"`
+	ZooKeeper    zooKeeperConfig `mapstructure:"zookeeper"`
 	// SnapshotEvery and KeepEntries size the log in ZooKeeper (ha.Config).
 	SnapshotEvery uint64 `mapstructure:"snapshot_every"`
 	KeepEntries   uint64 `mapstructure:"keep_entries"`
@@ -45,9 +45,9 @@ type HAConfig struct {
 	ForwardKeyFile string `mapstructure:"forward_key_file"`
 }
 
-// ZooKeeperConfig is the ensemble and where colocd keeps its znodes, in
+// zooKeeperConfig is the ensemble and where colocd keeps its znodes, in
 // the shapes of Hadoop's hadoop.zk.* keys.
-type ZooKeeperConfig struct {
+type zooKeeperConfig struct {
 	// Connect is host:port,host:port,... (hadoop.zk.address).
 	Connect string `mapstructure:"connect"`
 	// Root is this colocd cluster's znode (a chroot per colocd cluster).
@@ -61,10 +61,10 @@ type ZooKeeperConfig struct {
 }
 
 // Enabled reports whether colocd runs replicated.
-func (c HAConfig) Enabled() bool { return c.ZooKeeper.Connect != "" }
+func (c haConfig) Enabled() bool { return c.ZooKeeper.Connect != "" }
 
-func defaultHA() HAConfig {
-	return HAConfig{ZooKeeper: ZooKeeperConfig{Root: ha.DefaultRoot, SessionTimeout: ha.DefaultSessionTimeout},
+func defaultHA() haConfig {
+	return haConfig{ZooKeeper: zooKeeperConfig{Root: ha.DefaultRoot, SessionTimeout: ha.DefaultSessionTimeout},
 		SnapshotEvery: ha.DefaultSnapshotEvery, KeepEntries: ha.DefaultKeepEntries}
 }
 
@@ -130,7 +130,7 @@ func (c Config) validateHA() error {
 	if !c.HA.Enabled() {
 		return nil
 	}
-	if c.Backend != BackendYarn {
+	if c.Backend != backendYarn {
 		return cfgErr("ha.zookeeper.connect", "replicas need backend yarn: the simulator's cluster lives in one replica's data_dir")
 	}
 	if c.Yarn.Submit != yarncluster.SubmitREST {

@@ -21,11 +21,11 @@ const envHadoopConfDir = "HADOOP_CONF_DIR"
 // always wins. Each value taken is recorded in sources as "hadoop FILE:
 // PROPERTY, …". It does nothing on the simulator unless the key was set
 // explicitly. A directory or file that does not read, or a property that
-// does not make sense, is a *ConfigError naming yarn.hadoop_conf_dir.
+// does not make sense, is a *configError naming yarn.hadoop_conf_dir.
 func hadoopDefaults(cfg *Config, sources map[string]string, lookupEnv func(string) (string, bool)) error {
 	y := &cfg.Yarn
 	if sources["yarn.hadoop_conf_dir"] == "default" || sources["yarn.hadoop_conf_dir"] == "" {
-		if cfg.Backend != BackendYarn {
+		if cfg.Backend != backendYarn {
 			return nil
 		}
 		dir, ok := lookupEnv(envHadoopConfDir)

@@ -120,7 +120,7 @@ func TestConfigHadoopConfDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = Load(LoadOptions{File: file, LookupEnv: env(map[string]string{"HADOOP_CONF_DIR": strict})})
-	var ce *ConfigError
+	var ce *configError
 	if !errors.As(err, &ce) || ce.Key != "yarn.app_user" || !strings.Contains(err.Error(), "colocd/admit1.example.org@EXAMPLE.ORG") {
 		t.Errorf("rules that map colocd to nobody: %v; want a config error of yarn.app_user naming the principal", err)
 	}

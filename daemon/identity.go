@@ -33,7 +33,7 @@ func identityDeps(cfg Config, d *api.Deps, log *slog.Logger) error {
 		d.Kerberos = k
 		log.Info("API accepts Kerberos (SPNEGO)", "keytab", a.Kerberos.Keytab, "principals", cmpOr(strings.Join(k.Principals, ","), "any in the keytab"))
 	}
-	d.ClientCerts = cfg.TLS.ClientAuth != ClientAuthNone
+	d.ClientCerts = cfg.TLS.ClientAuth != clientAuthNone
 	var err error
 	if d.ACLs.Reader, err = api.ParseACL(a.ACL.Reader); err != nil {
 		return cfgErr("api.acl.reader", "%v", err)
@@ -82,8 +82,8 @@ func identityDeps(cfg Config, d *api.Deps, log *slog.Logger) error {
 
 // clientCerts makes t ask for client certificates as tls.client_auth says,
 // verified against tls.client_ca_file.
-func clientCerts(c TLSConfig, t *tls.Config) error {
-	if c.ClientAuth == ClientAuthNone || c.ClientAuth == "" {
+func clientCerts(c tlsConfig, t *tls.Config) error {
+	if c.ClientAuth == clientAuthNone || c.ClientAuth == "" {
 		return nil
 	}
 	b, err := os.ReadFile(c.ClientCAFile)
@@ -96,7 +96,7 @@ func clientCerts(c TLSConfig, t *tls.Config) error {
 	}
 	t.ClientCAs = pool
 	t.ClientAuth = tls.VerifyClientCertIfGiven
-	if c.ClientAuth == ClientAuthRequire {
+	if c.ClientAuth == clientAuthRequire {
 		t.ClientAuth = tls.RequireAndVerifyClientCert
 	}
 	return nil

@@ -37,7 +37,7 @@ func CheckStore(cfg Config, path string, lockTimeout time.Duration) (queue.Repor
 }
 
 // YarnClient is the ResourceManager client colocd serve builds from the
-// yarn section; log may be nil. A missing yarn.rm_urls is a *ConfigError.
+// yarn section; log may be nil. A missing yarn.rm_urls is a *configError.
 func YarnClient(cfg Config, log *slog.Logger) (*YarnRM, error) {
 	if len(cfg.Yarn.RMURLs) == 0 {
 		return nil, cfgErr("yarn.rm_urls", "no ResourceManager: set yarn.rm_urls (--rm, COLOCD_YARN_RM_URLS)")
@@ -81,11 +81,11 @@ func openUsage(cfg Config, log *slog.Logger, obs *outboundMetrics) (src *metrics
 }
 
 // openPrometheus is the Prometheus reader of the section, over a client
-// built from its connection keys (PrometheusSection).
-func openPrometheus(s PrometheusSection, obs *outboundMetrics) (*collector.Prometheus, error) {
+// built from its connection keys (prometheusSection).
+func openPrometheus(s prometheusSection, obs *outboundMetrics) (*collector.Prometheus, error) {
 	hc, err := s.httpClientConfig()
 	if err != nil {
-		var ce *ConfigError
+		var ce *configError
 		if errors.As(err, &ce) {
 			return nil, err
 		}
@@ -106,7 +106,7 @@ func openPrometheus(s PrometheusSection, obs *outboundMetrics) (*collector.Prome
 
 // openInflux is the InfluxDB reader of the section, over a client with
 // its TLS and headers.
-func openInflux(s InfluxSection, obs *outboundMetrics) (*collector.Collector, error) {
+func openInflux(s influxSection, obs *outboundMetrics) (*collector.Collector, error) {
 	c, err := outboundClient("influx", s.httpClientConfig(), telemetry.ServiceInfluxDB, obs)
 	if err != nil {
 		return nil, err
@@ -127,7 +127,7 @@ func openInflux(s InfluxSection, obs *outboundMetrics) (*collector.Collector, er
 // tick names them, or, when no ResourceManager is configured, every host
 // the source has data for in the window. Configuration the read needs and
 // lacks (influx.url or prometheus.url, a goodness limit) is a
-// *ConfigError.
+// *configError.
 func ReadMetrics(ctx context.Context, cfg Config, hosts []string, from, to time.Time) (map[string]engine.Reading, []string, error) {
 	ms, err := metricsSourceOf(cfg)
 	if err != nil {

@@ -19,13 +19,13 @@ import (
 
 // Log formats (log_format).
 const (
-	// LogAuto is the journal's native protocol when stderr is the journal
+	// logAuto is the journal's native protocol when stderr is the journal
 	// (JOURNAL_STREAM names it: colocd runs as a systemd service), text
 	// elsewhere.
-	LogAuto    = "auto"
-	LogText    = "text"
-	LogJSON    = "json"
-	LogJournal = "journal" // always the journal's protocol, wherever stderr goes
+	logAuto    = "auto"
+	logText    = "text"
+	logJSON    = "json"
+	logJournal = "journal" // always the journal's protocol, wherever stderr goes
 )
 
 // NewLogger is the daemon's logger on w at level, in format (log_format).
@@ -36,13 +36,13 @@ const (
 // which the journal records itself. A record the journal refuses is
 // written to w as text instead.
 func NewLogger(w io.Writer, level slog.Leveler, format string) *slog.Logger {
-	opts := &slog.HandlerOptions{Level: level, ReplaceAttr: ReplaceLogAttr}
+	opts := &slog.HandlerOptions{Level: level, ReplaceAttr: replaceLogAttr}
 	switch format {
-	case LogJSON:
+	case logJSON:
 		return slog.New(slog.NewJSONHandler(w, opts))
-	case LogJournal:
+	case logJournal:
 		return slog.New(newJournalHandler(journal.Send, level, w))
-	case LogAuto, "":
+	case logAuto, "":
 		if f, ok := w.(*os.File); ok && f == os.Stderr {
 			if yes, _ := journal.StderrIsJournalStream(); yes {
 				return slog.New(newJournalHandler(journal.Send, level, w))
@@ -79,7 +79,7 @@ func newJournalHandler(send journalSend, level slog.Leveler, fallback io.Writer)
 		level = slog.LevelInfo
 	}
 	return &journalHandler{send: send, level: level, mu: new(sync.Mutex), lastFailed: new(bool),
-		fallback: slog.NewTextHandler(fallback, &slog.HandlerOptions{Level: level, ReplaceAttr: ReplaceLogAttr})}
+		fallback: slog.NewTextHandler(fallback, &slog.HandlerOptions{Level: level, ReplaceAttr: replaceLogAttr})}
 }
 
 func (h *journalHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= h.level.Level() }
@@ -165,7 +165,7 @@ var reservedFields = map[string]bool{
 // the groups' prefixes.
 func appendField(fs []journalField, prefix, textPre string, a slog.Attr) []journalField {
 	a.Value = a.Value.Resolve()
-	a = ReplaceLogAttr(nil, a)
+	a = replaceLogAttr(nil, a)
 	if a.Equal(slog.Attr{}) {
 		return fs
 	}

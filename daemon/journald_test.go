@@ -82,9 +82,9 @@ func TestJournalHandlerFallback(t *testing.T) {
 func TestNewLoggerFormats(t *testing.T) {
 	t.Setenv("JOURNAL_STREAM", "1:1")
 	for _, tc := range []struct{ format, want string }{
-		{LogText, "level=INFO msg=hello"},
-		{LogAuto, "level=INFO msg=hello"},
-		{LogJSON, `"level":"INFO","msg":"hello"`},
+		{logText, "level=INFO msg=hello"},
+		{logAuto, "level=INFO msg=hello"},
+		{logJSON, `"level":"INFO","msg":"hello"`},
 	} {
 		var buf bytes.Buffer
 		NewLogger(&buf, slog.LevelInfo, tc.format).Info("hello")

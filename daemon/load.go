@@ -111,7 +111,7 @@ func configKeys() []string {
 
 // Load reads the configuration: defaults, then the YAML file, then COLOCD_*
 // environment variables, then flags; then Validate. Token files are read
-// here. It stops at the first mistake, as a *ConfigError naming the key:
+// here. It stops at the first mistake, as a *configError naming the key:
 // a key the file or a COLOCD_* variable names that does not exist (with
 // the nearest key), a key given twice in the file (keys are
 // case-insensitive), or a value that is not of its key's type, converted
@@ -164,7 +164,7 @@ func Load(opts LoadOptions) (Config, error) {
 	if err := cfg.Validate(); err != nil {
 		// Name the variable too when the environment set the key (and no
 		// flag overrode it).
-		var ce *ConfigError
+		var ce *configError
 		if errors.As(err, &ce) && ce.Env == "" {
 			key, _, _ := strings.Cut(ce.Key, "[")
 			if _, ok := envVals[key]; ok && flagSet[key] == nil {
@@ -188,7 +188,7 @@ func newViper() *viper.Viper {
 
 // readFile reads the YAML config file into v (nothing when file is "")
 // and returns its values by key; a key that does not exist, or a section
-// given a value, is a *ConfigError.
+// given a value, is a *configError.
 func readFile(v *viper.Viper, file string) (map[string]*yaml.Node, error) {
 	if file == "" {
 		return nil, nil
@@ -238,7 +238,7 @@ func readFile(v *viper.Viper, file string) (map[string]*yaml.Node, error) {
 		if near := nearest(unknown[0], configKeys()); near != "" {
 			reason += fmt.Sprintf(" (did you mean %s?)", near)
 		}
-		return nil, &ConfigError{Key: unknown[0], Reason: reason + "; configs/colocd.yaml lists every key"}
+		return nil, &configError{Key: unknown[0], Reason: reason + "; configs/colocd.yaml lists every key"}
 	}
 	return fileNodes, nil
 }
@@ -286,7 +286,7 @@ func decodeConfig(v *viper.Viper, flagSet map[string]*pflag.Flag, envVals map[st
 		}
 		val, err := decodeValue(lf.key, lf.typ, v.Get(lf.key), src)
 		if err != nil {
-			var ce *ConfigError
+			var ce *configError
 			if errors.As(err, &ce) {
 				ce.Env = src.env
 			}
@@ -348,7 +348,7 @@ func readEnv(opts LoadOptions) (map[string]*string, error) {
 		reason += fmt.Sprintf(" (nor do %s)", strings.Join(unknown[1:], ", "))
 	}
 	reason += "; a key's variable is COLOCD_ and the key path upper-cased, \".\" → \"_\" (configs/colocd.yaml lists every key)"
-	return nil, &ConfigError{Env: unknown[0], Reason: reason}
+	return nil, &configError{Env: unknown[0], Reason: reason}
 }
 
 // normalize trims list items (env lists may be "a, b").
@@ -414,8 +414,8 @@ func mapKeys() []string {
 	return out
 }
 
-func parseTokens(s, key string) ([]TokenConfig, error) {
-	var out []TokenConfig
+func parseTokens(s, key string) ([]tokenConfig, error) {
+	var out []tokenConfig
 	for i, item := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == '\n' }) {
 		item = strings.TrimSpace(item)
 		if item == "" || strings.HasPrefix(item, "#") {
@@ -429,7 +429,7 @@ func parseTokens(s, key string) ([]TokenConfig, error) {
 		if err != nil {
 			return nil, cfgErr(fmt.Sprintf("%s[%d].role", key, i), "%v", err)
 		}
-		tc := TokenConfig{Token: parts[0], User: parts[1], Role: role}
+		tc := tokenConfig{Token: parts[0], User: parts[1], Role: role}
 		if len(parts) == 4 {
 			if tc.Expires, err = parseExpiry(parts[3]); err != nil {
 				return nil, cfgErr(fmt.Sprintf("%s[%d].expires", key, i), "%v", err)
@@ -440,13 +440,13 @@ func parseTokens(s, key string) ([]TokenConfig, error) {
 	return out, nil
 }
 
-func readTokenFile(path string) ([]TokenConfig, error) {
+func readTokenFile(path string) ([]tokenConfig, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, cfgErr("token_file", "%v", err)
 	}
 	defer f.Close()
-	var out []TokenConfig
+	var out []tokenConfig
 	sc := bufio.NewScanner(f)
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())

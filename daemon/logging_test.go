@@ -14,7 +14,7 @@ import (
 // logger's own attrs; other values are left alone.
 func TestReplaceLogAttrWritesDurationsAsStrings(t *testing.T) {
 	var buf bytes.Buffer
-	log := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{ReplaceAttr: ReplaceLogAttr})).With("wait", 250*time.Millisecond)
+	log := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{ReplaceAttr: replaceLogAttr})).With("wait", 250*time.Millisecond)
 	log.Info("job finished", "took", 90*time.Minute+1500*time.Millisecond, "code", 200, slog.Group("tick", "took", time.Duration(0)))
 	var got map[string]any
 	if err := json.Unmarshal(buf.Bytes(), &got); err != nil {

@@ -14,7 +14,7 @@ import (
 	"github.com/colocd/colocd/engine"
 )
 
-// Systemd tells the service manager how Serve is doing, over the sd_notify
+// systemd tells the service manager how Serve is doing, over the sd_notify
 // protocol (configs/colocd.service is Type=notify):
 //
 //   - READY=1 with the first reading, once the API serves: the store is
@@ -33,8 +33,8 @@ import (
 //     stops the pings, so that systemd restarts the daemon;
 //   - STOPPING=1 when shutdown begins, after which nothing else is sent.
 //
-// A nil *Systemd sends nothing: SystemdFromEnv returns nil outside systemd.
-type Systemd struct {
+// A nil *systemd sends nothing: SystemdFromEnv returns nil outside systemd.
+type systemd struct {
 	send      func(state string) error
 	watchdog  time.Duration // WATCHDOG_USEC; 0: no watchdog
 	startPoll time.Duration // how often readiness is read until it is first ready
@@ -55,7 +55,7 @@ const (
 // set for this process (WATCHDOG_PID unset or equal to its pid). Without
 // NOTIFY_SOCKET it returns nil: the daemon was not started by systemd as a
 // Type=notify service, and nothing is sent.
-func SystemdFromEnv() (*Systemd, error) {
+func SystemdFromEnv() (*systemd, error) {
 	if os.Getenv("NOTIFY_SOCKET") == "" {
 		return nil, nil
 	}
@@ -63,7 +63,7 @@ func SystemdFromEnv() (*Systemd, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the systemd watchdog: %w", err)
 	}
-	return &Systemd{send: sdNotify, watchdog: wd, startPoll: systemdStartPoll, poll: systemdPoll}, nil
+	return &systemd{send: sdNotify, watchdog: wd, startPoll: systemdStartPoll, poll: systemdPoll}, nil
 }
 
 // sdNotify sends one datagram to NOTIFY_SOCKET.
@@ -130,7 +130,7 @@ func watchdogOK(err error) bool {
 
 // watch reads readiness until ctx is done and tells the service manager
 // (the type's comment). A reading that never returns stops the pings too.
-func (s *Systemd) watch(ctx context.Context, ready func(context.Context) error, degraded func() string, addr string, log *slog.Logger) {
+func (s *systemd) watch(ctx context.Context, ready func(context.Context) error, degraded func() string, addr string, log *slog.Logger) {
 	if s == nil {
 		return
 	}
@@ -185,7 +185,7 @@ func (s *Systemd) watch(ctx context.Context, ready func(context.Context) error, 
 
 // stopping tells the service manager that shutdown began; call it after
 // watch returned.
-func (s *Systemd) stopping(log *slog.Logger) {
+func (s *systemd) stopping(log *slog.Logger) {
 	if s == nil {
 		return
 	}
@@ -194,7 +194,7 @@ func (s *Systemd) stopping(log *slog.Logger) {
 
 // notify sends msg; a failure is logged, not returned: the daemon serves
 // on without the service manager's view of it.
-func (s *Systemd) notify(msg string, log *slog.Logger) {
+func (s *systemd) notify(msg string, log *slog.Logger) {
 	if err := s.send(msg); err != nil {
 		log.Warn("sd_notify failed", "msg", msg, "err", err)
 	}

@@ -186,7 +186,7 @@ func TestNotifyWatchdogStalled(t *testing.T) {
 		}
 		return err
 	}
-	s := &Systemd{
+	s := &systemd{
 		send: func(msg string) error {
 			mu.Lock()
 			defer mu.Unlock()

@@ -12,9 +12,9 @@ import (
 	"github.com/colocd/colocd/telemetry"
 )
 
-// TLSClientKeys are an outbound connection's TLS settings, named as in
+// tlsClientKeys are an outbound connection's TLS settings, named as in
 // Prometheus's tls_config.
-type TLSClientKeys struct {
+type tlsClientKeys struct {
 	CAFile             string `mapstructure:"ca_file"`   // PEM bundle of the CAs to trust; "": the system's
 	CertFile           string `mapstructure:"cert_file"` // client certificate (with key_file)
 	KeyFile            string `mapstructure:"key_file"`
@@ -22,37 +22,37 @@ type TLSClientKeys struct {
 	InsecureSkipVerify bool   `mapstructure:"insecure_skip_verify"` // never in production
 }
 
-// BasicAuthKeys is HTTP basic authentication, as Prometheus's basic_auth.
-type BasicAuthKeys struct {
+// basicAuthKeys is HTTP basic authentication, as Prometheus's basic_auth.
+type basicAuthKeys struct {
 	Username     string `mapstructure:"username"`
 	Password     string `mapstructure:"password"`
 	PasswordFile string `mapstructure:"password_file"` // read at each request: rotate it without a restart
 }
 
-// PrometheusSection is the config file's prometheus section: the reader's
+// prometheusSection is the config file's prometheus section: the reader's
 // settings (collector.PrometheusConfig) and how colocd connects, in the
 // shape of Prometheus's HTTPClientConfig (prometheus/common/config, which
 // builds the client): basic auth, a bearer token or its file, TLS with a
 // client certificate, extra headers (X-Scope-OrgID for Mimir, Cortex or
 // Thanos tenants).
-type PrometheusSection struct {
+type prometheusSection struct {
 	collector.PrometheusConfig `mapstructure:",squash"`
 	BearerTokenFile            string            `mapstructure:"bearer_token_file"` // read at each request
-	BasicAuth                  BasicAuthKeys     `mapstructure:"basic_auth"`
-	TLS                        TLSClientKeys     `mapstructure:"tls_config"`
+	BasicAuth                  basicAuthKeys     `mapstructure:"basic_auth"`
+	TLS                        tlsClientKeys     `mapstructure:"tls_config"`
 	Headers                    map[string]string `mapstructure:"http_headers"`
 }
 
-// InfluxSection is the config file's influx section: the reader's settings
+// influxSection is the config file's influx section: the reader's settings
 // (collector.Config; the token authenticates) and its TLS and headers.
-type InfluxSection struct {
+type influxSection struct {
 	collector.Config `mapstructure:",squash"`
-	TLS              TLSClientKeys     `mapstructure:"tls_config"`
+	TLS              tlsClientKeys     `mapstructure:"tls_config"`
 	Headers          map[string]string `mapstructure:"http_headers"`
 }
 
 // tlsConfig is k in prometheus/common's shape.
-func (k TLSClientKeys) tlsConfig() promconfig.TLSConfig {
+func (k tlsClientKeys) tlsConfig() promconfig.TLSConfig {
 	return promconfig.TLSConfig{CAFile: k.CAFile, CertFile: k.CertFile, KeyFile: k.KeyFile, ServerName: k.ServerName,
 		InsecureSkipVerify: k.InsecureSkipVerify, MinVersion: promconfig.TLSVersion(0x0303)}
 }
@@ -71,7 +71,7 @@ func headers(h map[string]string) *promconfig.Headers {
 // httpClientConfig is the section's connection settings in
 // prometheus/common's shape. The reader's own ca_file and bearer_token
 // are moved into it (the reader then gets a client, and sets neither).
-func (p PrometheusSection) httpClientConfig() (promconfig.HTTPClientConfig, error) {
+func (p prometheusSection) httpClientConfig() (promconfig.HTTPClientConfig, error) {
 	hc := promconfig.HTTPClientConfig{TLSConfig: p.TLS.tlsConfig(), HTTPHeaders: headers(p.Headers), FollowRedirects: true, EnableHTTP2: true}
 	if p.CAFile != "" {
 		if p.TLS.CAFile != "" {
@@ -86,7 +86,7 @@ func (p PrometheusSection) httpClientConfig() (promconfig.HTTPClientConfig, erro
 	if p.BearerTokenFile != "" {
 		hc.Authorization, set = &promconfig.Authorization{Type: "Bearer", CredentialsFile: p.BearerTokenFile}, set+1
 	}
-	if b := p.BasicAuth; b != (BasicAuthKeys{}) {
+	if b := p.BasicAuth; b != (basicAuthKeys{}) {
 		if b.Username == "" {
 			return hc, cfgErr("prometheus.basic_auth.username", "is empty while basic_auth is set")
 		}
@@ -102,7 +102,7 @@ func (p PrometheusSection) httpClientConfig() (promconfig.HTTPClientConfig, erro
 }
 
 // httpClientConfig is the influx section's TLS and headers.
-func (s InfluxSection) httpClientConfig() promconfig.HTTPClientConfig {
+func (s influxSection) httpClientConfig() promconfig.HTTPClientConfig {
 	return promconfig.HTTPClientConfig{TLSConfig: s.TLS.tlsConfig(), HTTPHeaders: headers(s.Headers), FollowRedirects: true, EnableHTTP2: true}
 }
 

@@ -123,10 +123,10 @@ func TestOutboundPrometheusClient(t *testing.T) {
 	if err := os.WriteFile(pw, []byte("s3cret\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s := PrometheusSection{PrometheusConfig: defaultPrometheus()}
+	s := prometheusSection{PrometheusConfig: defaultPrometheus()}
 	s.URL, s.Timeout = srv.URL, 5*time.Second
-	s.BasicAuth = BasicAuthKeys{Username: "ops", PasswordFile: pw}
-	s.TLS = TLSClientKeys{CAFile: pki.caFile, CertFile: pki.certFile, KeyFile: pki.keyFile}
+	s.BasicAuth = basicAuthKeys{Username: "ops", PasswordFile: pw}
+	s.TLS = tlsClientKeys{CAFile: pki.caFile, CertFile: pki.certFile, KeyFile: pki.keyFile}
 	s.Headers = map[string]string{"X-Scope-OrgID": "hadoop"}
 	reg := prometheus.NewRegistry()
 	m := telemetry.New(reg, nil)
@@ -178,7 +178,7 @@ func TestOutboundInfluxClient(t *testing.T) {
 	srv, seen := mtlsServer(t, pki, nil)
 	s := DefaultConfig().Influx
 	s.URL, s.Bucket = srv.URL, "telegraf/autogen"
-	s.TLS = TLSClientKeys{CAFile: pki.caFile, CertFile: pki.certFile, KeyFile: pki.keyFile}
+	s.TLS = tlsClientKeys{CAFile: pki.caFile, CertFile: pki.certFile, KeyFile: pki.keyFile}
 	col, err := openInflux(s, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -195,19 +195,19 @@ func TestOutboundInfluxClient(t *testing.T) {
 // TestOutboundConfigErrors: connection settings that cannot work are
 // configuration errors naming the key.
 func TestOutboundConfigErrors(t *testing.T) {
-	base := PrometheusSection{PrometheusConfig: defaultPrometheus()}
+	base := prometheusSection{PrometheusConfig: defaultPrometheus()}
 	base.URL = "https://prometheus.example.org:9090"
 	for _, tc := range []struct {
 		name string
-		edit func(*PrometheusSection)
+		edit func(*prometheusSection)
 		key  string
 	}{
-		{"two CAs", func(s *PrometheusSection) { s.CAFile, s.TLS.CAFile = "a.pem", "b.pem" }, "prometheus.ca_file"},
-		{"token and basic auth", func(s *PrometheusSection) {
-			s.BearerToken, s.BasicAuth = "t0ken", BasicAuthKeys{Username: "u", Password: "p"}
+		{"two CAs", func(s *prometheusSection) { s.CAFile, s.TLS.CAFile = "a.pem", "b.pem" }, "prometheus.ca_file"},
+		{"token and basic auth", func(s *prometheusSection) {
+			s.BearerToken, s.BasicAuth = "t0ken", basicAuthKeys{Username: "u", Password: "p"}
 		}, "prometheus.bearer_token"},
-		{"basic auth without a user", func(s *PrometheusSection) { s.BasicAuth.Password = "p" }, "prometheus.basic_auth.username"},
-		{"missing client certificate", func(s *PrometheusSection) {
+		{"basic auth without a user", func(s *prometheusSection) { s.BasicAuth.Password = "p" }, "prometheus.basic_auth.username"},
+		{"missing client certificate", func(s *prometheusSection) {
 			s.TLS.CertFile, s.TLS.KeyFile = "/nonexistent/cert.pem", "/nonexistent/key.pem"
 		}, "prometheus.tls_config.cert_file"},
 	} {
@@ -215,12 +215,12 @@ func TestOutboundConfigErrors(t *testing.T) {
 			s := base
 			tc.edit(&s)
 			_, err := openPrometheus(s, nil)
-			var ce *ConfigError
+			var ce *configError
 			if !asConfigError(err, &ce) || ce.Key != tc.key {
-				t.Errorf("err = %v, want a *ConfigError naming %s", err, tc.key)
+				t.Errorf("err = %v, want a *configError naming %s", err, tc.key)
 			}
 		})
 	}
 }
 
-func asConfigError(err error, ce **ConfigError) bool { return errors.As(err, ce) }
+func asConfigError(err error, ce **configError) bool { return errors.As(err, ce) }

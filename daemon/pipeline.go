@@ -6,13 +6,13 @@ import (
 	"github.com/colocd/colocd/plan"
 )
 
-// PipelineConfig is the config file's pipeline section: the ordering
+// pipelineConfig is the config file's pipeline section: the ordering
 // pipeline's own configuration (pipeline.Config, every stage under its
 // key), and beside two of its stages the settings of what they call, under
 // the same keys: the co-location model's scorer (engine.ScorerConfig)
 // under pipeline.preference, and the rollouts' bounds (plan.Config) under
 // pipeline.lookahead. No key belongs to two owners.
-type PipelineConfig struct {
+type pipelineConfig struct {
 	pipeline.Config `mapstructure:",squash"`
 	Scorer          engine.ScorerConfig `mapstructure:"preference"`
 	Plan            plan.Config         `mapstructure:"lookahead"`
@@ -21,7 +21,7 @@ type PipelineConfig struct {
 // Validate checks the section: the pipeline by its owner, and the scorer
 // and the rollouts' bounds where their stage is on; errors name the key
 // under "pipeline.".
-func (p PipelineConfig) Validate() error {
+func (p pipelineConfig) Validate() error {
 	if err := p.Config.Validate(); err != nil {
 		return sectionErr("pipeline", err)
 	}

@@ -30,7 +30,7 @@ const yarnBase = "backend: yarn\nyarn:\n  rm_urls: [http://127.0.0.1:8088]\n" +
 // the file and the environment.
 func TestPlacementKeys(t *testing.T) {
 	d := DefaultConfig().Learning
-	if d.Placement != PlacementRM || d.PlacementTolerance != 30*time.Second || !cmp.Equal(d.Foreign, ForeignSection{metricsource.DefaultForeignConfig(), engine.DefaultForeignMaxKinds}) {
+	if d.Placement != placementRM || d.PlacementTolerance != 30*time.Second || !cmp.Equal(d.Foreign, foreignSection{metricsource.DefaultForeignConfig(), engine.DefaultForeignMaxKinds}) {
 		t.Errorf("defaults: placement %q, tolerance %v, foreign %+v", d.Placement, d.PlacementTolerance, d.Foreign)
 	}
 	file := yarnBase + "learning:\n  placement: influx\n  placement_tolerance: 25s\n  foreign:\n    kind: type\n    prefix: other-\n" +
@@ -40,7 +40,7 @@ func TestPlacementKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := engine.PlacementConfig{Tolerance: 25 * time.Second, ForeignKinds: true, ForeignPrefix: "other-", MaxForeignKinds: 4}
-	if diff := cmp.Diff(want, cfg.Learning.PlacementConfig()); cfg.Learning.Placement != PlacementInflux || diff != "" {
+	if diff := cmp.Diff(want, cfg.Learning.PlacementConfig()); cfg.Learning.Placement != placementInflux || diff != "" {
 		t.Errorf("from the file: placement %q, (-want +got):\n%s", cfg.Learning.Placement, diff)
 	}
 	wantNames := metricsource.ForeignConfig{Mode: metricsource.ForeignType, Prefix: "other-", Names: []metricsource.ForeignName{{Pattern: "^nightly-", Kind: "nightly"}}}
@@ -55,7 +55,7 @@ func TestPlacementKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l := cfg.Learning; l.Placement != PlacementInflux || l.PlacementTolerance != time.Minute || l.Foreign.Mode != metricsource.ForeignNone ||
+	if l := cfg.Learning; l.Placement != placementInflux || l.PlacementTolerance != time.Minute || l.Foreign.Mode != metricsource.ForeignNone ||
 		l.Foreign.MaxKinds != 3 || l.Foreign.Prefix != engine.DefaultForeignPrefix {
 		t.Errorf("from the environment: %+v", l)
 	}
@@ -87,9 +87,9 @@ func TestPlacementRefusals(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Load(LoadOptions{File: writeFile(t, "colocd.yaml", tc.file), LookupEnv: env(nil)})
-			var ce *ConfigError
+			var ce *configError
 			if !errors.As(err, &ce) || ce.Key != tc.key || !strings.Contains(err.Error(), tc.mention) {
-				t.Errorf("err = %v, want a ConfigError on %s mentioning %q", err, tc.key, tc.mention)
+				t.Errorf("err = %v, want a configError on %s mentioning %q", err, tc.key, tc.mention)
 			}
 		})
 	}
@@ -110,7 +110,7 @@ func TestPlacementWiring(t *testing.T) {
 	}
 	s.Write(t, b.String())
 	cfg := DefaultConfig()
-	cfg.Backend, cfg.Yarn.RMURLs = BackendYarn, []string{"http://127.0.0.1:8088"}
+	cfg.Backend, cfg.Yarn.RMURLs = backendYarn, []string{"http://127.0.0.1:8088"}
 	cfg.Influx.URL, cfg.Influx.Bucket, cfg.Influx.Token = s.URL(), s.Bucket(), s.Token()
 	cfg.Metrics.Hosts = metricsource.HostsConfig{Mode: metricsource.HostsShort, Map: map[string]string{}}
 	log := slog.New(slog.DiscardHandler)
@@ -124,7 +124,7 @@ func TestPlacementWiring(t *testing.T) {
 	}
 	be.close()
 
-	cfg.Learning.Placement = PlacementInflux
+	cfg.Learning.Placement = placementInflux
 	if be, err = openYarnBackend(cfg, log); err != nil {
 		t.Fatal(err)
 	}

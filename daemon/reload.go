@@ -50,7 +50,7 @@ func (s *served) serverTLS() *tls.Config {
 
 // loadServerTLS reads tls.cert_file and key_file, and the client CAs of
 // tls.client_auth; nil without a certificate.
-func loadServerTLS(c TLSConfig) (*tls.Config, error) {
+func loadServerTLS(c tlsConfig) (*tls.Config, error) {
 	if c.CertFile == "" {
 		return nil, nil
 	}

@@ -49,8 +49,8 @@ func TestServeReload(t *testing.T) {
 	}
 	cfg.DataDir = t.TempDir()
 	cfg.Sim.Workload = "../configs/workloads/paper-queue-a.yaml"
-	cfg.TLS = TLSConfig{CertFile: cert1, KeyFile: key1}
-	cfg.Tokens = []TokenConfig{{Token: "old-secret", User: "ops", Role: 3}}
+	cfg.TLS = tlsConfig{CertFile: cert1, KeyFile: key1}
+	cfg.Tokens = []tokenConfig{{Token: "old-secret", User: "ops", Role: 3}}
 	cfg.LogLevel = "info"
 	cfg.ShutdownTimeout = 5 * time.Second
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -131,8 +131,8 @@ func TestServeReload(t *testing.T) {
 	check("before reload, old token and certificate", "old-secret", pool1, answer{200, true})
 
 	c2 := cfg
-	c2.TLS = TLSConfig{CertFile: cert2, KeyFile: key2}
-	c2.Tokens = []TokenConfig{{Token: "new-secret", User: "ops", Role: 3}}
+	c2.TLS = tlsConfig{CertFile: cert2, KeyFile: key2}
+	c2.Tokens = []tokenConfig{{Token: "new-secret", User: "ops", Role: 3}}
 	c2.LogLevel = "debug"
 	c2.Listen = "127.0.0.1:1" // needs a restart: named, not applied
 	if err := reload(c2, nil); err != nil {
@@ -154,7 +154,7 @@ func TestServeReload(t *testing.T) {
 	}
 	c3 := c2
 	c3.TLS.CertFile = cert2 + ".missing"
-	c3.Tokens = []TokenConfig{{Token: "third-secret", User: "ops", Role: 3}}
+	c3.Tokens = []tokenConfig{{Token: "third-secret", User: "ops", Role: 3}}
 	if err := reload(c3, nil); err == nil {
 		t.Error("reload with a missing certificate succeeded")
 	}
@@ -179,9 +179,9 @@ func mustRead(tb testing.TB, path string) []byte {
 // TestReloadedConfig: what a reload applies and what it names.
 func TestReloadedConfig(t *testing.T) {
 	run := DefaultConfig()
-	run.TLS = TLSConfig{CertFile: "a.pem", KeyFile: "a.key"}
+	run.TLS = tlsConfig{CertFile: "a.pem", KeyFile: "a.key"}
 	next := run
-	next.TLS = TLSConfig{CertFile: "b.pem", KeyFile: "b.key"}
+	next.TLS = tlsConfig{CertFile: "b.pem", KeyFile: "b.key"}
 	next.API.MaxKinds = 7
 	next.API.ACL.Admin = "ops"
 	next.Admission.MaxRunning = 99
@@ -195,7 +195,7 @@ func TestReloadedConfig(t *testing.T) {
 	}
 	// TLS turned off needs a restart.
 	off := run
-	off.TLS = TLSConfig{}
+	off.TLS = tlsConfig{}
 	got, restart = reloadedConfig(run, off)
 	if got.TLS.CertFile != "a.pem" || !cmp.Equal(restart, []string{"tls.cert_file", "tls.key_file"}) {
 		t.Errorf("TLS off: kept %q, restart %v", got.TLS.CertFile, restart)

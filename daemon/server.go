@@ -45,7 +45,7 @@ type ServeOptions struct {
 	Build telemetry.BuildInfo
 	// Systemd, when set, is told of readiness, status, shutdown and the
 	// loop's liveness (SystemdFromEnv; nil: nothing is sent).
-	Systemd *Systemd
+	Systemd *systemd
 	// Reloaded, with Reload, asks for a reload at each receive (SIGHUP,
 	// the unit's ExecReload): Reload loads the configuration again, and
 	// what a reload can change (reloadedConfig: the log level, tokens and
@@ -86,7 +86,7 @@ func (o ServeOptions) build() telemetry.BuildInfo {
 // the journal and the store. It returns nil after a clean shutdown.
 //
 // Start-up order: data_dir's lock (before anything in data_dir is opened:
-// a second colocd on it exits with *DataDirLockedError), backend (the
+// a second colocd on it exits with *dataDirLockedError), backend (the
 // simulator is rebuilt from data_dir first), store, learner (restored; a
 // stored state that does not restore is quarantined and learned afresh), journal, metrics, engine, HTTP server; the loop
 // reconciles before it admits anything. With opts.Systemd, READY=1 is sent
@@ -394,7 +394,7 @@ func buildServed(cfg Config, c core, store *queue.Store, b backend, repl *replic
 // then shuts both down within cfg.ShutdownTimeout. systemd watches the
 // readiness from when both started until shutdown begins.
 func run(ctx context.Context, cfg Config, b backend, c core, srv *http.Server, fresh *freshConns, ln net.Listener,
-	systemd *Systemd, repl *replication, log *slog.Logger) error {
+	systemd *systemd, repl *replication, log *slog.Logger) error {
 	eng := c.eng
 	srvErr := serveHTTP(srv, ln)
 
@@ -487,7 +487,7 @@ func serveHTTP(srv *http.Server, ln net.Listener) <-chan error {
 // simulator demo's comparison with FIFO. wait returns once all three have
 // stopped.
 func startWatchers(ctx context.Context, cfg Config, b backend, c core, ready func(context.Context) error,
-	systemd *Systemd, addr string, log *slog.Logger) (wait func()) {
+	systemd *systemd, addr string, log *slog.Logger) (wait func()) {
 	watched, probed := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(watched)
@@ -520,7 +520,7 @@ func startWatchers(ctx context.Context, cfg Config, b backend, c core, ready fun
 // (sim.speed < 1) stretches the tick.
 func stallBound(cfg Config) time.Duration {
 	tick := cfg.Admission.Tick
-	if cfg.Backend == BackendSim && cfg.Sim.Speed < 1 {
+	if cfg.Backend == backendSim && cfg.Sim.Speed < 1 {
 		tick = time.Duration(float64(tick) / cfg.Sim.Speed)
 	}
 	return 3*tick + cfg.ShutdownTimeout
@@ -528,7 +528,7 @@ func stallBound(cfg Config) time.Duration {
 
 // referenceVCores is the configured reference node's vcores, falling back
 // to the backend's own (sim: the workload's reference node) at zero.
-func (g GoodnessConfig) referenceVCores(def int64) int64 {
+func (g goodnessConfig) referenceVCores(def int64) int64 {
 	if g.ReferenceVCores > 0 {
 		return g.ReferenceVCores
 	}
@@ -537,7 +537,7 @@ func (g GoodnessConfig) referenceVCores(def int64) int64 {
 
 // limits is the configured goodness maxima in bytes/s, each falling back
 // to the backend's own where the config leaves it at zero.
-func (g GoodnessConfig) limits(def goodness.Limits) goodness.Limits {
+func (g goodnessConfig) limits(def goodness.Limits) goodness.Limits {
 	pick := func(mbps, d float64) float64 {
 		if mbps > 0 {
 			return mbps * 1e6
@@ -550,7 +550,7 @@ func (g GoodnessConfig) limits(def goodness.Limits) goodness.Limits {
 	}
 }
 
-func apiTokens(ts []TokenConfig) []api.Token {
+func apiTokens(ts []tokenConfig) []api.Token {
 	out := make([]api.Token, 0, len(ts))
 	for _, t := range ts {
 		out = append(out, api.Token{Secret: t.Token, User: t.User, Role: t.Role, Expires: t.Expires})

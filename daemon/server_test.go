@@ -68,7 +68,7 @@ func TestServeTLSAndShutdown(t *testing.T) {
 	}
 	cfg.DataDir = t.TempDir()
 	cfg.Sim.Workload = "../configs/workloads/paper-queue-a.yaml"
-	cfg.TLS = TLSConfig{CertFile: certFile, KeyFile: keyFile}
+	cfg.TLS = tlsConfig{CertFile: certFile, KeyFile: keyFile}
 	cfg.ShutdownTimeout = 5 * time.Second
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -23,7 +23,7 @@ type metricsSource struct {
 
 var metricsSources = []metricsSource{
 	{
-		name: SourceInfluxDB, title: "InfluxDB", section: "influx",
+		name: sourceInfluxDB, title: "InfluxDB", section: "influx",
 		url:      func(c Config) string { return c.Influx.URL },
 		validate: func(c Config) error { return c.Influx.Validate() },
 		open: func(c Config, obs *outboundMetrics) (metricsource.Reader, func(), error) {
@@ -35,7 +35,7 @@ var metricsSources = []metricsSource{
 		},
 	},
 	{
-		name: SourcePrometheus, title: "Prometheus", section: "prometheus",
+		name: sourcePrometheus, title: "Prometheus", section: "prometheus",
 		url:      func(c Config) string { return c.Prometheus.URL },
 		validate: func(c Config) error { return c.Prometheus.Validate() },
 		open: func(c Config, obs *outboundMetrics) (metricsource.Reader, func(), error) {
@@ -48,7 +48,7 @@ var metricsSources = []metricsSource{
 	},
 }
 
-// metricsSourceOf is the source metrics.source names, or a *ConfigError
+// metricsSourceOf is the source metrics.source names, or a *configError
 // listing the choices.
 func metricsSourceOf(cfg Config) (metricsSource, error) {
 	names := make([]string, len(metricsSources))

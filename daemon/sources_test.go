@@ -21,7 +21,7 @@ func TestMetricsSources(t *testing.T) {
 			t.Errorf("%s: section %q, want %q", ms.name, got, ms.section)
 		}
 		_, _, err := ReadMetrics(context.Background(), cfg, []string{"h1"}, time.Unix(0, 0), time.Unix(60, 0))
-		var ce *ConfigError
+		var ce *configError
 		if !errors.As(err, &ce) || ce.Key != ms.section+".url" || !strings.Contains(ce.Reason, ms.title) {
 			t.Errorf("%s without a URL: %v; want a config error naming %s.url", ms.name, err, ms.section)
 		}
@@ -29,7 +29,7 @@ func TestMetricsSources(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Metrics.Source = "graphite"
 	err := cfg.validateMetrics()
-	var ce *ConfigError
+	var ce *configError
 	if !errors.As(err, &ce) || ce.Key != "metrics.source" || !strings.Contains(err.Error(), `must be influxdb or prometheus, got "graphite"`) {
 		t.Errorf("an unknown source: %v", err)
 	}

@@ -16,7 +16,7 @@ import (
 )
 
 // Validate reports the first key whose value is out of bounds, naming the
-// key and the bound (*ConfigError wrapping ErrConfig).
+// key and the bound (*configError wrapping ErrConfig).
 func (c Config) Validate() error {
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		return cfgErr("listen", "must be host:port, got %q", c.Listen)
@@ -30,7 +30,7 @@ func (c Config) Validate() error {
 	if !oneOf(c.LogLevel, "debug", "info", "warn", "error") {
 		return cfgErr("log_level", "must be one of debug|info|warn|error, got %q", c.LogLevel)
 	}
-	if !oneOf(c.LogFormat, LogAuto, LogText, LogJSON, LogJournal) {
+	if !oneOf(c.LogFormat, logAuto, logText, logJSON, logJournal) {
 		return cfgErr("log_format", "must be auto, text, json or journal, got %q", c.LogFormat)
 	}
 	if (c.TLS.CertFile == "") != (c.TLS.KeyFile == "") {
@@ -58,11 +58,11 @@ func (c Config) Validate() error {
 		return err
 	}
 	switch c.Backend {
-	case BackendSim:
+	case backendSim:
 		if err := c.Sim.validate(); err != nil {
 			return err
 		}
-	case BackendYarn:
+	case backendYarn:
 		if err := sectionErr("yarn", c.Yarn.Validate()); err != nil {
 			return err
 		}
@@ -72,7 +72,7 @@ func (c Config) Validate() error {
 	default:
 		return cfgErr("backend", "must be sim or yarn, got %q", c.Backend)
 	}
-	if err := c.Goodness.validate(c.Backend == BackendYarn); err != nil {
+	if err := c.Goodness.validate(c.Backend == backendYarn); err != nil {
 		return err
 	}
 	if err := c.validateLearning(); err != nil {
@@ -97,18 +97,18 @@ func (c Config) Validate() error {
 }
 
 // validate checks the journal section.
-func (j JournalConfig) validate() error {
-	if j.MaxDecisions < 1 || j.MaxDecisions > MaxJournalDecisions {
-		return cfgErr("journal.max_decisions", "must be in [1, %d], got %d", MaxJournalDecisions, j.MaxDecisions)
+func (j journalConfig) validate() error {
+	if j.MaxDecisions < 1 || j.MaxDecisions > maxJournalDecisions {
+		return cfgErr("journal.max_decisions", "must be in [1, %d], got %d", maxJournalDecisions, j.MaxDecisions)
 	}
-	if j.MaxGoodness < 1 || j.MaxGoodness > MaxJournalGoodness {
-		return cfgErr("journal.max_goodness", "must be in [1, %d], got %d", MaxJournalGoodness, j.MaxGoodness)
+	if j.MaxGoodness < 1 || j.MaxGoodness > maxJournalGoodness {
+		return cfgErr("journal.max_goodness", "must be in [1, %d], got %d", maxJournalGoodness, j.MaxGoodness)
 	}
 	return nil
 }
 
 // validate checks the admission section.
-func (a AdmissionConfig) validate() error {
+func (a admissionConfig) validate() error {
 	if a.Tick < time.Millisecond {
 		return cfgErr("admission.tick", "must be >= 1ms, got %v", a.Tick)
 	}
@@ -129,7 +129,7 @@ func (a AdmissionConfig) validate() error {
 	return nil
 }
 
-func (s SimConfig) validate() error {
+func (s simConfig) validate() error {
 	if s.Workload == "" {
 		return cfgErr("sim.workload", "must be set when backend is sim")
 	}
@@ -142,7 +142,7 @@ func (s SimConfig) validate() error {
 	return nil
 }
 
-func (g GoodnessConfig) validate(required bool) error {
+func (g goodnessConfig) validate(required bool) error {
 	for _, f := range []struct {
 		key string
 		v   float64
@@ -166,7 +166,7 @@ func (g GoodnessConfig) validate(required bool) error {
 // maxReferenceVCores bounds goodness.reference_vcores: far above any node.
 const maxReferenceVCores = 1 << 20
 
-func (l LearningConfig) validate() error {
+func (l learningConfig) validate() error {
 	if _, err := cron.ParseStandard(l.Schedule); err != nil {
 		return cfgErr("learning.schedule", "not a cron spec: %v", err)
 	}
@@ -224,17 +224,17 @@ func (c *Config) validateLearning() error {
 	}
 	l := c.Learning
 	switch l.Placement {
-	case PlacementRM:
-	case PlacementInflux:
-		if c.Backend != BackendYarn {
+	case placementRM:
+	case placementInflux:
+		if c.Backend != backendYarn {
 			return cfgErr("learning.placement", "%s reads the colocd-telegraf-yarn plugin's samples of a YARN cluster: it needs backend yarn, got %q (use %s)",
-				PlacementInflux, c.Backend, PlacementRM)
+				placementInflux, c.Backend, placementRM)
 		}
 		if err := sectionErr("influx", c.Influx.Validate()); err != nil {
 			return err
 		}
 	default:
-		return cfgErr("learning.placement", "must be %s or %s, got %q", PlacementRM, PlacementInflux, l.Placement)
+		return cfgErr("learning.placement", "must be %s or %s, got %q", placementRM, placementInflux, l.Placement)
 	}
 	if err := sectionErr("learning.foreign", l.Foreign.ForeignConfig.Validate()); err != nil {
 		return err
@@ -250,7 +250,7 @@ func (c *Config) validateLearning() error {
 }
 
 // validate checks the metrics section's host mapping, naming the key.
-func (m MetricsConfig) validate() error {
+func (m metricsConfig) validate() error {
 	if err := m.Hosts.Validate(); err != nil {
 		var fe *metricsource.FieldError
 		if errors.As(err, &fe) {
@@ -262,7 +262,7 @@ func (m MetricsConfig) validate() error {
 }
 
 // validateTokens checks the API tokens, naming the entry.
-func validateTokens(tokens []TokenConfig) error {
+func validateTokens(tokens []tokenConfig) error {
 	seen := map[string]bool{}
 	for i, t := range tokens {
 		key := fmt.Sprintf("tokens[%d]", i)
@@ -282,7 +282,7 @@ func validateTokens(tokens []TokenConfig) error {
 }
 
 // validate checks the api section's bounds.
-func (a APIConfig) validate() error {
+func (a apiConfig) validate() error {
 	switch {
 	case a.MaxBodyBytes < 1024 || a.MaxBodyBytes > 1<<30:
 		return cfgErr("api.max_body_bytes", "must be in [1024, 2^30], got %d", a.MaxBodyBytes)
@@ -323,8 +323,8 @@ func (c Config) validateAuth() error {
 		}
 	}
 	switch c.TLS.ClientAuth {
-	case ClientAuthNone:
-	case ClientAuthOptional, ClientAuthRequire:
+	case clientAuthNone:
+	case clientAuthOptional, clientAuthRequire:
 		if c.TLS.CertFile == "" {
 			return cfgErr("tls.client_auth", "%s needs HTTPS: set tls.cert_file and tls.key_file", c.TLS.ClientAuth)
 		}
@@ -347,7 +347,7 @@ func (c Config) validateAuth() error {
 			return cfgErr(fmt.Sprintf("api.job_groups[%d]", i), "%q is not a group name", g)
 		}
 	}
-	if c.HA.Enabled() && c.HA.ForwardKeyFile == "" && (a.Auth != api.AuthTokens || c.TLS.ClientAuth != ClientAuthNone) {
+	if c.HA.Enabled() && c.HA.ForwardKeyFile == "" && (a.Auth != api.AuthTokens || c.TLS.ClientAuth != clientAuthNone) {
 		return cfgErr("ha.forward_key_file", "must be set with api.auth %s or tls.client_auth %s: a follower authenticates a request itself and forwards the identity to the leader signed with this key (a Kerberos ticket or a client certificate cannot be passed on)",
 			a.Auth, c.TLS.ClientAuth)
 	}
@@ -355,7 +355,7 @@ func (c Config) validateAuth() error {
 }
 
 // apiProxyRules are the proxy rules of api.proxy_users, checked.
-func apiProxyRules(list []ProxyUserConfig) ([]api.ProxyRule, error) {
+func apiProxyRules(list []proxyUserConfig) ([]api.ProxyRule, error) {
 	out := make([]api.ProxyRule, 0, len(list))
 	for i, p := range list {
 		key := fmt.Sprintf("api.proxy_users[%d]", i)

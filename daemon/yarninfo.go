@@ -9,10 +9,10 @@ import (
 	"github.com/colocd/colocd/yarnclient/kerberos"
 )
 
-// YarnInfo is what colocd yarn info shows of how colocd reaches YARN,
+// yarnInfo is what colocd yarn info shows of how colocd reaches YARN,
 // besides the ResourceManager's own answers: how the client authenticates
 // and whose applications colocd submits, with which delegation tokens.
-type YarnInfo struct {
+type yarnInfo struct {
 	Auth       YarnAuth
 	Submission YarnSubmission
 }
@@ -47,9 +47,9 @@ type YarnSubmission struct {
 // (yarn.submit_as job_user), not colocd's own user's.
 func (s YarnSubmission) ByJobUser() bool { return s.SubmitAs == string(yarncluster.SubmitAsJobUser) }
 
-// InspectYarn is the YarnInfo of c, the client YarnClient built from cfg.
-func InspectYarn(cfg Config, c *YarnRM) YarnInfo {
-	return YarnInfo{Auth: yarnAuthOf(c), Submission: submissionOf(cfg.Yarn)}
+// InspectYarn is the yarnInfo of c, the client YarnClient built from cfg.
+func InspectYarn(cfg Config, c *YarnRM) yarnInfo {
+	return yarnInfo{Auth: yarnAuthOf(c), Submission: submissionOf(cfg.Yarn)}
 }
 
 func submissionOf(y yarncluster.Config) YarnSubmission {

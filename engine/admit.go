@@ -17,8 +17,8 @@ import (
 	"github.com/colocd/colocd/queue"
 )
 
-// AdmitReport says what one AdmitPass did.
-type AdmitReport struct {
+// admitReport says what one AdmitPass did.
+type admitReport struct {
 	Admitted  []string // job ids admitted and submitted (or left for Reconcile)
 	Rejected  []string // job ids failed because the cluster refused their submission
 	Requeued  []string // job ids queued again: the cluster refused their application id
@@ -43,7 +43,7 @@ type AdmitReport struct {
 // The pass reads the cluster's state once, not once per job (passView):
 // each admitted job then joins the pass's picture of the cluster as the
 // cluster will hold it, so the next decision of the pass sees it.
-func (e *Engine) AdmitPass(ctx context.Context) (AdmitReport, error) {
+func (e *Engine) AdmitPass(ctx context.Context) (admitReport, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.admitPass(ctx, nil)
@@ -54,14 +54,14 @@ func (e *Engine) AdmitPass(ctx context.Context) (AdmitReport, error) {
 // only the learning tick, retention and the checkpoint ran, none of which
 // changes the cluster; a job the API killed in between still holds its
 // room in the pass's picture (the kill kicks another step).
-func (e *Engine) admitStep(ctx context.Context, synced *cluster.State) (AdmitReport, error) {
+func (e *Engine) admitStep(ctx context.Context, synced *cluster.State) (admitReport, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.admitPass(ctx, synced)
 }
 
-func (e *Engine) admitPass(ctx context.Context, synced *cluster.State) (AdmitReport, error) {
-	var rep AdmitReport
+func (e *Engine) admitPass(ctx context.Context, synced *cluster.State) (admitReport, error) {
+	var rep admitReport
 	if !e.reconciled {
 		return rep, ErrNotReady
 	}
@@ -114,7 +114,7 @@ func (e *Engine) passShares(ctx context.Context, v *passView) {
 }
 
 // admitOne admits at most one job; done reports that the pass should end.
-func (e *Engine) admitOne(ctx context.Context, rep *AdmitReport, v *passView) (done bool, err error) {
+func (e *Engine) admitOne(ctx context.Context, rep *admitReport, v *passView) (done bool, err error) {
 	counts, err := e.store.Counts()
 	if err != nil {
 		return true, fmt.Errorf("admit: count jobs: %w", err)
@@ -190,7 +190,7 @@ func (e *Engine) admitOne(ctx context.Context, rep *AdmitReport, v *passView) (d
 // view, fails (a refusal), goes back to the queue (a refused id) or is
 // left admitted for Sync (an unknown outcome). done reports that the pass
 // should end.
-func (e *Engine) submitted(rep *AdmitReport, v *passView, job queue.Job, appID string, err error,
+func (e *Engine) submitted(rep *admitReport, v *passView, job queue.Job, appID string, err error,
 	admit, learned pipeline.Decision, shadow bool, log *slog.Logger) (done bool, _ error) {
 	switch {
 	case err == nil:
@@ -219,7 +219,7 @@ func (e *Engine) submitted(rep *AdmitReport, v *passView, job queue.Job, appID s
 		}
 		rep.Rejected = append(rep.Rejected, job.ID)
 		return false, nil
-	case errors.Is(err, ErrFenced):
+	case errors.Is(err, errFenced):
 		log.Warn("not submitted: this replica may no longer lead; left admitted for the leader to reconcile", "app", appID, "err", err)
 		rep.Ambiguous = append(rep.Ambiguous, job.ID)
 		rep.Stopped = "fenced"

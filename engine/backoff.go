@@ -49,13 +49,13 @@ type BackoffConfig struct {
 // Backoff defaults (admission.backoff). Max matches the loop's own retry
 // of a failed reconciliation: a recovered cluster is seen within a minute.
 const (
-	DefaultBackoffInitial = time.Second
+	defaultBackoffInitial = time.Second
 	DefaultBackoffMax     = time.Minute
 )
 
 // DefaultBackoffConfig is admission.backoff's default.
 func DefaultBackoffConfig() BackoffConfig {
-	return BackoffConfig{Initial: DefaultBackoffInitial, Max: DefaultBackoffMax}
+	return BackoffConfig{Initial: defaultBackoffInitial, Max: DefaultBackoffMax}
 }
 
 // Validate reports a negative wait or a Max below Initial.
@@ -78,14 +78,14 @@ const (
 	numCallKinds
 )
 
-// The kinds' names, as Telemetry labels them ("job": a job's own backoff).
+// The kinds' names, as telemetrySink labels them ("job": a job's own backoff).
 const (
-	BackoffRead   = "read"
-	BackoffSubmit = "submit"
-	BackoffJob    = "job"
+	backoffRead   = "read"
+	backoffSubmit = "submit"
+	backoffJob    = "job"
 )
 
-func (k callKind) String() string { return [...]string{BackoffRead, BackoffSubmit}[k] }
+func (k callKind) String() string { return [...]string{backoffRead, backoffSubmit}[k] }
 
 // backoff is one backoff's state: zero when calls are not backing off.
 type backoff struct {
@@ -132,7 +132,7 @@ func (b backoff) String() string {
 // heldError is the error of a call held by b.
 func heldError(k callKind, b backoff) error {
 	return fmt.Errorf("%w: %s calls wait until %s after %d failures in a row",
-		ErrBackoff, k, b.until.UTC().Format(time.RFC3339Nano), b.fails)
+		errBackoff, k, b.until.UTC().Format(time.RFC3339Nano), b.fails)
 }
 
 // held reports whether calls of kind k must wait now; a held call is
@@ -178,7 +178,7 @@ func (e *Engine) jobHeld(id string) bool {
 		return false
 	}
 	if e.mx != nil {
-		e.mx.CallsBackedOff(BackoffJob)
+		e.mx.CallsBackedOff(backoffJob)
 	}
 	return true
 }

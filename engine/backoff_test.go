@@ -173,7 +173,7 @@ func TestBackoffFailingReads(t *testing.T) {
 		t.Errorf("%d reservations and %d submissions while reads fail, want none", fc.reserves, fc.submits)
 	}
 	err := ready(h)
-	if !errors.Is(err, ErrClusterBackoff) || !errors.Is(err, ErrClusterSync) || !errors.Is(err, ErrBackoff) ||
+	if !errors.Is(err, ErrClusterBackoff) || !errors.Is(err, ErrClusterSync) || !errors.Is(err, errBackoff) ||
 		!strings.Contains(err.Error(), "read calls:") || !strings.Contains(err.Error(), "500 Internal Server Error") {
 		t.Errorf("Ready while reads back off = %v, want ErrClusterBackoff, ErrClusterSync and the read backoff with its cause", err)
 	}

@@ -16,7 +16,7 @@ import (
 
 // tenantsCluster is the simulator with other tenants, as YARN shows
 // them: every application has a user (colocd's own are "colocd"'s, the
-// one AppOwners expects), other users' applications run beside colocd's
+// one appOwners expects), other users' applications run beside colocd's
 // and may claim a job (JobID and Kind set, as an adapter that believed
 // their tags would), and an application may show under another id than
 // the one reserved (a command submission: Reservation is the reserved
@@ -28,7 +28,7 @@ type tenantsCluster struct {
 	shown   map[string]string // reserved id → the id the cluster shows
 }
 
-var _ AppOwners = (*tenantsCluster)(nil)
+var _ appOwners = (*tenantsCluster)(nil)
 
 func (c *tenantsCluster) user(id string) string {
 	if u, ok := c.owner[id]; ok {

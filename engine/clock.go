@@ -25,32 +25,32 @@ func (WallClock) Monotonic() time.Duration { return time.Since(processStart) }
 // processStart is WallClock's monotonic origin.
 var processStart = time.Now()
 
-// Monotonic is implemented by a Clock whose wall reading (Now) can step:
+// monotonic is implemented by a Clock whose wall reading (Now) can step:
 // Monotonic is the elapsed time since an origin of the clock's choosing, on
 // a clock no step moves, and After waits on it. The loop measures elapsed
 // time (the admission tick, interval schedules, the checkpoint cadence) on
 // it and detects a step of the wall clock as a difference between the two.
 // A Clock that does not implement it (the simulator's virtual clock) never
 // steps: its wall reading is its monotonic one.
-type Monotonic interface {
+type monotonic interface {
 	Monotonic() time.Duration
 }
 
-var _ Monotonic = WallClock{}
+var _ monotonic = WallClock{}
 
-// DefaultStepTolerance is LoopOptions.StepTolerance's default: how far the
+// defaultStepTolerance is LoopOptions.StepTolerance's default: how far the
 // wall clock's elapsed time may drift from the monotonic clock's between two
 // loop iterations before the loop takes it for a step. NTP slews both
 // clocks alike (at most 500 ppm) and only steps move one without the other,
 // so a second is far above the noise of reading the two clocks one after
 // the other and far below any step worth reacting to.
-const DefaultStepTolerance = time.Second
+const defaultStepTolerance = time.Second
 
 // Schedule gives the next activation after t (cron.Schedule). The loop
 // evaluates it on the injected Clock, so a schedule runs in virtual time on
 // the simulator.
 //
-// A schedule that implements Interval fires every fixed elapsed duration
+// A schedule that implements interval fires every fixed elapsed duration
 // ("@every 60s"): the loop measures it on the monotonic clock, so a step of
 // the wall clock neither delays nor hastens it. Any other schedule names
 // wall-clock times ("*/5 * * * *", "@hourly"): after a step the loop
@@ -59,15 +59,15 @@ type Schedule interface {
 	Next(t time.Time) time.Time
 }
 
-// Interval is implemented by a Schedule that fires at a fixed elapsed
+// interval is implemented by a Schedule that fires at a fixed elapsed
 // interval.
-type Interval interface {
+type interval interface {
 	Interval() time.Duration
 }
 
 // ParseSchedule parses a cron spec with robfig/cron's standard parser:
 // five fields ("*/5 * * * *") or a descriptor ("@every 60s", "@hourly").
-// "@every" gives an Interval schedule.
+// "@every" gives an interval schedule.
 func ParseSchedule(spec string) (Schedule, error) {
 	s, err := cron.ParseStandard(spec)
 	if err != nil {
@@ -88,7 +88,7 @@ func (s everySchedule) Interval() time.Duration { return s.Delay }
 // isInterval reports whether s fires at a fixed elapsed interval.
 func isInterval(s Schedule) bool {
 	switch s.(type) {
-	case Interval, cron.ConstantDelaySchedule:
+	case interval, cron.ConstantDelaySchedule:
 		return true
 	}
 	return false

@@ -38,7 +38,7 @@ type Cluster interface {
 	Kill(ctx context.Context, appID string) error
 }
 
-// Forgetful is a cluster that can forget applications: YARN drops ended
+// forgetful is a cluster that can forget applications: YARN drops ended
 // applications beyond yarn.resourcemanager.max-completed-applications, and
 // all of them on a restart without recovery. When App answers
 // cluster.ErrUnknownApp for a job colocd admitted, the engine asks
@@ -46,7 +46,7 @@ type Cluster interface {
 // an application that did run would run the job twice. A cluster that
 // never forgets (the simulator, whose log holds every submission) does not
 // implement it, and an unknown application there was never submitted.
-type Forgetful interface {
+type forgetful interface {
 	// Forgotten reports what is known of appID, for which App answered
 	// cluster.ErrUnknownApp; recorded is when colocd recorded the job's
 	// admission under appID (it was submitted after, if at all; zero when
@@ -55,25 +55,25 @@ type Forgetful interface {
 	Forgotten(ctx context.Context, appID string, recorded time.Time) (cluster.Verdict, error)
 }
 
-// AppOwners is implemented by clusters whose applications belong to users
+// appOwners is implemented by clusters whose applications belong to users
 // (YARN): an application is taken for job j only while the user the
 // cluster reports for it is one of AppOwners(j). Any user can submit under
 // an id another reserved, and the RM treats a second submission under an
 // id it knows as a repeat: the user tells colocd's application from one
 // that took its id. An empty list, or a cluster that does not implement
 // it, checks nothing.
-type AppOwners interface {
+type appOwners interface {
 	AppOwners(j queue.Job) []string
 }
 
-// PendingApps is implemented by clusters that can report, in one call,
+// pendingApps is implemented by clusters that can report, in one call,
 // the applications among ids that are waiting to run (accepted, not yet
 // running): a sync reads the status of every admitted job that is not
 // running, and one read per job per sync is a request per accepted
 // application per second to the RM. Ids it does not report (finished,
 // unknown, or not its kind of id) are read one by one with App; an error
 // falls back to that for all.
-type PendingApps interface {
+type pendingApps interface {
 	PendingApps(ctx context.Context, ids []string) (map[string]cluster.AppStatus, error)
 }
 

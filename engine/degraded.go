@@ -16,15 +16,15 @@ const (
 	// DepKDC is the Kerberos KDC, when a call failed for want of a
 	// ticket (Options.DependencyOf says which errors are its).
 	DepKDC = "kdc"
-	// DepDisk is data_dir's file system: below its reserve.
-	DepDisk = "disk"
+	// depDisk is data_dir's file system: below its reserve.
+	depDisk = "disk"
 )
 
-// Degradation is a dependency that is failing: since the first failure of
+// degradation is a dependency that is failing: since the first failure of
 // the current run of failures (wall time), the call that failed last and
 // its error. Reason and Dependency may be shown to anyone; Err may name
 // hosts and users (show it to callers with a token only).
-type Degradation struct {
+type degradation struct {
 	Dependency string
 	Since      time.Time
 	Op         string // the call that failed last: "sync", "submit", "metrics", "space"
@@ -75,7 +75,7 @@ func (e *Engine) dependencyUp(dep string) {
 // the metrics store and the KDC from the last calls made to them, the disk
 // from the store's free-space check now. colocd serves on through each of
 // them; Ready says which of them stop admissions (the cluster, the disk).
-func (e *Engine) Degraded() []Degradation {
+func (e *Engine) Degraded() []degradation {
 	spaceErr := e.store.CheckSpace()
 	now := e.wall()
 	e.health.mu.Lock()
@@ -83,18 +83,18 @@ func (e *Engine) Degraded() []Degradation {
 	if e.health.state.deps == nil {
 		e.health.state.deps = map[string]depFail{}
 	}
-	if f, ok := e.health.state.deps[DepDisk]; spaceErr != nil {
+	if f, ok := e.health.state.deps[depDisk]; spaceErr != nil {
 		if !ok {
 			f.since = now
 		}
 		f.op, f.err = "space", spaceErr
-		e.health.state.deps[DepDisk] = f
+		e.health.state.deps[depDisk] = f
 	} else {
-		delete(e.health.state.deps, DepDisk)
+		delete(e.health.state.deps, depDisk)
 	}
-	out := make([]Degradation, 0, len(e.health.state.deps))
+	out := make([]degradation, 0, len(e.health.state.deps))
 	for d, f := range e.health.state.deps {
-		out = append(out, Degradation{Dependency: d, Since: f.since, Op: f.op, Err: f.err})
+		out = append(out, degradation{Dependency: d, Since: f.since, Op: f.op, Err: f.err})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Dependency < out[j].Dependency })
 	return out

@@ -9,11 +9,11 @@
 // resubmission), the learner and the profile model as their only writer
 // during a run, and the readiness reasons (ErrStarting … ErrStalled).
 //
-// It consumes small interfaces declared here: Cluster (and Forgetful,
+// It consumes small interfaces declared here: Cluster (and forgetful,
 // JobPreparer) for the resource manager, UsageSource for node usage,
 // PlacementSource for which applications ran where (learning.placement:
 // influx, read through Options.Placement, a Placer), Clock,
-// Journal and Telemetry. The adapters live in internal/simcluster,
+// journalSink and telemetrySink. The adapters live in internal/simcluster,
 // internal/yarncluster and internal/metricsource; daemon wires them.
 //
 // The learning tick learns from what ran on each node: by default the

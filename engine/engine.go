@@ -42,8 +42,8 @@ type Engine struct {
 	cluster         Cluster
 	metrics         UsageSource
 	clock           Clock
-	journal         Journal   // nil: no journal
-	mx              Telemetry // nil: no Prometheus metrics
+	journal         journalSink   // nil: no journal
+	mx              telemetrySink // nil: no Prometheus metrics
 	rng             *rand.Rand
 	log             *slog.Logger
 	// fairness is the pipeline's fairness configuration when it is on: the
@@ -120,14 +120,14 @@ type presence struct {
 }
 
 // act runs fn within the fence's bound (Options.Fence); a refusal is
-// ErrFenced and fn does not run.
+// errFenced and fn does not run.
 func (e *Engine) act(ctx context.Context, fn func(context.Context) error) error {
 	if e.fence == nil {
 		return fn(ctx)
 	}
 	actx, cancel, err := e.fence.Act(ctx)
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrFenced, err)
+		return fmt.Errorf("%w: %w", errFenced, err)
 	}
 	defer cancel()
 	return fn(actx)
@@ -228,11 +228,11 @@ func (e *Engine) Kill(ctx context.Context, id string) (queue.Job, error) {
 		return queue.Job{}, err
 	}
 	if j.State != queue.StateAdmitted && j.State != queue.StateRunning {
-		return j, fmt.Errorf("kill job %s: %w (state %s)", id, ErrNotKillable, j.State)
+		return j, fmt.Errorf("kill job %s: %w (state %s)", id, errNotKillable, j.State)
 	}
 	if j.AppID != "" {
 		err := e.act(ctx, func(ctx context.Context) error { return e.cluster.Kill(ctx, j.AppID) })
-		if errors.Is(err, ErrFenced) {
+		if errors.Is(err, errFenced) {
 			return j, fmt.Errorf("kill job %s: %w", id, err)
 		}
 		if err != nil && !errors.Is(err, cluster.ErrUnknownApp) {
@@ -256,7 +256,7 @@ func (e *Engine) Kill(ctx context.Context, id string) (queue.Job, error) {
 // named, while the engine has not reconciled (ErrStarting, and
 // ErrNotReady), the store does not answer reads (ErrStoreUnavailable),
 // the file system holding the store is below its space reserve
-// (ErrLowSpace), the last store write failed and none succeeded since
+// (errLowSpace), the last store write failed and none succeeded since
 // (ErrStoreWrites), the loop completed no iteration for StallAfter
 // (ErrStalled), calls to the cluster back off after failures
 // (ErrClusterBackoff, naming each backoff; with ErrClusterSync too when
@@ -277,7 +277,7 @@ func (e *Engine) Ready(context.Context) error {
 		return fmt.Errorf("%w: %w", ErrStoreUnavailable, err)
 	}
 	if err := e.store.CheckSpace(); err != nil {
-		return fmt.Errorf("%w: %w", ErrLowSpace, err)
+		return fmt.Errorf("%w: %w", errLowSpace, err)
 	}
 	if op, f, n := h.lastWriteFail(); n > 0 {
 		return fmt.Errorf("%w: store writes are failing (%s; the latest, %s, failed at %s): %w",
@@ -484,7 +484,7 @@ func (e *Engine) backendOK(backend string) {
 	}
 }
 
-// The backends, as Telemetry.BackendUp names them.
+// The backends, as telemetrySink.BackendUp names them.
 const (
 	backendCluster = "cluster"
 	backendMetrics = "metrics"
@@ -497,7 +497,7 @@ func backendOf(op string) string {
 	return backendCluster
 }
 
-// forcedBy names the hard rule that chose d's job, for Telemetry.Admitted:
+// forcedBy names the hard rule that chose d's job, for telemetrySink.Admitted:
 // "max_skips" (starvation), "reservation", or "" when the distribution did.
 func forcedBy(d pipeline.Decision) string {
 	switch {
@@ -509,9 +509,9 @@ func forcedBy(d pipeline.Decision) string {
 	return ""
 }
 
-// Journal is where the engine explains itself: each decision and each
+// journalSink is where the engine explains itself: each decision and each
 // goodness observation (journal.Journal).
-type Journal interface {
+type journalSink interface {
 	AddDecision(journal.DecisionRecord) error
 	AddGoodness(journal.GoodnessRecord) error
 	// SetMemoryOnly stops (or resumes) writing records to disk; the engine
@@ -519,8 +519,8 @@ type Journal interface {
 	SetMemoryOnly(bool)
 }
 
-// Telemetry is what the engine counts (telemetry.Metrics).
-type Telemetry interface {
+// telemetrySink is what the engine counts (telemetry.Metrics).
+type telemetrySink interface {
 	ObserveDecision(time.Duration)
 	// Admitted counts an admission: how long the job waited pending
 	// (CreatedAt to the engine clock's now) and the hard rule that chose
@@ -539,10 +539,10 @@ type Telemetry interface {
 	// ("cluster" or "metrics").
 	BackendUp(backend string, up bool)
 	// ClusterBackoff sets the wait of the cluster-wide backoff of calls
-	// (BackoffRead, BackoffSubmit); zero when they do not back off.
+	// (backoffRead, backoffSubmit); zero when they do not back off.
 	ClusterBackoff(calls string, wait time.Duration)
 	// CallsBackedOff counts one call to the cluster not made because of a
-	// backoff (BackoffRead, BackoffSubmit, BackoffJob).
+	// backoff (backoffRead, backoffSubmit, backoffJob).
 	CallsBackedOff(calls string)
 	// JobsBackingOff sets how many admitted jobs wait out their own backoff.
 	JobsBackingOff(n int)

@@ -173,7 +173,7 @@ func (h *harness) passSnapshot() pipeline.Snapshot {
 	return snap
 }
 
-func (h *harness) admit() AdmitReport {
+func (h *harness) admit() admitReport {
 	h.tb.Helper()
 	rep, err := h.e.AdmitPass(h.ctx)
 	if err != nil {
@@ -182,7 +182,7 @@ func (h *harness) admit() AdmitReport {
 	return rep
 }
 
-func (h *harness) sync() SyncReport {
+func (h *harness) sync() syncReport {
 	h.tb.Helper()
 	rep, err := h.e.Sync(h.ctx)
 	if err != nil {
@@ -611,8 +611,8 @@ func TestMetricsErrorKeepsAdmitting(t *testing.T) {
 	from, to := colocate(h, "disk")
 	before := h.learner.Snapshot()
 	_, err := h.e.Learn(h.ctx, from, to)
-	if !errors.Is(err, ErrMetrics) || sm.calls != 1 {
-		t.Fatalf("Learn err = %v (calls %d), want ErrMetrics after one call", err, sm.calls)
+	if !errors.Is(err, errMetrics) || sm.calls != 1 {
+		t.Fatalf("Learn err = %v (calls %d), want errMetrics after one call", err, sm.calls)
 	}
 	if diff := cmp.Diff(before, h.learner.Snapshot()); diff != "" {
 		t.Errorf("learner changed on a metrics error (-before +after):\n%s", diff)
@@ -733,7 +733,7 @@ func TestReconcile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := SyncReport{
+	want := syncReport{
 		Started:     []string{ids[0], ids[1]},
 		Finished:    []string{ids[2]},
 		Resubmitted: []string{ids[0]},
@@ -802,8 +802,8 @@ func TestKillAndPrepare(t *testing.T) {
 	if a, _ := h.s.App(j.AppID); a.State != sim.AppKilled {
 		t.Errorf("simulated app %s is %s, want killed", j.AppID, a.State)
 	}
-	if _, err := h.e.Kill(h.ctx, ids[0]); !errors.Is(err, ErrNotKillable) {
-		t.Errorf("second kill: %v, want ErrNotKillable", err)
+	if _, err := h.e.Kill(h.ctx, ids[0]); !errors.Is(err, errNotKillable) {
+		t.Errorf("second kill: %v, want errNotKillable", err)
 	}
 
 	for _, tc := range []struct {

@@ -4,19 +4,19 @@ import "errors"
 
 // Sentinel errors of the engine. Test with errors.Is.
 var (
-	// ErrMetrics wraps errors of the usage source during learning; the
+	// errMetrics wraps errors of the usage source during learning; the
 	// engine keeps admitting with what it learned before.
-	ErrMetrics = errors.New("metrics source failed")
+	errMetrics = errors.New("metrics source failed")
 	// ErrNotReady: the engine has not reconciled with the cluster yet.
 	ErrNotReady = errors.New("engine not ready")
-	// ErrNotKillable: the job is neither admitted nor running.
-	ErrNotKillable = errors.New("job is not admitted or running")
-	// ErrFenced: the fence (Options.Fence) refused to let this replica act
+	// errNotKillable: the job is neither admitted nor running.
+	errNotKillable = errors.New("job is not admitted or running")
+	// errFenced: the fence (Options.Fence) refused to let this replica act
 	// on the cluster: it may no longer lead.
-	ErrFenced = errors.New("not acting on the cluster: this replica may no longer lead")
-	// ErrBackoff: a pass did not call the cluster because calls of that
+	errFenced = errors.New("not acting on the cluster: this replica may no longer lead")
+	// errBackoff: a pass did not call the cluster because calls of that
 	// kind back off after failures (backoff.go).
-	ErrBackoff = errors.New("cluster calls backing off")
+	errBackoff = errors.New("cluster calls backing off")
 )
 
 // Why Ready fails: its error wraps one of these. Each names a reason safe to
@@ -30,9 +30,9 @@ var (
 	// ErrStoreWrites: the last store write failed (a full disk) and none has
 	// succeeded since.
 	ErrStoreWrites = readyReason("store writes failing")
-	// ErrLowSpace: the file system holding the store has less free space
+	// errLowSpace: the file system holding the store has less free space
 	// than the store's reserve, so it takes no new job (queue.SpaceError).
-	ErrLowSpace = readyReason("data directory low on space")
+	errLowSpace = readyReason("data directory low on space")
 	// ErrClusterSync: the loop's last sync with the cluster failed.
 	ErrClusterSync = readyReason("cannot sync with the cluster")
 	// ErrClusterBackoff: calls to the cluster back off after failures

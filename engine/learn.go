@@ -32,11 +32,11 @@ type LearnReport struct {
 	Profile profile.TickReport
 	// Goodness is, for each co-located node, its observed goodness and
 	// what the profiles predicted for its containers before this tick.
-	Goodness []GoodnessCheck
+	Goodness []goodnessCheck
 }
 
-// GoodnessCheck is one node's observed and predicted goodness.
-type GoodnessCheck struct {
+// goodnessCheck is one node's observed and predicted goodness.
+type goodnessCheck struct {
 	Node                string
 	Kinds               []string // the co-located kinds, earliest admitted first
 	Observed, Predicted float64
@@ -61,7 +61,7 @@ type pairKey struct {
 // metrics are skipped and reported. What the tick changed in the
 // preferences and the profiles is persisted, in one transaction (the rows
 // of the kinds it updated, persist.go). A failing metrics source returns
-// an error wrapping ErrMetrics and leaves the preferences as they were;
+// an error wrapping errMetrics and leaves the preferences as they were;
 // admission goes on. An empty or inverted window (to not after from: the
 // wall clock stepped back since the last tick) is skipped: nothing is read,
 // an INFO line says so, and the backends are not marked down.
@@ -152,7 +152,7 @@ func (e *Engine) gather(ctx context.Context, from, to time.Time) (tickInputs, er
 		in.colos, in.comps, in.unplaced = pw.colos, pw.comps, pw.unplaced
 		if err != nil {
 			e.backendError("metrics", err)
-			return in, fmt.Errorf("learn [%s, %s]: %w: placement: %w", from.Format(time.RFC3339), to.Format(time.RFC3339), ErrMetrics, err)
+			return in, fmt.Errorf("learn [%s, %s]: %w: placement: %w", from.Format(time.RFC3339), to.Format(time.RFC3339), errMetrics, err)
 		}
 	}
 	if e.metrics == nil || !to.After(from) {
@@ -178,7 +178,7 @@ func (e *Engine) gather(ctx context.Context, from, to time.Time) (tickInputs, er
 	readings, _, err := readUsage(ctx, e.metrics, hosts, from, to, e.sizes.limitsOf)
 	if err != nil {
 		e.backendError("metrics", err)
-		return in, fmt.Errorf("learn [%s, %s]: %w: %w", from.Format(time.RFC3339), to.Format(time.RFC3339), ErrMetrics, err)
+		return in, fmt.Errorf("learn [%s, %s]: %w: %w", from.Format(time.RFC3339), to.Format(time.RFC3339), errMetrics, err)
 	}
 	e.backendOK(backendMetrics)
 	in.hosts, in.readings = hosts, readings
@@ -192,7 +192,7 @@ type tickPlan struct {
 	observations []profile.Observation
 	credits      []pairCredit
 	records      []journal.GoodnessRecord
-	checks       []GoodnessCheck
+	checks       []goodnessCheck
 	observed     int
 	stale        []string
 	invalid      []rejected // hosts whose usage was rejected, in co-location order
@@ -266,7 +266,7 @@ func planTick(in tickInputs, predict goodnessPredictor, rules tickRules, now, fr
 		g := r.Goodness
 		pl.observed++
 		pred := predict.GoodnessOn(in.comps[c.node], rules.sizes[c.node])
-		pl.checks = append(pl.checks, GoodnessCheck{Node: c.node, Kinds: c.kinds, Observed: g, Predicted: pred})
+		pl.checks = append(pl.checks, goodnessCheck{Node: c.node, Kinds: c.kinds, Observed: g, Predicted: pred})
 		if rules.pairReward == RewardResidual {
 			g -= pred
 		}

@@ -129,7 +129,7 @@ func TestSimulatedClockLogKeys(t *testing.T) {
 
 // failingJournal fails every write while failing is set.
 type failingJournal struct {
-	Journal
+	journalSink
 	failing bool
 }
 
@@ -137,7 +137,7 @@ func (f *failingJournal) AddGoodness(r journal.GoodnessRecord) error {
 	if f.failing {
 		return errors.New("journal: appending to goodness.jsonl: input/output error")
 	}
-	return f.Journal.AddGoodness(r)
+	return f.journalSink.AddGoodness(r)
 }
 
 // A failing journal logs once per streak: the first failure at WARN, and
@@ -145,7 +145,7 @@ func (f *failingJournal) AddGoodness(r journal.GoodnessRecord) error {
 func TestJournalFailuresLoggedOncePerStreak(t *testing.T) {
 	rec := &logtest.Recorder{Min: slog.LevelInfo}
 	h := newHarness(t, harnessOpts{logger: slog.New(rec)})
-	fj := &failingJournal{Journal: h.journal, failing: true}
+	fj := &failingJournal{journalSink: h.journal, failing: true}
 	h.e.journal = fj
 	for range 5 {
 		h.e.journalGoodness(journal.GoodnessRecord{Node: "node01"})

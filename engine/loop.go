@@ -61,7 +61,7 @@ type Iteration struct {
 	Learned  bool
 	Learn    LearnReport
 	LearnErr error // the learning tick's error, if any (admission went on)
-	Admit    AdmitReport
+	Admit    admitReport
 	// Due is when the next iteration is due without a kick: the earliest
 	// of the admission tick, the learning and the retention schedules.
 	Due time.Time
@@ -96,8 +96,8 @@ type LoopOptions struct {
 	KickGap time.Duration
 	// StepTolerance is how far the wall clock's elapsed time between two
 	// iterations may differ from the monotonic clock's before the loop takes
-	// it for a step of the wall clock (0: DefaultStepTolerance). It matters
-	// only on a Clock that implements Monotonic.
+	// it for a step of the wall clock (0: defaultStepTolerance). It matters
+	// only on a Clock that implements monotonic.
 	StepTolerance time.Duration
 }
 
@@ -112,7 +112,7 @@ func NewLoop(e *Engine, o LoopOptions) (*Loop, error) {
 		checkpoint: o.Checkpoint, every: o.CheckpointEvery, wake: o.Wake, stepTol: o.StepTolerance, kickGap: o.KickGap,
 	}
 	if l.stepTol <= 0 {
-		l.stepTol = DefaultStepTolerance
+		l.stepTol = defaultStepTolerance
 	}
 	if l.log == nil {
 		l.log = e.log
@@ -152,7 +152,7 @@ func (l *Loop) Start(ctx context.Context) error {
 // read reads the clock: its wall time and its monotonic reading.
 func (l *Loop) read() (time.Time, time.Duration) {
 	now := l.clock.Now()
-	if m, ok := l.clock.(Monotonic); ok {
+	if m, ok := l.clock.(monotonic); ok {
 		return now, m.Monotonic()
 	}
 	if l.origin.IsZero() {
@@ -226,7 +226,7 @@ func (l *Loop) Step(ctx context.Context) (Iteration, error) {
 		lr, err := l.e.Learn(ctx, l.lastLearn, now)
 		it.Learned, it.Learn, it.LearnErr = true, lr, err
 		switch {
-		case errors.Is(err, ErrMetrics):
+		case errors.Is(err, errMetrics):
 			l.log.Warn("learning skipped: metrics unavailable; admitting with the last preferences", "err", err)
 		case err != nil:
 			l.log.Error("learning", "err", err)
@@ -281,7 +281,7 @@ func (l *Loop) Step(ctx context.Context) (Iteration, error) {
 // hour away (admission stalled until a kick), an hour back made every
 // iteration due at once.
 func (l *Loop) syncMono(mono, d time.Duration) time.Duration {
-	m, ok := l.clock.(Monotonic)
+	m, ok := l.clock.(monotonic)
 	if !ok {
 		return mono + d
 	}
@@ -292,7 +292,7 @@ func (l *Loop) syncMono(mono, d time.Duration) time.Duration {
 // cluster because its calls back off (the backoff's start and end are
 // logged, and a kick each second would log each), else at WARN.
 func (l *Loop) warn(pass string, err error) {
-	if errors.Is(err, ErrBackoff) {
+	if errors.Is(err, errBackoff) {
 		l.log.Debug(pass, "err", err)
 		return
 	}

@@ -37,7 +37,7 @@ type fakeTimer struct {
 	ch chan time.Time
 }
 
-var _ Monotonic = (*fakeClock)(nil)
+var _ monotonic = (*fakeClock)(nil)
 
 func (c *fakeClock) Now() time.Time {
 	c.mu.Lock()

@@ -36,8 +36,8 @@ type Options struct {
 	Cluster       Cluster
 	Metrics       UsageSource
 	Clock         Clock
-	Journal       Journal
-	Prom          Telemetry
+	Journal       journalSink
+	Prom          telemetrySink
 	Rand          *rand.Rand // nil: seeded with 1
 	Logger        *slog.Logger
 	// Wall times decision latency for metrics and the loop's iterations

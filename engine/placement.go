@@ -101,16 +101,16 @@ var (
 	foreignPrefixRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,31}$`)
 )
 
-// Validate reports the first bad setting as a *FieldError named by its key
+// Validate reports the first bad setting as a *fieldError named by its key
 // under learning.
 func (c PlacementConfig) Validate() error {
 	switch {
 	case c.Tolerance < time.Second || c.Tolerance > time.Hour:
-		return &FieldError{"placement_tolerance", fmt.Sprintf("must be in [1s, 1h], got %v", c.Tolerance)}
+		return &fieldError{"placement_tolerance", fmt.Sprintf("must be in [1s, 1h], got %v", c.Tolerance)}
 	case !foreignPrefixRE.MatchString(c.ForeignPrefix):
-		return &FieldError{"foreign.prefix", fmt.Sprintf("%q must match %s (a kind's start, so that foreign kinds are told from colocd's)", c.ForeignPrefix, foreignPrefixRE)}
+		return &fieldError{"foreign.prefix", fmt.Sprintf("%q must match %s (a kind's start, so that foreign kinds are told from colocd's)", c.ForeignPrefix, foreignPrefixRE)}
 	case c.MaxForeignKinds < 1 || c.MaxForeignKinds > 1000:
-		return &FieldError{"foreign.max_kinds", fmt.Sprintf("must be in [1, 1000], got %d", c.MaxForeignKinds)}
+		return &fieldError{"foreign.max_kinds", fmt.Sprintf("must be in [1, 1000], got %d", c.MaxForeignKinds)}
 	}
 	return nil
 }

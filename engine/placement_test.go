@@ -314,7 +314,7 @@ func TestLearnForeignKind(t *testing.T) {
 }
 
 // TestLearnPlacementErrorFailsTheTick: a failing placement read is the
-// tick's error, wrapping ErrMetrics and counted as a metrics backend
+// tick's error, wrapping errMetrics and counted as a metrics backend
 // error; the learner and the profiles are left as they were.
 func TestLearnPlacementErrorFailsTheTick(t *testing.T) {
 	src := &fakePlacement{err: errors.New("influxdb: connection refused")}
@@ -323,8 +323,8 @@ func TestLearnPlacementErrorFailsTheTick(t *testing.T) {
 	h.e.mx = rec
 	before, profBefore := h.learner.Snapshot(), h.e.Profiles().Kinds()
 	_, err := h.e.Learn(h.ctx, scAt(0), scAt(60))
-	if !errors.Is(err, ErrMetrics) || !strings.Contains(err.Error(), "connection refused") {
-		t.Fatalf("Learn = %v, want ErrMetrics wrapping the source's error", err)
+	if !errors.Is(err, errMetrics) || !strings.Contains(err.Error(), "connection refused") {
+		t.Fatalf("Learn = %v, want errMetrics wrapping the source's error", err)
 	}
 	if !rec.has("error metrics") || !rec.has("up metrics false") || slices.ContainsFunc(rec.calls, func(c string) bool { return strings.HasPrefix(c, "tick ") }) {
 		t.Errorf("telemetry %q, want a metrics error, metrics down and no tick", rec.calls)
@@ -426,9 +426,9 @@ func TestPlacementConfigValidate(t *testing.T) {
 	} {
 		c := testPlacementConfig(time.Minute)
 		mod(&c)
-		var fe *FieldError
+		var fe *fieldError
 		if err := c.Validate(); !errors.As(err, &fe) || fe.Field != field {
-			t.Errorf("%s: %v, want a FieldError on %s", field, err, field)
+			t.Errorf("%s: %v, want a fieldError on %s", field, err, field)
 		}
 	}
 	if err := testPlacementConfig(time.Minute).Validate(); err != nil {

@@ -243,7 +243,7 @@ func TestReadyStoreWritesPerOp(t *testing.T) {
 
 // TestReadyLowSpace: below the store's space reserve a new submission is
 // 503 naming the free space and the reserve, with Retry-After, and Ready
-// fails with ErrLowSpace; a retry of an accepted key still gets its job,
+// fails with errLowSpace; a retry of an accepted key still gets its job,
 // and the jobs already accepted are still admitted. Once space comes back
 // both recover at once.
 func TestReadyLowSpace(t *testing.T) {
@@ -274,8 +274,8 @@ func TestReadyLowSpace(t *testing.T) {
 
 	free.Store(512 << 10)
 	err := ready(h)
-	if !errors.Is(err, ErrLowSpace) || !strings.Contains(err.Error(), "512.0 KiB free, below the reserve of 1.0 MiB") {
-		t.Fatalf("Ready below the reserve = %v, want ErrLowSpace naming 512.0 KiB and 1.0 MiB", err)
+	if !errors.Is(err, errLowSpace) || !strings.Contains(err.Error(), "512.0 KiB free, below the reserve of 1.0 MiB") {
+		t.Fatalf("Ready below the reserve = %v, want errLowSpace naming 512.0 KiB and 1.0 MiB", err)
 	}
 	code, body, retry := submit("b")
 	if code != http.StatusServiceUnavailable || retry != "30" || !strings.Contains(body, "512.0 KiB free, below the reserve of 1.0 MiB") {

@@ -14,8 +14,8 @@ import (
 	"github.com/colocd/colocd/queue"
 )
 
-// SyncReport says what a Sync or Reconcile changed.
-type SyncReport struct {
+// syncReport says what a Sync or Reconcile changed.
+type syncReport struct {
 	At          time.Time // the clock when the cluster state was read
 	Started     []string  // job ids that became running
 	Finished    []string  // job ids that ended
@@ -34,10 +34,10 @@ type SyncReport struct {
 // vanished is marked failed. First it makes the kinds of every unfinished
 // job known to the learner. Reconcile may be retried; once it returns nil
 // the engine is ready.
-func (e *Engine) Reconcile(ctx context.Context) (SyncReport, error) {
+func (e *Engine) Reconcile(ctx context.Context) (syncReport, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	var rep SyncReport
+	var rep syncReport
 	if err := e.knowStoredKinds(); err != nil {
 		return rep, fmt.Errorf("reconcile: %w", err)
 	}
@@ -77,7 +77,7 @@ func (e *Engine) Reconcile(ctx context.Context) (SyncReport, error) {
 // Sync polls the cluster: admitted jobs whose application runs become
 // running, ended applications finish their jobs, and the per-node presence
 // of jobs (for learning) is updated. A finished job kicks admission.
-func (e *Engine) Sync(ctx context.Context) (SyncReport, error) {
+func (e *Engine) Sync(ctx context.Context) (syncReport, error) {
 	rep, _, err := e.syncStep(ctx)
 	return rep, err
 }
@@ -85,7 +85,7 @@ func (e *Engine) Sync(ctx context.Context) (SyncReport, error) {
 // syncStep is Sync for the loop: it also returns the cluster state it
 // read, which the admission pass of the same loop step reuses instead of
 // reading it again (nil after an error).
-func (e *Engine) syncStep(ctx context.Context) (SyncReport, *cluster.State, error) {
+func (e *Engine) syncStep(ctx context.Context) (syncReport, *cluster.State, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	rep, st, err := e.syncLocked(ctx)
@@ -95,8 +95,8 @@ func (e *Engine) syncStep(ctx context.Context) (SyncReport, *cluster.State, erro
 	return rep, st, nil
 }
 
-func (e *Engine) syncLocked(ctx context.Context) (SyncReport, *cluster.State, error) {
-	var rep SyncReport
+func (e *Engine) syncLocked(ctx context.Context) (syncReport, *cluster.State, error) {
+	var rep syncReport
 	if !e.reconciled {
 		return rep, nil, ErrNotReady
 	}
@@ -165,12 +165,12 @@ func (e *Engine) syncLocked(ctx context.Context) (SyncReport, *cluster.State, er
 	return rep, &st, nil
 }
 
-// pendingApps is, when the cluster reads them in one call (PendingApps),
+// pendingApps is, when the cluster reads them in one call (pendingApps),
 // the waiting applications among those of jobs that are not running and
 // not held; nil otherwise, or when the call fails (each is then read on
 // its own).
 func (e *Engine) pendingApps(ctx context.Context, jobs []queue.Job, running map[string]bool) map[string]cluster.AppStatus {
-	pa, ok := e.cluster.(PendingApps)
+	pa, ok := e.cluster.(pendingApps)
 	if !ok {
 		return nil
 	}
@@ -193,7 +193,7 @@ func (e *Engine) pendingApps(ctx context.Context, jobs []queue.Job, running map[
 
 // applyStatus moves job j according to what the cluster said about its
 // application (appErr is nil or wraps cluster.ErrUnknownApp).
-func (e *Engine) applyStatus(ctx context.Context, j queue.Job, s cluster.AppStatus, appErr error, rep *SyncReport) error {
+func (e *Engine) applyStatus(ctx context.Context, j queue.Job, s cluster.AppStatus, appErr error, rep *syncReport) error {
 	if appErr != nil { // the cluster does not know it (now)
 		return e.unknownApp(ctx, j, rep)
 	}
@@ -223,10 +223,10 @@ func (e *Engine) applyStatus(ctx context.Context, j queue.Job, s cluster.AppStat
 
 // unknownApp decides what to do with job j, whose application the cluster
 // does not know: submit it again only when the cluster proves it never ran
-// (Forgetful); take the history's word when it has one; park it otherwise.
+// (forgetful); take the history's word when it has one; park it otherwise.
 // A cluster that never forgets knows every application it was given, so
 // there an admitted job's unknown application was never submitted.
-func (e *Engine) unknownApp(ctx context.Context, j queue.Job, rep *SyncReport) error {
+func (e *Engine) unknownApp(ctx context.Context, j queue.Job, rep *syncReport) error {
 	log := e.jobLog(j)
 	v := cluster.Verdict{Outcome: cluster.OutcomeNeverRan, Reason: "the cluster never saw a submission"}
 	if j.State == queue.StateRunning {
@@ -234,7 +234,7 @@ func (e *Engine) unknownApp(ctx context.Context, j queue.Job, rep *SyncReport) e
 		// cannot lose it.
 		v = cluster.Verdict{Outcome: cluster.OutcomeUnprovable, Reason: "the job was running and its application vanished from the cluster"}
 	}
-	if f, ok := e.cluster.(Forgetful); ok && j.AppID != "" {
+	if f, ok := e.cluster.(forgetful); ok && j.AppID != "" {
 		var recorded time.Time
 		if j.AdmittedAt != nil {
 			recorded = *j.AdmittedAt
@@ -293,7 +293,7 @@ func (e *Engine) unknownApp(ctx context.Context, j queue.Job, rep *SyncReport) e
 }
 
 // park takes job j out of the loop for an operator to resolve.
-func (e *Engine) park(j queue.Job, reason string, rep *SyncReport) error {
+func (e *Engine) park(j queue.Job, reason string, rep *syncReport) error {
 	if _, err := e.store.Park(j.ID, reason); err != nil {
 		return err
 	}
@@ -306,11 +306,11 @@ func (e *Engine) park(j queue.Job, reason string, rep *SyncReport) error {
 // parkTaken parks job j, whose recorded application id the cluster knows
 // as another user's application (s): another user submitted under the id
 // colocd reserved, so the RM took colocd's submission for a repeat and
-// never ran it, or the cluster's owner rule is wrong (AppOwners). Either
+// never ran it, or the cluster's owner rule is wrong (appOwners). Either
 // way nothing proves what ran: an operator resolves it, and a requeue
 // runs it under a new id. Requeueing on its own could run the job again
 // and again were the rule wrong.
-func (e *Engine) parkTaken(j queue.Job, s cluster.AppStatus, rep *SyncReport) error {
+func (e *Engine) parkTaken(j queue.Job, s cluster.AppStatus, rep *syncReport) error {
 	reason := fmt.Sprintf("application %s, under the id colocd recorded for this job, belongs to %s, not to %s: "+
 		"another user's application took the id, so this job's was not run under it (or, if the RM names colocd's own applications %s, "+
 		"colocd expects the wrong user: see yarn.app_user and `colocd yarn info`)", s.ID, s.User, strings.Join(e.owners(j), " or "), s.User)
@@ -324,7 +324,7 @@ func (e *Engine) parkTaken(j queue.Job, s cluster.AppStatus, rep *SyncReport) er
 }
 
 // resubmit submits admitted job j again under its recorded application id.
-func (e *Engine) resubmit(ctx context.Context, j queue.Job, rep *SyncReport) error {
+func (e *Engine) resubmit(ctx context.Context, j queue.Job, rep *syncReport) error {
 	log := e.jobLog(j)
 	if j.AppID == "" {
 		if _, err := e.store.Requeue(j.ID, "admitted without an application id"); err != nil {
@@ -335,7 +335,7 @@ func (e *Engine) resubmit(ctx context.Context, j queue.Job, rep *SyncReport) err
 		return nil
 	}
 	err := e.act(ctx, func(ctx context.Context) error { return e.cluster.Submit(ctx, j.AppID, j) })
-	if errors.Is(err, ErrFenced) {
+	if errors.Is(err, errFenced) {
 		log.Warn("not resubmitted: this replica may no longer lead", "err", err)
 		return nil
 	}
@@ -421,9 +421,9 @@ func (e *Engine) claimState(st *cluster.State) error {
 	return nil
 }
 
-// owners is who may own job j's application (AppOwners); nil: anyone.
+// owners is who may own job j's application (appOwners); nil: anyone.
 func (e *Engine) owners(j queue.Job) []string {
-	if o, ok := e.cluster.(AppOwners); ok {
+	if o, ok := e.cluster.(appOwners); ok {
 		return o.AppOwners(j)
 	}
 	return nil
@@ -442,7 +442,7 @@ func (e *Engine) owns(j queue.Job, user string) bool {
 
 // stillActive is the set of the jobs (of jobs, admitted or running) that
 // are still admitted or running after a sync that reported rep.
-func stillActive(jobs []queue.Job, rep SyncReport) map[string]bool {
+func stillActive(jobs []queue.Job, rep syncReport) map[string]bool {
 	out := make(map[string]bool, len(jobs))
 	for _, j := range jobs {
 		out[j.ID] = true

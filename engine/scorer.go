@@ -33,45 +33,45 @@ type ScorerConfig struct {
 	Correction float64 `mapstructure:"correction"`
 }
 
-// Validate checks the scorer's settings; errors are *FieldError.
+// Validate checks the scorer's settings; errors are *fieldError.
 func (p ScorerConfig) Validate() error {
 	if _, err := profile.ParseObjective(p.Objective); err != nil {
-		return &FieldError{"objective", fmt.Sprintf("%q is not rate or goodness", p.Objective)}
+		return &fieldError{"objective", fmt.Sprintf("%q is not rate or goodness", p.Objective)}
 	}
 	if !(p.Risk >= -10 && p.Risk <= 10) {
-		return &FieldError{"risk", fmt.Sprintf("%v outside [-10, 10]", p.Risk)}
+		return &fieldError{"risk", fmt.Sprintf("%v outside [-10, 10]", p.Risk)}
 	}
 	if !(p.Explore >= 0 && p.Explore <= 10) {
-		return &FieldError{"explore", fmt.Sprintf("%v outside [0, 10]", p.Explore)}
+		return &fieldError{"explore", fmt.Sprintf("%v outside [0, 10]", p.Explore)}
 	}
 	if !(p.Correction >= 0 && p.Correction <= 100) {
-		return &FieldError{"correction", fmt.Sprintf("%v outside [0, 100]", p.Correction)}
+		return &fieldError{"correction", fmt.Sprintf("%v outside [0, 100]", p.Correction)}
 	}
 	return nil
 }
 
-// FieldError names the setting that is wrong and why.
-type FieldError struct {
+// fieldError names the setting that is wrong and why.
+type fieldError struct {
 	Field, Reason string
 }
 
-func (e *FieldError) Error() string { return "engine: " + e.Field + ": " + e.Reason }
+func (e *fieldError) Error() string { return "engine: " + e.Field + ": " + e.Reason }
 
 // FieldReason is the field and the reason, for a config loader that
 // names the whole key.
-func (e *FieldError) FieldReason() (field, reason string) { return e.Field, e.Reason }
+func (e *fieldError) FieldReason() (field, reason string) { return e.Field, e.Reason }
 
 // Defaults of the scorer (pipeline.preference).
 const (
-	DefaultObjective  = "rate"
-	DefaultRisk       = 0.0
-	DefaultExplore    = 1.0
-	DefaultCorrection = 0.3
+	defaultObjective  = "rate"
+	defaultRisk       = 0.0
+	defaultExplore    = 1.0
+	defaultCorrection = 0.3
 )
 
 // DefaultScorerConfig is the scorer's defaults.
 func DefaultScorerConfig() ScorerConfig {
-	return ScorerConfig{Objective: DefaultObjective, Risk: DefaultRisk, Explore: DefaultExplore, Correction: DefaultCorrection}
+	return ScorerConfig{Objective: defaultObjective, Risk: defaultRisk, Explore: defaultExplore, Correction: defaultCorrection}
 }
 
 // newModelScorer builds the scorer over profiles, with the pair

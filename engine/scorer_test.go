@@ -40,7 +40,7 @@ func TestModelScorerTranslatesTheSnapshot(t *testing.T) {
 			Jobs: []profile.KindCount{{Kind: "disk", Containers: 3}}},
 		{Capacity: profile.Room{VCores: 6, MemoryMB: 12288}},
 	}
-	v := (&profile.Scorer{Profiles: truth, Explore: DefaultExplore}).NewView(nodes)
+	v := (&profile.Scorer{Profiles: truth, Explore: defaultExplore}).NewView(nodes)
 	shape := profile.Shape{Containers: 3, Each: profile.Room{VCores: 1, MemoryMB: 1536}}
 	want := []pipeline.Score{
 		{Value: v.Score("cpu", shape).Value, Model: v.Score("cpu", shape).Model, Beside: []pipeline.ContextKind{{Kind: "disk", Weight: 1}}, Known: true},

@@ -12,7 +12,7 @@ import (
 	"github.com/colocd/colocd/pipeline"
 )
 
-// recorder is a Telemetry that keeps what it was told, as text.
+// recorder is a telemetrySink that keeps what it was told, as text.
 type recorder struct{ calls []string }
 
 func (r *recorder) add(format string, a ...any)       { r.calls = append(r.calls, fmt.Sprintf(format, a...)) }
@@ -64,8 +64,8 @@ func TestTelemetryAdmissionAndLearning(t *testing.T) {
 
 	rec.calls = nil
 	sm.err = errors.New("influxdb: connection refused")
-	if _, err := h.e.Learn(h.ctx, to, h.advance(60*time.Second)); !errors.Is(err, ErrMetrics) {
-		t.Fatalf("Learn with a failing source: %v, want ErrMetrics", err)
+	if _, err := h.e.Learn(h.ctx, to, h.advance(60*time.Second)); !errors.Is(err, errMetrics) {
+		t.Fatalf("Learn with a failing source: %v, want errMetrics", err)
 	}
 	if !rec.has("up metrics false") || slices.ContainsFunc(rec.calls, func(c string) bool { return strings.HasPrefix(c, "tick ") }) {
 		t.Errorf("after a failed tick: %q, want metrics down and no tick", rec.calls)

@@ -35,7 +35,7 @@ var pendingStates = []string{"NEW", "NEW_SAVING", "SUBMITTED", "ACCEPTED"}
 
 // PendingApps reports, in one call to the RM (GET apps?states=NEW,
 // NEW_SAVING,SUBMITTED,ACCEPTED, colocd's user's with yarn.submit_as
-// daemon), those of ids that wait to run (engine.PendingApps). Command
+// daemon), those of ids that wait to run (engine.pendingApps). Command
 // tokens are not application ids: they are left to App.
 func (y *Cluster) PendingApps(ctx context.Context, ids []string) (map[string]cluster.AppStatus, error) {
 	want := map[string]bool{}

@@ -22,7 +22,7 @@ import (
 	"github.com/colocd/colocd/yarnclient"
 )
 
-// AppOwners is the user an application of j must belong to (engine.AppOwners):
+// AppOwners is the user an application of j must belong to (engine.appOwners):
 // with REST submission, the one Submit submits it as (the job's user with
 // yarn.submit_as job_user, else colocd's: yarn.user, or the Kerberos
 // principal's short name); none when that is unknown (simple auth without

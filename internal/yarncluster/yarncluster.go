@@ -15,7 +15,7 @@ import (
 )
 
 // Cluster adapts a YARN ResourceManager (yarnclient) to engine.Cluster,
-// engine.Forgetful and engine.JobPreparer.
+// engine.forgetful and engine.JobPreparer.
 //
 // REST submission: Reserve is new-application; Submit posts the job's
 // application-submission-context (job.submit, passed through) under the
