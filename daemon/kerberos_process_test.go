@@ -99,7 +99,16 @@ func TestKerberosProcess(t *testing.T) {
 		t.Fatalf("alice's job is %q's, want alice's (the body's user ignored)", r.Body.User)
 	}
 	id := r.Body.ID
-	poll(t, "alice's job admitted", 30*time.Second, func() bool { return p.job(id).AppID != "" })
+	// The app id is stored before the submit to the RM (an admission is
+	// recorded first): wait for the application itself.
+	poll(t, "alice's job submitted to YARN", 30*time.Second, func() bool {
+		appID := p.job(id).AppID
+		if appID == "" {
+			return false
+		}
+		_, ok := rm.App(appID)
+		return ok
+	})
 	app, ok := rm.App(p.job(id).AppID)
 	if !ok || app.User != "alice" {
 		t.Errorf("the application in YARN: %+v (found %v), want user alice", app, ok)

@@ -29,9 +29,9 @@ queue:
   - {kind: k, count: 1}
 `
 
-// Prepare accepts another container count of the kind's container size and
-// a {"scale": x} submission spec, and refuses what the simulator cannot run.
-func TestPrepareJobSizes(t *testing.T) {
+// sizedCluster is the cluster of sizedWorkload, seed 1, stepped directly.
+func sizedCluster(t *testing.T) *Cluster {
+	t.Helper()
 	wl, err := sim.ParseWorkload([]byte(sizedWorkload))
 	if err != nil {
 		t.Fatal(err)
@@ -40,7 +40,13 @@ func TestPrepareJobSizes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := New(DirectExec(s), nil)
+	return New(DirectExec(s), nil)
+}
+
+// Prepare accepts another container count of the kind's container size and
+// a {"scale": x} submission spec, and refuses what the simulator cannot run.
+func TestPrepareJobSizes(t *testing.T) {
+	c := sizedCluster(t)
 	for _, tc := range []struct {
 		name string
 		job  queue.Job
@@ -123,15 +129,7 @@ func TestSubmitJobSizesReplay(t *testing.T) {
 // The reference node is the first group's; NodeLimits lists the nodes
 // whose disk or network differ from it, and nothing for one node type.
 func TestNodeLimits(t *testing.T) {
-	wl, err := sim.ParseWorkload([]byte(sizedWorkload))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := wl.NewSim(sim.Options{Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := New(DirectExec(s), nil)
+	c := sizedCluster(t)
 	if got := c.ReferenceVCores(); got != 8 {
 		t.Errorf("ReferenceVCores = %d, want the big group's 8", got)
 	}
