@@ -26,7 +26,7 @@ const (
 	// policyRandom admits a job drawn uniformly from the jobs of the window (the
 	// first pipeline.window.size pending jobs) that fit.
 	policyRandom Policy = "random"
-	// policyRA is colocd: the queue pipeline with the bandit learning from
+	// policyRA is colocd: the ordering pipeline with the bandit learning from
 	// scratch, through engine.Engine (the paper's "resource-aware").
 	policyRA Policy = "ra"
 	// policyRAPressure is policyRA on a cluster whose metrics carry pressure stall

@@ -30,7 +30,7 @@
 // It reads nothing but its arguments: no clock, no store, no network, no
 // ground truth of a simulated cluster (the simulator it builds knows only
 // the model). Randomness comes from the seed it is given, so a decision is
-// deterministic for it. It does not decide: the queue pipeline's lookahead
+// deterministic for it. It does not decide: the pipeline's lookahead
 // stage compares the values and keeps the one-step choice unless another
 // candidate is predicted better by a margin.
 package plan

@@ -47,7 +47,7 @@ and mean resource usage. Policies:
   fifo             the queue order, head first while it fits
   random           a uniformly random job of the window that fits
   paper            the paper's method: the pair bandit alone, sampling, no profile model
-  ra               colocd: its loop, engine, queue pipeline, profile model and bandit,
+  ra               colocd: its loop, engine, ordering pipeline, profile model and bandit,
                    learning from scratch
   ra-psi           ra on a cluster whose metrics carry I/O and CPU pressure stall
                    information (the goodness counts I/O stalls that busy CPUs hide from
