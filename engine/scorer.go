@@ -24,13 +24,15 @@ var _ pipeline.Scorer = (*modelScorer)(nil)
 // ScorerConfig is the co-location model's scorer (preference mode model):
 // the objective it maximises (profile.ParseObjective: rate or goodness),
 // its caution with uncertain profiles (Risk, in standard deviations), the
-// optimism it gives a kind whose usage its landing would reveal (Explore)
-// and the weight of the pair preferences' correction.
+// optimism it gives a kind whose usage its landing would reveal (Explore),
+// the weight of the pair preferences' correction and how much a job's size
+// counts in the rate (SizeWeight, profile.Scorer's).
 type ScorerConfig struct {
 	Objective  string  `mapstructure:"objective"` // rate|goodness (profile.ParseObjective)
 	Risk       float64 `mapstructure:"risk"`      // in standard deviations, [-10, 10]
 	Explore    float64 `mapstructure:"explore"`   // [0, 10]
 	Correction float64 `mapstructure:"correction"`
+	SizeWeight float64 `mapstructure:"size_weight"` // [0, 1]
 }
 
 // Validate checks the scorer's settings; errors are *fieldError.
@@ -46,6 +48,9 @@ func (p ScorerConfig) Validate() error {
 	}
 	if !(p.Correction >= 0 && p.Correction <= 100) {
 		return &fieldError{"correction", fmt.Sprintf("%v outside [0, 100]", p.Correction)}
+	}
+	if !(p.SizeWeight >= 0 && p.SizeWeight <= 1) {
+		return &fieldError{"size_weight", fmt.Sprintf("%v outside [0, 1]", p.SizeWeight)}
 	}
 	return nil
 }
@@ -81,7 +86,7 @@ func newModelScorer(p ScorerConfig, profiles profile.Profiles, corr profile.Corr
 		return nil, fmt.Errorf("scorer: %w", err)
 	}
 	obj, _ := profile.ParseObjective(p.Objective) // Validate parsed it
-	return &modelScorer{sc: profile.Scorer{Profiles: profiles, Objective: obj, Risk: p.Risk, Explore: p.Explore,
+	return &modelScorer{sc: profile.Scorer{Profiles: profiles, Objective: obj, Risk: p.Risk, Explore: p.Explore, SizeWeight: p.SizeWeight,
 		Correction: corr, CorrectionWeight: p.Correction}}, nil
 }
 

@@ -114,6 +114,14 @@ type Scorer struct {
 	// where its containers land.
 	Correction       Correction
 	CorrectionWeight float64
+	// SizeWeight, in [0, 1], is how much a candidate's size counts in the
+	// rate objective: Model is its predicted change per container times
+	// Containers^SizeWeight. 0 (the default) scores per container, whatever
+	// the job's size; 1 scores the change of the nodes' whole rate, so a
+	// large job that runs well goes before a small one, as Tetris's score,
+	// summed over a job's containers, does. The goodness objective ignores
+	// it.
+	SizeWeight float64
 }
 
 // Score is one candidate's rating and its explanation.
@@ -275,6 +283,9 @@ func (v *View) Score(kind string, s Shape) Score {
 	}
 	if v.obj == ObjectiveRate {
 		out.Model /= total
+		if w := v.sc.SizeWeight; w > 0 {
+			out.Model *= math.Pow(total, w)
+		}
 	}
 	for k, w := range beside {
 		out.Beside = append(out.Beside, KindWeight{Kind: k, Weight: w})

@@ -124,6 +124,34 @@ func TestScorerRateOfAKnownPlacement(t *testing.T) {
 	}
 }
 
+// TestScorerSizeWeight: with size_weight 1 the rate objective scores a
+// candidate by the whole change of its nodes' rate, so of two jobs of one
+// kind that both run alone the larger scores higher by its size; at 0 both
+// score the same per container; the goodness objective ignores it.
+func TestScorerSizeWeight(t *testing.T) {
+	nodes := []profile.Node{emptyNode(), emptyNode(), emptyNode(), emptyNode()}
+	score := func(sc *profile.Scorer, containers int) profile.Score {
+		return sc.NewView(nodes).Score("disk1", profile.Shape{Containers: containers, Each: each})
+	}
+	per := &profile.Scorer{Profiles: known}
+	if a, b := score(per, 3), score(per, 6); a.Value != b.Value || a.Value != 1 {
+		t.Errorf("per container: 3 containers %v, 6 containers %v; want 1 each", a.Value, b.Value)
+	}
+	whole := &profile.Scorer{Profiles: known, SizeWeight: 1}
+	if a, b := score(whole, 3), score(whole, 6); math.Abs(a.Value-3) > 1e-9 || math.Abs(b.Value-6) > 1e-9 {
+		t.Errorf("whole rate: 3 containers %v, 6 containers %v; want 3 and 6", a.Value, b.Value)
+	}
+	half := &profile.Scorer{Profiles: known, SizeWeight: 0.5}
+	if a := score(half, 4); math.Abs(a.Value-2) > 1e-9 {
+		t.Errorf("size_weight 0.5, 4 containers: %v, want 2", a.Value)
+	}
+	good := &profile.Scorer{Profiles: known, Objective: profile.ObjectiveGoodness}
+	goodW := &profile.Scorer{Profiles: known, Objective: profile.ObjectiveGoodness, SizeWeight: 1}
+	if a, b := score(good, 6), score(goodW, 6); a.Value != b.Value {
+		t.Errorf("goodness: %v without size weight, %v with it; want the same", a.Value, b.Value)
+	}
+}
+
 func TestPredictGoodness(t *testing.T) {
 	// Nothing saturates: the goodness of the summed demands.
 	jobs := []profile.KindCount{kc("cpu1", 3), kc("disk1", 3)}
