@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/colocd/colocd/internal/testing/childproc"
 	"github.com/colocd/colocd/internal/testing/testlogs"
 )
 
@@ -66,7 +67,7 @@ type KDC struct {
 	env      []string // the test's environment + KRB5_CONFIG, KRB5_KDC_PROFILE
 	bins     map[string]string
 	opts     options
-	proc     *proc
+	proc     *childproc.Proc
 	nkeytabs int
 	mu       sync.Mutex
 }
@@ -105,10 +106,10 @@ func Start(t testing.TB, opts ...Option) *KDC {
 				t.Fatalf("kdctest: %v", err)
 			}
 		}
-		p, err := startProc(k.bins["krb5kdc"], []string{"-n", "-r", k.realm}, k.dir,
-			append(k.env, preload...), filepath.Join(k.dir, "krb5kdc.out"))
+		p, err := childproc.Start("krb5kdc", k.bins["krb5kdc"], []string{"-n", "-r", k.realm},
+			childproc.Options{Dir: k.dir, Env: append(k.env, preload...), LogPath: filepath.Join(k.dir, "krb5kdc.out")})
 		if err == nil {
-			err = p.waitReady(k.addr)
+			err = waitReady(p, k.addr)
 		}
 		if err == nil {
 			k.proc = p
@@ -117,7 +118,7 @@ func Start(t testing.TB, opts ...Option) *KDC {
 		}
 		lastErr = fmt.Errorf("%w\n%s", err, k.LogTail())
 		if p != nil {
-			_ = p.stop()
+			_ = p.Stop(stopTimeout)
 		}
 	}
 	t.Fatalf("kdctest: starting krb5kdc failed %d times: %v", startTries, lastErr)
@@ -220,7 +221,7 @@ func (k *KDC) ASIssued(t testing.TB, principal string) int {
 // cleanup does it otherwise. It is idempotent.
 func (k *KDC) Stop(t testing.TB) {
 	t.Helper()
-	if err := k.proc.stop(); err != nil {
+	if err := k.proc.Stop(stopTimeout); err != nil {
 		t.Errorf("kdctest: %v", err)
 	}
 }
@@ -240,7 +241,7 @@ func (k *KDC) log() []byte {
 }
 
 func (k *KDC) cleanup(t testing.TB) {
-	if err := k.proc.stop(); err != nil {
+	if err := k.proc.Stop(stopTimeout); err != nil {
 		t.Errorf("kdctest: %v", err)
 	}
 	if t.Failed() {

@@ -11,7 +11,6 @@ package zktest
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -23,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/colocd/colocd/internal/testing/childproc"
 	"github.com/colocd/colocd/internal/testing/testlogs"
 )
 
@@ -66,7 +66,7 @@ type Server struct {
 	e          *Ensemble
 
 	mu   sync.Mutex
-	proc *proc
+	proc *childproc.Proc
 }
 
 // tools returns java and zookeeper.jar, or skips (or fails) tb.
@@ -200,14 +200,15 @@ log4j.appender.CONSOLE.layout.ConversionPattern=%d{ISO8601} [myid:%X{myid}] %-5p
 func (s *Server) Start() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.proc != nil && !s.proc.done() {
+	if s.proc != nil && !s.proc.Done() {
 		return fmt.Errorf("zktest: server %d is running", s.ID)
 	}
 	cp := strings.Join([]string{s.dir, s.e.jar, "/usr/share/java/slf4j-log4j12.jar", "/usr/share/java/log4j-1.2.jar"}, ":")
 	args := []string{"-Xmx192m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
 		"-Dzookeeper.admin.enableServer=false", "-cp", cp,
 		"org.apache.zookeeper.server.quorum.QuorumPeerMain", filepath.Join(s.dir, "zoo.cfg")}
-	p, err := startProc(s.e.java, args, s.dir, filepath.Join(s.dir, "server.log"))
+	p, err := childproc.Start(fmt.Sprintf("zookeeper-%d", s.ID), s.e.java, args,
+		childproc.Options{Dir: s.dir, LogPath: filepath.Join(s.dir, "server.log"), AppendLog: true})
 	if err != nil {
 		return err
 	}
@@ -224,7 +225,7 @@ func (s *Server) Stop() {
 	p := s.proc
 	s.mu.Unlock()
 	if p != nil {
-		p.stop()
+		_ = p.Stop(stopTimeout)
 	}
 }
 
@@ -241,9 +242,9 @@ func (s *Server) signal(sig syscall.Signal, wait bool) {
 	if p == nil {
 		return
 	}
-	_ = syscall.Kill(-p.cmd.Process.Pid, sig)
+	_ = p.Signal(sig)
 	if wait {
-		<-p.exited
+		<-p.Exited()
 	}
 }
 
@@ -254,7 +255,7 @@ func (s *Server) Pid() int {
 	if s.proc == nil {
 		return 0
 	}
-	return s.proc.cmd.Process.Pid
+	return s.proc.Pid()
 }
 
 // Log returns what the server has logged so far (log4j's ISO8601 lines,
@@ -343,8 +344,8 @@ func (e *Ensemble) WaitServing() error {
 			s.mu.Lock()
 			p := s.proc
 			s.mu.Unlock()
-			if p != nil && p.done() && !p.killed() {
-				return fmt.Errorf("zktest: server %d exited: %v", s.ID, p.waitErr)
+			if p != nil && p.Done() && !p.Killed() {
+				return fmt.Errorf("zktest: server %d exited: %v", s.ID, p.Err())
 			}
 		}
 		if time.Now().After(deadline) {
@@ -374,69 +375,4 @@ func (e *Ensemble) keepLogs() {
 			testlogs.Log(e.t, fmt.Sprintf("zookeeper-%d", s.ID), out)
 		}
 	}
-}
-
-// proc is a server's JVM, in its own process group.
-type proc struct {
-	cmd      *exec.Cmd
-	exited   chan struct{}
-	waitErr  error
-	stopOnce sync.Once
-	sigkill  bool
-}
-
-func startProc(path string, args []string, dir, logPath string) (*proc, error) {
-	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	defer logf.Close()
-	cmd := exec.Command(path, args...)
-	cmd.Dir = dir
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", path, err)
-	}
-	p := &proc{cmd: cmd, exited: make(chan struct{})}
-	go func() {
-		p.waitErr = cmd.Wait()
-		close(p.exited)
-	}()
-	return p, nil
-}
-
-func (p *proc) done() bool {
-	select {
-	case <-p.exited:
-		return true
-	default:
-		return false
-	}
-}
-
-// killed reports that the process ended by a signal (a test's Kill or
-// Stop), not on its own.
-func (p *proc) killed() bool {
-	var ee *exec.ExitError
-	if errors.As(p.waitErr, &ee) {
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return true
-		}
-	}
-	return p.sigkill
-}
-
-func (p *proc) stop() {
-	p.stopOnce.Do(func() {
-		pgid := p.cmd.Process.Pid
-		_ = syscall.Kill(-pgid, syscall.SIGTERM)
-		select {
-		case <-p.exited:
-		case <-time.After(stopTimeout):
-			p.sigkill = true
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
-			<-p.exited
-		}
-	})
 }
