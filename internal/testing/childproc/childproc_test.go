@@ -42,7 +42,10 @@ func TestStartStop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { b, _ := os.ReadFile(filepath.Join(dir, "stubborn.log")); return strings.Contains(string(b), "trapped") })
+	waitFor(t, func() bool {
+		b, _ := os.ReadFile(filepath.Join(dir, "stubborn.log"))
+		return strings.Contains(string(b), "trapped")
+	})
 	err = stubborn.Stop(200 * time.Millisecond)
 	if err == nil || !strings.Contains(err.Error(), "stubborn ignored SIGTERM") || !stubborn.Killed() {
 		t.Errorf("Stop of a child that ignores SIGTERM: %v (killed %v), want it killed and said so", err, stubborn.Killed())
