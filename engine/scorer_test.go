@@ -58,6 +58,20 @@ func TestModelScorerTranslatesTheSnapshot(t *testing.T) {
 // BenchmarkDecideModel is one admission decision with the co-location
 // model over a window of 8 and of 10,000 pending jobs of 20 kinds on 16
 // nodes running 3 kinds, the profiles learned.
+// timeDecisions times p's decisions on snap, each of which must choose.
+func timeDecisions(b *testing.B, p *pipeline.Pipeline, snap pipeline.Snapshot, rng *rand.Rand) {
+	b.ReportAllocs()
+	b.ResetTimer()
+	var d pipeline.Decision
+	for b.Loop() {
+		d = p.Decide(snap, rng)
+	}
+	b.StopTimer()
+	if d.Chosen == "" {
+		b.Fatal("no decision")
+	}
+}
+
 func BenchmarkDecideModel(b *testing.B) {
 	rng, m, kinds := benchProfiles()
 	learner := bandit.New(bandit.Config{})
@@ -78,15 +92,7 @@ func BenchmarkDecideModel(b *testing.B) {
 			if d.Chosen == "" || len(d.Candidates) == 0 || d.Candidates[0].Score == nil {
 				b.Fatalf("no model decision: %s", d.Note)
 			}
-			b.ReportAllocs()
-			b.ResetTimer()
-			for b.Loop() {
-				d = p.Decide(snap, rng)
-			}
-			b.StopTimer()
-			if d.Chosen == "" {
-				b.Fatal("no decision")
-			}
+			timeDecisions(b, p, snap, rng)
 		})
 	}
 }
@@ -170,15 +176,7 @@ func BenchmarkDecideLookahead(b *testing.B) {
 			if d.Chosen == "" || len(d.Lookahead) != pipeline.DefaultLookaheadTopK {
 				b.Fatalf("no lookahead decision: %s; lookahead %+v; stages %+v", d.Note, d.Lookahead, d.Stages)
 			}
-			b.ReportAllocs()
-			b.ResetTimer()
-			for b.Loop() {
-				d = p.Decide(snap, rng)
-			}
-			b.StopTimer()
-			if d.Chosen == "" {
-				b.Fatal("no decision")
-			}
+			timeDecisions(b, p, snap, rng)
 		})
 	}
 }

@@ -213,26 +213,29 @@ func cell(s string) string {
 
 // Current is the map README text holds between the markers.
 func Current(readme string) (string, error) {
-	_, rest, ok := strings.Cut(readme, Begin+"\n")
-	if !ok {
-		return "", ErrNoMarkers
-	}
-	table, _, ok := strings.Cut(rest, End)
-	if !ok {
-		return "", ErrNoMarkers
-	}
-	return table, nil
+	_, table, _, err := split(readme)
+	return table, err
 }
 
 // Replace puts table between the markers of readme.
 func Replace(readme, table string) (string, error) {
-	head, rest, ok := strings.Cut(readme, Begin+"\n")
-	if !ok {
-		return "", ErrNoMarkers
-	}
-	_, tail, ok := strings.Cut(rest, End)
-	if !ok {
-		return "", ErrNoMarkers
+	head, _, tail, err := split(readme)
+	if err != nil {
+		return "", err
 	}
 	return head + Begin + "\n" + table + End + tail, nil
+}
+
+// split cuts readme into what comes before the begin marker, the map
+// between the markers, and what follows the end marker.
+func split(readme string) (head, table, tail string, err error) {
+	head, rest, ok := strings.Cut(readme, Begin+"\n")
+	if !ok {
+		return "", "", "", ErrNoMarkers
+	}
+	table, tail, ok = strings.Cut(rest, End)
+	if !ok {
+		return "", "", "", ErrNoMarkers
+	}
+	return head, table, tail, nil
 }
