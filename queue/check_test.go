@@ -87,7 +87,11 @@ func damageSeed(t *testing.T) uint64 {
 
 // damageFixture is a small store with jobs in every state, a kind history,
 // preferences and a quarantined record.
-var damageFixture = sync.OnceValues(func() ([]byte, error) {
+var damageFixture = sync.OnceValues(buildDamageFixture)
+
+// buildDamageFixture builds damageFixture's store. Its page layout varies
+// from one build to the next (bbolt's hashmap freelist allocates from a map).
+func buildDamageFixture() ([]byte, error) {
 	dir, err := os.MkdirTemp("", "colocd-damage")
 	if err != nil {
 		return nil, err
@@ -121,7 +125,7 @@ var damageFixture = sync.OnceValues(func() ([]byte, error) {
 	s.SavePreferences(bytes.Repeat([]byte("p"), 3000))
 	s.Close()
 	return os.ReadFile(path)
-})
+}
 
 // damage flips random bytes of b: half the time 1–4 bytes, half of them in
 // the meta pages; otherwise 1–32 bytes of the other pages, a third of them
