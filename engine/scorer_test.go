@@ -55,6 +55,49 @@ func TestModelScorerTranslatesTheSnapshot(t *testing.T) {
 	}
 }
 
+// TestModelScorerSizeWhileDraining: with a size weight the scorer counts
+// a job's size while the queue drains (two jobs submitted at one instant)
+// and scores per container under a flow (the same jobs arriving an hour
+// apart, their work a few minutes); with drain_ratio 0 always.
+func TestModelScorerSizeWhileDraining(t *testing.T) {
+	truth := profile.Fixed{"cpu": {0.18, 0, 0.01, 0, 0.02, 0.02}}
+	capa := pipeline.Capacity{MemoryMB: 1 << 20, VCores: 64}
+	snap := func(gap time.Duration) *pipeline.Snapshot {
+		s := &pipeline.Snapshot{Now: time.Unix(1e6, 0), Capacity: capa, Free: capa,
+			Nodes:   []pipeline.NodeFree{{Name: "n1", Capacity: capa, Free: capa}},
+			History: map[string]queue.KindHistory{"cpu": {Kind: "cpu", Runs: 2, EWMARuntime: 5 * time.Minute}}}
+		for i := range 2 {
+			s.Pending = append(s.Pending, queue.Job{ID: fmt.Sprint(i), Kind: "cpu", CreatedAt: s.Now.Add(time.Duration(i-2) * gap),
+				Resources: queue.Resources{Containers: 4, MemoryMB: 1024, VCores: 1}})
+		}
+		return s
+	}
+	res := []queue.Resources{{Containers: 4, MemoryMB: 1024, VCores: 1}}
+	score := func(cfg ScorerConfig, s *pipeline.Snapshot) pipeline.Score {
+		sc, err := newModelScorer(cfg, truth, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := make([]pipeline.Score, 1)
+		sc.Score(s, []string{"cpu"}, res, out)
+		return out[0]
+	}
+	cfg := DefaultScorerConfig()
+	per := score(cfg, snap(0))
+	cfg.SizeWeight = 1
+	batch, flow := score(cfg, snap(0)), score(cfg, snap(time.Hour))
+	if batch.Size != 4 || batch.Model != 4*per.Model || per.Size != 0 {
+		t.Errorf("draining: size %v, model %v; want 4 and 4 × %v (per container, size %v)", batch.Size, batch.Model, per.Model, per.Size)
+	}
+	if flow.Size != 0 || flow.Model != per.Model {
+		t.Errorf("flowing: size %v, model %v; want no size and %v", flow.Size, flow.Model, per.Model)
+	}
+	cfg.DrainRatio = 0
+	if always := score(cfg, snap(time.Hour)); always.Size != 4 {
+		t.Errorf("drain_ratio 0 under a flow: size %v, want 4", always.Size)
+	}
+}
+
 // BenchmarkDecideModel is one admission decision with the co-location
 // model over a window of 8 and of 10,000 pending jobs of 20 kinds on 16
 // nodes running 3 kinds, the profiles learned.

@@ -133,6 +133,9 @@ type Score struct {
 	// it causes; goodness: the affected nodes' change).
 	Model      float64 `json:"model"`
 	Correction float64 `json:"correction,omitempty"`
+	// Size is the factor the candidate's size multiplied Model by
+	// (Containers^SizeWeight); 0 when its size did not count.
+	Size float64 `json:"size,omitempty"`
 	// Alone is the expected share of its containers on empty nodes.
 	Alone float64 `json:"alone"`
 	// Beside is the expected share of its containers beside each running
@@ -284,7 +287,8 @@ func (v *View) Score(kind string, s Shape) Score {
 	if v.obj == ObjectiveRate {
 		out.Model /= total
 		if w := v.sc.SizeWeight; w > 0 {
-			out.Model *= math.Pow(total, w)
+			out.Size = math.Pow(total, w)
+			out.Model *= out.Size
 		}
 	}
 	for k, w := range beside {

@@ -141,6 +141,9 @@ func TestScorerSizeWeight(t *testing.T) {
 	if a, b := score(whole, 3), score(whole, 6); math.Abs(a.Value-3) > 1e-9 || math.Abs(b.Value-6) > 1e-9 {
 		t.Errorf("whole rate: 3 containers %v, 6 containers %v; want 3 and 6", a.Value, b.Value)
 	}
+	if a, b := score(per, 6), score(whole, 6); a.Size != 0 || b.Size != 6 {
+		t.Errorf("size factor: %v per container, %v with weight 1; want 0 (none) and 6", a.Size, b.Size)
+	}
 	half := &profile.Scorer{Profiles: known, SizeWeight: 0.5}
 	if a := score(half, 4); math.Abs(a.Value-2) > 1e-9 {
 		t.Errorf("size_weight 0.5, 4 containers: %v, want 2", a.Value)

@@ -88,6 +88,10 @@ type Score struct {
 	// adjustment.
 	Model      float64 `json:"model"`
 	Correction float64 `json:"correction,omitempty"`
+	// Size is the factor the job's size multiplied Model by (its
+	// containers to pipeline.preference.size_weight, while the queue
+	// drains); absent when its size did not count.
+	Size float64 `json:"size,omitempty"`
 	// Alone is the expected share of the job's containers on empty nodes;
 	// Beside the share beside each running kind.
 	Alone  float64       `json:"alone"`

@@ -107,7 +107,7 @@ func wireCandidates(cs []pipeline.Candidate) []v1.Candidate {
 	return wireSlice(cs, func(c pipeline.Candidate) v1.Candidate {
 		out := v1.Candidate{JobID: c.JobID, Kind: c.Kind, Prob: c.Prob, Pref: c.Pref, Weight: c.Weight, Skips: c.Skips}
 		if sc := c.Score; sc != nil {
-			out.Score = &v1.Score{Value: sc.Value, Model: sc.Model, Correction: sc.Correction, Alone: sc.Alone,
+			out.Score = &v1.Score{Value: sc.Value, Model: sc.Model, Correction: sc.Correction, Size: sc.Size, Alone: sc.Alone,
 				Beside: wireContext(sc.Beside), Known: sc.Known, Confounds: sc.Confounds}
 		}
 		return out
