@@ -33,8 +33,7 @@ var (
 	// PresetColocd is colocd's own choice over the owners' defaults (the
 	// paper's method): the profile model scores each candidate (preference
 	// mode model), the best score goes (select argmax), a draining queue's
-	// straggler goes first (tail on) and its large jobs before its small
-	// ones (size_weight 1), and the pair preferences learn the
+	// straggler goes first (tail on), and the pair preferences learn the
 	// profiles' residual slowly, starting a kind below itself.
 	PresetColocd = Preset{Name: "colocd", Doc: "what colocd serves with: the profile model's choice", set: func(c *Config) {
 		c.Pipeline.Preference.Mode = pipeline.PreferenceModel
@@ -51,16 +50,6 @@ var (
 		// correction's gain (noisy: ra −7.6 % without a correction, −9.5 %
 		// with it).
 		c.Learning.StepSize = 0.005
-		// A job's size counts while the queue drains: scored per
-		// container, ra ran small jobs as readily as large ones and a
-		// batch's large jobs ended it alone (hetero-sizes −8.9 % against
-		// Tetris's −14.7 %, tuning seeds); the whole rate change takes it
-		// to −16.7 % and A, B and eight-kinds a little further; only while
-		// the queue drains (engine.ScorerConfig.DrainRatio), since under
-		// steady arrivals largest-first delays the small jobs
-		// (poisson-mixed's mean JCT −11.0 % → −7.8 % when it always
-		// counts, −10.3 % when only draining).
-		c.Pipeline.Scorer.SizeWeight = 1
 		c.Learning.SelfPrior = 1 // bandit.Config.SelfPrior: two jobs of one kind stress the same resources
 		c.Learning.PairReward = engine.RewardResidual
 	}}

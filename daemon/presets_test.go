@@ -28,7 +28,6 @@ func TestPresets(t *testing.T) {
 	want.Pipeline.Preference.Mode = pipeline.PreferenceModel
 	want.Pipeline.Select.Mode = pipeline.SelectArgmax
 	want.Pipeline.Tail.Enabled = true
-	want.Pipeline.Scorer.SizeWeight = 1
 	want.Learning.StepSize, want.Learning.SelfPrior, want.Learning.PairReward = 0.005, 1, engine.RewardResidual
 	if diff := cmp.Diff(want, def); diff != "" {
 		t.Errorf("DefaultConfig is not the owners' defaults with colocd's choices (-want +got):\n%s", diff)
