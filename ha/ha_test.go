@@ -241,12 +241,7 @@ func TestJoinFromSnapshot(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	eventually(t, "a snapshot is taken and the log truncated", 30*time.Second, func() bool {
-		c, _, _ := zkConn(t, e)
-		names, _, err := c.Children("/colocd/test/log")
-		c.Close()
-		return err == nil && len(names) < 60
-	})
+	logShorterThan(t, e, 60)
 	var installed atomic.Int64
 	late := startWith(t, testConfig(e, "b"), t.TempDir(), func(ev ha.Event) {
 		if ev == ha.EventSnapshotInstalled {
@@ -256,6 +251,56 @@ func TestJoinFromSnapshot(t *testing.T) {
 	sameStores(t, first, late)
 	if installed.Load() != 1 {
 		t.Errorf("the late replica installed %d snapshots, want 1", installed.Load())
+	}
+}
+
+// logShorterThan waits (up to a minute) for the log to hold fewer than n
+// entries: a snapshot was taken and the log truncated behind it.
+func logShorterThan(t *testing.T, e *zktest.Ensemble, n int) {
+	t.Helper()
+	c, _, err := zkConn(t, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	eventually(t, fmt.Sprintf("a snapshot is taken and the log truncated below %d entries", n), time.Minute, func() bool {
+		names, _, err := c.Children("/colocd/test/log")
+		return err == nil && len(names) < n
+	})
+}
+
+// Entries applied while a snapshot is being taken count when it ends: a
+// burst that crossed the next threshold during it gets the next snapshot
+// at once, not at the next append. (The first snapshot is held after it
+// packed the store at about entry 50 while 70 more are applied; with
+// nothing appended after, only the check at its end can take the second.)
+func TestSnapshotAfterABurst(t *testing.T) {
+	e := zktest.Start(t, zktest.Options{Servers: 1})
+	release, held := make(chan struct{}), make(chan struct{}, 1)
+	var calls atomic.Int64
+	defer ha.SetSnapshotHook(func() {
+		if calls.Add(1) == 1 {
+			held <- struct{}{}
+			<-release
+		}
+	})()
+	n := start(t, testConfig(e, "a"), t.TempDir())
+	eventually(t, "a leads", 30*time.Second, n.rep.IsLeader)
+	for range 55 {
+		submit(t, n, 1)
+	}
+	select {
+	case <-held:
+	case <-time.After(time.Minute):
+		t.Fatal("no snapshot started after 55 entries")
+	}
+	for range 70 {
+		submit(t, n, 1)
+	}
+	close(release)
+	logShorterThan(t, e, 60)
+	if got := calls.Load(); got < 2 {
+		t.Errorf("%d snapshots, want a second after the held one", got)
 	}
 }
 

@@ -143,11 +143,17 @@ func (r *Replica) seed(s *session) error {
 }
 
 // maybeSnapshot starts a snapshot when the log has grown SnapshotEvery
-// entries past the last one (one at a time, in the background).
+// entries past the last one (one at a time, in the background). Entries
+// applied while one is being taken count when it ends: if they are
+// already SnapshotEvery past it, the next starts then, not at the next
+// append (a burst that ends during a snapshot would otherwise leave its
+// log untruncated until more work comes). A failed snapshot waits for the
+// next append.
 func (t *Term) maybeSnapshot(applied uint64) {
 	t.snapMu.Lock()
 	defer t.snapMu.Unlock()
-	if t.snapping || applied < t.snapshot+t.r.cfg.SnapshotEvery {
+	t.lastApplied = max(t.lastApplied, applied)
+	if t.snapping || t.lastApplied < t.snapshot+t.r.cfg.SnapshotEvery {
 		return
 	}
 	t.snapping = true
@@ -156,11 +162,21 @@ func (t *Term) maybeSnapshot(applied uint64) {
 		t.snapMu.Lock()
 		t.snapping = false
 		t.snapMu.Unlock()
-		if err != nil && t.ctx.Err() == nil {
-			t.r.log.Warn("snapshot failed; the log grows until the next one", "err", err)
+		if err != nil {
+			if t.ctx.Err() == nil {
+				t.r.log.Warn("snapshot failed; the log grows until the next one", "err", err)
+			}
+			return
+		}
+		if t.ctx.Err() == nil {
+			t.maybeSnapshot(0)
 		}
 	}()
 }
+
+// snapshotHook, when set (tests only), runs in each snapshot after the
+// store is packed, before the snapshot is written.
+var snapshotHook func()
 
 // takeSnapshot writes a snapshot, points the manifest at it (fenced), and
 // deletes what it makes unneeded: the older snapshots, the log entries
@@ -171,6 +187,9 @@ func (t *Term) takeSnapshot() error {
 	m, z, err := r.packSnapshot(t.epoch)
 	if err != nil {
 		return err
+	}
+	if snapshotHook != nil {
+		snapshotHook()
 	}
 	if err := r.putSnapshot(s, m, z); err != nil {
 		return err

@@ -32,9 +32,10 @@ type Term struct {
 	next    uint64 // the next index to append
 	applied chan *op
 
-	snapMu   sync.Mutex
-	snapshot uint64 // index of the last snapshot taken (or found)
-	snapping bool
+	snapMu      sync.Mutex
+	snapshot    uint64 // index of the last snapshot taken (or found)
+	snapping    bool
+	lastApplied uint64 // the highest index maybeSnapshot was told of
 }
 
 // op is one commit in flight.
