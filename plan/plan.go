@@ -219,7 +219,8 @@ type builder struct {
 	// containers: the one-step rule's picture.
 	nodeKinds  [][]int
 	nodeCounts [][]float64
-	before     []float64 // per node, its rate before the candidate (NaN: not yet)
+	before     []float64    // per node, its rate before the candidate (NaN: not yet)
+	base       [][4]float64 // per node, its containers' summed demand
 	// caps are the simulated nodes' capacities in reference-node units,
 	// and least each capacity's smallest, when the nodes differ in size
 	// (nil and zero: every node is the reference).
@@ -538,19 +539,27 @@ func needOf(d profile.Vector) need {
 	return need{d[profile.CPU], d[profile.DiskRead] + d[profile.DiskWrite], d[profile.NetIn], d[profile.NetOut]}
 }
 
-// rate is the progress rate (Σ containers × speed) of a node running the
-// containers cs of kinds ks (indices into needs), plus add containers of
-// kind extra: a capacity asked beyond 1 is shared in proportion to
-// demand, a container runs at the pace of its most overcommitted
-// resource — the scorer's rate objective at the mean profiles. size is
-// the node's capacity of each in reference-node units; nil: 1.
-func rate(needs []need, ks []int, cs []float64, extra int, add float64, size *need) float64 {
+// baseLoad is the summed demand of the containers cs of kinds ks.
+func baseLoad(needs []need, ks []int, cs []float64) [4]float64 {
 	var load [4]float64
 	for i, k := range ks {
 		for r := range 4 {
 			load[r] += cs[i] * needs[k][r]
 		}
 	}
+	return load
+}
+
+// rateOn is the progress rate (Σ containers × speed) of a node running
+// the containers cs of kinds ks (indices into needs), whose summed demand
+// is base (baseLoad's, computed once per node and shared by every
+// candidate), plus add containers of kind extra: a capacity asked beyond 1
+// is shared in proportion to demand, a container runs at the pace of its
+// most overcommitted resource — the scorer's rate objective at the mean
+// profiles. size is the node's capacity of each in reference-node units;
+// nil: 1.
+func rateOn(needs []need, ks []int, cs []float64, base *[4]float64, extra int, add float64, size *need) float64 {
+	load := *base
 	if add > 0 {
 		for r := range 4 {
 			load[r] += add * needs[extra][r]
@@ -617,6 +626,13 @@ func (b *builder) choose(w *sim.Sim, left []bool) int {
 		}
 		b.nodeKinds[i], b.nodeCounts[i] = ks, cs
 	}
+	if cap(b.base) < n {
+		b.base = make([][4]float64, n)
+	}
+	b.base = b.base[:n]
+	for i := range b.base {
+		b.base[i] = baseLoad(b.needs, b.nodeKinds[i], b.nodeCounts[i])
+	}
 	if cap(b.before) < n {
 		b.before = make([]float64, n)
 	}
@@ -650,9 +666,9 @@ func (b *builder) choose(w *sim.Sim, left []bool) int {
 			g := float64(max(l.Group, 1))
 			size := b.capOf(l.Node)
 			if math.IsNaN(b.before[l.Node]) {
-				b.before[l.Node] = rate(b.needs, b.nodeKinds[l.Node], b.nodeCounts[l.Node], 0, 0, size)
+				b.before[l.Node] = rateOn(b.needs, b.nodeKinds[l.Node], b.nodeCounts[l.Node], &b.base[l.Node], 0, 0, size)
 			}
-			after := rate(b.needs, b.nodeKinds[l.Node], b.nodeCounts[l.Node], k, g, size)
+			after := rateOn(b.needs, b.nodeKinds[l.Node], b.nodeCounts[l.Node], &b.base[l.Node], k, g, size)
 			v += l.Containers / g * (after - b.before[l.Node])
 		}
 		v /= float64(ks.Containers)

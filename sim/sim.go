@@ -269,6 +269,7 @@ type Sim struct {
 	kindList  []KindSpec
 	kinds     map[string]*kindRT
 	kindRTs   []*kindRT // in the order of kindList
+	shapes    []shape   // the kinds' distinct container shapes; never written after New
 	opts      Options
 	start     time.Time
 	interval  float64 // seconds
@@ -289,6 +290,24 @@ type Sim struct {
 	dirty     []int32     // nodes with dirty set, in the order they were marked
 	touched   []int32     // scratch of step; not shared by clones
 	noMetrics bool        // DiscardMetrics was called: no sample is kept
+}
+
+// shape is a container shape and the kinds (indices into Sim.room) whose
+// containers have it: a node's room for each is the same.
+type shape struct {
+	vcores, memMB int64
+	kinds         []int
+}
+
+// addShape counts k under its container shape.
+func (s *Sim) addShape(k *kindRT) {
+	for i := range s.shapes {
+		if sh := &s.shapes[i]; sh.vcores == k.vcores && sh.memMB == k.memMB {
+			sh.kinds = append(sh.kinds, k.idx)
+			return
+		}
+	}
+	s.shapes = append(s.shapes, shape{vcores: k.vcores, memMB: k.memMB, kinds: []int{k.idx}})
 }
 
 // New returns a simulator of cluster running kinds. It validates both;
@@ -342,6 +361,7 @@ func New(cluster ClusterSpec, kinds []KindSpec, opts Options) (*Sim, error) {
 		s.kindRTs = append(s.kindRTs, rt)
 		s.kindList = append(s.kindList, k)
 		s.room = append(s.room, cluster.holds(k.Container))
+		s.addShape(rt)
 	}
 	width := max(2, len(strconv.Itoa(cluster.Nodes)))
 	for gi, g := range cluster.NodeGroups() {

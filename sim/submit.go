@@ -79,23 +79,33 @@ func (s *Sim) FitsApp(a AppSpec) bool {
 
 // roomOf is how many containers of k nd's free resources hold.
 func (s *Sim) roomOf(nd *node, k *kindRT) int64 {
-	spec := s.spec(nd)
-	vc := int64(spec.VCores-nd.usedVC) / k.vcores
-	mem := (spec.MemoryMB - nd.usedMem) / k.memMB
+	return holds(s.spec(nd), nd.usedVC, nd.usedMem, k.vcores, k.memMB)
+}
+
+// holds is how many containers of vcores and memMB a node of spec holds
+// with usedVC and usedMem taken.
+func holds(spec *NodeSpec, usedVC int, usedMem, vcores, memMB int64) int64 {
+	vc := int64(spec.VCores-usedVC) / vcores
+	mem := (spec.MemoryMB - usedMem) / memMB
 	return max(min(vc, mem), 0)
 }
 
 // reserve adds c containers of k to nd's reservations (c < 0 releases
-// them) and keeps s.room up to date.
+// them) and keeps s.room up to date: each container shape's change of
+// room on nd goes to every kind of that shape.
 func (s *Sim) reserve(nd *node, k *kindRT, c int) {
-	for _, kk := range s.kindRTs {
-		s.room[kk.idx] -= s.roomOf(nd, kk)
+	spec := s.spec(nd)
+	vc, mem := nd.usedVC+c*int(k.vcores), nd.usedMem+int64(c)*k.memMB
+	for i := range s.shapes {
+		sh := &s.shapes[i]
+		d := holds(spec, vc, mem, sh.vcores, sh.memMB) - holds(spec, nd.usedVC, nd.usedMem, sh.vcores, sh.memMB)
+		if d != 0 {
+			for _, j := range sh.kinds {
+				s.room[j] += d
+			}
+		}
 	}
-	nd.usedVC += c * int(k.vcores)
-	nd.usedMem += int64(c) * k.memMB
-	for _, kk := range s.kindRTs {
-		s.room[kk.idx] += s.roomOf(nd, kk)
-	}
+	nd.usedVC, nd.usedMem = vc, mem
 }
 
 // Submit places the containers of a job of kind a.Kind and starts it under
@@ -192,6 +202,13 @@ func (s *Sim) start1(appID string, spec AppSpec, k *kindRT, counts []int) {
 	a := app{id: appID, seq: s.seqOf(appID), spec: spec, kind: k, state: AppRunning, started: s.now}
 	a.containers, a.scale = size(k, spec)
 	first := k.phase(0)
+	nodes := 0
+	for _, c := range counts {
+		if c > 0 {
+			nodes++
+		}
+	}
+	a.groups = make([]int32, 0, nodes)
 	for i, c := range counts {
 		if c == 0 {
 			continue
@@ -229,7 +246,7 @@ func (s *Sim) seqOf(id string) int {
 
 // refreshApps lists the running apps on nd, in placement order.
 func (s *Sim) refreshApps(nd *node) {
-	var ids []string
+	ids := make([]string, 0, min(len(nd.groups), 8)) // a new slice: clones share the old one
 	for _, gi := range nd.groups {
 		if id := s.apps[s.groups[gi].app].id; !slices.Contains(ids, id) {
 			ids = append(ids, id)
