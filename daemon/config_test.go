@@ -426,6 +426,7 @@ func TestConfigRefusals(t *testing.T) {
 			key: "learning.baseline", envName: "COLOCD_LEARNING_BASELINE", mention: []string{`"median"`, "global, row or recency"}},
 		{name: "scorer risk", file: "pipeline:\n  preference:\n    risk: 11\n", key: "pipeline.preference.risk", mention: []string{"[-10, 10]"}},
 		{name: "scorer size weight", file: "pipeline:\n  preference:\n    size_weight: 1.5\n", key: "pipeline.preference.size_weight", mention: []string{"[0, 1]"}},
+		{name: "lookahead max uncertainty", file: "pipeline:\n  lookahead:\n    enabled: true\n    max_uncertainty: -0.5\n", key: "pipeline.lookahead", mention: []string{"max_uncertainty", "[0, 100]"}},
 		{name: "scorer drain ratio", file: "pipeline:\n  preference:\n    drain_ratio: -1\n", key: "pipeline.preference.drain_ratio", mention: []string{"[0, 1000]"}},
 		{name: "queue kappa", file: "pipeline:\n  fairness:\n    enabled: true\n    kappa: 2\n", key: "pipeline.fairness.kappa"},
 		{name: "profile saturation", file: "learning:\n  profile:\n    saturation: 1\n", key: "learning.profile.saturation", mention: []string{"[0, 1)"}},

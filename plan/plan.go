@@ -51,6 +51,12 @@ type Config struct {
 	// Objective is what a rollout's value measures (see the objective
 	// constants); "" means defaultObjective.
 	Objective objective `mapstructure:"objective"`
+	// MaxUncertainty bounds how uncertain a candidate's profile may be for
+	// its rollouts to count: its demand's standard deviation over its mean
+	// (Euclidean norms over the resources). Past it Evaluate says the model
+	// is too uncertain, and the one-step choice stands. 0: no bound (the
+	// sampled futures still draw each demand from its uncertainty).
+	MaxUncertainty float64 `mapstructure:"max_uncertainty"`
 }
 
 // objective is what a rollout's value measures; higher is better.
@@ -98,6 +104,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: horizon %v outside [0, 24h] (0: %v)", ErrInvalid, c.Horizon, defaultHorizon)
 	case c.MaxNodes < 0 || c.MaxNodes > sim.MaxNodes:
 		return fmt.Errorf("%w: max_nodes %d outside [0, %d] (0: %d)", ErrInvalid, c.MaxNodes, sim.MaxNodes, defaultMaxNodes)
+	case !(c.MaxUncertainty >= 0 && c.MaxUncertainty <= 100):
+		return fmt.Errorf("%w: max_uncertainty %v outside [0, 100] (0: no bound)", ErrInvalid, c.MaxUncertainty)
 	}
 	switch c.Objective {
 	case "", objectiveWork, objectiveDrain, objectiveFlow:
@@ -166,6 +174,9 @@ func Evaluate(m *Model, cands []int, cfg Config, seed uint64) ([]outcome, error)
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if err := tooUncertain(m, cands, cfg.MaxUncertainty); err != nil {
+		return nil, err
+	}
 	b, err := newBuilder(m, cfg)
 	if err != nil {
 		return nil, err
@@ -194,6 +205,30 @@ func Evaluate(m *Model, cands []int, cfg Config, seed uint64) ([]outcome, error)
 		}
 	}
 	return out, nil
+}
+
+// tooUncertain is errUncertain when a candidate's profile is more
+// uncertain than bound (Config.MaxUncertainty; 0: no bound).
+func tooUncertain(m *Model, cands []int, bound float64) error {
+	if bound <= 0 {
+		return nil
+	}
+	for _, c := range cands {
+		if c < 0 || c >= len(m.Pending) {
+			continue // Evaluate refuses it
+		}
+		k := m.Pending[c].Kind
+		kd := m.Kinds[k]
+		var sd, mean float64
+		for r := range kd.Demand {
+			sd += kd.Std[r] * kd.Std[r]
+			mean += kd.Demand[r] * kd.Demand[r]
+		}
+		if u := math.Sqrt(sd / mean); !(u <= bound) {
+			return fmt.Errorf("%w: kind %q's demand is uncertain by %.2f of itself, over max_uncertainty %v", errUncertain, k, u, bound)
+		}
+	}
+	return nil
 }
 
 // builder turns the model into simulators.

@@ -2,6 +2,7 @@ package plan_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -85,6 +86,7 @@ func TestEvaluateRefuses(t *testing.T) {
 	}
 	for name, cfg := range map[string]plan.Config{
 		"samples": {Samples: 65}, "horizon": {Horizon: -time.Second}, "objective": {Objective: "speed"},
+		"max_uncertainty": {MaxUncertainty: -1},
 	} {
 		if _, err := plan.Evaluate(model(), []int{0}, cfg, 1); !errors.Is(err, plan.ErrInvalid) {
 			t.Errorf("%s: err = %v, want ErrInvalid", name, err)
@@ -92,6 +94,27 @@ func TestEvaluateRefuses(t *testing.T) {
 	}
 	if _, err := plan.Evaluate(model(), []int{5}, plan.Config{}, 1); !errors.Is(err, plan.ErrInvalid) {
 		t.Errorf("a candidate out of range: err = %v", err)
+	}
+}
+
+// MaxUncertainty: a candidate whose demand's σ is 0.6 of its mean is
+// too uncertain under a bound of 0.5, not under 1 or no bound; a
+// candidate known well is rolled out under the same bound.
+func TestEvaluateMaxUncertainty(t *testing.T) {
+	m := model()
+	k := m.Kinds["disk"]
+	k.Std = profile.Vector{profile.CPU: 0.6 * 0.03, profile.DiskRead: 0.6 * 0.25, profile.DiskWrite: 0.6 * 0.05}
+	m.Kinds["disk"] = k
+	if _, err := plan.Evaluate(m, []int{0, 1}, plan.Config{Samples: 2, MaxUncertainty: 0.5}, 1); !errors.Is(err, plan.ErrUncertain) || !strings.Contains(err.Error(), `"disk"`) {
+		t.Errorf("bound 0.5: err = %v, want ErrUncertain naming disk", err)
+	}
+	for _, bound := range []float64{0, 1} {
+		if _, err := plan.Evaluate(m, []int{0, 1}, plan.Config{Samples: 2, MaxUncertainty: bound}, 1); err != nil {
+			t.Errorf("bound %v: %v", bound, err)
+		}
+	}
+	if _, err := plan.Evaluate(m, []int{0}, plan.Config{Samples: 2, MaxUncertainty: 0.5}, 1); err != nil {
+		t.Errorf("bound 0.5, only the well-known cpu candidate: %v", err)
 	}
 }
 
