@@ -86,7 +86,7 @@ const (
 	defaultCorrection = 0.3
 	// Twice the span: the work estimate counts vcores, not the co-located
 	// speed, and a flow's backlog briefly outgrows its span. Chosen on the
-	// tuning seeds (bench/README, "Job size in the rate objective").
+	// tuning seeds (bench/README, "Job size while the queue drains").
 	defaultDrainRatio = 2.0
 )
 

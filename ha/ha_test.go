@@ -278,13 +278,16 @@ func TestSnapshotAfterABurst(t *testing.T) {
 	e := zktest.Start(t, zktest.Options{Servers: 1})
 	release, held := make(chan struct{}), make(chan struct{}, 1)
 	var calls atomic.Int64
-	defer ha.SetSnapshotHook(func() {
+	t.Cleanup(ha.SetSnapshotHook(func() {
 		if calls.Add(1) == 1 {
 			held <- struct{}{}
 			<-release
 		}
-	})()
+	})) // registered before the replica's own cleanup: removed after it stopped
 	n := start(t, testConfig(e, "a"), t.TempDir())
+	var releaseOnce sync.Once
+	unhold := func() { releaseOnce.Do(func() { close(release) }) }
+	t.Cleanup(unhold) // a failed test does not leave the snapshot held while the replica stops
 	eventually(t, "a leads", 30*time.Second, n.rep.IsLeader)
 	for range 55 {
 		submit(t, n, 1)
@@ -297,7 +300,7 @@ func TestSnapshotAfterABurst(t *testing.T) {
 	for range 70 {
 		submit(t, n, 1)
 	}
-	close(release)
+	unhold()
 	logShorterThan(t, e, 60)
 	if got := calls.Load(); got < 2 {
 		t.Errorf("%d snapshots, want a second after the held one", got)

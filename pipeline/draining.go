@@ -1,5 +1,7 @@
 package pipeline
 
+import "time"
+
 // Draining reports whether the pending queue looks like a batch being
 // drained rather than a flow being served: the pending work of the
 // snapshot's window — each job's kind's expected runtime (its EWMA; a kind
@@ -17,10 +19,10 @@ func (s *Snapshot) Draining(ratio float64) bool {
 		return false
 	}
 	var known, sum float64
-	for _, h := range s.History {
-		if h.Runs > 0 && h.EWMARuntime > 0 {
+	for k := range s.History {
+		if d, ok := s.expectedRuntime(k); ok {
 			known++
-			sum += h.EWMARuntime.Seconds()
+			sum += d.Seconds()
 		}
 	}
 	mean := 0.0
@@ -31,8 +33,8 @@ func (s *Snapshot) Draining(ratio float64) bool {
 	oldest, newest := s.Pending[0].CreatedAt, s.Pending[0].CreatedAt
 	for _, j := range s.Pending {
 		d := mean
-		if h, ok := s.History[j.Kind]; ok && h.Runs > 0 && h.EWMARuntime > 0 {
-			d = h.EWMARuntime.Seconds()
+		if r, ok := s.expectedRuntime(j.Kind); ok {
+			d = r.Seconds()
 		}
 		work += d * float64(j.Resources.TotalVCores())
 		if j.CreatedAt.Before(oldest) {
@@ -47,4 +49,11 @@ func (s *Snapshot) Draining(ratio float64) bool {
 		return true // submitted at one instant: a batch
 	}
 	return work/float64(s.Capacity.VCores) > ratio*span
+}
+
+// expectedRuntime is a kind's expected runtime, its runtime history's
+// EWMA; false when no job of it finished with a runtime.
+func (s *Snapshot) expectedRuntime(kind string) (time.Duration, bool) {
+	h, ok := s.History[kind]
+	return h.EWMARuntime, ok && h.Runs > 0 && h.EWMARuntime > 0
 }

@@ -40,10 +40,7 @@ func (s tailStage) run(r *run, rec *StageRecord) {
 	if snap.PendingTotal == 0 || snap.PendingTotal > len(snap.Pending) || snap.Capacity.VCores <= 0 || len(r.live) < 2 {
 		return
 	}
-	runtime := func(kind string) (time.Duration, bool) {
-		h, ok := snap.History[kind]
-		return h.EWMARuntime, ok && h.Runs > 0 && h.EWMARuntime > 0
-	}
+	runtime := snap.expectedRuntime
 	var work float64 // vcore-seconds of every pending job
 	var newest time.Time
 	for _, j := range snap.Pending {
