@@ -28,6 +28,7 @@ func TestPresets(t *testing.T) {
 	want.Pipeline.Preference.Mode = pipeline.PreferenceModel
 	want.Pipeline.Select.Mode = pipeline.SelectArgmax
 	want.Pipeline.Tail.Enabled = true
+	want.Pipeline.Preference.WithinKind = pipeline.WithinKindLargest
 	want.Learning.StepSize, want.Learning.SelfPrior, want.Learning.PairReward = 0.005, 1, engine.RewardResidual
 	if diff := cmp.Diff(want, def); diff != "" {
 		t.Errorf("DefaultConfig is not the owners' defaults with colocd's choices (-want +got):\n%s", diff)
@@ -38,7 +39,7 @@ func TestPresets(t *testing.T) {
 
 	paper := PresetPaper.Apply(def)
 	if paper.Pipeline.Preference.Mode != pipeline.PreferenceBandit || paper.Pipeline.Select.Mode != pipeline.SelectSample ||
-		paper.Pipeline.Reservation.Enabled || paper.Pipeline.Tail.Enabled ||
+		paper.Pipeline.Reservation.Enabled || paper.Pipeline.Tail.Enabled || paper.Pipeline.Preference.WithinKind != pipeline.WithinKindOldest ||
 		paper.Learning.SelfPrior != 0 || paper.Learning.PairReward != engine.RewardGoodness || paper.Learning.StepSize != bandit.DefaultStepSize {
 		t.Errorf("paper: %+v / %+v", paper.Pipeline.Config, paper.Learning)
 	}
@@ -49,7 +50,8 @@ func TestPresets(t *testing.T) {
 		t.Error("plan: the lookahead is not on, or it was on by default")
 	}
 	pairs := PresetPairs.Apply(def)
-	if pairs.Pipeline.Select.Mode != pipeline.SelectAnneal || pairs.Pipeline.Preference.Mode != pipeline.PreferenceBandit || pairs.Pipeline.Tail.Enabled || pairs.Learning.SelfPrior != 1 {
+	if pairs.Pipeline.Select.Mode != pipeline.SelectAnneal || pairs.Pipeline.Preference.Mode != pipeline.PreferenceBandit || pairs.Pipeline.Tail.Enabled ||
+		pairs.Pipeline.Preference.WithinKind != pipeline.WithinKindOldest || pairs.Learning.SelfPrior != 1 {
 		t.Errorf("pairs: %+v / %+v", pairs.Pipeline.Config, pairs.Learning)
 	}
 	seen := map[string]bool{}

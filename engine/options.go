@@ -200,7 +200,7 @@ func newPipelines(o Options, src profile.Profiles) (p, fifo *pipeline.Pipeline, 
 	qc := o.Queue
 	var popts []pipeline.Option
 	if qc.Preference.Enabled && qc.Preference.Mode == pipeline.PreferenceModel {
-		sc, err := newModelScorer(o.Scorer, src, o.Learner)
+		sc, err := newModelScorer(o.Scorer, qc.Preference.DrainRatio, src, o.Learner)
 		if err != nil {
 			return nil, nil, nil, err
 		}

@@ -17,8 +17,8 @@ type modelScorer struct {
 	// size is a node's size from its name and advertised vcores
 	// (nodeSizes.size); nil: every node is the reference.
 	size func(node string, vcores int64) profile.Vector
-	// drainRatio is ScorerConfig.DrainRatio: sc.SizeWeight counts while
-	// the snapshot's queue drains at it (0: always).
+	// drainRatio is pipeline.preference.drain_ratio: sc.SizeWeight counts
+	// while the snapshot's queue drains at it (0: always).
 	drainRatio float64
 }
 
@@ -30,18 +30,13 @@ var _ pipeline.Scorer = (*modelScorer)(nil)
 // optimism it gives a kind whose usage its landing would reveal (Explore),
 // the weight of the pair preferences' correction and how much a job's size
 // counts in the rate (SizeWeight, profile.Scorer's) while the queue drains
-// (pipeline.Snapshot.Draining at DrainRatio).
+// (pipeline.Snapshot.Draining at the pipeline's preference.drain_ratio).
 type ScorerConfig struct {
 	Objective  string  `mapstructure:"objective"` // rate|goodness (profile.ParseObjective)
 	Risk       float64 `mapstructure:"risk"`      // in standard deviations, [-10, 10]
 	Explore    float64 `mapstructure:"explore"`   // [0, 10]
 	Correction float64 `mapstructure:"correction"`
 	SizeWeight float64 `mapstructure:"size_weight"` // [0, 1]
-	// DrainRatio: SizeWeight counts only while the pending work is more
-	// than DrainRatio times the span over which it arrived (a batch, not
-	// a flow: largest-first shortens a batch and delays a flow's small
-	// jobs); 0 counts it always. [0, 1000].
-	DrainRatio float64 `mapstructure:"drain_ratio"`
 }
 
 // Validate checks the scorer's settings; errors are *fieldError.
@@ -60,9 +55,6 @@ func (p ScorerConfig) Validate() error {
 	}
 	if !(p.SizeWeight >= 0 && p.SizeWeight <= 1) {
 		return &fieldError{"size_weight", fmt.Sprintf("%v outside [0, 1]", p.SizeWeight)}
-	}
-	if !(p.DrainRatio >= 0 && p.DrainRatio <= 1000) {
-		return &fieldError{"drain_ratio", fmt.Sprintf("%v outside [0, 1000]", p.DrainRatio)}
 	}
 	return nil
 }
@@ -84,26 +76,23 @@ const (
 	defaultRisk       = 0.0
 	defaultExplore    = 1.0
 	defaultCorrection = 0.3
-	// Twice the span: the work estimate counts vcores, not the co-located
-	// speed, and a flow's backlog briefly outgrows its span. Chosen on the
-	// tuning seeds (bench/README, "Job size while the queue drains").
-	defaultDrainRatio = 2.0
 )
 
 // DefaultScorerConfig is the scorer's defaults.
 func DefaultScorerConfig() ScorerConfig {
-	return ScorerConfig{Objective: defaultObjective, Risk: defaultRisk, Explore: defaultExplore, Correction: defaultCorrection, DrainRatio: defaultDrainRatio}
+	return ScorerConfig{Objective: defaultObjective, Risk: defaultRisk, Explore: defaultExplore, Correction: defaultCorrection}
 }
 
 // newModelScorer builds the scorer over profiles, with the pair
-// preferences as the correction.
-func newModelScorer(p ScorerConfig, profiles profile.Profiles, corr profile.Correction) (*modelScorer, error) {
+// preferences as the correction; size_weight counts while the queue
+// drains at drainRatio.
+func newModelScorer(p ScorerConfig, drainRatio float64, profiles profile.Profiles, corr profile.Correction) (*modelScorer, error) {
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("scorer: %w", err)
 	}
 	obj, _ := profile.ParseObjective(p.Objective) // Validate parsed it
 	return &modelScorer{sc: profile.Scorer{Profiles: profiles, Objective: obj, Risk: p.Risk, Explore: p.Explore, SizeWeight: p.SizeWeight,
-		Correction: corr, CorrectionWeight: p.Correction}, drainRatio: p.DrainRatio}, nil
+		Correction: corr, CorrectionWeight: p.Correction}, drainRatio: drainRatio}, nil
 }
 
 // Score implements pipeline.Scorer.

@@ -20,7 +20,7 @@ import (
 
 func TestModelScorerTranslatesTheSnapshot(t *testing.T) {
 	truth := profile.Fixed{"cpu": {0.18, 0, 0.01, 0, 0.02, 0.02}, "disk": {0.09, 0, 0.17, 0.02, 0.04, 0.04}}
-	sc, err := newModelScorer(DefaultScorerConfig(), truth, nil)
+	sc, err := newModelScorer(DefaultScorerConfig(), 0, truth, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,8 +73,8 @@ func TestModelScorerSizeWhileDraining(t *testing.T) {
 		return s
 	}
 	res := []queue.Resources{{Containers: 4, MemoryMB: 1024, VCores: 1}}
-	score := func(cfg ScorerConfig, s *pipeline.Snapshot) pipeline.Score {
-		sc, err := newModelScorer(cfg, truth, nil)
+	score := func(cfg ScorerConfig, ratio float64, s *pipeline.Snapshot) pipeline.Score {
+		sc, err := newModelScorer(cfg, ratio, truth, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,17 +83,17 @@ func TestModelScorerSizeWhileDraining(t *testing.T) {
 		return out[0]
 	}
 	cfg := DefaultScorerConfig()
-	per := score(cfg, snap(0))
+	ratio := pipeline.DefaultConfig().Preference.DrainRatio
+	per := score(cfg, ratio, snap(0))
 	cfg.SizeWeight = 1
-	batch, flow := score(cfg, snap(0)), score(cfg, snap(time.Hour))
+	batch, flow := score(cfg, ratio, snap(0)), score(cfg, ratio, snap(time.Hour))
 	if batch.Size != 4 || batch.Model != 4*per.Model || per.Size != 0 {
 		t.Errorf("draining: size %v, model %v; want 4 and 4 × %v (per container, size %v)", batch.Size, batch.Model, per.Model, per.Size)
 	}
 	if flow.Size != 0 || flow.Model != per.Model {
 		t.Errorf("flowing: size %v, model %v; want no size and %v", flow.Size, flow.Model, per.Model)
 	}
-	cfg.DrainRatio = 0
-	if always := score(cfg, snap(time.Hour)); always.Size != 4 {
+	if always := score(cfg, 0, snap(time.Hour)); always.Size != 4 {
 		t.Errorf("drain_ratio 0 under a flow: size %v, want 4", always.Size)
 	}
 }
@@ -122,7 +122,7 @@ func BenchmarkDecideModel(b *testing.B) {
 		b.Run(fmt.Sprintf("window=%d", window), func(b *testing.B) {
 			qc := testQueueConfig()
 			qc.Window.Size = window
-			sc, err := newModelScorer(DefaultScorerConfig(), m, learner)
+			sc, err := newModelScorer(DefaultScorerConfig(), 0, m, learner)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -205,7 +205,7 @@ func BenchmarkDecideLookahead(b *testing.B) {
 			qc := testQueueConfig()
 			qc.Window.Size = 64
 			qc.Lookahead = pipeline.LookaheadConfig{Enabled: true, TopK: pipeline.DefaultLookaheadTopK, Margin: pipeline.DefaultLookaheadMargin}
-			sc, err := newModelScorer(DefaultScorerConfig(), m, learner)
+			sc, err := newModelScorer(DefaultScorerConfig(), 0, m, learner)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -50,7 +50,7 @@ func TestNodeSizes(t *testing.T) {
 // reference node running the same containers.
 func TestModelScorerUsesNodeSize(t *testing.T) {
 	truth := profile.Fixed{"cpu": {0.15, 0, 0, 0, 0, 0}}
-	sc, err := newModelScorer(DefaultScorerConfig(), truth, nil)
+	sc, err := newModelScorer(DefaultScorerConfig(), 0, truth, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

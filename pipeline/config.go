@@ -170,7 +170,33 @@ type PreferenceConfig struct {
 	// be held back so that a never-observed kind is first profiled where
 	// its usage can be told apart (see modelStage); 0 never holds back.
 	ObserveWait time.Duration `json:"observe_wait" yaml:"observe_wait" mapstructure:"observe_wait"`
+	// WithinKind is which job of a kind stands for it: its oldest (FIFO
+	// within a kind, the paper's §4.3), or, while the queue drains (at
+	// DrainRatio), its largest in vcores (containers × vcores each; ties:
+	// the oldest). Kinds are chosen as before; among jobs of the chosen
+	// kind a drained batch ends sooner when the largest goes first.
+	WithinKind WithinKindOrder `json:"within_kind" yaml:"within_kind" mapstructure:"within_kind"`
+	// DrainRatio is when the queue counts as draining (Snapshot.Draining):
+	// its pending work is more than DrainRatio times the span over which
+	// it arrived; 0 counts it always. The scorer's size_weight reads it
+	// too. [0, 1000].
+	DrainRatio float64 `json:"drain_ratio" yaml:"drain_ratio" mapstructure:"drain_ratio"`
 }
+
+// WithinKindOrder is which job of a kind the preference stage scores.
+type WithinKindOrder string
+
+// Within-kind orders.
+const (
+	WithinKindOldest  WithinKindOrder = "oldest"  // FIFO within a kind
+	WithinKindLargest WithinKindOrder = "largest" // the largest while the queue drains
+)
+
+// defaultDrainRatio is preference.drain_ratio's default: twice the span,
+// as the work estimate counts vcores, not the co-located speed, and a
+// flow's backlog briefly outgrows its span. Chosen on the tuning seeds
+// (bench/README, "Job size while the queue drains").
+const defaultDrainRatio = 2.0
 
 // defaultObserveWait is preference.observe_wait's default: two learning
 // ticks at the default 60 s schedule.
@@ -314,8 +340,9 @@ func DefaultConfig() Config {
 			Enabled: false, GroupBy: GroupByUser, Kappa: 0.1, Metric: shareDominant,
 			Mode: FairnessDeficit, BurstPeriod: defaultBurstPeriod, Slot: defaultSlot, Scan: DefaultFairScan,
 		},
-		Altruism:    AltruismConfig{Enabled: true, P: 0.5, DefaultRuntime: 10 * time.Minute},
-		Preference:  PreferenceConfig{Enabled: true, Mode: PreferenceBandit, Temperature: defaultTemperature, ObserveWait: defaultObserveWait},
+		Altruism: AltruismConfig{Enabled: true, P: 0.5, DefaultRuntime: 10 * time.Minute},
+		Preference: PreferenceConfig{Enabled: true, Mode: PreferenceBandit, Temperature: defaultTemperature, ObserveWait: defaultObserveWait,
+			WithinKind: WithinKindOldest, DrainRatio: defaultDrainRatio},
 		Starvation:  StarvationConfig{Enabled: true, Shape: shapeLinear, A: 0.5, MaxSkips: 8},
 		Reservation: ReservationConfig{Enabled: true, AfterBlocked: 8},
 		Tail:        TailConfig{Enabled: false, Margin: defaultTailMargin},
@@ -414,6 +441,14 @@ func (c Config) validatePreference() error {
 	p := c.Preference
 	if !p.Enabled {
 		return nil
+	}
+	switch p.WithinKind {
+	case WithinKindOldest, WithinKindLargest:
+	default:
+		return fieldErr("preference.within_kind", "%q is not oldest or largest", p.WithinKind)
+	}
+	if !(p.DrainRatio >= 0 && p.DrainRatio <= 1000) {
+		return fieldErr("preference.drain_ratio", "%v outside [0, 1000]", p.DrainRatio)
 	}
 	switch p.Mode {
 	case PreferenceModel:

@@ -327,9 +327,10 @@ func (p *Pipeline) stack() []stage {
 	//    Off: FIFO head.
 	switch {
 	case c.Preference.Enabled && c.Preference.Mode == PreferenceModel:
-		s = append(s, modelStage{scorer: p.scorer, temperature: c.Preference.Temperature, observeWait: c.Preference.ObserveWait})
+		s = append(s, modelStage{scorer: p.scorer, temperature: c.Preference.Temperature, observeWait: c.Preference.ObserveWait,
+			heads: headsOf(c.Preference)})
 	case c.Preference.Enabled:
-		s = append(s, preferenceStage{prefs: p.prefs})
+		s = append(s, preferenceStage{prefs: p.prefs, heads: headsOf(c.Preference)})
 	default:
 		s = append(s, fifoStage{})
 	}

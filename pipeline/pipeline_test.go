@@ -137,6 +137,9 @@ func TestConfigValidate(t *testing.T) {
 			c.Starvation.MaxSkips = 1000
 		}, "starvation.a"},
 		"max skips zero":   {func(c *pipeline.Config) { c.Starvation.MaxSkips = 0 }, "starvation.max_skips"},
+		"within kind":      {func(c *pipeline.Config) { c.Preference.WithinKind = "biggest" }, "preference.within_kind"},
+		"drain ratio < 0":  {func(c *pipeline.Config) { c.Preference.DrainRatio = -1 }, "preference.drain_ratio"},
+		"drain ratio NaN":  {func(c *pipeline.Config) { c.Preference.DrainRatio = math.NaN() }, "preference.drain_ratio"},
 		"select mode":      {func(c *pipeline.Config) { c.Select.Mode = "best" }, "select.mode"},
 		"explore negative": {func(c *pipeline.Config) { c.Select.ExploreObservations = -1 }, "select.explore_observations"},
 		"max recorded < 0": {func(c *pipeline.Config) { c.MaxRecorded = -1 }, "max_recorded"},
@@ -310,6 +313,70 @@ func TestPreferenceStage(t *testing.T) {
 			t.Errorf("chosen %s", d.Chosen)
 		}
 	})
+}
+
+// TestWithinKind: with within_kind largest, a kind's largest job (in
+// vcores) stands for it while the queue drains — a batch submitted at one
+// instant — in both preference modes, and its oldest under a flow (the
+// same jobs an hour apart, their kinds' runtimes a minute) and with
+// within_kind oldest; the kinds' order is the FIFO order of their oldest
+// jobs either way.
+func TestWithinKind(t *testing.T) {
+	pending := func(gap time.Duration) []queue.Job {
+		js := []queue.Job{pj(1, "a"), pj(2, "b"), pj(3, "a", containers(4)), pj(4, "b", containers(2)), pj(5, "a", containers(4))}
+		for i := range js {
+			js[i].CreatedAt = t0.Add(time.Duration(i-len(js)) * gap)
+		}
+		return js
+	}
+	history := map[string]queue.KindHistory{
+		"a": {Kind: "a", Runs: 3, EWMARuntime: time.Minute}, "b": {Kind: "b", Runs: 3, EWMARuntime: time.Minute}}
+	for _, mode := range []string{"model", "bandit"} {
+		for _, tc := range []struct {
+			within pipeline.WithinKindOrder
+			gap    time.Duration
+			want   []string // each kind's job, in order
+			note   string
+		}{
+			{pipeline.WithinKindLargest, 0, []string{"j03", "j04"}, "2 kinds stood for by their largest job"},
+			{pipeline.WithinKindLargest, time.Hour, []string{"j01", "j02"}, ""},
+			{pipeline.WithinKindOldest, 0, []string{"j01", "j02"}, ""},
+		} {
+			t.Run(fmt.Sprintf("%s %s gap %v", mode, tc.within, tc.gap), func(t *testing.T) {
+				cfg := only("preference")
+				cfg.Preference.WithinKind = tc.within
+				var opts []pipeline.Option
+				var prefs pipeline.Preferences
+				if mode == "model" {
+					cfg.Preference.Mode = pipeline.PreferenceModel
+					opts = append(opts, pipeline.WithScorer(kindScorer{"a": 1, "b": 0}))
+				} else {
+					prefs = &queuetest.Prefs{Score: map[string]float64{"a": 3, "b": 1}}
+				}
+				p, err := pipeline.New(cfg, prefs, opts...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				snap := snapshot(pending(tc.gap)...)
+				snap.History = history
+				d := p.Decide(snap, nil)
+				var got []string
+				for _, c := range d.Candidates {
+					got = append(got, c.JobID)
+				}
+				if diff := cmp.Diff(tc.want, got); diff != "" {
+					t.Errorf("candidates (-want +got):\n%s", diff)
+				}
+				if d.Chosen != tc.want[0] {
+					t.Errorf("chosen %s, want %s", d.Chosen, tc.want[0])
+				}
+				note := stage(d, "preference").Note
+				if (tc.note == "") != !strings.Contains(note, "largest") || !strings.Contains(note, tc.note) {
+					t.Errorf("note %q, want it to say %q", note, tc.note)
+				}
+			})
+		}
+	}
 }
 
 func TestStarvationStage(t *testing.T) {

@@ -13,10 +13,14 @@ import (
 // §4.3, §5.2). It calls Preferences.Mix once, with the distinct kinds of the
 // survivors (in FIFO order of their oldest job) and the running kinds
 // weighted by the free capacity of their nodes; a kind's probability goes to
-// its oldest surviving job, so within a kind the queue stays FIFO. With
-// nothing running, or no running job with a positive weight, there is no
-// context: the FIFO head wins.
-type preferenceStage struct{ prefs Preferences }
+// the job that stands for it (kindRule: its oldest, so within a kind the
+// queue stays FIFO, or its largest while the queue drains). With nothing
+// running, or no running job with a positive weight, there is no context:
+// the FIFO head wins.
+type preferenceStage struct {
+	prefs Preferences
+	heads kindRule
+}
 
 func (preferenceStage) name() string { return "preference" }
 
@@ -38,7 +42,7 @@ func (s preferenceStage) run(r *run, rec *StageRecord) {
 		}
 		return
 	}
-	heads, kinds := r.kindHeads()
+	heads, kinds, larger := r.kindHeads(s.heads)
 
 	ctx := runningContext(r.snap.Running)
 	r.dec.Context = ctx
@@ -67,7 +71,15 @@ func (s preferenceStage) run(r *run, rec *StageRecord) {
 		c.prob, c.weight = c.pref, 1
 	}
 	r.cands = heads
-	rec.Note = fmt.Sprintf("%d kinds among %d jobs; context of %d running kinds", len(heads), len(r.live), len(ctx))
+	rec.Note = fmt.Sprintf("%d kinds among %d jobs; context of %d running kinds", len(heads), len(r.live), len(ctx)) + largerNote(larger)
+}
+
+// largerNote says how many kinds their largest job stood for.
+func largerNote(larger int) string {
+	if larger == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; the queue drains: %d kinds stood for by their largest job", larger)
 }
 
 // runningContext is the context of a decision: the running kinds, their
@@ -150,13 +162,14 @@ func (fifoStage) run(r *run, rec *StageRecord) {
 // mode "model"): one Scorer call with the distinct kinds of the survivors
 // (in FIFO order of their oldest job) and their container shapes; π is the
 // softmax of the scores over the temperature, and a kind's probability goes
-// to its oldest surviving job, so within a kind the queue stays FIFO. The
-// decision records every candidate's score and the head candidate's
-// expected partners as its context.
+// to the job that stands for it (kindRule), the one scored. The decision
+// records every candidate's score and the head candidate's expected
+// partners as its context.
 type modelStage struct {
 	scorer      Scorer
 	temperature float64
 	observeWait time.Duration
+	heads       kindRule
 }
 
 func (modelStage) name() string { return "preference" }
@@ -168,7 +181,7 @@ func (s modelStage) run(r *run, rec *StageRecord) {
 		r.cands = heads
 		return
 	}
-	heads, kinds := r.kindHeads()
+	heads, kinds, larger := r.kindHeads(s.heads)
 	res := make([]queue.Resources, len(heads))
 	for i, c := range heads {
 		res[i] = c.res
@@ -207,7 +220,7 @@ func (s modelStage) run(r *run, rec *StageRecord) {
 		return
 	}
 	rec.Note = fmt.Sprintf("%d kinds among %d jobs scored by the co-location model (head: %.0f%% alone, beside %d kinds)",
-		len(heads), len(r.live), 100*scores[0].Alone, len(scores[0].Beside))
+		len(heads), len(r.live), 100*scores[0].Alone, len(scores[0].Beside)) + largerNote(larger)
 }
 
 // observeFirst is the model stage's rule to observe before pairing:
@@ -261,16 +274,30 @@ func (s modelStage) observeFirst(r *run, rec *StageRecord, heads []*cand, scores
 	return false
 }
 
-// kindHeads collects the oldest live job of each kind, in FIFO order, and
+// kindRule is which live job of a kind stands for it in the preference
+// stages (PreferenceConfig.WithinKind, DrainRatio).
+type kindRule struct {
+	largest    bool    // the largest while draining; else the oldest
+	drainRatio float64 // Snapshot.Draining's ratio
+}
+
+func headsOf(p PreferenceConfig) kindRule {
+	return kindRule{largest: p.WithinKind == WithinKindLargest, drainRatio: p.DrainRatio}
+}
+
+// kindHeads collects the job that stands for each live kind — its oldest,
+// or under rule its largest in vcores (ties: the oldest) while the
+// snapshot's queue drains — in FIFO order of each kind's oldest job, and
 // their kinds, into the scratch buffers (sc.kindHeads, sc.kinds; sc.kindIdx
-// maps a kind to its index).
-func (r *run) kindHeads() ([]*cand, []string) {
+// maps a kind to its index). larger counts the kinds that a job other
+// than their oldest stands for.
+func (r *run) kindHeads(rule kindRule) (heads []*cand, kinds []string, larger int) {
 	sc := r.sc
 	if sc.kindIdx == nil {
 		sc.kindIdx = make(map[string]int)
 	}
 	clear(sc.kindIdx)
-	heads, kinds := sc.kindHeads[:0], sc.kinds[:0]
+	heads, kinds = sc.kindHeads[:0], sc.kinds[:0]
 	for _, c := range r.live {
 		if _, ok := sc.kindIdx[c.kind]; !ok {
 			sc.kindIdx[c.kind] = len(heads)
@@ -278,6 +305,19 @@ func (r *run) kindHeads() ([]*cand, []string) {
 			kinds = append(kinds, c.kind)
 		}
 	}
+	if rule.largest && len(r.live) > len(heads) && r.snap.Draining(rule.drainRatio) {
+		oldest := slices.Clone(heads)
+		for _, c := range r.live {
+			if i := sc.kindIdx[c.kind]; c.res.TotalVCores() > heads[i].res.TotalVCores() {
+				heads[i] = c
+			}
+		}
+		for i := range heads {
+			if heads[i] != oldest[i] {
+				larger++
+			}
+		}
+	}
 	sc.kinds, sc.kindHeads = kinds, heads
-	return heads, kinds
+	return heads, kinds, larger
 }
