@@ -51,7 +51,7 @@ type Report struct {
 	Problems []problem `json:"problems"`
 	// Quarantined are the records Open (or a read) already moved aside:
 	// handled damage, listed for ops, not a problem of the file.
-	Quarantined []quarantined `json:"quarantined"`
+	Quarantined []QuarantinedRecord `json:"quarantined"`
 }
 
 // Clean reports whether Check found nothing wrong.

@@ -153,7 +153,6 @@ type (
 	CmdSaveLearned  = cmdSaveLearned
 	CmdStart        = cmdStart
 	GapError        = gapError
-	Quarantined     = quarantined
 	TransitionError = transitionError
 	TruncatedError  = truncatedError
 )

@@ -41,14 +41,14 @@ func (s *Store) applyQuarantineLearned(tx *bolt.Tx, c cmdQuarantineLearned) (Res
 	}
 	suffix := "@" + at.Format(time.RFC3339Nano)
 	prefs := tx.Bucket(bucketPrefs)
-	var qs []*quarantined
+	var qs []*QuarantinedRecord
 	if v := prefs.Get(section.legacy()); v != nil {
-		qs = append(qs, &quarantined{Bucket: string(bucketPrefs), Key: string(section.legacy()) + suffix, Reason: reason, Raw: cloneBytes(v), At: at})
+		qs = append(qs, &QuarantinedRecord{Bucket: string(bucketPrefs), Key: string(section.legacy()) + suffix, Reason: reason, Raw: cloneBytes(v), At: at})
 	}
 	name := string(bucketPrefs) + "/" + string(section.bucket())
 	if b := prefs.Bucket(section.bucket()); b != nil {
 		err := b.ForEach(func(k, v []byte) error {
-			qs = append(qs, &quarantined{Bucket: name, Key: learnedKeyName(k) + suffix, Reason: reason, Raw: cloneBytes(v), At: at})
+			qs = append(qs, &QuarantinedRecord{Bucket: name, Key: learnedKeyName(k) + suffix, Reason: reason, Raw: cloneBytes(v), At: at})
 			return nil
 		})
 		if err != nil {

@@ -18,9 +18,9 @@ import (
 // ignore it.
 var bucketQuarantine = []byte("quarantine")
 
-// quarantined is a stored record that did not decode or broke an
+// QuarantinedRecord is a stored record that did not decode or broke an
 // invariant, as it was moved out of its bucket.
-type quarantined struct {
+type QuarantinedRecord struct {
 	Bucket string    `json:"bucket"` // "jobs" or "kinds"
 	Key    string    `json:"key"`    // the job id, or the kind
 	Reason string    `json:"reason"` // what was wrong with it
@@ -111,7 +111,7 @@ func quarantinedJob(tx *bolt.Tx, id string) error {
 	if v == nil {
 		return nil
 	}
-	var q quarantined
+	var q QuarantinedRecord
 	_ = json.Unmarshal(v, &q) // a damaged entry still says the job is quarantined
 	return &QuarantinedError{ID: id, Reason: q.Reason, At: q.At}
 }
@@ -120,7 +120,7 @@ func quarantinedJob(tx *bolt.Tx, id string) error {
 // still there and still damaged, with its index entries (a job) removed,
 // and logs it once at ERROR when tx commits. It returns nil when there was
 // nothing to move.
-func quarantineTx(tx *bolt.Tx, re *recordError, now time.Time, log *slog.Logger) (*quarantined, error) {
+func quarantineTx(tx *bolt.Tx, re *recordError, now time.Time, log *slog.Logger) (*QuarantinedRecord, error) {
 	b := tx.Bucket([]byte(re.bucket))
 	if b == nil {
 		return nil, nil
@@ -133,7 +133,7 @@ func quarantineTx(tx *bolt.Tx, re *recordError, now time.Time, log *slog.Logger)
 	if still == nil {
 		return nil, nil // rewritten meanwhile
 	}
-	q := &quarantined{Bucket: re.bucket, Key: re.key, Reason: still.reason, Raw: cloneBytes(v), At: now}
+	q := &QuarantinedRecord{Bucket: re.bucket, Key: re.key, Reason: still.reason, Raw: cloneBytes(v), At: now}
 	if re.bucket == string(bucketJobs) {
 		var err error
 		if q.State, q.Seq, err = unindex(tx, re.key); err != nil {
@@ -151,7 +151,7 @@ func quarantineTx(tx *bolt.Tx, re *recordError, now time.Time, log *slog.Logger)
 	return q, nil
 }
 
-func putQuarantined(tx *bolt.Tx, q *quarantined) error {
+func putQuarantined(tx *bolt.Tx, q *QuarantinedRecord) error {
 	qb, err := tx.CreateBucketIfNotExists(bucketQuarantine)
 	if err != nil {
 		return fmt.Errorf("queue: create bucket %s: %w", bucketQuarantine, err)
@@ -163,7 +163,7 @@ func putQuarantined(tx *bolt.Tx, q *quarantined) error {
 	return qb.Put(quarantineKey(q.Bucket, q.Key), v)
 }
 
-func logQuarantined(log *slog.Logger, path string, q *quarantined) {
+func logQuarantined(log *slog.Logger, path string, q *QuarantinedRecord) {
 	if q.Bucket == string(bucketKinds) {
 		log.Error("queue: damaged kind history quarantined; the kind's runtime history starts over",
 			"file", path, "kind", q.Key, "reason", q.Reason, "bytes", len(q.Raw))
@@ -244,8 +244,8 @@ func (s *Store) read(fn func(tx *bolt.Tx) error) error {
 // Quarantined lists the quarantined records, jobs first, each bucket in key
 // order. A quarantine entry that is itself damaged is listed with its raw
 // bytes and a reason saying so.
-func (s *Store) Quarantined() ([]quarantined, error) {
-	var out []quarantined
+func (s *Store) Quarantined() ([]QuarantinedRecord, error) {
+	var out []QuarantinedRecord
 	err := s.view(func(tx *bolt.Tx) error {
 		out = listQuarantined(tx)
 		return nil
@@ -253,16 +253,16 @@ func (s *Store) Quarantined() ([]quarantined, error) {
 	return out, err
 }
 
-func listQuarantined(tx *bolt.Tx) []quarantined {
+func listQuarantined(tx *bolt.Tx) []QuarantinedRecord {
 	b := tx.Bucket(bucketQuarantine)
 	if b == nil {
 		return nil
 	}
-	var out []quarantined
+	var out []QuarantinedRecord
 	_ = b.ForEach(func(k, v []byte) error {
-		var q quarantined
+		var q QuarantinedRecord
 		if err := json.Unmarshal(v, &q); err != nil {
-			q = quarantined{Key: string(k), Reason: fmt.Sprintf("the quarantine entry itself does not decode: %v", err), Raw: cloneBytes(v)}
+			q = QuarantinedRecord{Key: string(k), Reason: fmt.Sprintf("the quarantine entry itself does not decode: %v", err), Raw: cloneBytes(v)}
 		}
 		out = append(out, q)
 		return nil
@@ -279,8 +279,8 @@ type indexEntry struct {
 
 // scanResult is what the record scan found.
 type scanResult struct {
-	damaged []*quarantined // records to quarantine (At unset), with State and Seq from the index
-	live    []indexEntry   // every intact job, in id order
+	damaged []*QuarantinedRecord // records to quarantine (At unset), with State and Seq from the index
+	live    []indexEntry         // every intact job, in id order
 	byState map[State]int
 	kinds   int
 	// diffs are the index entries that disagree with the records, besides
@@ -303,7 +303,7 @@ func (r *scanResult) diff(format string, args ...any) {
 // records are the truth, the rest is derived from them.
 func scanRecords(tx *bolt.Tx) *scanResult {
 	r := &scanResult{byState: map[State]int{}}
-	bad := map[string]*quarantined{} // the damaged jobs, by id
+	bad := map[string]*QuarantinedRecord{} // the damaged jobs, by id
 	r.scanJobs(tx, bad)
 	wantStates, wantPending, wantBlocks := r.wantIndexes()
 	r.checkStates(tx, wantStates, bad)
@@ -323,8 +323,8 @@ func scanRecords(tx *bolt.Tx) *scanResult {
 
 // addBad records a damaged record for quarantine, and a damaged job in bad
 // too.
-func (r *scanResult) addBad(bad map[string]*quarantined, re *recordError) {
-	q := &quarantined{Bucket: re.bucket, Key: re.key, Reason: re.reason, Raw: re.raw}
+func (r *scanResult) addBad(bad map[string]*QuarantinedRecord, re *recordError) {
+	q := &QuarantinedRecord{Bucket: re.bucket, Key: re.key, Reason: re.reason, Raw: re.raw}
 	r.damaged = append(r.damaged, q)
 	if re.bucket == string(bucketJobs) {
 		bad[re.key] = q
@@ -335,7 +335,7 @@ func (r *scanResult) addBad(bad map[string]*quarantined, re *recordError) {
 // it does not decode. Of two jobs claiming one seq it keeps the one the
 // state index names at its seq (the first, when the index names neither or
 // both) and quarantines the other.
-func (r *scanResult) scanJobs(tx *bolt.Tx, bad map[string]*quarantined) {
+func (r *scanResult) scanJobs(tx *bolt.Tx, bad map[string]*QuarantinedRecord) {
 	// Jobs: decode each; two jobs claiming one seq are resolved below.
 	owner := map[uint64]int{} // seq → index in r.live
 	var clash []int
@@ -398,7 +398,7 @@ func (r *scanResult) wantIndexes() (states map[string]string, pending map[uint64
 // checkStates compares the state index with want (deleting the entries it
 // finds): an entry naming a damaged job gives that job's State and Seq and
 // calls for a rebuild; any other difference is a diff.
-func (r *scanResult) checkStates(tx *bolt.Tx, want map[string]string, bad map[string]*quarantined) {
+func (r *scanResult) checkStates(tx *bolt.Tx, want map[string]string, bad map[string]*QuarantinedRecord) {
 	_ = tx.Bucket(bucketStates).ForEach(func(k, v []byte) error {
 		if id, ok := want[string(k)]; ok && id == string(v) {
 			delete(want, string(k))
@@ -420,7 +420,7 @@ func (r *scanResult) checkStates(tx *bolt.Tx, want map[string]string, bad map[st
 // checkFIFO compares the FIFO index with want (deleting the entries it
 // finds): an entry naming a damaged job calls for a rebuild; any other
 // difference is a diff.
-func (r *scanResult) checkFIFO(tx *bolt.Tx, want map[uint64]string, bad map[string]*quarantined) {
+func (r *scanResult) checkFIFO(tx *bolt.Tx, want map[uint64]string, bad map[string]*QuarantinedRecord) {
 	_ = tx.Bucket(bucketPending).ForEach(func(k, v []byte) error {
 		if len(k) == 8 {
 			if seq := binary.BigEndian.Uint64(k); want[seq] == string(v) {

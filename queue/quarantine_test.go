@@ -112,7 +112,7 @@ func TestDamagedRecordQuarantined(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				want := []queue.Quarantined{{Bucket: "jobs", Key: js[2].ID, Raw: raw, State: queue.StatePending, Seq: js[2].Seq}}
+				want := []queue.QuarantinedRecord{{Bucket: "jobs", Key: js[2].ID, Raw: raw, State: queue.StatePending, Seq: js[2].Seq}}
 				if diff := cmp.Diff(want, q, cmpIgnore("Reason", "At")); diff != "" || q[0].Reason == "" {
 					t.Errorf("Quarantined (-want +got):\n%s", diff)
 				}

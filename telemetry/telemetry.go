@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"fmt"
 	"net/http"
 	"runtime"
 	"strconv"
@@ -109,8 +110,8 @@ func New(reg *prometheus.Registry, store *queue.Store) *Metrics {
 // admissionMetrics makes the admission and learning series.
 func (m *Metrics) admissionMetrics() {
 	m.admissions = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "colocd_admissions_total", Help: "Jobs admitted to the cluster, by YARN queue and job kind (the first " +
-			"MaxQueueLabels queues and MaxKindLabels kinds seen; later ones are \"other\").",
+		Name: "colocd_admissions_total", Help: fmt.Sprintf("Jobs admitted to the cluster, by YARN queue and job kind (the first "+
+			"%d queues and %d kinds seen; later ones are %q).", maxQueueLabels, maxKindLabels, otherLabel),
 	}, []string{"queue", "kind"})
 	m.failures = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "colocd_admission_failures_total", Help: "Admissions that failed and were rolled back.",

@@ -12,23 +12,23 @@ import (
 	"time"
 )
 
-// acl is a Hadoop access control list (yarn.admin.acl's shape): "*" for
+// ACL is a Hadoop access control list (yarn.admin.acl's shape): "*" for
 // everyone, else "user1,user2 group1,group2" — users, a space, groups,
 // either list may be empty (" etl" is the group etl only); "" or " "
 // is nobody.
-type acl struct {
+type ACL struct {
 	All    bool
 	Users  []string
 	Groups []string
 }
 
 // ParseACL parses Hadoop's ACL shape.
-func ParseACL(s string) (acl, error) {
+func ParseACL(s string) (ACL, error) {
 	if strings.TrimSpace(s) == "*" {
-		return acl{All: true}, nil
+		return ACL{All: true}, nil
 	}
 	users, groups, _ := strings.Cut(strings.TrimLeft(s, "\t"), " ")
-	var a acl
+	var a ACL
 	for _, l := range []struct {
 		to   *[]string
 		text string
@@ -38,9 +38,9 @@ func ParseACL(s string) (acl, error) {
 			switch {
 			case item == "":
 			case item == "*":
-				return acl{}, fmt.Errorf(`"*" is the whole list or nothing (got %q)`, s)
+				return ACL{}, fmt.Errorf(`"*" is the whole list or nothing (got %q)`, s)
 			case strings.ContainsAny(item, " \t"):
-				return acl{}, fmt.Errorf("%q: want \"users groups\": one space between the lists, commas inside them", s)
+				return ACL{}, fmt.Errorf("%q: want \"users groups\": one space between the lists, commas inside them", s)
 			default:
 				*l.to = append(*l.to, item)
 			}
@@ -50,7 +50,7 @@ func ParseACL(s string) (acl, error) {
 }
 
 // Allows reports whether user, a member of groups, is on the list.
-func (a acl) Allows(user string, groups []string) bool {
+func (a ACL) Allows(user string, groups []string) bool {
 	if a.All {
 		return true
 	}
@@ -66,27 +66,27 @@ func (a acl) Allows(user string, groups []string) bool {
 }
 
 // String is the ACL in Hadoop's shape.
-func (a acl) String() string {
+func (a ACL) String() string {
 	if a.All {
 		return "*"
 	}
 	return strings.Join(a.Users, ",") + " " + strings.Join(a.Groups, ",")
 }
 
-// acls grant the roles to the users that Kerberos or a client certificate
+// ACLs grant the roles to the users that Kerberos or a client certificate
 // authenticated (a token carries its own role): each user gets the
 // strongest role whose list names them or one of their groups.
-type acls struct {
-	Reader, Submitter, Admin acl
+type ACLs struct {
+	Reader, Submitter, Admin ACL
 }
 
 // DefaultACLs let every authenticated user read the queue and submit
 // jobs as themselves, and nobody administer it.
-func DefaultACLs() acls { return acls{Reader: acl{All: true}, Submitter: acl{All: true}} }
+func DefaultACLs() ACLs { return ACLs{Reader: ACL{All: true}, Submitter: ACL{All: true}} }
 
 // role is the strongest role the lists grant, and the rule that grants it
 // ("api.acl.admin"); 0 and "" when none does.
-func (a acls) role(user string, groups []string) (Role, string) {
+func (a ACLs) role(user string, groups []string) (Role, string) {
 	switch {
 	case a.Admin.Allows(user, groups):
 		return RoleAdmin, "api.acl.admin"

@@ -122,7 +122,7 @@ type Deps struct {
 	// ACLs grant roles to the users Kerberos or a certificate
 	// authenticated; the zero value grants none (DefaultACLs: read and
 	// submit for everyone).
-	ACLs acls
+	ACLs ACLs
 	// ProxyUsers let a user act for others (?doAs=user), audited.
 	ProxyUsers []ProxyRule
 	// JobGroups are groups whose members read each other's jobs whole and

@@ -75,7 +75,7 @@ type authn struct {
 	krb       *Kerberos      // nil: no Kerberos (mode tokens)
 	certs     bool
 	groups    groupSource
-	acls      acls
+	ACLs      ACLs
 	proxy     []ProxyRule
 	jobGroups []string
 	fwdKey    []byte // nil: no forwarded identity is trusted
@@ -213,7 +213,7 @@ func (a *authn) principalOf(id identity, doAs string) (principal, *httpError) {
 		p.Role, p.RoleRule = id.TokenRole, "tokens"
 		return p, nil
 	}
-	p.Role, p.RoleRule = a.acls.role(p.User, p.Groups)
+	p.Role, p.RoleRule = a.ACLs.role(p.User, p.Groups)
 	if p.Role == 0 {
 		e := errorf(http.StatusForbidden, "", "user %s (groups %s) is authenticated but no role is granted to it: api.acl.reader, api.acl.submitter and api.acl.admin name neither it nor its groups",
 			p.User, listOrNone(p.Groups))
@@ -330,7 +330,7 @@ func doAsParam(r *http.Request) string {
 
 // newAuthn checks Deps' authentication and authorisation settings.
 func newAuthn(d Deps) (*authn, error) {
-	a := &authn{mode: d.Auth, krb: d.Kerberos, certs: d.ClientCerts, groups: d.Groups, acls: d.ACLs,
+	a := &authn{mode: d.Auth, krb: d.Kerberos, certs: d.ClientCerts, groups: d.Groups, ACLs: d.ACLs,
 		jobGroups: d.JobGroups, fwdKey: d.ForwardKey, wallNow: d.WallNow}
 	if a.mode == "" {
 		a.mode = AuthTokens

@@ -49,7 +49,7 @@ func TestClientCertificate(t *testing.T) {
 	serverCert := certFor(t, "127.0.0.1", &ca, false)
 	carol := certFor(t, "carol", &ca, false)
 	h := newHarness(t, withDeps(func(d *Deps) {
-		d.ClientCerts, d.ACLs = true, acls{Reader: acl{All: true}, Submitter: acl{Users: []string{"carol"}}}
+		d.ClientCerts, d.ACLs = true, ACLs{Reader: ACL{All: true}, Submitter: ACL{Users: []string{"carol"}}}
 	}))
 	pool := x509.NewCertPool()
 	pool.AddCert(ca.Leaf)

@@ -18,15 +18,15 @@ import (
 func TestParseACL(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
-		want acl
+		want ACL
 		err  bool
 	}{
-		{"*", acl{All: true}, false},
-		{"alice,bob etl,ops", acl{Users: []string{"alice", "bob"}, Groups: []string{"etl", "ops"}}, false},
-		{" etl", acl{Groups: []string{"etl"}}, false},
-		{"alice", acl{Users: []string{"alice"}}, false},
-		{"", acl{}, false},
-		{"alice,* ops", acl{}, true},
+		{"*", ACL{All: true}, false},
+		{"alice,bob etl,ops", ACL{Users: []string{"alice", "bob"}, Groups: []string{"etl", "ops"}}, false},
+		{" etl", ACL{Groups: []string{"etl"}}, false},
+		{"alice", ACL{Users: []string{"alice"}}, false},
+		{"", ACL{}, false},
+		{"alice,* ops", ACL{}, true},
 	} {
 		got, err := ParseACL(tc.in)
 		if (err != nil) != tc.err {
@@ -37,8 +37,8 @@ func TestParseACL(t *testing.T) {
 			t.Errorf("ParseACL(%q) (-want +got):\n%s", tc.in, diff)
 		}
 	}
-	acl, _ := ParseACL("alice etl")
-	if !acl.Allows("alice", nil) || !acl.Allows("bob", []string{"etl"}) || acl.Allows("bob", []string{"ops"}) {
+	ACL, _ := ParseACL("alice etl")
+	if !ACL.Allows("alice", nil) || !ACL.Allows("bob", []string{"etl"}) || ACL.Allows("bob", []string{"ops"}) {
 		t.Error("Allows")
 	}
 }

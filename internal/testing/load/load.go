@@ -10,9 +10,9 @@ import (
 	"time"
 )
 
-// result is what Run measured: each successful call's latency, sorted,
+// Result is what Run measured: each successful call's latency, sorted,
 // and the wall time of the whole run.
-type result struct {
+type Result struct {
 	Latencies []time.Duration
 	Took      time.Duration
 }
@@ -20,7 +20,7 @@ type result struct {
 // Run calls f total times from clients goroutines (each call's i is
 // unique, from 0). A client stops at its first error, which Run returns
 // (the first of them) after every client ended.
-func Run(clients int, total int64, f func(i int64) error) (result, error) {
+func Run(clients int, total int64, f func(i int64) error) (Result, error) {
 	var (
 		next     atomic.Int64
 		mu       sync.Mutex
@@ -51,13 +51,13 @@ func Run(clients int, total int64, f func(i int64) error) (result, error) {
 		}()
 	}
 	wg.Wait()
-	r := result{Latencies: lat, Took: time.Since(t0)}
+	r := Result{Latencies: lat, Took: time.Since(t0)}
 	slices.Sort(r.Latencies)
 	return r, firstErr
 }
 
 // Rate is the successful calls per second.
-func (r result) Rate() float64 {
+func (r Result) Rate() float64 {
 	if r.Took <= 0 {
 		return 0
 	}
@@ -66,7 +66,7 @@ func (r result) Rate() float64 {
 
 // Quantile is the latency at quantile p (0–1) in milliseconds; 0 without
 // calls.
-func (r result) Quantile(p float64) float64 {
+func (r Result) Quantile(p float64) float64 {
 	if len(r.Latencies) == 0 {
 		return 0
 	}
