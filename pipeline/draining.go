@@ -18,16 +18,19 @@ func (s *Snapshot) Draining(ratio float64) bool {
 	if len(s.Pending) < 2 || s.Capacity.VCores <= 0 {
 		return false
 	}
-	var known, sum float64
+	// Summed as durations: integer arithmetic, the same in whatever order
+	// the map gives the kinds (a float sum would differ in its last bits).
+	var known int64
+	var sum time.Duration
 	for k := range s.History {
 		if d, ok := s.expectedRuntime(k); ok {
 			known++
-			sum += d.Seconds()
+			sum += d
 		}
 	}
 	mean := 0.0
 	if known > 0 {
-		mean = sum / known
+		mean = (sum / time.Duration(known)).Seconds()
 	}
 	var work float64
 	oldest, newest := s.Pending[0].CreatedAt, s.Pending[0].CreatedAt
