@@ -371,7 +371,7 @@ func TestWithinKind(t *testing.T) {
 					t.Errorf("chosen %s, want %s", d.Chosen, tc.want[0])
 				}
 				note := stage(d, "preference").Note
-				if (tc.note == "") != !strings.Contains(note, "largest") || !strings.Contains(note, tc.note) {
+				if says := strings.Contains(note, "largest"); says != (tc.note != "") || !strings.Contains(note, tc.note) {
 					t.Errorf("note %q, want it to say %q", note, tc.note)
 				}
 			})

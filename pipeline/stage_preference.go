@@ -306,7 +306,8 @@ func (r *run) kindHeads(rule kindRule) (heads []*cand, kinds []string, larger in
 		}
 	}
 	if rule.largest && len(r.live) > len(heads) && r.snap.Draining(rule.drainRatio) {
-		oldest := slices.Clone(heads)
+		oldest := append(sc.oldestHeads[:0], heads...)
+		sc.oldestHeads = oldest
 		for _, c := range r.live {
 			if i := sc.kindIdx[c.kind]; c.res.TotalVCores() > heads[i].res.TotalVCores() {
 				heads[i] = c
