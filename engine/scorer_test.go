@@ -98,9 +98,6 @@ func TestModelScorerSizeWhileDraining(t *testing.T) {
 	}
 }
 
-// BenchmarkDecideModel is one admission decision with the co-location
-// model over a window of 8 and of 10,000 pending jobs of 20 kinds on 16
-// nodes running 3 kinds, the profiles learned.
 // timeDecisions times p's decisions on snap, each of which must choose.
 func timeDecisions(b *testing.B, p *pipeline.Pipeline, snap pipeline.Snapshot, rng *rand.Rand) {
 	b.ReportAllocs()
@@ -115,6 +112,11 @@ func timeDecisions(b *testing.B, p *pipeline.Pipeline, snap pipeline.Snapshot, r
 	}
 }
 
+// BenchmarkDecideModel is one admission decision with the co-location
+// model over a window of 8 and of 10,000 pending jobs of 20 kinds on 16
+// nodes running 3 kinds, the profiles learned, with the pipeline choices
+// of colocd's preset (daemon.PresetColocd: the tail stage, the largest job
+// of a kind while the queue drains — the snapshot's jobs are a batch).
 func BenchmarkDecideModel(b *testing.B) {
 	rng, m, kinds := benchProfiles()
 	learner := bandit.New(bandit.Config{})
@@ -122,7 +124,9 @@ func BenchmarkDecideModel(b *testing.B) {
 		b.Run(fmt.Sprintf("window=%d", window), func(b *testing.B) {
 			qc := testQueueConfig()
 			qc.Window.Size = window
-			sc, err := newModelScorer(DefaultScorerConfig(), 0, m, learner)
+			qc.Tail.Enabled = true
+			qc.Preference.WithinKind = pipeline.WithinKindLargest
+			sc, err := newModelScorer(DefaultScorerConfig(), qc.Preference.DrainRatio, m, learner)
 			if err != nil {
 				b.Fatal(err)
 			}
