@@ -34,7 +34,8 @@ func (s *Snapshot) Draining(ratio float64) bool {
 	}
 	var work float64
 	oldest, newest := s.Pending[0].CreatedAt, s.Pending[0].CreatedAt
-	for _, j := range s.Pending {
+	for i := range s.Pending {
+		j := &s.Pending[i] // not a copy of each job
 		d := mean
 		if r, ok := s.expectedRuntime(j.Kind); ok {
 			d = r.Seconds()

@@ -376,7 +376,7 @@ type scratch struct {
 	cands             []cand
 	window, fit, live []*cand
 	spare, kindHeads  []*cand
-	oldestHeads       []*cand // kindHeads before a larger job stood for a kind
+	largestHeads      []*cand // each kind's largest live job (within_kind largest)
 	kinds, ctxKinds   []string
 	ctxWeights, out   []float64
 	kindIdx           map[string]int

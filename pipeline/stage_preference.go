@@ -298,25 +298,36 @@ func (r *run) kindHeads(rule kindRule) (heads []*cand, kinds []string, larger in
 	}
 	clear(sc.kindIdx)
 	heads, kinds = sc.kindHeads[:0], sc.kinds[:0]
+	largest := rule.largest && len(r.live) > 1
+	big := sc.largestHeads[:0] // under rule: each kind's largest so far
 	for _, c := range r.live {
-		if _, ok := sc.kindIdx[c.kind]; !ok {
+		i, ok := sc.kindIdx[c.kind]
+		if !ok {
 			sc.kindIdx[c.kind] = len(heads)
 			heads = append(heads, c)
 			kinds = append(kinds, c.kind)
+			if largest {
+				big = append(big, c)
+			}
+			continue
+		}
+		if largest && c.res.TotalVCores() > big[i].res.TotalVCores() {
+			big[i] = c
 		}
 	}
-	if rule.largest && len(r.live) > len(heads) && r.snap.Draining(rule.drainRatio) {
-		oldest := append(sc.oldestHeads[:0], heads...)
-		sc.oldestHeads = oldest
-		for _, c := range r.live {
-			if i := sc.kindIdx[c.kind]; c.res.TotalVCores() > heads[i].res.TotalVCores() {
-				heads[i] = c
-			}
-		}
-		for i := range heads {
-			if heads[i] != oldest[i] {
+	sc.largestHeads = big
+	if largest {
+		for i := range big {
+			if big[i] != heads[i] {
 				larger++
 			}
+		}
+		// The draining test reads the whole window: only when some kind
+		// has a job larger than its oldest.
+		if larger > 0 && r.snap.Draining(rule.drainRatio) {
+			copy(heads, big)
+		} else {
+			larger = 0
 		}
 	}
 	sc.kinds, sc.kindHeads = kinds, heads

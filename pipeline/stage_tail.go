@@ -43,7 +43,8 @@ func (s tailStage) run(r *run, rec *StageRecord) {
 	runtime := snap.expectedRuntime
 	var work float64 // vcore-seconds of every pending job
 	var newest time.Time
-	for _, j := range snap.Pending {
+	for i := range snap.Pending {
+		j := &snap.Pending[i] // not a copy of each job
 		d, ok := runtime(j.Kind)
 		if !ok || j.Deadline != nil {
 			return
