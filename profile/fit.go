@@ -120,9 +120,11 @@ func (m *Model) inRef(o Observation) Vector {
 	return y
 }
 
-// minPace bounds the pace Stall implies from below: a container stalled
-// 99 % of the time would otherwise count as almost nothing and its usage
-// as an enormous demand.
+// minPace is the slowest pace a saturated node leaves a container: it
+// bounds the pace Stall implies from below (a container stalled 99 % of
+// the time would otherwise count as almost nothing and its usage as an
+// enormous demand), and a censored observation's demand from above
+// (censor).
 const minPace = 0.1
 
 // effective is o's containers, each kind's counted at the pace its
@@ -179,16 +181,29 @@ func (m *Model) foldIdle(u Vector, rho float64) {
 	}
 }
 
-// censor treats a saturated node's usage y as what it is, a lower bound of
-// what its containers ask: it returns y raised to the current prediction
-// where the fit predicts more, and whether y pulls the fit up anywhere.
-// Where the fit already predicts at least what was seen everywhere, the
-// observation agrees with it and adds nothing; folding the prediction in as
-// data would only anchor the fit to itself.
+// censor treats a saturated node's usage y as what it is, an interval of
+// what its containers ask: at least y (they slowed down), and at most y at
+// minPace — no container of a saturated node runs slower than that — so
+// what a resource's usage leaves at or near zero no kind there asks for
+// much. It returns y raised to the current prediction where the fit
+// predicts less, lowered to the interval's top where the fit predicts
+// more than that, and whether y pulls the fit anywhere. Where the fit is
+// inside the interval everywhere, the observation agrees with it and adds
+// nothing; folding the prediction in as data would only anchor the fit to
+// itself. Without the top, a kind that saturates a node wherever it runs
+// would keep an overestimate of its other resources for ever: none of its
+// observations could pull it down. I/O wait has no top: a slowed node
+// waits more, not less.
 func (m *Model) censor(y Vector, containers []KindCount) (Vector, bool) {
 	pred := m.predictLocked(containers)
 	pulls := false
 	for r := range NumResources {
+		if r != IOWait {
+			if top := m.base[r] + max(0, y[r]-m.base[r])/minPace; pred[r] > top {
+				y[r], pulls = top, true
+				continue
+			}
+		}
 		if y[r] > pred[r] {
 			pulls = true
 		}

@@ -191,6 +191,37 @@ func TestSaturatedObservationsAreLowerBounds(t *testing.T) {
 	}
 }
 
+// A saturated node's usage bounds its containers' demand from above too:
+// none runs slower than a tenth of its pace. A kind first seen beside
+// another kind's burst of disk writes (its one unsaturated observation
+// gives it the burst) and afterwards only on nodes whose CPU it saturates,
+// writing nothing, must lose the writes it never does; with saturation
+// only a lower bound it would keep them for ever.
+func TestSaturatedObservationsBoundFromAbove(t *testing.T) {
+	m := profile.New(profile.Config{})
+	burst := profile.Vector{profile.CPU: 0.3, profile.DiskWrite: 0.3}
+	m.Observe([]profile.Observation{{Node: "a", Usage: burst, Containers: []profile.KindCount{kc("scan", 1)}}})
+	if got := m.Profile("scan").Demand[profile.DiskWrite]; got < 0.1 {
+		t.Fatalf("after the burst scan writes %.3f per container, want the burst's share (the setup is wrong)", got)
+	}
+	saturated := profile.Observation{Node: "a", Usage: profile.Vector{profile.CPU: 0.97, profile.DiskRead: 0.4}, Containers: []profile.KindCount{kc("scan", 3)}}
+	var rep profile.TickReport
+	for range 30 {
+		rep = m.Observe([]profile.Observation{saturated})
+	}
+	if rep.Saturated != 1 {
+		t.Fatalf("report %+v, want the node censored", rep)
+	}
+	d := m.Profile("scan").Demand
+	if d[profile.DiskWrite] > 0.02 {
+		t.Errorf("scan writes %.4f per container after 30 saturated ticks of no writes, want about 0", d[profile.DiskWrite])
+	}
+	// The lower bound still holds: the CPU it saturates is at least what it showed.
+	if d[profile.CPU] < 0.97/3-0.01 || d[profile.DiskRead] < 0.4/3-0.01 {
+		t.Errorf("scan demand %v, want at least the saturated usage per container (cpu %.3f, read %.3f)", d, 0.97/3, 0.4/3)
+	}
+}
+
 // A kind that saturates a node's CPU whenever it runs (ten containers of
 // 0.15 cores ask 1.5 of the node) shows at most the node's CPU: censored,
 // its demand is learned low; with its pressure stall (every container got
