@@ -1,6 +1,8 @@
 package daemon
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"time"
 
@@ -28,6 +30,18 @@ type YarnAuth struct {
 	TGTEnd         time.Time `json:"tgtEnd,omitzero"`
 	RenewAt        time.Time `json:"renewAt,omitzero"`
 	ServiceTickets []string  `json:"serviceTickets,omitempty"`
+	// ClientCert is the certificate presented to https RMs and NMs
+	// (yarn.cert_file); nil without one.
+	ClientCert *YarnClientCert `json:"clientCert,omitempty"`
+}
+
+// YarnClientCert is the client certificate of yarn.cert_file as read at
+// start: whose it is, who signed it and until when it is valid.
+type YarnClientCert struct {
+	File     string    `json:"file"`
+	Subject  string    `json:"subject"`
+	Issuer   string    `json:"issuer"`
+	NotAfter time.Time `json:"notAfter"`
 }
 
 // YarnSubmission is whose applications colocd submits (yarn.submit_as)
@@ -49,7 +63,26 @@ func (s YarnSubmission) ByJobUser() bool { return s.SubmitAs == string(yarnclust
 
 // InspectYarn is the yarnInfo of c, the client YarnClient built from cfg.
 func InspectYarn(cfg Config, c *YarnRM) yarnInfo {
-	return yarnInfo{Auth: yarnAuthOf(c), Submission: submissionOf(cfg.Yarn)}
+	a := yarnAuthOf(c)
+	a.ClientCert = clientCertOf(cfg.Yarn)
+	return yarnInfo{Auth: a, Submission: submissionOf(cfg.Yarn)}
+}
+
+// clientCertOf reads yarn.cert_file's leaf certificate; nil without one
+// (the configuration check has read the pair already).
+func clientCertOf(y yarncluster.Config) *YarnClientCert {
+	if y.CertFile == "" {
+		return nil
+	}
+	pair, err := tls.LoadX509KeyPair(y.CertFile, y.KeyFile)
+	if err != nil || len(pair.Certificate) == 0 {
+		return &YarnClientCert{File: y.CertFile}
+	}
+	leaf, err := x509.ParseCertificate(pair.Certificate[0])
+	if err != nil {
+		return &YarnClientCert{File: y.CertFile}
+	}
+	return &YarnClientCert{File: y.CertFile, Subject: leaf.Subject.String(), Issuer: leaf.Issuer.String(), NotAfter: leaf.NotAfter}
 }
 
 func submissionOf(y yarncluster.Config) YarnSubmission {

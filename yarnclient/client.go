@@ -50,11 +50,16 @@ type Config struct {
 	Auth Auth
 	// HTTPClient is the one client used for every request. It is copied and
 	// the copy never follows redirects (a standby RM's redirect is handled
-	// here). Nil builds one with Timeout and CAFile.
+	// here). Nil builds one with Timeout, CAFile, CertFile and KeyFile.
 	HTTPClient *http.Client
 	// CAFile is a PEM bundle of the CAs to trust for https RM and NM URLs.
 	// Only when HTTPClient is nil.
 	CAFile string
+	// CertFile and KeyFile are a PEM client certificate and its private
+	// key, presented to https RMs, NMs and the Timeline Server that ask
+	// for one (Hadoop's hadoop.ssl.require.client.cert). Both or neither;
+	// only when HTTPClient is nil.
+	CertFile, KeyFile string
 	// WrapTransport, when set, wraps the client's transport (the one built
 	// or HTTPClient's): the daemon times every request with it.
 	WrapTransport func(http.RoundTripper) http.RoundTripper
@@ -106,6 +111,12 @@ func (c Config) Validate() error {
 	}
 	if c.HTTPClient != nil && c.CAFile != "" {
 		return fmt.Errorf("%w: CAFile: not used with HTTPClient; put the CA in its transport", ErrInvalid)
+	}
+	if (c.CertFile == "") != (c.KeyFile == "") {
+		return fmt.Errorf("%w: CertFile and KeyFile: set both (a client certificate and its key) or neither", ErrInvalid)
+	}
+	if c.HTTPClient != nil && c.CertFile != "" {
+		return fmt.Errorf("%w: CertFile: not used with HTTPClient; put the certificate in its transport", ErrInvalid)
 	}
 	if c.Timeout < 0 {
 		return fmt.Errorf("%w: Timeout: %v is negative", ErrInvalid, c.Timeout)
@@ -265,16 +276,26 @@ func newHTTPClient(cfg Config) (*http.Client, error) {
 		return &cp, nil
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
-	if cfg.CAFile != "" {
-		pem, err := os.ReadFile(cfg.CAFile)
-		if err != nil {
-			return nil, fmt.Errorf("%w: CAFile: %v", ErrInvalid, err)
+	if cfg.CAFile != "" || cfg.CertFile != "" {
+		tc := &tls.Config{MinVersion: tls.VersionTLS12}
+		if cfg.CAFile != "" {
+			pem, err := os.ReadFile(cfg.CAFile)
+			if err != nil {
+				return nil, fmt.Errorf("%w: CAFile: %v", ErrInvalid, err)
+			}
+			tc.RootCAs = x509.NewCertPool()
+			if !tc.RootCAs.AppendCertsFromPEM(pem) {
+				return nil, fmt.Errorf("%w: CAFile: %s holds no PEM certificate", ErrInvalid, cfg.CAFile)
+			}
 		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("%w: CAFile: %s holds no PEM certificate", ErrInvalid, cfg.CAFile)
+		if cfg.CertFile != "" {
+			cert, err := tls.LoadX509KeyPair(cfg.CertFile, cfg.KeyFile)
+			if err != nil {
+				return nil, fmt.Errorf("%w: CertFile and KeyFile: %v", ErrInvalid, err)
+			}
+			tc.Certificates = []tls.Certificate{cert}
 		}
-		tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+		tr.TLSClientConfig = tc
 	}
 	var rt http.RoundTripper = tr
 	if cfg.WrapTransport != nil {

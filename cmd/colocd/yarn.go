@@ -66,6 +66,7 @@ func printSubmission(tw io.Writer, s daemon.YarnSubmission) {
 
 // printAuth writes the auth rows of yarn info.
 func printAuth(tw io.Writer, a daemon.YarnAuth) {
+	defer printClientCert(tw, a.ClientCert, time.Now())
 	switch {
 	case a.Mode == "kerberos":
 		fmt.Fprintf(tw, "auth\tKerberos %s (keytab %s)\n", a.Principal, a.Keytab)
@@ -81,6 +82,25 @@ func printAuth(tw io.Writer, a daemon.YarnAuth) {
 	default:
 		fmt.Fprintf(tw, "auth\tsimple, user.name %s\n", a.User)
 	}
+}
+
+// printClientCert writes the client certificate row of yarn info, if
+// there is one: whose, signed by whom, until when, and whether that has
+// passed at now.
+func printClientCert(tw io.Writer, c *daemon.YarnClientCert, now time.Time) {
+	if c == nil {
+		return
+	}
+	if c.NotAfter.IsZero() {
+		fmt.Fprintf(tw, "client certificate	%s (unreadable)\n", c.File)
+		return
+	}
+	state := "valid until"
+	if now.After(c.NotAfter) {
+		state = "EXPIRED"
+	}
+	fmt.Fprintf(tw, "client certificate	%s, issued by %s, %s %s (%s)\n", c.Subject, c.Issuer, state,
+		c.NotAfter.UTC().Format(time.RFC3339), c.File)
 }
 
 func newYarnCmd() *cobra.Command {

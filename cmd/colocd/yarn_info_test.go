@@ -1,12 +1,18 @@
 package main
 
 import (
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/colocd/colocd/daemon"
 	"github.com/colocd/colocd/yarnclient/yarntest"
@@ -79,5 +85,51 @@ func TestYarnInfoHadoopConfDir(t *testing.T) {
 		if !strings.Contains(strings.Join(strings.Fields(out), "  "), strings.Join(strings.Fields(want), "  ")) {
 			t.Errorf("yarn info lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestYarnInfoClientCertificate: with yarn.cert_file, yarn info says whose
+// client certificate colocd presents, who signed it and until when; and
+// marks one whose time has passed.
+func TestYarnInfoClientCertificate(t *testing.T) {
+	isolate(t)
+	rm := yarntest.NewFakeRM(t)
+	dir := t.TempDir()
+	srv := httptest.NewTLSServer(http.NotFoundHandler()) // its certificate and key, as colocd's
+	srv.Close()
+	pair := srv.TLS.Certificates[0]
+	key, err := x509.MarshalPKCS8PrivateKey(pair.PrivateKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile := filepath.Join(dir, "client.pem"), filepath.Join(dir, "client.key")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: pair.Certificate[0]}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: key}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	leaf, err := x509.ParseCertificate(pair.Certificate[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "colocd.yaml")
+	yaml := "yarn:\n  rm_urls: [\"" + rm.URL() + "\"]\n  user: colocd\n  cert_file: " + certFile + "\n  key_file: " + keyFile + "\n"
+	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCmd(t, "yarn", "info", "--config", cfg)
+	if code != 0 {
+		t.Fatalf("yarn info: exit %d: %s", code, errOut)
+	}
+	want := regexp.MustCompile(`client certificate +` + regexp.QuoteMeta(leaf.Subject.String()+", issued by "+leaf.Issuer.String()+
+		", valid until "+leaf.NotAfter.UTC().Format(time.RFC3339)+" ("+certFile+")"))
+	if !want.MatchString(out) {
+		t.Errorf("yarn info lacks %v:\n%s", want, out)
+	}
+	var b strings.Builder
+	printClientCert(&b, &daemon.YarnClientCert{File: certFile, Subject: "CN=colocd", Issuer: "CN=ca", NotAfter: leaf.NotAfter}, leaf.NotAfter.Add(time.Second))
+	if !strings.Contains(b.String(), "EXPIRED") {
+		t.Errorf("a certificate past its NotAfter: %q, want EXPIRED", b.String())
 	}
 }

@@ -1,6 +1,7 @@
 package yarncluster
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -37,11 +38,16 @@ type Config struct {
 	// core-site.xml when it is not set). Empty: the principal's first
 	// component (Hadoop's DEFAULT rule). Recovery checks a recorded
 	// application's user against it (AppOwners): a wrong one parks jobs.
-	AppUser string        `mapstructure:"app_user"`
-	CAFile  string        `mapstructure:"ca_file"`
-	Timeout time.Duration `mapstructure:"timeout"`
-	Submit  submitMode    `mapstructure:"submit"` // rest|command
-	Command CommandConfig `mapstructure:"command"`
+	AppUser string `mapstructure:"app_user"`
+	CAFile  string `mapstructure:"ca_file"`
+	// CertFile and KeyFile are the PEM client certificate and key colocd
+	// presents to https RMs, NMs and the Timeline Server that require one
+	// (hadoop.ssl.require.client.cert). Both or neither.
+	CertFile string        `mapstructure:"cert_file"`
+	KeyFile  string        `mapstructure:"key_file"`
+	Timeout  time.Duration `mapstructure:"timeout"`
+	Submit   submitMode    `mapstructure:"submit"` // rest|command
+	Command  CommandConfig `mapstructure:"command"`
 	// TimelineURL is the Timeline Server (application history), asked
 	// about an application the RM no longer knows before colocd decides
 	// whether it may submit its job again. Empty: none.
@@ -376,6 +382,24 @@ func fieldErr(field, format string, args ...any) error {
 	return &fieldError{Field: field, Reason: fmt.Sprintf(format, args...)}
 }
 
+// validateClientCert checks cert_file and key_file: both or neither, and
+// a certificate with its own key (read here, so that a wrong file is named
+// at startup rather than at the first request).
+func (y Config) validateClientCert() error {
+	switch {
+	case y.CertFile == "" && y.KeyFile == "":
+		return nil
+	case y.KeyFile == "":
+		return fieldErr("key_file", "must be set with cert_file (the client certificate's private key)")
+	case y.CertFile == "":
+		return fieldErr("cert_file", "must be set with key_file (the client certificate the key belongs to)")
+	}
+	if _, err := tls.LoadX509KeyPair(y.CertFile, y.KeyFile); err != nil {
+		return fieldErr("cert_file", "with key_file %s: %v", y.KeyFile, err)
+	}
+	return nil
+}
+
 // Validate checks the section; errors are *fieldError.
 func (y Config) Validate() error {
 	if len(y.RMURLs) == 0 {
@@ -391,6 +415,9 @@ func (y Config) Validate() error {
 	}
 	if y.Timeout <= 0 {
 		return fieldErr("timeout", "must be > 0, got %v", y.Timeout)
+	}
+	if err := y.validateClientCert(); err != nil {
+		return err
 	}
 	if y.TimelineURL != "" {
 		if err := yarnclient.CheckURL(y.TimelineURL); err != nil {
@@ -609,7 +636,7 @@ func (y Config) kerberosConfig(log *slog.Logger) kerberos.Config {
 // krb5.conf here, as Validate did); should that fail now, every request
 // fails with the *fieldError naming the key.
 func (y Config) ClientConfig(log *slog.Logger) yarnclient.Config {
-	c := yarnclient.Config{RMURLs: y.RMURLs, User: y.User, CAFile: y.CAFile, Timeout: y.Timeout,
+	c := yarnclient.Config{RMURLs: y.RMURLs, User: y.User, CAFile: y.CAFile, CertFile: y.CertFile, KeyFile: y.KeyFile, Timeout: y.Timeout,
 		TimelineURL: y.TimelineURL, MaxAnswerBytes: y.MaxAnswerBytes, Logger: log}
 	if y.Auth == AuthKerberos {
 		c.User = ""

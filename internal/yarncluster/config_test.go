@@ -1,6 +1,11 @@
 package yarncluster_test
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -270,5 +275,52 @@ func TestCommandConfig(t *testing.T) {
 			tc.mod(&y.Command)
 			wantFieldError(t, y, tc.field)
 		})
+	}
+}
+
+// TestClientCertConfig: yarn.cert_file and yarn.key_file, a certificate
+// and its own key, pass Validate and reach the yarn client's
+// configuration; a key of another certificate is refused naming
+// yarn.cert_file.
+func TestClientCertConfig(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, typ string, der []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	pair := func(name string) (cert, key string) {
+		srv := httptest.NewTLSServer(http.NotFoundHandler()) // its certificate and key, as a client's
+		srv.Close()
+		c := srv.TLS.Certificates[0]
+		k, err := x509.MarshalPKCS8PrivateKey(c.PrivateKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return write(name+".pem", "CERTIFICATE", c.Certificate[0]), write(name+".key", "PRIVATE KEY", k)
+	}
+	cert, key := pair("colocd")
+	y := yarncluster.DefaultConfig()
+	y.RMURLs = []string{"https://127.0.0.1:18090"}
+	y.CertFile, y.KeyFile = cert, key
+	if err := y.Validate(); err != nil {
+		t.Fatalf("Validate: %v", err)
+	}
+	if c := y.ClientConfig(nil); c.CertFile != cert || c.KeyFile != key {
+		t.Errorf("the client's CertFile, KeyFile = %q, %q, want the section's", c.CertFile, c.KeyFile)
+	}
+	y.KeyFile = write("other.key", "PRIVATE KEY", func() []byte {
+		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := x509.MarshalPKCS8PrivateKey(k)
+		return b
+	}())
+	var fe interface{ FieldReason() (string, string) }
+	if err := y.Validate(); err == nil || !errors.As(err, &fe) || func() string { f, _ := fe.FieldReason(); return f }() != "cert_file" {
+		t.Errorf("a key of another certificate: Validate = %v, want an error on cert_file", err)
 	}
 }
