@@ -2,18 +2,10 @@ package daemon
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"io"
 	"log"
-	"math/big"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -25,65 +17,13 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/colocd/colocd/internal/testing/testpki"
 	"github.com/colocd/colocd/telemetry"
 )
 
-// testPKI is a CA, a server certificate for 127.0.0.1 and a client
-// certificate it signed, written as PEM files.
-type testPKI struct {
-	dir                       string
-	caFile, certFile, keyFile string // the client's
-	serverCert                tls.Certificate
-	pool                      *x509.CertPool
-}
-
-func newTestPKI(tb testing.TB) testPKI {
-	tb.Helper()
-	p := testPKI{dir: tb.TempDir(), pool: x509.NewCertPool()}
-	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"}, IsCA: true, BasicConstraintsValid: true,
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), KeyUsage: x509.KeyUsageCertSign}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	ca, _ := x509.ParseCertificate(caDER)
-	p.pool.AddCert(ca)
-	write := func(name string, blocks ...*pem.Block) string {
-		path := filepath.Join(p.dir, name)
-		var b []byte
-		for _, bl := range blocks {
-			b = append(b, pem.EncodeToMemory(bl)...)
-		}
-		if err := os.WriteFile(path, b, 0o600); err != nil {
-			tb.Fatal(err)
-		}
-		return path
-	}
-	leaf := func(serial int64, cn string, usage x509.ExtKeyUsage) ([]byte, *ecdsa.PrivateKey) {
-		k, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		tmpl := &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: cn},
-			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), KeyUsage: x509.KeyUsageDigitalSignature,
-			ExtKeyUsage: []x509.ExtKeyUsage{usage}, IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &k.PublicKey, caKey)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		return der, k
-	}
-	p.caFile = write("ca.pem", &pem.Block{Type: "CERTIFICATE", Bytes: caDER})
-	sDER, sKey := leaf(2, "server", x509.ExtKeyUsageServerAuth)
-	p.serverCert = tls.Certificate{Certificate: [][]byte{sDER}, PrivateKey: sKey}
-	cDER, cKey := leaf(3, "colocd", x509.ExtKeyUsageClientAuth)
-	kb, _ := x509.MarshalECPrivateKey(cKey)
-	p.certFile = write("client.pem", &pem.Block{Type: "CERTIFICATE", Bytes: cDER})
-	p.keyFile = write("client-key.pem", &pem.Block{Type: "EC PRIVATE KEY", Bytes: kb})
-	return p
-}
-
 // mtlsServer answers 200 to a request with a client certificate from
 // pki's CA and the wanted headers; it records what each request sent.
-func mtlsServer(tb testing.TB, pki testPKI, want map[string]string) (*httptest.Server, func() []string) {
+func mtlsServer(tb testing.TB, pki testpki.PKI, want map[string]string) (*httptest.Server, func() []string) {
 	tb.Helper()
 	var mu sync.Mutex
 	var seen []string
@@ -105,7 +45,7 @@ func mtlsServer(tb testing.TB, pki testPKI, want map[string]string) (*httptest.S
 		}
 	}))
 	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake's line
-	srv.TLS = &tls.Config{Certificates: []tls.Certificate{pki.serverCert}, ClientCAs: pki.pool, ClientAuth: tls.RequireAndVerifyClientCert}
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{pki.ServerCert}, ClientCAs: pki.Pool, ClientAuth: tls.RequireAndVerifyClientCert}
 	srv.StartTLS()
 	tb.Cleanup(srv.Close)
 	return srv, func() []string { mu.Lock(); defer mu.Unlock(); return append([]string(nil), seen...) }
@@ -117,7 +57,7 @@ func mtlsServer(tb testing.TB, pki testPKI, want map[string]string) (*httptest.S
 // timed in colocd_outbound_request_duration_seconds; without the client
 // certificate the handshake fails.
 func TestOutboundPrometheusClient(t *testing.T) {
-	pki := newTestPKI(t)
+	pki := testpki.New(t)
 	srv, seen := mtlsServer(t, pki, map[string]string{"Authorization": "Basic b3BzOnMzY3JldA==", "X-Scope-OrgID": "hadoop"})
 	pw := filepath.Join(t.TempDir(), "password")
 	if err := os.WriteFile(pw, []byte("s3cret\n"), 0o600); err != nil {
@@ -126,7 +66,7 @@ func TestOutboundPrometheusClient(t *testing.T) {
 	s := prometheusSection{PrometheusConfig: defaultPrometheus()}
 	s.URL, s.Timeout = srv.URL, 5*time.Second
 	s.BasicAuth = basicAuthKeys{Username: "ops", PasswordFile: pw}
-	s.TLS = tlsClientKeys{CAFile: pki.caFile, CertFile: pki.certFile, KeyFile: pki.keyFile}
+	s.TLS = tlsClientKeys{CAFile: pki.CAFile, CertFile: pki.CertFile, KeyFile: pki.KeyFile}
 	s.Headers = map[string]string{"X-Scope-OrgID": "hadoop"}
 	reg := prometheus.NewRegistry()
 	m := telemetry.New(reg, nil)
@@ -174,11 +114,11 @@ func TestOutboundPrometheusClient(t *testing.T) {
 // TestOutboundInfluxClient: the influx section's tls_config (CA and client
 // certificate) reaches an InfluxDB behind mutual TLS.
 func TestOutboundInfluxClient(t *testing.T) {
-	pki := newTestPKI(t)
+	pki := testpki.New(t)
 	srv, seen := mtlsServer(t, pki, nil)
 	s := DefaultConfig().Influx
 	s.URL, s.Bucket = srv.URL, "telegraf/autogen"
-	s.TLS = tlsClientKeys{CAFile: pki.caFile, CertFile: pki.certFile, KeyFile: pki.keyFile}
+	s.TLS = tlsClientKeys{CAFile: pki.CAFile, CertFile: pki.CertFile, KeyFile: pki.KeyFile}
 	col, err := openInflux(s, nil)
 	if err != nil {
 		t.Fatal(err)
