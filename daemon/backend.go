@@ -70,6 +70,9 @@ type backend struct {
 	// ticketEnd is when colocd's Kerberos TGT for YARN expires; nil
 	// without Kerberos.
 	ticketEnd func() (time.Time, bool)
+	// certEnd is when the client certificate colocd presents to YARN
+	// (yarn.cert_file, read at start) expires; zero without one.
+	certEnd time.Time
 }
 
 func openSimBackend(cfg Config, log *slog.Logger, wallNow func() time.Time) (backend, error) {
@@ -217,7 +220,7 @@ func openYarnBackend(cfg Config, log *slog.Logger) (backend, error) {
 	seed := randomSeed()
 	return backend{
 		cluster: c, metrics: src, usage: src, placement: placement, clock: engine.WallClock{}, seed: seed,
-		outbound: obs, ticketEnd: ticketEnd,
+		outbound: obs, ticketEnd: ticketEnd, certEnd: clientCertOf(cfg.Yarn).notAfter(),
 		checkpoint: func() error { return nil },
 		close:      func() error { closeSrc(); return nil },
 	}, nil

@@ -268,6 +268,7 @@ func openCore(cfg Config, b backend, store *queue.Store, repl *replication, log 
 		c.prom.WatchPending(store)                 // colocd_pending_jobs{queue,kind}, the oldest's age
 		c.prom.WatchDataDir(dataDirSpace(cfg))     // colocd_data_dir_{free,reserve}_bytes
 		c.prom.WatchTicket(b.ticketEnd)            // colocd_kerberos_ticket_expiry_timestamp_seconds
+		c.prom.ClientCertExpiry(b.certEnd)         // colocd_yarn_client_certificate_expiry_timestamp_seconds
 		b.outbound.set(c.prom)                     // colocd_outbound_request_duration_seconds
 	}
 	return c, err

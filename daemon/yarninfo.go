@@ -68,6 +68,14 @@ func InspectYarn(cfg Config, c *YarnRM) yarnInfo {
 	return yarnInfo{Auth: a, Submission: submissionOf(cfg.Yarn)}
 }
 
+// notAfter is c's expiry; zero for nil or an unreadable certificate.
+func (c *YarnClientCert) notAfter() time.Time {
+	if c == nil {
+		return time.Time{}
+	}
+	return c.NotAfter
+}
+
 // clientCertOf reads yarn.cert_file's leaf certificate; nil without one
 // (the configuration check has read the pair already).
 func clientCertOf(y yarncluster.Config) *YarnClientCert {

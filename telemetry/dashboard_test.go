@@ -39,6 +39,7 @@ func exercise(m *Metrics) {
 	m.WatchPending(fixedPending{{ID: "j1", Kind: "wordcount", Queue: "etl", CreatedAt: time.Unix(1, 0)}})
 	m.WatchDataDir(func() (uint64, uint64, bool) { return 1 << 30, 64 << 20, true })
 	m.WatchTicket(func() (time.Time, bool) { return time.Unix(7200, 0), true })
+	m.ClientCertExpiry(time.Unix(14*86400, 0))
 	m.WatchHA(func() HAState { return HAState{Role: "leader"} })
 	m.HAFailover()
 	m.ObserveOutbound(ServiceYARN, "/ws/v1/cluster/apps/application_1_0001", 200, time.Millisecond)

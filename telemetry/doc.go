@@ -47,6 +47,7 @@
 // colocd_pending_jobs_scan_truncated, colocd_dependency_degraded,
 // colocd_dependency_degraded_since_timestamp_seconds,
 // colocd_data_dir_free_bytes, colocd_data_dir_reserve_bytes,
-// colocd_kerberos_ticket_expiry_timestamp_seconds and
+// colocd_kerberos_ticket_expiry_timestamp_seconds,
+// colocd_yarn_client_certificate_expiry_timestamp_seconds and
 // colocd_outbound_request_duration_seconds.
 package telemetry

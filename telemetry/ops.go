@@ -115,6 +115,22 @@ func (m *Metrics) WatchTicket(end func() (time.Time, bool)) {
 		"When colocd's Kerberos ticket-granting ticket for YARN expires (Unix seconds); no series before its first login.", nil, nil)})
 }
 
+// ClientCertExpiry exports
+// colocd_yarn_client_certificate_expiry_timestamp_seconds: when the client
+// certificate colocd presents to YARN's https endpoints (yarn.cert_file,
+// read at start) expires. No series when notAfter is zero (no certificate).
+// A certificate renewed on disk takes effect at colocd's next start, so
+// the series is the running process's.
+func (m *Metrics) ClientCertExpiry(notAfter time.Time) {
+	if m == nil || notAfter.IsZero() {
+		return
+	}
+	g := prometheus.NewGauge(prometheus.GaugeOpts{Name: "colocd_yarn_client_certificate_expiry_timestamp_seconds",
+		Help: "When the client certificate colocd presents to YARN (yarn.cert_file, read at start) expires (Unix seconds); no series without one."})
+	g.Set(float64(notAfter.UnixNano()) / 1e9)
+	m.reg.MustRegister(g)
+}
+
 type ticketCollector struct {
 	end  func() (time.Time, bool)
 	desc *prometheus.Desc
