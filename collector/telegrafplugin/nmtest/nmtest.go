@@ -28,11 +28,33 @@ type Server struct {
 	rmRequests map[string]int
 }
 
+// Option changes how New starts the fake.
+type Option func(*options)
+
+type options struct {
+	wrap func(http.Handler) http.Handler
+}
+
+// Wrap puts wrap in front of the fake's handler, as a kerberized
+// NodeManager puts SPNEGO in front of its web services (a test's
+// yarntest.NewSPNEGOGate).
+func Wrap(wrap func(http.Handler) http.Handler) Option {
+	return func(o *options) { o.wrap = wrap }
+}
+
 // New starts the fake and closes it when the test ends.
-func New(t testing.TB) *Server {
+func New(t testing.TB, opts ...Option) *Server {
 	t.Helper()
+	var o options
+	for _, f := range opts {
+		f(&o)
+	}
 	s := &Server{apps: map[string]App{}, rmRequests: map[string]int{}}
-	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
+	var h http.Handler = http.HandlerFunc(s.serve)
+	if o.wrap != nil {
+		h = o.wrap(h)
+	}
+	s.srv = httptest.NewUnstartedServer(h)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatalf("nmtest: listen: %v", err)

@@ -20,6 +20,7 @@ import (
 	"github.com/influxdata/telegraf/plugins/inputs"
 
 	"github.com/colocd/colocd/yarnclient"
+	"github.com/colocd/colocd/yarnclient/kerberos"
 )
 
 //go:embed sample.conf
@@ -77,9 +78,23 @@ type YarnContainers struct {
 	UserName            string          `toml:"user_name"`
 	Timeout             config.Duration `toml:"timeout"`
 	tls.ClientConfig
+	// Kerberos (SPNEGO) towards kerberized NodeManagers and
+	// ResourceManagers, instead of user_name: a principal and its keytab
+	// (both), krb5.conf, and the servers' HTTP service principal (Hadoop's
+	// "HTTP/_HOST@REALM", _HOST replaced by each URL's host), with
+	// per-server overrides by "host:port" or "host" for a server reached
+	// by an address its principal does not name (the default
+	// node_manager_url's 127.0.0.1).
+	KerberosPrincipal         string            `toml:"kerberos_principal"`
+	KerberosKeytab            string            `toml:"kerberos_keytab"`
+	KerberosKrb5Conf          string            `toml:"kerberos_krb5_conf"`
+	KerberosServicePrincipal  string            `toml:"kerberos_service_principal"`
+	KerberosServicePrincipals map[string]string `toml:"kerberos_service_principals"`
 
 	client *http.Client
-	now    func() time.Time
+	auth   *kerberos.Auth // nil: simple auth (user_name)
+
+	now func() time.Time
 	// apps caches what the ResourceManager said of each application (the
 	// zero appInfo for one it does not know) while the application has
 	// containers here: one lookup per application and node.
@@ -135,6 +150,9 @@ func (y *YarnContainers) Init() error {
 	if y.Timeout <= 0 {
 		return fmt.Errorf("timeout must be positive, got %v", time.Duration(y.Timeout))
 	}
+	if err := y.initKerberos(); err != nil {
+		return err
+	}
 	tlsCfg, err := y.ClientConfig.TLSConfig()
 	if err != nil {
 		return fmt.Errorf("tls: %w", err)
@@ -146,6 +164,28 @@ func (y *YarnContainers) Init() error {
 		y.now = time.Now
 	}
 	y.apps = map[string]appInfo{}
+	return nil
+}
+
+// initKerberos builds the SPNEGO authenticator when kerberos_principal
+// or kerberos_keytab is set: it reads the keytab and krb5.conf here (no
+// KDC is asked before the first gather).
+func (y *YarnContainers) initKerberos() error {
+	if y.KerberosPrincipal == "" && y.KerberosKeytab == "" {
+		return nil
+	}
+	switch {
+	case y.KerberosPrincipal == "" || y.KerberosKeytab == "":
+		return errors.New("kerberos_principal and kerberos_keytab: set both for Kerberos, or neither")
+	case y.UserName != "":
+		return errors.New("user_name and kerberos_principal: set one (user_name is simple authentication)")
+	}
+	a, err := kerberos.New(kerberos.Config{Principal: y.KerberosPrincipal, Keytab: y.KerberosKeytab, Krb5Conf: y.KerberosKrb5Conf,
+		ServicePrincipal: y.KerberosServicePrincipal, ServicePrincipals: y.KerberosServicePrincipals})
+	if err != nil {
+		return fmt.Errorf("kerberos: %w", err)
+	}
+	y.auth = a
 	return nil
 }
 
@@ -306,6 +346,31 @@ func kindFromTags(tags, prefix string) string {
 	return ""
 }
 
+// do sends a GET of u, with a SPNEGO token under Kerberos; a 401 that
+// asks for Negotiate drops the cached service ticket and is tried once
+// more (the server's key may have changed).
+func (y *YarnContainers) do(ctx context.Context, u *url.URL) (*http.Response, error) {
+	for attempt := 0; ; attempt++ {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Accept", "application/json")
+		if y.auth != nil {
+			if err := y.auth.Authenticate(req); err != nil {
+				return nil, fmt.Errorf("GET %s: kerberos: %w", u.Redacted(), err)
+			}
+		}
+		resp, err := y.client.Do(req)
+		if err != nil || y.auth == nil || attempt > 0 || resp.StatusCode != http.StatusUnauthorized ||
+			!strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Negotiate") || y.auth.Refresh(u) == "" {
+			return resp, err
+		}
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxBody))
+		resp.Body.Close()
+	}
+}
+
 // get fetches base+path and hands the body of a 200 answer to decode.
 func (y *YarnContainers) get(ctx context.Context, base, path string, decode func([]byte) error) error {
 	u, err := url.Parse(strings.TrimRight(base, "/") + path)
@@ -317,12 +382,7 @@ func (y *YarnContainers) get(ctx context.Context, base, path string, decode func
 		q.Set("user.name", y.UserName)
 		u.RawQuery = q.Encode()
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := y.client.Do(req)
+	resp, err := y.do(ctx, u)
 	if err != nil {
 		return err
 	}

@@ -277,6 +277,13 @@ func TestInit(t *testing.T) {
 		"name as tag":   {func(y *YarnContainers) { y.ApplicationName = "tag" }, "application_name"},
 		"zero timeout":  {func(y *YarnContainers) { y.Timeout = 0 }, "timeout"},
 		"bad tls":       {func(y *YarnContainers) { y.TLSCA = "/nonexistent/ca.pem" }, "tls"},
+		"kerberos half": {func(y *YarnContainers) { y.KerberosPrincipal = "telegraf@EXAMPLE.ORG" }, "kerberos_keytab"},
+		"kerberos and user": {func(y *YarnContainers) {
+			y.KerberosPrincipal, y.KerberosKeytab, y.UserName = "telegraf@EXAMPLE.ORG", "/etc/telegraf/telegraf.keytab", "yarn"
+		}, "user_name"},
+		"kerberos keytab missing": {func(y *YarnContainers) {
+			y.KerberosPrincipal, y.KerberosKeytab = "telegraf@EXAMPLE.ORG", filepath.Join(t.TempDir(), "none.keytab")
+		}, "kerberos"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			y := newYarnContainers()
