@@ -20,8 +20,9 @@ import (
 // AuthenticationFilter), the plugin logs in from its keytab and reads the
 // containers and the application's kind with a service ticket for the
 // server's principal (127.0.0.1 mapped to it by
-// kerberos_service_principals). Without Kerberos the same server refuses
-// it with 401.
+// kerberos_service_principals); after the server's key is rotated it
+// gets a fresh ticket. Without Kerberos the same server refuses it with
+// 401.
 func TestKerberos(t *testing.T) {
 	kdc := kdctest.Start(t)
 	client := kdc.AddPrincipal(t, "telegraf/worker1.colocd.test")
@@ -57,6 +58,19 @@ func TestKerberos(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{client, client}, gate.Accepted()); diff != "" {
 		t.Errorf("the server accepted (-want +got):\n%s", diff)
+	}
+
+	// The server's key is rotated: the cached service ticket is refused
+	// once (401 Negotiate), dropped, and a fresh one gets through.
+	kdc.Kadmin(t, "cpw -randkey "+spn)
+	gate.SetKeytab(kdc.Keytab(t, spn))
+	fake.SetContainers(nmtest.Running("container_1700000000000_0001_01_000002", 1024, 1))
+	acc.ClearMetrics()
+	if err := acc.GatherError(y.Gather); err != nil {
+		t.Fatalf("Gather after the server's key changed: %v", err)
+	}
+	if n := len(points(t, &acc)); n != 1 {
+		t.Errorf("gather after the key change: %d points, want 1", n)
 	}
 
 	simple := newPlugin(t, fake.URL())
