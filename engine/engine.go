@@ -546,4 +546,7 @@ type telemetrySink interface {
 	CallsBackedOff(calls string)
 	// JobsBackingOff sets how many admitted jobs wait out their own backoff.
 	JobsBackingOff(n int)
+	// Retention records one run of retention at the engine clock's time:
+	// how many finished jobs it deleted, or its error.
+	Retention(deleted int, err error, at time.Time)
 }

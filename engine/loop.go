@@ -22,14 +22,17 @@ import (
 // A Loop is driven by one goroutine; it is the only caller of the engine's
 // passes (the API calls Kick, Prepare, Kill and Ready).
 type Loop struct {
-	e          *Engine
-	clock      Clock
-	store      *queue.Store
-	log        *slog.Logger
-	tick       time.Duration // 0: no periodic pass
-	learn      Schedule
-	retention  Schedule      // nil: no compaction
-	keep       time.Duration // retention.finished_after; 0 = forever
+	e         *Engine
+	clock     Clock
+	store     *queue.Store
+	log       *slog.Logger
+	tick      time.Duration // 0: no periodic pass
+	learn     Schedule
+	retention Schedule      // nil: no compaction
+	keep      time.Duration // retention.finished_after; 0 = forever
+	// compact deletes the finished jobs older than its argument (the
+	// store's Compact; tests make it fail).
+	compact    func(before time.Time) (int, error)
 	checkpoint func() error
 	every      time.Duration // checkpoint cadence (clock time)
 	wake       <-chan struct{}
@@ -61,7 +64,12 @@ type Iteration struct {
 	Learned  bool
 	Learn    LearnReport
 	LearnErr error // the learning tick's error, if any (admission went on)
-	Admit    admitReport
+	// Retained: retention ran (retention.finished_after > 0): Compacted
+	// finished jobs were deleted, or RetentionErr says why none could be.
+	Retained     bool
+	Compacted    int
+	RetentionErr error
+	Admit        admitReport
 	// Due is when the next iteration is due without a kick: the earliest
 	// of the admission tick, the learning and the retention schedules.
 	Due time.Time
@@ -120,6 +128,7 @@ func NewLoop(e *Engine, o LoopOptions) (*Loop, error) {
 	if l.checkpoint == nil {
 		l.checkpoint = func() error { return nil }
 	}
+	l.compact = l.store.Compact
 	if l.every <= 0 {
 		l.every = time.Minute
 	}
@@ -235,11 +244,15 @@ func (l *Loop) Step(ctx context.Context) (Iteration, error) {
 	}
 	if l.retention != nil && mono >= l.nextRetention {
 		if l.keep > 0 {
-			n, err := l.store.Compact(now.Add(-l.keep))
+			n, err := l.compact(now.Add(-l.keep))
+			it.Retained, it.Compacted, it.RetentionErr = true, n, err
 			if err != nil {
 				l.log.Warn("retention", "err", err)
 			} else if n > 0 {
 				l.log.Info("retention: compacted finished jobs", "deleted", n)
+			}
+			if l.e.mx != nil {
+				l.e.mx.Retention(n, err, now)
 			}
 		}
 		l.nextRetention = next(l.retention, now, mono)

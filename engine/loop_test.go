@@ -269,13 +269,15 @@ func TestLoopRetention(t *testing.T) {
 		o.FinishedAfter = 2 * time.Minute
 	})
 	ids := h.submit(t, "cpu", "disk")
+	rec := &recorder{}
+	h.e.mx = rec
 	start := h.clock.Now()
 	h.start(t)
 	h.next(t, start)
 	finished := time.Duration(0)
 	for range 12 { // 6 minutes
 		now := h.clock.Advance(30 * time.Second)
-		h.next(t, now)
+		it := h.next(t, now)
 		j, err := h.store.Get(ids[0])
 		switch {
 		case errors.Is(err, queue.ErrNotFound):
@@ -285,6 +287,14 @@ func TestLoopRetention(t *testing.T) {
 			if _, err := h.store.Get(ids[1]); !errors.Is(err, queue.ErrNotFound) {
 				t.Errorf("the other finished job is still there: %v", err)
 			}
+			// The iteration and the metrics say so (read after the
+			// iteration's hook: the loop waits for the next tick).
+			if !it.Retained || it.Compacted != 2 || it.RetentionErr != nil {
+				t.Errorf("iteration retained %v, compacted %d, err %v; want 2 deleted", it.Retained, it.Compacted, it.RetentionErr)
+			}
+			if want := "retention 2 <nil> " + it.At.Format(time.RFC3339); !rec.has(want) {
+				t.Errorf("metrics %q, want %q", rec.calls, want)
+			}
 			return
 		case err != nil:
 			t.Fatal(err)
@@ -293,6 +303,43 @@ func TestLoopRetention(t *testing.T) {
 		}
 	}
 	t.Fatalf("finished jobs were never compacted (finished at +%v)", finished)
+}
+
+// TestLoopRetentionFailure: a retention that fails says so in its
+// iteration and in the metrics (colocd_retention_runs_total{result=
+// "error"}), and the loop goes on.
+func TestLoopRetentionFailure(t *testing.T) {
+	h := newLoopHarness(t, "@every 1h", 30*time.Second, func(o *LoopOptions) {
+		ret, err := ParseSchedule("@every 1m")
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Retention = ret
+		o.FinishedAfter = 2 * time.Minute
+	})
+	fail := errors.New("store: no space left on device")
+	h.l.compact = func(time.Time) (int, error) { return 0, fail }
+	rec := &recorder{}
+	h.e.mx = rec
+	start := h.clock.Now()
+	h.start(t)
+	h.next(t, start)
+	var failed int
+	for range 4 { // 2 minutes: retention due twice
+		it := h.next(t, h.clock.Advance(30*time.Second))
+		if it.Retained {
+			if !errors.Is(it.RetentionErr, fail) || it.Compacted != 0 {
+				t.Errorf("iteration at %v: compacted %d, err %v; want the store's error", it.At, it.Compacted, it.RetentionErr)
+			}
+			if want := "retention 0 " + fail.Error() + " " + it.At.Format(time.RFC3339); !rec.has(want) {
+				t.Errorf("metrics %q, want %q", rec.calls, want)
+			}
+			failed++
+		}
+	}
+	if failed != 2 {
+		t.Errorf("retention ran %d times in 2 minutes at @every 1m, want 2", failed)
+	}
 }
 
 // hasTimer reports whether a timer is armed at monotonic reading at.

@@ -30,6 +30,9 @@ func (r *recorder) ClusterBackoff(calls string, wait time.Duration) {
 }
 func (r *recorder) CallsBackedOff(calls string) { r.add("held %s", calls) }
 func (r *recorder) JobsBackingOff(n int)        { r.add("jobs backing off %d", n) }
+func (r *recorder) Retention(deleted int, err error, at time.Time) {
+	r.add("retention %d %v %s", deleted, err, at.Format(time.RFC3339))
+}
 func (r *recorder) Admitted(wait time.Duration, forced, _, _ string) {
 	r.add("admitted after %v forced %q", wait, forced)
 }

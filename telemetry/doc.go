@@ -48,6 +48,8 @@
 // colocd_dependency_degraded_since_timestamp_seconds,
 // colocd_data_dir_free_bytes, colocd_data_dir_reserve_bytes,
 // colocd_kerberos_ticket_expiry_timestamp_seconds,
-// colocd_yarn_client_certificate_expiry_timestamp_seconds and
+// colocd_yarn_client_certificate_expiry_timestamp_seconds,
+// colocd_retention_runs_total, colocd_retention_deleted_jobs_total,
+// colocd_retention_last_success_timestamp_seconds and
 // colocd_outbound_request_duration_seconds.
 package telemetry

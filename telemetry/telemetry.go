@@ -48,7 +48,16 @@ type Metrics struct {
 	requests    *prometheus.CounterVec
 	reqSeconds  *prometheus.HistogramVec
 	quarantined *prometheus.CounterVec
+	retention   *prometheus.CounterVec // runs by result
+	retained    prometheus.Counter     // finished jobs deleted
+	retainedAt  prometheus.Gauge       // the last run without an error
 }
+
+// Retention results (colocd_retention_runs_total{result}).
+const (
+	retentionOK    = "ok"
+	retentionError = "error"
+)
 
 // Forced-admission reasons (colocd_forced_admissions_total{reason}).
 const (
@@ -85,6 +94,7 @@ func New(reg *prometheus.Registry, store *queue.Store) *Metrics {
 	m.backendMetrics()
 	reg.MustRegister(m.outbound, m.admissions, m.failures, m.wait, m.forced, m.decision, m.learning,
 		m.ticks, m.lastTick, m.stale, m.unmatched, m.dominant, m.backendErrs, m.backendUp, m.backoff, m.backedOff, m.jobsBackoff, m.requests, m.reqSeconds, m.quarantined,
+		m.retention, m.retained, m.retainedAt,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, r := range []string{forcedMaxSkips, forcedReservation} {
@@ -98,6 +108,9 @@ func New(reg *prometheus.Registry, store *queue.Store) *Metrics {
 		m.backedOff.WithLabelValues(c)
 	}
 	m.backedOff.WithLabelValues(backoffJob)
+	for _, r := range []string{retentionOK, retentionError} {
+		m.retention.WithLabelValues(r) // 0 from the start: the alert compares both
+	}
 	if store != nil {
 		reg.MustRegister(&jobsCollector{store: store, desc: prometheus.NewDesc(
 			"colocd_jobs", "Jobs in the store by state.", []string{"state"}, nil),
@@ -179,6 +192,17 @@ func (m *Metrics) backendMetrics() {
 		Help:    "HTTP API request latency by route pattern.",
 		Buckets: prometheus.ExponentialBuckets(250e-6, 4, 9), // 250µs .. ~16s
 	}, []string{"route"})
+	m.retention = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "colocd_retention_runs_total",
+		Help: "Runs of retention (retention.schedule, deleting finished jobs older than retention.finished_after), by result (ok, error).",
+	}, []string{"result"})
+	m.retained = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "colocd_retention_deleted_jobs_total", Help: "Finished jobs retention deleted.",
+	})
+	m.retainedAt = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "colocd_retention_last_success_timestamp_seconds",
+		Help: "When retention last ran without an error (Unix seconds, engine clock); 0 before the first.",
+	})
 	m.quarantined = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "colocd_learned_state_quarantined_total",
 		Help: "Learned state (section: preferences, profiles) that did not restore at start and was quarantined; that model started fresh (colocd store check lists it).",
@@ -347,6 +371,21 @@ func (m *Metrics) JobsBackingOff(n int) {
 	if m != nil {
 		m.jobsBackoff.Set(float64(n))
 	}
+}
+
+// Retention records one run of retention at the engine clock's time at:
+// the finished jobs it deleted, or its error.
+func (m *Metrics) Retention(deleted int, err error, at time.Time) {
+	if m == nil {
+		return
+	}
+	if err != nil {
+		m.retention.WithLabelValues(retentionError).Inc()
+		return
+	}
+	m.retention.WithLabelValues(retentionOK).Inc()
+	m.retained.Add(float64(deleted))
+	m.retainedAt.Set(float64(at.UnixNano()) / 1e9)
 }
 
 // APIRequest records one API request by route pattern (never the raw path,

@@ -41,6 +41,8 @@ func TestNilMetricsIsSafe(t *testing.T) {
 	m.ClusterBackoff(backoffSubmit, time.Second)
 	m.CallsBackedOff(backoffRead)
 	m.JobsBackingOff(1)
+	m.Retention(1, nil, time.Unix(1, 0))
+	m.ClientCertExpiry(time.Unix(1, 0))
 	rec := httptest.NewRecorder()
 	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	if rec.Code != 404 {
@@ -134,5 +136,34 @@ colocd_cluster_calls_backed_off_total{calls="submit"} %d
 	m.JobsBackingOff(3)
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(fmt.Sprintf(head, 3, 1.5, 0.0, 1, 2, 0)), names...); err != nil {
 		t.Errorf("backing off: %v", err)
+	}
+}
+
+// TestRetention: a run that deleted jobs counts as ok with its jobs and
+// its time; a failing run counts as an error and leaves the last
+// success's time; both results are there from the start.
+func TestRetention(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := New(reg, nil)
+	names := []string{"colocd_retention_runs_total", "colocd_retention_deleted_jobs_total", "colocd_retention_last_success_timestamp_seconds"}
+	head := `
+# HELP colocd_retention_deleted_jobs_total Finished jobs retention deleted.
+# TYPE colocd_retention_deleted_jobs_total counter
+colocd_retention_deleted_jobs_total %d
+# HELP colocd_retention_last_success_timestamp_seconds When retention last ran without an error (Unix seconds, engine clock); 0 before the first.
+# TYPE colocd_retention_last_success_timestamp_seconds gauge
+colocd_retention_last_success_timestamp_seconds %g
+# HELP colocd_retention_runs_total Runs of retention (retention.schedule, deleting finished jobs older than retention.finished_after), by result (ok, error).
+# TYPE colocd_retention_runs_total counter
+colocd_retention_runs_total{result="error"} %d
+colocd_retention_runs_total{result="ok"} %d
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(fmt.Sprintf(head, 0, 0.0, 0, 0)), names...); err != nil {
+		t.Errorf("at start: %v", err)
+	}
+	m.Retention(7, nil, time.Unix(1700000000, 0))
+	m.Retention(0, fmt.Errorf("disk full"), time.Unix(1700003600, 0))
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(fmt.Sprintf(head, 7, 1.7e9, 1, 1)), names...); err != nil {
+		t.Errorf("after an ok and a failed run: %v", err)
 	}
 }
