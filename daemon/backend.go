@@ -165,6 +165,14 @@ func simClock(state *simcluster.State, rt *sim.Realtime, speed float64, wallNow 
 // simRetention keeps enough simulated metrics for learning and the API.
 const simRetention = 24 * time.Hour
 
+// certEnd is when c's client certificate expires; zero without one.
+func certEnd(c *yarnclient.Client) time.Time {
+	if leaf := c.ClientCertificate(); leaf != nil {
+		return leaf.NotAfter
+	}
+	return time.Time{}
+}
+
 func openYarnBackend(cfg Config, log *slog.Logger) (backend, error) {
 	obs := &outboundMetrics{}
 	ycfg := cfg.Yarn.ClientConfig(log)
@@ -220,7 +228,7 @@ func openYarnBackend(cfg Config, log *slog.Logger) (backend, error) {
 	seed := randomSeed()
 	return backend{
 		cluster: c, metrics: src, usage: src, placement: placement, clock: engine.WallClock{}, seed: seed,
-		outbound: obs, ticketEnd: ticketEnd, certEnd: clientCertOf(cfg.Yarn).notAfter(),
+		outbound: obs, ticketEnd: ticketEnd, certEnd: certEnd(yc),
 		checkpoint: func() error { return nil },
 		close:      func() error { closeSrc(); return nil },
 	}, nil

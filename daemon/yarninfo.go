@@ -1,8 +1,6 @@
 package daemon
 
 import (
-	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"time"
 
@@ -35,8 +33,8 @@ type YarnAuth struct {
 	ClientCert *YarnClientCert `json:"clientCert,omitempty"`
 }
 
-// YarnClientCert is the client certificate of yarn.cert_file as read at
-// start: whose it is, who signed it and until when it is valid.
+// YarnClientCert is the client certificate of yarn.cert_file the client
+// loaded: whose it is, who signed it and until when it is valid.
 type YarnClientCert struct {
 	File     string    `json:"file"`
 	Subject  string    `json:"subject"`
@@ -64,33 +62,10 @@ func (s YarnSubmission) ByJobUser() bool { return s.SubmitAs == string(yarnclust
 // InspectYarn is the yarnInfo of c, the client YarnClient built from cfg.
 func InspectYarn(cfg Config, c *YarnRM) yarnInfo {
 	a := yarnAuthOf(c)
-	a.ClientCert = clientCertOf(cfg.Yarn)
+	if leaf := c.ClientCertificate(); leaf != nil {
+		a.ClientCert = &YarnClientCert{File: cfg.Yarn.CertFile, Subject: leaf.Subject.String(), Issuer: leaf.Issuer.String(), NotAfter: leaf.NotAfter}
+	}
 	return yarnInfo{Auth: a, Submission: submissionOf(cfg.Yarn)}
-}
-
-// notAfter is c's expiry; zero for nil or an unreadable certificate.
-func (c *YarnClientCert) notAfter() time.Time {
-	if c == nil {
-		return time.Time{}
-	}
-	return c.NotAfter
-}
-
-// clientCertOf reads yarn.cert_file's leaf certificate; nil without one
-// (the configuration check has read the pair already).
-func clientCertOf(y yarncluster.Config) *YarnClientCert {
-	if y.CertFile == "" {
-		return nil
-	}
-	pair, err := tls.LoadX509KeyPair(y.CertFile, y.KeyFile)
-	if err != nil || len(pair.Certificate) == 0 {
-		return &YarnClientCert{File: y.CertFile}
-	}
-	leaf, err := x509.ParseCertificate(pair.Certificate[0])
-	if err != nil {
-		return &YarnClientCert{File: y.CertFile}
-	}
-	return &YarnClientCert{File: y.CertFile, Subject: leaf.Subject.String(), Issuer: leaf.Issuer.String(), NotAfter: leaf.NotAfter}
 }
 
 func submissionOf(y yarncluster.Config) YarnSubmission {

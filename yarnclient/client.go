@@ -166,6 +166,7 @@ type Client struct {
 	rms           []*url.URL
 	timeline      *url.URL // nil: none
 	http          *http.Client
+	clientCert    *x509.Certificate // Config.CertFile's, as loaded; nil without
 	auth          Auth
 	retries       int
 	backoff       time.Duration
@@ -238,11 +239,11 @@ func New(cfg Config) (*Client, error) {
 			return ctx.Err()
 		}
 	}
-	hc, err := newHTTPClient(cfg)
+	hc, cert, err := newHTTPClient(cfg)
 	if err != nil {
 		return nil, err
 	}
-	c.http = hc
+	c.http, c.clientCert = hc, cert
 	return c, nil
 }
 
@@ -259,7 +260,7 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 
 func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
-func newHTTPClient(cfg Config) (*http.Client, error) {
+func newHTTPClient(cfg Config) (*http.Client, *x509.Certificate, error) {
 	timeout := cfg.Timeout
 	if timeout == 0 {
 		timeout = defaultTimeout
@@ -273,27 +274,28 @@ func newHTTPClient(cfg Config) (*http.Client, error) {
 		if cfg.WrapTransport != nil {
 			cp.Transport = cfg.WrapTransport(cp.Transport)
 		}
-		return &cp, nil
+		return &cp, nil, nil
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
+	var leaf *x509.Certificate
 	if cfg.CAFile != "" || cfg.CertFile != "" {
 		tc := &tls.Config{MinVersion: tls.VersionTLS12}
 		if cfg.CAFile != "" {
 			pem, err := os.ReadFile(cfg.CAFile)
 			if err != nil {
-				return nil, fmt.Errorf("%w: CAFile: %v", ErrInvalid, err)
+				return nil, nil, fmt.Errorf("%w: CAFile: %v", ErrInvalid, err)
 			}
 			tc.RootCAs = x509.NewCertPool()
 			if !tc.RootCAs.AppendCertsFromPEM(pem) {
-				return nil, fmt.Errorf("%w: CAFile: %s holds no PEM certificate", ErrInvalid, cfg.CAFile)
+				return nil, nil, fmt.Errorf("%w: CAFile: %s holds no PEM certificate", ErrInvalid, cfg.CAFile)
 			}
 		}
 		if cfg.CertFile != "" {
 			cert, err := tls.LoadX509KeyPair(cfg.CertFile, cfg.KeyFile)
 			if err != nil {
-				return nil, fmt.Errorf("%w: CertFile and KeyFile: %v", ErrInvalid, err)
+				return nil, nil, fmt.Errorf("%w: CertFile and KeyFile: %v", ErrInvalid, err)
 			}
-			tc.Certificates = []tls.Certificate{cert}
+			tc.Certificates, leaf = []tls.Certificate{cert}, cert.Leaf
 		}
 		tr.TLSClientConfig = tc
 	}
@@ -301,8 +303,12 @@ func newHTTPClient(cfg Config) (*http.Client, error) {
 	if cfg.WrapTransport != nil {
 		rt = cfg.WrapTransport(rt)
 	}
-	return &http.Client{Transport: rt, Timeout: timeout, CheckRedirect: noRedirect}, nil
+	return &http.Client{Transport: rt, Timeout: timeout, CheckRedirect: noRedirect}, leaf, nil
 }
+
+// ClientCertificate is the client certificate the client presents to
+// https servers (Config.CertFile, read by New); nil without one.
+func (c *Client) ClientCertificate() *x509.Certificate { return c.clientCert }
 
 // CloseIdleConnections closes the idle keep-alive connections of the
 // client's transport (at shutdown, or in tests checking for leaks).

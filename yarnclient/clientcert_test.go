@@ -41,7 +41,13 @@ func TestClientCertificate(t *testing.T) {
 	if gotCN != "colocd" {
 		t.Errorf("the RM saw client certificate %q, want colocd's", gotCN)
 	}
+	if got := c.ClientCertificate(); got == nil || got.Subject.CommonName != "colocd" {
+		t.Errorf("ClientCertificate = %v, want the one presented (colocd)", got)
+	}
 	without, _ := newClient(t, func(cfg *yarnclient.Config) { cfg.CAFile, cfg.Retries = pki.CAFile, -1 }, srv.URL)
+	if got := without.ClientCertificate(); got != nil {
+		t.Errorf("ClientCertificate without one = %v, want nil", got.Subject)
+	}
 	if _, err := without.ClusterInfo(ctxT(t)); err == nil || !strings.Contains(err.Error(), "certificate") {
 		t.Errorf("without a client certificate: %v, want the RM's certificate refusal", err)
 	}

@@ -91,15 +91,11 @@ func printClientCert(tw io.Writer, c *daemon.YarnClientCert, now time.Time) {
 	if c == nil {
 		return
 	}
-	if c.NotAfter.IsZero() {
-		fmt.Fprintf(tw, "client certificate	%s (unreadable)\n", c.File)
-		return
-	}
 	state := "valid until"
 	if now.After(c.NotAfter) {
 		state = "EXPIRED"
 	}
-	fmt.Fprintf(tw, "client certificate	%s, issued by %s, %s %s (%s)\n", c.Subject, c.Issuer, state,
+	fmt.Fprintf(tw, "client certificate\t%s, issued by %s, %s %s (%s)\n", c.Subject, c.Issuer, state,
 		c.NotAfter.UTC().Format(time.RFC3339), c.File)
 }
 
