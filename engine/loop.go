@@ -116,7 +116,7 @@ func NewLoop(e *Engine, o LoopOptions) (*Loop, error) {
 	}
 	l := &Loop{
 		e: e, clock: e.clock, store: e.store, log: o.Logger, tick: o.Tick,
-		learn: o.Learn, retention: o.Retention, keep: o.FinishedAfter,
+		learn: o.Learn, retention: o.Retention, keep: o.FinishedAfter, compact: e.store.Compact,
 		checkpoint: o.Checkpoint, every: o.CheckpointEvery, wake: o.Wake, stepTol: o.StepTolerance, kickGap: o.KickGap,
 	}
 	if l.stepTol <= 0 {
@@ -128,7 +128,6 @@ func NewLoop(e *Engine, o LoopOptions) (*Loop, error) {
 	if l.checkpoint == nil {
 		l.checkpoint = func() error { return nil }
 	}
-	l.compact = l.store.Compact
 	if l.every <= 0 {
 		l.every = time.Minute
 	}

@@ -259,8 +259,10 @@ func (h *loopHarness) submit(t *testing.T, kinds ...string) []string {
 	return ids
 }
 
-func TestLoopRetention(t *testing.T) {
-	h := newLoopHarness(t, "@every 1h", 30*time.Second, func(o *LoopOptions) {
+// retentionHarness is a loop that learns hourly, admits every 30 s and
+// runs retention every minute, deleting jobs finished 2 minutes ago.
+func retentionHarness(t *testing.T) *loopHarness {
+	return newLoopHarness(t, "@every 1h", 30*time.Second, func(o *LoopOptions) {
 		ret, err := ParseSchedule("@every 1m")
 		if err != nil {
 			t.Fatal(err)
@@ -268,6 +270,10 @@ func TestLoopRetention(t *testing.T) {
 		o.Retention = ret
 		o.FinishedAfter = 2 * time.Minute
 	})
+}
+
+func TestLoopRetention(t *testing.T) {
+	h := retentionHarness(t)
 	ids := h.submit(t, "cpu", "disk")
 	rec := &recorder{}
 	h.e.mx = rec
@@ -309,14 +315,7 @@ func TestLoopRetention(t *testing.T) {
 // iteration and in the metrics (colocd_retention_runs_total{result=
 // "error"}), and the loop goes on.
 func TestLoopRetentionFailure(t *testing.T) {
-	h := newLoopHarness(t, "@every 1h", 30*time.Second, func(o *LoopOptions) {
-		ret, err := ParseSchedule("@every 1m")
-		if err != nil {
-			t.Fatal(err)
-		}
-		o.Retention = ret
-		o.FinishedAfter = 2 * time.Minute
-	})
+	h := retentionHarness(t)
 	fail := errors.New("store: no space left on device")
 	h.l.compact = func(time.Time) (int, error) { return 0, fail }
 	rec := &recorder{}
