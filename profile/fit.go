@@ -8,8 +8,8 @@ import (
 // saturated reports whether a node's usage shows a saturated resource: its
 // busiest capacity at or above the saturation threshold, or CPU waiting on
 // I/O. There every container using the resource slowed down and used less
-// of everything than it would alone, so the usage is only a lower bound of
-// the demand.
+// of everything than it would alone, so the usage only bounds the demand
+// (censor).
 func (m *Model) saturated(u Vector) bool {
 	util := max(u[CPU]+u[IOWait], u[DiskRead]+u[DiskWrite], u[NetIn], u[NetOut])
 	return util >= m.cfg.Saturation || u[IOWait] >= ioWaitSaturated
@@ -44,7 +44,7 @@ func (m *Model) predictLocked(containers []KindCount) Vector {
 // first time are added. A node with no containers informs the baseline.
 //
 // A node whose busiest resource saturated shows less than its containers
-// ask. Without stalls its observation is censored (a lower bound: see
+// ask. Without stalls its observation is censored (an interval: see
 // censor). With them (Observation.Stall) it says how much less: a shared
 // resource is shared in proportion to demand, so every container that uses
 // the CPU or the disk where it saturated runs at 1 − its pressure, and a
@@ -261,8 +261,8 @@ func (m *Model) fold(t *tick, containers []KindCount, y Vector) (added int) {
 
 // residuals puts in rep the residuals of this tick's observations (with
 // the containers each was fitted with, eff) under the new fit, and folds
-// their variance into sigma2. A censored observation is a lower bound,
-// not a residual.
+// their variance into sigma2. A censored observation is an interval, not
+// a residual.
 func (m *Model) residuals(obs []Observation, eff [][]KindCount, rep *TickReport) {
 	mean, ok := m.meanUsage(obs)
 	if !ok {
