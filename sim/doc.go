@@ -102,7 +102,10 @@
 // over the interval of CPU busy and iowait fractions and disk/network
 // bytes per second (goodness.Usage, as the collector returns; with
 // Options.Pressure also the I/O pressure stall share, see share.go), and
-// the applications that had containers there during the interval.
+// the applications that had containers there during the interval. With
+// Options.ContainerMetrics, AppUsage also gives each application's share
+// of a node's CPU and disk over a window, as the cgroups of its containers
+// would (appusage.go): no network, no iowait.
 //
 // # Cost
 //

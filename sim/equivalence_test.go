@@ -284,6 +284,28 @@ func (tw *twin) compareUsage() {
 		tw.fatalf("Usage(%s, %v, %v) ok %v vs reference %v", node, from.Sub(DefaultStart), to.Sub(DefaultStart), ok, rok)
 	}
 	tw.sameUsage("Usage of "+node, u, ru)
+	if tw.s.cm != nil {
+		tw.appsAddUp(node, from, to, u, ok)
+	}
+}
+
+// appsAddUp checks that node's per-application use over [from, to) adds up
+// to its Usage u (within 1e-9, relative for the disk), found when u is.
+func (tw *twin) appsAddUp(node string, from, to time.Time, u goodness.Usage, ok bool) {
+	us, aok := tw.s.AppUsage(node, from, to)
+	if aok != ok {
+		tw.fatalf("AppUsage(%s, %v, %v) ok %v, Usage ok %v", node, from.Sub(DefaultStart), to.Sub(DefaultStart), aok, ok)
+	}
+	var sum goodness.Usage
+	for _, a := range us {
+		sum.CPU += a.CPU
+		sum.DiskRead += a.DiskRead
+		sum.DiskWrite += a.DiskWrite
+	}
+	far := func(a, b float64) bool { return math.Abs(a-b) > 1e-9*max(1, math.Abs(b)) }
+	if far(sum.CPU, u.CPU) || far(sum.DiskRead, u.DiskRead) || far(sum.DiskWrite, u.DiskWrite) {
+		tw.fatalf("AppUsage(%s, %v, %v) adds up to %+v, Usage is %+v", node, from.Sub(DefaultStart), to.Sub(DefaultStart), sum, u)
+	}
 }
 
 // kill kills a random running application in both.
@@ -435,7 +457,8 @@ func TestEquivalenceShipped(t *testing.T) {
 // TestEquivalenceRandom plays random small workloads: clusters of 1 to 6
 // nodes, 1 to 4 kinds with setup and teardown phases, batch, Poisson and
 // timed arrivals, group sizes 1 to 3, metrics intervals 1 to 20 s; jitter,
-// interference (up to 1 each), pressure, retention and kills on or off.
+// interference (up to 1 each), pressure, retention and kills on or off;
+// ContainerMetrics on for even seeds.
 func TestEquivalenceRandom(t *testing.T) {
 	st := &equivStats{}
 	n := 1000
@@ -449,7 +472,7 @@ func TestEquivalenceRandom(t *testing.T) {
 			t.Fatalf("seed %d: random workload: %v", seed, err)
 		}
 		opts := Options{Seed: seed, GroupSize: 1 + rng.IntN(3), Pressure: rng.IntN(2) == 0,
-			MetricsInterval: time.Duration(1+rng.IntN(20)) * time.Second}
+			MetricsInterval: time.Duration(1+rng.IntN(20)) * time.Second, ContainerMetrics: seed%2 == 0}
 		if rng.IntN(2) == 0 {
 			opts.Jitter = rng.Float64() * 0.5
 		}

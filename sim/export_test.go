@@ -20,3 +20,11 @@ func Counts(s *Sim) (groups, runs int) {
 	}
 	return len(s.groups), runs
 }
+
+// AppRuns is how many per-application runs s holds for node (with
+// Options.ContainerMetrics), its intervals closed first.
+func AppRuns(s *Sim, node string) int {
+	i := int32(s.nodeIdx[node])
+	s.closeApps(i)
+	return len(s.cm.nodes[i].runs)
+}

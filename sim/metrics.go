@@ -169,7 +169,7 @@ func (s *Sim) keepFrom() int64 {
 
 // DiscardMetrics stops the simulator's metrics: every sample is dropped,
 // and none is kept from now on (Samples and SampleRuns are empty, Usage
-// finds nothing). A what-if on a clone that reads only applications (Apps,
+// and AppUsage find nothing). A what-if on a clone that reads only applications (Apps,
 // App, Progresses) calls it first: a clone shares its original's samples
 // and copies a node's on its first change there, so a long history, and
 // the samples the what-if would add, make every what-if pay for them.
@@ -178,6 +178,7 @@ func (s *Sim) DiscardMetrics() {
 	for i := range s.nodes {
 		s.nodes[i].runs = nil
 	}
+	s.cm = nil
 }
 
 // closeIntervals closes nd's intervals before the current one: the open

@@ -107,6 +107,10 @@ func (s *Sim) share(i int32) {
 	}
 	var u usage
 	var starved float64
+	var rates []appUse // per app, for ContainerMetrics
+	if s.cm != nil {
+		rates = s.cm.rates[:0]
+	}
 	for _, sl := range act {
 		p := sl.p
 		rate := sl.fill
@@ -119,6 +123,9 @@ func (s *Sim) share(i int32) {
 		u.write += prog * p.write
 		u.in += prog * p.d[resNetIn]
 		u.out += prog * p.d[resNetOut]
+		if s.cm != nil {
+			rates = append(rates, appUse{app: s.groups[sl.g].app, cpu: busy * p.d[resCPU], read: prog * p.read, write: prog * p.write})
+		}
 		switch sl.bound {
 		case resDisk:
 			starved += sl.count * p.d[resCPU] * (1 - sl.fill)
@@ -133,6 +140,10 @@ func (s *Sim) share(i int32) {
 	if u != nd.rate {
 		s.settle(nd)
 		nd.rate = u
+	}
+	if s.cm != nil {
+		s.shareApps(i, rates)
+		s.cm.rates = rates[:0]
 	}
 }
 

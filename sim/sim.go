@@ -41,6 +41,11 @@ type Options struct {
 	// share.go), with goodness.Usage.Pressure set. Off, both are 0 and
 	// Pressure false, as from a metrics source that does not read PSI.
 	Pressure bool
+	// ContainerMetrics records each application's CPU and disk use per
+	// node, as the cgroup of each of its YARN containers shows them
+	// (AppUsage): CPU time and block I/O bytes, no network, no I/O wait.
+	// Off by default; on, it changes neither the run nor the node samples.
+	ContainerMetrics bool
 }
 
 // AppSpec is what a submitter gives for an application.
@@ -290,6 +295,9 @@ type Sim struct {
 	dirty     []int32     // nodes with dirty set, in the order they were marked
 	touched   []int32     // scratch of step; not shared by clones
 	noMetrics bool        // DiscardMetrics was called: no sample is kept
+	// cm is the per-application metrics (appusage.go): nil unless
+	// Options.ContainerMetrics, and once DiscardMetrics dropped them.
+	cm *containerMetrics
 }
 
 // shape is a container shape and the kinds (indices into Sim.room) whose
@@ -373,6 +381,9 @@ func New(cluster ClusterSpec, kinds []KindSpec, opts Options) (*Sim, error) {
 			s.nodes = append(s.nodes, node{name: name, spec: int32(gi)})
 		}
 	}
+	if opts.ContainerMetrics {
+		s.cm = &containerMetrics{nodes: make([]appMetrics, len(s.nodes))}
+	}
 	return s, nil
 }
 
@@ -414,6 +425,8 @@ func (s *Sim) secs(t time.Time) float64 { return t.Sub(s.start).Seconds() }
 // the nodes, groups, apps and pending completions as flat slices; what
 // never changes in place (an app's groups, a node's apps and runs) is
 // shared, and a node's growing slices are clipped so that appending copies.
+// With ContainerMetrics, each node's per-application rates and accumulator
+// are copied into one array and its per-application runs shared likewise.
 func (s *Sim) Clone() *Sim {
 	c := *s
 	pcg := *s.pcg
@@ -434,6 +447,9 @@ func (s *Sim) Clone() *Sim {
 		nd.groups = slices.Clip(nd.groups)
 		nd.present = slices.Clip(nd.present)
 		nd.runs = slices.Clip(nd.runs)
+	}
+	if s.cm != nil {
+		c.cm = s.cm.clone()
 	}
 	return &c
 }

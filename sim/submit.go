@@ -219,6 +219,10 @@ func (s *Sim) start1(appID string, spec AppSpec, k *kindRT, counts []int) {
 		a.phaseWork = max(a.phaseWork, s.groups[gi].remaining)
 		nd := &s.nodes[i]
 		s.closeIntervals(nd)
+		if s.cm != nil {
+			s.closeApps(int32(i))
+			entry(&s.cm.nodes[i].acc, ai)
+		}
 		s.reserve(nd, k, c)
 		nd.groups = append(nd.groups, gi)
 		s.markDirty(int32(i))
@@ -283,6 +287,9 @@ func (s *Sim) end(ai int32, state AppState) {
 		}
 		nd := &s.nodes[g.node]
 		s.closeIntervals(nd)
+		if s.cm != nil {
+			s.closeApps(g.node)
+		}
 		s.reserve(nd, a.kind, -int(g.count))
 		nd.groups = slices.DeleteFunc(slices.Clone(nd.groups), func(x int32) bool { return x == gi })
 		s.markDirty(g.node)
