@@ -54,6 +54,11 @@ func (m *Model) predictLocked(containers []KindCount) Vector {
 // is what the effective containers' demands add up to. Only a saturated
 // network, which PSI does not cover, is still censored.
 //
+// A node observed in parts (Observation.Parts: each kind's own CPU and
+// disk, from its containers' cgroups) is fitted as one row per kind
+// (partRows), each censored as the node is; parts that miss a kind or hold
+// a non-finite amount are ignored, and the node is fitted whole.
+//
 // Cost: O(Σ m²) to fold in nodes of m kinds each, plus the sweeps of the
 // solve, O(K + P) each.
 func (m *Model) Observe(obs []Observation) TickReport {
@@ -81,6 +86,22 @@ func (m *Model) Observe(obs []Observation) TickReport {
 			censored = m.netSaturated(o.Usage)
 		}
 		eff[i] = cs
+		if rows, ok := m.partRows(o, cs, y); ok {
+			if censored {
+				rep.Saturated++
+			}
+			for _, pr := range rows {
+				yk := pr.y
+				if censored {
+					var pulls bool
+					if yk, pulls = m.censor(yk, pr.kc[:]); !pulls {
+						continue
+					}
+				}
+				rep.NewKinds += m.fold(&t, pr.kc[:], yk)
+			}
+			continue
+		}
 		if censored {
 			rep.Saturated++
 			var pulls bool
@@ -100,6 +121,84 @@ func (m *Model) Observe(obs []Observation) TickReport {
 	m.dropCov()
 	m.residuals(obs, eff, &rep)
 	return rep
+}
+
+// partRow is one kind's row of a node observed in parts: its containers
+// and the usage they account for, baseline included (as a node's).
+type partRow struct {
+	kc [1]KindCount
+	y  Vector
+}
+
+// partRows splits a node observed in parts (Observation.Parts) into one
+// row per kind, fitted each on its own: no kind's usage can then be
+// taken for another's, which is what a node's sum leaves open when kinds
+// never observed alone run together. A row's measured resources are its
+// part (scaled to the reference node like inRef); the others (network, I/O
+// wait) are the node's excess over the baseline, y, split among the kinds
+// in proportion to what the current fit predicts of each (by containers
+// where it predicts nothing): on those a part is an estimate, as the node
+// sum is. cs are the containers the node is fitted with (effective ones
+// under stalls). false when o has no parts or they miss a kind of cs.
+func (m *Model) partRows(o Observation, cs []KindCount, y Vector) ([]partRow, bool) {
+	if len(o.Parts) == 0 {
+		return nil, false
+	}
+	rows := make([]partRow, 0, len(cs))
+	var predSum, count Vector
+	for _, kc := range cs {
+		if kc.Containers <= 0 || kc.Kind == "" {
+			continue
+		}
+		j := slices.IndexFunc(o.Parts, func(p Part) bool { return p.Kind == kc.Kind })
+		if j < 0 || !validPart(o.Parts[j]) {
+			return nil, false
+		}
+		r := partRow{kc: [1]KindCount{kc}}
+		d := m.priorLocked()
+		if i, ok := m.index[kc.Kind]; ok {
+			d = m.theta[i]
+		}
+		for q := range NumResources {
+			if Measured(Resource(q)) {
+				u := o.Parts[j].Usage[q]
+				if s := o.Size[q]; s > 0 {
+					u *= s
+				}
+				r.y[q] = m.base[q] + u
+				continue
+			}
+			r.y[q] = kc.Containers * d[q] // the prediction, until split below
+			predSum[q] += r.y[q]
+			count[q] += kc.Containers
+		}
+		rows = append(rows, r)
+	}
+	for q := range NumResources {
+		if Measured(Resource(q)) {
+			continue
+		}
+		excess := max(0, y[q]-m.base[q])
+		for k := range rows {
+			share := rows[k].kc[0].Containers / count[q]
+			if predSum[q] > 0 {
+				share = rows[k].y[q] / predSum[q]
+			}
+			rows[k].y[q] = m.base[q] + share*excess
+		}
+	}
+	return rows, len(rows) > 0
+}
+
+// validPart: every measured amount finite, non-negative and sane (as
+// validObservation's usage).
+func validPart(p Part) bool {
+	for q, v := range p.Usage {
+		if Measured(Resource(q)) && (math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v > 1e3) {
+			return false
+		}
+	}
+	return true
 }
 
 // inRef is o's usage with its containers' part in reference-node units:

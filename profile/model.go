@@ -27,7 +27,25 @@ type Observation struct {
 	// means 1 for every resource: the node is the reference. A resource's
 	// zero entry also means 1.
 	Size Vector
+	// Parts, when set, is each kind's own use of the node, measured apart
+	// from the others' (a cgroup per YARN container): what its containers
+	// used of the resources in Measured, in the units of Usage (excess over
+	// the baseline, which a container's cgroup does not count). They must
+	// cover every kind of Containers with containers; otherwise they are
+	// ignored and the node is fitted whole. See Observe.
+	Parts []Part
 }
+
+// Part is one kind's containers' own use of a node over an interval.
+type Part struct {
+	Kind  string
+	Usage Vector // only the resources in Measured are read
+}
+
+// Measured reports whether a Part carries resource r: a container's cgroup
+// counts its CPU time and its block I/O, not its network traffic nor the
+// CPU's idle time waiting on I/O.
+func Measured(r Resource) bool { return r == CPU || r == DiskRead || r == DiskWrite }
 
 // Stall is a node's pressure stall information over an interval (Linux
 // PSI "some", goodness.Usage's CPUPressure and IOPressure): the share of
