@@ -458,7 +458,8 @@ func (rc RunConfig) warmSeed() uint64 {
 // daemon configuration says so (sim.pressure).
 func (rc RunConfig) simOptions() sim.Options {
 	return sim.Options{Seed: rc.Seed, MetricsInterval: rc.metricsInterval(), Jitter: rc.Jitter,
-		Pressure: rc.Policy == policyRAPressure || rc.daemonConfig().Sim.Pressure && rc.daemonPolicy()}
+		Pressure:         rc.Policy == policyRAPressure || rc.daemonConfig().Sim.Pressure && rc.daemonPolicy(),
+		ContainerMetrics: rc.daemonConfig().Sim.ContainerMetrics && rc.daemonPolicy()}
 }
 
 // daemonPolicy reports whether rc's policy runs the daemon's engine.

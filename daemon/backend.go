@@ -91,7 +91,8 @@ func openSimBackend(cfg Config, log *slog.Logger, wallNow func() time.Time) (bac
 	}
 	newSim := func(seed uint64, start time.Time) (*sim.Sim, error) {
 		return wl.NewSim(sim.Options{Seed: seed, Start: start, MetricsInterval: cfg.Sim.MetricsInterval,
-			Retention: simRetention, Pressure: cfg.Sim.Pressure})
+			Retention: simRetention, Pressure: cfg.Sim.Pressure,
+			ContainerMetrics: cfg.Sim.ContainerMetrics})
 	}
 	state, s, err := simcluster.Open(filepath.Join(cfg.DataDir, "sim"), hex.EncodeToString(sum[:]), seed,
 		wallNow().Truncate(time.Second), newSim)

@@ -225,6 +225,11 @@ type simConfig struct {
 	// information (io and cpu "some", sim.Options.Pressure), as a metrics
 	// source with influx.pressure or prometheus.pressure on reads it.
 	Pressure bool `mapstructure:"pressure"`
+	// ContainerMetrics makes the simulator also report each application's
+	// own CPU and disk use per node (sim.Options.ContainerMetrics), as the
+	// cgroups of YARN's containers show them: the learning tick then fits
+	// each kind from its own containers (engine.ContainerUsageSource).
+	ContainerMetrics bool `mapstructure:"container_metrics"`
 }
 
 // goodnessConfig holds a node's hardware maxima in MB/s (10^6 bytes/s), the

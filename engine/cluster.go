@@ -90,6 +90,24 @@ type UsageSource interface {
 	Usage(ctx context.Context, hosts []string, from, to time.Time) (usage map[string]goodness.Usage, stale []string, err error)
 }
 
+// ContainerUsageSource is a UsageSource that also reads what each
+// application's own containers used on each host (the cgroup of each YARN
+// container: CPU time and block I/O, not network). With it, and the
+// cluster syncs' presence as the placement, the learning tick fits each
+// kind's CPU and disk from its own containers (profile.Observation.Parts)
+// instead of from the node's sum, where two kinds never observed apart
+// cannot be told from each other.
+type ContainerUsageSource interface {
+	UsageSource
+	// ContainerUsage returns, per host, each application's mean use over
+	// [from, to), by application id: CPU as a fraction of the host's
+	// cores, DiskRead and DiskWrite in bytes per second (goodness.Usage's
+	// units; its other fields are zero). An application present for part
+	// of the window counts its use over the whole window. A host or an
+	// application absent has no reading: its node is then fitted whole.
+	ContainerUsage(ctx context.Context, hosts []string, from, to time.Time) (map[string]map[string]goodness.Usage, error)
+}
+
 // Fence is asked before the engine acts on the cluster when colocd runs
 // as one of several replicas (package ha implements it): only the leader
 // acts, and only while its ZooKeeper session is surely its own. Nil

@@ -110,6 +110,7 @@ type Engine struct {
 // presence is one job's containers on one node, as seen by Sync.
 type presence struct {
 	kind       string
+	app        string    // its application id at the last sync that saw it
 	containers int       // at the last sync that saw it
 	admitted   time.Time // when the job was admitted (credit order)
 	seq        uint64    // tiebreak

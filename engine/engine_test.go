@@ -57,6 +57,9 @@ type harnessOpts struct {
 	// free is the store's free space (queue.Options.FreeSpace, with a
 	// 1 MiB reserve); nil: no reserve.
 	free func() (uint64, error)
+	// containerMetrics: the simulator reports each application's own CPU
+	// and disk (sim.Options.ContainerMetrics).
+	containerMetrics bool
 }
 
 // testQueueConfig is colocd's default pipeline: pipeline.DefaultConfig with
@@ -77,7 +80,7 @@ func newHarness(tb testing.TB, o harnessOpts) *harness {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	s, err := wl.NewSim(sim.Options{Seed: 7})
+	s, err := wl.NewSim(sim.Options{Seed: 7, ContainerMetrics: o.containerMetrics})
 	if err != nil {
 		tb.Fatal(err)
 	}

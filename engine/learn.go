@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -121,6 +122,11 @@ type tickInputs struct {
 	unplaced []string
 	hosts    []string
 	readings map[string]Reading
+	// apps are, per node, the kinds of the applications that ran there
+	// (by application id), and parts their own use (ContainerUsageSource):
+	// both empty without one, or with a Placer.
+	apps  map[string]map[string]string
+	parts map[string]map[string]goodness.Usage
 }
 
 // gather is a tick's reads: what ran where (from the syncs' presence, or
@@ -135,6 +141,9 @@ func (e *Engine) gather(ctx context.Context, from, to time.Time) (tickInputs, er
 	placer := e.placer
 	if placer == nil {
 		in.colos, in.comps = e.colocations(from, to), e.compositions(from, to)
+		if _, ok := e.metrics.(ContainerUsageSource); ok {
+			in.apps = e.appKinds(from, to)
+		}
 		e.prune(from)
 	}
 	e.mu.Unlock()
@@ -180,9 +189,71 @@ func (e *Engine) gather(ctx context.Context, from, to time.Time) (tickInputs, er
 		e.backendError("metrics", err)
 		return in, fmt.Errorf("learn [%s, %s]: %w: %w", from.Format(time.RFC3339), to.Format(time.RFC3339), errMetrics, err)
 	}
+	if cs, ok := e.metrics.(ContainerUsageSource); ok && len(in.apps) > 0 {
+		if in.parts, err = cs.ContainerUsage(ctx, hosts, from, to); err != nil {
+			e.backendError("metrics", err)
+			return in, fmt.Errorf("learn [%s, %s]: %w: container usage: %w", from.Format(time.RFC3339), to.Format(time.RFC3339), errMetrics, err)
+		}
+	}
 	e.backendOK(backendMetrics)
 	in.hosts, in.readings = hosts, readings
 	return in, nil
+}
+
+// appKinds is, per node, the kind of each application that ran there
+// during [from, to] (by application id), from the syncs' presence.
+func (e *Engine) appKinds(from, to time.Time) map[string]map[string]string {
+	out := map[string]map[string]string{}
+	for node, m := range e.presence {
+		for _, p := range m {
+			end := to
+			if !p.goneAt.IsZero() && p.goneAt.Before(to) {
+				end = p.goneAt
+			}
+			if p.app == "" || !end.After(p.since) || !end.After(from) {
+				continue // not there during the window (as compositions)
+			}
+			if out[node] == nil {
+				out[node] = map[string]string{}
+			}
+			out[node][p.app] = p.kind
+		}
+	}
+	return out
+}
+
+// partsOf is node's kinds' own use (profile.Observation.Parts) from the
+// container usage read: each kind's applications summed, in utilisation
+// units of the node (lim), in the order of comps. Nil when some kind of
+// comps has no application with a reading: the node is then fitted whole.
+func partsOf(comps []profile.KindCount, apps map[string]string, usage map[string]goodness.Usage, lim goodness.Limits) []profile.Part {
+	if len(comps) == 0 || len(usage) == 0 {
+		return nil
+	}
+	parts := make([]profile.Part, 0, len(comps))
+	ids := slices.Sorted(maps.Keys(apps)) // sums in id order: a seed reproduces them
+	for _, kc := range comps {
+		if kc.Containers <= 0 {
+			continue
+		}
+		pt, found := profile.Part{Kind: kc.Kind}, false
+		for _, id := range ids {
+			u, ok := usage[id]
+			if apps[id] != kc.Kind || !ok {
+				continue
+			}
+			found = true
+			v := profile.Usage(goodness.Usage{CPU: u.CPU, DiskRead: u.DiskRead, DiskWrite: u.DiskWrite}, lim)
+			for r := range profile.NumResources {
+				pt.Usage[r] += v[r]
+			}
+		}
+		if !found {
+			return nil
+		}
+		parts = append(parts, pt)
+	}
+	return parts
 }
 
 // tickPlan is what a tick learns from its inputs: the profiles'
@@ -241,7 +312,8 @@ func planTick(in tickInputs, predict goodnessPredictor, rules tickRules, now, fr
 			continue // stale and invalid hosts are reported for co-locations below
 		}
 		pl.observations = append(pl.observations, profile.Observation{Node: h, Usage: profile.Usage(r.Usage, rules.limitsOf(h)), Containers: in.comps[h],
-			Stall: profile.Stall{Known: r.Usage.Pressure, CPU: r.Usage.CPUPressure, IO: r.Usage.IOPressure}, Size: rules.sizes[h]})
+			Stall: profile.Stall{Known: r.Usage.Pressure, CPU: r.Usage.CPUPressure, IO: r.Usage.IOPressure}, Size: rules.sizes[h],
+			Parts: partsOf(in.comps[h], in.apps[h], in.parts[h], rules.limitsOf(h))})
 	}
 	ahead := make([][]profile.KindCount, 0, len(in.colos))
 	for _, c := range in.colos {

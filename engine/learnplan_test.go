@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"math"
 	"reflect"
 	"testing"
 	"time"
@@ -91,5 +92,99 @@ func TestPlanTick(t *testing.T) {
 	}
 	if !reflect.DeepEqual(gs, []float64{10, 20, 5}) {
 		t.Errorf("node aggregation with the goodness reward credits %v, want 10, 20, 5", gs)
+	}
+}
+
+// TestPlanTickParts: with each application's own use read (a
+// ContainerUsageSource), a node's observation carries each kind's part —
+// its applications' CPU and disk summed, in the node's utilisation units —
+// in the order of its compositions; a node where some kind's applications
+// have no reading is fitted whole (no parts).
+func TestPlanTickParts(t *testing.T) {
+	from := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	to := from.Add(time.Minute)
+	use := goodness.Usage{CPU: 0.6, DiskRead: 50, NetRecv: 10}
+	in := tickInputs{
+		comps: map[string][]profile.KindCount{
+			"n1": {{Kind: "a", Containers: 3}, {Kind: "b", Containers: 1}},
+			"n2": {{Kind: "a", Containers: 1}, {Kind: "b", Containers: 1}},
+		},
+		hosts:    []string{"n1", "n2"},
+		readings: map[string]Reading{"n1": {Usage: use}, "n2": {Usage: use}},
+		apps: map[string]map[string]string{
+			"n1": {"app1": "a", "app2": "b", "app3": "a"},
+			"n2": {"app4": "a", "app5": "b"},
+		},
+		parts: map[string]map[string]goodness.Usage{
+			"n1": {"app1": {CPU: 0.1, DiskRead: 20}, "app2": {CPU: 0.3, DiskWrite: 10, NetRecv: 99}, "app3": {CPU: 0.15, DiskRead: 5}},
+			"n2": {"app4": {CPU: 0.2}}, // app5 (kind b) unread
+		},
+	}
+	lim := goodness.Limits{DiskRead: 100, DiskWrite: 100, NetRecv: 100, NetSent: 100}
+	rules := tickRules{limitsOf: func(string) goodness.Limits { return lim }}
+	pl := planTick(in, &constPredictor{}, rules, to, from, to)
+	if len(pl.observations) != 2 {
+		t.Fatalf("%d observations, want 2", len(pl.observations))
+	}
+	want := []profile.Part{
+		{Kind: "a", Usage: profile.Vector{profile.CPU: 0.25, profile.DiskRead: 0.25}},
+		{Kind: "b", Usage: profile.Vector{profile.CPU: 0.3, profile.DiskWrite: 0.1}}, // no network: no cgroup shows it
+	}
+	got := pl.observations[0].Parts
+	if len(got) != len(want) {
+		t.Fatalf("n1's parts %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i].Kind != want[i].Kind {
+			t.Errorf("part %d is %s, want %s", i, got[i].Kind, want[i].Kind)
+		}
+		for r := range profile.NumResources {
+			if math.Abs(got[i].Usage[r]-want[i].Usage[r]) > 1e-12 {
+				t.Errorf("part %s %s = %v, want %v", got[i].Kind, profile.Resource(r), got[i].Usage[r], want[i].Usage[r])
+			}
+		}
+	}
+	if p := pl.observations[1].Parts; p != nil {
+		t.Errorf("n2's parts %+v, want none: kind b's application has no reading", p)
+	}
+}
+
+// TestLearnFitsKindsApart: two kinds never observed run side by side on the
+// one node. From the node's sum their split is a guess; with the
+// simulator's per-application metrics (a ContainerUsageSource) the first
+// tick learns each kind's own CPU and disk.
+func TestLearnFitsKindsApart(t *testing.T) {
+	// Per container, of the node's 4 cores and 200 MB/s
+	// (simtest.ThreeKindsYAML): cpu uses 1 core, disk 0.2 and 40 + 20 MB/s.
+	want := map[string]profile.Vector{"cpu": {profile.CPU: 0.25}, "disk": {profile.CPU: 0.05, profile.DiskRead: 0.2, profile.DiskWrite: 0.1}}
+	errOf := func(m *profile.Model) (worst float64) {
+		for kind, v := range want {
+			d := m.Profile(kind).Demand
+			for _, r := range []profile.Resource{profile.CPU, profile.DiskRead, profile.DiskWrite} {
+				worst = max(worst, math.Abs(d[r]-v[r]))
+			}
+		}
+		return worst
+	}
+	var errs [2]float64
+	for i, on := range []bool{false, true} {
+		h := newHarness(t, harnessOpts{nodes: 1, containerMetrics: on})
+		from, to := colocate(h, "disk")
+		rep, err := h.e.Learn(h.ctx, from, to)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Profile.Observations != 1 {
+			t.Fatalf("container metrics %v: the profiles observed %d nodes, want 1", on, rep.Profile.Observations)
+		}
+		errs[i] = errOf(h.e.Profiles())
+	}
+	// One tick of 3 containers each: the prior (the population mean, of
+	// strength 1 against 3² = 9) still holds a tenth of each estimate.
+	if errs[1] > 0.025 {
+		t.Errorf("with per-application metrics the worst error is %.4f, want ≤ 0.025", errs[1])
+	}
+	if errs[0] < 0.05 {
+		t.Errorf("from the node's sum the worst error is %.4f: the test shows nothing the parts add", errs[0])
 	}
 }

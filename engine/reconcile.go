@@ -505,7 +505,7 @@ func (e *Engine) observe(st cluster.State, byApp map[string]queue.Job, now time.
 				}
 				m[j.ID] = p
 			}
-			p.lastSeen, p.seen = now, e.observed
+			p.lastSeen, p.seen, p.app = now, e.observed, appID
 			p.containers = 1
 			if a, ok := apps[appID]; ok {
 				p.containers = max(a.ContainersOn(n.Name), 1)

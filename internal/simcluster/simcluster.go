@@ -17,7 +17,8 @@ import (
 	"github.com/colocd/colocd/yarnclient"
 )
 
-// Cluster adapts the simulator to engine.Cluster, engine.UsageSource and
+// Cluster adapts the simulator to engine.Cluster, engine.UsageSource (and
+// engine.ContainerUsageSource: its per-application metrics, when on) and
 // engine.JobPreparer.
 // Every access to the simulator goes through exec, which must run its
 // argument with exclusive access: sim.Realtime.Do for `colocd serve`, a
@@ -360,6 +361,27 @@ func (c *Cluster) Usage(ctx context.Context, hosts []string, from, to time.Time)
 		}
 	})
 	return out, stale, nil
+}
+
+// ContainerUsage is the simulator's per-application metrics (what each
+// YARN container's cgroup would show: sim.Options.ContainerMetrics); empty
+// when they are off, and then every node is fitted whole.
+func (c *Cluster) ContainerUsage(ctx context.Context, hosts []string, from, to time.Time) (map[string]map[string]goodness.Usage, error) {
+	out := map[string]map[string]goodness.Usage{}
+	c.exec(func(s *sim.Sim) {
+		for _, h := range hosts {
+			aus, ok := s.AppUsage(h, from, to)
+			if !ok {
+				continue
+			}
+			m := make(map[string]goodness.Usage, len(aus))
+			for _, a := range aus {
+				m[a.App] = goodness.Usage{CPU: a.CPU, DiskRead: a.DiskRead, DiskWrite: a.DiskWrite}
+			}
+			out[h] = m
+		}
+	})
+	return out, nil
 }
 
 // Limits are the workload node's maxima.
