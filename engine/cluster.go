@@ -90,15 +90,15 @@ type UsageSource interface {
 	Usage(ctx context.Context, hosts []string, from, to time.Time) (usage map[string]goodness.Usage, stale []string, err error)
 }
 
-// ContainerUsageSource is a UsageSource that also reads what each
-// application's own containers used on each host (the cgroup of each YARN
-// container: CPU time and block I/O, not network). With it, and the
-// cluster syncs' presence as the placement, the learning tick fits each
-// kind's CPU and disk from its own containers (profile.Observation.Parts)
-// instead of from the node's sum, where two kinds never observed apart
-// cannot be told from each other.
+// ContainerUsageSource reads what each application's own containers used
+// on each host (the cgroup of each YARN container: CPU time and block I/O,
+// not network). With one (Options.ContainerUsage) the learning tick fits
+// each kind's CPU and disk from its own containers
+// (profile.Observation.Parts) instead of from the node's sum, where two
+// kinds never observed apart cannot be told from each other; and admission
+// never holds a job back to observe a kind first (observe_wait does not
+// apply).
 type ContainerUsageSource interface {
-	UsageSource
 	// ContainerUsage returns, per host, each application's mean use over
 	// [from, to), by application id: CPU as a fraction of the host's
 	// cores, DiskRead and DiskWrite in bytes per second (goodness.Usage's

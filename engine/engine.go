@@ -41,6 +41,7 @@ type Engine struct {
 	fifo            *pipeline.Pipeline // shadow mode's FIFO ordering (no preferences)
 	cluster         Cluster
 	metrics         UsageSource
+	parts           ContainerUsageSource // Options.ContainerUsage; nil: nodes fitted whole
 	clock           Clock
 	journal         journalSink   // nil: no journal
 	mx              telemetrySink // nil: no Prometheus metrics

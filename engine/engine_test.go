@@ -129,6 +129,9 @@ func newHarness(tb testing.TB, o harnessOpts) *harness {
 		MaxRunning: o.max, Mode: o.mode, Credit: o.credit, MaxKindsPerNode: o.maxKinds,
 		Limits: sc.Limits(), Logger: o.logger, Placement: o.placer,
 	}
+	if o.containerMetrics {
+		opts.ContainerUsage = sc
+	}
 	e, err := New(opts)
 	if err != nil {
 		tb.Fatal(err)

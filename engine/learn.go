@@ -123,8 +123,9 @@ type tickInputs struct {
 	hosts    []string
 	readings map[string]Reading
 	// apps are, per node, the kinds of the applications that ran there
-	// (by application id), and parts their own use (ContainerUsageSource):
-	// both empty without one, or with a Placer.
+	// (by application id; from the syncs' presence or the placement read),
+	// and parts their own use (ContainerUsageSource): both empty without
+	// one.
 	apps  map[string]map[string]string
 	parts map[string]map[string]goodness.Usage
 }
@@ -141,7 +142,7 @@ func (e *Engine) gather(ctx context.Context, from, to time.Time) (tickInputs, er
 	placer := e.placer
 	if placer == nil {
 		in.colos, in.comps = e.colocations(from, to), e.compositions(from, to)
-		if _, ok := e.metrics.(ContainerUsageSource); ok {
+		if e.parts != nil {
 			in.apps = e.appKinds(from, to)
 		}
 		e.prune(from)
@@ -159,6 +160,9 @@ func (e *Engine) gather(ctx context.Context, from, to time.Time) (tickInputs, er
 		e.prune(from)
 		e.mu.Unlock()
 		in.colos, in.comps, in.unplaced = pw.colos, pw.comps, pw.unplaced
+		if e.parts != nil {
+			in.apps = pw.apps
+		}
 		if err != nil {
 			e.backendError("metrics", err)
 			return in, fmt.Errorf("learn [%s, %s]: %w: placement: %w", from.Format(time.RFC3339), to.Format(time.RFC3339), errMetrics, err)
@@ -189,8 +193,8 @@ func (e *Engine) gather(ctx context.Context, from, to time.Time) (tickInputs, er
 		e.backendError("metrics", err)
 		return in, fmt.Errorf("learn [%s, %s]: %w: %w", from.Format(time.RFC3339), to.Format(time.RFC3339), errMetrics, err)
 	}
-	if cs, ok := e.metrics.(ContainerUsageSource); ok && len(in.apps) > 0 {
-		if in.parts, err = cs.ContainerUsage(ctx, hosts, from, to); err != nil {
+	if e.parts != nil && len(in.apps) > 0 {
+		if in.parts, err = e.parts.ContainerUsage(ctx, hosts, from, to); err != nil {
 			e.backendError("metrics", err)
 			return in, fmt.Errorf("learn [%s, %s]: %w: container usage: %w", from.Format(time.RFC3339), to.Format(time.RFC3339), errMetrics, err)
 		}

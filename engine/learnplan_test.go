@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/colocd/colocd/goodness"
+	"github.com/colocd/colocd/pipeline"
 	"github.com/colocd/colocd/profile"
 )
 
@@ -186,5 +187,26 @@ func TestLearnFitsKindsApart(t *testing.T) {
 	}
 	if errs[0] < 0.05 {
 		t.Errorf("from the node's sum the worst error is %.4f: the test shows nothing the parts add", errs[0])
+	}
+}
+
+// TestPartsAdmitWithoutHoldingBack: the observe-first hold-back waits for
+// a landing where a never-observed kind's usage can be told apart; with
+// each application's own usage read, it always can (CPU and disk), so a
+// second never-observed kind is admitted beside the first at once.
+func TestPartsAdmitWithoutHoldingBack(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		h := newHarness(t, harnessOpts{nodes: 1, containerMetrics: on, pipeline: func(c *pipeline.Config) {
+			c.Preference.ObserveWait = 2 * time.Minute
+		}})
+		h.submit("cpu")
+		h.admit()
+		h.advance(time.Second)
+		h.sync()
+		ids := h.submit("disk")
+		rep := h.admit()
+		if held := len(rep.Admitted) == 0; held == on {
+			t.Errorf("container metrics %v: admitted %v of %v; want it held back only without them", on, rep.Admitted, ids)
+		}
 	}
 }

@@ -35,11 +35,16 @@ type Options struct {
 	ScoreProfiles profile.Profiles
 	Cluster       Cluster
 	Metrics       UsageSource
-	Clock         Clock
-	Journal       journalSink
-	Prom          telemetrySink
-	Rand          *rand.Rand // nil: seeded with 1
-	Logger        *slog.Logger
+	// ContainerUsage, when set, is where the learning tick reads each
+	// application's own CPU and disk on each node (nil: nodes are fitted
+	// whole, from Metrics alone). It is read with Metrics, and fails the
+	// tick as Metrics does.
+	ContainerUsage ContainerUsageSource
+	Clock          Clock
+	Journal        journalSink
+	Prom           telemetrySink
+	Rand           *rand.Rand // nil: seeded with 1
+	Logger         *slog.Logger
 	// Wall times decision latency for metrics and the loop's iterations
 	// for Ready's stall bound; nil means time.Now. It never influences a
 	// decision.
@@ -149,6 +154,7 @@ func New(o Options) (*Engine, error) {
 		cluster: o.Cluster, metrics: o.Metrics, clock: o.Clock,
 		journal: o.Journal, mx: o.Prom, rng: o.Rand, log: o.Logger, wall: o.Wall, simClock: o.SimulatedClock, placer: o.Placement,
 		fence:        o.Fence,
+		parts:        o.ContainerUsage,
 		window:       windowSize(qc),
 		fit:          qc.Fit.Enabled,
 		fitPerNode:   qc.Fit.Enabled && qc.Fit.PerNode,
@@ -198,6 +204,13 @@ func New(o Options) (*Engine, error) {
 // pipeline that shadow mode and the demo's comparison decide with.
 func newPipelines(o Options, src profile.Profiles) (p, fifo *pipeline.Pipeline, mp *modelPlanner, err error) {
 	qc := o.Queue
+	if o.ContainerUsage != nil {
+		// The hold-back waits for a landing where a never-observed kind's
+		// usage can be told apart; measured apart, its CPU and disk always
+		// can. Its network still cannot (no cgroup counts it): such a
+		// landing still Confounds, and is not scored optimistically.
+		qc.Preference.ObserveWait = 0
+	}
 	var popts []pipeline.Option
 	if qc.Preference.Enabled && qc.Preference.Mode == pipeline.PreferenceModel {
 		sc, err := newModelScorer(o.Scorer, qc.Preference.DrainRatio, src, o.Learner)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -594,4 +595,38 @@ func (e *Engine) readPlacement(ctx context.Context, p *Placer, from, to time.Tim
 	}
 	pls, err := p.src.Placements(ctx, hosts, from, to)
 	return e.placeWindow(p, pls, err, from, to)
+}
+
+// fixedParts is a ContainerUsageSource answering the same usage for every
+// window.
+type fixedParts map[string]map[string]goodness.Usage
+
+func (f fixedParts) ContainerUsage(context.Context, []string, time.Time, time.Time) (map[string]map[string]goodness.Usage, error) {
+	return f, nil
+}
+
+// TestPlacedParts: with the placement read (learning.placement: influx)
+// the applications it places are the ones whose own usage makes each
+// kind's part: two kinds only ever seen together are learned apart.
+func TestPlacedParts(t *testing.T) {
+	src := &fakePlacement{pls: []Placement{whole("application_1_0001", "cpu"), whole("application_1_0002", "disk")}}
+	// node01 (4 cores; the harness's limits give the disk its maxima):
+	// 2 cpu containers use 0.5 of the CPU, 2 disk containers 0.1 and
+	// 40 MB/s of reads.
+	um := fixedMetrics{"node01": {CPU: 0.6, DiskRead: 40e6}}
+	h := placedHarness(t, src, nil, harnessOpts{metrics: func(*simcluster.Cluster) UsageSource { return um }})
+	h.e.parts = fixedParts{"node01": {"application_1_0001": {CPU: 0.5}, "application_1_0002": {CPU: 0.1, DiskRead: 40e6}}}
+	for i := range 20 {
+		for j := range src.pls {
+			src.pls[j].First, src.pls[j].Last = scAt(60*i), scAt(60*i+50)
+		}
+		if _, err := h.e.Learn(h.ctx, scAt(60*i), scAt(60*i+60)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cpu, disk := h.e.Profiles().Profile("cpu").Demand, h.e.Profiles().Profile("disk").Demand
+	if math.Abs(cpu[profile.CPU]-0.25) > 0.01 || math.Abs(disk[profile.CPU]-0.05) > 0.01 || cpu[profile.DiskRead] > 0.01 {
+		t.Errorf("cpu's CPU %.3f and reads %.3f, disk's CPU %.3f per container; want 0.25, 0, 0.05 (each from its own application)",
+			cpu[profile.CPU], cpu[profile.DiskRead], disk[profile.CPU])
+	}
 }
