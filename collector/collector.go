@@ -23,11 +23,12 @@ import (
 	"github.com/colocd/colocd/goodness"
 )
 
-// Errors. Every error from New, Usage, Colocations, Placements and Ping
-// wraps one of these, and the underlying error too, so both errors.Is(err,
-// ErrUnreachable) and errors.Is(err, context.DeadlineExceeded) hold after a
-// timeout. The one exception is the caller's own cancellation, which
-// wraps context.Canceled and nothing else: it says nothing about InfluxDB.
+// Errors. Every error from New, Usage, Colocations, Placements,
+// ContainerUsage and Ping wraps one of these, and the underlying error
+// too, so both errors.Is(err, ErrUnreachable) and errors.Is(err,
+// context.DeadlineExceeded) hold after a timeout. The one exception is the
+// caller's own cancellation, which wraps context.Canceled and nothing
+// else: it says nothing about InfluxDB.
 var (
 	// errInvalid: a Config field or an argument is invalid; the error is a
 	// *fieldError naming it. Nothing was sent.

@@ -24,6 +24,10 @@
 //     which node" (Colocations) from the yarn_containers measurement that
 //     the colocd-telegraf-yarn plugin (collector/telegrafplugin, its own
 //     module) writes;
+//   - "what did each application's own containers use on each node"
+//     (ContainerUsage): the mean rates, over a window, of the cgroup
+//     counters that plugin writes with its cgroup reading on (CPU time,
+//     block I/O bytes, with the host's CPU count), resets counted from 0;
 //   - typed errors: ErrUnreachable and ErrEmpty (and, unexported,
 //     errInvalid (*fieldError), errAuth and errBadQuery).
 //
