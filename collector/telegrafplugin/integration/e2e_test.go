@@ -66,10 +66,15 @@ func fakeYARN(t testing.TB) *nmtest.Server {
 	return fake
 }
 
-func pluginConfig(t testing.TB, fake *nmtest.Server) string {
+// pluginConfig writes the plugin's config, reading fake, with the extra
+// lines (settings of [[inputs.yarn_containers]]) at its end.
+func pluginConfig(t testing.TB, fake *nmtest.Server, extra ...string) string {
 	path := filepath.Join(t.TempDir(), "colocd-telegraf-yarn.conf")
 	conf := fmt.Sprintf("[[inputs.yarn_containers]]\n  node_manager_url = %q\n  resource_manager_urls = [%q]\n  timeout = \"2s\"\n",
 		fake.URL(), fake.URL())
+	for _, line := range extra {
+		conf += "  " + line + "\n"
+	}
 	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -203,6 +208,14 @@ func TestTelegrafToInfluxDB(t *testing.T) {
 // InfluxDB; all stop when the test ends.
 func telegrafToInfluxDB(t *testing.T, fake *nmtest.Server) *collector.Collector {
 	t.Helper()
+	c, _ := runTelegraf(t, pluginConfig(t, fake))
+	return c
+}
+
+// runTelegraf is telegrafToInfluxDB with the plugin's config file
+// pluginConf; it returns the InfluxDB too.
+func runTelegraf(t *testing.T, pluginConf string) (*collector.Collector, *influxtest.Server) {
+	t.Helper()
 	telegrafBin := influxtest.Tool(t, "telegraf")
 	influx := influxtest.Start(t)
 	dir := t.TempDir()
@@ -218,7 +231,7 @@ func telegrafToInfluxDB(t *testing.T, fake *nmtest.Server) *collector.Collector 
 		{`hostname = ""`, fmt.Sprintf("hostname = %q", host)},
 		{`urls = ["http://influxdb.example.com:8086"]`, fmt.Sprintf("urls = [%q]", influx.URL())},
 		{`command = ["/usr/local/bin/colocd-telegraf-yarn", "-config", "/etc/telegraf/colocd-telegraf-yarn.conf"]`,
-			fmt.Sprintf("command = [%q, \"-config\", %q]", pluginBin, pluginConfig(t, fake))},
+			fmt.Sprintf("command = [%q, \"-config\", %q]", pluginBin, pluginConf)},
 	} {
 		if n := strings.Count(conf, r.old); n != 1 {
 			t.Fatalf("configs/telegraf.conf has %d of %s, want 1: update this test with the config", n, r.old)
@@ -239,7 +252,7 @@ func telegrafToInfluxDB(t *testing.T, fake *nmtest.Server) *collector.Collector 
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
-	return c
+	return c, influx
 }
 
 // startTelegraf runs Telegraf until the test ends.

@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"github.com/colocd/colocd/goodness"
 	"github.com/colocd/colocd/internal/metricsource"
 	"github.com/colocd/colocd/pipeline"
+	"github.com/colocd/colocd/profile"
 	"github.com/colocd/colocd/queue"
 )
 
@@ -109,6 +111,13 @@ func TestLearningFromPlugin(t *testing.T) {
 // its learning source and oneNode as its cluster.
 func newEngine(t *testing.T, metrics engine.UsageSource, placer *engine.Placer) (*engine.Engine, *bandit.Learner) {
 	t.Helper()
+	return newEngineWith(t, metrics, placer, nil)
+}
+
+// newEngineWith is newEngine with parts as its container usage source
+// (nil: none).
+func newEngineWith(t *testing.T, metrics engine.UsageSource, placer *engine.Placer, parts engine.ContainerUsageSource) (*engine.Engine, *bandit.Learner) {
+	t.Helper()
 	store, err := queue.Open(filepath.Join(t.TempDir(), "colocd.db"), queue.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
@@ -116,7 +125,7 @@ func newEngine(t *testing.T, metrics engine.UsageSource, placer *engine.Placer) 
 	t.Cleanup(func() { store.Close() })
 	learner := bandit.New(bandit.Config{StepSize: 0.1})
 	e, err := engine.New(engine.Options{
-		Store: store, Learner: learner, Cluster: oneNode{}, Metrics: metrics, Placement: placer, Clock: engine.WallClock{},
+		Store: store, Learner: learner, Cluster: oneNode{}, Metrics: metrics, Placement: placer, Clock: engine.WallClock{}, ContainerUsage: parts,
 		Queue: pipeline.DefaultConfig(), Scorer: engine.DefaultScorerConfig(),
 		Limits: goodness.Limits{DiskRead: 500e6, DiskWrite: 500e6, NetRecv: 1250e6, NetSent: 1250e6},
 	})
@@ -162,3 +171,102 @@ func coveredWindow(t *testing.T, ctx context.Context, p *metricsource.Placements
 var _ engine.Cluster = oneNode{}
 
 var _ metricsource.PlacementReader = (*collector.Collector)(nil)
+
+// TestLearningFromCgroups is learning.container_usage end to end: the real
+// Telegraf runs the plugin with cgroup_dir at a fake cgroup v2 tree whose
+// counters a goroutine advances at known rates (terasort's two containers
+// half a core each and 20 MB/s of reads, pagerank's one a tenth of a
+// core), and writes into the real InfluxDB; one learning tick reads the
+// placement, the node's usage and each application's own usage
+// (collector.ContainerUsage through metricsource.Containers) from it. The
+// two kinds, never observed and only ever together, are learned apart:
+// each from its own cgroups, not from this machine's sum.
+func TestLearningFromCgroups(t *testing.T) {
+	const (
+		t1 = "container_1700000000000_0001_01_000001"
+		t2 = "container_1700000000000_0001_01_000002"
+		p1 = "container_1700000000000_0002_01_000001"
+	)
+	root := filepath.Join(t.TempDir(), "hadoop-yarn")
+	fake := nmtest.New(t)
+	fake.SetContainers(nmtest.Running(t1, 2048, 1), nmtest.Running(t2, 2048, 1), nmtest.Running(p1, 1024, 1))
+	fake.SetApp("application_1700000000000_0001", "colocd-job-01j1", "colocd-kind-terasort")
+	fake.SetApp("application_1700000000000_0002", "colocd-job-01j2", "colocd-kind-pagerank")
+	// Cores and read bytes per second of each container.
+	rates := map[string][2]float64{t1: {0.5, 20e6}, t2: {0.5, 20e6}, p1: {0.1, 0}}
+	start := time.Now()
+	advance := func() {
+		s := time.Since(start).Seconds()
+		for id, r := range rates {
+			writeCgroup(t, root, id, fmt.Sprintf("usage_usec %d\n", int64(r[0]*s*1e6)),
+				fmt.Sprintf("8:0 rbytes=%d wbytes=0 rios=1 wios=0 dbytes=0 dios=0\n", int64(r[1]*s)))
+		}
+	}
+	advance()
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(100 * time.Millisecond):
+				advance()
+			}
+		}
+	}()
+	t.Cleanup(func() { close(stop); <-done })
+
+	c, _ := runTelegraf(t, pluginConfig(t, fake, fmt.Sprintf("cgroup_dir = %q", root)))
+	placements, err := metricsource.NewPlacements(c, metricsource.HostsConfig{}, metricsource.DefaultForeignConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := metricsource.New(c, metricsource.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts, err := metricsource.NewContainers(c, metricsource.HostsConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc := engine.PlacementConfig{Tolerance: 2 * time.Second, ForeignKinds: true, ForeignPrefix: engine.DefaultForeignPrefix, MaxForeignKinds: engine.DefaultForeignMaxKinds}
+	placer, err := engine.NewPlacer(placements, pc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, _ := newEngineWith(t, src, placer, parts)
+	ctx := t.Context()
+	if _, err := e.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	from, to := coveredWindow(t, ctx, placements, pc.Tolerance)
+	rep, err := e.Learn(ctx, from, to)
+	if err != nil {
+		t.Fatalf("Learn [%v, %v): %v", from, to, err)
+	}
+	if rep.Profile.Observations != 1 {
+		t.Fatalf("the profiles observed %d nodes, want this one", rep.Profile.Observations)
+	}
+	cpus := float64(onlineCPUs(t))
+	tera, page := e.Profiles().Profile("terasort").Demand, e.Profiles().Profile("pagerank").Demand
+	// One tick of 2 containers: the prior (strength 1 against 2² = 4)
+	// holds a fifth of terasort's estimate, and the counters' first sample
+	// comes up to a second into the 5-s window.
+	if want := 0.5 / cpus; tera[profile.CPU] < 0.5*want || tera[profile.CPU] > 1.2*want {
+		t.Errorf("terasort's CPU per container %.4f, want near its cgroups' %.4f", tera[profile.CPU], want)
+	}
+	if !(tera[profile.CPU] > 2*page[profile.CPU]) {
+		t.Errorf("terasort's CPU %.4f per container, pagerank's %.4f: want terasort's clearly larger, as their cgroups show", tera[profile.CPU], page[profile.CPU])
+	}
+	// Reads, of the engine's 500 MB/s: pagerank reads nothing, but one
+	// container's one tick leaves half its estimate to the prior.
+	if want := 20e6 / 500e6; tera[profile.DiskRead] < 0.5*want || tera[profile.DiskRead] > 1.2*want || !(page[profile.DiskRead] < tera[profile.DiskRead]) {
+		t.Errorf("reads per container: terasort %.4f, pagerank %.4f; want terasort's near its cgroups' %.4f and pagerank's below it",
+			tera[profile.DiskRead], page[profile.DiskRead], want)
+	}
+}

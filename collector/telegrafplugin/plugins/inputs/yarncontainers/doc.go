@@ -16,6 +16,13 @@
 // others, which are unchanged: readers grouping by host and kind see the
 // same series as before.
 //
+// With cgroup_dir set it also reads each live container's cgroup v2
+// directory (cpu.stat, io.stat; cgroup v1 is not read) and adds the
+// integer fields cpu_usage_us, io_read_bytes and io_write_bytes, sums over
+// the application's containers kept monotone while the plugin runs (the
+// last counters of its containers that have gone stay in the sum), and
+// host_cpus, from /sys/devices/system/cpu/online.
+//
 // It does not own YARN's shapes: the NodeManager's container type
 // (yarnclient.NMContainer) and the decoding of its answer
 // (yarnclient.DecodeNMContainers), the container-id parsing

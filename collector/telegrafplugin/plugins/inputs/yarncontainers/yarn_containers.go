@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -69,7 +70,11 @@ const maxBody = 32 << 20
 // tags, when known), application_type and queue (as the ResourceManager
 // reports them; Telegraf adds host), fields containers, memory_mb and
 // vcores, and with ApplicationName nameField the string field
-// application_name.
+// application_name. With CgroupDir set, each point whose application has
+// a container with a readable cgroup also carries the integer fields
+// cpu_usage_us, io_read_bytes and io_write_bytes (the application's
+// containers' cgroup v2 counters, monotone per application while the
+// plugin runs) and host_cpus.
 type YarnContainers struct {
 	NodeManagerURL      string          `toml:"node_manager_url"`
 	ResourceManagerURLs []string        `toml:"resource_manager_urls"`
@@ -77,6 +82,11 @@ type YarnContainers struct {
 	ApplicationName     string          `toml:"application_name"`
 	UserName            string          `toml:"user_name"`
 	Timeout             config.Duration `toml:"timeout"`
+	// CgroupDir is the cgroup v2 directory holding one directory per
+	// container, named by its id: Hadoop's
+	// yarn.nodemanager.linux-container-executor.cgroups.mount-path joined
+	// with ...cgroups.hierarchy. Empty: no cgroup fields.
+	CgroupDir string `toml:"cgroup_dir"`
 	tls.ClientConfig
 	// Kerberos (SPNEGO) towards kerberized NodeManagers and
 	// ResourceManagers, instead of user_name: a principal and its keytab
@@ -101,6 +111,11 @@ type YarnContainers struct {
 	apps map[string]appInfo
 	// rm is the index of the ResourceManager that answered last.
 	rm int
+	// cgroups holds, with CgroupDir set, each application's containers'
+	// counters while it has live containers here.
+	cgroups map[string]*appCgroups
+	// cpuOnline is the kernel's list of online CPUs (defaultCPUOnline).
+	cpuOnline string
 }
 
 // appInfo is what the points carry of an application besides its id.
@@ -150,6 +165,13 @@ func (y *YarnContainers) Init() error {
 	if y.Timeout <= 0 {
 		return fmt.Errorf("timeout must be positive, got %v", time.Duration(y.Timeout))
 	}
+	if y.CgroupDir != "" {
+		// The directory itself may not exist yet: the NodeManager makes it.
+		if !filepath.IsAbs(y.CgroupDir) {
+			return fmt.Errorf("cgroup_dir %q must be an absolute path", y.CgroupDir)
+		}
+		y.CgroupDir = filepath.Clean(y.CgroupDir)
+	}
 	if err := y.initKerberos(); err != nil {
 		return err
 	}
@@ -164,6 +186,10 @@ func (y *YarnContainers) Init() error {
 		y.now = time.Now
 	}
 	y.apps = map[string]appInfo{}
+	y.cgroups = map[string]*appCgroups{}
+	if y.cpuOnline == "" {
+		y.cpuOnline = defaultCPUOnline
+	}
 	return nil
 }
 
@@ -211,7 +237,10 @@ func holdsResources(c yarnclient.NMContainer) bool {
 	return c.Live() || strings.EqualFold(c.State, "KILLING")
 }
 
-type appTotals struct{ containers, memoryMB, vcores int64 }
+type appTotals struct {
+	containers, memoryMB, vcores int64
+	ids                          []string // the live containers' ids
+}
 
 // Gather emits one point per application with live containers here.
 func (y *YarnContainers) Gather(acc telegraf.Accumulator) error {
@@ -240,12 +269,22 @@ func (y *YarnContainers) Gather(acc telegraf.Accumulator) error {
 		t.containers++
 		t.memoryMB += c.TotalMemoryNeededMB
 		t.vcores += c.TotalVCoresNeeded
+		t.ids = append(t.ids, c.ID)
 	}
 	// Forget applications that left this node.
 	for app := range y.apps {
 		if apps[app] == nil {
 			delete(y.apps, app)
 		}
+	}
+	for app := range y.cgroups {
+		if apps[app] == nil {
+			delete(y.cgroups, app)
+		}
+	}
+	var hostCPUs int64
+	if y.CgroupDir != "" {
+		hostCPUs = y.hostCPUs()
 	}
 	ids := make([]string, 0, len(apps))
 	for app := range apps {
@@ -267,6 +306,12 @@ func (y *YarnContainers) Gather(acc telegraf.Accumulator) error {
 		fields := map[string]any{fieldContainers: t.containers, fieldMemoryMB: t.memoryMB, fieldVCores: t.vcores}
 		if y.ApplicationName == nameField && info.name != "" {
 			fields[fieldName] = info.name
+		}
+		if y.CgroupDir != "" {
+			if u, ok := y.cgroupUsage(acc, app, t.ids); ok {
+				fields[fieldCPUUsageUS], fields[fieldIOReadBytes], fields[fieldIOWriteBytes] = u.cpuUS, u.readBytes, u.writeBytes
+				fields[fieldHostCPUs] = hostCPUs
+			}
 		}
 		acc.AddFields(measurement, fields, tags, now)
 	}
