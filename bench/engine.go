@@ -146,6 +146,9 @@ func newEngineSetup(rc RunConfig, cfg daemon.Config, s *sim.Sim, clk simcluster.
 	frozen := sim.DefaultStart
 	eo.Store, eo.Learner, eo.Profiles, eo.ScoreProfiles = store, learner, profiles, truth
 	eo.Cluster, eo.Metrics, eo.Clock = cluster, cluster, clk
+	if rc.daemonConfig().Learning.ContainerUsage {
+		eo.ContainerUsage = cluster
+	}
 	eo.Rand = rand.New(rand.NewPCG(rc.Seed, 0x5851f42d4c957f2d))
 	eo.Wall = func() time.Time { return frozen } // decision latency only; no wall clock here
 	eo.Limits, eo.ReferenceVCores, eo.NodeLimits = cluster.Limits(), cluster.ReferenceVCores(), cluster.NodeLimits()

@@ -459,7 +459,7 @@ func (rc RunConfig) warmSeed() uint64 {
 func (rc RunConfig) simOptions() sim.Options {
 	return sim.Options{Seed: rc.Seed, MetricsInterval: rc.metricsInterval(), Jitter: rc.Jitter,
 		Pressure:         rc.Policy == policyRAPressure || rc.daemonConfig().Sim.Pressure && rc.daemonPolicy(),
-		ContainerMetrics: rc.daemonConfig().Sim.ContainerMetrics && rc.daemonPolicy()}
+		ContainerMetrics: rc.daemonConfig().Learning.ContainerUsage && rc.daemonPolicy()}
 }
 
 // daemonPolicy reports whether rc's policy runs the daemon's engine.

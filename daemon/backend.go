@@ -17,6 +17,7 @@ import (
 	"time"
 
 	v1 "github.com/colocd/colocd/api/v1"
+	"github.com/colocd/colocd/collector"
 	"github.com/colocd/colocd/engine"
 	"github.com/colocd/colocd/goodness"
 	"github.com/colocd/colocd/internal/metricsource"
@@ -43,8 +44,9 @@ func openBackend(cfg Config, log *slog.Logger) (backend, error) {
 type backend struct {
 	cluster   engine.Cluster
 	metrics   engine.UsageSource
-	placement engine.PlacementSource // learning.placement influx; nil: the cluster syncs say
-	usage     *metricsource.Source   // the metrics read on YARN (its unmatched-host counts); nil on the simulator
+	parts     engine.ContainerUsageSource // each application's own usage (learning.container_usage); nil: none
+	placement engine.PlacementSource      // learning.placement influx; nil: the cluster syncs say
+	usage     *metricsource.Source        // the metrics read on YARN (its unmatched-host counts); nil on the simulator
 	clock     engine.Clock
 	wake      <-chan struct{} // the cluster's events; nil: none
 	kinds     []string
@@ -92,7 +94,7 @@ func openSimBackend(cfg Config, log *slog.Logger, wallNow func() time.Time) (bac
 	newSim := func(seed uint64, start time.Time) (*sim.Sim, error) {
 		return wl.NewSim(sim.Options{Seed: seed, Start: start, MetricsInterval: cfg.Sim.MetricsInterval,
 			Retention: simRetention, Pressure: cfg.Sim.Pressure,
-			ContainerMetrics: cfg.Sim.ContainerMetrics})
+			ContainerMetrics: cfg.Learning.ContainerUsage})
 	}
 	state, s, err := simcluster.Open(filepath.Join(cfg.DataDir, "sim"), hex.EncodeToString(sum[:]), seed,
 		wallNow().Truncate(time.Second), newSim)
@@ -125,8 +127,12 @@ func openSimBackend(cfg Config, log *slog.Logger, wallNow func() time.Time) (bac
 	for _, k := range wl.Kinds {
 		kinds = append(kinds, k.Name)
 	}
+	var parts engine.ContainerUsageSource
+	if cfg.Learning.ContainerUsage {
+		parts = c
+	}
 	return backend{
-		cluster: c, metrics: c, clock: rt, wake: wake, kinds: kinds, limits: c.Limits(), seed: state.Seed,
+		cluster: c, metrics: c, parts: parts, clock: rt, wake: wake, kinds: kinds, limits: c.Limits(), seed: state.Seed,
 		refVCores: c.ReferenceVCores(), nodeLimits: c.NodeLimits(),
 		checkpoint: c.Checkpoint, sim: state, clockInfo: clockInfo,
 		replayFIFO: func(start time.Time, arrivals []sim.Arrival) (sim.FIFOResult, error) {
@@ -194,16 +200,27 @@ func openYarnBackend(cfg Config, log *slog.Logger) (backend, error) {
 		return backend{}, err
 	}
 	var placement engine.PlacementSource
-	if cfg.Learning.Placement == placementInflux {
+	var col *collector.Collector // the influx section's reader for placement and container usage; nil: neither
+	if cfg.Learning.Placement == placementInflux || cfg.Learning.ContainerUsage {
 		// Its own reader of the influx section, whatever metrics.source
 		// reads usage from; host names mapped as the usage source maps them.
-		col, err := openInflux(cfg.Influx, obs)
-		if err != nil {
+		if col, err = openInflux(cfg.Influx, obs); err != nil {
 			closeSrc()
 			return backend{}, err
 		}
+		closeUsage := closeSrc
+		closeSrc = func() { col.Close(); closeUsage() }
+	}
+	var parts engine.ContainerUsageSource
+	if cfg.Learning.ContainerUsage {
+		if parts, err = metricsource.NewContainers(col, cfg.Metrics.Hosts); err != nil {
+			closeSrc()
+			return backend{}, cfgErr("metrics.hosts", "%v", err)
+		}
+		log.Info("learning reads each application's own CPU and disk from InfluxDB (the colocd-telegraf-yarn plugin's cgroup counters)")
+	}
+	if cfg.Learning.Placement == placementInflux {
 		if placement, err = metricsource.NewPlacements(col, cfg.Metrics.Hosts, cfg.Learning.Foreign.ForeignConfig); err != nil {
-			col.Close()
 			closeSrc()
 			var fe *metricsource.FieldError
 			if errors.As(err, &fe) && strings.HasPrefix(fe.Field, "foreign.") {
@@ -211,8 +228,6 @@ func openYarnBackend(cfg Config, log *slog.Logger) (backend, error) {
 			}
 			return backend{}, cfgErr("metrics.hosts", "%v", err)
 		}
-		closeUsage := closeSrc
-		closeSrc = func() { col.Close(); closeUsage() }
 		log.Info("learning reads placement from InfluxDB (the colocd-telegraf-yarn plugin's yarn_containers)",
 			"tolerance", cfg.Learning.PlacementTolerance, "foreign", cfg.Learning.Foreign.Mode)
 	}
@@ -228,7 +243,7 @@ func openYarnBackend(cfg Config, log *slog.Logger) (backend, error) {
 	c := yarncluster.New(yc, cfg.Yarn, log.With("component", "yarn"), opts...)
 	seed := randomSeed()
 	return backend{
-		cluster: c, metrics: src, usage: src, placement: placement, clock: engine.WallClock{}, seed: seed,
+		cluster: c, metrics: src, usage: src, placement: placement, parts: parts, clock: engine.WallClock{}, seed: seed,
 		outbound: obs, ticketEnd: ticketEnd, certEnd: certEnd(yc),
 		checkpoint: func() error { return nil },
 		close:      func() error { closeSrc(); return nil },

@@ -225,11 +225,6 @@ type simConfig struct {
 	// information (io and cpu "some", sim.Options.Pressure), as a metrics
 	// source with influx.pressure or prometheus.pressure on reads it.
 	Pressure bool `mapstructure:"pressure"`
-	// ContainerMetrics makes the simulator also report each application's
-	// own CPU and disk use per node (sim.Options.ContainerMetrics), as the
-	// cgroups of YARN's containers show them: the learning tick then fits
-	// each kind from its own containers (engine.ContainerUsageSource).
-	ContainerMetrics bool `mapstructure:"container_metrics"`
 }
 
 // goodnessConfig holds a node's hardware maxima in MB/s (10^6 bytes/s), the
@@ -276,6 +271,12 @@ type learningConfig struct {
 	// Foreign names other tenants' applications as kinds, with placement
 	// influx.
 	Foreign foreignSection `mapstructure:"foreign"`
+	// ContainerUsage makes the learning tick read each application's own
+	// CPU and disk on each node (engine.Options.ContainerUsage): on YARN
+	// from the colocd-telegraf-yarn plugin's cgroup counters in the influx
+	// section's InfluxDB (the plugin's cgroup_dir), on the simulator from
+	// its per-application metrics (sim.Options.ContainerMetrics).
+	ContainerUsage bool `mapstructure:"container_usage"`
 }
 
 // foreignSection is learning.foreign: how the placement read names other

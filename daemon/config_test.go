@@ -210,7 +210,7 @@ func TestConfigBad(t *testing.T) {
 		"api-auth-to-local": "api.kerberos.auth_to_local", "api-proxy-hosts": "api.proxy_users[0].hosts",
 		"api-proxy-nobody": "api.proxy_users[0].users", "tls-client": "tls.client_ca_file",
 		"token-expires": "tokens[0].expires", "yarn-hadoop-conf": "yarn.hadoop_conf_dir", "yarn-hadoop-rm": "yarn.hadoop_conf_dir",
-		"yarn-cert": "yarn.key_file", "yarn-cert-file": "yarn.cert_file",
+		"yarn-cert": "yarn.key_file", "yarn-cert-file": "yarn.cert_file", "container-usage": "influx.url",
 	}
 	// A file that is not YAML has no key to name.
 	mention := map[string]string{"yaml-syntax": "parse"}

@@ -244,6 +244,9 @@ func openCore(cfg Config, b backend, store *queue.Store, repl *replication, log 
 	}
 	c.limits = cfg.Goodness.limits(b.limits)
 	eo.Store, eo.Learner, eo.Profiles, eo.Cluster, eo.Metrics, eo.Clock = store, c.learner, profiles, b.cluster, b.metrics, b.clock
+	if b.parts != nil {
+		eo.ContainerUsage = b.parts
+	}
 	if b.placement != nil { // learning.placement influx: the tick reads which kinds ran where from it
 		if eo.Placement, err = engine.NewPlacer(b.placement, cfg.Learning.PlacementConfig()); err != nil {
 			return c, err

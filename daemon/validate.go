@@ -236,6 +236,11 @@ func (c *Config) validateLearning() error {
 	default:
 		return cfgErr("learning.placement", "must be %s or %s, got %q", placementRM, placementInflux, l.Placement)
 	}
+	if l.ContainerUsage && c.Backend == backendYarn && l.Placement != placementInflux {
+		if err := sectionErr("influx", c.Influx.Validate()); err != nil {
+			return err
+		}
+	}
 	if err := sectionErr("learning.foreign", l.Foreign.ForeignConfig.Validate()); err != nil {
 		return err
 	}
