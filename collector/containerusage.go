@@ -63,10 +63,13 @@ const resultCounters = "counters"
 //     restarted and counts from 0), whose step adds the post-reset value
 //     itself. A sample with a negative or non-finite value is ignored, and
 //     of samples with the same time only the largest counts;
-//   - the rate is increase / (to − from): the use spread over the whole
-//     window, as if the application used nothing outside its samples, so
-//     an application present for part of the window counts its use over
-//     the whole window;
+//   - that increase covers the span of the samples; the first sample
+//     comes up to one sampling interval after the window (or the
+//     application) starts, so the increase is scaled to the span plus one
+//     interval (the samples' mean spacing), at most the window;
+//   - the rate is that use over (to − from): spread over the whole window,
+//     so an application present for part of the window counts its use
+//     over the whole window;
 //   - CPU = cpu_usage_us's increase / 1e6 / (to − from) in seconds /
 //     host_cpus, where host_cpus is its newest value in the window;
 //     DiskRead and DiskWrite are io_read_bytes' and io_write_bytes' rates
@@ -78,11 +81,9 @@ const resultCounters = "counters"
 // rates are finite). Samples without a host or application_id tag are
 // ignored.
 //
-// Bias: the plugin samples once per interval, so the first sample in the
-// window comes up to one interval after from, and the use between from
-// and that sample (and between the last sample and to) is not seen. Nothing
-// is extrapolated: a reading under-reads by at most one sampling
-// interval's use.
+// Bias: an application that starts inside the window is counted from one
+// interval before its first sample, at most an interval's use too much;
+// one present throughout is read as its samples' rate.
 //
 // One read for all hosts, in the configured language, capped like the
 // other reads. A window without such samples gives an empty slice and no
@@ -290,11 +291,18 @@ func sortSamples(ss []counterSample) []counterSample {
 
 // increase is the counter's increase over ss (sorted, distinct times): the
 // sum of its consecutive differences, a decrease (a reset) adding the
-// post-reset value; ok is false with fewer than two samples.
-func increase(ss []counterSample) (inc float64, ok bool) {
+// post-reset value, scaled from the span of its samples to the time they
+// stand for — that span plus one sampling step (the mean spacing of the
+// samples), at most window: the first sample comes up to one step after
+// the window or the application starts, and the use before it is not in
+// the differences. ok is false with fewer than two samples.
+func increase(ss []counterSample, window int64) (inc float64, ok bool) {
 	if len(ss) < 2 {
 		return 0, false
 	}
+	span := ss[len(ss)-1].t - ss[0].t
+	step := span / int64(len(ss)-1)
+	defer func() { inc *= float64(min(span+step, max(window, span))) / float64(span) }()
 	for i := 1; i < len(ss); i++ {
 		prev, cur := ss[i-1], ss[i]
 		switch {
@@ -319,7 +327,7 @@ func (a *containerUsageAcc) result() []AppUsage {
 		var inc [cuCPUs]float64
 		ok := true
 		for i := range inc {
-			inc[i], ok = increase(sortSamples(ss[i]))
+			inc[i], ok = increase(sortSamples(ss[i]), a.to.Sub(a.from).Nanoseconds())
 			if !ok {
 				break
 			}

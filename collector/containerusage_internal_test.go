@@ -126,8 +126,11 @@ func TestDecodeContainerUsage(t *testing.T) {
 	if err := decodeContainerUsage(strings.NewReader(body), DefaultSchema(), acc); err != nil {
 		t.Fatal(err)
 	}
-	// CPU 45 µs / 1e6 / 60 s / 4; read 2/60; written 3/60.
-	want := []AppUsage{{Host: "a", AppID: "app_1", CPU: 45 / 1e6 / 60 / 4, DiskRead: 2.0 / 60, DiskWrite: 3.0 / 60}}
+	// Each increase scaled from its samples' span to the span plus their
+	// mean spacing (at most the minute): CPU 45 µs over :10–:40, × 40/30
+	// = 60 µs / 1e6 / 60 s / 4; read 2 over :10–:50, × 60/40 = 3 → 3/60;
+	// written 3 over :10–:30, × 30/20 = 4.5 → 4.5/60.
+	want := []AppUsage{{Host: "a", AppID: "app_1", CPU: 60 / 1e6 / 60 / 4, DiskRead: 3.0 / 60, DiskWrite: 4.5 / 60}}
 	if diff := cmp.Diff(want, acc.result(), cmpopts.EquateApprox(0, 1e-12)); diff != "" {
 		t.Errorf("readings (-want +got):\n%s", diff)
 	}

@@ -36,8 +36,10 @@ func TestContainerUsage(t *testing.T) {
 	// h1, application_1_0001: per 10 s, +2e6 µs CPU, +1000 B read, +500 B
 	// written; host_cpus 4, then 8 in the newest sample. Its sample at 80
 	// was written without the RM's answer (no kind): another series, which
-	// the Flux answer gives apart. Over 60 s: 1e7 µs / 1e6 / 60 / 8 = 1/48
-	// CPU; 5000/60 B/s read, 2500/60 written. The samples outside the
+	// the Flux answer gives apart. Its six samples span 50 s and stand for
+	// 60 (each increase is scaled to the span plus the samples' spacing,
+	// at most the window): 1e7 µs / 1e6 / 50 / 8 = 1/40 CPU; 5000/50 B/s
+	// read, 2500/50 written. The samples outside the
 	// window would add 1e9 µs (at 50) or more (at 120), and host_cpus 999.
 	b.cgroup(app("h1", "application_1_0001")+",kind=sort", 50, cg{0, 0, 0, 999})
 	for k := range 6 {
@@ -55,8 +57,9 @@ func TestContainerUsage(t *testing.T) {
 
 	// h1, application_1_0002: the plugin restarted between 80 and 90
 	// (every counter drops). CPU 1e6 + 1e6 + 3e5 (the post-reset value) +
-	// 1e6 + 1e6 = 4.3e6 µs → 4.3/60/4; read 1000 + 1000 + 50 + 1000 + 1000
-	// = 4050 → 67.5 B/s; written 100 + 100 + 10 + 10 + 10 = 230 → 230/60.
+	// 1e6 + 1e6 = 4.3e6 µs over 50 s → 4.3/50/4; read 1000 + 1000 + 50 +
+	// 1000 + 1000 = 4050 → 81 B/s; written 100 + 100 + 10 + 10 + 10 = 230
+	// → 4.6.
 	for i, v := range []cg{
 		{5e6, 7000, 100, 4}, {6e6, 8000, 200, 4}, {7e6, 9000, 300, 4},
 		{3e5, 50, 10, 4}, {1.3e6, 1050, 20, 4}, {2.3e6, 2050, 30, 4},
@@ -64,13 +67,15 @@ func TestContainerUsage(t *testing.T) {
 		b.cgroup(app("h1", "application_1_0002"), 60+10*i, v)
 	}
 
-	// h2, application_1_0001: 16 CPUs; per 10 s +8e6 µs → 4e7/1e6/60/16 =
-	// 1/24; no reads; +1e6 B written → 5e6/60.
+	// h2, application_1_0001: 16 CPUs; per 10 s +8e6 µs → 4e7/1e6/50/16 =
+	// 1/20; no reads; +1e6 B written per 10 s → 1e5.
 	for k := range 6 {
 		b.cgroup(app("h2", "application_1_0001"), 60+10*k, cg{8e6 * int64(k), 123, 1e6 * int64(k), 16})
 	}
 	// h2, application_1_0003: only from 90 on, yet over the whole 60 s:
-	// 6e6 µs → 6/60/16 = 1/160; 12000/60 = 200 B/s read; 1200/60 = 20.
+	// its samples span 20 s and stand for 30 (one spacing before the
+	// first): 6e6 µs × 30/20 = 9e6 → 9/60/16 = 0.15/16; 12000 × 1.5 / 60 =
+	// 300 B/s read; 1200 × 1.5 / 60 = 30.
 	for i, v := range []cg{{0, 0, 0, 16}, {3e6, 6000, 600, 16}, {6e6, 12000, 1200, 16}} {
 		b.cgroup(app("h2", "application_1_0003"), 90+10*i, v)
 	}
@@ -104,10 +109,10 @@ func TestContainerUsage(t *testing.T) {
 
 	at := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Second) }
 	want := []collector.AppUsage{
-		{Host: "h1", AppID: "application_1_0001", CPU: 1.0 / 48, DiskRead: 5000.0 / 60, DiskWrite: 2500.0 / 60},
-		{Host: "h1", AppID: "application_1_0002", CPU: 4.3 / 60 / 4, DiskRead: 67.5, DiskWrite: 230.0 / 60},
-		{Host: "h2", AppID: "application_1_0001", CPU: 1.0 / 24, DiskRead: 0, DiskWrite: 5e6 / 60},
-		{Host: "h2", AppID: "application_1_0003", CPU: 1.0 / 160, DiskRead: 200, DiskWrite: 20},
+		{Host: "h1", AppID: "application_1_0001", CPU: 1.0 / 40, DiskRead: 100, DiskWrite: 50},
+		{Host: "h1", AppID: "application_1_0002", CPU: 4.3 / 50 / 4, DiskRead: 81, DiskWrite: 4.6},
+		{Host: "h2", AppID: "application_1_0001", CPU: 1.0 / 20, DiskRead: 0, DiskWrite: 1e5},
+		{Host: "h2", AppID: "application_1_0003", CPU: 0.15 / 16, DiskRead: 300, DiskWrite: 30},
 	}
 	var results [][]collector.AppUsage
 	for _, lang := range languages {
