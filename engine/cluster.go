@@ -95,9 +95,9 @@ type UsageSource interface {
 // not network). With one (Options.ContainerUsage) the learning tick fits
 // each kind's CPU and disk from its own containers
 // (profile.Observation.Parts) instead of from the node's sum, where two
-// kinds never observed apart cannot be told from each other; and admission
-// never holds a job back to observe a kind first (observe_wait does not
-// apply).
+// kinds never observed apart cannot be told from each other; and, while
+// the ticks find such usage on at least half the nodes that ran something,
+// admission does not hold a job back to observe a kind first.
 type ContainerUsageSource interface {
 	// ContainerUsage returns, per host, each application's mean use over
 	// [from, to), by application id: CPU as a fraction of the host's

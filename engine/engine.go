@@ -42,11 +42,17 @@ type Engine struct {
 	cluster         Cluster
 	metrics         UsageSource
 	parts           ContainerUsageSource // Options.ContainerUsage; nil: nodes fitted whole
-	clock           Clock
-	journal         journalSink   // nil: no journal
-	mx              telemetrySink // nil: no Prometheus metrics
-	rng             *rand.Rand
-	log             *slog.Logger
+	// apart says the learning tick sees each kind's own usage: true with a
+	// container usage source until a tick finds parts on fewer than half
+	// the nodes that ran something (then the scorer stops telling the
+	// hold-back that no landing confounds), and again once one finds them
+	// on at least half.
+	apart   *atomic.Bool
+	clock   Clock
+	journal journalSink   // nil: no journal
+	mx      telemetrySink // nil: no Prometheus metrics
+	rng     *rand.Rand
+	log     *slog.Logger
 	// fairness is the pipeline's fairness configuration when it is on: the
 	// snapshot then reads each group's window (Store.PendingHeads).
 	fairness *pipeline.FairnessConfig

@@ -74,7 +74,7 @@ func (e *Engine) logTick(rep LearnReport, took time.Duration) {
 		"kinds", len(kinds), "updates", rep.Updates,
 		"hosts_observed", rep.Observed, "hosts_profiled", rep.Profile.Observations,
 		"hosts_stale", len(rep.Stale), "hosts_invalid", len(rep.Invalid),
-		"new_kinds", rep.Profile.NewKinds, "took", took)
+		"new_kinds", rep.Profile.NewKinds, "hosts_in_parts", rep.Parts, "took", took)
 }
 
 // failRejected fails job j, whose submission the cluster definitely

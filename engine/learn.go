@@ -31,6 +31,9 @@ type LearnReport struct {
 	Unplaced []string
 	// Profile is what the resource profile model's tick did.
 	Profile profile.TickReport
+	// Parts counts the nodes fitted from each kind's own usage
+	// (profile.Observation.Parts; Options.ContainerUsage).
+	Parts int
 	// Goodness is, for each co-located node, its observed goodness and
 	// what the profiles predicted for its containers before this tick.
 	Goodness []goodnessCheck
@@ -392,6 +395,7 @@ func (e *Engine) applyTick(in tickInputs, from, to time.Time, rep *LearnReport) 
 	if len(pl.observations) > 0 {
 		rep.Profile = e.profiles.Observe(pl.observations)
 	}
+	e.notePartsSeen(pl.observations, rep)
 	e.creditRuntimes(in.comps, from, to)
 	sort.Strings(rep.Stale)
 	if e.mx != nil {
@@ -406,6 +410,34 @@ func (e *Engine) applyTick(in tickInputs, from, to time.Time, rep *LearnReport) 
 			"hosts", rep.Unplaced)
 	}
 	return e.persistLearned(true, true)
+}
+
+// notePartsSeen counts the tick's nodes fitted in parts (rep.Parts) and,
+// with a container usage source, keeps Engine.apart true while at least
+// half the nodes that ran something were; when none were, it warns: the
+// source gives nothing to tell kinds apart with (a plugin without its
+// cgroup reading), and the observe-first hold-back applies again.
+func (e *Engine) notePartsSeen(obs []profile.Observation, rep *LearnReport) {
+	if e.parts == nil {
+		return
+	}
+	busy := 0
+	for _, o := range obs {
+		if len(o.Containers) > 0 {
+			busy++
+			if o.Parts != nil {
+				rep.Parts++
+			}
+		}
+	}
+	if busy == 0 {
+		return
+	}
+	e.apart.Store(2*rep.Parts >= busy)
+	if rep.Parts == 0 {
+		e.log.Warn("learn: no node's applications had their own usage (learning.container_usage): is the colocd-telegraf-yarn plugin's cgroup_dir set? Kinds are fitted from node sums, and admission holds never-observed kinds back again",
+			"nodes", busy)
+	}
 }
 
 // creditPair is the pair credited for kind later admitted after earlier on

@@ -2,12 +2,14 @@ package engine
 
 import (
 	"errors"
+	"log/slog"
 	"math"
 	"reflect"
 	"testing"
 	"time"
 
 	"github.com/colocd/colocd/goodness"
+	"github.com/colocd/colocd/internal/testing/logtest"
 	"github.com/colocd/colocd/pipeline"
 	"github.com/colocd/colocd/profile"
 )
@@ -207,6 +209,42 @@ func TestPartsAdmitWithoutHoldingBack(t *testing.T) {
 		rep := h.admit()
 		if held := len(rep.Admitted) == 0; held == on {
 			t.Errorf("container metrics %v: admitted %v of %v; want it held back only without them", on, rep.Admitted, ids)
+		}
+	}
+}
+
+// TestPartsSeen: with a container usage source, a tick whose nodes that ran
+// something mostly had no parts (a plugin without its cgroup reading)
+// turns the hold-back's "kinds apart" off, with a WARN; one with parts on
+// at least half of them turns it back on. Idle ticks change nothing.
+func TestPartsSeen(t *testing.T) {
+	rec := &logtest.Recorder{Min: slog.LevelWarn}
+	h := newHarness(t, harnessOpts{nodes: 1, containerMetrics: true, logger: slog.New(rec)})
+	busy := func(parts bool) profile.Observation {
+		o := profile.Observation{Containers: []profile.KindCount{{Kind: "cpu", Containers: 1}}}
+		if parts {
+			o.Parts = []profile.Part{{Kind: "cpu"}}
+		}
+		return o
+	}
+	for i, tc := range []struct {
+		obs   []profile.Observation
+		apart bool
+		warns int
+	}{
+		{nil, true, 0},
+		{[]profile.Observation{{}}, true, 0}, // idle nodes only
+		{[]profile.Observation{busy(false), busy(false), busy(true)}, false, 0},
+		{[]profile.Observation{busy(true), busy(false)}, true, 0},
+		{[]profile.Observation{busy(false), {}}, false, 1},
+	} {
+		var rep LearnReport
+		h.e.notePartsSeen(tc.obs, &rep)
+		if got := h.e.apart.Load(); got != tc.apart {
+			t.Errorf("tick %d: apart %v, want %v", i, got, tc.apart)
+		}
+		if n := len(rec.Take()); n != tc.warns {
+			t.Errorf("tick %d: %d warnings, want %d", i, n, tc.warns)
 		}
 	}
 }

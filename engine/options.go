@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"sync/atomic"
 	"time"
 
 	"github.com/colocd/colocd/bandit"
@@ -145,7 +146,9 @@ func New(o Options) (*Engine, error) {
 	if src == nil {
 		src = o.Profiles
 	}
-	p, fifo, mp, err := newPipelines(o, src)
+	apart := new(atomic.Bool)
+	apart.Store(o.ContainerUsage != nil) // until a tick shows otherwise
+	p, fifo, mp, err := newPipelines(o, src, apart.Load)
 	if err != nil {
 		return nil, err
 	}
@@ -155,6 +158,7 @@ func New(o Options) (*Engine, error) {
 		journal: o.Journal, mx: o.Prom, rng: o.Rand, log: o.Logger, wall: o.Wall, simClock: o.SimulatedClock, placer: o.Placement,
 		fence:        o.Fence,
 		parts:        o.ContainerUsage,
+		apart:        apart,
 		window:       windowSize(qc),
 		fit:          qc.Fit.Enabled,
 		fitPerNode:   qc.Fit.Enabled && qc.Fit.PerNode,
@@ -202,15 +206,8 @@ func New(o Options) (*Engine, error) {
 // newPipelines builds the engine's ordering pipeline (with its scorer and
 // its lookahead's planner, as the configuration asks) and the FIFO
 // pipeline that shadow mode and the demo's comparison decide with.
-func newPipelines(o Options, src profile.Profiles) (p, fifo *pipeline.Pipeline, mp *modelPlanner, err error) {
+func newPipelines(o Options, src profile.Profiles, apart func() bool) (p, fifo *pipeline.Pipeline, mp *modelPlanner, err error) {
 	qc := o.Queue
-	if o.ContainerUsage != nil {
-		// The hold-back waits for a landing where a never-observed kind's
-		// usage can be told apart; measured apart, its CPU and disk always
-		// can. Its network still cannot (no cgroup counts it): such a
-		// landing still Confounds, and is not scored optimistically.
-		qc.Preference.ObserveWait = 0
-	}
 	var popts []pipeline.Option
 	if qc.Preference.Enabled && qc.Preference.Mode == pipeline.PreferenceModel {
 		sc, err := newModelScorer(o.Scorer, qc.Preference.DrainRatio, src, o.Learner)
@@ -218,6 +215,7 @@ func newPipelines(o Options, src profile.Profiles) (p, fifo *pipeline.Pipeline, 
 			return nil, nil, nil, err
 		}
 		sc.size = o.nodeSizes().size
+		sc.apart = apart
 		popts = append(popts, pipeline.WithScorer(sc))
 	}
 	if qc.Lookahead.Enabled {

@@ -20,6 +20,12 @@ type modelScorer struct {
 	// drainRatio is pipeline.preference.drain_ratio: sc.SizeWeight counts
 	// while the snapshot's queue drains at it (0: always).
 	drainRatio float64
+	// apart, when set and true, says the learning tick sees each kind's
+	// own usage (Engine.apart): no candidate then Confounds for the
+	// pipeline's observe-first hold-back. The profile scorer's own flag
+	// stays: such a landing still hides the candidate's network, so it is
+	// not scored optimistically.
+	apart func() bool
 }
 
 var _ pipeline.Scorer = (*modelScorer)(nil)
@@ -129,10 +135,11 @@ func (m *modelScorer) Score(snap *pipeline.Snapshot, kinds []string, res []queue
 		sc.SizeWeight = 0 // a flow: per container
 	}
 	v := sc.NewView(nodes)
+	apart := m.apart != nil && m.apart()
 	for i, k := range kinds {
 		r := res[i]
 		s := v.Score(k, profile.Shape{Containers: r.Containers, Each: profile.Room{VCores: int64(r.VCores), MemoryMB: r.MemoryMB}})
-		q := pipeline.Score{Value: s.Value, Model: s.Model, Correction: s.Correction, Size: s.Size, Alone: s.Alone, Known: s.Known, Confounds: s.Confounds}
+		q := pipeline.Score{Value: s.Value, Model: s.Model, Correction: s.Correction, Size: s.Size, Alone: s.Alone, Known: s.Known, Confounds: s.Confounds && !apart}
 		for _, b := range s.Beside {
 			q.Beside = append(q.Beside, pipeline.ContextKind{Kind: b.Kind, Weight: b.Weight})
 		}

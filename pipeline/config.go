@@ -168,9 +168,9 @@ type PreferenceConfig struct {
 	Temperature float64 `json:"temperature" yaml:"temperature" mapstructure:"temperature"`
 	// ObserveWait (mode model) is how long after its submission a job may
 	// be held back so that a never-observed kind is first profiled where
-	// its usage can be told apart (see modelStage); 0 never holds back. The
-	// engine does not hold back when it reads each kind's own usage
-	// (engine.Options.ContainerUsage).
+	// its usage can be told apart (see modelStage); 0 never holds back. No
+	// candidate confounds, so none is held back, while the engine reads
+	// each kind's own usage (engine.Options.ContainerUsage).
 	ObserveWait time.Duration `json:"observe_wait" yaml:"observe_wait" mapstructure:"observe_wait"`
 	// WithinKind is which job of a kind stands for it: its oldest (FIFO
 	// within a kind, the paper's §4.3), or, while the queue drains (at
