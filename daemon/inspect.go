@@ -160,6 +160,23 @@ func ReadMetrics(ctx context.Context, cfg Config, hosts []string, from, to time.
 	return engine.ReadUsage(ctx, src, hosts, from, to, lim)
 }
 
+// ReadContainerUsage is what learning.container_usage reads: each
+// application's own CPU and disk on each host over [from, to), from the
+// colocd-telegraf-yarn plugin's cgroup counters in the influx section's
+// InfluxDB, hosts named as the store names them (collector.ContainerUsage).
+// A missing influx.url is a *configError.
+func ReadContainerUsage(ctx context.Context, cfg Config, from, to time.Time) ([]collector.AppUsage, error) {
+	if cfg.Influx.URL == "" {
+		return nil, cfgErr("influx.url", "no InfluxDB: set influx.url (--influx-url or %s): the plugin's cgroup counters are read from it", envName("influx.url"))
+	}
+	col, err := openInflux(cfg.Influx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer col.Close()
+	return col.ContainerUsage(ctx, from, to)
+}
+
 // yarnNodes lists the running nodes as the engine sees them.
 func yarnNodes(ctx context.Context, cfg Config) ([]string, error) {
 	yc, err := YarnClient(cfg, nil)

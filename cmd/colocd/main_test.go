@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -75,6 +76,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"metrics"}, exitUsage, "--from is required"},
 		{[]string{"metrics", "--from", "2026-01-01T00:01:00Z", "--to", "2026-01-01T00:00:00Z"}, exitUsage, "must be after"},
 		{[]string{"metrics", "--from", "2026-01-01T00:00:00Z", "--to", "2026-01-01T00:01:00Z"}, exitUsage, "influx.url"},
+		{[]string{"metrics", "--containers", "--source", "prometheus", "--from", "2026-01-01T00:00:00Z", "--to", "2026-01-01T00:01:00Z"}, exitUsage, "influx.url"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			code, _, stderr := runCmd(t, tc.args...)
@@ -321,5 +323,66 @@ func TestMetricsCommandPrometheus(t *testing.T) {
 		"--source", "prometheus", "--prometheus-url", "http://127.0.0.1:1", "--hosts", "w1")
 	if code == 0 || !strings.Contains(errOut, "unreachable") {
 		t.Errorf("metrics against no Prometheus: exit %d, stderr %q; want a failure saying unreachable", code, errOut)
+	}
+}
+
+// TestMetricsContainers: `colocd metrics --containers` prints what
+// learning.container_usage reads from a real InfluxDB 1.8 — the
+// collector's per-application readings of the plugin's cgroup counters —
+// as JSON and as a table, filtered by --hosts; a window without counters
+// says so on stderr.
+func TestMetricsContainers(t *testing.T) {
+	isolate(t)
+	srv := influxtest.Start(t)
+	t0 := time.Now().Add(-3 * time.Minute).Truncate(10 * time.Second)
+	var lines strings.Builder
+	for i := 0; i <= 18; i++ {
+		ts := t0.Add(time.Duration(i) * 10 * time.Second).UnixNano()
+		for h, k := range map[string]int64{"w1": 1, "w2": 3} {
+			fmt.Fprintf(&lines, "yarn_containers,host=%s,application_id=application_1_000%d,kind=sort containers=2i,cpu_usage_us=%di,io_read_bytes=%di,io_write_bytes=%di,host_cpus=4i %d\n",
+				h, k, int64(i)*k*5e6, int64(i)*k*1e6, int64(i)*k*2e5, ts)
+		}
+	}
+	srv.Write(t, lines.String())
+	from, to := t0.Add(30*time.Second), t0.Add(150*time.Second)
+	args := []string{"metrics", "--containers", "--from", from.UTC().Format(time.RFC3339), "--to", to.UTC().Format(time.RFC3339),
+		"--influx-url", srv.URL(), "--influx-bucket", srv.Bucket(), "--influx-token", srv.Token()}
+	code, out, errOut := runCmd(t, append(args, "--json")...)
+	if code != 0 {
+		t.Fatalf("metrics --containers: exit %d: %s", code, errOut)
+	}
+	var got map[string][]map[string]any
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v in %s", err, out)
+	}
+	col, err := collector.New(collector.Config{URL: srv.URL(), Bucket: srv.Bucket(), Token: srv.Token(), Timeout: 10 * time.Second, StaleAfter: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer col.Close()
+	rows, err := col.ContainerUsage(context.Background(), from, to)
+	if err != nil || len(rows) != 2 {
+		t.Fatalf("collector: %v, %v; want two readings", rows, err)
+	}
+	want := map[string][]map[string]any{"containers": {}}
+	for _, r := range rows {
+		want["containers"] = append(want["containers"], map[string]any{"host": r.Host, "application_id": r.AppID,
+			"cpu": r.CPU, "disk_read_bps": r.DiskRead, "disk_write_bps": r.DiskWrite})
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("metrics --containers --json (-want +got):\n%s", diff)
+	}
+	// w1: 5e6 µs per 10 s over 4 CPUs = 12.5 %.
+	if c := got["containers"][0]["cpu"].(float64); got["containers"][0]["host"] != "w1" || math.Abs(c-0.125) > 1e-9 {
+		t.Errorf("w1's application uses %v of its host, want 0.125", c)
+	}
+	code, out, errOut = runCmd(t, append(args, "--hosts", "w2")...)
+	if code != 0 || !strings.Contains(out, "APPLICATION") || !strings.Contains(out, "application_1_0003") || strings.Contains(out, "w1") {
+		t.Errorf("metrics --containers --hosts w2: exit %d\n%s%s", code, out, errOut)
+	}
+	args[3], args[5] = t0.Add(-time.Hour).UTC().Format(time.RFC3339), t0.Add(-50*time.Minute).UTC().Format(time.RFC3339)
+	code, _, errOut = runCmd(t, args...)
+	if code != 0 || !strings.Contains(errOut, "cgroup_dir") {
+		t.Errorf("a window without counters: exit %d, stderr %q; want 0 and a hint at cgroup_dir", code, errOut)
 	}
 }

@@ -24,14 +24,23 @@ type hostMetrics struct {
 	Goodness     float64 `json:"goodness"`
 }
 
+// appMetrics is one application of `colocd metrics --containers --json`.
+type appMetrics struct {
+	Host         string  `json:"host"`
+	Application  string  `json:"application_id"`
+	CPU          float64 `json:"cpu"`
+	DiskReadBps  float64 `json:"disk_read_bps"`
+	DiskWriteBps float64 `json:"disk_write_bps"`
+}
+
 func newMetricsCmd() *cobra.Command {
 	var (
 		from, to, hosts string
 		cf              *configFlags
 	)
-	var asJSON bool
+	var asJSON, containers bool
 	cmd := &cobra.Command{
-		Use:   "metrics --from T --to T [--hosts h1,h2] [--source influxdb|prometheus] [--json]",
+		Use:   "metrics --from T --to T [--hosts h1,h2] [--source influxdb|prometheus] [--containers] [--json]",
 		Short: "Print each host's mean usage and goodness for a window, from InfluxDB or Prometheus",
 		Long: `Read what the learning loop would read: each host's mean CPU, I/O wait, disk and
 network rates over [from, to) from the metrics source (config key metrics.source:
@@ -40,7 +49,10 @@ prometheus reads node_exporter's metrics, section prometheus), and the goodness
 (paper Eq. 1) with the limits of config section goodness. Times are RFC 3339.
 Without --hosts, the RUNNING nodes of the configured YARN ResourceManager are
 used, or, when no ResourceManager is configured, every host with data in the
-window.
+window. With --containers it prints instead what learning.container_usage reads:
+each application's own CPU (a share of its host's) and disk rates, from the
+colocd-telegraf-yarn plugin's cgroup counters in InfluxDB (section influx), hosts
+as InfluxDB names them (--hosts filters them).
 
   colocd metrics --config /etc/colocd/colocd.yaml --from 2026-03-01T10:00:00Z --to 2026-03-01T10:01:00Z --json
   colocd metrics --source prometheus --prometheus-url http://127.0.0.1:9090 --from ... --to ...`,
@@ -58,6 +70,9 @@ window.
 			})
 			if err != nil {
 				return err
+			}
+			if containers {
+				return printContainerUsage(cmd, cfg, splitList(hosts), f, t, asJSON)
 			}
 			readings, stale, err := daemon.ReadMetrics(cmd.Context(), cfg, splitList(hosts), f, t)
 			if err != nil {
@@ -84,7 +99,8 @@ window.
 	fl.StringVar(&from, "from", "", "window start, RFC 3339 (required)")
 	fl.StringVar(&to, "to", "", "window end, RFC 3339 (required)")
 	fl.StringVar(&hosts, "hosts", "", "comma-separated host names (default: the YARN RM's running nodes, or every host with data)")
-	fl.BoolVar(&asJSON, "json", false, `print {"hosts": {...}} as JSON`)
+	fl.BoolVar(&asJSON, "json", false, `print {"hosts": {...}} as JSON (with --containers {"containers": [...]})`)
+	fl.BoolVar(&containers, "containers", false, "print each application's own CPU and disk per host (the plugin's cgroup counters, learning.container_usage)")
 	fl.String("source", "", "metrics source: influxdb or prometheus (config key metrics.source)")
 	_ = cmd.RegisterFlagCompletionFunc("source", cobra.FixedCompletions([]string{"influxdb", "prometheus"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("influx-language", cobra.FixedCompletions([]string{"flux", "influxql"}, cobra.ShellCompDirectiveNoFileComp))
@@ -116,6 +132,38 @@ func printMetrics(w io.Writer, out map[string]hostMetrics, asJSON bool) error {
 		m := out[h]
 		fmt.Fprintf(tw, "%s\t%.1f%%\t%.1f%%\t%s\t%s\t%s\t%s\t%.2f\n", h, 100*m.CPU, 100*m.IOWait,
 			rate(m.DiskReadBps), rate(m.DiskWriteBps), rate(m.NetRecvBps), rate(m.NetSentBps), m.Goodness)
+	}
+	return tw.Flush()
+}
+
+// printContainerUsage prints each application's own usage per host in
+// [from, to), of the hosts named (all without), as JSON or a table; a
+// window without counters says so on stderr.
+func printContainerUsage(cmd *cobra.Command, cfg daemon.Config, hosts []string, from, to time.Time, asJSON bool) error {
+	rows, err := daemon.ReadContainerUsage(cmd.Context(), cfg, from, to)
+	if err != nil {
+		return err
+	}
+	out := []appMetrics{}
+	for _, r := range rows {
+		if len(hosts) > 0 && !slices.Contains(hosts, r.Host) {
+			continue
+		}
+		out = append(out, appMetrics{Host: r.Host, Application: r.AppID, CPU: r.CPU, DiskReadBps: r.DiskRead, DiskWriteBps: r.DiskWrite})
+	}
+	if len(out) == 0 {
+		fmt.Fprintln(cmd.ErrOrStderr(), "colocd: no application's cgroup counters in the window (is the colocd-telegraf-yarn plugin's cgroup_dir set?)")
+	}
+	w := cmd.OutOrStdout()
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(map[string]any{"containers": out})
+	}
+	tw := table(w)
+	fmt.Fprintln(tw, "HOST\tAPPLICATION\tCPU\tDISK READ\tDISK WRITE")
+	for _, m := range out {
+		fmt.Fprintf(tw, "%s\t%s\t%.1f%%\t%s\t%s\n", m.Host, m.Application, 100*m.CPU, rate(m.DiskReadBps), rate(m.DiskWriteBps))
 	}
 	return tw.Flush()
 }
