@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -129,7 +128,7 @@ type tickInputs struct {
 	// (by application id; from the syncs' presence or the placement read),
 	// and parts their own use (ContainerUsageSource): both empty without
 	// one.
-	apps  map[string]map[string]string
+	apps  map[string][]appKind
 	parts map[string]map[string]goodness.Usage
 }
 
@@ -207,10 +206,21 @@ func (e *Engine) gather(ctx context.Context, from, to time.Time) (tickInputs, er
 	return in, nil
 }
 
+// appKind is an application and its kind.
+type appKind struct{ app, kind string }
+
+// sortApps orders each node's applications by id: parts sum in that order,
+// so a seed reproduces them.
+func sortApps(apps map[string][]appKind) {
+	for _, as := range apps {
+		slices.SortFunc(as, func(a, b appKind) int { return strings.Compare(a.app, b.app) })
+	}
+}
+
 // appKinds is, per node, the kind of each application that ran there
-// during [from, to] (by application id), from the syncs' presence.
-func (e *Engine) appKinds(from, to time.Time) map[string]map[string]string {
-	out := map[string]map[string]string{}
+// during [from, to], by application id, from the syncs' presence.
+func (e *Engine) appKinds(from, to time.Time) map[string][]appKind {
+	out := map[string][]appKind{}
 	for node, m := range e.presence {
 		for _, p := range m {
 			end := to
@@ -220,12 +230,10 @@ func (e *Engine) appKinds(from, to time.Time) map[string]map[string]string {
 			if p.app == "" || !end.After(p.since) || !end.After(from) {
 				continue // not there during the window (as compositions)
 			}
-			if out[node] == nil {
-				out[node] = map[string]string{}
-			}
-			out[node][p.app] = p.kind
+			out[node] = append(out[node], appKind{p.app, p.kind})
 		}
 	}
+	sortApps(out)
 	return out
 }
 
@@ -233,20 +241,19 @@ func (e *Engine) appKinds(from, to time.Time) map[string]map[string]string {
 // container usage read: each kind's applications summed, in utilisation
 // units of the node (lim), in the order of comps. Nil when some kind of
 // comps has no application with a reading: the node is then fitted whole.
-func partsOf(comps []profile.KindCount, apps map[string]string, usage map[string]goodness.Usage, lim goodness.Limits) []profile.Part {
+func partsOf(comps []profile.KindCount, apps []appKind, usage map[string]goodness.Usage, lim goodness.Limits) []profile.Part {
 	if len(comps) == 0 || len(usage) == 0 {
 		return nil
 	}
 	parts := make([]profile.Part, 0, len(comps))
-	ids := slices.Sorted(maps.Keys(apps)) // sums in id order: a seed reproduces them
 	for _, kc := range comps {
 		if kc.Containers <= 0 {
 			continue
 		}
 		pt, found := profile.Part{Kind: kc.Kind}, false
-		for _, id := range ids {
-			u, ok := usage[id]
-			if apps[id] != kc.Kind || !ok {
+		for _, a := range apps { // in id order
+			u, ok := usage[a.app]
+			if a.kind != kc.Kind || !ok {
 				continue
 			}
 			found = true

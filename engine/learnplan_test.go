@@ -114,9 +114,9 @@ func TestPlanTickParts(t *testing.T) {
 		},
 		hosts:    []string{"n1", "n2"},
 		readings: map[string]Reading{"n1": {Usage: use}, "n2": {Usage: use}},
-		apps: map[string]map[string]string{
-			"n1": {"app1": "a", "app2": "b", "app3": "a"},
-			"n2": {"app4": "a", "app5": "b"},
+		apps: map[string][]appKind{
+			"n1": {{"app1", "a"}, {"app2", "b"}, {"app3", "a"}},
+			"n2": {{"app4", "a"}, {"app5", "b"}},
 		},
 		parts: map[string]map[string]goodness.Usage{
 			"n1": {"app1": {CPU: 0.1, DiskRead: 20}, "app2": {CPU: 0.3, DiskWrite: 10, NetRecv: 99}, "app3": {CPU: 0.15, DiskRead: 5}},

@@ -210,8 +210,8 @@ type placedWindow struct {
 	// there of unknown kind, or a job the cluster syncs saw there over the
 	// whole window that the samples do not show (the sampler stopped).
 	unplaced []string
-	// apps are, per placed node, its applications' kinds by id.
-	apps map[string]map[string]string
+	// apps are, per placed node, its applications' kinds, in id order.
+	apps map[string][]appKind
 }
 
 // placeWindow is a learning tick's placement over [from, to) (Learn's
@@ -220,7 +220,7 @@ type placedWindow struct {
 // co-locations and compositions. Called under mu; it reads nothing over
 // the network.
 func (e *Engine) placeWindow(p *Placer, pls []Placement, err error, from, to time.Time) (placedWindow, error) {
-	pw := placedWindow{comps: map[string][]profile.KindCount{}, apps: map[string]map[string]string{}}
+	pw := placedWindow{comps: map[string][]profile.KindCount{}, apps: map[string][]appKind{}}
 	if err != nil {
 		e.foreign = foreignView{} // not known any more
 		return pw, err
@@ -255,15 +255,15 @@ func (e *Engine) placeWindow(p *Placer, pls []Placement, err error, from, to tim
 			continue
 		}
 		pw.comps[node] = stayCompositions(ss, from, to)
-		pw.apps[node] = make(map[string]string, len(ss))
 		for _, s := range ss {
-			pw.apps[node][s.id] = s.kind
+			pw.apps[node] = append(pw.apps[node], appKind{s.id, s.kind})
 		}
 		if c, ok := colocationOf(node, ss, e.maxKinds); ok {
 			pw.colos = append(pw.colos, c)
 		}
 	}
 	slices.SortFunc(pw.colos, func(a, b colocation) int { return strings.Compare(a.node, b.node) })
+	sortApps(pw.apps)
 	pw.unplaced = slices.Sorted(maps.Keys(skip))
 	return pw, nil
 }

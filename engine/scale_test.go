@@ -31,6 +31,9 @@ type scaleWorld struct {
 	limits   goodness.Limits
 	rng      *rand.Rand
 	epoch    time.Time
+	// parts: the profile model sees each kind's own usage
+	// (profile.Observation.Parts), as with a ContainerUsageSource.
+	parts bool
 }
 
 // scalePartners is how many kinds a kind is usually co-located with.
@@ -84,13 +87,18 @@ type scaleLayout struct {
 	presence map[string]map[string]*presence
 	usage    map[string]goodness.Usage
 	colos    [][2]int // kind pairs (earlier, later) of the co-located nodes
+	// parts is each node's applications' own CPU and disk (what a
+	// ContainerUsageSource reads): their demand, without noise (drawing
+	// none keeps the layouts of the other benchmarks what they were).
+	parts map[string]map[string]goodness.Usage
 }
 
 // layout places jobs of kinds drawn from pool: colo nodes run two jobs
 // (the second usually of a partner kind of the first), single nodes one,
 // the rest nothing.
 func (w *scaleWorld) layout(pool []int, jobs, colo, single int) scaleLayout {
-	l := scaleLayout{presence: map[string]map[string]*presence{}, usage: make(map[string]goodness.Usage, len(w.nodes))}
+	l := scaleLayout{presence: map[string]map[string]*presence{}, usage: make(map[string]goodness.Usage, len(w.nodes)),
+		parts: map[string]map[string]goodness.Usage{}}
 	jobKind := make([]int, jobs)
 	byKind := map[int][]int{}
 	for j := range jobs {
@@ -103,14 +111,21 @@ func (w *scaleWorld) layout(pool []int, jobs, colo, single int) scaleLayout {
 		u[profile.CPU] = 0.02
 		for _, j := range js {
 			c := 1 + w.rng.IntN(3)
+			app := "app-" + strconv.Itoa(j)
 			m["job-"+strconv.Itoa(j)] = &presence{
-				kind: w.kinds[jobKind[j]], containers: c, seq: uint64(j + 1),
+				kind: w.kinds[jobKind[j]], app: app, containers: c, seq: uint64(j + 1),
 				admitted: w.epoch.Add(time.Duration(j) * time.Second),
 				since:    w.epoch, lastSeen: w.epoch.Add(100 * 365 * 24 * time.Hour),
 			}
 			for r := range profile.NumResources {
 				u[r] += float64(c) * w.demand[jobKind[j]][r]
 			}
+			if l.parts[node] == nil {
+				l.parts[node] = map[string]goodness.Usage{}
+			}
+			d := w.demand[jobKind[j]]
+			l.parts[node][app] = profile.Vector{profile.CPU: float64(c) * d[profile.CPU], profile.DiskRead: float64(c) * d[profile.DiskRead],
+				profile.DiskWrite: float64(c) * d[profile.DiskWrite]}.Rates(w.limits)
 		}
 		for r := range profile.NumResources {
 			u[r] = min(max(u[r]*(1+0.05*w.rng.NormFloat64()), 0), 0.98)
@@ -147,7 +162,14 @@ func (w *scaleWorld) layout(pool []int, jobs, colo, single int) scaleLayout {
 }
 
 // memUsage is an in-memory UsageSource: the usage of the layout in force.
-type memUsage struct{ usage map[string]goodness.Usage }
+type memUsage struct {
+	usage map[string]goodness.Usage
+	parts map[string]map[string]goodness.Usage // ContainerUsage's answer
+}
+
+func (m *memUsage) ContainerUsage(context.Context, []string, time.Time, time.Time) (map[string]map[string]goodness.Usage, error) {
+	return m.parts, nil
+}
 
 func (m *memUsage) Usage(_ context.Context, hosts []string, _, _ time.Time) (map[string]goodness.Usage, []string, error) {
 	return m.usage, nil, nil
@@ -202,11 +224,18 @@ func applyLayout(e *Engine, w *scaleWorld, l scaleLayout) {
 	obs := make([]profile.Observation, 0, len(w.nodes))
 	for _, n := range w.nodes {
 		var kc []profile.KindCount
+		var apps []appKind
 		for _, p := range l.presence[n] {
 			kc = append(kc, profile.KindCount{Kind: p.kind, Containers: float64(p.containers)})
+			apps = append(apps, appKind{p.app, p.kind})
 		}
+		slices.SortFunc(apps, func(a, b appKind) int { return strings.Compare(a.app, b.app) })
 		slices.SortFunc(kc, func(a, b profile.KindCount) int { return strings.Compare(a.Kind, b.Kind) })
-		obs = append(obs, profile.Observation{Node: n, Usage: profile.Usage(l.usage[n], w.limits), Containers: kc})
+		o := profile.Observation{Node: n, Usage: profile.Usage(l.usage[n], w.limits), Containers: kc}
+		if w.parts {
+			o.Parts = partsOf(kc, apps, l.parts[n], w.limits)
+		}
+		obs = append(obs, o)
 	}
 	e.profiles.Observe(obs)
 }
@@ -298,11 +327,14 @@ func BenchmarkPersist(b *testing.B) {
 // admission passes between two ticks do when they score nodes running
 // those kinds: the rest of the tick.
 func BenchmarkLearnTick(b *testing.B) {
-	for _, mode := range []string{"nosync", "sync", "sync+journal", "nosync+warm-covariance"} {
+	for _, mode := range []string{"nosync", "sync", "sync+journal", "nosync+warm-covariance", "sync+parts"} {
 		b.Run(mode, func(b *testing.B) {
 			w := newScaleWorld(1000, 10000, 1)
 			src := &memUsage{}
 			e := scaleEngine(b, w, src, strings.HasPrefix(mode, "sync"))
+			if strings.HasSuffix(mode, "+parts") {
+				w.parts, e.parts = true, src
+			}
 			if mode == "sync+journal" {
 				j, err := journal.Open(filepath.Join(b.TempDir(), "journal"), 1000, 100000)
 				if err != nil {
@@ -319,7 +351,7 @@ func BenchmarkLearnTick(b *testing.B) {
 			from := w.epoch.Add(time.Hour)
 			tick := func(i int) LearnReport {
 				l := layouts[i%len(layouts)]
-				e.presence, src.usage = l.presence, l.usage
+				e.presence, src.usage, src.parts = l.presence, l.usage, l.parts
 				to := from.Add(time.Minute)
 				rep, err := e.Learn(context.Background(), from, to)
 				if err != nil {
@@ -332,6 +364,9 @@ func BenchmarkLearnTick(b *testing.B) {
 			if rep.Colocations != 3000 || rep.Observed != 3000 || rep.Profile.Observations != 10000 || rep.Updates == 0 {
 				b.Fatalf("the tick saw %d co-locations, scored %d, updated %d, fitted %d nodes; want 3000, 3000, some, 10000",
 					rep.Colocations, rep.Observed, rep.Updates, rep.Profile.Observations)
+			}
+			if busy := 3000 + 4000; w.parts && rep.Parts != busy || !w.parts && rep.Parts != 0 {
+				b.Fatalf("the tick fitted %d nodes in parts; want %d", rep.Parts, map[bool]int{true: busy}[w.parts])
 			}
 			var written, sweeps int64
 			for i := 1; b.Loop(); i++ {

@@ -155,9 +155,11 @@ func (m *Model) partRows(o Observation, cs []KindCount, y Vector) ([]partRow, bo
 			return nil, false
 		}
 		r := partRow{kc: [1]KindCount{kc}}
-		d := m.priorLocked()
+		var d Vector
 		if i, ok := m.index[kc.Kind]; ok {
 			d = m.theta[i]
+		} else {
+			d = m.priorLocked() // O(K): only for a kind never seen
 		}
 		for q := range NumResources {
 			if Measured(Resource(q)) {
