@@ -540,6 +540,9 @@ type telemetrySink interface {
 	// engine clock's time.
 	LearningTick(at time.Time)
 	StaleHosts(n int)
+	// ContainerUsageHosts sets, with a container usage source, the nodes
+	// that ran something in the last tick: fitted apart, and whole.
+	ContainerUsageHosts(apart, whole int)
 	DominantShare(group string, v float64)
 	ForgetDominantShare(group string)
 	BackendErrors(op string)

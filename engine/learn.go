@@ -437,6 +437,9 @@ func (e *Engine) notePartsSeen(obs []profile.Observation, rep *LearnReport) {
 			}
 		}
 	}
+	if e.mx != nil {
+		e.mx.ContainerUsageHosts(rep.Parts, busy-rep.Parts)
+	}
 	if busy == 0 {
 		return
 	}

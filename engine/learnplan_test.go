@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"math"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -227,6 +228,8 @@ func TestPartsSeen(t *testing.T) {
 		}
 		return o
 	}
+	mx := &recorder{}
+	h.e.mx = mx
 	for i, tc := range []struct {
 		obs   []profile.Observation
 		apart bool
@@ -246,5 +249,11 @@ func TestPartsSeen(t *testing.T) {
 		if n := len(rec.Take()); n != tc.warns {
 			t.Errorf("tick %d: %d warnings, want %d", i, n, tc.warns)
 		}
+	}
+	// The nodes that ran something, fitted apart and whole, tick by tick.
+	want := []string{"container usage 0 apart 0 whole", "container usage 0 apart 0 whole", "container usage 1 apart 2 whole",
+		"container usage 1 apart 1 whole", "container usage 0 apart 1 whole"}
+	if !slices.Equal(mx.calls, want) {
+		t.Errorf("telemetry %q, want %q", mx.calls, want)
 	}
 }

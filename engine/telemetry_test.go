@@ -15,11 +15,14 @@ import (
 // recorder is a telemetrySink that keeps what it was told, as text.
 type recorder struct{ calls []string }
 
-func (r *recorder) add(format string, a ...any)       { r.calls = append(r.calls, fmt.Sprintf(format, a...)) }
-func (r *recorder) ObserveDecision(time.Duration)     {}
-func (r *recorder) AdmissionFailed()                  { r.add("failed") }
-func (r *recorder) LearningUpdates(int)               {}
-func (r *recorder) StaleHosts(int)                    {}
+func (r *recorder) add(format string, a ...any)   { r.calls = append(r.calls, fmt.Sprintf(format, a...)) }
+func (r *recorder) ObserveDecision(time.Duration) {}
+func (r *recorder) AdmissionFailed()              { r.add("failed") }
+func (r *recorder) LearningUpdates(int)           {}
+func (r *recorder) StaleHosts(int)                {}
+func (r *recorder) ContainerUsageHosts(apart, whole int) {
+	r.add("container usage %d apart %d whole", apart, whole)
+}
 func (r *recorder) DominantShare(string, float64)     {}
 func (r *recorder) ForgetDominantShare(string)        {}
 func (r *recorder) BackendErrors(op string)           { r.add("error %s", op) }

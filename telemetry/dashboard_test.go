@@ -27,6 +27,7 @@ func exercise(m *Metrics) {
 	m.LearningUpdates(1)
 	m.LearningTick(time.Unix(1, 0))
 	m.StaleHosts(1)
+	m.ContainerUsageHosts(3, 1)
 	m.DominantShare("g", 0.5)
 	m.BackendErrors("state")
 	m.BackendUp(backendCluster, true)

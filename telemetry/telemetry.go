@@ -38,6 +38,7 @@ type Metrics struct {
 	ticks       prometheus.Counter
 	lastTick    prometheus.Gauge
 	stale       prometheus.Gauge
+	partsHosts  *prometheus.GaugeVec // nodes of the last tick, by whether fitted in parts
 	unmatched   *prometheus.GaugeVec
 	dominant    *prometheus.GaugeVec
 	backendErrs *prometheus.CounterVec
@@ -93,7 +94,7 @@ func New(reg *prometheus.Registry, store *queue.Store) *Metrics {
 	m.admissionMetrics()
 	m.backendMetrics()
 	reg.MustRegister(m.outbound, m.admissions, m.failures, m.wait, m.forced, m.decision, m.learning,
-		m.ticks, m.lastTick, m.stale, m.unmatched, m.dominant, m.backendErrs, m.backendUp, m.backoff, m.backedOff, m.jobsBackoff, m.requests, m.reqSeconds, m.quarantined,
+		m.ticks, m.lastTick, m.stale, m.partsHosts, m.unmatched, m.dominant, m.backendErrs, m.backendUp, m.backoff, m.backedOff, m.jobsBackoff, m.requests, m.reqSeconds, m.quarantined,
 		m.retention, m.retained, m.retainedAt,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -154,6 +155,10 @@ func (m *Metrics) admissionMetrics() {
 	m.stale = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "colocd_stale_hosts", Help: "Hosts skipped in the last learning tick for stale or missing metrics.",
 	})
+	m.partsHosts = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "colocd_learning_container_usage_hosts",
+		Help: "With learning.container_usage, the nodes the last learning tick saw running something: fitted=\"apart\" from each kind's own usage, fitted=\"whole\" from the node's sum (no series without it).",
+	}, []string{"fitted"})
 	m.unmatched = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "colocd_unmatched_hosts",
 		Help: "Hosts seen on one side only: side=\"yarn\" YARN runs them and the metrics source has no sample of them; side=\"metrics\" the source has data and YARN has no such running node (see metrics.hosts).",
@@ -295,6 +300,16 @@ func (m *Metrics) LearningTick(at time.Time) {
 func (m *Metrics) StaleHosts(n int) {
 	if m != nil {
 		m.stale.Set(float64(n))
+	}
+}
+
+// ContainerUsageHosts sets, with learning.container_usage, how many
+// nodes that ran something the last learning tick fitted from each kind's
+// own usage (apart) and from the node's sum (whole).
+func (m *Metrics) ContainerUsageHosts(apart, whole int) {
+	if m != nil {
+		m.partsHosts.WithLabelValues("apart").Set(float64(apart))
+		m.partsHosts.WithLabelValues("whole").Set(float64(whole))
 	}
 }
 
