@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/colocd/colocd/cluster"
 	"github.com/colocd/colocd/collector/influxtest"
@@ -218,5 +219,55 @@ func TestOpenCorePlacement(t *testing.T) {
 	}
 	if len(rep.Goodness) != 1 || !slices.Equal(rep.Goodness[0].Kinds, []string{"sort", "other-spark.etl"}) {
 		t.Errorf("co-located %+v, want sort then other-spark.etl", rep.Goodness)
+	}
+}
+
+// TestContainerUsageWiring: with learning.container_usage the yarn backend
+// reads each application's own usage from the influx section's InfluxDB,
+// under YARN's host names (metrics.hosts), with either placement; without
+// it, none.
+func TestContainerUsageWiring(t *testing.T) {
+	s := influxtest.Start(t)
+	t0 := time.Now().Add(-time.Hour).Truncate(time.Second)
+	var b strings.Builder
+	for i := range 3 {
+		at := t0.Add(time.Duration(10*i) * time.Second).UnixNano()
+		fmt.Fprintf(&b, "yarn_containers,application_id=application_1_0001,host=node1,kind=sort containers=2i,cpu_usage_us=%di,io_read_bytes=%di,io_write_bytes=0i,host_cpus=4i %d\n",
+			i*4_000_000, i*1000, at)
+	}
+	s.Write(t, b.String())
+	cfg := DefaultConfig()
+	cfg.Backend, cfg.Yarn.RMURLs = backendYarn, []string{"http://127.0.0.1:8088"}
+	cfg.Influx.URL, cfg.Influx.Bucket, cfg.Influx.Token = s.URL(), s.Bucket(), s.Token()
+	cfg.Metrics.Hosts = metricsource.HostsConfig{Mode: metricsource.HostsShort, Map: map[string]string{}}
+	log := slog.New(slog.DiscardHandler)
+
+	be, err := openYarnBackend(cfg, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if be.parts != nil {
+		t.Errorf("container_usage off: the backend reads container usage %T", be.parts)
+	}
+	be.close()
+	for _, placement := range []string{placementRM, placementInflux} {
+		cfg.Learning.ContainerUsage, cfg.Learning.Placement = true, placement
+		if be, err = openYarnBackend(cfg, log); err != nil {
+			t.Fatal(err)
+		}
+		if be.parts == nil {
+			t.Fatalf("container_usage with placement %s: no container usage source", placement)
+		}
+		got, err := be.parts.ContainerUsage(context.Background(), []string{"node1.dc.example.com"}, t0, t0.Add(30*time.Second))
+		be.close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// 8e6 µs over 20 s of samples standing for 30 s (one spacing more),
+		// over the 30-s window, on 4 CPUs: 0.1; reads 2000 B the same way.
+		want := map[string]map[string]goodness.Usage{"node1.dc.example.com": {"application_1_0001": {CPU: 0.1, DiskRead: 100}}}
+		if diff := cmp.Diff(want, got, cmpopts.EquateApprox(0, 1e-9)); diff != "" {
+			t.Errorf("placement %s: container usage under YARN's names (-want +got):\n%s", placement, diff)
+		}
 	}
 }

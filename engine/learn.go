@@ -239,8 +239,9 @@ func (e *Engine) appKinds(from, to time.Time) map[string][]appKind {
 
 // partsOf is node's kinds' own use (profile.Observation.Parts) from the
 // container usage read: each kind's applications summed, in utilisation
-// units of the node (lim), in the order of comps. Nil when some kind of
-// comps has no application with a reading: the node is then fitted whole.
+// units of the node (lim), in the order of comps. Nil when an application
+// of a kind of comps has no reading (its containers would count without
+// their usage): the node is then fitted whole.
 func partsOf(comps []profile.KindCount, apps []appKind, usage map[string]goodness.Usage, lim goodness.Limits) []profile.Part {
 	if len(comps) == 0 || len(usage) == 0 {
 		return nil
@@ -252,9 +253,12 @@ func partsOf(comps []profile.KindCount, apps []appKind, usage map[string]goodnes
 		}
 		pt, found := profile.Part{Kind: kc.Kind}, false
 		for _, a := range apps { // in id order
-			u, ok := usage[a.app]
-			if a.kind != kc.Kind || !ok {
+			if a.kind != kc.Kind {
 				continue
+			}
+			u, ok := usage[a.app]
+			if !ok {
+				return nil
 			}
 			found = true
 			v := profile.Usage(goodness.Usage{CPU: u.CPU, DiskRead: u.DiskRead, DiskWrite: u.DiskWrite}, lim)
@@ -432,7 +436,7 @@ func (e *Engine) notePartsSeen(obs []profile.Observation, rep *LearnReport) {
 	for _, o := range obs {
 		if len(o.Containers) > 0 {
 			busy++
-			if o.Parts != nil {
+			if len(o.Parts) > 0 {
 				rep.Parts++
 			}
 		}

@@ -112,23 +112,26 @@ func TestPlanTickParts(t *testing.T) {
 		comps: map[string][]profile.KindCount{
 			"n1": {{Kind: "a", Containers: 3}, {Kind: "b", Containers: 1}},
 			"n2": {{Kind: "a", Containers: 1}, {Kind: "b", Containers: 1}},
+			"n3": {{Kind: "a", Containers: 2}, {Kind: "b", Containers: 1}},
 		},
-		hosts:    []string{"n1", "n2"},
-		readings: map[string]Reading{"n1": {Usage: use}, "n2": {Usage: use}},
+		hosts:    []string{"n1", "n2", "n3"},
+		readings: map[string]Reading{"n1": {Usage: use}, "n2": {Usage: use}, "n3": {Usage: use}},
 		apps: map[string][]appKind{
 			"n1": {{"app1", "a"}, {"app2", "b"}, {"app3", "a"}},
 			"n2": {{"app4", "a"}, {"app5", "b"}},
+			"n3": {{"app6", "a"}, {"app7", "a"}, {"app8", "b"}},
 		},
 		parts: map[string]map[string]goodness.Usage{
 			"n1": {"app1": {CPU: 0.1, DiskRead: 20}, "app2": {CPU: 0.3, DiskWrite: 10, NetRecv: 99}, "app3": {CPU: 0.15, DiskRead: 5}},
-			"n2": {"app4": {CPU: 0.2}}, // app5 (kind b) unread
+			"n2": {"app4": {CPU: 0.2}},                                  // app5 (kind b) unread
+			"n3": {"app6": {CPU: 0.2}, "app8": {CPU: 0.1, DiskRead: 1}}, // app7, kind a's other, unread
 		},
 	}
 	lim := goodness.Limits{DiskRead: 100, DiskWrite: 100, NetRecv: 100, NetSent: 100}
 	rules := tickRules{limitsOf: func(string) goodness.Limits { return lim }}
 	pl := planTick(in, &constPredictor{}, rules, to, from, to)
-	if len(pl.observations) != 2 {
-		t.Fatalf("%d observations, want 2", len(pl.observations))
+	if len(pl.observations) != 3 {
+		t.Fatalf("%d observations, want 3", len(pl.observations))
 	}
 	want := []profile.Part{
 		{Kind: "a", Usage: profile.Vector{profile.CPU: 0.25, profile.DiskRead: 0.25}},
@@ -150,6 +153,9 @@ func TestPlanTickParts(t *testing.T) {
 	}
 	if p := pl.observations[1].Parts; p != nil {
 		t.Errorf("n2's parts %+v, want none: kind b's application has no reading", p)
+	}
+	if p := pl.observations[2].Parts; p != nil {
+		t.Errorf("n3's parts %+v, want none: one of kind a's two applications has no reading", p)
 	}
 }
 
