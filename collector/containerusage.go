@@ -3,13 +3,11 @@ package collector
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -198,44 +196,19 @@ func decodeInfluxQLContainerUsage(st influxQLSeries, s Schema, acc *containerUsa
 		return fmt.Errorf("series %q without a leading time column: columns %q", st.Name, st.Columns)
 	}
 	fields := make([]int, len(st.Columns))
-	for i := range st.Columns {
-		fields[i] = -1
-		if i > 0 {
-			fields[i] = containerFieldIndex(st.Columns[i])
-		}
+	use := make([]bool, len(st.Columns))
+	for i := 1; i < len(st.Columns); i++ {
+		fields[i] = containerFieldIndex(st.Columns[i])
+		use[i] = fields[i] >= 0
 	}
 	host, app := st.Tags[s.HostTag], st.Tags[placementAppTag]
-	for _, row := range st.Values {
-		if len(row) != len(st.Columns) {
-			return fmt.Errorf("series %q: a row of %d cells under %d columns", st.Name, len(row), len(st.Columns))
-		}
-		t, err := influxQLTime(row[0])
-		if err != nil {
-			return err
-		}
-		for i := 1; i < len(row); i++ {
-			if fields[i] < 0 || row[i] == nil {
-				continue
-			}
-			n, ok := row[i].(json.Number)
-			if !ok {
-				return fmt.Errorf("_value %v of %s.%s is not a number", row[i], st.Name, st.Columns[i])
-			}
-			if err := acc.add(host, app, fields[i], t, n.String()); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return influxQLNumbers(st, use, func(i int, t time.Time, raw string) error { return acc.add(host, app, fields[i], t, raw) })
 }
 
-// counterSample is one value of a cgroup field: exact when the store wrote
-// an unsigned integer (isInt), else f.
+// counterSample is one value of a cgroup field and its time.
 type counterSample struct {
-	t     int64 // ns since 1970
-	u     uint64
-	f     float64
-	isInt bool
+	t int64 // ns since 1970
+	counterValue
 }
 
 // containerUsageAcc collects, in any order, each host's and application's
@@ -256,16 +229,12 @@ func (a *containerUsageAcc) add(host, app string, field int, t time.Time, raw st
 	if host == "" || app == "" || t.Before(a.from) || !t.Before(a.to) {
 		return nil
 	}
-	u, uerr := strconv.ParseUint(raw, 10, 64)
-	f := float64(u)
-	if uerr != nil {
-		var err error
-		if f, err = strconv.ParseFloat(raw, 64); err != nil {
-			return fmt.Errorf("_value %q: %w", raw, err)
-		}
-		if !(f >= 0) || math.IsInf(f, 0) {
-			return nil
-		}
+	c, err := parseCounter(raw)
+	if err != nil {
+		return err
+	}
+	if !c.isInt && (!(c.f >= 0) || math.IsInf(c.f, 0)) {
+		return nil
 	}
 	k := [2]string{host, app}
 	ss := a.byKey[k]
@@ -273,7 +242,7 @@ func (a *containerUsageAcc) add(host, app string, field int, t time.Time, raw st
 		ss = new([numContainerFields][]counterSample)
 		a.byKey[k] = ss
 	}
-	ss[field] = append(ss[field], counterSample{t: t.UnixNano(), u: u, f: f, isInt: uerr == nil})
+	ss[field] = append(ss[field], counterSample{t: t.UnixNano(), counterValue: c})
 	return nil
 }
 
@@ -304,16 +273,10 @@ func increase(ss []counterSample, window int64) (inc float64, ok bool) {
 	step := span / int64(len(ss)-1)
 	defer func() { inc *= float64(min(span+step, max(window, span))) / float64(span) }()
 	for i := 1; i < len(ss); i++ {
-		prev, cur := ss[i-1], ss[i]
-		switch {
-		case prev.isInt && cur.isInt && cur.u >= prev.u:
-			inc += float64(cur.u - prev.u)
-		case prev.isInt && cur.isInt:
-			inc += float64(cur.u) // reset: counted from 0
-		case cur.f >= prev.f:
-			inc += cur.f - prev.f
-		default:
-			inc += cur.f // reset
+		if d, ok := ss[i].since(ss[i-1].counterValue); ok {
+			inc += d
+		} else {
+			inc += ss[i].f // reset: counted from 0
 		}
 	}
 	return inc, true

@@ -126,10 +126,46 @@ type seriesAcc struct {
 	last time.Time
 
 	prevT   time.Time
-	prevU   uint64
-	prevF   float64
-	prevInt bool
+	prev    counterValue
 	hasPrev bool
+}
+
+// counterValue is one sample of a counter as the store wrote it: exact when
+// an unsigned integer (Telegraf's integers, unsigned ones with
+// influx_uint_support), else a float.
+type counterValue struct {
+	u     uint64
+	f     float64
+	isInt bool
+}
+
+// parseCounter reads a counter sample; one that is no number fails.
+func parseCounter(raw string) (counterValue, error) {
+	u, uerr := strconv.ParseUint(raw, 10, 64)
+	if uerr == nil {
+		return counterValue{u: u, f: float64(u), isInt: true}, nil
+	}
+	f, err := strconv.ParseFloat(raw, 64)
+	if err != nil {
+		return counterValue{}, fmt.Errorf("_value %q: %w", raw, err)
+	}
+	return counterValue{f: f}, nil
+}
+
+// since is the counter's increase from prev to c, differences of integers
+// taken exactly; false when it went backwards (a reset) or the difference
+// is not a finite number.
+func (c counterValue) since(prev counterValue) (float64, bool) {
+	var delta float64
+	switch {
+	case c.isInt && prev.isInt && c.u >= prev.u:
+		delta = float64(c.u - prev.u)
+	case c.isInt && prev.isInt:
+		return 0, false
+	default:
+		delta = c.f - prev.f
+	}
+	return delta, delta >= 0 && !math.IsNaN(delta) && !math.IsInf(delta, 0)
 }
 
 // add takes one sample at t.
@@ -149,39 +185,23 @@ func (s *seriesAcc) add(t time.Time, raw string) error {
 		}
 		return nil
 	}
-	// Counters: Telegraf writes integers, unsigned ones with
-	// influx_uint_support; differences of integers are taken exactly.
-	u, uerr := strconv.ParseUint(raw, 10, 64)
-	f := float64(u)
-	if uerr != nil {
-		var err error
-		if f, err = strconv.ParseFloat(raw, 64); err != nil {
-			return fmt.Errorf("_value %q: %w", raw, err)
-		}
+	c, err := parseCounter(raw)
+	if err != nil {
+		return err
 	}
-	isInt := uerr == nil
 	if s.hasPrev {
 		if !t.After(s.prevT) {
 			return nil // not after the previous sample: ignore it
 		}
-		var delta float64
-		switch {
-		case isInt && s.prevInt && u >= s.prevU:
-			delta = float64(u - s.prevU)
-		case isInt && s.prevInt:
-			delta = -1
-		default:
-			delta = f - s.prevF
-		}
 		// A counter that went backwards was reset (a reboot): that step
 		// has no rate, and the next one is taken from the new value, so a
 		// reset yields neither a negative nor a huge rate.
-		if delta >= 0 && !math.IsNaN(delta) && !math.IsInf(delta, 0) {
+		if delta, ok := c.since(s.prev); ok {
 			s.sum += delta / t.Sub(s.prevT).Seconds()
 			s.n++
 		}
 	}
-	s.prevT, s.prevU, s.prevF, s.prevInt, s.hasPrev = t, u, f, isInt, true
+	s.prevT, s.prev, s.hasPrev = t, c, true
 	return nil
 }
 

@@ -206,25 +206,11 @@ func influxQLTime(v any) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("time cell %v is neither a number nor a string", v)
 }
 
-// decodeInfluxQLUsage feeds one series of the usage answer to dec.
-func decodeInfluxQLUsage(st influxQLSeries, dec *usageDecoder) error {
-	s := dec.schema
-	if len(st.Columns) == 0 || st.Columns[0] != "time" {
-		return fmt.Errorf("series %q without a leading time column: columns %q", st.Name, st.Columns)
-	}
-	// One accumulator per value column, looked up once per series.
-	accs := make([]*seriesAcc, len(st.Columns))
-	anyAcc := false
-	for i := 1; i < len(st.Columns); i++ {
-		id, ok := dec.seriesOf(st.Name, st.Columns[i], st.Tags[s.HostTag], st.Tags[s.DiskNameTag], st.Tags[s.NetInterfaceTag], st.Tags[s.PressureResourceTag])
-		if ok {
-			accs[i] = dec.lookup(id)
-			anyAcc = anyAcc || accs[i] != nil
-		}
-	}
-	if !anyAcc {
-		return nil
-	}
+// influxQLNumbers hands add every numeric cell of st's value columns that
+// use keeps (col ≥ 1), row by row, with the row's time and the cell as the
+// store wrote it. A series without a leading time column, a short row or a
+// cell that is not a number fails; empty cells are skipped.
+func influxQLNumbers(st influxQLSeries, use []bool, add func(col int, t time.Time, raw string) error) error {
 	for _, row := range st.Values {
 		if len(row) != len(st.Columns) {
 			return fmt.Errorf("series %q: a row of %d cells under %d columns", st.Name, len(row), len(st.Columns))
@@ -234,17 +220,41 @@ func decodeInfluxQLUsage(st influxQLSeries, dec *usageDecoder) error {
 			return err
 		}
 		for i := 1; i < len(row); i++ {
-			if accs[i] == nil || row[i] == nil {
+			if !use[i] || row[i] == nil {
 				continue
 			}
 			n, ok := row[i].(json.Number)
 			if !ok {
 				return fmt.Errorf("_value %v of %s.%s is not a number", row[i], st.Name, st.Columns[i])
 			}
-			if err := dec.add(accs[i], t, n.String()); err != nil {
+			if err := add(i, t, n.String()); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// decodeInfluxQLUsage feeds one series of the usage answer to dec.
+func decodeInfluxQLUsage(st influxQLSeries, dec *usageDecoder) error {
+	s := dec.schema
+	if len(st.Columns) == 0 || st.Columns[0] != "time" {
+		return fmt.Errorf("series %q without a leading time column: columns %q", st.Name, st.Columns)
+	}
+	// One accumulator per value column, looked up once per series.
+	accs := make([]*seriesAcc, len(st.Columns))
+	use := make([]bool, len(st.Columns))
+	anyAcc := false
+	for i := 1; i < len(st.Columns); i++ {
+		id, ok := dec.seriesOf(st.Name, st.Columns[i], st.Tags[s.HostTag], st.Tags[s.DiskNameTag], st.Tags[s.NetInterfaceTag], st.Tags[s.PressureResourceTag])
+		if ok {
+			accs[i] = dec.lookup(id)
+			use[i] = accs[i] != nil
+			anyAcc = anyAcc || use[i]
+		}
+	}
+	if !anyAcc {
+		return nil
+	}
+	return influxQLNumbers(st, use, func(i int, t time.Time, raw string) error { return dec.add(accs[i], t, raw) })
 }
