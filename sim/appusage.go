@@ -2,7 +2,6 @@ package sim
 
 import (
 	"cmp"
-	"math"
 	"slices"
 	"time"
 )
@@ -73,28 +72,15 @@ func (s *Sim) AppUsage(node string, from, to time.Time) ([]AppUsage, bool) {
 	}
 	s.closeApps(int32(i))
 	m := &s.cm.nodes[i]
-	f, t := s.secs(from), s.secs(to)
-	lo := max(int64(math.Floor(f/s.interval)), s.keepFrom())
-	hi := min(int64(math.Ceil(t/s.interval)), s.tick)
 	var sum []appUse // w-weighted means, in submission order
-	var wsum float64
-	for j, k := runAtApps(m.runs, lo), lo; k < hi; k++ {
-		for j+1 < len(m.runs) && m.runs[j+1].k <= k {
-			j++
-		}
-		start := float64(k) * s.interval
-		w := min(t, start+s.interval) - max(f, start)
-		if w <= 0 {
-			continue
-		}
-		for _, u := range m.runs[j].use {
+	wsum := windowed(s, m.runs, func(r *appRun) int64 { return r.k }, from, to, func(r *appRun, w float64) {
+		for _, u := range r.use {
 			e := entry(&sum, u.app)
 			e.cpu += w * u.cpu
 			e.read += w * u.read
 			e.write += w * u.write
 		}
-		wsum += w
-	}
+	})
 	if wsum <= 0 {
 		return nil, false
 	}
@@ -103,15 +89,6 @@ func (s *Sim) AppUsage(node string, from, to time.Time) ([]AppUsage, bool) {
 		out[j] = AppUsage{App: s.apps[u.app].id, CPU: u.cpu / wsum, DiskRead: u.read / wsum, DiskWrite: u.write / wsum}
 	}
 	return out, true
-}
-
-// runAtApps is runAt for per-application runs.
-func runAtApps(runs []appRun, k int64) int {
-	j, found := slices.BinarySearchFunc(runs, k, func(r appRun, k int64) int { return cmp.Compare(r.k, k) })
-	if !found {
-		j--
-	}
-	return max(j, 0)
 }
 
 // entry is app's entry in *list, sorted by app, inserted at zero if absent.

@@ -115,21 +115,9 @@ func (s *Sim) Usage(node string, from, to time.Time) (goodness.Usage, bool) {
 	}
 	nd := &s.nodes[i]
 	s.closeIntervals(nd)
-	f, t := s.secs(from), s.secs(to)
-	lo := max(int64(math.Floor(f/s.interval)), s.keepFrom())
-	hi := min(int64(math.Ceil(t/s.interval)), s.tick)
 	var sum goodness.Usage
-	var wsum float64
-	for j, k := runAt(nd.runs, lo), lo; k < hi; k++ {
-		for j+1 < len(nd.runs) && nd.runs[j+1].k <= k {
-			j++
-		}
-		start := float64(k) * s.interval
-		w := min(t, start+s.interval) - max(f, start)
-		if w <= 0 {
-			continue
-		}
-		u := nd.runs[j].u
+	wsum := windowed(s, nd.runs, func(r *run) int64 { return r.k }, from, to, func(r *run, w float64) {
+		u := r.u
 		sum.CPU += w * u.CPU
 		sum.IOWait += w * u.IOWait
 		sum.IOPressure += w * u.IOPressure
@@ -138,8 +126,7 @@ func (s *Sim) Usage(node string, from, to time.Time) (goodness.Usage, bool) {
 		sum.DiskWrite += w * u.DiskWrite
 		sum.NetRecv += w * u.NetRecv
 		sum.NetSent += w * u.NetSent
-		wsum += w
-	}
+	})
 	if wsum <= 0 {
 		return goodness.Usage{}, false
 	}
@@ -150,12 +137,40 @@ func (s *Sim) Usage(node string, from, to time.Time) (goodness.Usage, bool) {
 
 // runAt is the index of the run holding interval k (0 when k precedes
 // them all).
-func runAt(runs []run, k int64) int {
-	j, found := slices.BinarySearchFunc(runs, k, func(r run, k int64) int { return cmp.Compare(r.k, k) })
+func runAt(runs []run, k int64) int { return runIndex(runs, func(r *run) int64 { return r.k }, k) }
+
+// runIndex is the index of the run of runs (ascending by first interval,
+// startOf) holding interval k (0 when k precedes them all).
+func runIndex[R any](runs []R, startOf func(*R) int64, k int64) int {
+	j, found := slices.BinarySearchFunc(runs, k, func(r R, k int64) int { return cmp.Compare(startOf(&r), k) })
 	if !found {
 		j--
 	}
 	return max(j, 0)
+}
+
+// windowed visits, for each retained metrics interval overlapping
+// [from, to), the run of runs holding it with the overlap w in seconds,
+// and returns Σ w: a window's time weights, as Usage and AppUsage read
+// them. Only completed intervals count.
+func windowed[R any](s *Sim, runs []R, startOf func(*R) int64, from, to time.Time, visit func(r *R, w float64)) float64 {
+	f, t := s.secs(from), s.secs(to)
+	lo := max(int64(math.Floor(f/s.interval)), s.keepFrom())
+	hi := min(int64(math.Ceil(t/s.interval)), s.tick)
+	var wsum float64
+	for j, k := runIndex(runs, startOf, lo), lo; k < hi; k++ {
+		for j+1 < len(runs) && startOf(&runs[j+1]) <= k {
+			j++
+		}
+		start := float64(k) * s.interval
+		w := min(t, start+s.interval) - max(f, start)
+		if w <= 0 {
+			continue
+		}
+		visit(&runs[j], w)
+		wsum += w
+	}
+	return wsum
 }
 
 // keepFrom is the first interval Retention keeps: as of the last metrics
