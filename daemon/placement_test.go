@@ -110,10 +110,7 @@ func TestPlacementWiring(t *testing.T) {
 		fmt.Fprintf(&b, "yarn_containers,application_id=application_1_0003,host=elsewhere,kind=sort containers=1i %d\n", at)
 	}
 	s.Write(t, b.String())
-	cfg := DefaultConfig()
-	cfg.Backend, cfg.Yarn.RMURLs = backendYarn, []string{"http://127.0.0.1:8088"}
-	cfg.Influx.URL, cfg.Influx.Bucket, cfg.Influx.Token = s.URL(), s.Bucket(), s.Token()
-	cfg.Metrics.Hosts = metricsource.HostsConfig{Mode: metricsource.HostsShort, Map: map[string]string{}}
+	cfg := yarnInfluxConfig(s)
 	log := slog.New(slog.DiscardHandler)
 
 	be, err := openYarnBackend(cfg, log)
@@ -236,10 +233,7 @@ func TestContainerUsageWiring(t *testing.T) {
 			i*4_000_000, i*1000, at)
 	}
 	s.Write(t, b.String())
-	cfg := DefaultConfig()
-	cfg.Backend, cfg.Yarn.RMURLs = backendYarn, []string{"http://127.0.0.1:8088"}
-	cfg.Influx.URL, cfg.Influx.Bucket, cfg.Influx.Token = s.URL(), s.Bucket(), s.Token()
-	cfg.Metrics.Hosts = metricsource.HostsConfig{Mode: metricsource.HostsShort, Map: map[string]string{}}
+	cfg := yarnInfluxConfig(s)
 	log := slog.New(slog.DiscardHandler)
 
 	be, err := openYarnBackend(cfg, log)
@@ -270,4 +264,14 @@ func TestContainerUsageWiring(t *testing.T) {
 			t.Errorf("placement %s: container usage under YARN's names (-want +got):\n%s", placement, diff)
 		}
 	}
+}
+
+// yarnInfluxConfig is a yarn backend's configuration whose influx section
+// is s, with short host names in the store (YARN's are qualified).
+func yarnInfluxConfig(s *influxtest.Server) Config {
+	cfg := DefaultConfig()
+	cfg.Backend, cfg.Yarn.RMURLs = backendYarn, []string{"http://127.0.0.1:8088"}
+	cfg.Influx.URL, cfg.Influx.Bucket, cfg.Influx.Token = s.URL(), s.Bucket(), s.Token()
+	cfg.Metrics.Hosts = metricsource.HostsConfig{Mode: metricsource.HostsShort, Map: map[string]string{}}
+	return cfg
 }

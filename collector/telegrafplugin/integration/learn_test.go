@@ -59,36 +59,7 @@ func TestLearningFromPlugin(t *testing.T) {
 	fake.SetApp("application_1700000000000_0001", "colocd-job-01j0", "colocd-kind-terasort")
 	fake.SetAppInfo("application_1700000000000_0002", nmtest.App{Name: "nightly etl", Queue: "etl", Type: "SPARK"})
 	c := telegrafToInfluxDB(t, fake)
-
-	placements, err := metricsource.NewPlacements(c, metricsource.HostsConfig{}, metricsource.DefaultForeignConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := metricsource.New(c, metricsource.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Telegraf samples every second and flushes every second: a sample
-	// within 2 s of each edge of the window covers it.
-	pc := engine.PlacementConfig{Tolerance: 2 * time.Second, ForeignKinds: true, ForeignPrefix: engine.DefaultForeignPrefix, MaxForeignKinds: engine.DefaultForeignMaxKinds}
-	placer, err := engine.NewPlacer(placements, pc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, learner := newEngine(t, src, placer)
-	ctx := t.Context()
-	if _, err := e.Reconcile(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.Sync(ctx); err != nil { // the engine learns its node
-		t.Fatal(err)
-	}
-
-	from, to := coveredWindow(t, ctx, placements, pc.Tolerance)
-	rep, err := e.Learn(ctx, from, to)
-	if err != nil {
-		t.Fatalf("Learn [%v, %v): %v", from, to, err)
-	}
+	e, learner, rep := learnOnce(t, c, false)
 	t.Logf("learning tick: %+v", rep)
 	const foreign = "foreign.spark.etl"
 	if len(rep.Goodness) != 1 || rep.Goodness[0].Node != host || !slices.Equal(rep.Goodness[0].Kinds, []string{"terasort", foreign}) {
@@ -107,16 +78,53 @@ func TestLearningFromPlugin(t *testing.T) {
 	}
 }
 
-// newEngine is an engine over a fresh store and learner, with metrics as
-// its learning source and oneNode as its cluster.
-func newEngine(t *testing.T, metrics engine.UsageSource, placer *engine.Placer) (*engine.Engine, *bandit.Learner) {
+// learnOnce runs one learning tick over what Telegraf wrote to c: an
+// engine with oneNode as its cluster reads usage (metricsource.Source),
+// placement (metricsource.Placements) and, with parts, each application's
+// own usage (metricsource.Containers) from c, over a window both
+// applications' samples cover. Telegraf samples and flushes every second:
+// a sample within 2 s of each edge of the window covers it.
+func learnOnce(t *testing.T, c *collector.Collector, parts bool) (*engine.Engine, *bandit.Learner, engine.LearnReport) {
 	t.Helper()
-	return newEngineWith(t, metrics, placer, nil)
+	placements, err := metricsource.NewPlacements(c, metricsource.HostsConfig{}, metricsource.DefaultForeignConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := metricsource.New(c, metricsource.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cu engine.ContainerUsageSource
+	if parts {
+		if cu, err = metricsource.NewContainers(c, metricsource.HostsConfig{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pc := engine.PlacementConfig{Tolerance: 2 * time.Second, ForeignKinds: true, ForeignPrefix: engine.DefaultForeignPrefix, MaxForeignKinds: engine.DefaultForeignMaxKinds}
+	placer, err := engine.NewPlacer(placements, pc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, learner := newEngine(t, src, placer, cu)
+	ctx := t.Context()
+	if _, err := e.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Sync(ctx); err != nil { // the engine learns its node
+		t.Fatal(err)
+	}
+	from, to := coveredWindow(t, ctx, placements, pc.Tolerance)
+	rep, err := e.Learn(ctx, from, to)
+	if err != nil {
+		t.Fatalf("Learn [%v, %v): %v", from, to, err)
+	}
+	return e, learner, rep
 }
 
-// newEngineWith is newEngine with parts as its container usage source
-// (nil: none).
-func newEngineWith(t *testing.T, metrics engine.UsageSource, placer *engine.Placer, parts engine.ContainerUsageSource) (*engine.Engine, *bandit.Learner) {
+// newEngine is an engine over a fresh store and learner, with metrics as
+// its learning source, parts its container usage source (nil: none) and
+// oneNode as its cluster.
+func newEngine(t *testing.T, metrics engine.UsageSource, placer *engine.Placer, parts engine.ContainerUsageSource) (*engine.Engine, *bandit.Learner) {
 	t.Helper()
 	store, err := queue.Open(filepath.Join(t.TempDir(), "colocd.db"), queue.Options{NoSync: true})
 	if err != nil {
@@ -219,36 +227,7 @@ func TestLearningFromCgroups(t *testing.T) {
 	t.Cleanup(func() { close(stop); <-done })
 
 	c, _ := runTelegraf(t, pluginConfig(t, fake, fmt.Sprintf("cgroup_dir = %q", root)))
-	placements, err := metricsource.NewPlacements(c, metricsource.HostsConfig{}, metricsource.DefaultForeignConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := metricsource.New(c, metricsource.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	parts, err := metricsource.NewContainers(c, metricsource.HostsConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pc := engine.PlacementConfig{Tolerance: 2 * time.Second, ForeignKinds: true, ForeignPrefix: engine.DefaultForeignPrefix, MaxForeignKinds: engine.DefaultForeignMaxKinds}
-	placer, err := engine.NewPlacer(placements, pc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, _ := newEngineWith(t, src, placer, parts)
-	ctx := t.Context()
-	if _, err := e.Reconcile(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.Sync(ctx); err != nil {
-		t.Fatal(err)
-	}
-	from, to := coveredWindow(t, ctx, placements, pc.Tolerance)
-	rep, err := e.Learn(ctx, from, to)
-	if err != nil {
-		t.Fatalf("Learn [%v, %v): %v", from, to, err)
-	}
+	e, _, rep := learnOnce(t, c, true)
 	if rep.Profile.Observations != 1 {
 		t.Fatalf("the profiles observed %d nodes, want this one", rep.Profile.Observations)
 	}
