@@ -2,8 +2,11 @@ package daemon
 
 import (
 	"log/slog"
+
 	"testing"
 	"time"
+
+	"github.com/colocd/colocd/queue"
 )
 
 // TestSimContainerUsage: learning.container_usage on the simulator turns
@@ -26,15 +29,51 @@ func TestSimContainerUsage(t *testing.T) {
 			t.Errorf("container_usage %v: the backend's container usage source is %v", on, b.parts)
 		}
 		if on {
-			// The simulator answers for its nodes (nothing ran yet: no
-			// application, but a read that works).
-			got, err := b.parts.ContainerUsage(t.Context(), []string{"node01"}, b.clock.Now().Add(-time.Minute), b.clock.Now())
-			if err != nil || got == nil {
-				t.Errorf("ContainerUsage = %v, %v; want an answer", got, err)
+			// A job of queue A's first kind runs: once a few simulated
+			// metrics intervals have passed (the demo's 60×: a fraction of
+			// a wall second each), its application's own usage shows.
+			app, err := b.cluster.Reserve(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := b.cluster.Submit(t.Context(), app, queue.Job{ID: "j1", Kind: b.kinds[0]}); err != nil {
+				t.Fatal(err)
+			}
+			start := b.clock.Now()
+			seen := false
+			for deadline := time.Now().Add(60 * time.Second); !seen && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+				now := b.clock.Now()
+				if now.Sub(start) < time.Minute {
+					continue
+				}
+				got, err := b.parts.ContainerUsage(t.Context(), b.nodesOf(t), start, now)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, apps := range got {
+					seen = seen || apps[app].CPU > 0
+				}
+			}
+			if !seen {
+				t.Errorf("the simulator never showed application %s's own CPU", app)
 			}
 		}
 		if b.close != nil {
 			b.close()
 		}
 	}
+}
+
+// nodesOf is the backend cluster's node names.
+func (b backend) nodesOf(t *testing.T) []string {
+	t.Helper()
+	st, err := b.cluster.State(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, n := range st.Nodes {
+		names = append(names, n.Name)
+	}
+	return names
 }
