@@ -143,10 +143,12 @@ func (e *Engine) gather(ctx context.Context, from, to time.Time) (tickInputs, er
 	nodes := slices.Clone(e.nodes)
 	placer := e.placer
 	if placer == nil {
-		in.colos, in.comps = e.colocations(from, to), e.compositions(from, to)
+		var apps map[string][]appKind // with container usage: which application is which kind
 		if e.parts != nil {
-			in.apps = e.appKinds(from, to)
+			apps = map[string][]appKind{}
 		}
+		in.colos, in.comps = e.colocations(from, to), e.compositions(from, to, apps)
+		in.apps = apps
 		e.prune(from)
 	}
 	e.mu.Unlock()
@@ -215,26 +217,6 @@ func sortApps(apps map[string][]appKind) {
 	for _, as := range apps {
 		slices.SortFunc(as, func(a, b appKind) int { return strings.Compare(a.app, b.app) })
 	}
-}
-
-// appKinds is, per node, the kind of each application that ran there
-// during [from, to], by application id, from the syncs' presence.
-func (e *Engine) appKinds(from, to time.Time) map[string][]appKind {
-	out := map[string][]appKind{}
-	for node, m := range e.presence {
-		for _, p := range m {
-			end := to
-			if !p.goneAt.IsZero() && p.goneAt.Before(to) {
-				end = p.goneAt
-			}
-			if p.app == "" || !end.After(p.since) || !end.After(from) {
-				continue // not there during the window (as compositions)
-			}
-			out[node] = append(out[node], appKind{p.app, p.kind})
-		}
-	}
-	sortApps(out)
-	return out
 }
 
 // partsOf is node's kinds' own use (profile.Observation.Parts) from the
@@ -490,8 +472,10 @@ func (e *Engine) journalGoodness(r journal.GoodnessRecord) {
 // compositions is, per node, the containers of each kind that ran there
 // during [from, to], each weighted by the share of the interval it was
 // present (first seen at a sync to gone at a sync), summed in job-id
-// order so that a seed reproduces the profiles bit for bit.
-func (e *Engine) compositions(from, to time.Time) map[string][]profile.KindCount {
+// order so that a seed reproduces the profiles bit for bit. With apps
+// non-nil it also puts there, per node, the kind of each application
+// that ran there, in application-id order.
+func (e *Engine) compositions(from, to time.Time, apps map[string][]appKind) map[string][]profile.KindCount {
 	out := map[string][]profile.KindCount{}
 	span := float64(to.Sub(from))
 	if span <= 0 {
@@ -520,10 +504,14 @@ func (e *Engine) compositions(from, to time.Time) map[string][]profile.KindCount
 				continue
 			}
 			kc = addKindCount(kc, p.kind, float64(p.containers)*float64(end.Sub(start))/span)
+			if apps != nil && p.app != "" {
+				apps[node] = append(apps[node], appKind{p.app, p.kind})
+			}
 		}
 		slices.SortFunc(kc, func(a, b profile.KindCount) int { return strings.Compare(a.Kind, b.Kind) })
 		out[node] = kc
 	}
+	sortApps(apps)
 	return out
 }
 

@@ -157,7 +157,7 @@ func TestPlacementMatchesPresence(t *testing.T) {
 			defer h.e.mu.Unlock()
 			h.e.presence = presenceOf(jobs, period, 300)
 			h.e.nodes = []string{"n1", "n2", "n3", "n4", "n5", "n6", "n7"}
-			wantColos, wantComps := h.e.colocations(from, to), nonEmpty(h.e.compositions(from, to))
+			wantColos, wantComps := h.e.colocations(from, to), nonEmpty(h.e.compositions(from, to, nil))
 			pw, err := h.e.readPlacement(h.ctx, p, from, to)
 			if err != nil {
 				t.Fatal(err)
