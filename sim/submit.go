@@ -85,7 +85,7 @@ func (s *Sim) roomOf(nd *node, k *kindRT) int64 {
 // holds is how many containers of vcores and memMB a node of spec holds
 // with usedVC and usedMem taken.
 func holds(spec *NodeSpec, usedVC int, usedMem, vcores, memMB int64) int64 {
-	vc := int64(spec.VCores-usedVC) / vcores
+	vc := int64(spec.vcores()-usedVC) / vcores
 	mem := (spec.MemoryMB - usedMem) / memMB
 	return max(min(vc, mem), 0)
 }

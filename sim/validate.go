@@ -451,8 +451,9 @@ func (cl ClusterSpec) holds(c ContainerSpec) int64 {
 	return n
 }
 
+// perNode is how many containers of c an idle node n holds.
 func (c ContainerSpec) perNode(n NodeSpec) int64 {
-	return min(int64(n.vcores()/c.VCores), n.MemoryMB/c.MemoryMB)
+	return holds(&n, 0, 0, int64(c.VCores), c.MemoryMB)
 }
 
 func (ph Phase) validate(p string, n NodeSpec) error {
