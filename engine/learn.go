@@ -431,7 +431,7 @@ func (e *Engine) notePartsSeen(obs []profile.Observation, rep *LearnReport) {
 	}
 	e.apart.Store(2*rep.Parts >= busy)
 	if rep.Parts == 0 {
-		e.log.Warn("learn: no node's applications had their own usage (learning.container_usage): is the colocd-telegraf-yarn plugin's cgroup_dir set? Kinds are fitted from node sums, and admission holds never-observed kinds back again",
+		e.log.Warn("learn: no node's applications had their own usage (learning.container_usage): is the colocd-telegraf-yarn plugin's cgroup_dir set, and the io controller enabled for YARN's cgroups (the plugin warns if not)? Kinds are fitted from node sums, and admission holds never-observed kinds back again",
 			"nodes", busy)
 	}
 }

@@ -152,7 +152,7 @@ func printContainerUsage(cmd *cobra.Command, cfg daemon.Config, hosts []string, 
 		out = append(out, appMetrics{Host: r.Host, Application: r.AppID, CPU: r.CPU, DiskReadBps: r.DiskRead, DiskWriteBps: r.DiskWrite})
 	}
 	if len(out) == 0 {
-		fmt.Fprintln(cmd.ErrOrStderr(), "colocd: no application's cgroup counters in the window (is the colocd-telegraf-yarn plugin's cgroup_dir set?)")
+		fmt.Fprintln(cmd.ErrOrStderr(), "colocd: no application's cgroup counters in the window (is the colocd-telegraf-yarn plugin's cgroup_dir set, and the io controller enabled for YARN's cgroups?)")
 	}
 	w := cmd.OutOrStdout()
 	if asJSON {

@@ -30,10 +30,15 @@ const defaultCPUOnline = "/sys/devices/system/cpu/online"
 // maxCgroupFile bounds what is read from one cgroup or sysfs file.
 const maxCgroupFile = 64 << 10
 
-// counters are a container's cgroup v2 counters, or sums of them.
-type counters struct{ cpuUS, readBytes, writeBytes int64 }
+// counters are a container's cgroup v2 counters, or sums of them. io
+// reports that a container's I/O counters were read: its io.stat exists,
+// the io controller being enabled for its cgroup.
+type counters struct {
+	cpuUS, readBytes, writeBytes int64
+	io                           bool
+}
 
-// plus adds o, saturating at math.MaxInt64.
+// plus adds o's counters, saturating at math.MaxInt64 (io is c's).
 func (c counters) plus(o counters) counters {
 	add := func(a, b int64) int64 {
 		if a > math.MaxInt64-b {
@@ -41,14 +46,14 @@ func (c counters) plus(o counters) counters {
 		}
 		return a + b
 	}
-	return counters{add(c.cpuUS, o.cpuUS), add(c.readBytes, o.readBytes), add(c.writeBytes, o.writeBytes)}
+	return counters{add(c.cpuUS, o.cpuUS), add(c.readBytes, o.readBytes), add(c.writeBytes, o.writeBytes), c.io}
 }
 
-// atLeast is c with each counter raised to o's: a container's counters
-// never go down while it is seen, even if a read races its removal (an
-// io.stat already gone reads as no I/O).
+// atLeast is c with each counter raised to o's, and io if either read it:
+// a container's counters never go down while it is seen, even if a read
+// races its removal (an io.stat already gone keeps the I/O last read).
 func (c counters) atLeast(o counters) counters {
-	return counters{max(c.cpuUS, o.cpuUS), max(c.readBytes, o.readBytes), max(c.writeBytes, o.writeBytes)}
+	return counters{max(c.cpuUS, o.cpuUS), max(c.readBytes, o.readBytes), max(c.writeBytes, o.writeBytes), c.io || o.io}
 }
 
 // appCgroups is what the plugin keeps of one application's containers
@@ -62,6 +67,11 @@ type appCgroups struct {
 	// retired are live containers whose directory vanished after they
 	// were read: their counters are in done, and they are not read again.
 	retired map[string]bool
+	// noIO is set once a container of the application was read without
+	// an io.stat it never had (the io controller is not enabled for YARN's
+	// cgroups): from then on the application's I/O is not known, and its
+	// points carry no I/O fields. A zero would read as "no disk use".
+	noIO bool
 }
 
 // errGone marks a container whose cgroup directory or cpu.stat does not
@@ -70,9 +80,11 @@ var errGone = errors.New("cgroup gone")
 
 // cgroupUsage reads the cgroups of an application's live containers (ids)
 // and returns the application's counters: those of its live containers
-// plus the last ones read of its containers that have gone. ok is false
-// when none of ids could be read this time. A malformed file is reported
-// to acc and its container skipped (its last reading, if any, kept).
+// plus the last ones read of its containers that have gone, with io set
+// unless some container's I/O is not known (appCgroups.noIO). ok is
+// false when none of ids could be read this time. A malformed file is
+// reported to acc and its container skipped (its last reading, if any,
+// kept).
 func (y *YarnContainers) cgroupUsage(acc telegraf.Accumulator, app string, ids []string) (sum counters, ok bool) {
 	st := y.cgroups[app]
 	if st == nil {
@@ -103,6 +115,10 @@ func (y *YarnContainers) cgroupUsage(acc telegraf.Accumulator, app string, ids [
 		}
 		ok = true
 		live[id] = c.atLeast(prev)
+		if !live[id].io && !st.noIO {
+			st.noIO = true
+			y.warnNoIO(id)
+		}
 	}
 	for id, c := range st.last {
 		if _, still := live[id]; !still {
@@ -117,12 +133,27 @@ func (y *YarnContainers) cgroupUsage(acc telegraf.Accumulator, app string, ids [
 	for _, c := range live {
 		sum = sum.plus(c)
 	}
+	sum.io = !st.noIO
 	return sum, true
+}
+
+// warnNoIO logs, once while the plugin runs, that container id's cgroup
+// has no io.stat.
+func (y *YarnContainers) warnNoIO(id string) {
+	if y.warnedNoIO || y.Log == nil {
+		return
+	}
+	y.warnedNoIO = true
+	y.Log.Warnf("cgroup_dir: %s has cpu.stat but no io.stat: the io controller is not enabled for YARN's cgroups "+
+		"(add \"+io\" to cgroup.subtree_control above them); applications with such containers get no %s and %s fields",
+		filepath.Join(y.CgroupDir, id), fieldIOReadBytes, fieldIOWriteBytes)
 }
 
 // readContainer reads one container's cgroup v2 directory: usage_usec
 // from cpu.stat (errGone when missing), and rbytes and wbytes summed over
-// io.stat's devices (none when io.stat is missing: no io controller).
+// io.stat's devices, with io set. An io.stat missing where cpu.stat still
+// is leaves io unset: no io controller, or (for a container whose I/O was
+// read before) a removal under way; a cpu.stat gone by then is errGone.
 func readContainer(dir string) (counters, error) {
 	var c counters
 	path := filepath.Join(dir, "cpu.stat")
@@ -137,6 +168,9 @@ func readContainer(dir string) (counters, error) {
 	b, err = readCapped(path)
 	switch {
 	case errors.Is(err, errGone):
+		if _, err := os.Stat(filepath.Join(dir, "cpu.stat")); errors.Is(err, fs.ErrNotExist) {
+			return c, fmt.Errorf("%s: %w", dir, errGone)
+		}
 		return c, nil
 	case err != nil:
 		return c, err
@@ -144,6 +178,7 @@ func readContainer(dir string) (counters, error) {
 	if c.readBytes, c.writeBytes, err = parseIOStat(b); err != nil {
 		return c, fmt.Errorf("cgroup: %s: %w", path, err)
 	}
+	c.io = true
 	return c, nil
 }
 

@@ -96,15 +96,25 @@ func byApp(t testing.TB, acc *testutil.Accumulator) map[string]map[string]any {
 
 // withCgroup is fields(...) plus the cgroup fields, on a host with 8 CPUs.
 func withCgroup(containers, memoryMB, vcores, cpuUS, rbytes, wbytes int64) map[string]any {
+	f := withCPU(containers, memoryMB, vcores, cpuUS)
+	f["io_read_bytes"], f["io_write_bytes"] = rbytes, wbytes
+	return f
+}
+
+// withCPU is fields(...) plus the CPU fields alone, on a host with 8 CPUs:
+// an application whose I/O is not known.
+func withCPU(containers, memoryMB, vcores, cpuUS int64) map[string]any {
 	f := fields(containers, memoryMB, vcores)
-	f["cpu_usage_us"], f["io_read_bytes"], f["io_write_bytes"], f["host_cpus"] = cpuUS, rbytes, wbytes, int64(8)
+	f["cpu_usage_us"], f["host_cpus"] = cpuUS, int64(8)
 	return f
 }
 
 // TestCgroupFields: each application's point sums its live containers'
 // cgroup counters; a finished container does not count, a KILLING one
 // does; an application none of whose containers has a cgroup (yet) gets
-// no cgroup fields; a missing io.stat is no I/O.
+// no cgroup fields; one with a container without io.stat (no io
+// controller) gets its CPU fields alone, with one warning, and keeps
+// them alone while it runs here; an empty io.stat is no I/O.
 func TestCgroupFields(t *testing.T) {
 	root := t.TempDir()
 	fake := nmtest.New(t)
@@ -123,22 +133,67 @@ func TestCgroupFields(t *testing.T) {
 	// application 3's container has no cgroup directory yet.
 
 	y := newCgroupPlugin(t, fake, root)
+	logs := &testutil.CaptureLogger{}
+	y.Log = logs
 	want := map[string]map[string]any{
 		app1: withCgroup(2, 4096, 2, 1_250_000, 3_600, 39_000),
-		app2: withCgroup(1, 1024, 2, 42, 0, 0),
+		app2: withCPU(1, 1024, 2, 42),
 		app3: fields(1, 512, 1),
 	}
 	if diff := cmp.Diff(want, gatherByApp(t, y)); diff != "" {
 		t.Errorf("fields (-want +got):\n%s", diff)
 	}
+	if msgs := logs.Messages(); len(msgs) != 1 || !strings.Contains(msgs[0].Text, cB1) || !strings.Contains(msgs[0].Text, "io controller") {
+		t.Errorf("logged %v, want one warning naming %s and the io controller", msgs, cB1)
+	}
 
-	// An empty io.stat is no I/O too; a later cgroup of application 3
-	// brings its fields.
+	// An io.stat that appears later does not make application 2's I/O
+	// known (its earlier I/O was not counted); an empty io.stat is no
+	// I/O; a later cgroup of application 3 brings its fields.
 	writeFile(t, filepath.Join(root, cB1, "io.stat"), "")
 	writeCgroup(t, root, cC1, 5, 6, 7)
 	want[app3] = withCgroup(1, 512, 1, 5, 6, 7)
 	if diff := cmp.Diff(want, gatherByApp(t, y)); diff != "" {
 		t.Errorf("second gather (-want +got):\n%s", diff)
+	}
+	fake.SetContainers(nmtest.Running(cA1, 2048, 1), nmtest.Running(cC1, 512, 1))
+	writeFile(t, filepath.Join(root, cC1, "io.stat"), "")
+	want = map[string]map[string]any{
+		app1: withCgroup(1, 2048, 1, 1_250_000, 3_600, 39_000),
+		app3: withCgroup(1, 512, 1, 5, 6, 7),
+	}
+	if diff := cmp.Diff(want, gatherByApp(t, y)); diff != "" {
+		t.Errorf("third gather (-want +got):\n%s", diff)
+	}
+	if n := logs.NMessages(); n != 1 {
+		t.Errorf("%d messages logged, want the one warning", n)
+	}
+}
+
+// TestCgroupNoIOController: on a node whose YARN cgroups have no io
+// controller (no io.stat anywhere), every point carries the CPU fields
+// alone, never a zero I/O; the warning is logged once.
+func TestCgroupNoIOController(t *testing.T) {
+	root := t.TempDir()
+	fake := nmtest.New(t)
+	fake.SetContainers(nmtest.Running(cA1, 1024, 1), nmtest.Running(cB1, 1024, 1))
+	for _, id := range []string{cA1, cB1} {
+		writeCgroup(t, root, id, 100, 10, 10)
+		if err := os.Remove(filepath.Join(root, id, "io.stat")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	y := newCgroupPlugin(t, fake, root)
+	logs := &testutil.CaptureLogger{}
+	y.Log = logs
+	want := map[string]map[string]any{app1: withCPU(1, 1024, 1, 100), app2: withCPU(1, 1024, 1, 100)}
+	for i := range 3 {
+		if diff := cmp.Diff(want, gatherByApp(t, y)); diff != "" {
+			t.Errorf("gather %d (-want +got):\n%s", i, diff)
+		}
+	}
+	if n := logs.NMessages(); n != 1 {
+		t.Errorf("%d messages logged, want one warning: %v", n, logs.Messages())
 	}
 }
 

@@ -21,7 +21,10 @@
 // integer fields cpu_usage_us, io_read_bytes and io_write_bytes, sums over
 // the application's containers kept monotone while the plugin runs (the
 // last counters of its containers that have gone stay in the sum), and
-// host_cpus, from /sys/devices/system/cpu/online.
+// host_cpus, from /sys/devices/system/cpu/online. A container with a
+// cpu.stat but no io.stat (the io controller not enabled for YARN's
+// cgroups) makes its application's I/O unknown: its points then carry no
+// I/O fields rather than a zero, which would read as no disk use.
 //
 // It does not own YARN's shapes: the NodeManager's container type
 // (yarnclient.NMContainer) and the decoding of its answer
@@ -34,7 +37,7 @@
 // It follows Telegraf's plugin rules: no package-level state besides the
 // embedded sample config and the registration Telegraf's registry needs,
 // and Init validates without connecting. It must not write anywhere but
-// the accumulator. Of colocd's packages it imports yarnclient alone
+// the accumulator (and Telegraf's logger). Of colocd's packages it imports yarnclient alone
 // (standard library only); the HTTP calls stay its own, with Telegraf's TLS
 // options, and it never imports the daemon.
 package yarncontainers

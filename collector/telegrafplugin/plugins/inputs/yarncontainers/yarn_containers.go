@@ -74,7 +74,8 @@ const maxBody = 32 << 20
 // a container with a readable cgroup also carries the integer fields
 // cpu_usage_us, io_read_bytes and io_write_bytes (the application's
 // containers' cgroup v2 counters, monotone per application while the
-// plugin runs) and host_cpus.
+// plugin runs; the I/O ones only while every container read had an
+// io.stat) and host_cpus.
 type YarnContainers struct {
 	NodeManagerURL      string          `toml:"node_manager_url"`
 	ResourceManagerURLs []string        `toml:"resource_manager_urls"`
@@ -116,6 +117,10 @@ type YarnContainers struct {
 	cgroups map[string]*appCgroups
 	// cpuOnline is the kernel's list of online CPUs (defaultCPUOnline).
 	cpuOnline string
+	// warnedNoIO: a container without io.stat was logged (warnNoIO).
+	warnedNoIO bool
+
+	Log telegraf.Logger `toml:"-"`
 }
 
 // appInfo is what the points carry of an application besides its id.
@@ -309,8 +314,10 @@ func (y *YarnContainers) Gather(acc telegraf.Accumulator) error {
 		}
 		if y.CgroupDir != "" {
 			if u, ok := y.cgroupUsage(acc, app, t.ids); ok {
-				fields[fieldCPUUsageUS], fields[fieldIOReadBytes], fields[fieldIOWriteBytes] = u.cpuUS, u.readBytes, u.writeBytes
-				fields[fieldHostCPUs] = hostCPUs
+				fields[fieldCPUUsageUS], fields[fieldHostCPUs] = u.cpuUS, hostCPUs
+				if u.io {
+					fields[fieldIOReadBytes], fields[fieldIOWriteBytes] = u.readBytes, u.writeBytes
+				}
 			}
 		}
 		acc.AddFields(measurement, fields, tags, now)
