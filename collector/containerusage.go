@@ -3,7 +3,6 @@ package collector
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -158,35 +157,20 @@ func containerFieldIndex(name string) int {
 // decodeContainerUsage reads the Flux answer's CSV into acc.
 func decodeContainerUsage(body io.Reader, s Schema, acc *containerUsageAcc) error {
 	f := newFluxCSV(body)
-	var iTime, iValue, iField, iHost, iApp int
-	for {
-		row, newTable, err := f.next()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if newTable {
-			iTime, iValue, iField = f.col("_time"), f.col("_value"), f.col("_field")
-			iHost, iApp = f.col(s.HostTag), f.col(placementAppTag)
-			if iTime < 0 || iValue < 0 {
-				return fmt.Errorf("table without _time or _value: columns %v", f.cols)
-			}
-		}
+	var iField, iHost, iApp int
+	return f.rows(func() {
+		iField, iHost, iApp = f.col("_field"), f.col(s.HostTag), f.col(placementAppTag)
+	}, func(row []string, iTime, iValue int) error {
 		field := containerFieldIndex(cell(row, iField))
 		if field < 0 {
-			continue
+			return nil
 		}
-		// A row shorter than its header reads as empty cells, and fails.
-		t, err := time.Parse(time.RFC3339Nano, cell(row, iTime))
+		t, err := rowTime(row, iTime)
 		if err != nil {
-			return fmt.Errorf("_time %q: %w", cell(row, iTime), err)
-		}
-		if err := acc.add(cell(row, iHost), cell(row, iApp), field, t, cell(row, iValue)); err != nil {
 			return err
 		}
-	}
+		return acc.add(cell(row, iHost), cell(row, iApp), field, t, cell(row, iValue))
+	})
 }
 
 // decodeInfluxQLContainerUsage feeds one series of the InfluxQL answer to

@@ -87,6 +87,43 @@ func (f *fluxCSV) col(name string) int {
 	return -1
 }
 
+// rows calls fn on every data row with the current table's _time and
+// _value columns; at each table's first row it calls header first, for
+// the caller's own columns. A table without _time or _value is an error,
+// as is any of fn's. The row is only valid during fn.
+func (f *fluxCSV) rows(header func(), fn func(row []string, iTime, iValue int) error) error {
+	iTime, iValue := -1, -1
+	for {
+		row, newTable, err := f.next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if newTable {
+			iTime, iValue = f.col("_time"), f.col("_value")
+			if iTime < 0 || iValue < 0 {
+				return fmt.Errorf("table without _time or _value: columns %v", f.cols)
+			}
+			header()
+		}
+		if err := fn(row, iTime, iValue); err != nil {
+			return err
+		}
+	}
+}
+
+// rowTime parses row's _time cell (column i). A row shorter than its
+// header reads as an empty cell, and fails.
+func rowTime(row []string, i int) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, cell(row, i))
+	if err != nil {
+		return time.Time{}, fmt.Errorf("_time %q: %w", cell(row, i), err)
+	}
+	return t, nil
+}
+
 // cell is row[i], "" when the column is absent.
 func cell(row []string, i int) string {
 	if i < 0 || i >= len(row) {
@@ -331,38 +368,27 @@ func (d *usageDecoder) finish() {
 func decodeUsage(body io.Reader, d *usageDecoder) error {
 	s := d.schema
 	f := newFluxCSV(body)
-	var iTime, iValue, iHost, iMeas, iField, iDisk, iNet, iRes int
-	for {
-		row, newTable, err := f.next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		if newTable {
-			iTime, iValue = f.col("_time"), f.col("_value")
-			iHost, iMeas, iField = f.col(s.HostTag), f.col("_measurement"), f.col("_field")
-			iDisk, iNet, iRes = f.col(s.DiskNameTag), f.col(s.NetInterfaceTag), f.col(s.PressureResourceTag)
-			if iTime < 0 || iValue < 0 {
-				return fmt.Errorf("table without _time or _value: columns %v", f.cols)
-			}
-		}
+	var iHost, iMeas, iField, iDisk, iNet, iRes int
+	err := f.rows(func() {
+		iHost, iMeas, iField = f.col(s.HostTag), f.col("_measurement"), f.col("_field")
+		iDisk, iNet, iRes = f.col(s.DiskNameTag), f.col(s.NetInterfaceTag), f.col(s.PressureResourceTag)
+	}, func(row []string, iTime, iValue int) error {
 		id, ok := d.seriesOf(cell(row, iMeas), cell(row, iField), cell(row, iHost), cell(row, iDisk), cell(row, iNet), cell(row, iRes))
 		if !ok {
-			continue
+			return nil
 		}
 		sa := d.lookup(id)
 		if sa == nil {
-			continue
+			return nil
 		}
-		t, err := time.Parse(time.RFC3339Nano, row[iTime])
+		t, err := rowTime(row, iTime)
 		if err != nil {
-			return fmt.Errorf("_time %q: %w", row[iTime], err)
-		}
-		if err := d.add(sa, t, row[iValue]); err != nil {
 			return err
 		}
+		return d.add(sa, t, cell(row, iValue))
+	})
+	if err != nil {
+		return err
 	}
 	d.finish()
 	return nil

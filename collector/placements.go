@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -125,41 +124,30 @@ func (c *Collector) placementsInfluxQL(from, to time.Time) string {
 func (c *Collector) decodePlacements(body io.Reader, acc *placementAcc) error {
 	s := c.cfg.Schema
 	f := newFluxCSV(body)
-	var iResult, iTime, iValue int
+	var iResult int
 	var iTags [5]int // host, application, kind, type, queue
-	for {
-		row, newTable, err := f.next()
-		if errors.Is(err, io.EOF) {
-			return nil
+	return f.rows(func() {
+		iResult = f.col("result")
+		for i, name := range []string{s.HostTag, placementAppTag, s.ContainersKindTag, placementTypeTag, placementQueueTag} {
+			iTags[i] = f.col(name)
 		}
+	}, func(row []string, iTime, iValue int) error {
+		t, err := rowTime(row, iTime)
 		if err != nil {
 			return err
-		}
-		if newTable {
-			iResult, iTime, iValue = f.col("result"), f.col("_time"), f.col("_value")
-			for i, name := range []string{s.HostTag, placementAppTag, s.ContainersKindTag, placementTypeTag, placementQueueTag} {
-				iTags[i] = f.col(name)
-			}
-			if iTime < 0 || iValue < 0 {
-				return fmt.Errorf("table without _time or _value: columns %v", f.cols)
-			}
-		}
-		// A row shorter than its header reads as empty cells, and fails.
-		t, err := time.Parse(time.RFC3339Nano, cell(row, iTime))
-		if err != nil {
-			return fmt.Errorf("_time %q: %w", cell(row, iTime), err)
 		}
 		host, app, value := cell(row, iTags[0]), cell(row, iTags[1]), cell(row, iValue)
 		if cell(row, iResult) == resultNames {
 			acc.name(host, app, t, value)
-			continue
+			return nil
 		}
 		v, err := strconv.ParseFloat(value, 64)
 		if err != nil {
 			return fmt.Errorf("_value %q: %w", value, err)
 		}
 		acc.add(sampleTags{host: host, app: app, kind: cell(row, iTags[2]), typ: cell(row, iTags[3]), queue: cell(row, iTags[4])}, t, v)
-	}
+		return nil
+	})
 }
 
 // decodeInfluxQLPlacements feeds one series of the InfluxQL answer to acc.
