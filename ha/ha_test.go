@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -106,13 +107,17 @@ func (n *node) stop() {
 }
 
 // eventually waits, generously, for cond (a busy 2-core CI machine).
-func eventually(t *testing.T, what string, d time.Duration, cond func() bool) {
+// A seen, when given, is what cond last found, for the failure message.
+func eventually(t *testing.T, what string, d time.Duration, cond func() bool, seen ...*string) {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for !cond() {
 		if time.Now().After(deadline) {
+			if len(seen) > 0 {
+				t.Fatalf("%s: not after %v (last seen: %s)", what, d, *seen[0])
+			}
 			t.Fatalf("%s: not after %v", what, d)
 		}
 		<-tick.C
@@ -241,7 +246,7 @@ func TestJoinFromSnapshot(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	logShorterThan(t, e, 60)
+	logTruncated(t, e)
 	var installed atomic.Int64
 	late := startWith(t, testConfig(e, "b"), t.TempDir(), func(ev ha.Event) {
 		if ev == ha.EventSnapshotInstalled {
@@ -254,19 +259,36 @@ func TestJoinFromSnapshot(t *testing.T) {
 	}
 }
 
-// logShorterThan waits (up to a minute) for the log to hold fewer than n
-// entries: a snapshot was taken and the log truncated behind it.
-func logShorterThan(t *testing.T, e *zktest.Ensemble, n int) {
+// logTruncated waits (up to a minute) for the log to have been truncated
+// behind a snapshot: its first entry is above 1, and it holds at most
+// SnapshotEvery + KeepEntries entries (what is left when no further
+// snapshot is due: the last one at S keeps S−KeepEntries…S+SnapshotEvery−1).
+// The test wrote more than that, so an untruncated log fails it.
+func logTruncated(t *testing.T, e *zktest.Ensemble) {
 	t.Helper()
 	c, _, err := zkConn(t, e)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	eventually(t, fmt.Sprintf("a snapshot is taken and the log truncated below %d entries", n), time.Minute, func() bool {
+	cfg := testConfig(e, "")
+	most := int(cfg.SnapshotEvery + cfg.KeepEntries)
+	var seen string
+	eventually(t, "a snapshot is taken and the log truncated behind it", time.Minute, func() bool {
 		names, _, err := c.Children("/colocd/test/log")
-		return err == nil && len(names) < n
-	})
+		if err != nil {
+			seen = err.Error()
+			return false
+		}
+		first := uint64(0)
+		for _, n := range names {
+			if i, err := strconv.ParseUint(n, 10, 64); err == nil && (first == 0 || i < first) {
+				first = i
+			}
+		}
+		seen = fmt.Sprintf("%d entries from %d", len(names), first)
+		return first > 1 && len(names) <= most
+	}, &seen)
 }
 
 // Entries applied while a snapshot is being taken count when it ends: a
@@ -301,7 +323,7 @@ func TestSnapshotAfterABurst(t *testing.T) {
 		submit(t, n, 1)
 	}
 	unhold()
-	logShorterThan(t, e, 60)
+	logTruncated(t, e)
 	if got := calls.Load(); got < 2 {
 		t.Errorf("%d snapshots, want a second after the held one", got)
 	}
