@@ -228,8 +228,8 @@ func (p *Prometheus) authorize(req *http.Request) {
 }
 
 // Usage returns each host's mean usage over the window [from, to], taken
-// to the millisecond, with one instant query per resource for all hosts,
-// evaluated at to over a range of W = to − from, run concurrently under
+// to the millisecond, with instant queries for all hosts at once (three
+// for the CPU, see promQueries; one per other resource), evaluated at to over a range of W = to − from, run concurrently under
 // one Timeout:
 //   - CPU = Σ rate of the modes other than idle and iowait / Σ rate of
 //     all modes of node_cpu_seconds_total, IOWait = iowait / Σ all modes,
@@ -381,23 +381,28 @@ func (p *Prometheus) combine(hosts []string, answers [numPromQueries][]promRow) 
 		}
 		return a
 	}
-	// cpu: per target, Σ rate over all modes, idle and iowait.
-	type modes struct{ all, idle, iowait float64 }
+	// cpu: per target, Σ rate over all modes, the busy ones (the rows of
+	// the two busy queries, which carry no mode), idle and iowait.
+	type modes struct{ all, busy, idle, iowait float64 }
 	type key struct{ host, target string }
 	cpu := map[key]*modes{}
-	for _, r := range answers[promQCPU] {
-		k := key{r.host, r.target}
-		m := cpu[k]
-		if m == nil {
-			m = &modes{}
-			cpu[k] = m
-		}
-		m.all += r.v
-		switch r.mode {
-		case "idle":
-			m.idle += r.v
-		case "iowait":
-			m.iowait += r.v
+	for _, q := range []int{promQCPU, promQCPUEven, promQCPUOther} {
+		for _, r := range answers[q] {
+			k := key{r.host, r.target}
+			m := cpu[k]
+			if m == nil {
+				m = &modes{}
+				cpu[k] = m
+			}
+			m.all += r.v
+			switch r.mode {
+			case "idle":
+				m.idle += r.v
+			case "iowait":
+				m.iowait += r.v
+			default:
+				m.busy += r.v
+			}
 		}
 	}
 	for k, m := range cpu {
@@ -407,7 +412,7 @@ func (p *Prometheus) combine(hosts []string, answers [numPromQueries][]promRow) 
 		}
 		a.cpuSeen = true
 		if m.all > 0 { // no cpu time passed: nothing to divide by
-			a.cpuBusy += (m.all - m.idle - m.iowait) / m.all
+			a.cpuBusy += m.busy / m.all
 			a.cpuIOWait += m.iowait / m.all
 			a.cpuN++
 		}

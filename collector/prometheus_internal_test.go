@@ -42,7 +42,9 @@ func TestPromQueries(t *testing.T) {
 	})
 	sel := `job="node", instance=~"(?:h\\.1|we\"ird)(?::[0-9]+)?|(?:::1)|\\[(?:::1)\\](?::[0-9]+)?"`
 	want := [numPromQueries]string{
-		`sum by (instance, mode) (rate(node_cpu_seconds_total{` + sel + `}[30500ms]))`,
+		`sum by (instance, mode) (rate(node_cpu_seconds_total{mode=~"idle|iowait", ` + sel + `}[30500ms]))`,
+		`sum by (instance) (rate(node_cpu_seconds_total{mode!~"idle|iowait", cpu=~".*[02468]", ` + sel + `}[30500ms]))`,
+		`sum by (instance) (rate(node_cpu_seconds_total{mode!~"idle|iowait", cpu!~".*[02468]", ` + sel + `}[30500ms]))`,
 		`sum by (instance) (rate(node_disk_read_bytes_total{device!~"(?:dm-.*)|(?:sd[a-z]+[0-9]+)", ` + sel + `}[30500ms]))`,
 		`sum by (instance) (rate(node_disk_written_bytes_total{device!~"(?:dm-.*)|(?:sd[a-z]+[0-9]+)", ` + sel + `}[30500ms]))`,
 		`sum by (instance) (rate(node_network_receive_bytes_total{device=~"(?:eth.*)", device!~"(?:lo)", ` + sel + `}[30500ms]))`,

@@ -152,8 +152,10 @@ func promUsageData() *promtest.Samples {
 	f.linear("node_network_receive_bytes_total", lbl(h5a, "device", "eth0"), ats, 1e6, 50)
 	// An IPv6 target: instance [::1]:9100 is the node ::1.
 	f.cpu(target("[::1]:9100", "::1"), "0", ats, map[string]float64{"user": 0.25, "idle": 0.75})
-	// h6: has data, not asked for.
-	f.cpu(target("h6:9100", "h6"), "0", ats, map[string]float64{"user": 1})
+	// h6: has data, not asked for. Its CPU's label has no digit: the
+	// busy modes are read by CPU label in two complementary queries (h1's
+	// CPUs 0 and 1 fall one in each), and this one is in the second.
+	f.cpu(target("h6:9100", "h6"), "cpu-x", ats, map[string]float64{"user": 1})
 	// h7: only data before the window: missing.
 	f.cpu(target("h7:9100", "h7"), "0", []int{15, 25, 35, 45}, map[string]float64{"idle": 1})
 	// h8: one sample in the window, too few for a rate: missing.
