@@ -19,7 +19,11 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv(helperEnv) != "" {
+	switch os.Getenv(helperEnv) {
+	case "":
+	case "daemon":
+		os.Exit(runDaemonHelper())
+	default:
 		os.Exit(runHelper())
 	}
 	goleak.VerifyTestMain(m)

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -324,7 +325,18 @@ func (c *Client) SubmitCommand(ctx context.Context, spec CommandSpec, tags []str
 	setProcessGroup(cmd) // kill the whole group on cancel (unix)
 
 	c.log.Info("running submit command", "argv0", argv[0], "job", spec.JobID, "kind", spec.Kind, "timeout", timeout)
-	err := cmd.Run()
+	// On Linux the command is started with a parent-death signal, which
+	// the kernel sends when the thread that forked it ends, not the
+	// process. A Go thread ends when a goroutine locked to it returns
+	// locked; holding this one locked until the command has ended keeps
+	// any other goroutine off it, so the signal comes only with the
+	// daemon's death (then the command cannot submit after a restart
+	// has looked its tags up and found nothing).
+	err := func() error {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		return cmd.Run()
+	}()
 	if err == nil {
 		return out.Bytes(), nil
 	}

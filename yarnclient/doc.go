@@ -28,7 +28,8 @@
 //     (Credentials, AddTokens).
 //   - Submission by command (spark-submit, flink run, ...): the command runs
 //     without a shell, with a timeout, its process group killed on timeout,
-//     its output tail kept, and with the environment its CommandSpec gives
+//     itself killed by the kernel when the daemon dies (Linux), its output
+//     tail kept, and with the environment its CommandSpec gives
 //     and nothing of the daemon's; the tags and the job reach it through
 //     COLOCD_YARN_TAGS, COLOCD_JOB_* and COLOCD_PARAM_* and the
 //     {{tags}}/{{job_id}}/{{kind}}/{{user}}/{{queue}}/{{param.NAME}} argv

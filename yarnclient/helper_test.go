@@ -39,3 +39,18 @@ func runHelper() int {
 	fmt.Printf("INFO Client: Submitted application %s\n", na.ApplicationID)
 	return 0
 }
+
+// runDaemonHelper is the test binary as a daemon running one submit
+// command (the script in HELPER_SCRIPT) until it is killed.
+func runDaemonHelper() int {
+	c, err := yarnclient.New(yarnclient.Config{RMURLs: []string{os.Getenv("HELPER_RM_URL")}, User: "spark"})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	spec := yarnclient.CommandSpec{Argv: []string{os.Getenv("HELPER_SCRIPT")}, Env: []string{"OUT=" + os.Getenv("OUT")},
+		JobID: "01J0DEATH", Kind: "wordcount", Timeout: time.Minute}
+	out, err := c.SubmitCommand(context.Background(), spec, yarnclient.JobTags(spec.JobID, spec.Kind))
+	fmt.Fprintf(os.Stderr, "the command ended: %v\n%s", err, out)
+	return 0
+}
