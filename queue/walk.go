@@ -43,6 +43,14 @@ const (
 )
 
 type walker struct {
+	// leaf and bucket, when set, are told of every key and value (leaf)
+	// and every bucket with its value in the parent (bucket, whose answer
+	// says whether to walk into it) the walk reads, under the path of
+	// bucket names from the root (Salvage). The slices are the walk's
+	// buffers: valid during the call only.
+	leaf   func(path [][]byte, k, v []byte)
+	bucket func(path [][]byte, v []byte) (walk bool)
+
 	r     io.ReaderAt
 	ps    uint64
 	hwm   uint64
@@ -56,16 +64,21 @@ type walker struct {
 // walkPages walks the file from in's usable meta page and returns what is
 // broken (nil when nothing is).
 func walkPages(r io.ReaderAt, in *inspection) []string {
+	return (&walker{}).walk(r, in)
+}
+
+// walk is walkPages with w's callbacks.
+func (w *walker) walk(r io.ReaderAt, in *inspection) []string {
 	m := in.meta[in.use]
 	words := (m.HighWater + 63) / 64
-	w := &walker{r: r, ps: uint64(in.pageSize), hwm: m.HighWater, seen: make([]uint64, words), free: make([]uint64, words)}
+	w.r, w.ps, w.hwm, w.seen, w.free = r, uint64(in.pageSize), m.HighWater, make([]uint64, words), make([]uint64, words)
 	if m.HighWater < 2 {
 		return []string{fmt.Sprintf("meta page %d: high water %d is below the two meta pages", m.Page, m.HighWater)}
 	}
 	w.mark(0)
 	w.mark(1)
 	w.freelist(m.Freelist)
-	w.page("root bucket", m.Root, nil, 0)
+	w.page("root bucket", m.Root, nil, 0, nil)
 	if w.more > 0 {
 		w.found = append(w.found, fmt.Sprintf("… and %d more", w.more))
 	}
@@ -170,7 +183,7 @@ func (w *walker) freelist(id uint64) {
 
 // page walks the tree under page id, where names the bucket; first is the
 // key its parent's branch element holds (nil for a bucket's root).
-func (w *walker) page(where string, id uint64, first []byte, depth int) {
+func (w *walker) page(where string, id uint64, first []byte, depth int, path [][]byte) {
 	if depth > maxWalkDepth {
 		w.problem("%s: page %d: deeper than %d levels", where, id, maxWalkDepth)
 		return
@@ -179,7 +192,7 @@ func (w *walker) page(where string, id uint64, first []byte, depth int) {
 	if buf == nil {
 		return
 	}
-	w.elements(where, id, buf, first, depth)
+	w.elements(where, id, buf, first, depth, path)
 }
 
 // pageName names page id in a problem; 0 is an inline bucket's page.
@@ -191,8 +204,9 @@ func pageName(id uint64) string {
 }
 
 // elements checks the element table of page id (0: an inline page; buf
-// starts at its header) and follows its children and buckets.
-func (w *walker) elements(where string, id uint64, buf []byte, first []byte, depth int) {
+// starts at its header) and follows its children and buckets; path names
+// the bucket the page belongs to.
+func (w *walker) elements(where string, id uint64, buf []byte, first []byte, depth int, path [][]byte) {
 	flags, count := native.Uint16(buf[8:]), int(native.Uint16(buf[10:]))
 	size := uint64(len(buf))
 	switch {
@@ -213,7 +227,7 @@ func (w *walker) elements(where string, id uint64, buf []byte, first []byte, dep
 				continue
 			}
 			key = buf[e+pos : e+pos+ksize]
-			w.page(where, child, key, depth+1)
+			w.page(where, child, key, depth+1, path)
 		} else {
 			eflags, pos := native.Uint32(buf[e:]), uint64(native.Uint32(buf[e+4:]))
 			ksize, vsize := uint64(native.Uint32(buf[e+8:])), uint64(native.Uint32(buf[e+12:]))
@@ -222,8 +236,12 @@ func (w *walker) elements(where string, id uint64, buf []byte, first []byte, dep
 				continue
 			}
 			key = buf[e+pos : e+pos+ksize]
-			if eflags&1 != 0 {
-				w.bucket(bucketPath(where, key), buf[e+pos+ksize:e+pos+ksize+vsize], depth+1)
+			v := buf[e+pos+ksize : e+pos+ksize+vsize]
+			switch {
+			case eflags&1 != 0:
+				w.walkBucket(bucketPath(where, key), v, depth+1, append(path[:len(path):len(path)], key))
+			case w.leaf != nil:
+				w.leaf(path, key, v)
 			}
 		}
 		if i == 0 && first != nil && !bytes.Equal(key, first) {
@@ -232,15 +250,18 @@ func (w *walker) elements(where string, id uint64, buf []byte, first []byte, dep
 	}
 }
 
-// bucket walks a bucket from its value in the parent: a separate root
+// walkBucket walks a bucket from its value in the parent: a separate root
 // page, or an inline leaf page right after the header.
-func (w *walker) bucket(where string, v []byte, depth int) {
+func (w *walker) walkBucket(where string, v []byte, depth int, path [][]byte) {
 	if len(v) < bucketHeader {
 		w.problem("%s: bucket value is %d bytes, shorter than its %d-byte header", where, len(v), bucketHeader)
 		return
 	}
+	if w.bucket != nil && !w.bucket(path, v) {
+		return
+	}
 	if root := native.Uint64(v); root != 0 {
-		w.page(where, root, nil, depth)
+		w.page(where, root, nil, depth, path)
 		return
 	}
 	inline := v[bucketHeader:]
@@ -252,7 +273,7 @@ func (w *walker) bucket(where string, v []byte, depth int) {
 		w.problem("%s: inline bucket page has type flags %#x, want a leaf (%#x)", where, f, flagLeaf)
 		return
 	}
-	w.elements(where, 0, inline, nil, depth)
+	w.elements(where, 0, inline, nil, depth, path)
 }
 
 func bucketPath(parent string, name []byte) string {
