@@ -36,6 +36,21 @@ func CheckStore(cfg Config, path string, lockTimeout time.Duration) (queue.Repor
 	return queue.Check(path, queue.CheckOptions{Timeout: lockTimeout})
 }
 
+// SalvageStore copies what can still be read of the store file from
+// (StorePath(cfg) when empty) into the new file to; see queue.Salvage. A
+// replica's store (cfg.HA enabled) is refused: the replica re-joins from
+// the leader's snapshot once its file is moved aside, which loses nothing
+// the log holds.
+func SalvageStore(cfg Config, from, to string, lockTimeout time.Duration, log *slog.Logger) (queue.SalvageReport, error) {
+	if cfg.HA.Enabled() {
+		return queue.SalvageReport{}, cfgErr("ha", "a replica's store is not salvaged: stop this replica, move %s aside and start it; it re-joins from the leader's snapshot and the log", StorePath(cfg))
+	}
+	if from == "" {
+		from = StorePath(cfg)
+	}
+	return queue.Salvage(from, to, queue.SalvageOptions{Timeout: lockTimeout, Log: log})
+}
+
 // YarnClient is the ResourceManager client colocd serve builds from the
 // yarn section; log may be nil. A missing yarn.rm_urls is a *configError.
 func YarnClient(cfg Config, log *slog.Logger) (*YarnRM, error) {

@@ -153,3 +153,18 @@ func TestServeRefusesDamagedStores(t *testing.T) {
 		}
 	})
 }
+
+// A replica's store is not salvaged: it re-joins from the snapshot.
+func TestSalvageStoreRefusesAReplica(t *testing.T) {
+	cfg := Config{DataDir: t.TempDir()}
+	cfg.HA.ZooKeeper.Connect = "127.0.0.1:2181"
+	to := filepath.Join(t.TempDir(), "new.db")
+	_, err := SalvageStore(cfg, "", to, time.Second, nil)
+	var ce *configError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "re-joins from the leader's snapshot") {
+		t.Errorf("SalvageStore with ha: %v, want a configError saying the replica re-joins", err)
+	}
+	if _, err := os.Stat(to); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the refused salvage wrote %s", to)
+	}
+}

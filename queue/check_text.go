@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -72,4 +73,48 @@ func ellipsis(more bool) string {
 		return "…"
 	}
 	return ""
+}
+
+// WriteText writes the salvage report for people (colocd store salvage):
+// where it read from, what it copied, what it could not read, the jobs it
+// lost, and the new file's check.
+func (r *SalvageReport) WriteText(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	verdict := "everything read"
+	if !r.Complete() {
+		verdict = fmt.Sprintf("%d part(s) unread, %d job(s) lost", len(r.Unread), len(r.Lost))
+	}
+	fmt.Fprintf(tw, "salvaged\t%s\t→ %s\t%s\n", r.From, r.To, verdict)
+	fmt.Fprintf(tw, "read from\tmeta page %d, txid %d\n", r.Meta, r.Txid)
+	names := make([]string, 0, len(r.Keys))
+	for name := range r.Keys {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	counts := make([]string, 0, len(names))
+	for _, name := range names {
+		counts = append(counts, fmt.Sprintf("%s %d", name, r.Keys[name]))
+	}
+	fmt.Fprintf(tw, "keys copied\t%s\n", strings.Join(counts, ", "))
+	for _, u := range r.Unread {
+		fmt.Fprintf(tw, "UNREAD\t%s\n", u)
+	}
+	for _, c := range r.Recreated {
+		fmt.Fprintf(tw, "recreated\t%s (lost, written empty)\n", c)
+	}
+	if r.Idem > 0 {
+		fmt.Fprintf(tw, "restored\t%d idempotency key(s) from the job records\n", r.Idem)
+	}
+	for _, l := range r.Lost {
+		where := "named only by its idempotency key"
+		if l.State != "" {
+			where = fmt.Sprintf("%s, seq %d", l.State, l.Seq)
+		}
+		fmt.Fprintf(tw, "LOST job\t%s\t%s (quarantined in the new file)\n", l.ID, where)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "the new file, checked after its first open:")
+	return r.Check.WriteText(w)
 }

@@ -121,7 +121,7 @@ func Salvage(from, to string, opts SalvageOptions) (rep SalvageReport, err error
 	}
 	if err := lockFile(f, false, lockTimeout(opts.Timeout)); err != nil {
 		if errors.Is(err, errLockTimeout) {
-			return rep, fmt.Errorf("%w: %s (stop colocd first)", ErrLocked, from)
+			return rep, fmt.Errorf("%w: %s (waited %v): a process (a running colocd?) holds it for writing: stop colocd first (systemctl stop colocd)", errLocked, from, lockTimeout(opts.Timeout))
 		}
 		return rep, fmt.Errorf("queue: lock %s: %w", from, err)
 	}

@@ -15,13 +15,97 @@ import (
 func newStoreCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "store",
-		Short: "Inspect the job store file (ops)",
+		Short: "Inspect or salvage the job store file (ops)",
 		Long: `Inspect colocd's job store file (colocd.db in data_dir) while the daemon is
-stopped. colocd store check --help says what is checked.`,
+stopped, or salvage a damaged one. colocd store check --help says what is
+checked; colocd store salvage --help what is copied.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newStoreCheckCmd())
+	cmd.AddCommand(newStoreCheckCmd(), newStoreSalvageCmd())
+	return cmd
+}
+
+func newStoreSalvageCmd() *cobra.Command {
+	var (
+		asJSON  bool
+		to      string
+		timeout time.Duration
+		cf      *configFlags
+	)
+	cmd := &cobra.Command{
+		Use:   "salvage [FILE] --to NEW [--json]",
+		Short: "Copy what can still be read of a damaged store file into a new one",
+		Long: `Copy what can still be read of the store file (FILE, or colocd.db in data_dir)
+into the new file NEW, for a file colocd refuses to open because bbolt's pages,
+buckets or keys are damaged (a damaged record alone is quarantined at open and
+needs no salvage). It reads the damaged file read-only with a shared lock, so
+stop colocd first, and never changes it.
+
+Every intact leaf page of every bucket is copied, from the meta page colocd
+would open at (or, when neither is valid, one whose root still fits the file);
+the pages that do not read are skipped and listed. Lost buckets and meta keys
+are written empty, idempotency keys restored from the job records, and the jobs
+the indexes name whose record was lost are quarantined in the new file (a
+request for one, or a retry of its idempotency key, gets 410) and listed. NEW
+is then opened once (damaged records quarantined, indexes rebuilt) and checked.
+
+Then keep the damaged file, and put NEW in its place:
+
+  systemctl stop colocd
+  colocd store salvage --to /var/lib/colocd/salvaged.db
+  mv /var/lib/colocd/colocd.db /var/lib/colocd/colocd.db.damaged
+  mv /var/lib/colocd/salvaged.db /var/lib/colocd/colocd.db
+  systemctl start colocd
+
+A replica (ha) is not salvaged: move its file aside and start it; it re-joins
+from the leader's snapshot and the log.
+
+Exit status 0 when everything was read, 1 when the new file was written but
+something could not be read or a job was lost (the report says what), or when
+nothing could be written; 2 on a usage error. --json prints the report as JSON.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return usagef("%s takes at most one FILE, got %d arguments", cmd.CommandPath(), len(args))
+			}
+			if to == "" {
+				return usagef("%s needs --to NEW, the new file to write", cmd.CommandPath())
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var cfg daemon.Config
+			if len(args) == 0 {
+				var err error
+				if cfg, err = loadConfig(cmd, cf, nil); err != nil {
+					return err
+				}
+			}
+			rep, err := daemon.SalvageStore(cfg, strings.Join(args, ""), to, timeout, nil)
+			if err != nil {
+				return fmt.Errorf("store salvage: %w", err)
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(rep); err != nil {
+					return err
+				}
+			} else if err := rep.WriteText(out); err != nil {
+				return err
+			}
+			if !rep.Complete() {
+				return fmt.Errorf("store salvage: %s written, but %d part(s) of %s could not be read and %d job(s) were lost",
+					rep.To, len(rep.Unread), rep.From, len(rep.Lost))
+			}
+			return nil
+		},
+	}
+	cf = addConfigFlags(cmd.Flags(), "data-dir")
+	cmd.Flags().StringVar(&to, "to", "", "the new store file to write (must not exist)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	cmd.Flags().DurationVar(&timeout, "timeout", time.Second, "how long to wait for the file lock")
 	return cmd
 }
 

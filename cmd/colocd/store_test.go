@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -114,6 +115,77 @@ func TestStoreCheck(t *testing.T) {
 		if code, _, stderr := runCmd(t, "store", "check", filepath.Join(t.TempDir(), "none.db")); code != exitRuntime ||
 			!strings.Contains(stderr, "no such file") {
 			t.Errorf("missing file: exit %d, stderr %q", code, stderr)
+		}
+	})
+}
+
+func TestStoreSalvage(t *testing.T) {
+	isolate(t)
+	t.Run("damaged", func(t *testing.T) {
+		dir := t.TempDir()
+		path, js := storeWith(t, dir, 200)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Every leaf page holding the first job's record (the live one,
+		// and stale copies freed since) names another page in its header.
+		ps := int(binary.NativeEndian.Uint32(b[16+8:]))
+		marker := []byte(`{"id":"` + js[0].ID + `"`)
+		for p := 2; (p+1)*ps <= len(b); p++ {
+			if buf := b[p*ps : (p+1)*ps]; binary.NativeEndian.Uint16(buf[8:]) == 0x02 && bytes.Contains(buf, marker) {
+				binary.NativeEndian.PutUint64(buf, 1<<40)
+			}
+		}
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if code, _, _ := runCmd(t, "store", "check", path); code != exitRuntime {
+			t.Fatalf("store check of the damaged file: exit %d, want %d", code, exitRuntime)
+		}
+		to := filepath.Join(dir, "salvaged.db")
+		code, stdout, stderr := runCmd(t, "store", "salvage", "--data-dir", dir, "--to", to)
+		if code != exitRuntime || !strings.Contains(stdout, "LOST job") || !strings.Contains(stdout, js[0].ID) ||
+			!strings.Contains(stdout, "UNREAD") || !strings.Contains(stderr, "could not be read") {
+			t.Errorf("salvage: exit %d, want %d naming %s lost\nstdout:\n%s\nstderr: %s", code, exitRuntime, js[0].ID, stdout, stderr)
+		}
+		code, stdout, stderr = runCmd(t, "store", "check", to)
+		if code != exitOK || !strings.Contains(stdout, "quarantined") || !strings.Contains(stdout, js[0].ID) {
+			t.Errorf("check of the salvaged file: exit %d\nstdout:\n%s\nstderr: %s", code, stdout, stderr)
+		}
+		s, err := queue.Open(to, queue.Options{NoSync: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		if got, err := s.Get(js[len(js)-1].ID); err != nil || got.Kind != js[len(js)-1].Kind {
+			t.Errorf("the last job in the salvaged store: %+v, %v", got, err)
+		}
+	})
+	t.Run("clean, as JSON", func(t *testing.T) {
+		path, js := storeWith(t, t.TempDir(), 5)
+		to := filepath.Join(t.TempDir(), "new.db")
+		code, stdout, stderr := runCmd(t, "store", "salvage", "--json", "--to", to, path)
+		var rep queue.SalvageReport
+		if err := json.Unmarshal([]byte(stdout), &rep); err != nil || code != exitOK {
+			t.Fatalf("exit %d, %v\nstdout:\n%s\nstderr: %s", code, err, stdout, stderr)
+		}
+		if !rep.Complete() || rep.Keys["jobs"] != len(js) || rep.Check.Jobs[queue.StatePending] != len(js) {
+			t.Errorf("report %+v", rep)
+		}
+	})
+	t.Run("usage", func(t *testing.T) {
+		path, _ := storeWith(t, t.TempDir(), 1)
+		if code, _, stderr := runCmd(t, "store", "salvage", path); code != exitUsage || !strings.Contains(stderr, "--to") {
+			t.Errorf("no --to: exit %d, stderr %q; want %d naming --to", code, stderr, exitUsage)
+		}
+		if code, _, stderr := runCmd(t, "store", "salvage", "--to", path, path); code != exitRuntime {
+			t.Errorf("--to the damaged file: exit %d, stderr %q; want %d", code, stderr, exitRuntime)
+		}
+		other := filepath.Join(t.TempDir(), "other.db")
+		os.WriteFile(other, []byte("x"), 0o600)
+		if code, _, stderr := runCmd(t, "store", "salvage", "--to", other, path); code != exitRuntime || !strings.Contains(stderr, "exists") {
+			t.Errorf("--to an existing file: exit %d, stderr %q; want %d saying it exists", code, stderr, exitRuntime)
 		}
 	})
 }
