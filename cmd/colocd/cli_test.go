@@ -88,16 +88,17 @@ var serverFlags = []string{"config", "listen", "data-dir", "log-level"}
 // naming the commands that take it.
 func TestServerFlagsWhereRead(t *testing.T) {
 	want := map[string][]string{
-		"colocd serve":        {"config", "data-dir", "listen", "log-level"},
-		"colocd store check":  {"config", "data-dir"},
-		"colocd metrics":      {"config"},
-		"colocd sim":          {"config"},
-		"colocd yarn":         {"config"}, // and each yarn subcommand, inherited
-		"colocd yarn info":    {"config"},
-		"colocd config check": {"config"},
-		"colocd yarn nodes":   {"config"},
-		"colocd yarn apps":    {"config"},
-		"colocd yarn app":     {"config"},
+		"colocd serve":         {"config", "data-dir", "listen", "log-level"},
+		"colocd store check":   {"config", "data-dir"},
+		"colocd store salvage": {"config", "data-dir"},
+		"colocd metrics":       {"config"},
+		"colocd sim":           {"config"},
+		"colocd yarn":          {"config"}, // and each yarn subcommand, inherited
+		"colocd yarn info":     {"config"},
+		"colocd config check":  {"config"},
+		"colocd yarn nodes":    {"config"},
+		"colocd yarn apps":     {"config"},
+		"colocd yarn app":      {"config"},
 	}
 	got := map[string][]string{}
 	walk(fullTree(t), func(c *cobra.Command) {
@@ -117,8 +118,8 @@ func TestServerFlagsWhereRead(t *testing.T) {
 	}
 
 	code, _, stderr := runCmd(t, "queue", "--data-dir", "/tmp")
-	if code != exitUsage || !strings.Contains(stderr, "unknown flag: --data-dir") || !strings.Contains(stderr, "serve and store check") {
-		t.Errorf("queue --data-dir: exit %d, stderr %q; want %d naming serve and store check", code, stderr, exitUsage)
+	if code != exitUsage || !strings.Contains(stderr, "unknown flag: --data-dir") || !strings.Contains(stderr, "serve, store check and store salvage") {
+		t.Errorf("queue --data-dir: exit %d, stderr %q; want %d naming serve, store check and store salvage", code, stderr, exitUsage)
 	}
 }
 
