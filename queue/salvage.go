@@ -85,8 +85,10 @@ func (r *SalvageReport) Complete() bool { return len(r.Unread) == 0 && len(r.Los
 // keys of the jobs it recovered; then opens to once, which quarantines
 // the records that do not decode and rebuilds the indexes from the job
 // records, and checks it. from is opened read-only with a shared lock, so
-// a running colocd (which holds it exclusively) makes Salvage fail with
-// ErrLocked; to must not exist.
+// a running colocd (which holds it exclusively) makes Salvage fail once
+// Timeout has passed; to must not exist, and is created with from's
+// permissions and, where this process may give it, from's owner and
+// group.
 //
 // The error is for what stops Salvage (from missing, locked, not a bbolt
 // file, neither meta page valid; to existing or unwritable); what it
@@ -114,9 +116,11 @@ func Salvage(from, to string, opts SalvageOptions) (rep SalvageReport, err error
 		return rep, fmt.Errorf("queue: salvage %s: %w", from, err)
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err != nil {
+	fi, err := f.Stat()
+	if err != nil {
 		return rep, fmt.Errorf("queue: salvage %s: %w", from, err)
-	} else if st.IsDir() {
+	}
+	if fi.IsDir() {
 		return rep, fmt.Errorf("%w: %s is a directory", errForeign, from)
 	}
 	if err := lockFile(f, false, lockTimeout(opts.Timeout)); err != nil {
@@ -151,7 +155,7 @@ func Salvage(from, to string, opts SalvageOptions) (rep SalvageReport, err error
 	}
 	rep.Meta, rep.Txid = in.use, in.meta[in.use].Txid
 
-	db, err := bolt.Open(to, 0o600, &bolt.Options{Timeout: time.Second, FreelistType: bolt.FreelistMapType, NoSync: true})
+	db, err := bolt.Open(to, fi.Mode().Perm(), &bolt.Options{Timeout: time.Second, FreelistType: bolt.FreelistMapType, NoSync: true})
 	if err != nil {
 		return rep, fmt.Errorf("queue: salvage into %s: %w", to, err)
 	}
@@ -181,6 +185,9 @@ func Salvage(from, to string, opts SalvageOptions) (rep SalvageReport, err error
 	created = false
 	if err := db.Close(); err != nil {
 		return rep, fmt.Errorf("queue: salvage into %s: %w", to, err)
+	}
+	if err := sameOwner(to, fi); err != nil {
+		return rep, fmt.Errorf("queue: salvage into %s: give it %s's owner: %w", to, from, err)
 	}
 	log := opts.Log
 	if log == nil {

@@ -121,10 +121,16 @@ func TestSalvageClean(t *testing.T) {
 		t.Fatal(err)
 	}
 	from, _ := compacted(t, good)
+	if err := os.Chmod(from, 0o640); err != nil {
+		t.Fatal(err)
+	}
 	to := filepath.Join(t.TempDir(), "salvaged.db")
 	rep, err := queue.Salvage(from, to, queue.SalvageOptions{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if fi, err := os.Stat(to); err != nil || fi.Mode().Perm() != 0o640 {
+		t.Errorf("the new file: %v, %v; want the damaged file's mode 0640", fi.Mode(), err)
 	}
 	// The fixture's legacy preferences are not JSON: a problem of the
 	// original too, which the daemon's start handles.

@@ -48,7 +48,8 @@ the pages that do not read are skipped and listed. Lost buckets and meta keys
 are written empty, idempotency keys restored from the job records, and the jobs
 the indexes name whose record was lost are quarantined in the new file (a
 request for one, or a retry of its idempotency key, gets 410) and listed. NEW
-is then opened once (damaged records quarantined, indexes rebuilt) and checked.
+is then opened once (damaged records quarantined, indexes rebuilt) and checked;
+it has the damaged file's mode and, run as root, its owner.
 
 Then keep the damaged file, and put NEW in its place:
 
