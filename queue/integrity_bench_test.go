@@ -83,4 +83,21 @@ func BenchmarkOpenCheck(b *testing.B) {
 			}
 		}
 	})
+	// colocd store salvage of the same file: the walk, the copy, the new
+	// file's open and check.
+	b.Run("salvage", func(b *testing.B) {
+		dir := b.TempDir()
+		i := 0
+		for b.Loop() {
+			i++
+			to := filepath.Join(dir, fmt.Sprintf("salvaged-%d.db", i))
+			rep, err := queue.Salvage(path, to, queue.SalvageOptions{})
+			if err != nil || !rep.Complete() || rep.Check.Jobs[queue.StatePending] != n {
+				b.Fatal(err, rep.Unread, rep.Check.Jobs)
+			}
+			b.StopTimer()
+			os.Remove(to)
+			b.StartTimer()
+		}
+	})
 }
