@@ -110,7 +110,8 @@ type MetaError struct {
 func (e *MetaError) Error() string {
 	if e.Page < 0 {
 		return fmt.Sprintf("%v: %s: both bbolt meta pages are damaged (page 0: %s; page 1: %s), so bbolt cannot open it; "+
-			"restore the file from a backup", ErrCorrupt, e.Path, e.Meta[0].Damage, e.Meta[1].Damage)
+			"restore the file from a backup, or try `colocd store salvage --to NEW`, which walks from a damaged page whose root still fits the file",
+			ErrCorrupt, e.Path, e.Meta[0].Damage, e.Meta[1].Damage)
 	}
 	d, v := e.Meta[e.Page], e.Meta[1-e.Page]
 	return fmt.Sprintf("%v: %s: bbolt meta page %d (bytes %d–%d) is damaged: %s; its txid field reads %d. "+

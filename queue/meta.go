@@ -195,7 +195,8 @@ func (in *inspection) pagesError(path string) error {
 		shown = shown[:5]
 	}
 	return fmt.Errorf("%w: %s: its bbolt pages are damaged (%d problem(s) from txid %d: %s); bbolt would read garbage or crash on them. "+
-		"Restore the file from a backup; `colocd store check` lists every problem",
+		"Restore the file from a backup, or copy what it still holds into a new file with `colocd store salvage --to NEW` "+
+		"(colocd stopped); `colocd store check` lists every problem",
 		ErrCorrupt, path, len(in.pages), in.meta[in.use].Txid, strings.Join(shown, "; "))
 }
 

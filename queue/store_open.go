@@ -189,7 +189,8 @@ func check(db *bolt.DB) (err error) {
 			errs = append(errs, e)
 		}
 		if len(errs) > 0 {
-			return fmt.Errorf("%w: %s: %w", ErrCorrupt, db.Path(), errors.Join(errs...))
+			return fmt.Errorf("%w: %s: %w (restore the file from a backup, or copy what it still holds with `colocd store salvage --to NEW`)",
+				ErrCorrupt, db.Path(), errors.Join(errs...))
 		}
 		return nil
 	})
