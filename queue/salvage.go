@@ -95,8 +95,10 @@ func (r *SalvageReport) Complete() bool { return len(r.Unread) == 0 && len(r.Los
 // could not read is in the report. The new file is removed when Salvage
 // fails after creating it.
 //
-// A replica's store (package ha) is not salvaged: the replica re-joins
-// from the leader's snapshot once its file is moved aside.
+// A replica's store (package ha; its meta names the cluster it follows)
+// is refused: the replica re-joins from the leader's snapshot once its
+// file is moved aside, and a salvaged copy would no longer match the log
+// it records having applied.
 func Salvage(from, to string, opts SalvageOptions) (rep SalvageReport, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	rep = SalvageReport{From: from, To: to, Keys: map[string]int{}}
@@ -268,6 +270,10 @@ func salvageWalk(tx *bolt.Tx, f io.ReaderAt, in *inspection, rep *SalvageReport,
 		},
 	}
 	rep.Unread = append(w.walk(f, in), skipped...)
+	if meta := tx.Bucket(bucketMeta); meta != nil && meta.Get(keyCluster) != nil {
+		return fmt.Errorf("the file is a replica's store (it follows cluster %q): a replica is not salvaged; "+
+			"move the file aside and start the replica, which re-joins from the leader's snapshot and the log", meta.Get(keyCluster))
+	}
 	return salvageFill(tx, rep, at)
 }
 

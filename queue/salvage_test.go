@@ -418,6 +418,17 @@ func TestSalvageRefuses(t *testing.T) {
 			t.Errorf("a refused salvage left %s", to)
 		}
 	})
+	t.Run("a replica's store", func(t *testing.T) {
+		path, _ := writeStore(t, 3, nil)
+		putRaw(t, path, "meta", []byte("cluster"), []byte("c-1"))
+		to := filepath.Join(t.TempDir(), "new.db")
+		if _, err := queue.Salvage(path, to, queue.SalvageOptions{}); err == nil || !strings.Contains(err.Error(), "re-joins") {
+			t.Errorf("Salvage of a replica's store: %v, want a refusal saying it re-joins", err)
+		}
+		if _, err := os.Stat(to); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("a refused salvage left %s", to)
+		}
+	})
 	t.Run("not a store", func(t *testing.T) {
 		from := filepath.Join(t.TempDir(), "text")
 		if err := os.WriteFile(from, bytes.Repeat([]byte("x"), 8192), 0o600); err != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -66,8 +67,8 @@ Exit status 0 when everything was read, 1 when the new file was written but
 something could not be read or a job was lost (the report says what), or when
 nothing could be written; 2 on a usage error. --json prints the report as JSON.`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 1 {
-				return usagef("%s takes at most one FILE, got %d arguments", cmd.CommandPath(), len(args))
+			if err := atMostOneFile(cmd, args); err != nil {
+				return err
 			}
 			if to == "" {
 				return usagef("%s needs --to NEW, the new file to write", cmd.CommandPath())
@@ -75,25 +76,15 @@ nothing could be written; 2 on a usage error. --json prints the report as JSON.`
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var cfg daemon.Config
-			if len(args) == 0 {
-				var err error
-				if cfg, err = loadConfig(cmd, cf, nil); err != nil {
-					return err
-				}
+			cfg, err := storeFileConfig(cmd, cf, args)
+			if err != nil {
+				return err
 			}
 			rep, err := daemon.SalvageStore(cfg, strings.Join(args, ""), to, timeout, nil)
 			if err != nil {
 				return fmt.Errorf("store salvage: %w", err)
 			}
-			out := cmd.OutOrStdout()
-			if asJSON {
-				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(rep); err != nil {
-					return err
-				}
-			} else if err := rep.WriteText(out); err != nil {
+			if err := printReport(cmd.OutOrStdout(), asJSON, &rep); err != nil {
 				return err
 			}
 			if !rep.Complete() {
@@ -133,32 +124,17 @@ JSON (raw bytes of quarantined records in base64).
 
   colocd store check /var/lib/colocd/colocd.db
   colocd store check --config /etc/colocd/colocd.yaml --json`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 1 {
-				return usagef("%s takes at most one FILE, got %d arguments", cmd.CommandPath(), len(args))
-			}
-			return nil
-		},
+		Args: atMostOneFile,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var cfg daemon.Config
-			if len(args) == 0 {
-				var err error
-				if cfg, err = loadConfig(cmd, cf, nil); err != nil {
-					return err
-				}
+			cfg, err := storeFileConfig(cmd, cf, args)
+			if err != nil {
+				return err
 			}
 			rep, err := daemon.CheckStore(cfg, strings.Join(args, ""), timeout)
 			if err != nil {
 				return fmt.Errorf("store check: %w", err)
 			}
-			out := cmd.OutOrStdout()
-			if asJSON {
-				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(rep); err != nil {
-					return err
-				}
-			} else if err := rep.WriteText(out); err != nil {
+			if err := printReport(cmd.OutOrStdout(), asJSON, &rep); err != nil {
 				return err
 			}
 			if !rep.Clean() {
@@ -171,4 +147,31 @@ JSON (raw bytes of quarantined records in base64).
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	cmd.Flags().DurationVar(&timeout, "timeout", time.Second, "how long to wait for the file lock")
 	return cmd
+}
+
+// atMostOneFile accepts a store command's optional FILE.
+func atMostOneFile(cmd *cobra.Command, args []string) error {
+	if len(args) > 1 {
+		return usagef("%s takes at most one FILE, got %d arguments", cmd.CommandPath(), len(args))
+	}
+	return nil
+}
+
+// storeFileConfig is the configuration a store command reads its file
+// from: none when FILE was given.
+func storeFileConfig(cmd *cobra.Command, cf *configFlags, args []string) (daemon.Config, error) {
+	if len(args) > 0 {
+		return daemon.Config{}, nil
+	}
+	return loadConfig(cmd, cf, nil)
+}
+
+// printReport writes a store command's report as indented JSON or as text.
+func printReport(w io.Writer, asJSON bool, rep interface{ WriteText(io.Writer) error }) error {
+	if !asJSON {
+		return rep.WriteText(w)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(rep)
 }
