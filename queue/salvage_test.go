@@ -114,6 +114,24 @@ func digestOf(tb testing.TB, path string) [32]byte {
 	return sum
 }
 
+// salvageRefused writes the damaged bytes to path, checks that Open
+// refuses them, and salvages them into a new file.
+func salvageRefused(t *testing.T, path string, damaged []byte) (string, queue.SalvageReport) {
+	t.Helper()
+	if err := os.WriteFile(path, damaged, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := queue.Open(path, queue.Options{}); !errors.Is(err, queue.ErrCorrupt) {
+		t.Fatalf("Open of the damaged file: %v, want ErrCorrupt", err)
+	}
+	to := filepath.Join(t.TempDir(), "salvaged.db")
+	rep, err := queue.Salvage(path, to, queue.SalvageOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return to, rep
+}
+
 // A clean file salvages whole: the same content, key for key.
 func TestSalvageClean(t *testing.T) {
 	good, err := damageFixture()
@@ -206,17 +224,7 @@ func TestSalvageBrokenPage(t *testing.T) {
 				t.Fatalf("found %d of %d jobs on one page; want a page holding some", len(on), n)
 			}
 			binary.NativeEndian.PutUint64(file[page*ps:], 1<<40) // its header names another page
-			if err := os.WriteFile(from, file, 0o600); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := queue.Open(from, queue.Options{}); !errors.Is(err, queue.ErrCorrupt) {
-				t.Fatalf("Open of the damaged file: %v, want ErrCorrupt", err)
-			}
-			to := filepath.Join(t.TempDir(), "salvaged.db")
-			rep, err := queue.Salvage(from, to, queue.SalvageOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			to, rep := salvageRefused(t, from, file)
 			if len(rep.Unread) == 0 || rep.Complete() || !rep.Check.Clean() {
 				t.Errorf("report: unread %q, check %s", rep.Unread, rep.Check.Summary())
 			}
@@ -473,17 +481,7 @@ func TestSalvageBucketFlag(t *testing.T) {
 	if !set {
 		t.Fatal("the job's leaf element was not found")
 	}
-	if err := os.WriteFile(from, file, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := queue.Open(from, queue.Options{}); !errors.Is(err, queue.ErrCorrupt) {
-		t.Fatalf("Open of the damaged file: %v, want ErrCorrupt", err)
-	}
-	to := filepath.Join(t.TempDir(), "salvaged.db")
-	rep, err := queue.Salvage(from, to, queue.SalvageOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	to, rep := salvageRefused(t, from, file)
 	if len(rep.Lost) != 0 || !rep.Check.Clean() || rep.Keys["jobs"] != len(js) {
 		t.Errorf("report: lost %v, check %s, keys %v", rep.Lost, rep.Check.Summary(), rep.Keys)
 	}
