@@ -20,20 +20,20 @@ import (
 // TestSubmitCommandDiesWithTheDaemon: a daemon SIGKILLed while its submit
 // command runs takes the command with it, so the command cannot submit
 // after a restarted daemon has looked its tags up and found nothing. The
-// command here would write its "application" (a file) 3 s after it
-// started; the daemon is killed as soon as it has started. Without the
-// parent-death signal the command lives on and writes it. As a script,
-// and as a script that execs its submitter (spark-submit, flink and
-// yarn's scripts end in exec java): the signal is kept across the exec.
+// command here writes its "application" (a file) once the daemon has
+// "restarted" (a file the test writes after killing the daemon): without
+// the parent-death signal the command lives on and writes it; with it,
+// it is gone before. No timing: only a command that outlives its daemon
+// can submit. As a script, and as a script that execs its submitter
+// (spark-submit, flink and yarn's scripts end in exec java): the signal
+// is kept across the exec.
 func TestSubmitCommandDiesWithTheDaemon(t *testing.T) {
+	const submit = `while [ ! -e "$OUT/restarted" ]; do sleep 0.05; done; echo submitted > "$OUT/application"`
 	for name, body := range map[string]string{
 		"script": `echo $$ > "$OUT/pid.tmp" && mv "$OUT/pid.tmp" "$OUT/pid"
-sleep 3
-echo submitted > "$OUT/application"
-`,
+` + submit + "\n",
 		"exec": `echo $$ > "$OUT/pid.tmp" && mv "$OUT/pid.tmp" "$OUT/pid"
-exec sh -c 'sleep 3; echo submitted > "$OUT/application"'
-`,
+exec sh -c '` + submit + "'\n",
 	} {
 		t.Run(name, func(t *testing.T) { dieWithTheDaemon(t, body) })
 	}
@@ -75,6 +75,9 @@ func dieWithTheDaemon(t *testing.T, body string) {
 		t.Fatal(err)
 	}
 	_ = daemon.Wait()
+	if err := os.WriteFile(filepath.Join(out, "restarted"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	deadline = time.Now().Add(30 * time.Second)
 	for alive(pid) {
 		if time.Now().After(deadline) {
