@@ -43,8 +43,13 @@ func (r *Report) WriteText(w io.Writer) error {
 	} else {
 		fmt.Fprintf(tw, "records\tnot read: the file is too damaged for bbolt to read them safely\n")
 	}
+	salvage := false
 	for _, p := range r.Problems {
 		fmt.Fprintf(tw, "PROBLEM %s\t%s\t%s\n", p.Kind, p.Where, p.What)
+		salvage = salvage || p.Kind == "pages" || p.Kind == "bbolt"
+	}
+	if salvage {
+		fmt.Fprintf(tw, "next\tcolocd refuses this file: restore it from a backup, or copy what it still holds with `colocd store salvage --to NEW`\n")
 	}
 	for _, q := range r.Quarantined {
 		fmt.Fprintf(tw, "quarantined\t%s/%s\t%s at %s; %d bytes: %s\n", q.Bucket, q.Key, q.Reason,

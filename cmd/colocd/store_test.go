@@ -140,8 +140,8 @@ func TestStoreSalvage(t *testing.T) {
 		if err := os.WriteFile(path, b, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		if code, _, _ := runCmd(t, "store", "check", path); code != exitRuntime {
-			t.Fatalf("store check of the damaged file: exit %d, want %d", code, exitRuntime)
+		if code, stdout, _ := runCmd(t, "store", "check", path); code != exitRuntime || !strings.Contains(stdout, "colocd store salvage --to NEW") {
+			t.Fatalf("store check of the damaged file: exit %d, want %d and a pointer to salvage\n%s", code, exitRuntime, stdout)
 		}
 		to := filepath.Join(dir, "salvaged.db")
 		code, stdout, stderr := runCmd(t, "store", "salvage", "--data-dir", dir, "--to", to)
