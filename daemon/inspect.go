@@ -51,6 +51,19 @@ func SalvageStore(cfg Config, from, to string, lockTimeout time.Duration, log *s
 	return queue.Salvage(from, to, queue.SalvageOptions{Timeout: lockTimeout, Log: log})
 }
 
+// ReleaseJob puts quarantined job id back into the store file path
+// (StorePath(cfg) when empty) as a pending job, from record; see
+// queue.Release. A replica's store is refused, as by SalvageStore.
+func ReleaseJob(cfg Config, path, id string, record []byte, lockTimeout time.Duration) (queue.Job, error) {
+	if cfg.HA.Enabled() {
+		return queue.Job{}, cfgErr("ha", "a replica's store is not changed by hand: its content is what the log gives every replica")
+	}
+	if path == "" {
+		path = StorePath(cfg)
+	}
+	return queue.Release(path, id, record, queue.ReleaseOptions{Timeout: lockTimeout})
+}
+
 // YarnClient is the ResourceManager client colocd serve builds from the
 // yarn section; log may be nil. A missing yarn.rm_urls is a *configError.
 func YarnClient(cfg Config, log *slog.Logger) (*YarnRM, error) {

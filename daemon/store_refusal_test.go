@@ -168,3 +168,14 @@ func TestSalvageStoreRefusesAReplica(t *testing.T) {
 		t.Errorf("the refused salvage wrote %s", to)
 	}
 }
+
+// A replica's store is not changed by hand: ReleaseJob refuses it.
+func TestReleaseJobRefusesAReplica(t *testing.T) {
+	cfg := Config{DataDir: t.TempDir()}
+	cfg.HA.ZooKeeper.Connect = "127.0.0.1:2181"
+	_, err := ReleaseJob(cfg, "", "01J0ABC", []byte(`{}`), time.Second)
+	var ce *configError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "replica") {
+		t.Errorf("ReleaseJob with ha: %v, want a configError naming the replica", err)
+	}
+}

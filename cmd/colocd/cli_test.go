@@ -91,6 +91,7 @@ func TestServerFlagsWhereRead(t *testing.T) {
 		"colocd serve":         {"config", "data-dir", "listen", "log-level"},
 		"colocd store check":   {"config", "data-dir"},
 		"colocd store salvage": {"config", "data-dir"},
+		"colocd store release": {"config", "data-dir"},
 		"colocd metrics":       {"config"},
 		"colocd sim":           {"config"},
 		"colocd yarn":          {"config"}, // and each yarn subcommand, inherited
@@ -118,8 +119,8 @@ func TestServerFlagsWhereRead(t *testing.T) {
 	}
 
 	code, _, stderr := runCmd(t, "queue", "--data-dir", "/tmp")
-	if code != exitUsage || !strings.Contains(stderr, "unknown flag: --data-dir") || !strings.Contains(stderr, "serve, store check and store salvage") {
-		t.Errorf("queue --data-dir: exit %d, stderr %q; want %d naming serve, store check and store salvage", code, stderr, exitUsage)
+	if code != exitUsage || !strings.Contains(stderr, "unknown flag: --data-dir") || !strings.Contains(stderr, "serve and store check, salvage and release") {
+		t.Errorf("queue --data-dir: exit %d, stderr %q; want %d naming serve and the store commands", code, stderr, exitUsage)
 	}
 }
 

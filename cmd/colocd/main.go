@@ -193,9 +193,9 @@ func flagError(cmd *cobra.Command, err error) error {
 
 // flagOwners are the commands that take each server flag.
 var flagOwners = map[string]string{
-	"config":    "serve, config check, store check, store salvage, metrics, yarn and sim",
+	"config":    "serve, config check, store check, salvage and release, metrics, yarn and sim",
 	"listen":    "serve",
-	"data-dir":  "serve, store check and store salvage",
+	"data-dir":  "serve and store check, salvage and release",
 	"log-level": "serve",
 }
 

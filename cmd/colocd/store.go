@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -23,7 +24,7 @@ checked; colocd store salvage --help what is copied.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newStoreCheckCmd(), newStoreSalvageCmd())
+	cmd.AddCommand(newStoreCheckCmd(), newStoreSalvageCmd(), newStoreReleaseCmd())
 	return cmd
 }
 
@@ -147,6 +148,87 @@ JSON (raw bytes of quarantined records in base64).
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	cmd.Flags().DurationVar(&timeout, "timeout", time.Second, "how long to wait for the file lock")
 	return cmd
+}
+
+func newStoreReleaseCmd() *cobra.Command {
+	var (
+		record  string
+		timeout time.Duration
+		cf      *configFlags
+	)
+	cmd := &cobra.Command{
+		Use:   "release ID --record JOB.json [FILE]",
+		Short: "Put a quarantined pending job back into the store file",
+		Long: `Put quarantined job ID back into the store file (FILE, or colocd.db in
+data_dir) as a pending job, where it sat in the FIFO, from JOB.json: the job's
+record repaired (colocd store check --json shows the quarantined bytes, in
+base64), or, for a job a salvage lost, the job as its submitter sent it. The
+record is read strictly (an unknown field is refused); an empty id or seq takes
+the job's own; it must be a valid job. Its idempotency key is indexed again.
+
+Only a job that was pending when quarantined comes back: one admitted or
+running may have an application on the cluster, and a release would submit
+it again. The store must be stopped (colocd holds the file); a replica's
+store is refused (its content is the log's).
+
+  systemctl stop colocd
+  colocd store check --json | jq '.quarantined'
+  colocd store release 01J0ABC --record job.json
+  systemctl start colocd
+
+Exit status 0 when the job is back, 1 when it was refused (the reason is on
+stderr), 2 on a usage error.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) < 1 || len(args) > 2 {
+				return usagef("%s takes the job ID and at most one FILE, got %d arguments", cmd.CommandPath(), len(args))
+			}
+			if record == "" {
+				return usagef("%s needs --record JOB.json, the job's record", cmd.CommandPath())
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := storeFileConfig(cmd, cf, args[1:])
+			if err != nil {
+				return err
+			}
+			b, err := readCapped(cmd.InOrStdin(), record, 1<<20)
+			if err != nil {
+				return fmt.Errorf("store release: --record: %w", err)
+			}
+			j, err := daemon.ReleaseJob(cfg, strings.Join(args[1:], ""), args[0], b, timeout)
+			if err != nil {
+				return fmt.Errorf("store release: %w", err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "released job %s (%s), pending at seq %d\n", j.ID, j.Kind, j.Seq)
+			return nil
+		},
+	}
+	cf = addConfigFlags(cmd.Flags(), "data-dir")
+	cmd.Flags().StringVar(&record, "record", "", "the job's record, JSON (- for standard input)")
+	cmd.Flags().DurationVar(&timeout, "timeout", time.Second, "how long to wait for the file lock")
+	return cmd
+}
+
+// readCapped reads path (- for stdin), refusing more than max bytes.
+func readCapped(stdin io.Reader, path string, max int64) ([]byte, error) {
+	r := stdin
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		r = f
+	}
+	b, err := io.ReadAll(io.LimitReader(r, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("%s is larger than %d bytes", path, max)
+	}
+	return b, nil
 }
 
 // atMostOneFile accepts a store command's optional FILE.

@@ -189,3 +189,43 @@ func TestStoreSalvage(t *testing.T) {
 		}
 	})
 }
+
+func TestStoreRelease(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	path, js := storeWith(t, dir, 4)
+	record, err := json.Marshal(js[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Update(func(tx *bolt.Tx) error { return tx.Bucket([]byte("jobs")).Put([]byte(js[1].ID), []byte("{garbage")) })
+	db.Close()
+	s, err := queue.Open(path, queue.Options{NoSync: true}) // quarantines it
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	file := filepath.Join(t.TempDir(), "job.json")
+	if err := os.WriteFile(file, record, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runCmd(t, "store", "release", js[1].ID, "--data-dir", dir); code != exitUsage || !strings.Contains(stderr, "--record") {
+		t.Errorf("no --record: exit %d, stderr %q; want %d naming --record", code, stderr, exitUsage)
+	}
+	if code, _, stderr := runCmd(t, "store", "release", js[0].ID, "--record", file, path); code != exitRuntime || !strings.Contains(stderr, "not quarantined") {
+		t.Errorf("a job not quarantined: exit %d, stderr %q; want %d saying so", code, stderr, exitRuntime)
+	}
+	code, stdout, stderr := runCmd(t, "store", "release", js[1].ID, "--record", file, "--data-dir", dir)
+	if code != exitOK || !strings.Contains(stdout, "released job "+js[1].ID) {
+		t.Fatalf("release: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	code, stdout, _ = runCmd(t, "store", "check", "--json", path)
+	var rep queue.Report
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || code != exitOK || len(rep.Quarantined) != 0 || rep.Jobs[queue.StatePending] != len(js) {
+		t.Errorf("check after the release: exit %d, %v, %+v", code, err, rep)
+	}
+}
