@@ -24,7 +24,7 @@ func knownFailure(err error) *httpError {
 	}
 	var q *queue.QuarantinedError
 	if errors.As(err, &q) {
-		return errorf(http.StatusGone, "", "job %s: its stored record was damaged and is quarantined (%s); `colocd store check` lists it", q.ID, q.Reason)
+		return errorf(http.StatusGone, "", "job %s: its stored record was damaged and is quarantined (%s); `colocd store check` lists it, and an operator can put a pending job back with `colocd store release`", q.ID, q.Reason)
 	}
 	var low *queue.SpaceError
 	if errors.As(err, &low) {
