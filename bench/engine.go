@@ -151,7 +151,7 @@ func newEngineSetup(rc RunConfig, cfg daemon.Config, s *sim.Sim, clk simcluster.
 	}
 	eo.Rand = rand.New(rand.NewPCG(rc.Seed, 0x5851f42d4c957f2d))
 	eo.Wall = func() time.Time { return frozen } // decision latency only; no wall clock here
-	eo.Limits, eo.ReferenceVCores, eo.NodeLimits = cluster.Limits(), cluster.ReferenceVCores(), cluster.NodeLimits()
+	eo.Limits, eo.ReferenceVCores, eo.NodeLimits = cluster.Limits(), cluster.ReferenceVCores(), engine.LimitsByNode(cluster.NodeLimits())
 	es.e, err = engine.New(eo)
 	if err != nil {
 		return es, fmt.Errorf("%w: %w", errInvalid, err)

@@ -240,6 +240,21 @@ type goodnessConfig struct {
 	NetRecvMBps     float64 `mapstructure:"net_recv_mbps"`
 	NetSentMBps     float64 `mapstructure:"net_sent_mbps"`
 	ReferenceVCores int64   `mapstructure:"reference_vcores"`
+	// NodeGroups are the maxima of nodes whose disks or NICs differ from
+	// the reference node's (no resource manager reports them): a node
+	// takes the first group whose hosts pattern matches its name.
+	NodeGroups []nodeGroupConfig `mapstructure:"node_groups"`
+}
+
+// nodeGroupConfig is one group of nodes of other hardware: Hosts is an
+// RE2 pattern that must match a node's whole name (as YARN reports it);
+// a maximum left at zero is the reference node's.
+type nodeGroupConfig struct {
+	Hosts         string  `mapstructure:"hosts"`
+	DiskReadMBps  float64 `mapstructure:"disk_read_mbps"`
+	DiskWriteMBps float64 `mapstructure:"disk_write_mbps"`
+	NetRecvMBps   float64 `mapstructure:"net_recv_mbps"`
+	NetSentMBps   float64 `mapstructure:"net_sent_mbps"`
 }
 
 // learningConfig configures the learning tick and the bandit.

@@ -211,6 +211,8 @@ func TestConfigBad(t *testing.T) {
 		"api-proxy-nobody": "api.proxy_users[0].users", "tls-client": "tls.client_ca_file",
 		"token-expires": "tokens[0].expires", "yarn-hadoop-conf": "yarn.hadoop_conf_dir", "yarn-hadoop-rm": "yarn.hadoop_conf_dir",
 		"yarn-cert": "yarn.key_file", "yarn-cert-file": "yarn.cert_file", "container-usage": "influx.url",
+		"node-group-hosts": "goodness.node_groups[0].hosts", "node-group-empty": "goodness.node_groups[0]",
+		"node-group-neg": "goodness.node_groups[1].net_recv_mbps", "node-group-key": "goodness.node_groups[0].disk_read_mpbs",
 	}
 	// A file that is not YAML has no key to name.
 	mention := map[string]string{"yaml-syntax": "parse"}

@@ -185,7 +185,7 @@ func ReadMetrics(ctx context.Context, cfg Config, hosts []string, from, to time.
 			return nil, nil, fmt.Errorf("list the hosts with data: %w", err)
 		}
 	}
-	return engine.ReadUsage(ctx, src, hosts, from, to, lim)
+	return engine.ReadUsage(ctx, src, hosts, from, to, engine.LimitsOf(lim, cfg.Goodness.nodeLimits(lim, nil)))
 }
 
 // ReadContainerUsage is what learning.container_usage reads: each

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime/debug"
 	"time"
 
@@ -258,7 +259,7 @@ func openCore(cfg Config, b backend, store *queue.Store, repl *replication, log 
 	// that a backoff never shifts the admission sampler's draws.
 	eo.BackoffRand = mrand.New(mrand.NewPCG(b.seed^0x9e3779b97f4a7c15, b.seed))
 	eo.Logger, eo.Limits, eo.StallAfter = log.With("component", "engine"), c.limits, stallBound(cfg)
-	eo.ReferenceVCores, eo.NodeLimits = cfg.Goodness.referenceVCores(b.refVCores), b.nodeLimits
+	eo.ReferenceVCores, eo.NodeLimits = cfg.Goodness.referenceVCores(b.refVCores), cfg.Goodness.nodeLimits(c.limits, engine.LimitsByNode(b.nodeLimits))
 	eo.SimulatedClock = b.clockInfo != nil
 	eo.DependencyOf = dependencyOf
 	if repl != nil {
@@ -537,6 +538,41 @@ func (g goodnessConfig) referenceVCores(def int64) int64 {
 		return g.ReferenceVCores
 	}
 	return def
+}
+
+// nodeLimits is engine.Options.NodeLimits: the node groups' maxima over
+// the reference's ref (a field left at zero is ref's), the first group
+// whose hosts match a node's name; a node no group matches gets what
+// backend gives (the simulator's own node groups), if anything. nil when
+// neither has any. The patterns were validated with the config.
+func (g goodnessConfig) nodeLimits(ref goodness.Limits, backend func(string) (goodness.Limits, bool)) func(string) (goodness.Limits, bool) {
+	if len(g.NodeGroups) == 0 {
+		return backend
+	}
+	type group struct {
+		re  *regexp.Regexp
+		lim goodness.Limits
+	}
+	groups := make([]group, 0, len(g.NodeGroups))
+	for _, ng := range g.NodeGroups {
+		re, err := hostsPattern(ng.Hosts)
+		if err != nil {
+			continue // refused by validate
+		}
+		lim := goodnessConfig{DiskReadMBps: ng.DiskReadMBps, DiskWriteMBps: ng.DiskWriteMBps, NetRecvMBps: ng.NetRecvMBps, NetSentMBps: ng.NetSentMBps}.limits(ref)
+		groups = append(groups, group{re, lim})
+	}
+	return func(node string) (goodness.Limits, bool) {
+		for _, gr := range groups {
+			if gr.re.MatchString(node) {
+				return gr.lim, true
+			}
+		}
+		if backend != nil {
+			return backend(node)
+		}
+		return goodness.Limits{}, false
+	}
 }
 
 // limits is the configured goodness maxima in bytes/s, each falling back

@@ -3,7 +3,9 @@ package daemon
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net"
+	"regexp"
 	"strings"
 	"time"
 
@@ -160,8 +162,33 @@ func (g goodnessConfig) validate(required bool) error {
 	if g.ReferenceVCores < 0 || g.ReferenceVCores > maxReferenceVCores {
 		return cfgErr("goodness.reference_vcores", "must be in [0, %d], got %d", maxReferenceVCores, g.ReferenceVCores)
 	}
+	for i, ng := range g.NodeGroups {
+		key := fmt.Sprintf("goodness.node_groups[%d]", i)
+		if ng.Hosts == "" {
+			return cfgErr(key+".hosts", "required: an RE2 pattern of the group's host names")
+		}
+		if _, err := hostsPattern(ng.Hosts); err != nil {
+			return cfgErr(key+".hosts", "%q is not an RE2 pattern: %v", ng.Hosts, err)
+		}
+		set := false
+		for _, f := range []struct {
+			key string
+			v   float64
+		}{{"disk_read_mbps", ng.DiskReadMBps}, {"disk_write_mbps", ng.DiskWriteMBps}, {"net_recv_mbps", ng.NetRecvMBps}, {"net_sent_mbps", ng.NetSentMBps}} {
+			if f.v < 0 || math.IsNaN(f.v) || math.IsInf(f.v, 0) {
+				return cfgErr(key+"."+f.key, "must be a finite number >= 0 (0: the reference node's), got %v", f.v)
+			}
+			set = set || f.v > 0
+		}
+		if !set {
+			return cfgErr(key, "sets no maximum: give at least one of disk_read_mbps, disk_write_mbps, net_recv_mbps, net_sent_mbps")
+		}
+	}
 	return nil
 }
+
+// hostsPattern compiles a node group's hosts pattern to match whole names.
+func hostsPattern(p string) (*regexp.Regexp, error) { return regexp.Compile(`^(?:` + p + `)$`) }
 
 // maxReferenceVCores bounds goodness.reference_vcores: far above any node.
 const maxReferenceVCores = 1 << 20

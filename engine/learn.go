@@ -192,7 +192,7 @@ func (e *Engine) gather(ctx context.Context, from, to time.Time) (tickInputs, er
 		return in, nil
 	}
 	slices.Sort(hosts)
-	readings, _, err := readUsage(ctx, e.metrics, hosts, from, to, e.sizes.limitsOf)
+	readings, _, err := ReadUsage(ctx, e.metrics, hosts, from, to, e.sizes.limitsOf)
 	if err != nil {
 		e.backendError("metrics", err)
 		return in, fmt.Errorf("learn [%s, %s]: %w: %w", from.Format(time.RFC3339), to.Format(time.RFC3339), errMetrics, err)

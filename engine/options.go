@@ -95,10 +95,11 @@ type Options struct {
 	// advertising twice as many has twice its CPU. Zero: every node's CPU
 	// is the reference's.
 	ReferenceVCores int64
-	// NodeLimits are the disk and network maxima of nodes whose hardware
-	// differs from the reference's, by node name (the resource manager
-	// does not report them); a node not listed has Limits.
-	NodeLimits map[string]goodness.Limits
+	// NodeLimits gives the disk and network maxima of a node whose
+	// hardware differs from the reference's, by node name (the resource
+	// manager does not report them); a node it does not know (false), or
+	// every node when nil, has Limits. LimitsByNode makes one of a map.
+	NodeLimits func(node string) (goodness.Limits, bool)
 	// StallAfter makes Ready fail once the loop has completed no iteration
 	// for longer than this, in Wall time; zero never does (no loop drives
 	// the engine, as in benchmarks).

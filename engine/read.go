@@ -19,16 +19,11 @@ type Reading struct {
 }
 
 // ReadUsage is the learning tick's read of the metrics: each host's mean
-// usage over [from, to) from src, scored with lim. Hosts without fresh
-// data are absent from readings and listed, sorted, in stale; err is the
-// source's failure (no reading then). `colocd metrics` prints what it
-// returns.
-func ReadUsage(ctx context.Context, src UsageSource, hosts []string, from, to time.Time, lim goodness.Limits) (readings map[string]Reading, stale []string, err error) {
-	return readUsage(ctx, src, hosts, from, to, func(string) goodness.Limits { return lim })
-}
-
-// readUsage is ReadUsage with each host's own limits.
-func readUsage(ctx context.Context, src UsageSource, hosts []string, from, to time.Time, limOf func(host string) goodness.Limits) (readings map[string]Reading, stale []string, err error) {
+// usage over [from, to) from src, scored with its maxima (limOf; see
+// LimitsOf). Hosts without fresh data are absent from readings and
+// listed, sorted, in stale; err is the source's failure (no reading
+// then). `colocd metrics` prints what it returns.
+func ReadUsage(ctx context.Context, src UsageSource, hosts []string, from, to time.Time, limOf func(host string) goodness.Limits) (readings map[string]Reading, stale []string, err error) {
 	usage, stale, err := src.Usage(ctx, hosts, from, to)
 	if err != nil {
 		return nil, nil, err

@@ -28,7 +28,7 @@ func TestReadUsage(t *testing.T) {
 		return map[string]goodness.Usage{"a": good, "b": {CPU: math.NaN()}, "c": good}, srcStale, nil
 	})
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	r, stale, err := ReadUsage(context.Background(), src, []string{"a", "b", "c", "d"}, t0, t0.Add(time.Minute), lim)
+	r, stale, err := ReadUsage(context.Background(), src, []string{"a", "b", "c", "d"}, t0, t0.Add(time.Minute), LimitsOf(lim, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestReadUsage(t *testing.T) {
 	failing := usageFunc(func(context.Context, []string, time.Time, time.Time) (map[string]goodness.Usage, []string, error) {
 		return nil, nil, boom
 	})
-	if _, _, err := ReadUsage(context.Background(), failing, []string{"a"}, t0, t0.Add(time.Minute), lim); !errors.Is(err, boom) {
+	if _, _, err := ReadUsage(context.Background(), failing, []string{"a"}, t0, t0.Add(time.Minute), LimitsOf(lim, nil)); !errors.Is(err, boom) {
 		t.Errorf("failing source: %v", err)
 	}
 }

@@ -17,7 +17,7 @@ import (
 type nodeSizes struct {
 	refVCores int64
 	ref       goodness.Limits
-	limits    map[string]goodness.Limits
+	limits    func(node string) (goodness.Limits, bool) // nil: every node is the reference's
 }
 
 // nodeSizes is the options' node sizes.
@@ -26,11 +26,30 @@ func (o Options) nodeSizes() nodeSizes {
 }
 
 // limitsOf is node's maxima in bytes/s: its own, else the reference's.
-func (s nodeSizes) limitsOf(node string) goodness.Limits {
-	if l, ok := s.limits[node]; ok {
-		return l
+func (s nodeSizes) limitsOf(node string) goodness.Limits { return LimitsOf(s.ref, s.limits)(node) }
+
+// LimitsOf is each node's maxima: what nodes gives for it, else ref.
+func LimitsOf(ref goodness.Limits, nodes func(node string) (goodness.Limits, bool)) func(node string) goodness.Limits {
+	return func(node string) goodness.Limits {
+		if nodes != nil {
+			if l, ok := nodes(node); ok {
+				return l
+			}
+		}
+		return ref
 	}
-	return s.ref
+}
+
+// LimitsByNode is Options.NodeLimits of a map from node name to maxima;
+// nil for an empty map.
+func LimitsByNode(m map[string]goodness.Limits) func(node string) (goodness.Limits, bool) {
+	if len(m) == 0 {
+		return nil
+	}
+	return func(node string) (goodness.Limits, bool) {
+		l, ok := m[node]
+		return l, ok
+	}
 }
 
 // size is node's size, advertising vcores: zero when it is the

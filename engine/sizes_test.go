@@ -14,7 +14,7 @@ import (
 func TestNodeSizes(t *testing.T) {
 	ref := goodness.Limits{DiskRead: 300e6, DiskWrite: 300e6, NetRecv: 117e6, NetSent: 117e6}
 	fast := goodness.Limits{DiskRead: 600e6, DiskWrite: 600e6, NetRecv: 1170e6, NetSent: 1170e6}
-	s := nodeSizes{refVCores: 12, ref: ref, limits: map[string]goodness.Limits{"new1": fast}}
+	s := nodeSizes{refVCores: 12, ref: ref, limits: LimitsByNode(map[string]goodness.Limits{"new1": fast})}
 	for _, tc := range []struct {
 		name   string
 		node   string

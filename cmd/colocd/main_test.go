@@ -247,6 +247,29 @@ func TestMetricsCommand(t *testing.T) {
 		t.Errorf("metrics --influx-language influxql (-want +got):\n%s", diff)
 	}
 
+	// A node group gives w2 its own disk-read and receive maxima (the rest
+	// stay the reference's): its goodness is scored with them, w1's as before.
+	groups := filepath.Join(t.TempDir(), "colocd.yaml")
+	if err := os.WriteFile(groups, []byte("goodness:\n  node_groups:\n    - hosts: \"w[2-9]\"\n      disk_read_mbps: 1000\n      net_recv_mbps: 250\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = runCmd(t, append(args, "--json", "--config", groups)...)
+	var gotGroups map[string]map[string]map[string]float64
+	if err := json.Unmarshal([]byte(out), &gotGroups); err != nil || code != 0 {
+		t.Fatalf("metrics with node groups: exit %d, %v: %s", code, err, errOut)
+	}
+	w2lim := goodness.Limits{DiskRead: 1000e6, DiskWrite: 500e6, NetRecv: 250e6, NetSent: 125e6}
+	w2 := goodness.Score(res.Usage["w2"], w2lim)
+	if w2 == want["hosts"]["w2"]["goodness"] {
+		t.Fatalf("the node group's maxima do not change w2's goodness (%v): the test tells nothing", w2)
+	}
+	if g := gotGroups["hosts"]["w2"]["goodness"]; g != w2 {
+		t.Errorf("w2's goodness with its node group = %v, want %v (scored with %+v)", g, w2, w2lim)
+	}
+	if g := gotGroups["hosts"]["w1"]["goodness"]; g != want["hosts"]["w1"]["goodness"] {
+		t.Errorf("w1's goodness = %v, want %v: no group matches it", g, want["hosts"]["w1"]["goodness"])
+	}
+
 	// Without --hosts and without a ResourceManager: every host with data.
 	noHosts := slices.Clone(args)
 	i := slices.Index(noHosts, "--hosts")
