@@ -229,8 +229,9 @@ func (p *Prometheus) authorize(req *http.Request) {
 
 // Usage returns each host's mean usage over the window [from, to], taken
 // to the millisecond, with instant queries for all hosts at once (three
-// for the CPU, see promQueries; one per other resource), evaluated at to over a range of W = to − from, run concurrently under
-// one Timeout:
+// for the CPU, see promQueries; one per other resource, and one per disk
+// and net counter for the series present), evaluated at to over a range
+// of W = to − from, run concurrently under one Timeout:
 //   - CPU = Σ rate of the modes other than idle and iowait / Σ rate of
 //     all modes of node_cpu_seconds_total, IOWait = iowait / Σ all modes,
 //     over all of a host's CPUs, clamped to [0, 1] with CPU ≤ 1 − IOWait:
@@ -257,8 +258,11 @@ func (p *Prometheus) authorize(req *http.Request) {
 // before to is older than to − StaleAfter, or when it has cpu rates but
 // no current sample (Prometheus marked the series stale: the target went
 // away). It is Missing when it has no cpu sample in the window, or only
-// one there, too few for a rate. A host with cpu rates but no disk or net series gets
-// zero rates for them. Several targets mapping to one host (two exporters
+// one there, too few for a rate, or when it has series of a disk or net
+// counter in the window of which none has two samples there (as the
+// InfluxDB reader reads it: rate() gives such a host nothing, which would
+// otherwise read as idle). A host with cpu rates but no disk or net series
+// gets zero rates for them. Several targets mapping to one host (two exporters
 // on one node: "node1:9100" and "node1:9200" with StripPort, or two
 // instances with the same HostLabel value) are averaged, each quantity
 // over the targets that report it: they read the same kernel counters, so
@@ -325,7 +329,7 @@ func (p *Prometheus) usage(ctx context.Context, hosts []string, from, to time.Ti
 		switch {
 		case !a.hasNewest || a.newest < freshMs:
 			res.Stale = append(res.Stale, h)
-		case a.cpuN == 0:
+		case a.cpuN == 0, a.unrated():
 			res.Missing = append(res.Missing, h)
 		default:
 			res.Usage[h] = a.usage()
@@ -351,7 +355,8 @@ type promHost struct {
 	cpuN               int
 	rate               [numPromQueries]float64 // disk and net: Σ over targets
 	rateN              [numPromQueries]int
-	newest             int64 // ms: newest idle-cpu sample at or before to
+	seen               [numPromQueries]bool // the *Seen queries: a series with one sample in the window
+	newest             int64                // ms: newest idle-cpu sample at or before to
 	hasNewest          bool
 }
 
@@ -425,6 +430,13 @@ func (p *Prometheus) combine(hosts []string, answers [numPromQueries][]promRow) 
 			}
 		}
 	}
+	for _, q := range []int{promQDiskReadSeen, promQDiskWriteSeen, promQNetRecvSeen, promQNetSentSeen} {
+		for _, r := range answers[q] {
+			if a := get(r.host); a != nil && r.v > 0 {
+				a.seen[q] = true
+			}
+		}
+	}
 	for _, r := range answers[promQNewest] {
 		if a := get(r.host); a != nil {
 			ms := int64(math.Round(r.v * 1e3))
@@ -434,6 +446,19 @@ func (p *Prometheus) combine(hosts []string, answers [numPromQueries][]promRow) 
 		}
 	}
 	return acc
+}
+
+// unrated reports whether the host has disk or net series in the window
+// of which none has two samples there (no rate): missing, not idle, as the
+// InfluxDB path reads it.
+func (a *promHost) unrated() bool {
+	for seen, rate := range map[int]int{promQDiskReadSeen: promQDiskRead, promQDiskWriteSeen: promQDiskWrite,
+		promQNetRecvSeen: promQNetRecv, promQNetSentSeen: promQNetSent} {
+		if a.seen[seen] && a.rateN[rate] == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // usage is the host's mean usage; cpuN must be positive.

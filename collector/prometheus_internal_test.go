@@ -41,6 +41,7 @@ func TestPromQueries(t *testing.T) {
 		c.DiskExclude, c.NetInclude, c.NetExclude = []string{`sd[a-z]+[0-9]+`, `dm-.*`}, []string{`eth.*`}, []string{`lo`}
 	})
 	sel := `job="node", instance=~"(?:h\\.1|we\"ird)(?::[0-9]+)?|(?:::1)|\\[(?:::1)\\](?::[0-9]+)?"`
+	unrated := func(sel string) string { return "count by (instance) (count_over_time(" + sel + ") < 2)" }
 	want := [numPromQueries]string{
 		`sum by (instance, mode) (rate(node_cpu_seconds_total{mode=~"idle|iowait", ` + sel + `}[30500ms]))`,
 		`sum by (instance) (rate(node_cpu_seconds_total{mode!~"idle|iowait", cpu=~".*[02468]", ` + sel + `}[30500ms]))`,
@@ -50,6 +51,11 @@ func TestPromQueries(t *testing.T) {
 		`sum by (instance) (rate(node_network_receive_bytes_total{device=~"(?:eth.*)", device!~"(?:lo)", ` + sel + `}[30500ms]))`,
 		`sum by (instance) (rate(node_network_transmit_bytes_total{device=~"(?:eth.*)", device!~"(?:lo)", ` + sel + `}[30500ms]))`,
 		`max by (instance) (timestamp(node_cpu_seconds_total{mode="idle", ` + sel + `}))`,
+		"", "", // pressure: off
+		unrated(`node_disk_read_bytes_total{device!~"(?:dm-.*)|(?:sd[a-z]+[0-9]+)", ` + sel + `}[30500ms]`),
+		unrated(`node_disk_written_bytes_total{device!~"(?:dm-.*)|(?:sd[a-z]+[0-9]+)", ` + sel + `}[30500ms]`),
+		unrated(`node_network_receive_bytes_total{device=~"(?:eth.*)", device!~"(?:lo)", ` + sel + `}[30500ms]`),
+		unrated(`node_network_transmit_bytes_total{device=~"(?:eth.*)", device!~"(?:lo)", ` + sel + `}[30500ms]`),
 	}
 	got := p.promQueries([]string{"::1", "h.1", `we"ird`}, 30500*time.Millisecond)
 	if diff := cmp.Diff(want, got); diff != "" {

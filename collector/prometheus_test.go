@@ -160,6 +160,12 @@ func promUsageData() *promtest.Samples {
 	f.cpu(target("h7:9100", "h7"), "0", []int{15, 25, 35, 45}, map[string]float64{"idle": 1})
 	// h8: one sample in the window, too few for a rate: missing.
 	f.cpu(target("h8:9100", "h8"), "0", []int{45, 75}, map[string]float64{"idle": 1})
+	// h9: cpu rates, but its disk's read counter has one sample in the
+	// window (its exporter's disk collector just came up): missing, not
+	// a host that reads nothing. Its write counter has none at all.
+	h9 := target("h9:9100", "h9")
+	f.cpu(h9, "0", ats, map[string]float64{"user": 0.5, "idle": 0.5})
+	f.linear("node_disk_read_bytes_total", lbl(h9, "device", "sda"), []int{85}, 1e6, 100)
 	return &f.Samples
 }
 
@@ -171,7 +177,7 @@ func TestPrometheusUsage(t *testing.T) {
 	srv := promtest.Start(t, promtest.WithSamples(promUsageData()))
 	ctx := context.Background()
 	from, to := promAt(60), promAt(90)
-	asked := []string{"h1", "h2", "h3", "h4", "h5", "::1", "h7", "h8", "h1"}
+	asked := []string{"h1", "h2", "h3", "h4", "h5", "::1", "h7", "h8", "h9", "h1"}
 	h1 := goodness.Usage{CPU: 0.5, IOWait: 0.05, DiskRead: 100, DiskWrite: 150, NetRecv: 1100, NetSent: 200}
 	usage := map[string]goodness.Usage{
 		"h1":  h1,
@@ -179,7 +185,7 @@ func TestPrometheusUsage(t *testing.T) {
 		"h5":  {CPU: 0.3, DiskRead: 200, NetRecv: 50},
 		"::1": {CPU: 0.25},
 	}
-	want := collector.Result{Usage: usage, Stale: []string{"h2"}, Missing: []string{"h3", "h7", "h8"}}
+	want := collector.Result{Usage: usage, Stale: []string{"h2"}, Missing: []string{"h3", "h7", "h8", "h9"}}
 	check := func(t *testing.T, want, got collector.Result) {
 		t.Helper()
 		if diff := cmp.Diff(want, got, promApprox); diff != "" {
@@ -210,7 +216,7 @@ func TestPrometheusUsage(t *testing.T) {
 		if err != nil {
 			t.Fatalf("UsageAll: %v", err)
 		}
-		wantAll := collector.Result{Usage: map[string]goodness.Usage{"h6": {CPU: 1}}, Stale: []string{"h2"}, Missing: []string{"h8"}}
+		wantAll := collector.Result{Usage: map[string]goodness.Usage{"h6": {CPU: 1}}, Stale: []string{"h2"}, Missing: []string{"h8", "h9"}}
 		for h, u := range usage {
 			wantAll.Usage[h] = u
 		}

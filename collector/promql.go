@@ -49,10 +49,18 @@ const (
 	promQNewest
 	promQIOPressure  // only with Pressure
 	promQCPUPressure // only with Pressure
+	// The targets with a disk or net counter series that has one sample in
+	// the window: a host with such a series and no rate for that counter
+	// from any other (none has two samples there) is missing, not idle.
+	promQDiskReadSeen
+	promQDiskWriteSeen
+	promQNetRecvSeen
+	promQNetSentSeen
 	numPromQueries
 )
 
-var promQueryNames = [numPromQueries]string{"cpu idle and iowait", "cpu busy (even cpus)", "cpu busy (other cpus)", "disk read", "disk write", "net receive", "net transmit", "newest cpu sample", "io pressure", "cpu pressure"}
+var promQueryNames = [numPromQueries]string{"cpu idle and iowait", "cpu busy (even cpus)", "cpu busy (other cpus)", "disk read", "disk write", "net receive", "net transmit", "newest cpu sample", "io pressure", "cpu pressure",
+	"disk read series", "disk write series", "net receive series", "net transmit series"}
 
 // promQueries are the instant queries of one usage read over a window of
 // w, all hosts at once: the cpu modes' summed rates per target (idle and
@@ -86,6 +94,11 @@ func (p *Prometheus) promQueries(hosts []string, w time.Duration) [numPromQuerie
 	rate := func(by, metric string, extra ...string) string {
 		return "sum by (" + by + ") (rate(" + vec(metric, extra...) + rng + "))"
 	}
+	// single: the targets with a series of metric that has one sample in
+	// the window, too few for a rate; usually none, so the answer is small.
+	single := func(by, metric string, extra ...string) string {
+		return "count by (" + by + ") (count_over_time(" + vec(metric, extra...) + rng + ") < 2)"
+	}
 	var disk, net []string
 	if c.diskExclude != "" {
 		disk = append(disk, "device!~"+strconv.Quote(c.diskExclude))
@@ -111,6 +124,11 @@ func (p *Prometheus) promQueries(hosts []string, w time.Duration) [numPromQuerie
 		promQNetRecv:   rate(hl, promNetRecvMetric, net...),
 		promQNetSent:   rate(hl, promNetSentMetric, net...),
 		promQNewest:    "max by (" + hl + ") (timestamp(" + vec(promCPUMetric, `mode="idle"`) + "))",
+
+		promQDiskReadSeen:  single(hl, promDiskReadMetric, disk...),
+		promQDiskWriteSeen: single(hl, promDiskWriteMetric, disk...),
+		promQNetRecvSeen:   single(hl, promNetRecvMetric, net...),
+		promQNetSentSeen:   single(hl, promNetSentMetric, net...),
 	}
 	if c.Pressure {
 		qs[promQIOPressure] = rate(hl, promIOPressure)
