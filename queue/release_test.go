@@ -189,16 +189,7 @@ func TestReleaseLostBySalvage(t *testing.T) {
 // returns the new file, the first job lost and that job as it was.
 func lostBySalvage(t *testing.T) (string, queue.LostJob, queue.Job) {
 	t.Helper()
-	path, js := writeStore(t, 200, nil)
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	from, ps := compacted(t, b)
-	file, err := os.ReadFile(from)
-	if err != nil {
-		t.Fatal(err)
-	}
+	from, ps, file, js := compactedStore(t, 200)
 	marker := []byte(`{"id":"` + js[0].ID + `"`)
 	for p := 2; (p+1)*ps <= len(file); p++ {
 		if buf := file[p*ps : (p+1)*ps]; binary.NativeEndian.Uint16(buf[8:]) == 0x02 && strings.Contains(string(buf), string(marker)) {

@@ -57,6 +57,22 @@ func compacted(tb testing.TB, b []byte) (string, int) {
 	return path, int(binary.NativeEndian.Uint32(out[16+8:]))
 }
 
+// compactedStore is writeStore(n) compacted (see compacted), with the
+// compacted file's bytes.
+func compactedStore(t *testing.T, n int) (path string, ps int, file []byte, js []queue.Job) {
+	t.Helper()
+	src, js := writeStore(t, n, nil)
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, ps = compacted(t, b)
+	if file, err = os.ReadFile(path); err != nil {
+		t.Fatal(err)
+	}
+	return path, ps, file, js
+}
+
 // records reads every key and value of the jobs and kinds buckets of the
 // store file at path (closed).
 func records(tb testing.TB, path string) map[string]string {
@@ -452,16 +468,7 @@ func TestSalvageRefuses(t *testing.T) {
 // the file (the walk finds no bucket there); Salvage copies the element
 // as the key it is, and the job comes back whole.
 func TestSalvageBucketFlag(t *testing.T) {
-	path, js := writeStore(t, 20, nil)
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	from, ps := compacted(t, b)
-	file, err := os.ReadFile(from)
-	if err != nil {
-		t.Fatal(err)
-	}
+	from, ps, file, js := compactedStore(t, 20)
 	victim := js[7]
 	set := false
 	for p := 2; p*ps < len(file) && !set; p++ {
