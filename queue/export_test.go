@@ -156,3 +156,11 @@ type (
 	TransitionError = transitionError
 	TruncatedError  = truncatedError
 )
+
+// SetSalvageBatch sets how many bytes Salvage writes per transaction, and
+// returns a function restoring it.
+func SetSalvageBatch(n int) (restore func()) {
+	old := salvageBatch
+	salvageBatch = n
+	return func() { salvageBatch = old }
+}

@@ -175,7 +175,7 @@ func Salvage(from, to string, opts SalvageOptions) (rep SalvageReport, err error
 		now = time.Now
 	}
 	at := now().Round(0).UTC()
-	if err := db.Update(func(tx *bolt.Tx) error { return salvageWalk(tx, f, &in, &rep, at) }); err != nil {
+	if err := salvageWalk(db, f, &in, &rep, at); err != nil {
 		return rep, fmt.Errorf("queue: salvage into %s: %w", to, err)
 	}
 	if note != "" {
@@ -208,38 +208,60 @@ func Salvage(from, to string, opts SalvageOptions) (rep SalvageReport, err error
 	return rep, nil
 }
 
-// salvageWalk copies what the page walk of f reads into tx, then fills in
-// what a store needs and the walk lost.
-func salvageWalk(tx *bolt.Tx, f io.ReaderAt, in *inspection, rep *SalvageReport, at time.Time) error {
+// salvageBatch is how many bytes of keys and values salvageWalk gathers
+// before it writes them in one transaction: the memory a salvage holds is
+// about this much, whatever the file's size.
+var salvageBatch = 8 << 20 // a variable for the tests
+
+// salvageOp is one write the walk asks for: a key and value into the
+// bucket at path, or (bucket) the bucket at path with its sequence.
+type salvageOp struct {
+	path   [][]byte
+	k, v   []byte
+	bucket bool
+	seq    uint64
+}
+
+// salvageWalk copies what the page walk of f reads into db, a batch of
+// about salvageBatch bytes per transaction, then fills in what a store
+// needs and the walk lost (salvageFill).
+func salvageWalk(db *bolt.DB, f io.ReaderAt, in *inspection, rep *SalvageReport, at time.Time) error {
 	var skipped []string // what was read but cannot be written (a key too long, a name both a key and a bucket)
 	skip := func(format string, args ...any) {
 		if len(skipped) < maxProblems {
 			skipped = append(skipped, fmt.Sprintf(format, args...))
 		}
 	}
-	// bucketAt returns the bucket at path in tx, creating what is missing.
-	bucketAt := func(path [][]byte) *bolt.Bucket {
-		b, err := tx.CreateBucketIfNotExists(path[0])
-		for _, name := range path[1:] {
-			if err != nil {
-				break
-			}
-			b, err = b.CreateBucketIfNotExists(name)
+	var (
+		batch []salvageOp
+		size  int
+		werr  error // a transaction that failed: the disk's, not the data's
+	)
+	flush := func() {
+		if werr != nil || len(batch) == 0 {
+			batch, size = batch[:0], 0
+			return
 		}
-		if err != nil {
-			skip("bucket %q: cannot be written: %v", path, err)
+		werr = db.Update(func(tx *bolt.Tx) error {
+			for _, op := range batch {
+				salvageApply(tx, op, rep, skip)
+			}
 			return nil
-		}
-		return b
+		})
+		batch, size = batch[:0], 0
 	}
-	put := func(path [][]byte, k, v []byte) {
-		if b := bucketAt(path); b != nil {
-			if err := b.Put(bytes.Clone(k), bytes.Clone(v)); err != nil {
-				skip("bucket %q, key %q: cannot be written: %v", path, k, err)
-				return
-			}
-			rep.Keys[string(path[0])]++
+	add := func(op salvageOp) {
+		batch = append(batch, op)
+		if size += len(op.k) + len(op.v) + 64; size >= salvageBatch {
+			flush()
 		}
+	}
+	clonePath := func(path [][]byte) [][]byte {
+		out := make([][]byte, len(path))
+		for i, p := range path {
+			out[i] = bytes.Clone(p)
+		}
+		return out
 	}
 	w := &walker{
 		leaf: func(path [][]byte, k, v []byte) {
@@ -247,7 +269,7 @@ func salvageWalk(tx *bolt.Tx, f io.ReaderAt, in *inspection, rep *SalvageReport,
 				skip("root: %q is a key, not a bucket (its bucket flag lost?): what it held is not read", k)
 				return
 			}
-			put(path, k, v)
+			add(salvageOp{path: clonePath(path), k: bytes.Clone(k), v: bytes.Clone(v)})
 		},
 		bucket: func(path [][]byte, v []byte) bool {
 			if !nestable(path) {
@@ -255,26 +277,54 @@ func salvageWalk(tx *bolt.Tx, f io.ReaderAt, in *inspection, rep *SalvageReport,
 				// whose bucket flag was set by damage; its value is the
 				// record.
 				skip("bucket %q: a key marked as a bucket, copied as a key", path)
-				put(path[:len(path)-1], path[len(path)-1], v)
+				add(salvageOp{path: clonePath(path[:len(path)-1]), k: bytes.Clone(path[len(path)-1]), v: bytes.Clone(v)})
 				return false
 			}
-			if b := bucketAt(path); b != nil {
-				if seq := native.Uint64(v[8:]); seq > b.Sequence() {
-					if err := b.SetSequence(seq); err != nil {
-						skip("bucket %q: sequence: %v", path, err)
-					}
-				}
-				return true
-			}
-			return false
+			add(salvageOp{path: clonePath(path), bucket: true, seq: native.Uint64(v[8:])})
+			return true
 		},
 	}
-	rep.Unread = append(w.walk(f, in), skipped...)
-	if meta := tx.Bucket(bucketMeta); meta != nil && meta.Get(keyCluster) != nil {
-		return fmt.Errorf("the file is a replica's store (it follows cluster %q): a replica is not salvaged; "+
-			"move the file aside and start the replica, which re-joins from the leader's snapshot and the log", meta.Get(keyCluster))
+	unread := w.walk(f, in)
+	flush()
+	if werr != nil {
+		return werr
 	}
-	return salvageFill(tx, rep, at)
+	rep.Unread = append(unread, skipped...)
+	return db.Update(func(tx *bolt.Tx) error {
+		if meta := tx.Bucket(bucketMeta); meta != nil && meta.Get(keyCluster) != nil {
+			return fmt.Errorf("the file is a replica's store (it follows cluster %q): a replica is not salvaged; "+
+				"move the file aside and start the replica, which re-joins from the leader's snapshot and the log", meta.Get(keyCluster))
+		}
+		return salvageFill(tx, rep, at)
+	})
+}
+
+// salvageApply writes op into tx; what cannot be written is skipped.
+func salvageApply(tx *bolt.Tx, op salvageOp, rep *SalvageReport, skip func(string, ...any)) {
+	b, err := tx.CreateBucketIfNotExists(op.path[0])
+	for _, name := range op.path[1:] {
+		if err != nil {
+			break
+		}
+		b, err = b.CreateBucketIfNotExists(name)
+	}
+	if err != nil {
+		skip("bucket %q: cannot be written: %v", op.path, err)
+		return
+	}
+	if op.bucket {
+		if op.seq > b.Sequence() {
+			if err := b.SetSequence(op.seq); err != nil {
+				skip("bucket %q: sequence: %v", op.path, err)
+			}
+		}
+		return
+	}
+	if err := b.Put(op.k, op.v); err != nil {
+		skip("bucket %q, key %q: cannot be written: %v", op.path, op.k, err)
+		return
+	}
+	rep.Keys[string(op.path[0])]++
 }
 
 // plausibleMeta reports whether a damaged meta page's root, freelist and
