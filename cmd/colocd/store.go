@@ -17,10 +17,11 @@ import (
 func newStoreCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "store",
-		Short: "Inspect or salvage the job store file (ops)",
+		Short: "Inspect, salvage or mend the job store file (ops)",
 		Long: `Inspect colocd's job store file (colocd.db in data_dir) while the daemon is
-stopped, or salvage a damaged one. colocd store check --help says what is
-checked; colocd store salvage --help what is copied.`,
+stopped, salvage a damaged one, or put a quarantined pending job back. colocd
+store check --help says what is checked; colocd store salvage --help what is
+copied; colocd store release --help what comes back.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
