@@ -26,18 +26,18 @@ func (o Options) nodeSizes() nodeSizes {
 }
 
 // limitsOf is node's maxima in bytes/s: its own, else the reference's.
-func (s nodeSizes) limitsOf(node string) goodness.Limits { return LimitsOf(s.ref, s.limits)(node) }
+func (s nodeSizes) limitsOf(node string) goodness.Limits {
+	if s.limits != nil {
+		if l, ok := s.limits(node); ok {
+			return l
+		}
+	}
+	return s.ref
+}
 
 // LimitsOf is each node's maxima: what nodes gives for it, else ref.
 func LimitsOf(ref goodness.Limits, nodes func(node string) (goodness.Limits, bool)) func(node string) goodness.Limits {
-	return func(node string) goodness.Limits {
-		if nodes != nil {
-			if l, ok := nodes(node); ok {
-				return l
-			}
-		}
-		return ref
-	}
+	return nodeSizes{ref: ref, limits: nodes}.limitsOf
 }
 
 // LimitsByNode is Options.NodeLimits of a map from node name to maxima;
