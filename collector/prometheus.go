@@ -430,10 +430,10 @@ func (p *Prometheus) combine(hosts []string, answers [numPromQueries][]promRow) 
 			}
 		}
 	}
-	for _, q := range []int{promQDiskReadSeen, promQDiskWriteSeen, promQNetRecvSeen, promQNetSentSeen} {
-		for _, r := range answers[q] {
+	for _, q := range promSeenOf {
+		for _, r := range answers[q.seen] {
 			if a := get(r.host); a != nil && r.v > 0 {
-				a.seen[q] = true
+				a.seen[q.seen] = true
 			}
 		}
 	}
@@ -452,13 +452,18 @@ func (p *Prometheus) combine(hosts []string, answers [numPromQueries][]promRow) 
 // of which none has two samples there (no rate): missing, not idle, as the
 // InfluxDB path reads it.
 func (a *promHost) unrated() bool {
-	for seen, rate := range map[int]int{promQDiskReadSeen: promQDiskRead, promQDiskWriteSeen: promQDiskWrite,
-		promQNetRecvSeen: promQNetRecv, promQNetSentSeen: promQNetSent} {
-		if a.seen[seen] && a.rateN[rate] == 0 {
+	for _, q := range promSeenOf {
+		if a.seen[q.seen] && a.rateN[q.rate] == 0 {
 			return true
 		}
 	}
 	return false
+}
+
+// promSeenOf pairs each one-sample-series query with its counter's rate query.
+var promSeenOf = [...]struct{ seen, rate int }{
+	{promQDiskReadSeen, promQDiskRead}, {promQDiskWriteSeen, promQDiskWrite},
+	{promQNetRecvSeen, promQNetRecv}, {promQNetSentSeen, promQNetSent},
 }
 
 // usage is the host's mean usage; cpuN must be positive.
