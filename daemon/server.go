@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime/debug"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -544,7 +545,9 @@ func (g goodnessConfig) referenceVCores(def int64) int64 {
 // the reference's ref (a field left at zero is ref's), the first group
 // whose hosts match a node's name; a node no group matches gets what
 // backend gives (the simulator's own node groups), if anything. nil when
-// neither has any. The patterns were validated with the config.
+// neither has any. The patterns were validated with the config. Each
+// node's answer is kept: the learning tick asks for every node every tick,
+// and the groups do not change while the daemon runs.
 func (g goodnessConfig) nodeLimits(ref goodness.Limits, backend func(string) (goodness.Limits, bool)) func(string) (goodness.Limits, bool) {
 	if len(g.NodeGroups) == 0 {
 		return backend
@@ -562,16 +565,32 @@ func (g goodnessConfig) nodeLimits(ref goodness.Limits, backend func(string) (go
 		lim := goodnessConfig{DiskReadMBps: ng.DiskReadMBps, DiskWriteMBps: ng.DiskWriteMBps, NetRecvMBps: ng.NetRecvMBps, NetSentMBps: ng.NetSentMBps}.limits(ref)
 		groups = append(groups, group{re, lim})
 	}
+	type answer struct {
+		lim goodness.Limits
+		ok  bool
+	}
+	var (
+		mu   sync.Mutex
+		seen = map[string]answer{}
+	)
 	return func(node string) (goodness.Limits, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if a, ok := seen[node]; ok {
+			return a.lim, a.ok
+		}
+		a := answer{}
 		for _, gr := range groups {
 			if gr.re.MatchString(node) {
-				return gr.lim, true
+				a = answer{gr.lim, true}
+				break
 			}
 		}
-		if backend != nil {
-			return backend(node)
+		if !a.ok && backend != nil {
+			a.lim, a.ok = backend(node)
 		}
-		return goodness.Limits{}, false
+		seen[node] = a
+		return a.lim, a.ok
 	}
 }
 
