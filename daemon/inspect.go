@@ -37,31 +37,41 @@ func CheckStore(cfg Config, path string, lockTimeout time.Duration) (queue.Repor
 }
 
 // SalvageStore copies what can still be read of the store file from
-// (StorePath(cfg) when empty) into the new file to; see queue.Salvage. A
-// replica's store (cfg.HA enabled) is refused: the replica re-joins from
-// the leader's snapshot once its file is moved aside, which loses nothing
-// the log holds.
+// (StorePath(cfg) when empty) into the new file to; see queue.Salvage.
+// A replica's store is refused (handStore).
 func SalvageStore(cfg Config, from, to string, lockTimeout time.Duration, log *slog.Logger) (queue.SalvageReport, error) {
-	if cfg.HA.Enabled() {
-		return queue.SalvageReport{}, cfgErr("ha", "a replica's store is not salvaged: stop this replica, move %s aside and start it; it re-joins from the leader's snapshot and the log", StorePath(cfg))
-	}
-	if from == "" {
-		from = StorePath(cfg)
+	from, err := handStore(cfg, from)
+	if err != nil {
+		return queue.SalvageReport{}, err
 	}
 	return queue.Salvage(from, to, queue.SalvageOptions{Timeout: lockTimeout, Log: log})
 }
 
 // ReleaseJob puts quarantined job id back into the store file path
 // (StorePath(cfg) when empty) as a pending job, from record; see
-// queue.Release. A replica's store is refused, as by SalvageStore.
+// queue.Release. A replica's store is refused (handStore).
 func ReleaseJob(cfg Config, path, id string, record []byte, lockTimeout time.Duration) (queue.Job, error) {
+	path, err := handStore(cfg, path)
+	if err != nil {
+		return queue.Job{}, err
+	}
+	return queue.Release(path, id, record, queue.ReleaseOptions{Timeout: lockTimeout})
+}
+
+// handStore is the store file a command that writes it by hand works on:
+// path, or StorePath(cfg). With ha it is refused: a replica's content is
+// what the log gives every replica, and a replica re-joins from the
+// leader's snapshot once its file is moved aside. (queue refuses a
+// replica's file too, by the cluster it records, when given a path.)
+func handStore(cfg Config, path string) (string, error) {
 	if cfg.HA.Enabled() {
-		return queue.Job{}, cfgErr("ha", "a replica's store is not changed by hand: its content is what the log gives every replica")
+		return "", cfgErr("ha", "a replica's store is not changed by hand: its content is what the log gives every replica; "+
+			"stop this replica, move %s aside and start it: it re-joins from the leader's snapshot and the log", StorePath(cfg))
 	}
 	if path == "" {
 		path = StorePath(cfg)
 	}
-	return queue.Release(path, id, record, queue.ReleaseOptions{Timeout: lockTimeout})
+	return path, nil
 }
 
 // YarnClient is the ResourceManager client colocd serve builds from the
