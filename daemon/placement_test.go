@@ -100,17 +100,11 @@ func TestPlacementRefusals(t *testing.T) {
 // placement from the influx section's InfluxDB, naming the hosts as the
 // usage source does (metrics.hosts); with rm it reads none.
 func TestPlacementWiring(t *testing.T) {
-	s := influxtest.Start(t)
-	t0 := time.Now().Add(-time.Hour).Truncate(time.Second)
-	var b strings.Builder
-	for i := range 3 {
-		at := t0.Add(time.Duration(10*i) * time.Second).UnixNano()
-		fmt.Fprintf(&b, "yarn_containers,application_id=application_1_0001,host=node1,kind=sort,application_type=MAPREDUCE,queue=default containers=2i %d\n", at)
-		fmt.Fprintf(&b, "yarn_containers,application_id=application_1_0002,host=node1,application_type=SPARK,queue=etl containers=1i %d\n", at)
-		fmt.Fprintf(&b, "yarn_containers,application_id=application_1_0003,host=elsewhere,kind=sort containers=1i %d\n", at)
-	}
-	s.Write(t, b.String())
-	cfg := yarnInfluxConfig(s)
+	t0, cfg := yarnContainersStore(t, func(_ int, at int64) string {
+		return fmt.Sprintf("yarn_containers,application_id=application_1_0001,host=node1,kind=sort,application_type=MAPREDUCE,queue=default containers=2i %d\n", at) +
+			fmt.Sprintf("yarn_containers,application_id=application_1_0002,host=node1,application_type=SPARK,queue=etl containers=1i %d\n", at) +
+			fmt.Sprintf("yarn_containers,application_id=application_1_0003,host=elsewhere,kind=sort containers=1i %d\n", at)
+	})
 	log := slog.New(slog.DiscardHandler)
 
 	be, err := openYarnBackend(cfg, log)
@@ -224,16 +218,10 @@ func TestOpenCorePlacement(t *testing.T) {
 // under YARN's host names (metrics.hosts), with either placement; without
 // it, none.
 func TestContainerUsageWiring(t *testing.T) {
-	s := influxtest.Start(t)
-	t0 := time.Now().Add(-time.Hour).Truncate(time.Second)
-	var b strings.Builder
-	for i := range 3 {
-		at := t0.Add(time.Duration(10*i) * time.Second).UnixNano()
-		fmt.Fprintf(&b, "yarn_containers,application_id=application_1_0001,host=node1,kind=sort containers=2i,cpu_usage_us=%di,io_read_bytes=%di,io_write_bytes=0i,host_cpus=4i %d\n",
+	t0, cfg := yarnContainersStore(t, func(i int, at int64) string {
+		return fmt.Sprintf("yarn_containers,application_id=application_1_0001,host=node1,kind=sort containers=2i,cpu_usage_us=%di,io_read_bytes=%di,io_write_bytes=0i,host_cpus=4i %d\n",
 			i*4_000_000, i*1000, at)
-	}
-	s.Write(t, b.String())
-	cfg := yarnInfluxConfig(s)
+	})
 	log := slog.New(slog.DiscardHandler)
 
 	be, err := openYarnBackend(cfg, log)
@@ -264,6 +252,21 @@ func TestContainerUsageWiring(t *testing.T) {
 			t.Errorf("placement %s: container usage under YARN's names (-want +got):\n%s", placement, diff)
 		}
 	}
+}
+
+// yarnContainersStore writes the plugin's points that points gives for
+// three samples, 10 s apart from t0 (an hour ago), into a new InfluxDB,
+// and returns t0 and a yarn backend's configuration reading it.
+func yarnContainersStore(t *testing.T, points func(i int, at int64) string) (time.Time, Config) {
+	t.Helper()
+	s := influxtest.Start(t)
+	t0 := time.Now().Add(-time.Hour).Truncate(time.Second)
+	var b strings.Builder
+	for i := range 3 {
+		b.WriteString(points(i, t0.Add(time.Duration(10*i)*time.Second).UnixNano()))
+	}
+	s.Write(t, b.String())
+	return t0, yarnInfluxConfig(s)
 }
 
 // yarnInfluxConfig is a yarn backend's configuration whose influx section
