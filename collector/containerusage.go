@@ -253,9 +253,6 @@ func increase(ss []counterSample, window int64) (inc float64, ok bool) {
 	if len(ss) < 2 {
 		return 0, false
 	}
-	span := ss[len(ss)-1].t - ss[0].t
-	step := span / int64(len(ss)-1)
-	defer func() { inc *= float64(min(span+step, max(window, span))) / float64(span) }()
 	for i := 1; i < len(ss); i++ {
 		if d, ok := ss[i].since(ss[i-1].counterValue); ok {
 			inc += d
@@ -263,7 +260,9 @@ func increase(ss []counterSample, window int64) (inc float64, ok bool) {
 			inc += ss[i].f // reset: counted from 0
 		}
 	}
-	return inc, true
+	span := ss[len(ss)-1].t - ss[0].t
+	step := span / int64(len(ss)-1)
+	return inc * (float64(min(span+step, max(window, span))) / float64(span)), true
 }
 
 // result lists the applications with a reading, sorted.
