@@ -176,8 +176,8 @@ func decodeContainerUsage(body io.Reader, s Schema, acc *containerUsageAcc) erro
 // decodeInfluxQLContainerUsage feeds one series of the InfluxQL answer to
 // acc.
 func decodeInfluxQLContainerUsage(st influxQLSeries, s Schema, acc *containerUsageAcc) error {
-	if len(st.Columns) == 0 || st.Columns[0] != "time" {
-		return fmt.Errorf("series %q without a leading time column: columns %q", st.Name, st.Columns)
+	if err := st.timeFirst(); err != nil {
+		return err
 	}
 	fields := make([]int, len(st.Columns))
 	use := make([]bool, len(st.Columns))

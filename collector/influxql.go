@@ -208,8 +208,8 @@ func influxQLTime(v any) (time.Time, error) {
 
 // influxQLNumbers hands add every numeric cell of st's value columns that
 // use keeps (col ≥ 1), row by row, with the row's time and the cell as the
-// store wrote it. A series without a leading time column, a short row or a
-// cell that is not a number fails; empty cells are skipped.
+// store wrote it (the caller checked timeFirst). A short row or a cell
+// that is not a number fails; empty cells are skipped.
 func influxQLNumbers(st influxQLSeries, use []bool, add func(col int, t time.Time, raw string) error) error {
 	for _, row := range st.Values {
 		if len(row) != len(st.Columns) {
@@ -235,11 +235,19 @@ func influxQLNumbers(st influxQLSeries, use []bool, add func(col int, t time.Tim
 	return nil
 }
 
+// timeFirst fails for a series whose first column is not its time.
+func (st influxQLSeries) timeFirst() error {
+	if len(st.Columns) == 0 || st.Columns[0] != "time" {
+		return fmt.Errorf("series %q without a leading time column: columns %q", st.Name, st.Columns)
+	}
+	return nil
+}
+
 // decodeInfluxQLUsage feeds one series of the usage answer to dec.
 func decodeInfluxQLUsage(st influxQLSeries, dec *usageDecoder) error {
 	s := dec.schema
-	if len(st.Columns) == 0 || st.Columns[0] != "time" {
-		return fmt.Errorf("series %q without a leading time column: columns %q", st.Name, st.Columns)
+	if err := st.timeFirst(); err != nil {
+		return err
 	}
 	// One accumulator per value column, looked up once per series.
 	accs := make([]*seriesAcc, len(st.Columns))
